@@ -1,0 +1,43 @@
+# Two commands do all the setup on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test lint typecheck pytest bench fixtures clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/otel-scorers demo
+
+test: $(VENV)/.installed-dev lint typecheck pytest
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check otel_scorers tests bench
+	$(VENV)/bin/ruff format --check otel_scorers tests bench
+
+typecheck: $(VENV)/.installed-dev
+	$(VENV)/bin/mypy
+
+pytest: $(VENV)/.installed-dev
+	$(VENV)/bin/pytest
+
+bench: $(VENV)/.installed-dev
+	$(PY) bench/hot_path.py
+	$(PY) bench/checks.py
+
+fixtures:
+	tests/fixtures/generate/run_all.sh
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,148 @@
+"""In-process trace assembly: buffer the spans of traces that contain an open agent run.
+
+A trace is buffered only from the moment a run span starts in it, and only if some binding's
+sampling rate could pick its trace id. Each span that ends in a buffered trace is appended
+(a reference, not a copy); when a run span ends, a `CompletedRun` hands that run's view of the
+buffer to the engine, and the buffer is released once no run of the trace is open any more.
+Memory is bounded by `max_traces` and `max_spans_per_trace`; what does not fit is counted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from otel_scorers.conventions import may_start_run
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
+from otel_scorers.throttled_log import throttled
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+
+@dataclass(slots=True)
+class _TraceBuffer:
+    created: float
+    spans: list[ReadableSpan] = field(default_factory=list)
+    open_runs: set[int] = field(default_factory=set)
+    started: dict[int, ReadableSpan] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedRun:
+    """A run span ended: the spans its trace had buffered so far, and those still open."""
+
+    run_span_id: int
+    spans: list[ReadableSpan]
+    count: int
+    unfinished: tuple[ReadableSpan, ...]
+
+    def span_records(self) -> list[SpanRecord]:
+        # The list is shared with the live buffer and only ever appended to, so the first
+        # `count` entries are exactly what had ended when the run span ended.
+        records = [from_readable_span(span) for span in self.spans[: self.count]]
+        records.extend(from_readable_span(span) for span in self.unfinished)
+        return records
+
+
+class TraceAssembler:
+    def __init__(
+        self,
+        could_sample: Callable[[int], bool],
+        metrics: PipelineMetrics,
+        max_traces: int = 4096,
+        max_spans_per_trace: int = 2048,
+        max_trace_age_s: float = 900.0,
+    ) -> None:
+        self._could_sample = could_sample
+        self._metrics = metrics
+        self._max_traces = max_traces
+        self._max_spans = max_spans_per_trace
+        self._max_age_s = max_trace_age_s
+        self._traces: dict[int, _TraceBuffer] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def buffered_traces(self) -> int:
+        return len(self._traces)
+
+    def on_start(self, span: ReadableSpan) -> None:
+        context = span.context
+        if context is None:
+            return
+        buffer = self._traces.get(context.trace_id)
+        is_run = may_start_run(span.name, span.attributes)
+        if buffer is None:
+            if not is_run or not self._could_sample(context.trace_id) or _is_own(span):
+                return
+            buffer = self._open(context.trace_id)
+            if buffer is None:
+                return
+        elif _is_own(span):
+            return
+        if is_run:
+            buffer.open_runs.add(context.span_id)
+        buffer.started[context.span_id] = span
+
+    def on_end(self, span: ReadableSpan) -> CompletedRun | None:
+        context = span.context
+        if context is None:
+            return None
+        buffer = self._traces.get(context.trace_id)
+        if buffer is None or _is_own(span):
+            return None
+        span_id = context.span_id
+        buffer.started.pop(span_id, None)
+        is_run = span_id in buffer.open_runs
+        if len(buffer.spans) < self._max_spans or is_run:
+            buffer.spans.append(span)
+        else:
+            self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
+            throttled.warning(
+                "trace_span_limit",
+                "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
+                self._max_spans,
+            )
+        if not is_run:
+            return None
+        with self._lock:
+            buffer.open_runs.discard(span_id)
+            if not buffer.open_runs:
+                self._traces.pop(context.trace_id, None)
+        return CompletedRun(span_id, buffer.spans, len(buffer.spans), tuple(buffer.started.values()))
+
+    def _open(self, trace_id: int) -> _TraceBuffer | None:
+        with self._lock:
+            buffer = self._traces.get(trace_id)
+            if buffer is not None:
+                return buffer
+            now = time.monotonic()
+            if len(self._traces) >= self._max_traces:
+                self._evict_stale(now)
+            if len(self._traces) >= self._max_traces:
+                self._metrics.run_outcome("dropped", "trace_buffer_full")
+                throttled.warning(
+                    "trace_buffer_full",
+                    "otel_scorers: %d traces with open runs already buffered; not scoring a new run",
+                    self._max_traces,
+                )
+                return None
+            buffer = self._traces[trace_id] = _TraceBuffer(now)
+            return buffer
+
+    def _evict_stale(self, now: float) -> None:
+        # Runs whose span never ended (a crashed task, say) must not hold memory forever.
+        stale = [trace_id for trace_id, buffer in self._traces.items() if now - buffer.created > self._max_age_s]
+        for trace_id in stale:
+            del self._traces[trace_id]
+        if stale:
+            self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
+
+
+def _is_own(span: ReadableSpan) -> bool:
+    scope = span.instrumentation_scope
+    return scope is not None and scope.name == OWN_SCOPE

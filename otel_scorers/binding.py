@@ -1,0 +1,168 @@
+"""A scorer binding: one scorer with its name, filter, sampling rate, threshold and limits.
+
+`admit(run)` decides whether the binding looks at a run (filter, then trace-id sampling, then
+the rate limit); `evaluate(run)` turns whatever the scorer returns, raises or fails to return in
+time into a `Score`. Never an exception: a failing scorer is an error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from otel_scorers.errors import ConfigError
+from otel_scorers.filters import Predicate, parse_filter
+from otel_scorers.model import AgentRun, Score, ScoreError
+from otel_scorers.sampling import RateLimiter, TraceIdSampler
+from otel_scorers.scorer import Scorer, ScoreResult, as_scorer
+
+Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
+DEFAULT_TIMEOUT_S = 30.0
+_MISSING_REASON = {
+    "output": "the trace did not carry the run's output (content capture off or unreadable)",
+    "input": "the trace did not carry the run's input (content capture off or unreadable)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    scorer: Scorer
+    name: str
+    sampler: TraceIdSampler = field(default_factory=TraceIdSampler)
+    filter: Predicate | None = None
+    threshold: float | None = None
+    max_per_minute: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    limiter: RateLimiter | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def sampling_rate(self) -> float:
+        return self.sampler.rate
+
+    def admit(self, run: AgentRun) -> Admission:
+        if self.filter is not None:
+            try:
+                if not self.filter(run):
+                    return "filtered"
+            except Exception:  # a user's callable filter: a failure filters the run out
+                return "filtered"
+        if not self.sampler.sampled(run.trace_id):
+            return "sampled_out"
+        if self.limiter is not None and not self.limiter.try_acquire():
+            return "rate_limited"
+        return "admitted"
+
+    def evaluate(self, run: AgentRun) -> Score | Awaitable[Score]:
+        """The score, directly for synchronous scorers, as an awaitable for asynchronous ones."""
+        missing = self.scorer.needs & run.missing
+        if missing:
+            field_name = sorted(missing)[0]
+            reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
+            return Score(self.name, skipped=reason)
+        start_ns = time.time_ns()
+        started = time.perf_counter()
+        try:
+            result = self.scorer.score(run)
+        except Exception as exc:
+            return self.error(exc, time.perf_counter() - started, start_ns)
+        if inspect.isawaitable(result):
+            return self._finish(result, started, start_ns)
+        return self.to_score(result, time.perf_counter() - started, start_ns)
+
+    async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
+        try:
+            result = await asyncio.wait_for(pending, self.timeout_s)
+        except asyncio.TimeoutError:
+            return Score(
+                self.name,
+                error=ScoreError("timeout", f"scorer did not finish within {self.timeout_s:g}s"),
+                duration_s=time.perf_counter() - started,
+                start_ns=start_ns,
+            )
+        except Exception as exc:
+            return self.error(exc, time.perf_counter() - started, start_ns)
+        return self.to_score(result, time.perf_counter() - started, start_ns)
+
+    def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
+        return Score(
+            self.name,
+            error=ScoreError(type(exc).__name__, str(exc)[:1000]),
+            duration_s=duration_s,
+            start_ns=start_ns,
+        )
+
+    def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
+        if isinstance(result, Score):
+            if result.value is None and result.error is None and result.skipped is None:
+                return Score(self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns)
+            label = result.label or (self.label(result.value) if result.value is not None else None)
+            return replace(
+                result,
+                scorer=self.name,
+                label=label,
+                duration_s=result.duration_s or duration_s,
+                start_ns=result.start_ns or start_ns,
+            )
+        if isinstance(result, bool):
+            value = 1.0 if result else 0.0
+        elif isinstance(result, (int, float)) and math.isfinite(result):
+            value = float(result)
+        else:
+            return Score(
+                self.name,
+                error=ScoreError("invalid_value", f"scorer returned {result!r}; expected a number, bool or Score"),
+                duration_s=duration_s,
+                start_ns=start_ns,
+            )
+        return Score(self.name, value=value, label=self.label(value), duration_s=duration_s, start_ns=start_ns)
+
+    def label(self, value: float) -> str | None:
+        if self.threshold is not None:
+            return "pass" if value >= self.threshold else "fail"
+        if self.scorer.binary:
+            return "pass" if value >= 1.0 else "fail"
+        return None
+
+
+def bind(
+    scorer: Scorer | Callable[[AgentRun], Any],
+    *,
+    name: str | None = None,
+    sampling: float | Mapping[str, float] = 1.0,
+    filter: Predicate | Mapping[str, Any] | None = None,  # noqa: A002 - the config key's name
+    threshold: float | None = None,
+    max_per_minute: int | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Binding:
+    """Attach a name, sampling rate, filter, threshold and limits to a scorer.
+
+    `sampling` is a rate in [0, 1] (or `{"rate": r}` as in the config file); `filter` a
+    predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
+    """
+    the_scorer = as_scorer(scorer)
+    rate = sampling.get("rate", 1.0) if isinstance(sampling, Mapping) else sampling
+    try:
+        sampler = TraceIdSampler(float(rate))
+    except ValueError as exc:
+        raise ConfigError("sampling.rate", str(exc)) from None
+    if timeout_s <= 0:
+        raise ConfigError("timeout_s", f"must be positive, got {timeout_s}")
+    return Binding(
+        scorer=the_scorer,
+        name=name or the_scorer.name,
+        sampler=sampler,
+        filter=parse_filter(filter) if filter is not None else None,
+        threshold=threshold,
+        max_per_minute=max_per_minute,
+        timeout_s=timeout_s,
+        limiter=RateLimiter(max_per_minute) if max_per_minute is not None else None,
+    )
+
+
+def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:
+    return item if isinstance(item, Binding) else bind(item)

@@ -1,0 +1,192 @@
+"""One YAML file configures the processor and the sidecar alike; errors name the bad key.
+
+    scorers:
+      - type: includes              # a check, an LLM scorer, or "pkg.module:function"
+        name: says-sunny            # optional, unique; default = type
+        args: {expected: sunny}
+        sampling: {rate: 0.5}
+        filter: {op: eq, left: {path: agent.name}, right: {literal: weather}}
+        threshold: 0.7
+        max_per_minute: 600
+        timeout_s: 30
+    processor:                      # optional, in-process knobs
+      hold_timeout_s: 5
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, validate_call
+
+from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.checks import CHECKS
+from otel_scorers.errors import ConfigError
+from otel_scorers.filters import parse_filter
+from otel_scorers.scorer import Scorer, import_scorer
+from otel_scorers.scorers import SCORER_FACTORIES
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class SamplingConfig(BaseModel):
+    model_config = _STRICT
+    rate: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class ScorerConfig(BaseModel):
+    model_config = _STRICT
+    type: str
+    name: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    sampling: SamplingConfig = SamplingConfig()
+    filter: dict[str, Any] | None = None
+    threshold: float | None = None
+    max_per_minute: int | None = Field(None, ge=1)
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+
+
+class ProcessorConfig(BaseModel):
+    model_config = _STRICT
+    hold_timeout_s: float = Field(5.0, gt=0)
+    max_queue_size: int = Field(2048, ge=1)
+    max_traces: int = Field(4096, ge=1)
+    max_spans_per_trace: int = Field(2048, ge=1)
+
+
+class Config(BaseModel):
+    """The whole file. Sections other issues add (judge, sidecar) live beside `scorers`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    scorers: list[ScorerConfig] = Field(min_length=1)
+    processor: ProcessorConfig = ProcessorConfig()
+
+    def bindings(self) -> list[Binding]:
+        return build_bindings(self)
+
+    def processor_options(self) -> dict[str, Any]:
+        options = self.processor.model_dump()
+        for key, env in _PROCESSOR_ENV.items():
+            if env in os.environ:
+                options[key] = _env_number(env, type(options[key]))
+        return options
+
+
+_PROCESSOR_ENV = {
+    "hold_timeout_s": "OTEL_SCORERS_HOLD_TIMEOUT_S",
+    "max_queue_size": "OTEL_SCORERS_MAX_QUEUE_SIZE",
+    "max_traces": "OTEL_SCORERS_MAX_TRACES",
+    "max_spans_per_trace": "OTEL_SCORERS_MAX_SPANS_PER_TRACE",
+}
+
+
+def _env_number(name: str, kind: type) -> Any:
+    raw = os.environ[name]
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(name, f"expected a number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(name, f"must be positive, got {raw!r}")
+    return value
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def parse_config(document: Any, source: str = "config") -> Config:
+    if document is None:
+        raise ConfigError("", f"{source} is empty; it needs at least a 'scorers' list")
+    if not isinstance(document, Mapping):
+        raise ConfigError("", f"{source} must be a mapping with a 'scorers' list, got {type(document).__name__}")
+    try:
+        config = Config.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(_loc(tuple(first["loc"])), first["msg"]) from None
+    build_bindings(config)  # every scorer, argument and filter is checked before anything starts
+    return config
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError("", f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"{path} is not valid YAML: {exc}") from None
+    return parse_config(document, str(path))
+
+
+def build_bindings(config: Config) -> list[Binding]:
+    bindings: list[Binding] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(config.scorers):
+        path = f"scorers[{index}]"
+        scorer = make_scorer(entry.type, entry.args, path)
+        name = entry.name or entry.type
+        if name in seen:
+            raise ConfigError(
+                f"{path}.name",
+                f"duplicate scorer name {name!r} (also scorers[{seen[name]}]); give each binding a unique name",
+            )
+        seen[name] = index
+        predicate = parse_filter(entry.filter, f"{path}.filter") if entry.filter is not None else None
+        bindings.append(
+            bind(
+                scorer,
+                name=name,
+                sampling=entry.sampling.rate,
+                filter=predicate,
+                threshold=entry.threshold,
+                max_per_minute=entry.max_per_minute,
+                timeout_s=entry.timeout_s,
+            )
+        )
+    return bindings
+
+
+def make_scorer(kind: str, args: Mapping[str, Any], path: str) -> Scorer:
+    factory: Callable[..., Any] | None = CHECKS.get(kind) or SCORER_FACTORIES.get(kind)
+    if factory is None:
+        if ":" in kind:
+            try:
+                return import_scorer(kind, dict(args))
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"{path}.type", str(exc)) from None
+        known = ", ".join([*CHECKS, *SCORER_FACTORIES])
+        raise ConfigError(f"{path}.type", f"unknown scorer type {kind!r}; use one of {known}, or 'pkg.module:function'")
+    return _call_factory(kind, factory, args, f"{path}.args")
+
+
+def _call_factory(kind: str, factory: Callable[..., Any], args: Mapping[str, Any], path: str) -> Any:
+    parameters = inspect.signature(factory).parameters
+    for key in args:
+        if key not in parameters:
+            expected = ", ".join(parameters) or "no arguments"
+            raise ConfigError(f"{path}.{key}", f"unknown argument for {kind}; expected: {expected}")
+    missing = [
+        name for name, parameter in parameters.items() if parameter.default is inspect.Parameter.empty
+        and name not in args
+    ]
+    if missing:
+        raise ConfigError(path, f"{kind} needs argument(s): {', '.join(missing)}")
+    try:
+        return validate_call(config=ConfigDict(arbitrary_types_allowed=True, strict=False))(factory)(**args)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{path}.{_loc(tuple(first['loc']))}", first["msg"]) from None
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(path, str(exc)) from None

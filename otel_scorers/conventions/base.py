@@ -1,0 +1,81 @@
+"""The seam between instrumentation conventions and run assembly.
+
+A convention recognises its spans (`detect`), says which role each plays (`role`), and reads
+what it knows from one span at a time. Combining spans into an `AgentRun` (nearest run
+ancestor, fallbacks to model spans, matching tool spans to tool-call parts) is the same for
+every convention and lives in `otel_scorers.run_builder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+SpanRole = Literal["run", "tool", "model"]
+
+#: A message in the neutral shape of the GenAI conventions: {"role": str, "parts": [part, ...]},
+#: each part a dict with a "type" (text, tool_call, tool_call_response, ...).
+Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Messages:
+    """Messages read from a span; `captured` is False when the span carried no content at all."""
+
+    items: tuple[Message, ...] = ()
+    captured: bool = False
+
+
+NOT_CAPTURED = Messages()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """What one model (LLM) span says."""
+
+    span_id: int
+    start_ns: int
+    input: Messages = NOT_CAPTURED
+    output: Messages = NOT_CAPTURED
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpanContent:
+    """What a run span itself says. Text fields win over messages when a convention has them."""
+
+    agent_name: str | None = None
+    input: Messages = NOT_CAPTURED
+    output: Messages = NOT_CAPTURED
+    input_text: str | None = None
+    output_text: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    conversation_id: str | None = None
+
+
+class Convention(Protocol):
+    """One instrumentation convention (OTel GenAI, OpenInference, ...)."""
+
+    name: str
+
+    def detect(self, span: SpanRecord) -> bool:
+        """The span carries this convention's markers. Cheap: a few key lookups."""
+        ...
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        """run, tool or model; None for spans this convention does not use."""
+        ...
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent: ...
+
+    def tool_call(self, span: SpanRecord) -> ToolCall: ...
+
+    def model_call(self, span: SpanRecord) -> ModelCall: ...

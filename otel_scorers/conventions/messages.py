@@ -1,0 +1,167 @@
+"""Reading values that conventions share: JSON-or-structured attributes, GenAI messages, tool states."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from otel_scorers.conventions.base import Message, Messages
+from otel_scorers.model import ToolState
+from otel_scorers.span_record import SpanRecord
+
+
+class Unparsable:
+    """Marks an attribute that should have held JSON but did not parse (truncated, say)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+
+
+def decode_json(value: Any) -> Any:
+    """A JSON string decoded; structured values (and non-JSON strings) returned as they are."""
+    if isinstance(value, (str, bytes)):
+        text = value.strip()
+        if text[:1] in ("{", "[", b"{", b"[") or text in ("null", "true", "false") or text[:1] == '"':
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return value
+    return value
+
+
+def decode_json_strict(value: Any) -> Any:
+    """Like `decode_json`, but a string that is not JSON becomes `Unparsable`."""
+    if isinstance(value, (str, bytes)):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return Unparsable(value if isinstance(value, str) else value.decode(errors="replace"))
+    return value
+
+
+def genai_messages(value: Any) -> Messages:
+    """`gen_ai.input.messages` / `gen_ai.output.messages` (JSON string or structured)."""
+    if value is None:
+        return Messages()
+    decoded = decode_json_strict(value)
+    if isinstance(decoded, Mapping):
+        decoded = [decoded]
+    if not isinstance(decoded, list):
+        return Messages()
+    messages = tuple(_normalize_message(item) for item in decoded if isinstance(item, Mapping))
+    return Messages(messages, captured=True)
+
+
+def _normalize_message(message: Mapping[str, Any]) -> Message:
+    parts = message.get("parts")
+    if parts is None and "content" in message:
+        # Older single-content shape: {"role", "content": str | [parts]}.
+        content = message.get("content")
+        parts = [{"type": "text", "content": content}] if isinstance(content, str) else content
+    if not isinstance(parts, list):
+        parts = []
+    return {
+        "role": str(message.get("role") or ""),
+        "parts": [part for part in parts if isinstance(part, Mapping)],
+        **({"name": message["name"]} if message.get("name") else {}),
+    }
+
+
+def text_of(message: Message) -> str:
+    """The message's text parts joined (reasoning and tool parts excluded)."""
+    texts = [
+        part.get("content")
+        for part in message.get("parts", ())
+        if part.get("type") == "text" and isinstance(part.get("content"), str)
+    ]
+    return "".join(texts)
+
+
+def has_text(message: Message) -> bool:
+    return any(part.get("type") == "text" for part in message.get("parts", ()))
+
+
+def last_user_text(messages: Sequence[Message]) -> str | None:
+    """The text of the last `user` message that has text (tool results may also come as user)."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and has_text(message):
+            return text_of(message)
+    return None
+
+
+def last_assistant_text(messages: Sequence[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") in ("assistant", "model") and has_text(message):
+            return text_of(message)
+    return None
+
+
+def tool_call_parts(messages: Iterable[Message]) -> list[Mapping[str, Any]]:
+    return [part for message in messages for part in message.get("parts", ()) if part.get("type") == "tool_call"]
+
+
+def tool_response_parts(messages: Iterable[Message]) -> list[Mapping[str, Any]]:
+    return [
+        part
+        for message in messages
+        for part in message.get("parts", ())
+        if part.get("type") == "tool_call_response"
+    ]
+
+
+def tool_response_value(part: Mapping[str, Any]) -> Any:
+    """The spec calls it `response`; pydantic-ai and the registry example `result`."""
+    return part["response"] if "response" in part else part.get("result")
+
+
+def span_failed(span: SpanRecord) -> str | None:
+    """Why a span failed (its error message or type), or None when it did not."""
+    attributes = span.attributes
+    exception = next((event for event in span.events if event.name == "exception"), None)
+    if not (span.status == "error" or "error.type" in attributes or exception is not None):
+        return None
+    if exception is not None:
+        message = exception.attributes.get("exception.message")
+        kind = exception.attributes.get("exception.type")
+        if message or kind:
+            return f"{kind}: {message}" if kind and message else str(message or kind)
+    return str(span.status_message or attributes.get("error.message") or attributes.get("error.type") or "error")
+
+
+def result_has_error(result: Any) -> bool:
+    """A result object with a top-level `error` that is not null/false/empty."""
+    return isinstance(result, Mapping) and bool(result.get("error"))
+
+
+def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
+    if not span.ended:
+        return "incomplete", None
+    failure = span_failed(span)
+    if failure is not None:
+        return "error", failure
+    if result_has_error(result):
+        return "result_error", str(result["error"])  # type: ignore[index]
+    return "ok", None
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

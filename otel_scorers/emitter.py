@@ -1,0 +1,140 @@
+"""Scores to telemetry: evaluation spans, `gen_ai.evaluation.result` events, metrics, span attributes.
+
+Everything is recorded in the run span's context (same trace, the run span as parent), so a
+score sits next to the run in Jaeger and metric exemplars point at the run's trace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry._logs import LoggerProvider, get_logger_provider
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import TracerProvider as TracerProviderApi
+
+from otel_scorers.metrics import EVALUATION_NAME, PipelineMetrics
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.span_record import OWN_SCOPE
+from otel_scorers.version import __version__
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+SCORE_VALUE = "gen_ai.evaluation.score.value"
+SCORE_LABEL = "gen_ai.evaluation.score.label"
+EXPLANATION = "gen_ai.evaluation.explanation"
+AGENT_NAME = "gen_ai.agent.name"
+SKIPPED = "otel_scorers.skipped"
+SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
+LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
+_MAX_EXPLANATION = 2000
+
+
+def run_context(run: AgentRun) -> Context:
+    """A context whose current span is the run's span, to parent evaluation spans on it."""
+    parent = SpanContext(run.trace_id, run.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    return trace.set_span_in_context(NonRecordingSpan(parent))
+
+
+def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
+    """The `gen_ai.evaluation.*` attributes shared by the span and the event."""
+    attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
+    if score.value is not None:
+        attributes[SCORE_VALUE] = score.value
+    if score.label is not None:
+        attributes[SCORE_LABEL] = score.label
+    if score.reason:
+        attributes[EXPLANATION] = score.reason[:_MAX_EXPLANATION]
+    if score.error is not None:
+        attributes["error.type"] = score.error.type
+    if score.skipped is not None:
+        attributes[SKIPPED] = score.skipped
+    if run.agent_name:
+        attributes[AGENT_NAME] = run.agent_name
+    usage = score.usage
+    if usage is not None:
+        if usage.model:
+            attributes["gen_ai.request.model"] = usage.model
+        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        if usage.cost_usd is not None:
+            attributes["otel_scorers.judge.cost_usd"] = usage.cost_usd
+    return attributes
+
+
+def score_attributes(scores: Sequence[Score]) -> dict[str, Any]:
+    """`otel_scorers.score.<scorer>` and `otel_scorers.label.<scorer>` for the run's own span."""
+    attributes: dict[str, Any] = {}
+    for score in scores:
+        if score.value is not None:
+            attributes[SCORE_ATTRIBUTE_PREFIX + score.scorer] = score.value
+        if score.label is not None:
+            attributes[LABEL_ATTRIBUTE_PREFIX + score.scorer] = score.label
+    return attributes
+
+
+class Emitter:
+    """Turns the scores of one run into telemetry through the given (or global) providers."""
+
+    def __init__(
+        self,
+        metrics: PipelineMetrics,
+        tracer_provider: TracerProviderApi | None = None,
+        logger_provider: LoggerProvider | None = None,
+    ) -> None:
+        self._metrics = metrics
+        self._tracer_provider = tracer_provider
+        self._logger_provider = logger_provider
+        self._tracer: trace.Tracer | None = None
+        self._logger: Any = None
+
+    def _instruments(self) -> tuple[trace.Tracer, Any]:
+        # Resolved on first use, so a global provider set after construction is honoured.
+        if self._tracer is None:
+            provider = self._tracer_provider or trace.get_tracer_provider()
+            self._tracer = provider.get_tracer(OWN_SCOPE, __version__)
+            self._logger = (self._logger_provider or get_logger_provider()).get_logger(OWN_SCOPE, __version__)
+        return self._tracer, self._logger
+
+    def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        if not scores:
+            return
+        tracer, logger = self._instruments()
+        context = run_context(run)
+        metrics = self._metrics
+        now = time.time_ns()
+        for score in scores:
+            attributes = evaluation_attributes(run, score)
+            start_ns = score.start_ns or now
+            end_ns = start_ns + int(score.duration_s * 1e9)
+            span = tracer.start_span(
+                f"evaluate {score.scorer}",
+                context=context,
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+                start_time=start_ns,
+            )
+            if score.error is not None:
+                span.set_status(Status(StatusCode.ERROR, f"{score.error.type}: {score.error.message}"))
+            span.end(end_time=end_ns)
+            logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
+
+            metric_attributes = {EVALUATION_NAME: score.scorer}
+            if run.agent_name:
+                metric_attributes[AGENT_NAME] = run.agent_name
+            if score.skipped is not None:
+                metrics.evaluation_outcome(score.scorer, "skipped")
+                continue
+            metrics.scorer_duration.record(score.duration_s, {EVALUATION_NAME: score.scorer}, context=context)
+            if score.error is not None:
+                metrics.evaluation_outcome(score.scorer, "error")
+                metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
+                continue
+            metrics.evaluation_outcome(score.scorer, "scored")
+            if score.label is not None:
+                metric_attributes[SCORE_LABEL] = score.label
+            if score.value is not None:
+                metrics.score.record(score.value, metric_attributes, context=context)
+            metrics.results.add(1, metric_attributes, context=context)

@@ -1,0 +1,253 @@
+"""The scoring engine: an asyncio loop on a daemon thread that builds runs, scores and emits.
+
+`submit()` is what the producer's thread pays: an append to a bounded deque (full: drop and
+count) and, only when the loop sleeps, a wake-up. Everything else happens on the loop: building
+the `AgentRun`s, admitting them per binding, running the scorers (sync ones inline, async ones
+concurrently with their timeouts), emitting the scores, then telling the job it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from opentelemetry import context as otel_context
+
+from otel_scorers.binding import Binding
+from otel_scorers.emitter import Emitter
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.throttled_log import throttled
+
+logger = logging.getLogger("otel_scorers")
+ScoredRun = tuple[AgentRun, list[Score]]
+_SUPPRESS_INSTRUMENTATION_KEY = otel_context.create_key("suppress_instrumentation")
+
+
+class Job(Protocol):
+    """One unit of work: something that yields runs, told when they are scored or dropped."""
+
+    def build(self) -> Sequence[AgentRun]: ...
+
+    def finished(self, results: Sequence[ScoredRun]) -> None: ...
+
+    def dropped(self, reason: str) -> None: ...
+
+
+class ScoringEngine:
+    def __init__(
+        self,
+        bindings: Sequence[Binding],
+        emitter: Emitter,
+        metrics: PipelineMetrics,
+        max_queue_size: int = 2048,
+        max_concurrent_runs: int = 64,
+    ) -> None:
+        if max_queue_size < 1:
+            raise ValueError(f"max_queue_size must be at least 1, got {max_queue_size}")
+        self.bindings = tuple(bindings)
+        self._emitter = emitter
+        self._metrics = metrics
+        self._max_queue_size = max_queue_size
+        self._max_concurrent_runs = max_concurrent_runs
+        self._periodic: list[tuple[float, Callable[[], None]]] = []
+        self._lock = threading.Lock()
+        self._reset()
+        metrics.observe_queue(lambda: len(self._queue), max_queue_size)
+        if hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (engine := ref()) and engine._reset())
+
+    def _reset(self) -> None:
+        """Fresh state: at construction and in a forked child, which must not share the parent's
+        queue or believe the parent's thread is its own."""
+        self._queue: deque[Job] = deque()
+        self._pending = 0
+        self._idle = threading.Condition(threading.Lock())
+        self._sleeping = False
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ---- producer side (any thread) -------------------------------------------------------
+
+    def submit(self, job: Job) -> bool:
+        """Queue a job without blocking. False (and the job told why) when full or shut down."""
+        if self._closed:
+            job.dropped("shutdown")
+            self._metrics.run_outcome("dropped", "shutdown")
+            return False
+        if len(self._queue) >= self._max_queue_size:
+            job.dropped("queue_full")
+            self._metrics.run_outcome("dropped", "queue_full")
+            throttled.warning("queue_full", "otel_scorers: scoring queue full (%d runs); dropping runs", len(self._queue))
+            return False
+        if self._thread is None:
+            self._start()
+        with self._idle:
+            self._pending += 1
+        self._queue.append(job)
+        if self._sleeping:
+            self._sleeping = False
+            loop, wakeup = self._loop, self._wakeup
+            if loop is not None and wakeup is not None:
+                try:
+                    loop.call_soon_threadsafe(wakeup.set)
+                except RuntimeError:  # the loop closed under us during shutdown
+                    pass
+        return True
+
+    def call_every(self, interval_s: float, callback: Callable[[], None]) -> None:
+        """Run `callback` on the engine's loop every `interval_s` (hold-mode timeouts, say)."""
+        self._periodic.append((interval_s, callback))
+
+    @property
+    def queue_depth(self) -> int:
+        return len(self._queue)
+
+    def force_flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every job submitted so far is scored and emitted. False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._idle:
+            while self._pending > 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Stop accepting work, finish what is pending within the timeout, count the rest."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        finished = self.force_flush(timeout_s)
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None:
+            if not finished:
+                abandoned = len(self._queue) + len(self._tasks)
+                self._metrics.run_outcome("dropped", "shutdown", abandoned)
+                logger.warning("otel_scorers: shutdown timed out; %d runs were not scored", abandoned)
+                for job in list(self._queue):
+                    job.dropped("shutdown")
+                self._queue.clear()
+            try:
+                loop.call_soon_threadsafe(self._stop_loop)
+            except RuntimeError:
+                pass
+            thread.join(timeout=5.0)
+
+    # ---- the loop thread -----------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            ready = threading.Event()
+            thread = threading.Thread(target=self._thread_main, args=(ready,), name="otel-scorers", daemon=True)
+            self._thread = thread
+            thread.start()
+            ready.wait(5.0)
+
+    def _thread_main(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        self._wakeup = asyncio.Event()
+        # Nothing the engine does (judge calls over instrumented HTTP clients included) is traced.
+        token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            for interval_s, callback in self._periodic:
+                loop.create_task(self._every(interval_s, callback))
+            main = loop.create_task(self._consume())
+            ready.set()
+            loop.run_until_complete(main)
+        finally:
+            otel_context.detach(token)
+            loop.close()
+
+    def _stop_loop(self) -> None:
+        for task in asyncio.all_tasks():
+            task.cancel()
+
+    async def _every(self, interval_s: float, callback: Callable[[], None]) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                callback()
+            except Exception:
+                logger.exception("otel_scorers: periodic task failed")
+
+    async def _consume(self) -> None:
+        assert self._wakeup is not None
+        slots = asyncio.Semaphore(self._max_concurrent_runs)
+        while True:
+            if not self._queue:
+                self._sleeping = True
+                if self._queue:  # appended between the check and the flag
+                    self._sleeping = False
+                    continue
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            job = self._queue.popleft()
+            await slots.acquire()
+            task = asyncio.get_running_loop().create_task(self._process(job))
+            self._tasks.add(task)
+            task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
+
+    async def _process(self, job: Job) -> None:
+        results: list[ScoredRun] = []
+        try:
+            try:
+                runs = job.build()
+            except Exception:
+                logger.exception("otel_scorers: could not build runs from a trace; skipping it")
+                self._metrics.run_outcome("dropped", "build_error")
+                runs = ()
+            for run in runs:
+                self._metrics.run_outcome("assembled")
+                scores = await self.score_run(run)
+                if scores:
+                    try:
+                        self._emitter.emit(run, scores)
+                    except Exception:
+                        throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
+                results.append((run, scores))
+        finally:
+            try:
+                job.finished(results)
+            except Exception:
+                logger.exception("otel_scorers: job completion callback failed")
+            with self._idle:
+                self._pending -= 1
+                if self._pending == 0:
+                    self._idle.notify_all()
+
+    async def score_run(self, run: AgentRun) -> list[Score]:
+        """Admit the run per binding and score it with every binding that admits it."""
+        scores: list[Score] = []
+        waiting: list[Awaitable[Score]] = []
+        for binding in self.bindings:
+            admission = binding.admit(run)
+            if admission != "admitted":
+                self._metrics.evaluation_outcome(binding.name, admission)
+                continue
+            result = binding.evaluate(run)
+            if isinstance(result, Score):
+                scores.append(result)
+            else:
+                waiting.append(result)
+        if waiting:
+            scores.extend(await asyncio.gather(*waiting))
+        return scores

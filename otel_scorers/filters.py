@@ -1,0 +1,143 @@
+"""Declarative predicates over a run, deciding which runs a scorer binding looks at.
+
+    {op: eq, left: {path: agent.name}, right: {literal: weather}}
+    {op: and, conditions: [{op: gte, left: {path: tool_calls.count}, right: {literal: 1}}, ...]}
+    {op: not, condition: {op: exists, left: {path: attributes.user.tier}}}
+
+Comparisons `eq ne lt lte gt gte`; membership `in notIn` (right side a list); presence `exists
+notExists`; `truthy falsy`; composition `and or not`. Operands are `{path: ...}` or
+`{literal: ...}`. An unknown path is an error when the filter is parsed, never at run time.
+A comparison between values that cannot be ordered is simply false.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from otel_scorers.errors import ConfigError
+from otel_scorers.model import AgentRun
+
+Predicate = Callable[[AgentRun], bool]
+_ABSENT = object()
+
+#: Every path a filter may read. `attributes.<key>` and `resource.<key>` read the run span's
+#: attributes and resource; `model` is the first model the run used.
+FIXED_PATHS: dict[str, Callable[[AgentRun], Any]] = {
+    "agent.name": lambda run: run.agent_name,
+    "model": lambda run: run.models[0] if run.models else None,
+    "status": lambda run: run.status,
+    "conversation.id": lambda run: run.conversation_id,
+    "tool_calls.count": lambda run: len(run.tool_calls),
+    "duration_ms": lambda run: run.duration_ms,
+    "convention": lambda run: run.convention,
+}
+_PREFIX_PATHS = ("attributes.", "resource.")
+
+_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "lte": operator.le,
+    "gt": operator.gt,
+    "gte": operator.ge,
+}
+_UNARY = ("exists", "notExists", "truthy", "falsy")
+_ALL_OPS = (*_COMPARISONS, "in", "notIn", *_UNARY, "and", "or", "not")
+
+
+def parse_filter(node: Any, path: str = "filter") -> Predicate:
+    """Compile a filter description into a predicate; errors name the bad key's path."""
+    if callable(node):
+        return node  # type: ignore[no-any-return]
+    if not isinstance(node, Mapping):
+        raise ConfigError(path, f"a filter must be a mapping with 'op', got {type(node).__name__}")
+    op = node.get("op")
+    if op not in _ALL_OPS:
+        raise ConfigError(f"{path}.op", f"unknown operator {op!r}; expected one of {', '.join(_ALL_OPS)}")
+    if op in ("and", "or"):
+        conditions = node.get("conditions")
+        if not isinstance(conditions, list) or not conditions:
+            raise ConfigError(f"{path}.conditions", f"'{op}' needs a non-empty list of conditions")
+        parts = [parse_filter(child, f"{path}.conditions[{i}]") for i, child in enumerate(conditions)]
+        _only(node, ("op", "conditions"), path)
+        if op == "and":
+            return lambda run: all(part(run) for part in parts)
+        return lambda run: any(part(run) for part in parts)
+    if op == "not":
+        _only(node, ("op", "condition"), path)
+        inner = parse_filter(node.get("condition"), f"{path}.condition")
+        return lambda run: not inner(run)
+
+    left = _operand(node.get("left"), f"{path}.left")
+    if op in _UNARY:
+        _only(node, ("op", "left"), path)
+        if op == "exists":
+            return lambda run: left(run) not in (_ABSENT, None)
+        if op == "notExists":
+            return lambda run: left(run) in (_ABSENT, None)
+        if op == "truthy":
+            return lambda run: _truthy(left(run))
+        return lambda run: not _truthy(left(run))
+
+    _only(node, ("op", "left", "right"), path)
+    right = _operand(node.get("right"), f"{path}.right")
+    if op in ("in", "notIn"):
+        literal = node["right"].get("literal", _ABSENT) if isinstance(node["right"], Mapping) else _ABSENT
+        if literal is not _ABSENT and not isinstance(literal, (list, tuple)):
+            raise ConfigError(f"{path}.right.literal", f"'{op}' needs a list, got {literal!r}")
+        negate = op == "notIn"
+        return lambda run: _contains(right(run), left(run)) != negate
+    compare = _COMPARISONS[op]
+    return lambda run: _compare(compare, left(run), right(run))
+
+
+def _only(node: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:
+    extra = sorted(set(node) - set(allowed))
+    if extra:
+        raise ConfigError(f"{path}.{extra[0]}", f"unexpected key for op '{node.get('op')}'")
+
+
+def _operand(node: Any, path: str) -> Callable[[AgentRun], Any]:
+    if not isinstance(node, Mapping) or len(node) != 1 or not ({"path", "literal"} & set(node)):
+        raise ConfigError(path, "an operand is {path: <run field>} or {literal: <value>}")
+    if "literal" in node:
+        value = node["literal"]
+        return lambda run: value
+    return path_getter(node["path"], f"{path}.path")
+
+
+def path_getter(name: Any, path: str = "path") -> Callable[[AgentRun], Any]:
+    if not isinstance(name, str):
+        raise ConfigError(path, f"a path is a string, got {name!r}")
+    getter = FIXED_PATHS.get(name)
+    if getter is not None:
+        return getter
+    for prefix in _PREFIX_PATHS:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            key = name[len(prefix) :]
+            if prefix == "attributes.":
+                return lambda run: run.attributes.get(key, _ABSENT)
+            return lambda run: run.resource.get(key, _ABSENT)
+    known = ", ".join([*FIXED_PATHS, "attributes.<key>", "resource.<key>"])
+    raise ConfigError(path, f"unknown path {name!r}; known paths: {known}")
+
+
+def _truthy(value: Any) -> bool:
+    return value is not _ABSENT and bool(value)
+
+
+def _compare(compare: Callable[[Any, Any], bool], left: Any, right: Any) -> bool:
+    if left is _ABSENT or right is _ABSENT:
+        return compare is operator.ne
+    try:
+        return bool(compare(left, right))
+    except TypeError:
+        return False
+
+
+def _contains(container: Any, item: Any) -> bool:
+    if item is _ABSENT or not isinstance(container, (list, tuple, set, frozenset)):
+        return False
+    return item in container

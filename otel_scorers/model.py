@@ -1,0 +1,132 @@
+"""The domain model: what a scorer sees (`AgentRun`, `ToolCall`) and what it produces (`Score`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+ToolState = Literal["ok", "error", "incomplete", "result_error"]
+RunStatus = Literal["ok", "error", "unset"]
+
+#: Fields a trace may fail to carry; a scorer that needs one of them is skipped, not scored 0.
+MISSABLE_FIELDS = frozenset({"input", "output", "tool_arguments", "tool_results", "agent_name"})
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _empty() -> Mapping[str, Any]:
+    return _EMPTY
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call of a run, in start order."""
+
+    name: str
+    call_id: str | None = None
+    arguments: Any = None
+    result: Any = None
+    state: ToolState = "ok"
+    error: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.state != "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """One agent run rebuilt from its spans.
+
+    `missing` names what the trace did not carry (content capture off, unparsable JSON): text
+    scorers are skipped for those runs instead of scoring an absent answer as a wrong one.
+    """
+
+    trace_id: int
+    span_id: int
+    agent_name: str | None
+    input: str | None
+    output: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    input_messages: tuple[Mapping[str, Any], ...] = ()
+    output_messages: tuple[Mapping[str, Any], ...] = ()
+    models: tuple[str, ...] = ()
+    usage: TokenUsage = TokenUsage()
+    start_ns: int = 0
+    end_ns: int = 0
+    status: RunStatus = "unset"
+    conversation_id: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=_empty)
+    resource: Mapping[str, Any] = field(default_factory=_empty)
+    convention: str = "unknown"
+    missing: frozenset[str] = frozenset()
+    parent_span_id: int | None = None
+
+    @property
+    def trace_id_hex(self) -> str:
+        return f"{self.trace_id:032x}"
+
+    @property
+    def span_id_hex(self) -> str:
+        return f"{self.span_id:016x}"
+
+    @property
+    def duration_ms(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [call.name for call in self.tool_calls]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreError:
+    """Why a scorer failed: `type` is short and stable (it becomes `error.type`)."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeUsage:
+    """What the LLM judge calls behind one score cost."""
+
+    model: str | None = None
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One scorer's verdict on one run.
+
+    Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
+    the scorer needs, or `error` says why the scorer failed.
+    """
+
+    scorer: str
+    value: float | None = None
+    label: str | None = None
+    reason: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    error: ScoreError | None = None
+    skipped: str | None = None
+    duration_s: float = 0.0
+    usage: JudgeUsage | None = None
+    start_ns: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None and self.error is None and self.skipped is None

@@ -1,0 +1,131 @@
+"""OTLP trace payloads (protobuf or OTLP/JSON) to `SpanRecord`s, with opentelemetry-proto's classes."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from otel_scorers.span_record import SpanEvent, SpanRecord
+
+_KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
+_STATUS_NAMES = ("unset", "ok", "error")
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+class OtlpDecodeError(ValueError):
+    """The payload is not a valid OTLP trace export request."""
+
+
+def _hex_id_to_base64(value: Any) -> Any:
+    # OTLP/JSON writes ids as hex where protobuf's JSON mapping expects base64.
+    if isinstance(value, str) and len(value) in (16, 32):
+        try:
+            return base64.b64encode(bytes.fromhex(value)).decode()
+        except ValueError:
+            return value
+    return value
+
+
+def _fix_ids(span_or_link: dict[str, Any]) -> None:
+    for key in _ID_KEYS:
+        if key in span_or_link:
+            span_or_link[key] = _hex_id_to_base64(span_or_link[key])
+
+
+def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServiceRequest:
+    """Parse one OTLP/JSON `ExportTraceServiceRequest`."""
+    try:
+        document = orjson.loads(data) if isinstance(data, (bytes, str)) else dict(data)
+    except orjson.JSONDecodeError as exc:
+        raise OtlpDecodeError(f"not JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise OtlpDecodeError(f"expected a JSON object with resourceSpans, got {type(document).__name__}")
+    try:
+        for resource_spans in document.get("resourceSpans") or ():
+            for scope_spans in resource_spans.get("scopeSpans") or ():
+                for span in scope_spans.get("spans") or ():
+                    _fix_ids(span)
+                    for link in span.get("links") or ():
+                        _fix_ids(link)
+        return ParseDict(document, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+    except (AttributeError, TypeError, ValueError, binascii.Error) as exc:
+        raise OtlpDecodeError(f"not an OTLP trace request: {exc}") from exc
+
+
+def parse_protobuf_request(data: bytes) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(data)
+    except Exception as exc:  # protobuf raises DecodeError, or RuntimeWarning subclasses
+        raise OtlpDecodeError(f"not an OTLP protobuf trace request: {exc}") from exc
+    return request
+
+
+def any_value(value: AnyValue) -> Any:
+    """An OTLP `AnyValue` as a plain Python value."""
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        return value.string_value
+    if which == "bool_value":
+        return value.bool_value
+    if which == "int_value":
+        return value.int_value
+    if which == "double_value":
+        return value.double_value
+    if which == "array_value":
+        return [any_value(item) for item in value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+    if which == "bytes_value":
+        return bytes(value.bytes_value)
+    return None
+
+
+def attributes(kvs: Any) -> dict[str, Any]:
+    return {kv.key: any_value(kv.value) for kv in kvs}
+
+
+def find_attribute(kvs: Any, key: str) -> KeyValue | None:
+    for kv in kvs:
+        if kv.key == key:
+            return kv
+    return None
+
+
+def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanRecord:
+    parent = span.parent_span_id
+    return SpanRecord(
+        trace_id=int.from_bytes(span.trace_id, "big"),
+        span_id=int.from_bytes(span.span_id, "big"),
+        parent_span_id=int.from_bytes(parent, "big") if parent else None,
+        name=span.name,
+        kind=_KIND_NAMES[span.kind] if 0 <= span.kind < len(_KIND_NAMES) else "unspecified",
+        start_ns=span.start_time_unix_nano,
+        end_ns=span.end_time_unix_nano or None,
+        status=_STATUS_NAMES[span.status.code] if 0 <= span.status.code < 3 else "unset",  # type: ignore[arg-type]
+        status_message=span.status.message or None,
+        attributes=attributes(span.attributes),
+        events=tuple(
+            SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in span.events
+        ),
+        resource=resource,
+        scope=scope,
+    )
+
+
+def span_records(request: ExportTraceServiceRequest) -> Iterator[SpanRecord]:
+    """Every span of the request, fully converted (the offline path; the sidecar converts lazily)."""
+    for resource_spans in request.resource_spans:
+        resource = attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            scope = scope_spans.scope.name
+            for span in scope_spans.spans:
+                yield span_record(span, resource, scope)

@@ -1,0 +1,218 @@
+"""`ScoringSpanProcessor`: the in-process entry point, a thin adapter onto the pipeline.
+
+    provider.add_span_processor(ScoringSpanProcessor(scorers=[checks.no_tool_errors()]))
+
+On the agent's thread it only buffers span references for traces with an open, samplable run,
+and queues a job when a run span ends. With `downstream=`, it also stands in front of the
+user's exporting processor: every span is forwarded, and run spans are held until their scores
+are attached as attributes (at most `hold_timeout_s`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+
+from otel_scorers.assembler import CompletedRun, TraceAssembler
+from otel_scorers.binding import Binding, as_binding
+from otel_scorers.emitter import Emitter, score_attributes
+from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun
+from otel_scorers.run_builder import build_runs
+from otel_scorers.scorer import Scorer
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.sdk.trace import Span
+    from opentelemetry.trace import TracerProvider
+
+    from otel_scorers.config import Config
+
+logger = logging.getLogger("otel_scorers")
+
+
+class _HeldSpans:
+    """Run spans waiting for their scores before going downstream, oldest first."""
+
+    def __init__(self, downstream: SpanProcessor, timeout_s: float) -> None:
+        self._downstream = downstream
+        self._timeout_s = timeout_s
+        self._held: OrderedDict[int, tuple[ReadableSpan, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def hold(self, span: ReadableSpan) -> None:
+        with self._lock:
+            self._held[span.context.span_id] = (span, time.monotonic() + self._timeout_s)
+
+    def release(self, span_id: int, attributes: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            entry = self._held.pop(span_id, None)
+        if entry is None:
+            return  # already released by the timeout
+        span = entry[0]
+        self._downstream.on_end(_with_attributes(span, attributes) if attributes else span)
+
+    def release_expired(self) -> None:
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                if not self._held:
+                    return
+                span_id, (span, deadline) = next(iter(self._held.items()))
+                if deadline > now:
+                    return
+                del self._held[span_id]
+            self._downstream.on_end(span)
+
+    def release_all(self) -> None:
+        with self._lock:
+            held = [span for span, _ in self._held.values()]
+            self._held.clear()
+        for span in held:
+            self._downstream.on_end(span)
+
+
+def _with_attributes(span: ReadableSpan, extra: dict[str, Any]) -> ReadableSpan:
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes={**(span.attributes or {}), **extra},
+        events=span.events,
+        links=span.links,
+        kind=span.kind,
+        status=span.status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _RunJob:
+    completed: CompletedRun
+    held: _HeldSpans | None
+
+    def build(self) -> Sequence[AgentRun]:
+        return build_runs(self.completed.span_records(), only=(self.completed.run_span_id,))
+
+    def finished(self, results: Sequence[ScoredRun]) -> None:
+        if self.held is None:
+            return
+        scores = [score for _, run_scores in results for score in run_scores]
+        self.held.release(self.completed.run_span_id, score_attributes(scores))
+
+    def dropped(self, reason: str) -> None:
+        if self.held is not None:
+            self.held.release(self.completed.run_span_id)
+
+
+class ScoringSpanProcessor(SpanProcessor):
+    """Scores agent runs as their spans end, off the agent's thread."""
+
+    def __init__(
+        self,
+        scorers: Sequence[Binding | Scorer | Any],
+        *,
+        downstream: SpanProcessor | None = None,
+        hold_timeout_s: float = 5.0,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
+        max_queue_size: int = 2048,
+        max_traces: int = 4096,
+        max_spans_per_trace: int = 2048,
+    ) -> None:
+        bindings = [as_binding(item) for item in scorers]
+        names = [binding.name for binding in bindings]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
+        self.bindings = tuple(bindings)
+        self.metrics = PipelineMetrics(meter_provider)
+        emitter = Emitter(self.metrics, tracer_provider, logger_provider)
+        self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
+        samplers = [binding.sampler for binding in bindings]
+        self.assembler = TraceAssembler(
+            lambda trace_id: any(sampler.sampled(trace_id) for sampler in samplers),
+            self.metrics,
+            max_traces=max_traces,
+            max_spans_per_trace=max_spans_per_trace,
+        )
+        self._downstream = downstream
+        self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
+        if self._held is not None:
+            self.engine.call_every(min(0.1, hold_timeout_s / 4), self._held.release_expired)
+        self._shut_down = False
+
+    @classmethod
+    def from_config(cls, source: str | Path | Config, **kwargs: Any) -> ScoringSpanProcessor:
+        """Build from a YAML file (or a loaded `Config`); keyword arguments as for the constructor."""
+        from otel_scorers.config import Config, load_config
+
+        config = source if isinstance(source, Config) else load_config(source)
+        options = config.processor_options()
+        options.update(kwargs)
+        return cls(config.bindings(), **options)
+
+    # The SDK calls these on the agent's thread: they must never raise and never wait.
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            self.assembler.on_start(span)
+        except Exception:
+            logger.debug("otel_scorers: on_start failed", exc_info=True)
+        if self._downstream is not None:
+            self._downstream.on_start(span, parent_context)
+
+    def _on_ending(self, span: Span) -> None:
+        if self._downstream is not None:
+            self._downstream._on_ending(span)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        completed = None
+        try:
+            completed = self.assembler.on_end(span)
+            if completed is not None:
+                held = self._held
+                if held is not None:
+                    held.hold(span)
+                self.engine.submit(_RunJob(completed, held))
+                return
+        except Exception:
+            logger.debug("otel_scorers: on_end failed", exc_info=True)
+            if completed is not None and self._held is not None:
+                self._held.release(span.context.span_id)
+                return
+        if self._downstream is not None:
+            self._downstream.on_end(span)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        flushed = self.engine.force_flush(timeout_millis / 1000)
+        if self._downstream is not None:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            flushed = self._downstream.force_flush(remaining_ms) and flushed
+        return flushed
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.engine.shutdown(timeout_s)
+        if self._held is not None:
+            self._held.release_all()
+        if self._downstream is not None:
+            self._downstream.shutdown()

@@ -1,0 +1,230 @@
+"""Spans of one trace to `AgentRun`s: the rules every convention shares.
+
+Each tool and model span belongs to its nearest run ancestor, so a sub-agent is its own run and
+the outer run sees only the tool call that started it. Input and output come from the run span
+when it carries them, else from its first and last model spans. Tool spans are matched to the
+tool-call parts of the model's output by call id, or by order and name when ids are absent;
+a requested call that no finished tool span answers is `incomplete`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from otel_scorers.conventions import Convention, SpanRole, classify
+from otel_scorers.conventions.base import ModelCall, RunSpanContent
+from otel_scorers.conventions.messages import (
+    decode_json,
+    last_assistant_text,
+    last_user_text,
+    tool_call_parts,
+)
+from otel_scorers.model import AgentRun, TokenUsage, ToolCall
+from otel_scorers.span_record import OWN_SCOPE, SpanRecord
+
+
+@dataclass(slots=True)
+class _RunParts:
+    span: SpanRecord
+    convention: Convention
+    tools: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    models: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+
+
+def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
+    """Every run in `spans` (one trace), or only those whose run span id is in `only`."""
+    by_id: dict[int, SpanRecord] = {}
+    roles: dict[int, tuple[Convention, SpanRole]] = {}
+    for span in spans:
+        if span.scope == OWN_SCOPE:
+            continue
+        by_id[span.span_id] = span
+        classified = classify(span)
+        if classified is not None:
+            roles[span.span_id] = classified
+
+    runs: dict[int, _RunParts] = {
+        span_id: _RunParts(by_id[span_id], convention)
+        for span_id, (convention, role) in roles.items()
+        if role == "run"
+    }
+    if not runs:
+        return []
+    owner_cache: dict[int, int | None] = {}
+    for span_id, (convention, role) in roles.items():
+        if role == "run":
+            continue
+        owner = _nearest_run(by_id[span_id].parent_span_id, by_id, runs, owner_cache)
+        if owner is None:
+            continue
+        target = runs[owner].tools if role == "tool" else runs[owner].models
+        target.append((convention, by_id[span_id]))
+
+    wanted = set(only) if only is not None else None
+    ordered = sorted(runs.values(), key=lambda parts: parts.span.start_ns)
+    return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _nearest_run(
+    span_id: int | None,
+    by_id: Mapping[int, SpanRecord],
+    runs: Mapping[int, _RunParts],
+    cache: dict[int, int | None],
+) -> int | None:
+    path: list[int] = []
+    found: int | None = None
+    while span_id is not None:
+        if span_id in cache:
+            found = cache[span_id]
+            break
+        if span_id in runs:
+            found = span_id
+            break
+        path.append(span_id)
+        parent = by_id.get(span_id)
+        if parent is None or len(path) > 10_000:
+            break
+        span_id = parent.parent_span_id
+    for visited in path:
+        cache[visited] = found
+    return found
+
+
+def _build(parts: _RunParts) -> AgentRun:
+    run_span = parts.span
+    content = parts.convention.run_content(run_span)
+    models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
+    tools = sorted((convention.tool_call(span) for convention, span in parts.tools), key=_start_call)
+    tool_calls = _match_requested_calls(tools, models, run_span)
+
+    missing: set[str] = set()
+    run_input = _input_text(content, models)
+    if run_input is None:
+        missing.add("input")
+    run_output = _output_text(content, models)
+    if run_output is None:
+        missing.add("output")
+    if content.agent_name is None:
+        missing.add("agent_name")
+
+    input_messages = content.input.items or next((m.input.items for m in models if m.input.captured), ())
+    output_messages = content.output.items or next(
+        (m.output.items for m in reversed(models) if m.output.captured), ()
+    )
+    return AgentRun(
+        trace_id=run_span.trace_id,
+        span_id=run_span.span_id,
+        parent_span_id=run_span.parent_span_id,
+        agent_name=content.agent_name,
+        input=run_input,
+        output=run_output,
+        tool_calls=tuple(tool_calls),
+        input_messages=tuple(input_messages),
+        output_messages=tuple(output_messages),
+        models=_models(content, models),
+        usage=_usage(content, models),
+        start_ns=run_span.start_ns,
+        end_ns=run_span.end_ns or run_span.start_ns,
+        status=run_span.status,
+        conversation_id=content.conversation_id,
+        attributes=run_span.attributes,
+        resource=run_span.resource,
+        convention=parts.convention.name,
+        missing=frozenset(missing),
+    )
+
+
+def _start(model: ModelCall) -> int:
+    return model.start_ns
+
+
+def _start_call(call: ToolCall) -> int:
+    return call.start_ns or 0
+
+
+def _input_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | None:
+    if content.input_text is not None:
+        return content.input_text
+    if content.input.captured:
+        text = last_user_text(content.input.items)
+        if text is not None:
+            return text
+    for model in models:
+        if model.input.captured:
+            return last_user_text(model.input.items)
+    return None
+
+
+def _output_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | None:
+    if content.output_text is not None:
+        return content.output_text
+    if content.output.captured:
+        text = last_assistant_text(content.output.items)
+        if text is not None:
+            return text
+    captured = [model for model in models if model.output.captured]
+    if captured:
+        # Content was captured: a run whose last model turn has no text gave no answer ("").
+        return last_assistant_text(captured[-1].output.items) or ""
+    if content.output.captured:
+        return ""
+    return None
+
+
+def _match_requested_calls(
+    tools: list[ToolCall], models: Sequence[ModelCall], run_span: SpanRecord
+) -> list[ToolCall]:
+    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls."""
+    requested: list[tuple[int, Mapping[str, Any]]] = [
+        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+    ]
+    if not requested:
+        return tools
+    unmatched = list(range(len(requested)))
+    by_id = {part.get("id"): index for index, (_, part) in enumerate(requested) if part.get("id")}
+    matched: list[ToolCall] = []
+    for call in tools:
+        index = by_id.get(call.call_id) if call.call_id else None
+        if index is None or index not in unmatched:
+            index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
+        if index is None:
+            matched.append(call)
+            continue
+        unmatched.remove(index)
+        part = requested[index][1]
+        if call.arguments is None and part.get("arguments") is not None:
+            call = replace(call, arguments=decode_json(part.get("arguments")))
+        if call.call_id is None and isinstance(part.get("id"), str):
+            call = replace(call, call_id=part["id"])
+        matched.append(call)
+    for index in unmatched:
+        start_ns, part = requested[index]
+        matched.append(
+            ToolCall(
+                name=str(part.get("name") or ""),
+                call_id=part.get("id") if isinstance(part.get("id"), str) else None,
+                arguments=decode_json(part.get("arguments")),
+                state="incomplete",
+                start_ns=start_ns,
+            )
+        )
+    matched.sort(key=_start_call)
+    return matched
+
+
+def _models(content: RunSpanContent, models: Sequence[ModelCall]) -> tuple[str, ...]:
+    names = [model.model for model in models if model.model]
+    if not names and content.model:
+        names = [content.model]
+    return tuple(dict.fromkeys(names))
+
+
+def _usage(content: RunSpanContent, models: Sequence[ModelCall]) -> TokenUsage:
+    # The run span's aggregate, when it has one, already sums its children: never add both.
+    if content.input_tokens is not None or content.output_tokens is not None:
+        return TokenUsage(content.input_tokens, content.output_tokens)
+    inputs = [model.input_tokens for model in models if model.input_tokens is not None]
+    outputs = [model.output_tokens for model in models if model.output_tokens is not None]
+    return TokenUsage(sum(inputs) if inputs else None, sum(outputs) if outputs else None)

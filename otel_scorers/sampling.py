@@ -1,0 +1,68 @@
+"""Deterministic trace-id sampling and per-binding rate limits.
+
+Sampling follows OpenTelemetry's consistent probability rule: the randomness is the trace id's
+rightmost 56 bits, the rate becomes a rejection threshold, and a trace is kept when its
+randomness is at least the threshold. The same rate keeps the same traces in every process and
+replica, and a lower rate keeps a subset of what a higher one keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+RANDOMNESS_BITS = 56
+_MAX_RANDOMNESS = 1 << RANDOMNESS_BITS
+_RANDOMNESS_MASK = _MAX_RANDOMNESS - 1
+
+
+def threshold_for(rate: float) -> int:
+    """The rejection threshold for a sampling rate in [0, 1]: 0 keeps all, 2^56 keeps none."""
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"sampling rate must be between 0 and 1, got {rate}")
+    return _MAX_RANDOMNESS - round(rate * _MAX_RANDOMNESS)
+
+
+def randomness(trace_id: int) -> int:
+    return trace_id & _RANDOMNESS_MASK
+
+
+class TraceIdSampler:
+    """Keeps a trace when the randomness of its id reaches the threshold for `rate`."""
+
+    __slots__ = ("rate", "threshold")
+
+    def __init__(self, rate: float = 1.0) -> None:
+        self.rate = rate
+        self.threshold = threshold_for(rate)
+
+    def sampled(self, trace_id: int) -> bool:
+        return (trace_id & _RANDOMNESS_MASK) >= self.threshold
+
+    def __repr__(self) -> str:
+        return f"TraceIdSampler(rate={self.rate})"
+
+
+class RateLimiter:
+    """A token bucket: at most `per_minute` acquisitions a minute, with bursts up to that many."""
+
+    __slots__ = ("_capacity", "_last", "_lock", "_per_second", "_tokens")
+
+    def __init__(self, per_minute: int) -> None:
+        if per_minute < 1:
+            raise ValueError(f"max_per_minute must be at least 1, got {per_minute}")
+        self._capacity = float(per_minute)
+        self._per_second = per_minute / 60.0
+        self._tokens = float(per_minute)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def try_acquire(self, now: float | None = None) -> bool:
+        with self._lock:
+            now = time.monotonic() if now is None else now
+            self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._per_second)
+            self._last = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False

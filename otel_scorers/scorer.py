@@ -1,0 +1,114 @@
+"""The scorer seam: what the engine calls, and how a plain function becomes a scorer."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Union, overload, runtime_checkable
+
+from otel_scorers.model import AgentRun, Score
+
+#: What a scorer may return: a number in [0, 1], a bool (pass/fail), or a full `Score`.
+ScoreResult = Union[float, int, bool, Score]
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Anything with a name and a `score(run)`.
+
+    `score` returns a `ScoreResult` directly (it must then be fast: it runs on the engine's loop)
+    or an awaitable of one (judges). `needs` lists the run fields it cannot do without
+    (`"input"`, `"output"`): when the trace did not carry one, the score is skipped, not 0.
+    `binary` scorers get the label pass/fail.
+    """
+
+    name: str
+    needs: frozenset[str]
+    binary: bool
+
+    def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionScorer:
+    """A user's function as a scorer. Sync functions run on a worker thread, so one that blocks
+    or hangs costs a thread and a timeout, never the engine's loop."""
+
+    function: Callable[[AgentRun], Any]
+    name: str
+    needs: frozenset[str] = frozenset()
+    binary: bool = False
+    is_async: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.function))
+
+    def score(self, run: AgentRun) -> Awaitable[ScoreResult]:
+        if self.is_async:
+            return self.function(run)  # type: ignore[no-any-return]
+        return asyncio.to_thread(self.function, run)
+
+
+@overload
+def scorer(function: Callable[[AgentRun], Any], /) -> FunctionScorer: ...
+
+
+@overload
+def scorer(
+    *, name: str | None = None, needs: Iterable[str] = (), binary: bool = False
+) -> Callable[[Callable[[AgentRun], Any]], FunctionScorer]: ...
+
+
+def scorer(
+    function: Callable[[AgentRun], Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    needs: Iterable[str] = (),
+    binary: bool = False,
+) -> FunctionScorer | Callable[[Callable[[AgentRun], Any]], FunctionScorer]:
+    """Turn a function of `AgentRun` (sync or async) into a scorer.
+
+    Use bare (`@scorer`) or with options (`@scorer(name="polite", needs=["output"])`).
+    """
+
+    def wrap(fn: Callable[[AgentRun], Any]) -> FunctionScorer:
+        return FunctionScorer(fn, name or fn.__name__, frozenset(needs), binary)
+
+    return wrap(function) if function is not None else wrap
+
+
+def as_scorer(obj: Any, name: str | None = None) -> Scorer:
+    """A `Scorer` as is; a plain callable wrapped as a `FunctionScorer`."""
+    if isinstance(obj, Scorer):
+        return obj
+    if callable(obj):
+        return scorer(obj, name=name) if name else scorer(obj)  # type: ignore[call-overload,no-any-return]
+    raise TypeError(f"not a scorer: {obj!r} (expected a Scorer or a function of AgentRun)")
+
+
+def import_scorer(reference: str, args: dict[str, Any] | None = None) -> Scorer:
+    """Resolve `pkg.module:attribute`. A factory (class or function taking arguments) is called
+    with `args`; a scorer or a scoring function is used as is."""
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"custom scorer {reference!r} must look like 'package.module:function'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import module {module_name!r} for scorer {reference!r}: {exc}") from exc
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None
+    if args:
+        if isinstance(target, Scorer):
+            raise ValueError(f"{reference!r} is already a scorer; it takes no args")
+        target = functools.partial(target, **args)()
+    return as_scorer(target, name=attribute.rsplit(".", 1)[-1])
