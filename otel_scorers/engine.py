@@ -171,7 +171,10 @@ class ScoringEngine:
                 loop.create_task(self._every(interval_s, callback))
             main = loop.create_task(self._consume())
             ready.set()
-            loop.run_until_complete(main)
+            try:
+                loop.run_until_complete(main)
+            except asyncio.CancelledError:
+                pass  # shutdown
         finally:
             otel_context.detach(token)
             loop.close()
@@ -235,19 +238,29 @@ class ScoringEngine:
                     self._idle.notify_all()
 
     async def score_run(self, run: AgentRun) -> list[Score]:
-        """Admit the run per binding and score it with every binding that admits it."""
-        scores: list[Score] = []
-        waiting: list[Awaitable[Score]] = []
-        for binding in self.bindings:
-            admission = binding.admit(run)
-            if admission != "admitted":
-                self._metrics.evaluation_outcome(binding.name, admission)
-                continue
-            result = binding.evaluate(run)
-            if isinstance(result, Score):
-                scores.append(result)
-            else:
-                waiting.append(result)
-        if waiting:
-            scores.extend(await asyncio.gather(*waiting))
-        return scores
+        return await score_run(self.bindings, run, self._metrics.evaluation_outcome)
+
+
+async def score_run(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+) -> list[Score]:
+    """Admit the run per binding and score it with every binding that admits it: synchronous
+    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest."""
+    scores: list[Score] = []
+    waiting: list[Awaitable[Score]] = []
+    for binding in bindings:
+        admission = binding.admit(run)
+        if admission != "admitted":
+            if not_admitted is not None:
+                not_admitted(binding.name, admission)
+            continue
+        result = binding.evaluate(run)
+        if isinstance(result, Score):
+            scores.append(result)
+        else:
+            waiting.append(result)
+    if waiting:
+        scores.extend(await asyncio.gather(*waiting))
+    return scores

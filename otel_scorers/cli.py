@@ -1,0 +1,142 @@
+"""The `otel-scorers` command: demo, runs, score, validate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_scorers.config import load_config
+from otel_scorers.engine import score_run
+from otel_scorers.errors import ConfigError
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.otlp_files import InputProblem, runs_from_files
+
+
+def run_to_json(run: AgentRun) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        "convention": run.convention,
+        "input": run.input,
+        "output": run.output,
+        "tool_calls": [
+            {
+                "name": call.name,
+                "call_id": call.call_id,
+                "arguments": call.arguments,
+                "result": call.result,
+                "state": call.state,
+            }
+            for call in run.tool_calls
+        ],
+        "missing": sorted(run.missing),
+    }
+
+
+def score_to_json(run: AgentRun, score: Score) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        "scorer": score.scorer,
+        "value": score.value,
+        "label": score.label,
+        "reason": score.reason,
+        "skipped": score.skipped,
+        "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+    }
+
+
+def _write_line(document: dict[str, Any]) -> None:
+    sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
+
+
+def _progress(message: str) -> None:
+    print(f"otel-scorers: {message}", file=sys.stderr)
+
+
+def _report(problems: Sequence[InputProblem]) -> int:
+    for problem in problems:
+        print(f"otel-scorers: skipped {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    problems: list[InputProblem] = []
+    for run in runs_from_files(args.files, problems, _progress):
+        _write_line(run_to_json(run))
+    return _report(problems)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    bindings = load_config(args.config).bindings()
+    problems: list[InputProblem] = []
+
+    async def score_all() -> None:
+        for run in runs_from_files(args.files, problems, _progress):
+            for score in await score_run(bindings, run):
+                _write_line(score_to_json(run, score))
+
+    asyncio.run(score_all())
+    return _report(problems)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    names = ", ".join(binding.name for binding in config.bindings())
+    print(f"{args.config}: valid ({len(config.scorers)} scorers: {names})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from otel_scorers.demo import run_demo
+
+    return run_demo(otlp_endpoint=args.otlp_endpoint, protocol=args.otlp_protocol, config_path=args.config)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run a bundled example agent and score it")
+    demo.add_argument("--otlp-endpoint", help="also send traces, events and metrics to this OTLP endpoint")
+    demo.add_argument("--otlp-protocol", choices=("grpc", "http/protobuf"), default="grpc")
+    demo.add_argument("-c", "--config", type=Path, help="score with this config instead of the built-in one")
+    demo.set_defaults(handler=cmd_demo)
+
+    runs = commands.add_parser("runs", help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each")
+    runs.add_argument("files", nargs="+", type=Path)
+    runs.set_defaults(handler=cmd_runs)
+
+    score = commands.add_parser("score", help="score the runs in OTLP/JSON files, one JSON line per score")
+    score.add_argument("files", nargs="+", type=Path)
+    score.add_argument("-c", "--config", type=Path, required=True)
+    score.set_defaults(handler=cmd_score)
+
+    validate = commands.add_parser("validate", help="check a config file")
+    validate.add_argument("-c", "--config", type=Path, required=True)
+    validate.set_defaults(handler=cmd_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except ConfigError as exc:
+        print(f"otel-scorers: invalid config: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

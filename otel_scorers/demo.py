@@ -1,0 +1,175 @@
+"""`otel-scorers demo`: the example agent, scored live by a default config, printed as a table."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, SynchronousMultiSpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_scorers.config import load_config, parse_config
+from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.processor import ScoringSpanProcessor
+from otel_scorers.span_record import OWN_SCOPE
+
+WEATHER_ONLY = "{op: eq, left: {path: agent.name}, right: {literal: weather-agent}}"
+DEMO_CONFIG = f"""
+scorers:
+  - type: no_tool_errors
+  - type: called_tool
+    args: {{tool: get_weather}}
+    filter: {WEATHER_ONLY}
+  - type: max_tool_calls
+    args: {{max: 2}}
+  - type: matches
+    name: gives-temperature
+    args: {{pattern: '-?\\d+°C'}}
+    filter: {WEATHER_ONLY}
+  - type: excludes
+    name: no-apology
+    args: {{unwanted: sorry}}
+"""
+
+
+def _otlp_exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        return (
+            OTLPSpanExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
+            OTLPLogExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
+            OTLPMetricExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
+        )
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
+
+    base = endpoint.rstrip("/")
+    return (
+        HttpSpanExporter(endpoint=f"{base}/v1/traces"),
+        HttpLogExporter(endpoint=f"{base}/v1/logs"),
+        HttpMetricExporter(endpoint=f"{base}/v1/metrics"),
+    )
+
+
+def run_demo(otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None) -> int:
+    config = load_config(config_path) if config_path else parse_config(yaml.safe_load(DEMO_CONFIG), "demo config")
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
+    spans = InMemorySpanExporter()
+    events = InMemoryLogRecordExporter()
+    metric_reader = InMemoryMetricReader()
+    readers: list[MetricReader] = [metric_reader]
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(events))
+    downstream: Any = SimpleSpanProcessor(spans)
+    if otlp_endpoint:
+        span_exporter, log_exporter, metric_exporter = _otlp_exporters(otlp_endpoint, protocol)
+        fan_out = SynchronousMultiSpanProcessor()
+        fan_out.add_span_processor(downstream)
+        fan_out.add_span_processor(BatchSpanProcessor(span_exporter))
+        downstream = fan_out
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+        readers.append(PeriodicExportingMetricReader(metric_exporter, export_interval_millis=60_000))
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    tracer_provider = TracerProvider(resource=resource)
+    processor = ScoringSpanProcessor.from_config(
+        config,
+        downstream=downstream,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+    )
+    tracer_provider.add_span_processor(processor)
+
+    agent = ExampleAgent(tracer=tracer_provider.get_tracer("example-agent"))
+    for script in DEMO_RUNS:
+        agent.run(script)
+    processor.force_flush()
+    finished = spans.get_finished_spans()
+    print_table(finished, [binding.name for binding in processor.bindings])
+
+    evaluation_spans = [span for span in finished if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE]
+    event_count = len(events.get_finished_logs())
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+    meter_provider.shutdown()
+    print()
+    print(f"Scores went out as {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")
+    print(f"{event_count} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
+    print("gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans.")
+    if otlp_endpoint:
+        print(f"All of it was sent over OTLP ({protocol}) to {otlp_endpoint}.")
+    else:
+        print("Here they stayed in memory: pass --otlp-endpoint http://localhost:4317 to send them to a collector.")
+    return 0
+
+
+def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out: Any = None) -> None:
+    """One block per run: the question, the answer, the tools, then each scorer's verdict."""
+    out = out or sys.stdout
+    runs = sorted(
+        (span for span in spans if (span.attributes or {}).get("gen_ai.operation.name") == "invoke_agent"),
+        key=lambda span: span.start_time or 0,
+    )
+    evaluations: dict[tuple[int, str], ReadableSpan] = {}
+    tools: dict[int, list[str]] = {}
+    for span in spans:
+        attributes = span.attributes or {}
+        if span.parent is None:
+            continue
+        if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE:
+            evaluations[(span.parent.span_id, str(attributes.get("gen_ai.evaluation.name")))] = span
+        elif attributes.get("gen_ai.operation.name") == "execute_tool":
+            mark = "x" if span.status.status_code.name == "ERROR" else "ok"
+            tools.setdefault(span.parent.span_id, []).append(f"{attributes.get('gen_ai.tool.name')} ({mark})")
+    width = max(len(name) for name in scorer_names)
+    for number, run in enumerate(runs, start=1):
+        attributes = run.attributes or {}
+        question, answer = _message_text(attributes.get("gen_ai.input.messages")), _message_text(
+            attributes.get("gen_ai.output.messages")
+        )
+        print(f"run {number}  {attributes.get('gen_ai.agent.name')}", file=out)
+        print(f"  asked:    {question if question is not None else '(not captured)'}", file=out)
+        print(f"  answered: {answer if answer is not None else '(not captured)'}", file=out)
+        print(f"  tools:    {', '.join(tools.get(run.context.span_id, [])) or '-'}", file=out)
+        for name in scorer_names:
+            print(f"    {name:<{width}}  {_verdict(evaluations.get((run.context.span_id, name)), attributes, name)}", file=out)
+
+
+def _message_text(raw: Any) -> str | None:
+    import json
+
+    if not isinstance(raw, str):
+        return None
+    messages = json.loads(raw)
+    return "".join(part.get("content", "") for part in messages[-1]["parts"] if part.get("type") == "text")
+
+
+def _verdict(evaluation: ReadableSpan | None, run_attributes: Any, name: str) -> str:
+    if evaluation is None:
+        return "-  (not applicable: filtered out)"
+    attributes = evaluation.attributes or {}
+    if "otel_scorers.skipped" in attributes:
+        return f"skipped  ({attributes['otel_scorers.skipped']})"
+    if "error.type" in attributes:
+        return f"error  ({attributes['error.type']})"
+    value = attributes.get("gen_ai.evaluation.score.value")
+    label = attributes.get("gen_ai.evaluation.score.label") or ""
+    on_span = SCORE_ATTRIBUTE_PREFIX + name in run_attributes and LABEL_ATTRIBUTE_PREFIX + name in run_attributes
+    return f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"
