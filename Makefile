@@ -30,7 +30,7 @@ typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
 
 pytest: $(VENV)/.installed-dev
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -q
 
 bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py

@@ -136,7 +136,9 @@ class TraceAssembler:
 
     def _evict_stale(self, now: float) -> None:
         # Runs whose span never ended (a crashed task, say) must not hold memory forever.
-        stale = [trace_id for trace_id, buffer in self._traces.items() if now - buffer.created > self._max_age_s]
+        stale = [
+            trace_id for trace_id, buffer in self._traces.items() if now - buffer.created > self._max_age_s
+        ]
         for trace_id in stale:
             del self._traces[trace_id]
         if stale:

@@ -99,7 +99,9 @@ class Binding:
     def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
         if isinstance(result, Score):
             if result.value is None and result.error is None and result.skipped is None:
-                return Score(self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns)
+                return Score(
+                    self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns
+                )
             label = result.label or (self.label(result.value) if result.value is not None else None)
             return replace(
                 result,
@@ -115,11 +117,15 @@ class Binding:
         else:
             return Score(
                 self.name,
-                error=ScoreError("invalid_value", f"scorer returned {result!r}; expected a number, bool or Score"),
+                error=ScoreError(
+                    "invalid_value", f"scorer returned {result!r}; expected a number, bool or Score"
+                ),
                 duration_s=duration_s,
                 start_ns=start_ns,
             )
-        return Score(self.name, value=value, label=self.label(value), duration_s=duration_s, start_ns=start_ns)
+        return Score(
+            self.name, value=value, label=self.label(value), duration_s=duration_s, start_ns=start_ns
+        )
 
     def label(self, value: float) -> str | None:
         if self.threshold is not None:
@@ -134,7 +140,7 @@ def bind(
     *,
     name: str | None = None,
     sampling: float | Mapping[str, float] = 1.0,
-    filter: Predicate | Mapping[str, Any] | None = None,  # noqa: A002 - the config key's name
+    filter: Predicate | Mapping[str, Any] | None = None,
     threshold: float | None = None,
     max_per_minute: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,

@@ -172,10 +172,12 @@ def tool_order(order: Sequence[str]) -> Check:
     return Check("tool_order", score, args={"order": list(wanted)})
 
 
-def max_tool_calls(max: int) -> Check:  # noqa: A002 - the spec's argument name
+def max_tool_calls(max: int) -> Check:
     """1 if the number of calls is at most `max`."""
     limit = max
-    return Check("max_tool_calls", lambda run: 1.0 if len(run.tool_calls) <= limit else 0.0, args={"max": limit})
+    return Check(
+        "max_tool_calls", lambda run: 1.0 if len(run.tool_calls) <= limit else 0.0, args={"max": limit}
+    )
 
 
 def used_no_tools() -> Check:

@@ -55,7 +55,9 @@ def _otlp_exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
             OTLPMetricExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
         )
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+        OTLPMetricExporter as HttpMetricExporter,
+    )
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
     base = endpoint.rstrip("/")
@@ -66,11 +68,15 @@ def _otlp_exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
     )
 
 
-def run_demo(otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None) -> int:
-    config = load_config(config_path) if config_path else parse_config(yaml.safe_load(DEMO_CONFIG), "demo config")
+def run_demo(
+    otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None
+) -> int:
+    config = (
+        load_config(config_path) if config_path else parse_config(yaml.safe_load(DEMO_CONFIG), "demo config")
+    )
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
     spans = InMemorySpanExporter()
-    events = InMemoryLogRecordExporter()
+    events = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
     metric_reader = InMemoryMetricReader()
     readers: list[MetricReader] = [metric_reader]
     logger_provider = LoggerProvider(resource=resource)
@@ -78,7 +84,7 @@ def run_demo(otlp_endpoint: str | None = None, protocol: str = "grpc", config_pa
     downstream: Any = SimpleSpanProcessor(spans)
     if otlp_endpoint:
         span_exporter, log_exporter, metric_exporter = _otlp_exporters(otlp_endpoint, protocol)
-        fan_out = SynchronousMultiSpanProcessor()
+        fan_out = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
         fan_out.add_span_processor(downstream)
         fan_out.add_span_processor(BatchSpanProcessor(span_exporter))
         downstream = fan_out
@@ -104,19 +110,29 @@ def run_demo(otlp_endpoint: str | None = None, protocol: str = "grpc", config_pa
     finished = spans.get_finished_spans()
     print_table(finished, [binding.name for binding in processor.bindings])
 
-    evaluation_spans = [span for span in finished if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE]
+    evaluation_spans = [
+        span
+        for span in finished
+        if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE
+    ]
     event_count = len(events.get_finished_logs())
     tracer_provider.shutdown()
     logger_provider.shutdown()
     meter_provider.shutdown()
     print()
-    print(f"Scores went out as {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")
+    print(
+        f"Scores went out as {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),"
+    )
     print(f"{event_count} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
-    print("gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans.")
+    print(
+        "gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans."
+    )
     if otlp_endpoint:
         print(f"All of it was sent over OTLP ({protocol}) to {otlp_endpoint}.")
     else:
-        print("Here they stayed in memory: pass --otlp-endpoint http://localhost:4317 to send them to a collector.")
+        print(
+            "Here they stayed in memory: pass --otlp-endpoint http://localhost:4317 to send them to a collector."
+        )
     return 0
 
 
@@ -141,15 +157,19 @@ def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out:
     width = max(len(name) for name in scorer_names)
     for number, run in enumerate(runs, start=1):
         attributes = run.attributes or {}
-        question, answer = _message_text(attributes.get("gen_ai.input.messages")), _message_text(
-            attributes.get("gen_ai.output.messages")
+        question, answer = (
+            _message_text(attributes.get("gen_ai.input.messages")),
+            _message_text(attributes.get("gen_ai.output.messages")),
         )
         print(f"run {number}  {attributes.get('gen_ai.agent.name')}", file=out)
         print(f"  asked:    {question if question is not None else '(not captured)'}", file=out)
         print(f"  answered: {answer if answer is not None else '(not captured)'}", file=out)
         print(f"  tools:    {', '.join(tools.get(run.context.span_id, [])) or '-'}", file=out)
         for name in scorer_names:
-            print(f"    {name:<{width}}  {_verdict(evaluations.get((run.context.span_id, name)), attributes, name)}", file=out)
+            print(
+                f"    {name:<{width}}  {_verdict(evaluations.get((run.context.span_id, name)), attributes, name)}",
+                file=out,
+            )
 
 
 def _message_text(raw: Any) -> str | None:
@@ -166,10 +186,12 @@ def _verdict(evaluation: ReadableSpan | None, run_attributes: Any, name: str) ->
         return "-  (not applicable: filtered out)"
     attributes = evaluation.attributes or {}
     if "otel_scorers.skipped" in attributes:
-        return f"skipped  ({attributes['otel_scorers.skipped']})"
+        return f"skipped  ({attributes['otel_scorers.skipped']!s})"
     if "error.type" in attributes:
-        return f"error  ({attributes['error.type']})"
+        return f"error  ({attributes['error.type']!s})"
     value = attributes.get("gen_ai.evaluation.score.value")
     label = attributes.get("gen_ai.evaluation.score.label") or ""
-    on_span = SCORE_ATTRIBUTE_PREFIX + name in run_attributes and LABEL_ATTRIBUTE_PREFIX + name in run_attributes
+    on_span = (
+        SCORE_ATTRIBUTE_PREFIX + name in run_attributes and LABEL_ATTRIBUTE_PREFIX + name in run_attributes
+    )
     return f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"

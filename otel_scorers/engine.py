@@ -9,6 +9,7 @@ concurrently with their timeouts), emitting the scores, then telling the job it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -63,7 +64,13 @@ class ScoringEngine:
         metrics.observe_queue(lambda: len(self._queue), max_queue_size)
         if hasattr(os, "register_at_fork"):
             ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (engine := ref()) and engine._reset())
+
+            def reset_in_child() -> None:
+                engine = ref()
+                if engine is not None:
+                    engine._reset()
+
+            os.register_at_fork(after_in_child=reset_in_child)
 
     def _reset(self) -> None:
         """Fresh state: at construction and in a forked child, which must not share the parent's
@@ -77,6 +84,7 @@ class ScoringEngine:
         self._wakeup: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     # ---- producer side (any thread) -------------------------------------------------------
 
@@ -89,7 +97,9 @@ class ScoringEngine:
         if len(self._queue) >= self._max_queue_size:
             job.dropped("queue_full")
             self._metrics.run_outcome("dropped", "queue_full")
-            throttled.warning("queue_full", "otel_scorers: scoring queue full (%d runs); dropping runs", len(self._queue))
+            throttled.warning(
+                "queue_full", "otel_scorers: scoring queue full (%d runs); dropping runs", len(self._queue)
+            )
             return False
         if self._thread is None:
             self._start()
@@ -100,10 +110,8 @@ class ScoringEngine:
             self._sleeping = False
             loop, wakeup = self._loop, self._wakeup
             if loop is not None and wakeup is not None:
-                try:
+                with contextlib.suppress(RuntimeError):  # the loop closed under us at shutdown
                     loop.call_soon_threadsafe(wakeup.set)
-                except RuntimeError:  # the loop closed under us during shutdown
-                    pass
         return True
 
     def call_every(self, interval_s: float, callback: Callable[[], None]) -> None:
@@ -141,10 +149,8 @@ class ScoringEngine:
                 for job in list(self._queue):
                     job.dropped("shutdown")
                 self._queue.clear()
-            try:
+            with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._stop_loop)
-            except RuntimeError:
-                pass
             thread.join(timeout=5.0)
 
     # ---- the loop thread -----------------------------------------------------------------
@@ -154,7 +160,9 @@ class ScoringEngine:
             if self._thread is not None:
                 return
             ready = threading.Event()
-            thread = threading.Thread(target=self._thread_main, args=(ready,), name="otel-scorers", daemon=True)
+            thread = threading.Thread(
+                target=self._thread_main, args=(ready,), name="otel-scorers", daemon=True
+            )
             self._thread = thread
             thread.start()
             ready.wait(5.0)
@@ -168,13 +176,11 @@ class ScoringEngine:
         token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
             for interval_s, callback in self._periodic:
-                loop.create_task(self._every(interval_s, callback))
+                self._background.add(loop.create_task(self._every(interval_s, callback)))
             main = loop.create_task(self._consume())
             ready.set()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):  # shutdown cancels everything
                 loop.run_until_complete(main)
-            except asyncio.CancelledError:
-                pass  # shutdown
         finally:
             otel_context.detach(token)
             loop.close()
@@ -207,7 +213,8 @@ class ScoringEngine:
             await slots.acquire()
             task = asyncio.get_running_loop().create_task(self._process(job))
             self._tasks.add(task)
-            task.add_done_callback(lambda done: (self._tasks.discard(done), slots.release()))
+            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda _: slots.release())
 
     async def _process(self, job: Job) -> None:
         results: list[ScoredRun] = []

@@ -63,10 +63,16 @@ DEMO_RUNS: tuple[ScriptedRun, ...] = (
     ),
     ScriptedRun(
         "What's the weather and time in Lima?",
-        [("get_time", {"city": "Lima"}), ("get_weather", {"city": "Lima"}), ("get_weather", {"city": "Lima"})],
+        [
+            ("get_time", {"city": "Lima"}),
+            ("get_weather", {"city": "Lima"}),
+            ("get_weather", {"city": "Lima"}),
+        ],
         "In Lima it is 08:05 and cloudy, 18°C.",
     ),
-    ScriptedRun("Tell me a joke.", (), "Why did the cloud stay home? It was feeling under the weather.", "chat-agent"),
+    ScriptedRun(
+        "Tell me a joke.", (), "Why did the cloud stay home? It was feeling under the weather.", "chat-agent"
+    ),
     ScriptedRun(
         "What's the weather in Paris?",
         [("get_weather", {"city": "Paris"})],
@@ -105,9 +111,16 @@ class ExampleAgent:
                 messages.append({"role": "assistant", "parts": [request]})
                 result = self._execute_tool(name, call_id, arguments, script.capture_content)
                 messages.append(
-                    {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]}
+                    {
+                        "role": "tool",
+                        "parts": [{"type": "tool_call_response", "id": call_id, "response": result}],
+                    }
                 )
-            answer = {"role": "assistant", "parts": [{"type": "text", "content": script.answer}], "finish_reason": "stop"}
+            answer = {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": script.answer}],
+                "finish_reason": "stop",
+            }
             self._chat(messages, answer, script.capture_content)
             if script.capture_content:
                 run_span.set_attribute("gen_ai.output.messages", json.dumps([answer]))
@@ -125,7 +138,9 @@ class ExampleAgent:
         if capture:
             attributes["gen_ai.input.messages"] = json.dumps(messages)
             attributes["gen_ai.output.messages"] = json.dumps([reply])
-        with self.tracer.start_as_current_span(f"chat {self.model}", kind=SpanKind.CLIENT, attributes=attributes):
+        with self.tracer.start_as_current_span(
+            f"chat {self.model}", kind=SpanKind.CLIENT, attributes=attributes
+        ):
             pass
 
     def _execute_tool(self, name: str, call_id: str, arguments: dict[str, Any], capture: bool) -> Any:
@@ -138,7 +153,10 @@ class ExampleAgent:
         if capture:
             attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments)
         with self.tracer.start_as_current_span(
-            f"execute_tool {name}", attributes=attributes, record_exception=False, set_status_on_exception=False
+            f"execute_tool {name}",
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
         ) as span:
             try:
                 result = self.tools[name](**arguments)
@@ -148,5 +166,7 @@ class ExampleAgent:
                 span.set_attribute("error.type", type(exc).__name__)
                 return {"error": str(exc)}
             if capture:
-                span.set_attribute("gen_ai.tool.call.result", result if isinstance(result, str) else json.dumps(result))
+                span.set_attribute(
+                    "gen_ai.tool.call.result", result if isinstance(result, str) else json.dumps(result)
+                )
             return result

@@ -55,7 +55,10 @@ def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServ
                     _fix_ids(span)
                     for link in span.get("links") or ():
                         _fix_ids(link)
-        return ParseDict(document, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+        request: ExportTraceServiceRequest = ParseDict(
+            document, ExportTraceServiceRequest(), ignore_unknown_fields=True
+        )
+        return request
     except (AttributeError, TypeError, ValueError, binascii.Error) as exc:
         raise OtlpDecodeError(f"not an OTLP trace request: {exc}") from exc
 
@@ -96,7 +99,8 @@ def attributes(kvs: Any) -> dict[str, Any]:
 def find_attribute(kvs: Any, key: str) -> KeyValue | None:
     for kv in kvs:
         if kv.key == key:
-            return kv
+            found: KeyValue = kv
+            return found
     return None
 
 

@@ -8,12 +8,12 @@ import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union, overload, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
 from otel_scorers.model import AgentRun, Score
 
 #: What a scorer may return: a number in [0, 1], a bool (pass/fail), or a full `Score`.
-ScoreResult = Union[float, int, bool, Score]
+ScoreResult = float | int | bool | Score
 
 
 @runtime_checkable
@@ -87,7 +87,7 @@ def as_scorer(obj: Any, name: str | None = None) -> Scorer:
     if isinstance(obj, Scorer):
         return obj
     if callable(obj):
-        return scorer(obj, name=name) if name else scorer(obj)  # type: ignore[call-overload,no-any-return]
+        return scorer(obj, name=name) if name else scorer(obj)  # type: ignore[call-overload,no-any-return,return-value]
     raise TypeError(f"not a scorer: {obj!r} (expected a Scorer or a function of AgentRun)")
 
 

@@ -16,6 +16,8 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 def _empty() -> Mapping[str, Any]:
     return _EMPTY
+
+
 _STATUS_BY_SDK_CODE = {0: "unset", 1: "ok", 2: "error"}
 _KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
 

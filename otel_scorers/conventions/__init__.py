@@ -9,20 +9,23 @@ from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.span_record import SpanRecord
 
+#: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
 CONVENTIONS: tuple[Convention, ...] = (GenAIConvention(),)
 
-#: Span names and attribute values that may open an agent run, checked when a span starts so that
-#: the trace is buffered from then on. Cheap by design: it runs on the agent's thread.
-_RUN_NAME_PREFIXES = ("invoke_agent",)
-_RUN_MARKERS: tuple[tuple[str, str], ...] = (("gen_ai.operation.name", "invoke_agent"),)
+_RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
+_RUN_MARKERS = tuple(dict.fromkeys(m for c in CONVENTIONS for m in c.run_start_markers))
+_ABSENT = object()
 
 
 def may_start_run(name: str, attributes: Mapping[str, Any] | None) -> bool:
+    """Whether a span that is starting may be an agent run. Cheap by design: it runs on the
+    agent's thread for every span. A false positive costs a buffer; a false negative, a run."""
     if name.startswith(_RUN_NAME_PREFIXES):
         return True
     if attributes:
         for key, value in _RUN_MARKERS:
-            if attributes.get(key) == value:
+            found = attributes.get(key, _ABSENT)
+            if found is not _ABSENT and (value is None or found == value):
                 return True
     return False
 

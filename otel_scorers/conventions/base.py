@@ -62,9 +62,16 @@ class RunSpanContent:
 
 
 class Convention(Protocol):
-    """One instrumentation convention (OTel GenAI, OpenInference, ...)."""
+    """One instrumentation convention (OTel GenAI, OpenInference, ...).
+
+    `run_start_names` (span-name prefixes) and `run_start_markers` ((attribute, value) pairs,
+    value None for "present") let the in-process processor spot a run span when it *starts*,
+    with a couple of lookups, so the trace is buffered from then on.
+    """
 
     name: str
+    run_start_names: tuple[str, ...]
+    run_start_markers: tuple[tuple[str, str | None], ...]
 
     def detect(self, span: SpanRecord) -> bool:
         """The span carries this convention's markers. Cheap: a few key lookups."""

@@ -19,6 +19,8 @@ MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 
 class GenAIConvention:
     name = "genai"
+    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)
 
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes
@@ -50,7 +52,9 @@ class GenAIConvention:
         result = decode_json(attributes.get("gen_ai.tool.call.result"))
         state, error = tool_state(span, result)
         return ToolCall(
-            name=as_str(attributes.get("gen_ai.tool.name")) or _name_suffix(span.name, "execute_tool") or span.name,
+            name=as_str(attributes.get("gen_ai.tool.name"))
+            or _name_suffix(span.name, "execute_tool")
+            or span.name,
             call_id=as_str(attributes.get("gen_ai.tool.call.id")),
             arguments=decode_json(attributes.get("gen_ai.tool.call.arguments")),
             result=result,
@@ -67,7 +71,8 @@ class GenAIConvention:
             start_ns=span.start_ns,
             input=genai_messages(attributes.get("gen_ai.input.messages")),
             output=genai_messages(attributes.get("gen_ai.output.messages")),
-            model=as_str(attributes.get("gen_ai.response.model")) or as_str(attributes.get("gen_ai.request.model")),
+            model=as_str(attributes.get("gen_ai.response.model"))
+            or as_str(attributes.get("gen_ai.request.model")),
             input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
             output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
         )

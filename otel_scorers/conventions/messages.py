@@ -101,7 +101,9 @@ def last_assistant_text(messages: Sequence[Message]) -> str | None:
 
 
 def tool_call_parts(messages: Iterable[Message]) -> list[Mapping[str, Any]]:
-    return [part for message in messages for part in message.get("parts", ()) if part.get("type") == "tool_call"]
+    return [
+        part for message in messages for part in message.get("parts", ()) if part.get("type") == "tool_call"
+    ]
 
 
 def tool_response_parts(messages: Iterable[Message]) -> list[Mapping[str, Any]]:
@@ -129,7 +131,9 @@ def span_failed(span: SpanRecord) -> str | None:
         kind = exception.attributes.get("exception.type")
         if message or kind:
             return f"{kind}: {message}" if kind and message else str(message or kind)
-    return str(span.status_message or attributes.get("error.message") or attributes.get("error.type") or "error")
+    return str(
+        span.status_message or attributes.get("error.message") or attributes.get("error.type") or "error"
+    )
 
 
 def result_has_error(result: Any) -> bool:
