@@ -1,16 +1,16 @@
 """One YAML file configures the processor and the sidecar alike; errors name the bad key.
 
-    scorers:
-      - type: includes              # a check, an LLM scorer, or "pkg.module:function"
-        name: says-sunny            # optional, unique; default = type
-        args: {expected: sunny}
-        sampling: {rate: 0.5}
-        filter: {op: eq, left: {path: agent.name}, right: {literal: weather}}
-        threshold: 0.7
-        max_per_minute: 600
-        timeout_s: 30
-    processor:                      # optional, in-process knobs
-      hold_timeout_s: 5
+scorers:
+  - type: includes              # a check, an LLM scorer, or "pkg.module:function"
+    name: says-sunny            # optional, unique; default = type
+    args: {expected: sunny}
+    sampling: {rate: 0.5}
+    filter: {op: eq, left: {path: agent.name}, right: {literal: weather}}
+    threshold: 0.7
+    max_per_minute: 600
+    timeout_s: 30
+processor:                      # optional, in-process knobs
+  hold_timeout_s: 5
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import inspect
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, validate_call
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.checks import CHECKS
@@ -59,12 +59,83 @@ class ProcessorConfig(BaseModel):
     max_spans_per_trace: int = Field(2048, ge=1)
 
 
+class ListenConfig(BaseModel):
+    model_config = _STRICT
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(ge=0, le=65535)
+
+
+class TlsConfig(BaseModel):
+    """Server certificate and key; with `client_ca_file`, clients must present a certificate (mTLS)."""
+
+    model_config = _STRICT
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None
+
+
+class ExportConfig(BaseModel):
+    """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables."""
+
+    model_config = _STRICT
+    endpoint: str | None = None
+    protocol: Literal["grpc", "http/protobuf"] | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    insecure: bool | None = None
+    metric_interval_s: float = Field(10.0, gt=0)
+
+
+class ForwardConfig(BaseModel):
+    """Inline mode: where every received span goes on to (another collector, a backend)."""
+
+    model_config = _STRICT
+    endpoint: str
+    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class SidecarConfig(BaseModel):
+    """`otel-scorers serve`: OTLP receivers, trace assembly across requests, limits and exports."""
+
+    model_config = _STRICT
+    mode: Literal["tap", "inline"] = "tap"
+    grpc: ListenConfig = ListenConfig(port=14317)
+    http: ListenConfig = ListenConfig(port=14318)
+    token: str | None = None
+    token_env: str | None = None
+    tls: TlsConfig | None = None
+    max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    decision_wait_s: float = Field(2.0, gt=0)
+    max_wait_s: float = Field(30.0, gt=0)
+    hold_timeout_s: float = Field(5.0, gt=0)
+    max_traces: int = Field(20_000, ge=1)
+    max_spans: int = Field(200_000, ge=1)
+    max_bytes: int = Field(256 * 1024 * 1024, ge=1024)
+    max_runs_in_flight: int = Field(1024, ge=1)
+    late_trace_memory: int = Field(100_000, ge=0)
+    retry_after_s: float = Field(1.0, gt=0)
+    shutdown_timeout_s: float = Field(10.0, gt=0)
+    export: ExportConfig = ExportConfig()
+    forward: ForwardConfig | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SidecarConfig:
+        if self.mode == "inline" and self.forward is None:
+            raise ValueError("mode 'inline' needs a 'forward' section (where spans go on to)")
+        if self.max_wait_s < self.decision_wait_s:
+            raise ValueError("max_wait_s must be at least decision_wait_s")
+        return self
+
+
 class Config(BaseModel):
-    """The whole file. Sections other issues add (judge, sidecar) live beside `scorers`."""
+    """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
     scorers: list[ScorerConfig] = Field(min_length=1)
     processor: ProcessorConfig = ProcessorConfig()
+    sidecar: SidecarConfig = SidecarConfig()
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)
@@ -107,7 +178,9 @@ def parse_config(document: Any, source: str = "config") -> Config:
     if document is None:
         raise ConfigError("", f"{source} is empty; it needs at least a 'scorers' list")
     if not isinstance(document, Mapping):
-        raise ConfigError("", f"{source} must be a mapping with a 'scorers' list, got {type(document).__name__}")
+        raise ConfigError(
+            "", f"{source} must be a mapping with a 'scorers' list, got {type(document).__name__}"
+        )
     try:
         config = Config.model_validate(document)
     except ValidationError as exc:
@@ -136,7 +209,8 @@ def build_bindings(config: Config) -> list[Binding]:
     for index, entry in enumerate(config.scorers):
         path = f"scorers[{index}]"
         scorer = make_scorer(entry.type, entry.args, path)
-        name = entry.name or entry.type
+        # A custom scorer is named after its function, not its import path, in spans and metrics.
+        name = entry.name or (scorer.name if ":" in entry.type else entry.type)
         if name in seen:
             raise ConfigError(
                 f"{path}.name",
@@ -167,8 +241,11 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str) -> Scorer:
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{path}.type", str(exc)) from None
         known = ", ".join([*CHECKS, *SCORER_FACTORIES])
-        raise ConfigError(f"{path}.type", f"unknown scorer type {kind!r}; use one of {known}, or 'pkg.module:function'")
-    return _call_factory(kind, factory, args, f"{path}.args")
+        raise ConfigError(
+            f"{path}.type", f"unknown scorer type {kind!r}; use one of {known}, or 'pkg.module:function'"
+        )
+    scorer: Scorer = _call_factory(kind, factory, args, f"{path}.args")
+    return scorer
 
 
 def _call_factory(kind: str, factory: Callable[..., Any], args: Mapping[str, Any], path: str) -> Any:
@@ -178,8 +255,9 @@ def _call_factory(kind: str, factory: Callable[..., Any], args: Mapping[str, Any
             expected = ", ".join(parameters) or "no arguments"
             raise ConfigError(f"{path}.{key}", f"unknown argument for {kind}; expected: {expected}")
     missing = [
-        name for name, parameter in parameters.items() if parameter.default is inspect.Parameter.empty
-        and name not in args
+        name
+        for name, parameter in parameters.items()
+        if parameter.default is inspect.Parameter.empty and name not in args
     ]
     if missing:
         raise ConfigError(path, f"{kind} needs argument(s): {', '.join(missing)}")
