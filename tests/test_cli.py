@@ -1,0 +1,104 @@
+"""The `otel-scorers` command on real OTLP/JSON files, through its console entry point."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from otel_scorers.cli import main
+
+TRACES = Path(__file__).parent / "fixtures" / "traces" / "openai-v2"
+CONFIG = """
+scorers:
+  - type: called_tool
+    args: {tool: get_weather}
+  - type: includes
+    name: says-sunny
+    args: {expected: sunny}
+"""
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "otel_scorers.cli", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def lines(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_runs_prints_one_json_line_per_rebuilt_run() -> None:
+    result = run_cli("runs", str(TRACES / "tool_then_answer.json"), str(TRACES / "two_runs.json"))
+    assert result.returncode == 0, result.stderr
+    runs = lines(result.stdout)
+    assert len(runs) == 3
+    first = next(run for run in runs if run["input"] == "What is the weather in Paris?")
+    assert set(first) == {
+        "trace_id", "span_id", "agent_name", "convention", "input", "output", "tool_calls", "missing"
+    }
+    assert first["agent_name"] == "weather_agent" and first["convention"] == "genai"
+    assert first["tool_calls"] == [
+        {"name": "get_weather", "call_id": first["tool_calls"][0]["call_id"], "arguments": {"city": "Paris"}, "result": "Sunny, 21°C", "state": "ok"}  # type: ignore[index]
+    ]
+    assert len(str(first["trace_id"])) == 32 and len(str(first["span_id"])) == 16
+
+
+def test_collector_file_format_gzip_and_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    requests = [json.loads((TRACES / name).read_text()) for name in ("tool_then_answer.json", "failing_tool.json")]
+    body = "\n".join(json.dumps(request) for request in requests[:1]) + "\n{not json\n" + json.dumps(requests[1]) + "\n"
+    path = tmp_path / "export.jsonl.gz"
+    path.write_bytes(gzip.compress(body.encode()))
+    code = main(["runs", str(path)])
+    captured = capsys.readouterr()
+    assert code == 1, "bad input is reported in the exit code"
+    assert f"{path}:2" in captured.err and "not JSON" in captured.err
+    runs = lines(captured.out)
+    assert len(runs) == 2, "the bad line loses nothing else"
+    failing = next(run for run in runs if run["tool_calls"][0]["state"] == "error")  # type: ignore[index]
+    assert failing["agent_name"] == "weather_agent"
+
+
+def test_score_prints_one_line_per_run_and_binding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "scorers.yaml"
+    config.write_text(CONFIG)
+    code = main(["score", str(TRACES / "tool_then_answer.json"), str(TRACES / "no_content.json"), "-c", str(config)])
+    assert code == 0
+    scores = lines(capsys.readouterr().out)
+    assert len(scores) == 4
+    assert set(scores[0]) == {
+        "trace_id", "span_id", "agent_name", "scorer", "value", "label", "reason", "skipped", "error"
+    }
+    by = {(s["trace_id"], s["scorer"]): s for s in scores}
+    skipped = [s for s in by.values() if s["skipped"]]
+    assert len(skipped) == 1 and skipped[0]["scorer"] == "says-sunny" and skipped[0]["value"] is None
+    assert all(s["value"] == 1.0 for s in by.values() if s["scorer"] == "called_tool")
+
+
+def test_validate(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(CONFIG)
+    result = run_cli("validate", "-c", str(good))
+    assert result.returncode == 0 and "valid (2 scorers: called_tool, says-sunny)" in result.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CONFIG.replace("tool: get_weather", "tool: get_weather, tims: 2"))
+    result = run_cli("validate", "-c", str(bad))
+    assert result.returncode == 2
+    assert "scorers[0].args.tims: unknown argument for called_tool" in result.stderr
+
+
+def test_demo_prints_the_score_table() -> None:
+    result = run_cli("demo")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "run 1  weather-agent" in out and "run 6  weather-agent" in out
+    assert "gives-temperature  fail  0" in out
+    assert "no_tool_errors     fail  0" in out
+    assert "skipped" in out and "(not captured)" in out
+    assert "(not on run span)" not in out, "hold mode put every score on its run span"
+    assert "gen_ai.evaluation.result events" in out
