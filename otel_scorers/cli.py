@@ -1,4 +1,4 @@
-"""The `otel-scorers` command: demo, runs, score, validate."""
+"""The `otel-scorers` command: demo, runs, score, validate, serve."""
 
 from __future__ import annotations
 
@@ -101,6 +101,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(otlp_endpoint=args.otlp_endpoint, protocol=args.otlp_protocol, config_path=args.config)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    try:
+        from otel_scorers.sidecar import run
+    except ImportError as exc:
+        print(
+            f"otel-scorers: serve needs the sidecar extra (pip install 'otel-scorers[sidecar]'): {exc}",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    return run(args.config)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -123,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a config file")
     validate.add_argument("-c", "--config", type=Path, required=True)
     validate.set_defaults(handler=cmd_validate)
+
+    serve = commands.add_parser(
+        "serve", help="receive OTLP traces from a collector, score them, export the scores"
+    )
+    serve.add_argument("-c", "--config", type=Path, required=True)
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 

@@ -84,6 +84,7 @@ class ExportConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     insecure: bool | None = None
     metric_interval_s: float = Field(10.0, gt=0)
+    batch_delay_s: float = Field(1.0, gt=0)
 
 
 class ForwardConfig(BaseModel):

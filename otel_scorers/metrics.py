@@ -59,6 +59,11 @@ class PipelineMetrics:
         self.scorer_errors = meter.create_counter(
             "otel_scorers.scorer.errors", unit="{error}", description="Scorer failures by scorer and error.type."
         )
+        self.receiver_spans = meter.create_counter(
+            "otel_scorers.receiver.spans",
+            unit="{span}",
+            description="Spans the sidecar's receivers got, by outcome (accepted, refused) and reason.",
+        )
 
     def observe_queue(self, depth: Callable[[], int], capacity: int) -> None:
         def callback(_options: CallbackOptions) -> Iterable[Observation]:

@@ -15,6 +15,9 @@ CONVENTIONS: tuple[Convention, ...] = (GenAIConvention(),)
 _RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
 _RUN_MARKERS = tuple(dict.fromkeys(m for c in CONVENTIONS for m in c.run_start_markers))
 _ABSENT = object()
+#: The attribute keys `may_start_run` looks at, so that a caller holding raw OTLP key-values (the
+#: sidecar) can pick out just these instead of converting every attribute.
+RUN_MARKER_KEYS = frozenset(key for key, _ in _RUN_MARKERS)
 
 
 def may_start_run(name: str, attributes: Mapping[str, Any] | None) -> bool:
@@ -46,4 +49,4 @@ def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
     return (convention, role) if role is not None else None
 
 
-__all__ = ["CONVENTIONS", "Convention", "SpanRole", "classify", "detect", "may_start_run"]
+__all__ = ["CONVENTIONS", "RUN_MARKER_KEYS", "Convention", "SpanRole", "classify", "detect", "may_start_run"]

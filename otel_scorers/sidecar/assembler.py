@@ -1,0 +1,308 @@
+"""Trace assembly across requests: spans of one trace arrive in any order, in several requests.
+
+A collector sends batches, not traces. Spans of a trace that some binding may sample are kept
+(as received protobuf, unconverted) until the trace has gone `decision_wait_s` without a new span
+and holds a run span, or `max_wait_s` after its first span; then it is ready to be scored.
+A trace without a run span is kept up to `max_wait_s` (its run span may still come) and is the
+first thing let go when memory is short. Spans arriving for a trace whose runs were already
+built are counted as late, never buffered. Memory is bounded by traces, spans and bytes; at the
+limit the receivers refuse the request (the collector retries), so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_scorers.metrics import REASON, PipelineMetrics
+from otel_scorers.sampling import randomness
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
+from otel_scorers.span_record import OWN_SCOPE
+from otel_scorers.throttled_log import throttled
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_traces: int = 20_000
+    max_spans: int = 200_000
+    max_bytes: int = 256 * 1024 * 1024
+
+
+@dataclass(slots=True, eq=False)
+class Scan:
+    """One request sorted out before anything is buffered: the spans of traces some binding may
+    sample, grouped by trace id, their run spans, and the spans rejected as invalid."""
+
+    batch: Batch
+    groups: dict[bytes, list[OtlpSpan]] = field(default_factory=dict)
+    runs: dict[bytes, list[OtlpSpan]] = field(default_factory=dict)
+    total: int = 0
+    rejected: list[tuple[int, int, int]] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def accepted(self) -> int:
+        return self.total - len(self.rejected)
+
+
+@dataclass(slots=True, eq=False)
+class PendingTrace:
+    key: bytes
+    first_seen: float
+    last_seen: float
+    spans: list[OtlpSpan] = field(default_factory=list)
+    run_spans: list[OtlpSpan] = field(default_factory=list)
+
+
+def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> Scan:
+    """Sort one request's spans out, deciding sampling from the trace id alone: a span whose
+    trace no binding can sample costs a dict lookup; only sampled spans are looked into."""
+    result = Scan(Batch(size))
+    groups = result.groups
+    runs = result.runs
+    decisions: dict[bytes, bool] = {}
+    total = 0
+    for r_index, resource_spans in enumerate(request.resource_spans):
+        resource = resource_spans.resource
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            spans = scope_spans.spans
+            total += len(spans)
+            scope_name = scope_spans.scope.name
+            if scope_name == OWN_SCOPE:
+                continue  # our own evaluation spans, come back through the collector
+            origin: Origin | None = None
+            for p_index, span in enumerate(spans):
+                trace_id = span.trace_id
+                sampled = decisions.get(trace_id)
+                if sampled is None:
+                    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+                        result.rejected.append((r_index, s_index, p_index))
+                        result.problem = result.problem or f"span {span.name!r} has an invalid trace_id"
+                        continue
+                    sampled = randomness(int.from_bytes(trace_id, "big")) >= min_threshold
+                    decisions[trace_id] = sampled
+                span_id = span.span_id
+                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                    result.rejected.append((r_index, s_index, p_index))
+                    result.problem = result.problem or f"span {span.name!r} has an invalid span_id"
+                    continue
+                if not sampled:
+                    continue
+                if origin is None:
+                    origin = Origin(resource, scope_name, result.batch, scope_spans)
+                item = OtlpSpan(span, origin)
+                group = groups.get(trace_id)
+                if group is None:
+                    group = groups[trace_id] = []
+                group.append(item)
+                if is_run_span(span):
+                    runs.setdefault(trace_id, []).append(item)
+    result.total = total
+    return result
+
+
+class BatchAssembler:
+    """Buffers sampled traces across requests and hands out those ready to be scored."""
+
+    def __init__(
+        self,
+        metrics: PipelineMetrics,
+        limits: Limits = Limits(),
+        decision_wait_s: float = 2.0,
+        max_wait_s: float = 30.0,
+        late_memory: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._metrics = metrics
+        self.limits = limits
+        self._decision_wait_s = decision_wait_s
+        self._max_wait_s = max_wait_s
+        self._late_memory = late_memory
+        self._clock = clock
+        # Least recently extended first, so the traces due for a decision sit at the front.
+        self._traces: OrderedDict[bytes, PendingTrace] = OrderedDict()
+        # Quiet traces without a run span yet, oldest first: their run span may still come (an SDK
+        # exports the root span last), until max_wait_s.
+        self._runless: OrderedDict[bytes, PendingTrace] = OrderedDict()
+        self._ready: deque[PendingTrace] = deque()
+        self._decided: OrderedDict[bytes, None] = OrderedDict()
+        self._last_full_scan = clock()
+        self.buffered_spans = 0
+        self.buffered_bytes = 0
+        self.ready_traces = 0
+
+    # ---- accounting ----------------------------------------------------------------------
+
+    def retain(self, batch: Batch, count: int = 1) -> None:
+        if batch.refs == 0:
+            self.buffered_bytes += batch.size
+        batch.refs += count
+
+    def unretain(self, batch: Batch, count: int = 1) -> None:
+        batch.refs -= count
+        if batch.refs <= 0:
+            batch.refs = 0
+            self.buffered_bytes -= batch.size
+
+    @property
+    def buffered_traces(self) -> int:
+        return len(self._traces) + len(self._runless) + self.ready_traces
+
+    def over_limit(self) -> str | None:
+        """Which limit is reached, if any (then the next request is refused)."""
+        limits = self.limits
+        if self.buffered_bytes >= limits.max_bytes:
+            return f"{self.buffered_bytes} bytes buffered (limit {limits.max_bytes})"
+        if self.buffered_spans >= limits.max_spans:
+            return f"{self.buffered_spans} spans buffered (limit {limits.max_spans})"
+        if self.buffered_traces >= limits.max_traces:
+            return f"{self.buffered_traces} traces buffered (limit {limits.max_traces})"
+        return None
+
+    def make_room(self) -> str | None:
+        """Let go of traces without a run span (oldest first) until under the limits; what is still
+        over, if anything."""
+        reason = self.over_limit()
+        if reason is None:
+            return None
+        evicted_spans = 0
+        candidates = [*self._runless, *(key for key, trace in self._traces.items() if not trace.run_spans)]
+        for key in candidates:
+            trace = self._runless.pop(key, None) or self._traces.pop(key)
+            evicted_spans += len(trace.spans)
+            self._free(trace.spans)
+            reason = self.over_limit()
+            if reason is None:
+                break
+        if evicted_spans:
+            self._metrics.dropped_spans.add(evicted_spans, {REASON: "no_run_evicted"})
+            throttled.warning(
+                "sidecar_evicted",
+                "otel_scorers: buffer full; let go of %d spans of traces that had no agent run yet",
+                evicted_spans,
+            )
+        return reason
+
+    # ---- intake --------------------------------------------------------------------------
+
+    def is_decided(self, trace_id: bytes) -> bool:
+        return trace_id in self._decided
+
+    def commit(self, result: Scan) -> list[OtlpSpan]:
+        """Buffer a scanned request's sampled spans. Returns the run spans of traces already
+        decided (late), which will not be scored."""
+        now = self._clock()
+        traces = self._traces
+        late_runs: list[OtlpSpan] = []
+        late = 0
+        for trace_id, spans in result.groups.items():
+            if trace_id in self._decided:
+                late += len(spans)
+                late_runs.extend(result.runs.get(trace_id, ()))
+                continue
+            trace = traces.get(trace_id)
+            if trace is None:
+                trace = self._runless.pop(trace_id, None)
+                if trace is None:
+                    trace = PendingTrace(trace_id, now, now)
+                trace.last_seen = now
+                traces[trace_id] = trace
+            else:
+                trace.last_seen = now
+                traces.move_to_end(trace_id)
+            trace.spans.extend(spans)
+            runs = result.runs.get(trace_id)
+            if runs:
+                trace.run_spans.extend(runs)
+            self.buffered_spans += len(spans)
+            self.retain(result.batch, len(spans))
+        if late:
+            self._metrics.late_spans.add(late)
+        return late_runs
+
+    # ---- decisions -----------------------------------------------------------------------
+
+    def poll(self) -> None:
+        """Move every trace that is due to the ready queue; let go of run-less ones past max wait."""
+        now = self._clock()
+        traces = self._traces
+        quiet_before = now - self._decision_wait_s
+        while traces:
+            key, trace = next(iter(traces.items()))
+            if trace.last_seen > quiet_before:
+                break
+            del traces[key]
+            if trace.run_spans:
+                self._make_ready(trace)
+            else:
+                self._runless[key] = trace
+        runless = self._runless
+        expired_before = now - self._max_wait_s
+        while runless:
+            key, trace = next(iter(runless.items()))
+            if trace.last_seen > expired_before:
+                break
+            del runless[key]
+            self._free(trace.spans)
+        # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
+        # front, so look for such traces once in a while.
+        if now - self._last_full_scan >= min(1.0, self._max_wait_s / 4):
+            self._last_full_scan = now
+            deadline = now - self._max_wait_s
+            for key in [key for key, trace in traces.items() if trace.first_seen <= deadline]:
+                trace = traces.pop(key)
+                if trace.run_spans:
+                    self._make_ready(trace)
+                else:
+                    self._runless[key] = trace
+
+    def _make_ready(self, trace: PendingTrace) -> None:
+        self._remember(trace.key)
+        self._ready.append(trace)
+        self.ready_traces += 1
+
+    def drain(self) -> None:
+        """At shutdown: every trace with a run span is ready now; the rest are let go."""
+        for trace in self._traces.values():
+            if trace.run_spans:
+                self._make_ready(trace)
+            else:
+                self._free(trace.spans)
+        for trace in self._runless.values():
+            self._free(trace.spans)
+        self._traces.clear()
+        self._runless.clear()
+
+    def _remember(self, key: bytes) -> None:
+        if self._late_memory <= 0:
+            return
+        decided = self._decided
+        decided[key] = None
+        if len(decided) > self._late_memory:
+            decided.popitem(last=False)
+
+    def take_ready(self) -> PendingTrace | None:
+        if not self._ready:
+            return None
+        self.ready_traces -= 1
+        return self._ready.popleft()
+
+    def release(self, trace: PendingTrace) -> None:
+        """A ready trace was scored (or dropped): its spans no longer count."""
+        self._free(trace.spans)
+        trace.spans = []
+        trace.run_spans = []
+
+    def _free(self, spans: Iterable[OtlpSpan]) -> None:
+        count = 0
+        for item in spans:
+            count += 1
+            self.unretain(item.origin.batch)
+        self.buffered_spans -= count

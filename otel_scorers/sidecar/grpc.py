@@ -1,0 +1,110 @@
+"""The OTLP/gRPC receiver: `TraceService/Export` on grpc.aio.
+
+The method takes raw bytes and decodes them itself, so a malformed request is answered with
+INVALID_ARGUMENT and a message naming what is wrong. gRPC enforces the request size limit (on the
+decompressed message) and gzip. Pushback is RESOURCE_EXHAUSTED with a `RetryInfo`, which the
+OpenTelemetry exporters and the Collector honour by retrying later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import grpc
+import grpc.aio
+from google.protobuf.any_pb2 import Any as AnyProto
+from google.protobuf.duration_pb2 import Duration
+from google.rpc.error_details_pb2 import RetryInfo  # type: ignore[import-untyped]
+from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from otel_scorers.config import TlsConfig
+from otel_scorers.otlp import OtlpDecodeError, parse_protobuf_request
+from otel_scorers.sidecar.intake import Intake, Refused
+from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
+
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+_OK_RESPONSE: bytes = ExportTraceServiceResponse().SerializeToString()
+
+
+def retry_metadata(code: grpc.StatusCode, message: str, retry_after_s: float) -> Sequence[tuple[str, bytes]]:
+    """Trailers carrying a `google.rpc.RetryInfo`: as the rich status (`grpc-status-details-bin`)
+    and under the key the OpenTelemetry Python exporter reads."""
+    seconds = int(retry_after_s)
+    delay = Duration(seconds=seconds, nanos=int((retry_after_s - seconds) * 1e9))
+    info = RetryInfo(retry_delay=delay)
+    detail = AnyProto()
+    detail.Pack(info)
+    status = Status(code=code.value[0], message=message, details=[detail])
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("google.rpc.retryinfo-bin", info.SerializeToString()),
+    )
+
+
+class GrpcReceiver:
+    def __init__(
+        self,
+        intake: Intake,
+        token: TokenCheck,
+        host: str,
+        port: int,
+        max_request_bytes: int,
+        tls: TlsConfig | None = None,
+    ) -> None:
+        self._intake = intake
+        self._token = token
+        self._address = f"{host}:{port}"
+        self._tls = tls
+        self._server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", max_request_bytes),
+                ("grpc.so_reuseport", 0),
+            ]
+        )
+        handler = grpc.unary_unary_rpc_method_handler(self._export)  # raw bytes in and out
+        self._server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),)
+        )
+        self.port = 0
+
+    async def start(self) -> int:
+        if self._tls is not None:
+            self.port = self._server.add_secure_port(self._address, grpc_credentials(self._tls))
+        else:
+            self.port = self._server.add_insecure_port(self._address)
+        await self._server.start()
+        return self.port
+
+    async def stop(self, grace_s: float) -> None:
+        await self._server.stop(grace_s)
+
+    async def _export(self, body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        if self._token.enabled:
+            metadata = context.invocation_metadata() or ()
+            authorization = next((str(value) for key, value in metadata if key == "authorization"), None)
+            problem = self._token.problem(authorization)
+            if problem is not None:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+        try:
+            request = parse_protobuf_request(body)
+        except OtlpDecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise  # abort raises; this line only tells the type checker
+        try:
+            accepted = await self._intake.export(request, body, len(body))
+        except Refused as refused:
+            code = (
+                grpc.StatusCode.RESOURCE_EXHAUSTED if refused.kind == "busy" else grpc.StatusCode.UNAVAILABLE
+            )
+            await context.abort(
+                code, refused.message, retry_metadata(code, refused.message, refused.retry_after_s)
+            )
+            raise
+        if not accepted.rejected:
+            return _OK_RESPONSE
+        response = ExportTraceServiceResponse()
+        response.partial_success.rejected_spans = accepted.rejected
+        response.partial_success.error_message = accepted.message
+        encoded: bytes = response.SerializeToString()
+        return encoded

@@ -1,0 +1,141 @@
+"""The OTLP/HTTP receiver (`POST /v1/traces`, protobuf or JSON, gzip or not) and the operational
+endpoints: `/healthz`, `/readyz`, Prometheus `/metrics`.
+
+Errors are answered in the encoding the request used, as the OTLP spec asks: a `google.rpc.Status`
+(protobuf or JSON) with a message naming what is wrong. Pushback is 429 (busy) or 503 (shutting
+down, downstream unavailable) with `Retry-After`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import orjson
+from aiohttp import web
+from google.protobuf.json_format import MessageToDict
+from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from otel_scorers.config import TlsConfig
+from otel_scorers.sidecar.intake import Intake, Refused
+from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode, decompress
+from otel_scorers.sidecar.security import TokenCheck, ssl_context
+
+_PROTOBUF = "application/x-protobuf"
+_JSON = "application/json"
+_GRPC_CODE_BY_STATUS = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+
+
+def _reply(
+    status: int, encoding: Encoding, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    rpc_status = Status(code=_GRPC_CODE_BY_STATUS.get(status, 2), message=message)
+    if encoding == "json":
+        body = orjson.dumps(MessageToDict(rpc_status))
+        return web.Response(status=status, body=body, content_type=_JSON, headers=headers)
+    return web.Response(
+        status=status, body=rpc_status.SerializeToString(), content_type=_PROTOBUF, headers=headers
+    )
+
+
+class HttpReceiver:
+    def __init__(
+        self,
+        intake: Intake,
+        token: TokenCheck,
+        host: str,
+        port: int,
+        max_request_bytes: int,
+        tls: TlsConfig | None = None,
+        *,
+        receive_traces: bool = True,
+        ready: Callable[[], str | None] = lambda: None,
+        metrics_text: Callable[[], bytes] | None = None,
+    ) -> None:
+        self._intake = intake
+        self._token = token
+        self._host = host
+        self._port = port
+        self._max_bytes = max_request_bytes
+        self._ssl = ssl_context(tls) if tls is not None else None
+        self._ready = ready
+        self._metrics_text = metrics_text
+        # The compressed body may not exceed the limit either; the decompressed one is checked
+        # while inflating.
+        app = web.Application(client_max_size=max_request_bytes)
+        if receive_traces:
+            app.router.add_post("/v1/traces", self._traces)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
+        # We inflate bodies ourselves, with a limit, instead of letting aiohttp do it unbounded.
+        self._runner = web.AppRunner(app, auto_decompress=False, access_log=None)
+        self.port = 0
+
+    async def start(self) -> int:
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl, reuse_port=False)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or ()
+        self.port = sockets[0].getsockname()[1] if sockets else self._port
+        return self.port
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        try:
+            encoding = body_encoding(
+                request.content_type if request.can_read_body else request.headers.get("Content-Type")
+            )
+        except PayloadError as exc:
+            return _reply(exc.status, "protobuf", exc.message)
+        problem = self._token.problem(request.headers.get("Authorization"))
+        if problem is not None:
+            return _reply(401, encoding, problem, {"WWW-Authenticate": "Bearer"})
+        if request.content_length is not None and request.content_length > self._max_bytes:
+            return _reply(
+                413,
+                encoding,
+                f"body of {request.content_length} bytes exceeds the {self._max_bytes}-byte limit",
+            )
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _reply(413, encoding, f"body exceeds the {self._max_bytes}-byte limit")
+        try:
+            data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
+            otlp_request = decode(data, encoding)
+        except PayloadError as exc:
+            return _reply(exc.status, encoding, exc.message)
+        try:
+            accepted = await self._intake.export(
+                otlp_request, data if encoding == "protobuf" else None, len(data)
+            )
+        except Refused as refused:
+            status = 429 if refused.kind == "busy" else 503
+            retry_after = str(max(1, math.ceil(refused.retry_after_s)))
+            return _reply(status, encoding, refused.message, {"Retry-After": retry_after})
+        response = ExportTraceServiceResponse()
+        if accepted.rejected:
+            response.partial_success.rejected_spans = accepted.rejected
+            response.partial_success.error_message = accepted.message
+        if encoding == "json":
+            return web.Response(body=orjson.dumps(MessageToDict(response)), content_type=_JSON)
+        return web.Response(body=response.SerializeToString(), content_type=_PROTOBUF)
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, _request: web.Request) -> web.Response:
+        problem = self._ready()
+        if problem is not None:
+            return web.Response(status=503, text=f"not ready: {problem}\n")
+        return web.Response(text="ready\n")
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        if self._metrics_text is None:
+            return web.Response(status=404, text="metrics are not enabled\n")
+        return web.Response(body=self._metrics_text(), content_type="text/plain", charset="utf-8")

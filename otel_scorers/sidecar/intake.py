@@ -1,0 +1,127 @@
+"""What both receivers do with a decoded request: admit it within the limits, sort its spans out,
+forward it (inline mode), buffer the sampled spans, and say what was accepted.
+
+Refusing is all or nothing and retryable, so a collector that retries loses nothing; a span
+that is itself invalid (bad ids) is rejected alone and reported as a partial success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_scorers.metrics import OUTCOME, REASON, PipelineMetrics
+from otel_scorers.sidecar.assembler import BatchAssembler, Scan, scan
+from otel_scorers.sidecar.forwarder import Forwarder, ForwardError
+from otel_scorers.sidecar.hold import HeldRunSpans
+from otel_scorers.sidecar.otlp_spans import OtlpSpan
+from otel_scorers.throttled_log import throttled
+
+RefusalKind = Literal["busy", "unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    rejected: int = 0
+    message: str = ""
+
+
+class Refused(Exception):
+    """The whole request is refused; the sender should retry after `retry_after_s`."""
+
+    def __init__(self, kind: RefusalKind, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+class Intake:
+    def __init__(
+        self,
+        assembler: BatchAssembler,
+        min_threshold: int,
+        metrics: PipelineMetrics,
+        retry_after_s: float = 1.0,
+        forwarder: Forwarder | None = None,
+        held: HeldRunSpans | None = None,
+    ) -> None:
+        self._assembler = assembler
+        self._min_threshold = min_threshold
+        self._metrics = metrics
+        self._retry_after_s = retry_after_s
+        self._forwarder = forwarder
+        self._held = held
+        self.closing = False
+
+    def _refuse(self, kind: RefusalKind, reason: str, message: str, spans: int) -> Refused:
+        self._metrics.receiver_spans.add(spans, {OUTCOME: "refused", REASON: reason})
+        return Refused(kind, message, self._retry_after_s)
+
+    async def export(self, request: ExportTraceServiceRequest, body: bytes | None, size: int) -> Accepted:
+        """Take one request. `body` is its protobuf encoding when the sender used protobuf."""
+        if self.closing:
+            raise self._refuse(
+                "unavailable", "shutting_down", "the sidecar is shutting down", _count(request)
+            )
+        full = self._assembler.make_room()
+        if full is not None:
+            throttled.warning(
+                "sidecar_busy", "otel_scorers: refusing requests until scoring catches up: %s", full
+            )
+            raise self._refuse("busy", "limit", f"too busy, retry later: {full}", _count(request))
+        result = scan(request, size, self._min_threshold)
+        holding: list[OtlpSpan] = []
+        if self._forwarder is not None:
+            assembler = self._assembler
+            holding = [
+                item
+                for trace_id, runs in result.runs.items()
+                if not assembler.is_decided(trace_id)
+                for item in runs
+            ]
+            if holding or result.rejected or body is None:
+                body = _without(request, result, holding).SerializeToString()
+            try:
+                await self._forwarder.send(body)
+            except ForwardError as exc:
+                raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+        late_runs = self._assembler.commit(result)
+        if self._held is not None and holding:
+            late = {id(item) for item in late_runs}
+            self._held.hold(item for item in holding if id(item) not in late)
+            self._held.send_now(item for item in holding if id(item) in late)
+        accepted = result.accepted
+        if accepted:
+            self._metrics.receiver_spans.add(accepted, {OUTCOME: "accepted"})
+        if result.rejected:
+            self._metrics.receiver_spans.add(
+                len(result.rejected), {OUTCOME: "refused", REASON: "invalid_span"}
+            )
+            return Accepted(len(result.rejected), result.problem or "invalid spans")
+        return Accepted()
+
+
+def _count(request: ExportTraceServiceRequest) -> int:
+    return sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
+
+
+def _without(
+    request: ExportTraceServiceRequest, result: Scan, holding: Sequence[OtlpSpan]
+) -> ExportTraceServiceRequest:
+    """A copy of the request without its rejected spans and the run spans being held."""
+    copy = ExportTraceServiceRequest()
+    copy.CopyFrom(request)
+    drop = {item.span.trace_id + item.span.span_id for item in holding}
+    rejected = set(result.rejected)
+    for r_index, resource_spans in enumerate(copy.resource_spans):
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            spans = scope_spans.spans
+            for p_index in range(len(spans) - 1, -1, -1):
+                span = spans[p_index]
+                if (r_index, s_index, p_index) in rejected or span.trace_id + span.span_id in drop:
+                    del spans[p_index]
+    return copy

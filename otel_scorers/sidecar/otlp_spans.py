@@ -1,0 +1,67 @@
+"""Received OTLP spans, kept as protobuf and converted to `SpanRecord` only when a run needs them.
+
+A request's spans stay the protobuf messages they were parsed into. Each carries an `Origin`
+(its resource and scope, shared by every span of that scope) and the `Batch` it came in: the
+parsed request lives as one block of memory until its last buffered span is released, so memory
+is accounted per request, not per span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from otel_scorers.conventions import RUN_MARKER_KEYS, may_start_run
+from otel_scorers.otlp import any_value, attributes, span_record
+from otel_scorers.span_record import SpanRecord
+
+
+@dataclass(slots=True, eq=False)
+class Batch:
+    """One received request: its size, and how many of its spans are still buffered or held."""
+
+    size: int
+    refs: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class Origin:
+    """The resource and scope a span was sent under; the resource is converted once, on demand."""
+
+    resource: Resource
+    scope_name: str
+    batch: Batch
+    scope_spans: Any = None  # the ScopeSpans message, to re-send a held span under its own scope
+    _resource_attributes: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    def resource_attributes(self) -> Mapping[str, Any]:
+        if self._resource_attributes is None:
+            self._resource_attributes = attributes(self.resource.attributes)
+        return self._resource_attributes
+
+
+@dataclass(slots=True, eq=False)
+class OtlpSpan:
+    span: Span
+    origin: Origin
+
+    def record(self) -> SpanRecord:
+        return span_record(self.span, self.origin.resource_attributes(), self.origin.scope_name)
+
+
+def is_run_span(span: Span) -> bool:
+    """Whether the span may be an agent run, from its name and the few marker attributes the
+    conventions name; no other attribute is converted."""
+    if may_start_run(span.name, None):
+        return True
+    markers: dict[str, Any] | None = None
+    for kv in span.attributes:
+        if kv.key in RUN_MARKER_KEYS:
+            if markers is None:
+                markers = {}
+            markers[kv.key] = any_value(kv.value)
+    return markers is not None and may_start_run(span.name, markers)

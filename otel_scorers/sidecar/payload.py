@@ -1,0 +1,65 @@
+"""OTLP/HTTP request bodies: content type, bounded decompression, decoding with opentelemetry-proto."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Literal
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_scorers.otlp import OtlpDecodeError, parse_json_request, parse_protobuf_request
+
+Encoding = Literal["protobuf", "json"]
+_GZIP_WBITS = 31
+_DEFLATE_WBITS = 15
+
+
+class PayloadError(Exception):
+    """A request that cannot be taken, with the HTTP status that says why (4xx)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def body_encoding(content_type: str | None) -> Encoding:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media == "application/x-protobuf":
+        return "protobuf"
+    if media == "application/json":
+        return "json"
+    raise PayloadError(
+        415, f"unsupported Content-Type {content_type!r}; use application/x-protobuf or application/json"
+    )
+
+
+def decompress(body: bytes, content_encoding: str | None, limit: int) -> bytes:
+    """The body decompressed, refusing (413) as soon as it would exceed `limit` bytes: a small
+    gzip bomb never expands in memory beyond the limit."""
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding not in ("gzip", "deflate"):
+        raise PayloadError(415, f"unsupported Content-Encoding {content_encoding!r}; use gzip or none")
+    inflater = zlib.decompressobj(_GZIP_WBITS if encoding == "gzip" else _DEFLATE_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise PayloadError(400, f"body is not valid {encoding}: {exc}") from None
+    if len(data) > limit or inflater.unconsumed_tail:
+        raise PayloadError(413, f"decompressed body exceeds the {limit}-byte limit")
+    if not inflater.eof:
+        raise PayloadError(400, f"body is truncated {encoding}")
+    return data
+
+
+def decode(data: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
+    try:
+        if encoding == "protobuf":
+            return parse_protobuf_request(data)
+        return parse_json_request(data)
+    except OtlpDecodeError as exc:
+        raise PayloadError(400, str(exc)) from None
+    except RecursionError:
+        raise PayloadError(400, "payload nests too deeply") from None

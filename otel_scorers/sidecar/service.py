@@ -1,0 +1,208 @@
+"""The sidecar service: receivers, trace assembly, the scoring engine and exports, wired together.
+
+Everything network-facing runs on one asyncio loop; scoring runs on the engine's own thread.
+A ticker on the loop decides which traces are ready, hands them to the engine (never more than
+`max_runs_in_flight` at a time, so the engine's queue cannot overflow and drop them), and in
+inline mode lets held run spans go when their hold times out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+
+from otel_scorers.config import Config
+from otel_scorers.emitter import Emitter, score_attributes
+from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
+from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
+from otel_scorers.sidecar.grpc import GrpcReceiver
+from otel_scorers.sidecar.hold import HeldRunSpans, span_key
+from otel_scorers.sidecar.http import HttpReceiver
+from otel_scorers.sidecar.intake import Intake
+from otel_scorers.sidecar.jobs import TraceJob
+from otel_scorers.sidecar.security import TokenCheck, resolve_token
+from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
+
+logger = logging.getLogger("otel_scorers")
+
+
+class Sidecar:
+    def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
+        settings = config.sidecar
+        self.settings = settings
+        bindings = config.bindings()
+        self.telemetry = telemetry or build_telemetry(settings.export)
+        self.metrics = PipelineMetrics(self.telemetry.meter_provider)
+        emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
+        self.engine = ScoringEngine(
+            bindings, emitter, self.metrics, max_queue_size=settings.max_runs_in_flight
+        )
+        self.assembler = BatchAssembler(
+            self.metrics,
+            Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
+            decision_wait_s=settings.decision_wait_s,
+            max_wait_s=settings.max_wait_s,
+            late_memory=settings.late_trace_memory,
+        )
+        self._token = TokenCheck(resolve_token(settings))
+        self._forwarder: Forwarder | None = None
+        self.held: HeldRunSpans | None = None
+        if settings.mode == "inline":
+            assert settings.forward is not None  # the config model checks this
+            self._forwarder = make_forwarder(settings.forward)
+            self.held = HeldRunSpans(
+                self._forwarder.send,
+                settings.hold_timeout_s,
+                self.metrics,
+                self.assembler.retain,
+                self.assembler.unretain,
+            )
+        # A trace some binding may sample: the lowest threshold among the bindings' samplers.
+        min_threshold = min(binding.sampler.threshold for binding in bindings)
+        self.intake = Intake(
+            self.assembler, min_threshold, self.metrics, settings.retry_after_s, self._forwarder, self.held
+        )
+        self.grpc: GrpcReceiver | None = None
+        if settings.grpc.enabled:
+            self.grpc = GrpcReceiver(
+                self.intake,
+                self._token,
+                settings.grpc.host,
+                settings.grpc.port,
+                settings.max_request_bytes,
+                settings.tls,
+            )
+        self.http = HttpReceiver(
+            self.intake,
+            self._token,
+            settings.http.host,
+            settings.http.port,
+            settings.max_request_bytes,
+            settings.tls,
+            receive_traces=settings.http.enabled,
+            ready=self._not_ready,
+            metrics_text=self.telemetry.prometheus_text,
+        )
+        self._in_flight = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+        self._stopped = False
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def _not_ready(self) -> str | None:
+        if not self._started:
+            return "starting"
+        if self.intake.closing:
+            return "shutting down"
+        return self.assembler.over_limit()
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        if self.grpc is not None:
+            port = await self.grpc.start()
+            logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)
+        port = await self.http.start()
+        logger.info(
+            "otel_scorers: OTLP/HTTP receiver and /metrics, /healthz, /readyz on %s:%d",
+            self.settings.http.host,
+            port,
+        )
+        tick = min(0.05, self.settings.decision_wait_s / 4)
+        self._tasks.append(asyncio.create_task(self._tick_forever(tick)))
+        if self.held is not None:
+            self._tasks.append(asyncio.create_task(self.held.run()))
+        self._started = True
+
+    async def _tick_forever(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                self.tick()
+            except Exception:
+                logger.exception("otel_scorers: sidecar tick failed")
+
+    def tick(self) -> None:
+        self.assembler.poll()
+        self._dispatch()
+        if self.held is not None:
+            self.held.release_expired()
+
+    def _dispatch(self) -> None:
+        limit = self.settings.max_runs_in_flight
+        while self._in_flight < limit:
+            trace = self.assembler.take_ready()
+            if trace is None:
+                return
+            self._in_flight += 1
+            self.engine.submit(TraceJob(trace, self._job_done))
+
+    def _job_done(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
+        # Called on the engine's thread: hand over to the loop, which owns the buffers.
+        loop = self._loop
+        if loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the process is exiting
+            loop.call_soon_threadsafe(self._finish, trace, results)
+
+    def _finish(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
+        self._in_flight -= 1
+        held = self.held
+        if held is not None:
+            for run, scores in results or ():
+                held.release(span_key(run.trace_id, run.span_id), score_attributes(scores))
+            for item in trace.run_spans:  # runs that were not built still go on, without scores
+                held.release(item.span.trace_id + item.span.span_id)
+        self.assembler.release(trace)
+        self._dispatch()
+
+    async def stop(self) -> None:
+        """Stop accepting, score what is pending within `shutdown_timeout_s`, flush the exports."""
+        if self._stopped:
+            return
+        self._stopped = True
+        deadline = time.monotonic() + self.settings.shutdown_timeout_s
+        self.intake.closing = True
+        if self.grpc is not None:
+            await self.grpc.stop(grace_s=min(2.0, self.settings.shutdown_timeout_s / 4))
+        await self.http.stop()
+        self.assembler.drain()
+        while (self.assembler.ready_traces or self._in_flight) and time.monotonic() < deadline:
+            self._dispatch()
+            await asyncio.sleep(0.01)
+        unscored = self.assembler.ready_traces
+        while (trace := self.assembler.take_ready()) is not None:
+            self._finish_unscored(trace)
+        if unscored:
+            self.metrics.run_outcome("dropped", "shutdown", unscored)
+            logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
+        remaining = max(0.1, deadline - time.monotonic())
+        await asyncio.to_thread(self.engine.shutdown, remaining)
+        await asyncio.sleep(0)  # let the engine's last completions reach the loop
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.held is not None:
+            self.held.release_all()
+            await self.held.flush()
+        if self._forwarder is not None:
+            await self._forwarder.close()
+        await asyncio.to_thread(self._flush_telemetry, max(1.0, deadline - time.monotonic()))
+
+    def _finish_unscored(self, trace: PendingTrace) -> None:
+        self._in_flight += 1
+        self._finish(trace, None)
+
+    def _flush_telemetry(self, timeout_s: float) -> None:
+        try:
+            self.telemetry.force_flush(timeout_s)
+        finally:
+            self.telemetry.shutdown()

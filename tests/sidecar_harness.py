@@ -1,0 +1,125 @@
+"""Test harness for the sidecar: run one on its own loop thread, make agent traffic as OTLP."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_scorers.config import parse_config
+from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.sidecar import Sidecar
+
+T = TypeVar("T")
+
+SCORERS = [
+    {"type": "no_tool_errors"},
+    {"type": "called_tool", "args": {"tool": "get_weather"}},
+    {"type": "includes", "name": "says-sunny", "args": {"expected": "sunny"}},
+]
+
+
+def sidecar_document(
+    export_endpoint: str, scorers: list[dict[str, Any]] | None = None, **sidecar: Any
+) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "decision_wait_s": 0.2,
+        "max_wait_s": 5.0,
+        "shutdown_timeout_s": 5.0,
+        "export": {
+            "endpoint": export_endpoint,
+            "protocol": "grpc",
+            "metric_interval_s": 0.2,
+            "batch_delay_s": 0.05,
+        },
+    }
+    settings.update(sidecar)
+    return {"scorers": scorers or SCORERS, "sidecar": settings}
+
+
+class RunningSidecar:
+    """A `Sidecar` on a private event loop in a thread, as the process would run it."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.config = parse_config(document)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="sidecar-loop", daemon=True)
+        self.sidecar: Sidecar | None = None
+
+    def __enter__(self) -> RunningSidecar:
+        self._thread.start()
+        self.sidecar = self.call(lambda: Sidecar(self.config))
+        self.run(self.sidecar.start())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.sidecar is not None and self._thread.is_alive():
+            self.run(self.sidecar.stop(), timeout_s=30)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()
+
+    def run(self, coroutine: Any, timeout_s: float = 20) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
+
+    def call(self, function: Callable[[], T]) -> T:
+        """Run `function` on the sidecar's loop (which owns its buffers) and return its result."""
+        future: Future[T] = Future()
+
+        def invoke() -> None:
+            try:
+                future.set_result(function())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        self._loop.call_soon_threadsafe(invoke)
+        return future.result(10)
+
+    @property
+    def service(self) -> Sidecar:
+        assert self.sidecar is not None
+        return self.sidecar
+
+    @property
+    def grpc_endpoint(self) -> str:
+        assert self.service.grpc is not None
+        return f"127.0.0.1:{self.service.grpc.port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.service.http.port}"
+
+
+def agent_spans(scripts: Sequence[ScriptedRun], service: str = "weather-service") -> list[ReadableSpan]:
+    """The finished spans of the example agent running `scripts`, in the order they ended."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = ExampleAgent(tracer=provider.get_tracer("example-agent"))
+    for script in scripts:
+        agent.run(script)
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+def encode(spans: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
+    request: ExportTraceServiceRequest = encode_spans(spans)
+    return request
+
+
+def is_run(span: ReadableSpan) -> bool:
+    return span.name.startswith("invoke_agent")
