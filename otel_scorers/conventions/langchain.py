@@ -1,0 +1,111 @@
+"""LangChain's serialised messages and ToolMessages, as instrumentations of LangChain record them.
+
+Three message shapes reach a trace: the raw invoke input (`{"role", "content"}` or a
+`["user", "text"]` pair), `message_to_dict` output (`{"type": "human", "data": {...}}`,
+OpenInference) and `dumpd` output (`{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"],
+"kwargs": {...}}`, OpenLLMetry). All become GenAI-shaped messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import Message
+from otel_scorers.conventions.messages import decode_json
+
+_ROLES = {
+    "human": "user",
+    "user": "user",
+    "humanmessage": "user",
+    "humanmessagechunk": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "aimessage": "assistant",
+    "aimessagechunk": "assistant",
+    "system": "system",
+    "systemmessage": "system",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "function": "tool",
+}
+
+
+def _fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
+    """(role, fields) of one serialised message, whatever its shape."""
+    if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+        return _ROLES.get(item[0].lower(), item[0]), {"content": item[1]}
+    if not isinstance(item, Mapping):
+        return None
+    if isinstance(item.get("kwargs"), Mapping) and item.get("lc") is not None:
+        kwargs = item["kwargs"]
+        ids = item.get("id")
+        kind = str(kwargs.get("type") or (ids[-1] if isinstance(ids, list) and ids else ""))
+        return _ROLES.get(kind.lower(), kind), kwargs
+    if isinstance(item.get("data"), Mapping) and "type" in item:
+        return _ROLES.get(str(item["type"]).lower(), str(item["type"])), item["data"]
+    if "role" in item or "type" in item:
+        kind = str(item.get("role") or item.get("type"))
+        return _ROLES.get(kind.lower(), kind), item
+    return None
+
+
+def content_text(content: Any) -> str | None:
+    """A message content: a string, or text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            block if isinstance(block, str) else block.get("text")
+            for block in content
+            if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+        ]
+        return "".join(text for text in texts if isinstance(text, str))
+    return None
+
+
+def to_message(item: Any) -> Message | None:
+    fields = _fields(item)
+    if fields is None:
+        return None
+    role, data = fields
+    text = content_text(data.get("content"))
+    parts: list[dict[str, Any]] = []
+    if role == "tool":
+        parts.append({"type": "tool_call_response", "id": data.get("tool_call_id"), "response": text})
+    elif text:
+        parts.append({"type": "text", "content": text})
+    for call in data.get("tool_calls") or ():
+        if isinstance(call, Mapping):
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": call.get("name"),
+                    "arguments": call.get("args"),
+                }
+            )
+    return {"role": role, "parts": parts}
+
+
+def messages_of(value: Any) -> list[Message] | None:
+    """The messages of a graph's input or output state (`{"messages": [...]}`, possibly under
+    `inputs`/`outputs`), or None when the value holds none."""
+    value = decode_json(value)
+    for key in ("inputs", "outputs"):
+        if isinstance(value, Mapping) and isinstance(value.get(key), Mapping):
+            value = value[key]
+    if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
+        return None
+    return [message for message in map(to_message, value["messages"]) if message is not None]
+
+
+def tool_message(value: Any) -> Mapping[str, Any] | None:
+    """The fields of a serialised ToolMessage (`content`, `tool_call_id`, `status`), if it is one."""
+    value = decode_json(value)
+    if isinstance(value, Mapping) and isinstance(value.get("output"), Mapping):
+        value = value["output"]  # OpenLLMetry's {"output": ToolMessage, "kwargs": ...}
+    fields = _fields(value) if isinstance(value, Mapping) else None
+    if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
+        return None
+    return fields[1]

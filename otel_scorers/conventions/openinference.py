@@ -1,0 +1,321 @@
+"""OpenInference (`openinference.span.kind`): AGENT, TOOL, LLM spans with flattened messages.
+
+One mapper for every framework OpenInference instruments, with the few rules that tell their
+layouts apart: OpenAI Agents (a root AGENT "Agent workflow" that is the trace, not an agent;
+handoff spans), LangChain/LangGraph (graph nodes marked AGENT; runs named in `metadata`;
+ToolMessage results) and smolagents (`{name}.run` AGENT spans, tool arguments under `kwargs`,
+the `final_answer` tool that is the answer, managed agents started without a tool span).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions import langchain
+from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.messages import (
+    as_int,
+    as_str,
+    decode_json,
+    last_user_text,
+    tool_state,
+)
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+KIND = "openinference.span.kind"
+#: What OpenInference's TraceConfig(hide_inputs/hide_outputs) writes instead of content.
+REDACTED = frozenset({"__REDACTED__", "[REDACTED]"})
+
+_OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
+_SMOLAGENTS = "openinference.instrumentation.smolagents"
+_LANGCHAIN = "openinference.instrumentation.langchain"
+_HANDOFF_PREFIX = "handoff to "
+_SMOLAGENTS_FINAL_ANSWER = "final_answer"
+_SMOLAGENTS_RUN_SUFFIX = ".run"
+_MESSAGE_KEY = re.compile(r"(\d+)\.message\.(.+)")
+
+
+class OpenInferenceConvention:
+    name = "openinference"
+    run_start_names: tuple[str, ...] = ()
+    run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
+
+    def detect(self, span: SpanRecord) -> bool:
+        return KIND in span.attributes
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        kind = span.attributes.get(KIND)
+        if kind == "LLM":
+            return "model"
+        if kind == "TOOL":
+            return "tool"
+        if kind == "AGENT":
+            return "run" if _is_agent_run(span) else None
+        if kind == "CHAIN" and span.scope == _LANGCHAIN:
+            # A LangChain run is marked AGENT only when its name contains "agent": an agent
+            # graph named otherwise is a CHAIN whose name is its `lc_agent_name`.
+            metadata = _metadata(span)
+            return "run" if metadata.get("lc_agent_name") == span.name else None
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        attributes = span.attributes
+        return RunSpanContent(
+            agent_name=_agent_name(span),
+            input_text=_run_input(span),
+            output_text=_run_output(span),
+            model=as_str(attributes.get("llm.model_name")),
+            input_tokens=as_int(attributes.get("llm.token_count.prompt")),
+            output_tokens=as_int(attributes.get("llm.token_count.completion")),
+            conversation_id=as_str(attributes.get("session.id")),
+        )
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        attributes = span.attributes
+        name = as_str(attributes.get("tool.name")) or span.name
+        call_id = as_str(attributes.get("tool.id"))
+        if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in attributes:
+            name = _handoff_tool_name(span)
+        arguments = _tool_arguments(span, attributes.get("input.value"))
+        result = _content(attributes.get("output.value"))
+        message = langchain.tool_message(result)
+        if message is not None:
+            call_id = call_id or as_str(message.get("tool_call_id"))
+            result = decode_json(message.get("content"))
+        else:
+            result = decode_json(result)
+        state, error = tool_state(span, result)
+        if state == "ok" and message is not None and message.get("status") == "error":
+            state, error = "error", str(result)
+        if state == "error":
+            # What a failed tool "returned" is the framework's error text for the model.
+            result = None
+        return ToolCall(
+            name=name,
+            call_id=call_id,
+            arguments=arguments,
+            result=result,
+            state=state,
+            error=error,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+        )
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        attributes = span.attributes
+        output = flattened_messages(attributes, "llm.output_messages.")
+        if not output.captured:
+            output = _responses_output(attributes.get("output.value"))
+        return ModelCall(
+            span_id=span.span_id,
+            start_ns=span.start_ns,
+            input=flattened_messages(attributes, "llm.input_messages."),
+            output=output,
+            model=as_str(attributes.get("llm.model_name")),
+            input_tokens=as_int(attributes.get("llm.token_count.prompt")),
+            output_tokens=as_int(attributes.get("llm.token_count.completion")),
+        )
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in span.attributes:
+            return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
+        return span.scope == _SMOLAGENTS and span.attributes.get("tool.name") == _SMOLAGENTS_FINAL_ANSWER
+
+    def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
+        """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
+        directly under the manager's step span, whose output is what the manager was told."""
+        if run_span.scope != _SMOLAGENTS or parent is None:
+            return None
+        result = _content(run_span.attributes.get("output.value"))
+        step_output = _content(parent.attributes.get("output.value"))
+        if isinstance(step_output, str) and (result is None or str(result) in step_output):
+            result = step_output
+        failed = run_span.status == "error"
+        return ToolCall(
+            name=_agent_name(run_span) or run_span.name,
+            result=None if failed else result,
+            state="error" if failed else ("ok" if run_span.ended else "incomplete"),
+            error=run_span.status_message if failed else None,
+            start_ns=run_span.start_ns,
+            end_ns=run_span.end_ns,
+        )
+
+
+def _metadata(span: SpanRecord) -> Mapping[str, Any]:
+    metadata = decode_json(span.attributes.get("metadata"))
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def _is_agent_run(span: SpanRecord) -> bool:
+    attributes = span.attributes
+    if span.scope == _OPENAI_AGENTS:
+        # The root AGENT span is the whole trace ("Agent workflow"); agents carry agent.name.
+        return "agent.name" in attributes
+    if span.scope == _LANGCHAIN:
+        # A graph node whose name contains "agent" is marked AGENT too (create_react_agent's
+        # model node): a run is the graph itself, not one of its nodes.
+        metadata = _metadata(span)
+        return metadata.get("lc_agent_name") == span.name or "langgraph_node" not in metadata
+    return True
+
+
+def _agent_name(span: SpanRecord) -> str | None:
+    attributes = span.attributes
+    name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
+    if name:
+        return name
+    if span.scope == _SMOLAGENTS and span.name.endswith(_SMOLAGENTS_RUN_SUFFIX):
+        return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
+    return span.name or None
+
+
+def _content(value: Any) -> Any:
+    """An input/output value, None when content capture hid it."""
+    if value is None or (isinstance(value, str) and value in REDACTED):
+        return None
+    return value
+
+
+def _run_input(span: SpanRecord) -> str | None:
+    value = _content(span.attributes.get("input.value"))
+    if value is None:
+        return None
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    if isinstance(decoded, Mapping):
+        for key in ("task", "input", "question", "query"):  # smolagents' run(task=...) and the like
+            if isinstance(decoded.get(key), str):
+                return str(decoded[key])
+        messages = langchain.messages_of(decoded)
+        if messages:
+            return last_user_text(messages)
+    return None
+
+
+def _run_output(span: SpanRecord) -> str | None:
+    value = _content(span.attributes.get("output.value"))
+    if value is None:
+        return None
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    messages = langchain.messages_of(decoded)
+    if messages:
+        # The final state's last AI message, even when it is empty: that is what the run answered.
+        for message in reversed(messages):
+            if message.get("role") == "assistant":
+                return "".join(part["content"] for part in message["parts"] if part.get("type") == "text")
+    return None
+
+
+def _tool_arguments(span: SpanRecord, value: Any) -> Any:
+    value = _content(value)
+    if value is None:
+        return None
+    decoded = decode_json(value)
+    if (
+        span.scope == _SMOLAGENTS
+        and isinstance(decoded, Mapping)
+        and isinstance(decoded.get("kwargs"), Mapping)
+        and not decoded.get("args")
+    ):
+        return dict(decoded["kwargs"])  # smolagents records the call as {"args", "kwargs", ...}
+    return decoded
+
+
+def _handoff_tool_name(span: SpanRecord) -> str:
+    """The tool name OpenAI Agents gives the model for a handoff: transfer_to_{agent}, snake-cased."""
+    target = _content(span.attributes.get("output.value"))
+    if not isinstance(target, str):
+        target = span.name[len(_HANDOFF_PREFIX) :]
+    return "transfer_to_" + re.sub(r"[^0-9a-zA-Z_]", "_", target).lower()
+
+
+def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
+    """`llm.input_messages.{i}.message.*` keys as GenAI-shaped messages."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        match = _MESSAGE_KEY.fullmatch(key, len(prefix))
+        if match is None:
+            continue
+        found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    if not found:
+        return Messages()
+    return Messages(tuple(_message(found[index]) for index in sorted(found)), captured=True)
+
+
+def _indexed(fields: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """Sub-lists (`contents.{j}.*`, `tool_calls.{k}.*`) in index order, whatever the first index."""
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key.startswith(prefix):
+            index, _, rest = key[len(prefix) :].partition(".")
+            if index.isdigit():
+                items.setdefault(int(index), {})[rest] = value
+    return dict(sorted(items.items()))
+
+
+def _message(fields: Mapping[str, Any]) -> Message:
+    role = str(fields.get("role") or "")
+    text = fields.get("content")
+    if not isinstance(text, str):
+        texts = [
+            item.get("message_content.text")
+            for item in _indexed(fields, "contents.").values()
+            if item.get("message_content.type", "text") == "text"
+        ]
+        text = "".join(t for t in texts if isinstance(t, str)) if texts else None
+    parts: list[dict[str, Any]] = []
+    if role == "tool":
+        parts.append({"type": "tool_call_response", "id": fields.get("tool_call_id"), "response": text})
+    elif text is not None:
+        parts.append({"type": "text", "content": text})
+    for call in _indexed(fields, "tool_calls.").values():
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("tool_call.id"),
+                "name": call.get("tool_call.function.name"),
+                "arguments": call.get("tool_call.function.arguments", {}),
+            }
+        )
+    message: dict[str, Any] = {"role": role, "parts": parts}
+    if isinstance(fields.get("name"), str):
+        message["name"] = fields["name"]
+    return message
+
+
+def _responses_output(value: Any) -> Messages:
+    """A model span without flattened output messages (OpenAI Agents streaming) may still hold
+    the Responses API's `output` items in `output.value`."""
+    decoded = decode_json(_content(value))
+    responses = decoded if isinstance(decoded, list) else [decoded]
+    parts: list[dict[str, Any]] = []
+    for response in responses:
+        if not isinstance(response, Mapping) or not isinstance(response.get("output"), list):
+            continue
+        for item in response["output"]:
+            if not isinstance(item, Mapping):
+                continue
+            if item.get("type") == "function_call":
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": item.get("call_id"),
+                        "name": item.get("name"),
+                        "arguments": item.get("arguments"),
+                    }
+                )
+            elif item.get("type") == "message":
+                for block in item.get("content") or ():
+                    if isinstance(block, Mapping) and block.get("type") == "output_text":
+                        parts.append({"type": "text", "content": block.get("text")})
+    if not parts:
+        return Messages()
+    return Messages(({"role": "assistant", "parts": parts},), captured=True)
