@@ -59,12 +59,34 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         owner = _nearest_run(by_id[span_id].parent_span_id, by_id, runs, owner_cache)
         if owner is None:
             continue
+        if role == "model" and _inside_model(by_id[span_id], owner, by_id, roles):
+            continue
         target = runs[owner].tools if role == "tool" else runs[owner].models
         target.append((convention, by_id[span_id]))
 
     wanted = set(only) if only is not None else None
     ordered = sorted(runs.values(), key=lambda parts: parts.span.start_ns)
     return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _inside_model(
+    span: SpanRecord,
+    owner: int,
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+) -> bool:
+    """A model span inside another model span of the same run is the same call seen by a lower
+    layer (a framework's LLM span over an instrumented client's): only the outer one counts."""
+    span_id = span.parent_span_id
+    for _ in range(10_000):
+        if span_id is None or span_id == owner:
+            return False
+        classified = roles.get(span_id)
+        if classified is not None and classified[1] == "model":
+            return True
+        parent = by_id.get(span_id)
+        span_id = parent.parent_span_id if parent is not None else None
+    return False
 
 
 def _nearest_run(
@@ -97,13 +119,13 @@ def _build(parts: _RunParts) -> AgentRun:
     content = parts.convention.run_content(run_span)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted((convention.tool_call(span) for convention, span in parts.tools), key=_start_call)
-    tool_calls = _match_requested_calls(tools, models, run_span)
+    tool_calls = [_failed_without_result(call) for call in _match_requested_calls(tools, models, run_span)]
 
     missing: set[str] = set()
     run_input = _input_text(content, models)
     if run_input is None:
         missing.add("input")
-    run_output = _output_text(content, models)
+    run_output = _output_text(content, models, run_span)
     if run_output is None:
         missing.add("output")
     if content.agent_name is None:
@@ -136,6 +158,15 @@ def _build(parts: _RunParts) -> AgentRun:
     )
 
 
+def _failed_without_result(call: ToolCall) -> ToolCall:
+    """A failed call returned nothing: what a framework records as its result (the error text it
+    sends the model, a retry prompt) describes the failure, so it is the error, not a result."""
+    if call.state != "error" or call.result is None:
+        return call
+    error = call.error if call.error is not None else str(call.result)
+    return replace(call, result=None, error=error)
+
+
 def _start(model: ModelCall) -> int:
     return model.start_ns
 
@@ -157,7 +188,7 @@ def _input_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | N
     return None
 
 
-def _output_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | None:
+def _output_text(content: RunSpanContent, models: Sequence[ModelCall], run_span: SpanRecord) -> str | None:
     if content.output_text is not None:
         return content.output_text
     if content.output.captured:
@@ -166,8 +197,10 @@ def _output_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | 
             return text
     captured = [model for model in models if model.output.captured]
     if captured:
-        # Content was captured: a run whose last model turn has no text gave no answer ("").
-        return last_assistant_text(captured[-1].output.items) or ""
+        # Content was captured: a run whose last model turn has no text gave no answer (""),
+        # unless it failed before the model could answer (a tool raised, say): then there is none.
+        text = last_assistant_text(captured[-1].output.items)
+        return text if text is not None else (None if run_span.status == "error" else "")
     if content.output.captured:
         return ""
     return None

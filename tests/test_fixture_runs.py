@@ -24,18 +24,10 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 PENDING: dict[str, str] = {
     name: "convention mapper not implemented yet"
     for name in (
-        "google-adk",
-        "google-adk-legacy",
         "langgraph-openinference",
         "langgraph-openllmetry",
         "openai-agents",
-        "pydantic-ai-v2",
-        "pydantic-ai-v5",
-        "pydantic-ai-v6",
         "smolagents",
-        "strands-default",
-        "strands-latest",
-        "vercel-ai",
         "vercel-ai-legacy",
         "vercel-ai-v6",
     )

@@ -7,10 +7,18 @@ from typing import Any
 
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
+from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
+from otel_scorers.conventions.strands import StrandsConvention
 from otel_scorers.span_record import SpanRecord
 
 #: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
-CONVENTIONS: tuple[Convention, ...] = (GenAIConvention(),)
+CONVENTIONS: tuple[Convention, ...] = (
+    PydanticAIConvention(),
+    GoogleADKConvention(),
+    StrandsConvention(),
+    GenAIConvention(),
+)
 
 _RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
 _RUN_MARKERS = tuple(dict.fromkeys(m for c in CONVENTIONS for m in c.run_start_markers))

@@ -1,12 +1,20 @@
-"""The OpenTelemetry GenAI semantic conventions: `invoke_agent`, `execute_tool`, `chat` spans."""
+"""The OpenTelemetry GenAI semantic conventions: `invoke_agent`, `execute_tool`, `chat` spans.
+
+Messages are read from the span's `gen_ai.input.messages` / `gen_ai.output.messages`, else from
+the event forms older versions and some instrumentations use (`genai_events`).
+"""
 
 from __future__ import annotations
 
-from otel_scorers.conventions.base import ModelCall, RunSpanContent, SpanRole
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.genai_events import event_messages
 from otel_scorers.conventions.messages import (
     as_int,
     as_str,
-    decode_json,
+    decode_content,
     genai_messages,
     tool_state,
 )
@@ -37,26 +45,27 @@ class GenAIConvention:
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
+        input_messages, output_messages = span_messages(span)
         return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name")) or _name_suffix(span.name, "invoke_agent"),
-            input=genai_messages(attributes.get("gen_ai.input.messages")),
-            output=genai_messages(attributes.get("gen_ai.output.messages")),
+            agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
+            input=input_messages,
+            output=output_messages,
             model=as_str(attributes.get("gen_ai.request.model")),
-            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
-            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+            input_tokens=input_tokens(attributes),
+            output_tokens=output_tokens(attributes),
             conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        result = decode_json(attributes.get("gen_ai.tool.call.result"))
+        result = decode_content(attributes.get("gen_ai.tool.call.result"))
         state, error = tool_state(span, result)
         return ToolCall(
             name=as_str(attributes.get("gen_ai.tool.name"))
-            or _name_suffix(span.name, "execute_tool")
+            or name_suffix(span.name, "execute_tool")
             or span.name,
             call_id=as_str(attributes.get("gen_ai.tool.call.id")),
-            arguments=decode_json(attributes.get("gen_ai.tool.call.arguments")),
+            arguments=decode_content(attributes.get("gen_ai.tool.call.arguments")),
             result=result,
             state=state,
             error=error,
@@ -66,18 +75,40 @@ class GenAIConvention:
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
+        input_messages, output_messages = span_messages(span)
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
-            input=genai_messages(attributes.get("gen_ai.input.messages")),
-            output=genai_messages(attributes.get("gen_ai.output.messages")),
+            input=input_messages,
+            output=output_messages,
             model=as_str(attributes.get("gen_ai.response.model"))
             or as_str(attributes.get("gen_ai.request.model")),
-            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
-            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+            input_tokens=input_tokens(attributes),
+            output_tokens=output_tokens(attributes),
         )
 
 
-def _name_suffix(span_name: str, operation: str) -> str | None:
+def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
+    """Input and output messages: the span's attributes when it has them, else its events."""
+    attributes = span.attributes
+    raw_input = attributes.get("gen_ai.input.messages")
+    raw_output = attributes.get("gen_ai.output.messages")
+    if raw_input is None and raw_output is None:
+        return event_messages(span)
+    return genai_messages(raw_input), genai_messages(raw_output)
+
+
+def input_tokens(attributes: Mapping[str, Any]) -> int | None:
+    # `prompt_tokens` / `completion_tokens` are the names before semantic conventions v1.27.
+    found = as_int(attributes.get("gen_ai.usage.input_tokens"))
+    return found if found is not None else as_int(attributes.get("gen_ai.usage.prompt_tokens"))
+
+
+def output_tokens(attributes: Mapping[str, Any]) -> int | None:
+    found = as_int(attributes.get("gen_ai.usage.output_tokens"))
+    return found if found is not None else as_int(attributes.get("gen_ai.usage.completion_tokens"))
+
+
+def name_suffix(span_name: str, operation: str) -> str | None:
     prefix = operation + " "
     return span_name[len(prefix) :] or None if span_name.startswith(prefix) else None

@@ -43,9 +43,22 @@ def decode_json_strict(value: Any) -> Any:
     return value
 
 
+#: What instrumentations write in place of content when capture is off.
+PLACEHOLDERS = frozenset({"[REDACTED]", "__REDACTED__"})
+
+
+def is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() in PLACEHOLDERS
+
+
+def decode_content(value: Any) -> Any:
+    """A captured value (tool arguments, a result) decoded; None for a capture-off placeholder."""
+    return None if is_placeholder(value) else decode_json(value)
+
+
 def genai_messages(value: Any) -> Messages:
     """`gen_ai.input.messages` / `gen_ai.output.messages` (JSON string or structured)."""
-    if value is None:
+    if value is None or is_placeholder(value):
         return Messages()
     decoded = decode_json_strict(value)
     if isinstance(decoded, Mapping):
@@ -53,7 +66,17 @@ def genai_messages(value: Any) -> Messages:
     if not isinstance(decoded, list):
         return Messages()
     messages = tuple(_normalize_message(item) for item in decoded if isinstance(item, Mapping))
-    return Messages(messages, captured=True)
+    return Messages(messages, captured=_carries_content(messages))
+
+
+def _carries_content(messages: Sequence[Message]) -> bool:
+    """With content capture off some instrumentations keep the parts' type, id and name but
+    drop their text, arguments and results: such messages say nothing about the content."""
+    parts = [part for message in messages for part in message.get("parts", ())]
+    return not parts or any(key not in _SHAPE_KEYS for part in parts for key in part)
+
+
+_SHAPE_KEYS = frozenset({"type", "id", "name"})
 
 
 def _normalize_message(message: Mapping[str, Any]) -> Message:

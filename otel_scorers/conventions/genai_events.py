@@ -1,0 +1,271 @@
+"""Messages carried by span events: the forms of the GenAI conventions that keep content off the
+span's attributes.
+
+Read in this order, first found wins:
+
+1. `gen_ai.client.inference.operation.details` events (current conventions) carrying
+   `gen_ai.input.messages` / `gen_ai.output.messages`, possibly one attribute per event.
+2. v1.28-1.36 events `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
+   `gen_ai.tool.message` (the request) and `gen_ai.choice` (the response), as span events whose
+   attributes hold JSON strings.
+3. The same events as one `events` JSON attribute (pydantic-ai ≤ 0.8, Logfire), each item an
+   event body with its `event.name`.
+4. v1.26-1.27 events `gen_ai.content.prompt` / `gen_ai.content.completion` with JSON lists in
+   `gen_ai.prompt` / `gen_ai.completion`.
+
+Content comes as plain text, GenAI parts, chat-completion content parts, or Bedrock Converse
+blocks (`{"text"}`, `{"toolUse"}`, `{"toolResult"}`, as Strands writes them): all end up as GenAI
+parts, so the shared fallbacks of the run builder read them like any other messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
+from otel_scorers.conventions.messages import decode_json, genai_messages, is_placeholder
+from otel_scorers.span_record import SpanEvent, SpanRecord
+
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_ROLE_BY_EVENT = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+_CHOICE = "gen_ai.choice"
+_PROMPT_EVENT, _COMPLETION_EVENT = "gen_ai.content.prompt", "gen_ai.content.completion"
+
+
+def event_messages(span: SpanRecord) -> tuple[Messages, Messages]:
+    """The span's input and output messages from whichever event form it uses."""
+    events = span.events
+    if events:
+        found = _details_messages(events)
+        if found is None:
+            found = _event_form_messages((event.name, event.attributes) for event in events)
+        if found is None:
+            found = _prompt_completion_messages(events)
+        if found is not None:
+            return found
+    bodies = span.attributes.get("events")
+    if bodies is not None:
+        return event_list_messages(bodies)
+    return NOT_CAPTURED, NOT_CAPTURED
+
+
+def event_list_messages(bodies: Any) -> tuple[Messages, Messages]:
+    """A JSON list of event bodies, each naming its event in `event.name`."""
+    decoded = decode_json(bodies)
+    if isinstance(decoded, list):
+        items = [item for item in decoded if isinstance(item, Mapping)]
+        found = _event_form_messages((str(item.get("event.name") or ""), item) for item in items)
+        if found is not None:
+            return found
+    return NOT_CAPTURED, NOT_CAPTURED
+
+
+def _details_messages(events: Sequence[SpanEvent]) -> tuple[Messages, Messages] | None:
+    inputs: list[Messages] = []
+    outputs: list[Messages] = []
+    for event in events:
+        if event.name != DETAILS_EVENT:
+            continue
+        attributes = event.attributes
+        if "gen_ai.input.messages" in attributes:
+            inputs.append(genai_messages(attributes["gen_ai.input.messages"]))
+        if "gen_ai.output.messages" in attributes:
+            outputs.append(genai_messages(attributes["gen_ai.output.messages"]))
+    if not inputs and not outputs:
+        return None
+    return _joined(inputs), _joined(outputs)
+
+
+def _joined(found: Sequence[Messages]) -> Messages:
+    captured = [messages for messages in found if messages.captured]
+    if not captured:
+        return NOT_CAPTURED
+    return Messages(tuple(item for messages in captured for item in messages.items), captured=True)
+
+
+def _event_form_messages(
+    events: Iterable[tuple[str, Mapping[str, Any]]],
+) -> tuple[Messages, Messages] | None:
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    seen = False
+    redacted = False
+    for name, body in events:
+        role = _ROLE_BY_EVENT.get(name)
+        if role is None and name != _CHOICE:
+            continue
+        seen = True
+        if name == _CHOICE:
+            message = _choice_message(body)
+            if message is None:
+                redacted = True
+            else:
+                outputs.append(message)
+            continue
+        content = body.get("content")
+        if is_placeholder(content):
+            redacted = True
+            continue
+        parts = content_parts(content)
+        if role == "assistant":
+            parts += _tool_call_parts(body.get("tool_calls"))
+        elif role == "tool" and not any(part.get("type") == "tool_call_response" for part in parts):
+            parts = [{"type": "tool_call_response", "id": body.get("id"), "response": decode_json(content)}]
+        inputs.append({"role": str(body.get("role") or role), "parts": parts})
+    if not seen:
+        return None
+    # Events present but their content replaced by placeholders: nothing was captured.
+    if redacted and not inputs and not outputs:
+        return NOT_CAPTURED, NOT_CAPTURED
+    return _captured(inputs), _captured(outputs)
+
+
+def _captured(messages: list[Message]) -> Messages:
+    return Messages(tuple(messages), captured=True) if messages else NOT_CAPTURED
+
+
+def _choice_message(body: Mapping[str, Any]) -> Message | None:
+    """`gen_ai.choice`: its `message` is a message object, content blocks or plain text."""
+    message = body.get("message")
+    if message is None or is_placeholder(message):
+        return None
+    decoded = decode_json(message)
+    if isinstance(decoded, Mapping) and ("content" in decoded or "tool_calls" in decoded):
+        if is_placeholder(decoded.get("content")):
+            return None
+        parts = content_parts(decoded.get("content")) + _tool_call_parts(decoded.get("tool_calls"))
+        return {"role": str(decoded.get("role") or "assistant"), "parts": parts}
+    return {"role": "assistant", "parts": content_parts(message)}
+
+
+def _prompt_completion_messages(events: Sequence[SpanEvent]) -> tuple[Messages, Messages] | None:
+    prompt = completion = None
+    for event in events:
+        if event.name == _PROMPT_EVENT:
+            prompt = event.attributes.get("gen_ai.prompt")
+        elif event.name == _COMPLETION_EVENT:
+            completion = event.attributes.get("gen_ai.completion")
+    if prompt is None and completion is None:
+        return None
+    return _listed_messages(prompt, "user"), _listed_messages(completion, "assistant")
+
+
+def _listed_messages(value: Any, default_role: str) -> Messages:
+    if value is None or is_placeholder(value):
+        return NOT_CAPTURED
+    decoded = decode_json(value)
+    if isinstance(decoded, Mapping):
+        decoded = [decoded]
+    if not isinstance(decoded, list):
+        return Messages(({"role": default_role, "parts": content_parts(value)},), captured=True)
+    messages: list[Message] = []
+    for item in decoded:
+        if isinstance(item, Mapping):
+            parts = content_parts(item.get("content")) + _tool_call_parts(item.get("tool_calls"))
+            messages.append({"role": str(item.get("role") or default_role), "parts": parts})
+    return Messages(tuple(messages), captured=True)
+
+
+def content_parts(content: Any) -> list[dict[str, Any]]:
+    """Message content in any of the shapes above, as GenAI parts."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        decoded = decode_json(content)
+        if isinstance(decoded, (list, Mapping)) and _looks_like_blocks(decoded):
+            return content_parts(decoded)
+        return [{"type": "text", "content": content}]
+    if isinstance(content, Mapping):
+        content = [content]
+    if isinstance(content, list):
+        return [part for block in content if (part := _part(block)) is not None]
+    return [{"type": "text", "content": str(content)}]
+
+
+def _looks_like_blocks(decoded: list[Any] | Mapping[str, Any]) -> bool:
+    # A user may well type JSON: only known block shapes are read as structure.
+    blocks = [decoded] if isinstance(decoded, Mapping) else decoded
+    return bool(blocks) and all(
+        isinstance(block, Mapping) and ("type" in block or not _BLOCK_KEYS.isdisjoint(block))
+        for block in blocks
+    )
+
+
+_BLOCK_KEYS = frozenset({"text", "toolUse", "toolResult", "reasoningContent", "json", "image", "document"})
+
+
+def _part(block: Any) -> dict[str, Any] | None:
+    if isinstance(block, str):
+        return {"type": "text", "content": block}
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind == "text" and "content" not in block and isinstance(block.get("text"), str):
+        return {"type": "text", "content": block["text"]}
+    if kind == "tool_use":
+        return {
+            "type": "tool_call",
+            "id": block.get("id"),
+            "name": block.get("name"),
+            "arguments": block.get("input"),
+        }
+    if kind == "tool_result":
+        return {
+            "type": "tool_call_response",
+            "id": block.get("tool_use_id"),
+            "response": block.get("content"),
+        }
+    if kind is not None:
+        return dict(block)
+    if isinstance(block.get("text"), str):
+        return {"type": "text", "content": block["text"]}
+    if isinstance(block.get("toolUse"), Mapping):
+        use = block["toolUse"]
+        return {
+            "type": "tool_call",
+            "id": use.get("toolUseId"),
+            "name": use.get("name"),
+            "arguments": use.get("input"),
+        }
+    if isinstance(block.get("toolResult"), Mapping):
+        result = block["toolResult"]
+        return {
+            "type": "tool_call_response",
+            "id": result.get("toolUseId"),
+            "response": result.get("content"),
+            **({"status": result["status"]} if "status" in result else {}),
+        }
+    if isinstance(block.get("reasoningContent"), Mapping):
+        text = block["reasoningContent"].get("reasoningText")
+        content = text.get("text") if isinstance(text, Mapping) else None
+        return {"type": "reasoning", "content": content}
+    key = next(iter(block), None)
+    return {"type": str(key), "content": block[key]} if key is not None else None
+
+
+def _tool_call_parts(tool_calls: Any) -> list[dict[str, Any]]:
+    """Chat-completion `tool_calls`: [{id, type, function: {name, arguments}}]."""
+    decoded = decode_json(tool_calls)
+    if not isinstance(decoded, list):
+        return []
+    parts: list[dict[str, Any]] = []
+    for call in decoded:
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else call
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("id"),
+                "name": function.get("name"),
+                "arguments": decode_json(function.get("arguments")),
+            }
+        )
+    return parts

@@ -1,0 +1,164 @@
+"""Google ADK (scope `gcp.vertex.agent`), telemetry schema v2 and the legacy v1.
+
+v2 writes GenAI attributes: `invoke_workflow` > `invoke_agent {name}` > `generate_content
+{model}` / `execute_tool {tool}`. The legacy schema puts content on `call_llm` spans
+(`gcp.vertex.agent.llm_request` / `llm_response`, Gemini `contents`) and on tool spans
+(`gcp.vertex.agent.tool_call_args` / `tool_response`); the `generate_content` span under a
+`call_llm` repeats the call without content and is left to the run builder's rule for nested
+model spans. In both, ADK wraps a tool's non-dict return value as `{"result": value}` and its
+call ids do not match the model's (`adk-<uuid>` against `<tool>_<n>`, or none): calls are
+matched by order and name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import NOT_CAPTURED, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.genai import (
+    MODEL_OPERATIONS,
+    OPERATION,
+    GenAIConvention,
+    input_tokens,
+    output_tokens,
+)
+from otel_scorers.conventions.messages import as_str, decode_content, tool_state
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+SCOPE = "gcp.vertex.agent"
+LLM_REQUEST = "gcp.vertex.agent.llm_request"
+LLM_RESPONSE = "gcp.vertex.agent.llm_response"
+TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
+TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
+_CALL_LLM = "call_llm"
+#: ADK's stand-in for a value it does not have (a failed call's id and result).
+NOT_SPECIFIED = "<not specified>"
+_GENAI = GenAIConvention()
+
+
+class GoogleADKConvention:
+    name = "google_adk"
+    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    run_start_markers: tuple[tuple[str, str | None], ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        return span.scope == SCOPE
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        operation = span.attributes.get(OPERATION)
+        if operation == "invoke_agent":
+            return "run"
+        if operation == "execute_tool":
+            return "tool"
+        if operation in MODEL_OPERATIONS or span.name == _CALL_LLM:
+            return "model"
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        return _GENAI.run_content(span)
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        attributes = span.attributes
+        if LLM_REQUEST not in attributes and LLM_RESPONSE not in attributes:
+            return _GENAI.model_call(span)
+        return ModelCall(
+            span_id=span.span_id,
+            start_ns=span.start_ns,
+            input=_request_messages(attributes.get(LLM_REQUEST)),
+            output=_response_messages(attributes.get(LLM_RESPONSE)),
+            model=as_str(attributes.get("gen_ai.response.model"))
+            or as_str(attributes.get("gen_ai.request.model")),
+            input_tokens=input_tokens(attributes),
+            output_tokens=output_tokens(attributes),
+        )
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        attributes = span.attributes
+        call = _GENAI.tool_call(span)
+        arguments, result = call.arguments, call.result
+        legacy_arguments, legacy_result = attributes.get(TOOL_ARGS), attributes.get(TOOL_RESPONSE)
+        # With content capture off the legacy schema writes "{}" for both; a real response is
+        # never empty (ADK wraps even None as {"result": null}).
+        if not (_is_empty(legacy_arguments) and _is_empty(legacy_result)):
+            if arguments is None:
+                arguments = decode_content(legacy_arguments)
+            if result is None:
+                result = decode_content(legacy_result)
+        result = unwrap_result(result)
+        state, error = tool_state(span, result)
+        call_id = call.call_id if call.call_id != NOT_SPECIFIED else None
+        return ToolCall(
+            name=call.name,
+            call_id=call_id,
+            arguments=arguments,
+            result=result,
+            state=state,
+            error=error,
+            start_ns=call.start_ns,
+            end_ns=call.end_ns,
+        )
+
+
+def unwrap_result(result: Any) -> Any:
+    """ADK sends a tool's non-dict return value to the model as {"result": value}."""
+    if isinstance(result, Mapping) and len(result) == 1 and "result" in result:
+        value = result["result"]
+        return None if value == NOT_SPECIFIED else value
+    return result
+
+
+def _is_empty(value: Any) -> bool:
+    return bool(decode_content(value) == {})
+
+
+def _request_messages(value: Any) -> Messages:
+    request = decode_content(value)
+    if not isinstance(request, Mapping) or not isinstance(request.get("contents"), list):
+        return NOT_CAPTURED
+    messages = tuple(_message(content) for content in request["contents"] if isinstance(content, Mapping))
+    return Messages(messages, captured=True)
+
+
+def _response_messages(value: Any) -> Messages:
+    response = decode_content(value)
+    if not isinstance(response, Mapping) or not isinstance(response.get("content"), Mapping):
+        return NOT_CAPTURED
+    return Messages((_message(response["content"]),), captured=True)
+
+
+def _message(content: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemini `Content` ({role: user|model, parts: [text | function_call | function_response]})."""
+    role = content.get("role")
+    parts = content.get("parts")
+    return {
+        "role": "assistant" if role == "model" else str(role or "user"),
+        "parts": [part for raw in parts if (part := _part(raw)) is not None]
+        if isinstance(parts, list)
+        else [],
+    }
+
+
+def _part(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    if isinstance(raw.get("text"), str):
+        return {"type": "reasoning" if raw.get("thought") else "text", "content": raw["text"]}
+    call = raw.get("function_call")
+    if isinstance(call, Mapping):
+        return {
+            "type": "tool_call",
+            "id": call.get("id"),
+            "name": call.get("name"),
+            "arguments": call.get("args"),
+        }
+    response = raw.get("function_response")
+    if isinstance(response, Mapping):
+        return {
+            "type": "tool_call_response",
+            "id": response.get("id"),
+            "name": response.get("name"),
+            "response": response.get("response"),
+        }
+    return None

@@ -1,0 +1,133 @@
+"""Pydantic AI's instrumentation (scope `pydantic-ai`), formats v2 to v6.
+
+The run span holds the whole conversation in `pydantic_ai.all_messages`, where
+`pydantic_ai.new_message_index` marks where this run's messages start (earlier ones are the
+history it was given), and the answer in `final_result`. Format v2 names its spans `agent run`
+and `running tool` and puts tool arguments and results in `tool_arguments` / `tool_response`;
+v3+ uses the GenAI names. Chat spans follow the GenAI conventions (older releases: the `events`
+attribute, which `genai_events` reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.genai import (
+    MODEL_OPERATIONS,
+    OPERATION,
+    GenAIConvention,
+    input_tokens,
+    name_suffix,
+    output_tokens,
+)
+from otel_scorers.conventions.genai_events import event_list_messages
+from otel_scorers.conventions.messages import (
+    as_int,
+    as_str,
+    decode_content,
+    genai_messages,
+    has_text,
+    is_placeholder,
+    text_of,
+    tool_state,
+)
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+SCOPE = "pydantic-ai"
+ALL_MESSAGES = "pydantic_ai.all_messages"
+_RUN_V2, _TOOL_V2 = "agent run", "running tool"
+#: Format v1 kept the run's messages as a list of v1.28-style event bodies.
+_EVENTS_V1 = "all_messages_events"
+_GENAI = GenAIConvention()
+
+
+class PydanticAIConvention:
+    name = "pydantic_ai"
+    run_start_names: tuple[str, ...] = (_RUN_V2, "invoke_agent")
+    run_start_markers: tuple[tuple[str, str | None], ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        operation = span.attributes.get(OPERATION)
+        if operation == "invoke_agent" or span.name == _RUN_V2:
+            return "run"
+        if operation == "execute_tool" or span.name == _TOOL_V2:
+            return "tool"
+        if operation in MODEL_OPERATIONS:
+            return "model"
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        attributes = span.attributes
+        messages = genai_messages(attributes.get(ALL_MESSAGES))
+        if not messages.captured and _EVENTS_V1 in attributes:
+            request, response = event_list_messages(attributes[_EVENTS_V1])
+            messages = Messages(request.items + response.items, captured=request.captured)
+        start = as_int(attributes.get("pydantic_ai.new_message_index")) or 0
+        new_messages = messages.items[start:]
+        aggregated_input = as_int(attributes.get("gen_ai.aggregated_usage.input_tokens"))
+        aggregated_output = as_int(attributes.get("gen_ai.aggregated_usage.output_tokens"))
+        aggregated = aggregated_input is not None or aggregated_output is not None
+        return RunSpanContent(
+            agent_name=as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get("agent_name"))
+            or name_suffix(span.name, "invoke_agent"),
+            input=Messages(new_messages, captured=True) if messages.captured else NOT_CAPTURED,
+            input_text=first_turn_text(new_messages) if messages.captured else None,
+            output_text=_final_result(attributes.get("final_result")),
+            model=as_str(attributes.get("model_name")) or as_str(attributes.get("gen_ai.request.model")),
+            input_tokens=aggregated_input if aggregated else input_tokens(attributes),
+            output_tokens=aggregated_output if aggregated else output_tokens(attributes),
+            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+        )
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        attributes = span.attributes
+        raw_result = attributes.get("gen_ai.tool.call.result", attributes.get("tool_response"))
+        raw_arguments = attributes.get("gen_ai.tool.call.arguments", attributes.get("tool_arguments"))
+        result = decode_content(raw_result)
+        state, error = tool_state(span, result)
+        return ToolCall(
+            name=as_str(attributes.get("gen_ai.tool.name"))
+            or name_suffix(span.name, "execute_tool")
+            or span.name,
+            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
+            arguments=decode_content(raw_arguments),
+            result=result,
+            state=state,
+            error=error,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+        )
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        return _GENAI.model_call(span)
+
+
+def first_turn_text(messages: Sequence[Message]) -> str | None:
+    """The user's request: the last user text before the run's first model response."""
+    found: str | None = None
+    for message in messages:
+        if message.get("role") in ("assistant", "model"):
+            break
+        if message.get("role") == "user" and has_text(message):
+            found = text_of(message)
+    return found
+
+
+def _final_result(value: Any) -> str | None:
+    """`final_result` is the output as text, or as a JSON document for structured output."""
+    if value is None or is_placeholder(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping | list):
+        return orjson.dumps(value).decode()
+    return str(value)

@@ -1,0 +1,89 @@
+"""Strands Agents (`gen_ai.provider.name` or `gen_ai.system` = `strands-agents`).
+
+Spans follow the GenAI names (`invoke_agent` > `execute_event_loop_cycle` > `chat` /
+`execute_tool`); content travels in span events, which `genai_events` reads: in the default
+mode as v1.28-style events with Bedrock content blocks, in the latest mode as
+`gen_ai.client.inference.operation.details` events. Strands-specific: on a tool span the
+default mode's `gen_ai.tool.message` event holds the call's arguments and its `gen_ai.choice`
+the result; results are content blocks (`[{"text": ...}]`), unwrapped to what the tool returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.genai import GenAIConvention
+from otel_scorers.conventions.messages import decode_content, tool_state
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+PROVIDER = "strands-agents"
+_GENAI = GenAIConvention()
+
+
+class StrandsConvention:
+    name = "strands"
+    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    run_start_markers: tuple[tuple[str, str | None], ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        attributes = span.attributes
+        return (
+            attributes.get("gen_ai.provider.name") == PROVIDER or attributes.get("gen_ai.system") == PROVIDER
+        )
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        return _GENAI.role(span)
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        return _GENAI.run_content(span)
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        return _GENAI.model_call(span)
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        call = _GENAI.tool_call(span)
+        arguments, result = call.arguments, call.result
+        if arguments is None or result is None:
+            event_arguments, event_result = _tool_events(span)
+            arguments = arguments if arguments is not None else event_arguments
+            result = result if result is not None else event_result
+        result = unwrap_blocks(result)
+        state, error = tool_state(span, result)
+        if state == "ok" and span.attributes.get("gen_ai.tool.status") == "error":
+            state, error = "error", "error"
+        return ToolCall(
+            name=call.name,
+            call_id=call.call_id,
+            arguments=arguments,
+            result=result,
+            state=state,
+            error=error,
+            start_ns=call.start_ns,
+            end_ns=call.end_ns,
+        )
+
+
+def _tool_events(span: SpanRecord) -> tuple[Any, Any]:
+    """Default mode: `gen_ai.tool.message` {content: arguments}, `gen_ai.choice` {message: result}."""
+    arguments: Any = None
+    result: Any = None
+    for event in span.events:
+        if event.name == "gen_ai.tool.message":
+            arguments = decode_content(event.attributes.get("content"))
+        elif event.name == "gen_ai.choice":
+            result = decode_content(event.attributes.get("message"))
+    return arguments, result
+
+
+def unwrap_blocks(result: Any) -> Any:
+    """Strands returns content blocks: text blocks become their text, one JSON block its value."""
+    if not isinstance(result, list) or not result or not all(isinstance(block, Mapping) for block in result):
+        return result
+    if all(set(block) == {"text"} and isinstance(block["text"], str) for block in result):
+        return "".join(block["text"] for block in result)
+    if len(result) == 1 and set(result[0]) == {"json"}:
+        return result[0]["json"]
+    return result
