@@ -1,6 +1,6 @@
 """otel-scorers: live quality scoring for AI agents on OpenTelemetry."""
 
-from otel_scorers import checks
+from otel_scorers import checks, scorers
 from otel_scorers.binding import Binding, bind
 from otel_scorers.config import Config, load_config
 from otel_scorers.errors import ConfigError
@@ -26,4 +26,5 @@ __all__ = [
     "checks",
     "load_config",
     "scorer",
+    "scorers",
 ]

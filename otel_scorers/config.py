@@ -11,6 +11,9 @@ scorers:
     timeout_s: 30
 processor:                      # optional, in-process knobs
   hold_timeout_s: 5
+judge:                          # optional, for LLM judge scorers (answer_relevancy...)
+  model: openai/gpt-4o-mini
+  cost_budget_usd_per_hour: 2
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.checks import CHECKS
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorer import Scorer, import_scorer
 from otel_scorers.scorers import SCORER_FACTORIES
 
@@ -137,6 +141,7 @@ class Config(BaseModel):
     scorers: list[ScorerConfig] = Field(min_length=1)
     processor: ProcessorConfig = ProcessorConfig()
     sidecar: SidecarConfig = SidecarConfig()
+    judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)
@@ -207,9 +212,11 @@ def load_config(path: str | Path) -> Config:
 def build_bindings(config: Config) -> list[Binding]:
     bindings: list[Binding] = []
     seen: dict[str, int] = {}
+    # One judge for all judge bindings: they share its concurrency limit, cost budget and cache.
+    judge = Judge(config.judge) if config.judge is not None else None
     for index, entry in enumerate(config.scorers):
         path = f"scorers[{index}]"
-        scorer = make_scorer(entry.type, entry.args, path)
+        scorer = make_scorer(entry.type, entry.args, path, judge)
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if ":" in entry.type else entry.type)
         if name in seen:
@@ -233,7 +240,7 @@ def build_bindings(config: Config) -> list[Binding]:
     return bindings
 
 
-def make_scorer(kind: str, args: Mapping[str, Any], path: str) -> Scorer:
+def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None = None) -> Scorer:
     factory: Callable[..., Any] | None = CHECKS.get(kind) or SCORER_FACTORIES.get(kind)
     if factory is None:
         if ":" in kind:
@@ -245,6 +252,8 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str) -> Scorer:
         raise ConfigError(
             f"{path}.type", f"unknown scorer type {kind!r}; use one of {known}, or 'pkg.module:function'"
         )
+    if judge is not None and "judge" not in args and "judge" in inspect.signature(factory).parameters:
+        args = {**args, "judge": judge}
     scorer: Scorer = _call_factory(kind, factory, args, f"{path}.args")
     return scorer
 

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.span_record import OWN_SCOPE
 
@@ -68,11 +69,35 @@ def _otlp_exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
     )
 
 
+def demo_document(out: Any = None) -> dict[str, Any]:
+    """The demo's config, with answer_relevancy when a judge model (and its key) is configured;
+    otherwise one line on how to turn it on."""
+    document: dict[str, Any] = yaml.safe_load(DEMO_CONFIG)
+    judge = JudgeConfig.from_env()
+    if judge.model:
+        missing = import_litellm().validate_environment(
+            model=judge.model, api_key=judge.api_key, api_base=judge.api_base
+        ).get("missing_keys")
+        if not missing:
+            document["scorers"].append({"type": "answer_relevancy"})
+            document["judge"] = judge.model_dump(exclude_none=True)
+            return document
+        print(
+            f"LLM judge off: {ENV_MODEL}={judge.model} also needs {', '.join(missing)}.", file=out or sys.stdout
+        )
+        return document
+    print(
+        f"LLM judge off: set {ENV_MODEL}=openai/gpt-4o-mini (and OPENAI_API_KEY) to add answer_relevancy.",
+        file=out or sys.stdout,
+    )
+    return document
+
+
 def run_demo(
     otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None
 ) -> int:
     config = (
-        load_config(config_path) if config_path else parse_config(yaml.safe_load(DEMO_CONFIG), "demo config")
+        load_config(config_path) if config_path else parse_config(demo_document(), "demo config")
     )
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
     spans = InMemorySpanExporter()

@@ -16,6 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
+from otel_scorers.judge import BUDGET_SKIP_PREFIX
 from otel_scorers.metrics import EVALUATION_NAME, PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.span_record import OWN_SCOPE
@@ -34,7 +35,9 @@ _MAX_EXPLANATION = 2000
 
 def run_context(run: AgentRun) -> Context:
     """A context whose current span is the run's span, to parent evaluation spans on it."""
-    parent = SpanContext(run.trace_id, run.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent = SpanContext(
+        run.trace_id, run.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+    )
     return trace.set_span_in_context(NonRecordingSpan(parent))
 
 
@@ -73,6 +76,21 @@ def score_attributes(scores: Sequence[Score]) -> dict[str, Any]:
         if score.label is not None:
             attributes[LABEL_ATTRIBUTE_PREFIX + score.scorer] = score.label
     return attributes
+
+
+def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
+    """`otel_scorers.judge.tokens` and `.cost` from the usage a judge scorer reported (failed
+    scores included: a judge that answered badly was still paid)."""
+    usage = score.usage
+    if usage is None or usage.calls == 0:
+        return
+    attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
+    if usage.model:
+        attributes["gen_ai.request.model"] = usage.model
+    metrics.judge_tokens.add(usage.input_tokens, {**attributes, "gen_ai.token.type": "input"})
+    metrics.judge_tokens.add(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
+    if usage.cost_usd is not None:
+        metrics.judge_cost.add(usage.cost_usd, attributes)
 
 
 class Emitter:
@@ -124,8 +142,12 @@ class Emitter:
             metric_attributes = {EVALUATION_NAME: score.scorer}
             if run.agent_name:
                 metric_attributes[AGENT_NAME] = run.agent_name
+            if score.usage is not None:
+                record_judge_usage(metrics, score)
             if score.skipped is not None:
                 metrics.evaluation_outcome(score.scorer, "skipped")
+                if score.skipped.startswith(BUDGET_SKIP_PREFIX):
+                    metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
                 continue
             metrics.scorer_duration.record(score.duration_s, {EVALUATION_NAME: score.scorer}, context=context)
             if score.error is not None:

@@ -34,10 +34,14 @@ class PipelineMetrics:
             explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
         )
         self.results = meter.create_counter(
-            "gen_ai.evaluation.results", unit="{result}", description="Evaluation results by scorer, label and agent."
+            "gen_ai.evaluation.results",
+            unit="{result}",
+            description="Evaluation results by scorer, label and agent.",
         )
         self.runs = meter.create_counter(
-            "otel_scorers.runs", unit="{run}", description="Agent runs by outcome: assembled, dropped (with reason)."
+            "otel_scorers.runs",
+            unit="{run}",
+            description="Agent runs by outcome: assembled, dropped (with reason).",
         )
         self.evaluations = meter.create_counter(
             "otel_scorers.evaluations",
@@ -45,7 +49,9 @@ class PipelineMetrics:
             description="Per scorer binding and run: filtered, sampled_out, rate_limited, scored, skipped, error.",
         )
         self.late_spans = meter.create_counter(
-            "otel_scorers.late_spans", unit="{span}", description="Spans that arrived after their run was built."
+            "otel_scorers.late_spans",
+            unit="{span}",
+            description="Spans that arrived after their run was built.",
         )
         self.dropped_spans = meter.create_counter(
             "otel_scorers.spans.dropped", unit="{span}", description="Spans not buffered, by reason."
@@ -57,7 +63,22 @@ class PipelineMetrics:
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
         self.scorer_errors = meter.create_counter(
-            "otel_scorers.scorer.errors", unit="{error}", description="Scorer failures by scorer and error.type."
+            "otel_scorers.scorer.errors",
+            unit="{error}",
+            description="Scorer failures by scorer and error.type.",
+        )
+        self.judge_tokens = meter.create_counter(
+            "otel_scorers.judge.tokens",
+            unit="{token}",
+            description="Tokens the LLM judges used, by scorer, model and gen_ai.token.type (input, output).",
+        )
+        self.judge_cost = meter.create_counter(
+            "otel_scorers.judge.cost", unit="USD", description="What the LLM judges cost (litellm's cost table)."
+        )
+        self.judge_budget_skips = meter.create_counter(
+            "otel_scorers.judge.budget_skips",
+            unit="{evaluation}",
+            description="Judge evaluations skipped because the hourly cost budget was spent.",
         )
         self.receiver_spans = meter.create_counter(
             "otel_scorers.receiver.spans",

@@ -9,4 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-SCORER_FACTORIES: dict[str, Callable[..., Any]] = {}
+from otel_scorers.scorers.answer_relevancy import answer_relevancy
+from otel_scorers.scorers.llm import ask_judge, llm_scorer
+
+SCORER_FACTORIES: dict[str, Callable[..., Any]] = {"answer_relevancy": answer_relevancy}
+
+__all__ = ["SCORER_FACTORIES", "answer_relevancy", "ask_judge", "llm_scorer"]

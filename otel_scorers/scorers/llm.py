@@ -1,0 +1,173 @@
+"""LLM-judged custom scorers without reimplementing the judge: a prompt and a JSON shape in, the
+parsed reply with its usage out. Retries, the repair round, the cache, the budget and the
+concurrency limit come from the shared `Judge`.
+
+    class Politeness(BaseModel):
+        polite: bool
+        reason: str
+
+    polite = llm_scorer(
+        "polite",
+        'Is the answer polite to the user? Reply with only JSON: {"polite": true|false, "reason": "..."}',
+        Politeness,
+        score=lambda reply: reply.polite,
+        reason=lambda reply: reply.reason,
+        needs=["output"],
+        model="openai/gpt-4o-mini",
+    )
+
+Or, inside any async scorer, `reply = await ask_judge(prompt, Shape, data={"answer": run.output})`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from otel_scorers.judge import (
+    DATA_NOTICE,
+    Judge,
+    JudgeConfig,
+    JudgeError,
+    JudgeReply,
+    as_judge,
+    delimit,
+    require_litellm,
+)
+from otel_scorers.model import AgentRun, JudgeUsage, Score
+
+T = TypeVar("T")
+DataOf = Callable[[AgentRun], Mapping[str, "str | None"]]
+
+
+def default_data(run: AgentRun) -> Mapping[str, str | None]:
+    return {"question": run.input, "answer": run.output}
+
+
+def judge_messages(
+    prompt: str, data: Mapping[str, str | None], system: str | None = None
+) -> list[dict[str, str]]:
+    """The prompt, then each data item as delimited, escaped data the judge is told not to obey."""
+    blocks = [delimit(tag, text or "") for tag, text in data.items()]
+    instructions = f"{system}\n{DATA_NOTICE}" if system else DATA_NOTICE
+    user = "\n".join([prompt, *blocks]) if blocks else prompt
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
+
+
+async def ask_judge(
+    prompt: str,
+    shape: type[T],
+    *,
+    data: Mapping[str, str | None] | None = None,
+    system: str | None = None,
+    model: str | None = None,
+    judge: Judge | JudgeConfig | None = None,
+    prompt_version: str = "1",
+) -> JudgeReply[T]:
+    """Ask the judge `prompt` about `data` (tag -> text) and parse its reply as `shape` (a
+    pydantic model, TypedDict or dataclass). Raises `JudgeError` (`.type`, `.to_score(name)`)
+    when the judge fails or the hourly budget is spent; never anything else from the judge."""
+    the_judge = as_judge(judge)
+    the_model = the_judge.resolve_model(model)
+    messages = judge_messages(prompt, data or {}, system)
+    key = (the_model, prompt_version, repr(shape), tuple(tuple(m.items()) for m in messages))
+    cached = the_judge.cache.get(key)
+    if cached is not None:
+        return JudgeReply(cached, JudgeUsage(the_model, 0, 0, 0, 0.0), cached=True)
+    the_judge.check_budget()
+    tally = the_judge.tally(the_model)
+    value = await the_judge.ask(messages, shape, tally)
+    the_judge.cache.put(key, value)
+    return JudgeReply(value, tally.usage(), transcript=tuple(tally.transcript or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class LLMScorer(Generic[T]):
+    """A scorer whose verdict is one judge call: `score(reply)` maps the parsed reply to a
+    number, bool or `Score`; `reason(reply)` gives the explanation."""
+
+    name: str
+    prompt: str
+    shape: type[T]
+    to_value: Callable[[T], float | bool]
+    judge: Judge
+    model: str
+    reason_of: Callable[[T], str | None] | None = None
+    data: DataOf = default_data
+    system: str | None = None
+    prompt_version: str = "1"
+    needs: frozenset[str] = field(default_factory=lambda: frozenset({"input", "output"}))
+    binary: bool = False
+
+    async def score(self, run: AgentRun) -> Score:
+        try:
+            reply = await ask_judge(
+                self.prompt,
+                self.shape,
+                data=self.data(run),
+                system=self.system,
+                model=self.model,
+                judge=self.judge,
+                prompt_version=self.prompt_version,
+            )
+        except JudgeError as exc:
+            return exc.to_score(self.name)
+        raw = self.to_value(reply.value)
+        value = (1.0 if raw else 0.0) if isinstance(raw, bool) else float(raw)
+        if not math.isfinite(value):
+            return JudgeError("invalid_value", f"score() returned {raw!r}", reply.usage).to_score(self.name)
+        details: dict[str, Any] = {
+            "reply": _plain(reply.value),
+            "judge_calls": reply.usage.calls,
+            "cached": reply.cached,
+        }
+        if reply.transcript:
+            details["prompts"] = list(reply.transcript)
+        reason = self.reason_of(reply.value) if self.reason_of is not None else None
+        return Score(self.name, value=value, reason=reason, details=details, usage=reply.usage)
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump() if isinstance(value, BaseModel) else value
+
+
+def llm_scorer(
+    name: str,
+    prompt: str,
+    shape: type[T],
+    score: Callable[[T], float | bool],
+    *,
+    reason: Callable[[T], str | None] | None = None,
+    data: DataOf = default_data,
+    system: str | None = None,
+    needs: Iterable[str] = ("input", "output"),
+    binary: bool = False,
+    model: str | None = None,
+    judge: Judge | JudgeConfig | None = None,
+    prompt_version: str = "1",
+) -> LLMScorer[T]:
+    """A judge scorer from a prompt, the reply's JSON shape and a function of the reply.
+
+    `data(run)` says what the judge sees (default: the question and the answer), each item
+    delimited and escaped; bump `prompt_version` when the prompt changes (it keys the cache).
+    """
+    require_litellm(name)
+    the_judge = as_judge(judge)
+    return LLMScorer(
+        name=name,
+        prompt=prompt,
+        shape=shape,
+        to_value=score,
+        judge=the_judge,
+        model=the_judge.resolve_model(model),
+        reason_of=reason,
+        data=data,
+        system=system,
+        prompt_version=prompt_version,
+        needs=frozenset(needs),
+        binary=binary,
+    )
