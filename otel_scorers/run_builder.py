@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otel_scorers.conventions import Convention, SpanRole, classify
-from otel_scorers.conventions.base import ModelCall, RunSpanContent
+from otel_scorers.conventions.base import InternalTools, ModelCall, RunSpanContent, SubRunCalls
 from otel_scorers.conventions.messages import (
     decode_json,
     last_assistant_text,
@@ -31,6 +31,8 @@ class _RunParts:
     convention: Convention
     tools: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
     models: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    #: Sub-agent runs started without a tool span, as the tool calls this run sees.
+    sub_runs: list[ToolCall] = field(default_factory=list)
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -63,10 +65,33 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
             continue
         target = runs[owner].tools if role == "tool" else runs[owner].models
         target.append((convention, by_id[span_id]))
+    for parts in runs.values():
+        _add_sub_run_call(parts, by_id, roles, runs, owner_cache)
 
     wanted = set(only) if only is not None else None
     ordered = sorted(runs.values(), key=lambda parts: parts.span.start_ns)
     return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _add_sub_run_call(
+    parts: _RunParts,
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    runs: Mapping[int, _RunParts],
+    cache: dict[int, int | None],
+) -> None:
+    """A run nested in another run's spans, not under a tool span, may be the answer to one of
+    the outer model's tool-call parts (a managed agent): its convention says what call it was."""
+    parent_id = parts.span.parent_span_id
+    outer = _nearest_run(parent_id, by_id, runs, cache)
+    if outer is None or not isinstance(parts.convention, SubRunCalls):
+        return
+    parent = by_id.get(parent_id) if parent_id is not None else None
+    if parent is not None and roles.get(parent.span_id, (None, None))[1] == "tool":
+        return
+    call = parts.convention.sub_run_call(parts.span, parent)
+    if call is not None:
+        runs[outer].sub_runs.append(call)
 
 
 def _inside_model(
@@ -118,14 +143,24 @@ def _build(parts: _RunParts) -> AgentRun:
     run_span = parts.span
     content = parts.convention.run_content(run_span)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
-    tools = sorted((convention.tool_call(span) for convention, span in parts.tools), key=_start_call)
-    tool_calls = [_failed_without_result(call) for call in _match_requested_calls(tools, models, run_span)]
+    tools = sorted(
+        [(convention.tool_call(span), _internal(convention, span)) for convention, span in parts.tools]
+        + [(call, False) for call in parts.sub_runs],
+        key=lambda pair: _start_call(pair[0]),
+    )
+    internal_parts: set[int] = set()
+    tool_calls = [
+        _failed_without_result(call)
+        for call in _match_requested_calls(tools, models, run_span, internal_parts)
+    ]
 
     missing: set[str] = set()
     run_input = _input_text(content, models)
     if run_input is None:
         missing.add("input")
     run_output = _output_text(content, models, run_span)
+    if run_output == "" and _handed_off(models, internal_parts):
+        run_output = None
     if run_output is None:
         missing.add("output")
     if content.agent_name is None:
@@ -156,6 +191,10 @@ def _build(parts: _RunParts) -> AgentRun:
         convention=parts.convention.name,
         missing=frozenset(missing),
     )
+
+
+def _internal(convention: Convention, span: SpanRecord) -> bool:
+    return isinstance(convention, InternalTools) and convention.internal_tool(span)
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:
@@ -206,45 +245,73 @@ def _output_text(content: RunSpanContent, models: Sequence[ModelCall], run_span:
     return None
 
 
+def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:
+    """The last model turn only asked for framework machinery (a handoff to another agent): the
+    run passed the conversation on instead of answering, so it has no output of its own."""
+    if not models or not internal_parts:
+        return False
+    last = len(tool_call_parts(models[-1].output.items))
+    total = sum(len(tool_call_parts(model.output.items)) for model in models)
+    return last > 0 and all(index in internal_parts for index in range(total - last, total))
+
+
 def _match_requested_calls(
-    tools: list[ToolCall], models: Sequence[ModelCall], run_span: SpanRecord
+    tools: list[tuple[ToolCall, bool]],
+    models: Sequence[ModelCall],
+    run_span: SpanRecord,
+    internal_parts: set[int] | None = None,
 ) -> list[ToolCall]:
-    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls."""
+    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
+
+    `tools` pairs each call with whether it is framework machinery (`InternalTools`): such a
+    call answers its part, then is left out (its part's index goes into `internal_parts`).
+    Calls that start together keep the order in which the model asked for them.
+    """
     requested: list[tuple[int, Mapping[str, Any]]] = [
         (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
     ]
     if not requested:
-        return tools
+        return [call for call, internal in tools if not internal]
     unmatched = list(range(len(requested)))
     by_id = {part.get("id"): index for index, (_, part) in enumerate(requested) if part.get("id")}
-    matched: list[ToolCall] = []
-    for call in tools:
+    matched: list[tuple[ToolCall, int]] = []
+    for call, internal in tools:
         index = by_id.get(call.call_id) if call.call_id else None
         if index is None or index not in unmatched:
             index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
         if index is None:
-            matched.append(call)
+            if not internal:
+                matched.append((call, len(requested)))
             continue
         unmatched.remove(index)
+        if internal:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
         part = requested[index][1]
-        if call.arguments is None and part.get("arguments") is not None:
-            call = replace(call, arguments=decode_json(part.get("arguments")))
+        arguments = decode_json(part.get("arguments"))
+        # The model's arguments are an object; a tool span may hold a bare value (a LangChain
+        # one-argument tool) or nothing: the object says more.
+        if arguments is not None and (
+            call.arguments is None
+            or (isinstance(arguments, Mapping) and not isinstance(call.arguments, Mapping))
+        ):
+            call = replace(call, arguments=arguments)
         if call.call_id is None and isinstance(part.get("id"), str):
             call = replace(call, call_id=part["id"])
-        matched.append(call)
+        matched.append((call, index))
     for index in unmatched:
         start_ns, part = requested[index]
-        matched.append(
-            ToolCall(
-                name=str(part.get("name") or ""),
-                call_id=part.get("id") if isinstance(part.get("id"), str) else None,
-                arguments=decode_json(part.get("arguments")),
-                state="incomplete",
-                start_ns=start_ns,
-            )
+        call = ToolCall(
+            name=str(part.get("name") or ""),
+            call_id=part.get("id") if isinstance(part.get("id"), str) else None,
+            arguments=decode_json(part.get("arguments")),
+            state="incomplete",
+            start_ns=start_ns,
         )
-    matched.sort(key=_start_call)
-    return matched
+        matched.append((call, index))
+    matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
+    return [call for call, _ in matched]
 
 
 def _models(content: RunSpanContent, models: Sequence[ModelCall]) -> tuple[str, ...]:

@@ -8,12 +8,18 @@ from typing import Any
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.openinference import OpenInferenceConvention
+from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
 from otel_scorers.conventions.strands import StrandsConvention
+from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
 
 #: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
 CONVENTIONS: tuple[Convention, ...] = (
+    VercelAIConvention(),
+    OpenLLMetryConvention(),
+    OpenInferenceConvention(),
     PydanticAIConvention(),
     GoogleADKConvention(),
     StrandsConvention(),

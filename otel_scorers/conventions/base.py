@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -86,3 +86,24 @@ class Convention(Protocol):
     def tool_call(self, span: SpanRecord) -> ToolCall: ...
 
     def model_call(self, span: SpanRecord) -> ModelCall: ...
+
+
+@runtime_checkable
+class InternalTools(Protocol):
+    """Optional: a convention whose frameworks run their own machinery as tool spans."""
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        """The tool span is framework machinery (a handoff, a finishing tool such as smolagents'
+        `final_answer`): it answers the model's tool-call part of the same name, but it is not
+        a tool call of the run."""
+        ...
+
+
+@runtime_checkable
+class SubRunCalls(Protocol):
+    """Optional: a convention whose frameworks start a sub-agent without a tool span."""
+
+    def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
+        """The tool call an outer run sees for the sub-agent run `run_span`, which sits inside
+        the outer run's spans under `parent` (not a tool span); None when it is not one."""
+        ...

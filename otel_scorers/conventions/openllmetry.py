@@ -1,0 +1,268 @@
+"""OpenLLMetry / Traceloop (`traceloop.*`): decorator spans, GenAI or indexed LLM messages.
+
+Decorated functions are `{name}.{kind}` spans with `traceloop.span.kind` (workflow, agent,
+task, tool) and their arguments and return value in `traceloop.entity.input`/`output`. LLM
+spans carry GenAI JSON messages (current) or indexed keys `gen_ai.prompt.{i}.*` /
+`gen_ai.completion.{i}.*` (legacy). Its LangChain instrumentation adds a LangGraph layout: an
+`invoke_agent {graph}` root without content over a `{graph}.workflow` span that has it, a
+sub-agent as an `execute_task {graph}` span, tool spans whose arguments and result wrap what
+the tool got and returned, and a one-span `create_agent {name}` trace that is not a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions import langchain
+from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.messages import (
+    as_int,
+    as_str,
+    decode_json,
+    genai_messages,
+    last_assistant_text,
+    last_user_text,
+    tool_state,
+)
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+SPAN_KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+LC_AGENT_NAME = "traceloop.association.properties.lc_agent_name"
+OPERATION = "gen_ai.operation.name"
+#: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
+WORKFLOW_NODES = "gen_ai.workflow.nodes"
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+_INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
+
+
+class OpenLLMetryConvention:
+    name = "openllmetry"
+    run_start_names: tuple[str, ...] = ()
+    run_start_markers: tuple[tuple[str, str | None], ...] = (
+        (SPAN_KIND, "workflow"),
+        (SPAN_KIND, "agent"),
+    )
+
+    def detect(self, span: SpanRecord) -> bool:
+        attributes = span.attributes
+        return (
+            SPAN_KIND in attributes
+            or ENTITY_NAME in attributes
+            or "gen_ai.prompt.0.role" in attributes
+            or "gen_ai.completion.0.role" in attributes
+            or WORKFLOW_NODES in attributes
+        )
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        attributes = span.attributes
+        kind = attributes.get(SPAN_KIND)
+        if kind == "tool" or attributes.get(OPERATION) == "execute_tool":
+            return "tool"
+        if kind in ("workflow", "agent"):
+            return "run"
+        if kind == "task":
+            # A sub-agent graph run from a tool is a task named after the agent it runs.
+            name = attributes.get(ENTITY_NAME)
+            return "run" if name is not None and name == attributes.get(LC_AGENT_NAME) else None
+        if (
+            attributes.get(OPERATION) in MODEL_OPERATIONS
+            or "gen_ai.prompt.0.role" in attributes
+            or "gen_ai.completion.0.role" in attributes
+        ):
+            return "model"
+        # The LangGraph root `invoke_agent {graph}` holds nothing: its `{graph}.workflow`
+        # child is the run. `create_agent` spans build an agent and run nothing.
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        attributes = span.attributes
+        return RunSpanContent(
+            agent_name=as_str(attributes.get(LC_AGENT_NAME))
+            or as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get(ENTITY_NAME))
+            or as_str(attributes.get("traceloop.workflow.name")),
+            input_text=_entity_input_text(attributes.get(ENTITY_INPUT)),
+            output_text=_entity_output_text(attributes.get(ENTITY_OUTPUT)),
+            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+        )
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        attributes = span.attributes
+        raw_arguments = decode_json(
+            attributes.get("gen_ai.tool.call.arguments", attributes.get(ENTITY_INPUT))
+        )
+        arguments, call_id = _tool_arguments(raw_arguments)
+        raw_result = attributes.get("gen_ai.tool.call.result", attributes.get(ENTITY_OUTPUT))
+        message = langchain.tool_message(raw_result)
+        result: Any
+        if message is not None:
+            call_id = call_id or as_str(message.get("tool_call_id"))
+            result = decode_json(message.get("content"))
+        else:
+            result = _unwrap_output(decode_json(raw_result))
+        state, error = tool_state(span, result)
+        if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
+            state, error = "error", str(attributes.get("error.type") or "failure")
+        if state == "ok" and message is not None and message.get("status") == "error":
+            state, error = "error", str(result)
+        return ToolCall(
+            name=as_str(attributes.get("gen_ai.tool.name"))
+            or as_str(attributes.get(ENTITY_NAME))
+            or _name_suffix(span.name, "execute_tool")
+            or span.name.removesuffix(".tool"),
+            call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
+            arguments=arguments,
+            result=None if state == "error" else result,
+            state=state,
+            error=error,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+        )
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        attributes = span.attributes
+        input_messages = genai_messages(attributes.get("gen_ai.input.messages"))
+        if not input_messages.captured:
+            input_messages = indexed_messages(attributes, "gen_ai.prompt.")
+        output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
+        if not output_messages.captured:
+            output_messages = indexed_messages(attributes, "gen_ai.completion.")
+        model = as_str(attributes.get("gen_ai.response.model")) or as_str(
+            attributes.get("gen_ai.request.model")
+        )
+        return ModelCall(
+            span_id=span.span_id,
+            start_ns=span.start_ns,
+            input=input_messages,
+            output=output_messages,
+            model=None if model == "unknown" else model,
+            input_tokens=as_int(
+                attributes.get("gen_ai.usage.input_tokens", attributes.get("gen_ai.usage.prompt_tokens"))
+            ),
+            output_tokens=as_int(
+                attributes.get("gen_ai.usage.output_tokens", attributes.get("gen_ai.usage.completion_tokens"))
+            ),
+        )
+
+
+def _name_suffix(span_name: str, operation: str) -> str | None:
+    prefix = operation + " "
+    return span_name[len(prefix) :] or None if span_name.startswith(prefix) else None
+
+
+def _entity_input_text(value: Any) -> str | None:
+    """The user's request in a workflow's input: a graph's messages, or a lone string argument."""
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    messages = langchain.messages_of(decoded)
+    if messages:
+        return last_user_text(messages)
+    if isinstance(decoded, Mapping):
+        args, kwargs = decoded.get("args"), decoded.get("kwargs")
+        strings = [arg for arg in (args or ()) if isinstance(arg, str)]
+        if isinstance(kwargs, Mapping):
+            strings += [arg for arg in kwargs.values() if isinstance(arg, str)]
+        if len(strings) == 1:
+            return strings[0]
+    return None
+
+
+def _entity_output_text(value: Any) -> str | None:
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    messages = langchain.messages_of(decoded)
+    if messages:
+        return last_assistant_text(messages) or ""
+    return None
+
+
+def _tool_arguments(value: Any) -> tuple[Any, str | None]:
+    """(arguments, call id) from what OpenLLMetry recorded as a tool's input.
+
+    LangChain tools: `{"input_str": repr(args), "inputs": args, "kwargs": {"tool_call_id"}, ...}`.
+    Decorated tools: `{"args": [...], "kwargs": {...}}`.
+    """
+    if not isinstance(value, Mapping):
+        return value, None
+    if "input_str" in value:
+        kwargs = value.get("kwargs")
+        call_id = as_str(kwargs.get("tool_call_id")) if isinstance(kwargs, Mapping) else None
+        inputs = value.get("inputs")
+        if isinstance(inputs, Mapping) and inputs:
+            return dict(inputs), call_id
+        return _literal(value.get("input_str")), call_id
+    if (
+        set(value) <= {"args", "kwargs"}
+        and isinstance(value.get("kwargs"), Mapping)
+        and not value.get("args")
+    ):
+        return dict(value["kwargs"]), None
+    return value, None
+
+
+def _literal(text: Any) -> Any:
+    """A Python repr (LangChain's `input_str`) as a value; the text itself when it is not one."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _unwrap_output(value: Any) -> Any:
+    if isinstance(value, Mapping) and set(value) <= {"output", "kwargs"} and "output" in value:
+        return value["output"]
+    return value
+
+
+def indexed_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
+    """Legacy `gen_ai.prompt.{i}.role|content|tool_call_id|tool_calls.{j}.id|name|arguments`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        match = _INDEXED_KEY.fullmatch(key, len(prefix))
+        if match is not None:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    if not found:
+        return Messages()
+    return Messages(tuple(_indexed_message(found[index]) for index in sorted(found)), captured=True)
+
+
+def _indexed_message(fields: Mapping[str, Any]) -> Message:
+    role = str(fields.get("role") or "")
+    content = fields.get("content")
+    decoded = decode_json(content) if isinstance(content, str) and content[:1] == "[" else content
+    text = langchain.content_text(decoded) if isinstance(decoded, list) else content
+    parts: list[dict[str, Any]] = []
+    if role == "tool":
+        parts.append({"type": "tool_call_response", "id": fields.get("tool_call_id"), "response": text})
+    elif isinstance(text, str):
+        parts.append({"type": "text", "content": text})
+    calls: dict[int, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key.startswith("tool_calls."):
+            index, _, rest = key[len("tool_calls.") :].partition(".")
+            if index.isdigit():
+                calls.setdefault(int(index), {})[rest] = value
+    for position in sorted(calls):
+        call = calls[position]
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("id"),
+                "name": call.get("name"),
+                "arguments": call.get("arguments"),
+            }
+        )
+    return {"role": role, "parts": parts}
