@@ -36,8 +36,11 @@ bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py
 	$(PY) bench/checks.py
 
+# Regenerates tests/fixtures/traces from the real frameworks (registry access needed to install
+# them); `make fixtures FIXTURES="strands google_adk"` regenerates only those generators.
+FIXTURES ?=
 fixtures:
-	tests/fixtures/generate/run_all.sh
+	PYTHON=$(PYTHON) tests/fixtures/generate/run_all.sh $(FIXTURES)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
