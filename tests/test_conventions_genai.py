@@ -299,3 +299,21 @@ def test_a_run_that_ended_without_a_final_text_answered_nothing() -> None:
         [root, _asks_for_a_tool(root), tool_span(root, "get_weather", gen_ai__tool__call__id="c1")]
     )
     assert run.output == "" and "output" not in run.missing
+
+
+def test_v1_28_events_without_content_are_not_captured() -> None:
+    """Capture off: the events still go out, with no content and tool calls reduced to id and name."""
+    root = run_span()
+    stripped = json.dumps(
+        {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather"}}]}
+    )
+    model = span(
+        "chat m",
+        root,
+        gen_ai__operation__name="chat",
+        events=(event("gen_ai.user.message"), event("gen_ai.choice", index=0, message=stripped)),
+    )
+    run = only_run([root, model, tool_span(root, "get_weather", gen_ai__tool__call__id="c1")])
+    assert run.input is None and run.output is None
+    assert {"input", "output"} <= run.missing
+    assert [(call.name, call.arguments) for call in run.tool_calls] == [("get_weather", None)]

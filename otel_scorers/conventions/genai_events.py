@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.messages import decode_json, genai_messages, is_placeholder
+from otel_scorers.conventions.messages import carries_content, decode_json, genai_messages, is_placeholder
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -95,7 +95,6 @@ def _event_form_messages(
     inputs: list[Message] = []
     outputs: list[Message] = []
     seen = False
-    redacted = False
     for name, body in events:
         role = _ROLE_BY_EVENT.get(name)
         if role is None and name != _CHOICE:
@@ -103,31 +102,33 @@ def _event_form_messages(
         seen = True
         if name == _CHOICE:
             message = _choice_message(body)
-            if message is None:
-                redacted = True
-            else:
+            if message is not None:
                 outputs.append(message)
             continue
         content = body.get("content")
         if is_placeholder(content):
-            redacted = True
             continue
         parts = content_parts(content)
         if role == "assistant":
             parts += _tool_call_parts(body.get("tool_calls"))
-        elif role == "tool" and not any(part.get("type") == "tool_call_response" for part in parts):
+        elif role == "tool" and content is not None and not _has_response(parts):
             parts = [{"type": "tool_call_response", "id": body.get("id"), "response": decode_json(content)}]
         inputs.append({"role": str(body.get("role") or role), "parts": parts})
     if not seen:
         return None
-    # Events present but their content replaced by placeholders: nothing was captured.
-    if redacted and not inputs and not outputs:
-        return NOT_CAPTURED, NOT_CAPTURED
     return _captured(inputs), _captured(outputs)
 
 
+def _has_response(parts: list[dict[str, Any]]) -> bool:
+    return any(part.get("type") == "tool_call_response" for part in parts)
+
+
 def _captured(messages: list[Message]) -> Messages:
-    return Messages(tuple(messages), captured=True) if messages else NOT_CAPTURED
+    """With capture off these events still go out, without content (or with placeholders, or
+    with tool calls reduced to id and name): such messages say nothing about the content."""
+    if not any(message["parts"] for message in messages) or not carries_content(messages):
+        return NOT_CAPTURED
+    return Messages(tuple(messages), captured=True)
 
 
 def _choice_message(body: Mapping[str, Any]) -> Message | None:
@@ -136,7 +137,7 @@ def _choice_message(body: Mapping[str, Any]) -> Message | None:
     if message is None or is_placeholder(message):
         return None
     decoded = decode_json(message)
-    if isinstance(decoded, Mapping) and ("content" in decoded or "tool_calls" in decoded):
+    if isinstance(decoded, Mapping) and not _looks_like_blocks(decoded):
         if is_placeholder(decoded.get("content")):
             return None
         parts = content_parts(decoded.get("content")) + _tool_call_parts(decoded.get("tool_calls"))
@@ -260,12 +261,9 @@ def _tool_call_parts(tool_calls: Any) -> list[dict[str, Any]]:
             continue
         function = call.get("function")
         function = function if isinstance(function, Mapping) else call
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id"),
-                "name": function.get("name"),
-                "arguments": decode_json(function.get("arguments")),
-            }
-        )
+        part = {"type": "tool_call", "id": call.get("id"), "name": function.get("name")}
+        # Without content capture the call keeps its id and name only.
+        if function.get("arguments") is not None:
+            part["arguments"] = decode_json(function.get("arguments"))
+        parts.append(part)
     return parts

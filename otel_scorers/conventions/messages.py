@@ -66,10 +66,10 @@ def genai_messages(value: Any) -> Messages:
     if not isinstance(decoded, list):
         return Messages()
     messages = tuple(_normalize_message(item) for item in decoded if isinstance(item, Mapping))
-    return Messages(messages, captured=_carries_content(messages))
+    return Messages(messages, captured=carries_content(messages))
 
 
-def _carries_content(messages: Sequence[Message]) -> bool:
+def carries_content(messages: Sequence[Message]) -> bool:
     """With content capture off some instrumentations keep the parts' type, id and name but
     drop their text, arguments and results: such messages say nothing about the content."""
     parts = [part for message in messages for part in message.get("parts", ())]
