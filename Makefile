@@ -35,6 +35,7 @@ pytest: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py
 	$(PY) bench/checks.py
+	$(PY) bench/conventions.py
 
 # Regenerates tests/fixtures/traces from the real frameworks (registry access needed to install
 # them); `make fixtures FIXTURES="strands google_adk"` regenerates only those generators.
