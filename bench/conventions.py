@@ -85,11 +85,11 @@ def main() -> None:
         f"{'framework':<26}{'spans':>7}{'runs':>6}{'detect ns/span':>16}{'ratio':>7}{'build ns/span':>15}{'ratio':>7}"
     )
     for framework, traces in corpus.items():
-        spans = sum(len(trace) for trace in traces)
+        span_count = sum(len(trace) for trace in traces)
         runs = sum(len(build_runs(trace)) for trace in traces)
         d, b = statistics.median(detect[framework]), statistics.median(build[framework])
         print(
-            f"{framework:<26}{spans:>7}{runs:>6}{d:>16.0f}{d / base_detect:>7.2f}{b:>15.0f}{b / base_build:>7.2f}"
+            f"{framework:<26}{span_count:>7}{runs:>6}{d:>16.0f}{d / base_detect:>7.2f}{b:>15.0f}{b / base_build:>7.2f}"
         )
     print(f"(ratios against {BASELINE}; medians of {args.rounds} rounds of {args.repeat} passes)")
 
