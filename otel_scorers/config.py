@@ -89,6 +89,7 @@ class ExportConfig(BaseModel):
     insecure: bool | None = None
     metric_interval_s: float = Field(10.0, gt=0)
     batch_delay_s: float = Field(1.0, gt=0)
+    timeout_s: float = Field(10.0, gt=0)
 
 
 class ForwardConfig(BaseModel):

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import ParseDict, ParseError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
@@ -59,7 +59,8 @@ def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServ
             document, ExportTraceServiceRequest(), ignore_unknown_fields=True
         )
         return request
-    except (AttributeError, TypeError, ValueError, binascii.Error) as exc:
+    # json_format's ParseError is not a ValueError.
+    except (AttributeError, TypeError, ValueError, binascii.Error, ParseError) as exc:
         raise OtlpDecodeError(f"not an OTLP trace request: {exc}") from exc
 
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
@@ -102,6 +108,65 @@ class RunningSidecar:
     @property
     def http_url(self) -> str:
         return f"http://127.0.0.1:{self.service.http.port}"
+
+
+_LISTENING = re.compile(r"OTLP/(gRPC|HTTP) receiver.* on ([\d.]+):(\d+)")
+
+
+class ServeProcess:
+    def __init__(self, config: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "otel_scorers.cli", "serve", "-c", str(config)],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.lines: list[str] = []
+        self.ports: dict[str, int] = {}
+        self._seen = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            match = _LISTENING.search(line)
+            if match:
+                self.ports[match.group(1)] = int(match.group(3))
+                if len(self.ports) == 2:
+                    self._seen.set()
+
+    def grpc_port(self, timeout_s: float = 20) -> int:
+        assert self._seen.wait(timeout_s), "".join(self.lines)
+        return self.ports["gRPC"]
+
+    def http_port(self, timeout_s: float = 20) -> int:
+        assert self._seen.wait(timeout_s), "".join(self.lines)
+        return self.ports["HTTP"]
+
+    def rss_bytes(self) -> int:
+        """The process's resident memory, from /proc."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self._reader.join(5)
+
+
+def send_grpc(endpoint: str, body: bytes, token: str | None = None) -> bytes:
+    """One raw OTLP/gRPC export; raises grpc.RpcError on a refusal."""
+    with grpc.insecure_channel(endpoint) as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        metadata = (("authorization", f"Bearer {token}"),) if token is not None else ()
+        result: bytes = export(body, metadata=metadata, timeout=10)
+        return result
 
 
 def agent_spans(scripts: Sequence[ScriptedRun], service: str = "weather-service") -> list[ReadableSpan]:

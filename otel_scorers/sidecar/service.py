@@ -202,7 +202,4 @@ class Sidecar:
         self._finish(trace, None)
 
     def _flush_telemetry(self, timeout_s: float) -> None:
-        try:
-            self.telemetry.force_flush(timeout_s)
-        finally:
-            self.telemetry.shutdown()
+        self.telemetry.shutdown(timeout_s)

@@ -37,16 +37,15 @@ class Telemetry:
     def prometheus_text(self) -> bytes:
         return generate_latest(self.registry)
 
-    def force_flush(self, timeout_s: float) -> None:
+    def shutdown(self, timeout_s: float) -> None:
+        """Flush what is buffered and stop. Each exporter gives up after its own `timeout_s`, so an
+        unreachable collector delays the exit by about that, not by every retry of every signal."""
         millis = int(timeout_s * 1000)
         self.tracer_provider.force_flush(millis)
         self.logger_provider.force_flush(millis)
-        self.meter_provider.force_flush(millis)
-
-    def shutdown(self) -> None:
+        self.meter_provider.shutdown(timeout_millis=millis)  # collects and exports one last time
         self.tracer_provider.shutdown()
         self.logger_provider.shutdown()
-        self.meter_provider.shutdown()
 
 
 def _protocol(config: ExportConfig) -> str:
@@ -56,7 +55,7 @@ def _protocol(config: ExportConfig) -> str:
 def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
     """Span, log and metric exporters; arguments left out fall back to the SDK's environment."""
     protocol = _protocol(config)
-    common: dict[str, Any] = {}
+    common: dict[str, Any] = {"timeout": config.timeout_s}
     if config.headers:
         common["headers"] = dict(config.headers)
     if protocol == "grpc":
@@ -99,7 +98,9 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
     delay_ms = int(config.batch_delay_s * 1000)
     tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter, schedule_delay_millis=delay_ms))
     logger_provider = LoggerProvider(resource=resource)
-    logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter, schedule_delay_millis=delay_ms))
+    logger_provider.add_log_record_processor(
+        BatchLogRecordProcessor(log_exporter, schedule_delay_millis=delay_ms)
+    )
     registry = CollectorRegistry(auto_describe=True)
     readers = [
         PeriodicExportingMetricReader(

@@ -1,0 +1,171 @@
+"""Bad input gets a clear 4xx naming what is wrong, and nothing else is affected: malformed
+protobuf and JSON, wrong content type, oversize and gzip-bomb bodies, missing or wrong tokens,
+invalid span ids (a partial success)."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import orjson
+import pytest
+from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from otel_scorers.example_agent import DEMO_RUNS
+from tests.otlp_capture import OtlpCapture
+from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
+
+TOKEN = "s3cret-token"
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+@pytest.fixture(scope="module")
+def capture() -> Iterator[OtlpCapture]:
+    with OtlpCapture() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def sidecar(capture: OtlpCapture) -> Iterator[RunningSidecar]:
+    document = sidecar_document(capture.endpoint, token=TOKEN, max_request_bytes=64 * 1024)
+    with RunningSidecar(document) as running:
+        yield running
+
+
+def post(
+    sidecar: RunningSidecar, body: bytes, headers: dict[str, str], token: str | None = TOKEN
+) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=10)
+    if token is not None:
+        headers = {**headers, "Authorization": f"Bearer {token}"}
+    connection.request("POST", "/v1/traces", body=body, headers=headers)
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    if response.getheader("Content-Type", "").startswith("application/json"):
+        return response.status, orjson.loads(data)
+    if response.getheader("Content-Type", "").startswith("application/x-protobuf") and response.status != 200:
+        return response.status, Status.FromString(data).message
+    return response.status, data
+
+
+def grpc_export(sidecar: RunningSidecar, body: bytes, token: str | None = TOKEN) -> bytes:
+    return send_grpc(sidecar.grpc_endpoint, body, token)
+
+
+def valid_body() -> bytes:
+    body: bytes = encode(agent_spans(DEMO_RUNS[:1])).SerializeToString()
+    return body
+
+
+def test_malformed_protobuf_is_a_400_naming_the_problem(sidecar: RunningSidecar) -> None:
+    status, message = post(sidecar, b"\xff\xff\xff\xff garbage", PROTOBUF)
+    assert status == 400
+    assert "not an OTLP protobuf trace request" in message
+
+
+def test_malformed_json_is_a_400_in_json(sidecar: RunningSidecar) -> None:
+    status, document = post(sidecar, b'{"resourceSpans": [', {"Content-Type": "application/json"})
+    assert status == 400
+    assert "not JSON" in document["message"]
+    status, document = post(sidecar, b'{"resourceSpans": 3}', {"Content-Type": "application/json"})
+    assert status == 400
+    assert "not an OTLP trace request" in document["message"]
+
+
+def test_wrong_content_type_is_a_415(sidecar: RunningSidecar) -> None:
+    status, message = post(sidecar, b"hello", {"Content-Type": "text/plain"})
+    assert status == 415
+    assert "text/plain" in message
+
+
+def test_oversize_body_is_a_413(sidecar: RunningSidecar) -> None:
+    status, message = post(sidecar, b"\x00" * (65 * 1024), PROTOBUF)
+    assert status == 413
+    assert "limit" in message
+
+
+def test_gzip_bomb_is_refused_without_inflating_it(sidecar: RunningSidecar) -> None:
+    bomb = gzip.compress(b"\x00" * (50 * 1024 * 1024))  # 50 MiB of zeros in ~50 KiB
+    assert len(bomb) < 64 * 1024
+    status, message = post(sidecar, bomb, {**PROTOBUF, "Content-Encoding": "gzip"})
+    assert status == 413
+    assert "decompressed body exceeds" in message
+
+
+def test_corrupt_gzip_is_a_400(sidecar: RunningSidecar) -> None:
+    status, message = post(sidecar, b"\x1f\x8b not really gzip", {**PROTOBUF, "Content-Encoding": "gzip"})
+    assert status == 400
+    assert "gzip" in message
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_http_without_the_right_token_is_a_401(sidecar: RunningSidecar, token: str | None) -> None:
+    status, message = post(sidecar, valid_body(), PROTOBUF, token=token)
+    assert status == 401
+    assert ("missing" if token is None else "wrong") in message
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_grpc_without_the_right_token_is_unauthenticated(sidecar: RunningSidecar, token: str | None) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        grpc_export(sidecar, valid_body(), token=token)
+    assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_grpc_malformed_request_is_invalid_argument(sidecar: RunningSidecar) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        grpc_export(sidecar, b"\xff\xff\xff\xff garbage")
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not an OTLP protobuf trace request" in raised.value.details()
+
+
+def test_grpc_oversize_request_is_refused(sidecar: RunningSidecar) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        grpc_export(sidecar, b"\x00" * (65 * 1024))
+    assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_spans_with_invalid_ids_are_rejected_alone_as_a_partial_success(sidecar: RunningSidecar) -> None:
+    request = encode(agent_spans(DEMO_RUNS[:1]))
+    spans = request.resource_spans[0].scope_spans[0].spans
+    total = len(spans)
+    spans[0].trace_id = b"\x01\x02"
+    spans[1].span_id = b""
+    response = ExportTraceServiceResponse.FromString(grpc_export(sidecar, request.SerializeToString()))
+    assert response.partial_success.rejected_spans == 2
+    assert "invalid trace_id" in response.partial_success.error_message
+    status, body = post(sidecar, request.SerializeToString(), PROTOBUF)
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 2
+    assert total > 2
+
+
+def test_a_valid_request_after_bad_ones_is_still_scored(
+    sidecar: RunningSidecar, capture: OtlpCapture
+) -> None:
+    before = len(capture.span_list())
+    status, body = post(sidecar, valid_body(), PROTOBUF)
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 0
+    assert capture.wait_for(lambda: len(capture.span_list()) >= before + 3)
+
+
+def test_health_ready_and_prometheus_metrics(sidecar: RunningSidecar) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=10)
+    for path, expected in (("/healthz", b"ok"), ("/readyz", b"ready")):
+        connection.request("GET", path)
+        response = connection.getresponse()
+        assert response.status == 200
+        assert response.read().startswith(expected)
+    post(sidecar, b"\xff garbage", PROTOBUF)
+    connection.request("GET", "/metrics")
+    response = connection.getresponse()
+    text = response.read().decode()
+    assert response.status == 200
+    assert "otel_scorers_receiver_spans" in text
+    connection.close()
