@@ -9,19 +9,22 @@ Memory is bounded by `max_traces` and `max_spans_per_trace`; what does not fit i
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from otel_scorers.conventions import may_start_run
+from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
+
+logger = logging.getLogger("otel_scorers")
 
 
 @dataclass(slots=True)
@@ -32,19 +35,21 @@ class _TraceBuffer:
     started: dict[int, ReadableSpan] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedRun:
-    """A run span ended: the spans its trace had buffered so far, and those still open."""
+class CompletedRun(NamedTuple):
+    """A run span ended: the spans its trace had buffered so far, and those still open.
+
+    A NamedTuple rather than a frozen dataclass: it is made on the agent's thread for every
+    run, and a tuple is built several times faster."""
 
     run_span_id: int
     spans: list[ReadableSpan]
-    count: int
+    ended: int
     unfinished: tuple[ReadableSpan, ...]
 
     def span_records(self) -> list[SpanRecord]:
         # The list is shared with the live buffer and only ever appended to, so the first
-        # `count` entries are exactly what had ended when the run span ended.
-        records = [from_readable_span(span) for span in self.spans[: self.count]]
+        # `ended` entries are exactly what had ended when the run span ended.
+        records = [from_readable_span(span) for span in self.spans[: self.ended]]
         records.extend(from_readable_span(span) for span in self.unfinished)
         return records
 
@@ -53,12 +58,14 @@ class TraceAssembler:
     def __init__(
         self,
         could_sample: Callable[[int], bool],
+        on_completed: Callable[[CompletedRun, ReadableSpan], None],
         metrics: PipelineMetrics,
         max_traces: int = 4096,
         max_spans_per_trace: int = 2048,
         max_trace_age_s: float = 900.0,
     ) -> None:
         self._could_sample = could_sample
+        self._on_completed = on_completed
         self._metrics = metrics
         self._max_traces = max_traces
         self._max_spans = max_spans_per_trace
@@ -70,32 +77,47 @@ class TraceAssembler:
     def buffered_traces(self) -> int:
         return len(self._traces)
 
-    def on_start(self, span: ReadableSpan) -> None:
-        context = span.context
-        if context is None:
-            return
-        buffer = self._traces.get(context.trace_id)
-        is_run = may_start_run(span.name, span.attributes)
-        if buffer is None:
-            if not is_run or not self._could_sample(context.trace_id) or _is_own(span):
-                return
-            buffer = self._open(context.trace_id)
+    def on_start(self, span: ReadableSpan, parent_context: Any = None) -> None:
+        """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
+        outside runs, never an exception."""
+        try:
+            context = span.context
+            buffer = self._traces.get(context.trace_id)
             if buffer is None:
+                if not _may_start_run(span) or not self._could_sample(context.trace_id) or _is_own(span):
+                    return
+                buffer = self._open(context.trace_id)
+                if buffer is None:
+                    return
+                buffer.open_runs.add(context.span_id)
+            elif _is_own(span):
                 return
-        elif _is_own(span):
-            return
-        if is_run:
-            buffer.open_runs.add(context.span_id)
-        buffer.started[context.span_id] = span
+            elif _may_start_run(span):
+                buffer.open_runs.add(context.span_id)
+            buffer.started[context.span_id] = span
+        except Exception:  # never into the agent
+            logger.debug("otel_scorers: on_start failed", exc_info=True)
 
-    def on_end(self, span: ReadableSpan) -> CompletedRun | None:
-        context = span.context
-        if context is None:
+    def on_end(self, span: ReadableSpan) -> bool:
+        """Called by the SDK on the agent's thread. When the span ends a run, hands the run to
+        `on_completed` and returns True."""
+        try:
+            context = span.context
+            buffer = self._traces.get(context.trace_id)
+            if buffer is None:
+                return False
+            completed = self._append(buffer, span, context.trace_id, context.span_id)
+            if completed is None:
+                return False
+            self._on_completed(completed, span)
+            return True
+        except Exception:
+            logger.debug("otel_scorers: on_end failed", exc_info=True)
+            return False
+
+    def _append(self, buffer: _TraceBuffer, span: ReadableSpan, trace_id: int, span_id: int) -> CompletedRun | None:
+        if _is_own(span):
             return None
-        buffer = self._traces.get(context.trace_id)
-        if buffer is None or _is_own(span):
-            return None
-        span_id = context.span_id
         buffer.started.pop(span_id, None)
         is_run = span_id in buffer.open_runs
         if len(buffer.spans) < self._max_spans or is_run:
@@ -112,7 +134,7 @@ class TraceAssembler:
         with self._lock:
             buffer.open_runs.discard(span_id)
             if not buffer.open_runs:
-                self._traces.pop(context.trace_id, None)
+                self._traces.pop(trace_id, None)
         return CompletedRun(span_id, buffer.spans, len(buffer.spans), tuple(buffer.started.values()))
 
     def _open(self, trace_id: int) -> _TraceBuffer | None:
@@ -143,6 +165,26 @@ class TraceAssembler:
             del self._traces[trace_id]
         if stale:
             self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
+
+
+def _may_start_run(span: ReadableSpan) -> bool:
+    """`may_start_run` for an SDK span, at the least cost: this runs for every span the agent
+    starts. `span.attributes` wraps the SDK's lock-guarded `BoundedAttributes` in a proxy where
+    a missed lookup raises and catches a KeyError, so the plain dict inside is read directly
+    when it is there (the public view otherwise)."""
+    if span.name.startswith(RUN_NAME_PREFIXES):
+        return True
+    try:
+        attributes = span._attributes._dict  # type: ignore[attr-defined,union-attr]
+    except AttributeError:
+        attributes = span.attributes or {}
+    markers = RUN_MARKERS
+    for key in attributes:  # the few attributes a span starts with
+        if key in markers:
+            values = markers[key]
+            if values is None or attributes[key] in values:
+                return True
+    return False
 
 
 def _is_own(span: ReadableSpan) -> bool:

@@ -59,7 +59,7 @@ class Binding:
 
     def evaluate(self, run: AgentRun) -> Score | Awaitable[Score]:
         """The score, directly for synchronous scorers, as an awaitable for asynchronous ones."""
-        missing = self.scorer.needs & run.missing
+        missing = run.missing and self.scorer.needs & run.missing
         if missing:
             field_name = sorted(missing)[0]
             reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
@@ -70,7 +70,7 @@ class Binding:
             result = self.scorer.score(run)
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
-        if inspect.isawaitable(result):
+        if type(result) is not float and inspect.isawaitable(result):
             return self._finish(result, started, start_ns)
         return self.to_score(result, time.perf_counter() - started, start_ns)
 

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from otel_scorers.model import AgentRun
@@ -105,13 +106,11 @@ def dice_similarity(first: str, second: str, ignore_case: bool = True) -> float:
         return 1.0
     if len(first) < 2 or len(second) < 2:
         return 0.0
-    remaining = Counter(first[i : i + 2] for i in range(len(first) - 1))
-    intersection = 0
-    for i in range(len(second) - 1):
-        bigram = second[i : i + 2]
-        if remaining[bigram] > 0:
-            remaining[bigram] -= 1
-            intersection += 1
+    # Walking the second string's bigrams and consuming matches from the first's multiset
+    # counts, for each bigram, the smaller of its two multiplicities: a multiset intersection.
+    first_bigrams = Counter(pairwise(first))
+    second_bigrams = Counter(pairwise(second))
+    intersection = sum((first_bigrams & second_bigrams).values())
     return 2.0 * intersection / ((len(first) - 1) + (len(second) - 1))
 
 
@@ -151,11 +150,13 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
 
 def did_not_call(tool: str) -> Check:
     """1 if no call is named `tool`."""
-    return Check(
-        "did_not_call",
-        lambda run: 0.0 if any(call.name == tool for call in run.tool_calls) else 1.0,
-        args={"tool": tool},
-    )
+    def score(run: AgentRun) -> float:
+        for call in run.tool_calls:
+            if call.name == tool:
+                return 0.0
+        return 1.0
+
+    return Check("did_not_call", score, args={"tool": tool})
 
 
 def tool_order(order: Sequence[str]) -> Check:
@@ -187,10 +188,13 @@ def used_no_tools() -> Check:
 
 def no_tool_errors() -> Check:
     """1 if no call is in state error, incomplete or result_error. A run without calls passes."""
-    return Check(
-        "no_tool_errors",
-        lambda run: 0.0 if any(call.state in _FAILED_STATES for call in run.tool_calls) else 1.0,
-    )
+    def score(run: AgentRun) -> float:
+        for call in run.tool_calls:
+            if call.state in _FAILED_STATES:
+                return 0.0
+        return 1.0
+
+    return Check("no_tool_errors", score)
 
 
 def _text_check(test: Callable[[str], bool]) -> Callable[[AgentRun], float]:

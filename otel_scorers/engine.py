@@ -32,6 +32,24 @@ ScoredRun = tuple[AgentRun, list[Score]]
 _SUPPRESS_INSTRUMENTATION_KEY = otel_context.create_key("suppress_instrumentation")
 
 
+_YIELD_EVERY_S = 0.0005
+_last_yield = 0.0
+
+
+def _let_the_host_run() -> None:
+    """Hand the GIL to a host thread that wants it, at most every half millisecond of work.
+
+    The engine's work is CPU-bound Python. Without a voluntary release, an agent thread that
+    wakes from I/O (a model reply, say) waits for the interpreter's switch interval (5 ms) before
+    it may run: scoring would add latency to the agent. `sleep(0)` releases the GIL at once; doing
+    it after every small step would cost a context switch each time, so it is rationed."""
+    global _last_yield
+    now = time.perf_counter()
+    if now - _last_yield >= _YIELD_EVERY_S:
+        _last_yield = now
+        time.sleep(0)
+
+
 class Job(Protocol):
     """One unit of work: something that yields runs, told when they are scored or dropped."""
 
@@ -225,14 +243,16 @@ class ScoringEngine:
                 logger.exception("otel_scorers: could not build runs from a trace; skipping it")
                 self._metrics.run_outcome("dropped", "build_error")
                 runs = ()
+            _let_the_host_run()
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = await self.score_run(run)
-                if scores:
+                for score in scores:
                     try:
-                        self._emitter.emit(run, scores)
+                        self._emitter.emit(run, (score,))
                     except Exception:
                         throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
+                    _let_the_host_run()
                 results.append((run, scores))
         finally:
             try:

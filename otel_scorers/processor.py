@@ -15,9 +15,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
@@ -100,8 +99,9 @@ def _with_attributes(span: ReadableSpan, extra: dict[str, Any]) -> ReadableSpan:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _RunJob:
+class _RunJob(NamedTuple):
+    """The engine's job for one ended run span (a NamedTuple: made on the agent's thread)."""
+
     completed: CompletedRun
     held: _HeldSpans | None
 
@@ -144,17 +144,23 @@ class ScoringSpanProcessor(SpanProcessor):
         self.metrics = PipelineMetrics(meter_provider)
         emitter = Emitter(self.metrics, tracer_provider, logger_provider)
         self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
-        samplers = [binding.sampler for binding in bindings]
+        # A trace is worth buffering when the most permissive binding would sample it.
+        widest = min((binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None)
+        self._downstream = downstream
+        self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
         self.assembler = TraceAssembler(
-            lambda trace_id: any(sampler.sampled(trace_id) for sampler in samplers),
+            widest.sampled if widest is not None else lambda trace_id: False,
+            self._run_completed,
             self.metrics,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )
-        self._downstream = downstream
-        self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
         if self._held is not None:
             self.engine.call_every(min(0.1, hold_timeout_s / 4), self._held.release_expired)
+        else:
+            # Nothing to forward: the SDK calls the assembler directly, one call less per span.
+            self.on_start = self.assembler.on_start  # type: ignore[method-assign]
+            self.on_end = self.assembler.on_end  # type: ignore[method-assign,assignment]
         self._shut_down = False
 
     @classmethod
@@ -170,10 +176,7 @@ class ScoringSpanProcessor(SpanProcessor):
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        try:
-            self.assembler.on_start(span)
-        except Exception:
-            logger.debug("otel_scorers: on_start failed", exc_info=True)
+        self.assembler.on_start(span)
         if self._downstream is not None:
             self._downstream.on_start(span, parent_context)
 
@@ -182,22 +185,15 @@ class ScoringSpanProcessor(SpanProcessor):
             self._downstream._on_ending(span)
 
     def on_end(self, span: ReadableSpan) -> None:
-        completed = None
-        try:
-            completed = self.assembler.on_end(span)
-            if completed is not None:
-                held = self._held
-                if held is not None:
-                    held.hold(span)
-                self.engine.submit(_RunJob(completed, held))
-                return
-        except Exception:
-            logger.debug("otel_scorers: on_end failed", exc_info=True)
-            if completed is not None and self._held is not None:
-                self._held.release(span.context.span_id)
-                return
-        if self._downstream is not None:
+        handed_over = self.assembler.on_end(span)  # a run span is held until its scores are in
+        if self._downstream is not None and not handed_over:
             self._downstream.on_end(span)
+
+    def _run_completed(self, completed: CompletedRun, run_span: ReadableSpan) -> None:
+        held = self._held
+        if held is not None:
+            held.hold(run_span)
+        self.engine.submit(_RunJob(completed, held))
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000

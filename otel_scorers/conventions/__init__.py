@@ -8,6 +8,7 @@ from typing import Any
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
@@ -17,6 +18,7 @@ from otel_scorers.span_record import SpanRecord
 
 #: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
 CONVENTIONS: tuple[Convention, ...] = (
+    MastraConvention(),
     VercelAIConvention(),
     OpenLLMetryConvention(),
     OpenInferenceConvention(),
@@ -26,23 +28,33 @@ CONVENTIONS: tuple[Convention, ...] = (
     GenAIConvention(),
 )
 
-_RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
-_RUN_MARKERS = tuple(dict.fromkeys(m for c in CONVENTIONS for m in c.run_start_markers))
-_ABSENT = object()
-#: The attribute keys `may_start_run` looks at, so that a caller holding raw OTLP key-values (the
-#: sidecar) can pick out just these instead of converting every attribute.
-RUN_MARKER_KEYS = frozenset(key for key, _ in _RUN_MARKERS)
+RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
+#: attribute key -> the values that mark a run (None: the key's presence alone does).
+RUN_MARKERS: dict[str, frozenset[str] | None] = {}
+for _convention in CONVENTIONS:
+    for _key, _value in _convention.run_start_markers:
+        if _value is None or RUN_MARKERS.get(_key, frozenset()) is None:
+            RUN_MARKERS[_key] = None
+        else:
+            RUN_MARKERS[_key] = (RUN_MARKERS.get(_key) or frozenset()) | {_value}
+#: The attribute keys worth reading from a span that starts (or arrives over OTLP) to spot a run.
+RUN_MARKER_KEYS = frozenset(RUN_MARKERS)
 
 
 def may_start_run(name: str, attributes: Mapping[str, Any] | None) -> bool:
     """Whether a span that is starting may be an agent run. Cheap by design: it runs on the
-    agent's thread for every span. A false positive costs a buffer; a false negative, a run."""
-    if name.startswith(_RUN_NAME_PREFIXES):
+    agent's thread for every span, so it walks the few attributes a span starts with rather
+    than looking up every marker. A false positive costs a buffer; a false negative, a run."""
+    if name.startswith(RUN_NAME_PREFIXES):
         return True
-    if attributes:
-        for key, value in _RUN_MARKERS:
-            found = attributes.get(key, _ABSENT)
-            if found is not _ABSENT and (value is None or found == value):
+    if not attributes:
+        return False
+    # Walk whichever side is shorter: a span's few start attributes, or the marker keys.
+    keys = attributes if len(attributes) <= len(RUN_MARKERS) else RUN_MARKERS
+    for key in keys:
+        if key in RUN_MARKERS and key in attributes:
+            values = RUN_MARKERS[key]
+            if values is None or attributes[key] in values:
                 return True
     return False
 
@@ -63,4 +75,9 @@ def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
     return (convention, role) if role is not None else None
 
 
-__all__ = ["CONVENTIONS", "RUN_MARKER_KEYS", "Convention", "SpanRole", "classify", "detect", "may_start_run"]
+__all__ = [
+    "CONVENTIONS",
+    "RUN_MARKERS",
+    "RUN_MARKER_KEYS",
+    "RUN_NAME_PREFIXES",
+    "Convention", "SpanRole", "classify", "detect", "may_start_run"]

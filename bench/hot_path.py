@@ -1,0 +1,247 @@
+"""What the agent's thread pays per span with ScoringSpanProcessor attached, against a no-op
+processor in the same run.
+
+Two workloads, each measured in alternating rounds (baseline, candidate, baseline, ...) and
+reported as medians:
+
+- spans outside runs: a web request with a database child, no agent run anywhere;
+- spans inside sampled runs: an agent run (invoke_agent, chat, execute_tool, chat) with the
+  GenAI message attributes, every run sampled and scored by all eleven quick checks.
+
+For runs, what the agent's thread pays is everything the processor does on it (buffering span
+references, spotting the run, building the job) with the final hand-off to the scoring queue
+replaced by a no-op: an unpaced loop makes runs about fifty times faster than they can be scored,
+and the growing backlog (heap growth, collector passes) would otherwise be measured instead of
+the hooks. The scoring itself is then measured on its own (background CPU per run) and live, in a
+paced workload (1 ms of simulated model latency per chat) where it runs in the agent's idle time.
+
+    python bench/hot_path.py [--spans 20000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+
+from otel_scorers import ScoringSpanProcessor, checks
+
+ELEVEN_CHECKS = [
+    checks.includes("sunny"),
+    checks.excludes("sorry"),
+    checks.equals("It is sunny."),
+    checks.matches(r"\d+°C"),
+    checks.similarity("It is sunny in Paris"),
+    checks.called_tool("get_weather"),
+    checks.did_not_call("delete_user"),
+    checks.tool_order(["get_weather"]),
+    checks.max_tool_calls(3),
+    checks.used_no_tools(),
+    checks.no_tool_errors(),
+]
+USER = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "What's the weather in Paris?"}]}])
+CALL = json.dumps(
+    [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}
+            ],
+        }
+    ]
+)
+ANSWER = json.dumps(
+    [{"role": "assistant", "parts": [{"type": "text", "content": "It is sunny in Paris, 21°C."}]}]
+)
+
+
+class NoOpProcessor(SpanProcessor):
+    pass
+
+
+def providers(
+    processor_factory: Callable[[TracerProvider], SpanProcessor],
+) -> tuple[TracerProvider, SpanProcessor]:
+    provider = TracerProvider()
+    processor = processor_factory(provider)
+    provider.add_span_processor(processor)
+    return provider, processor
+
+
+def scoring(provider: TracerProvider) -> ScoringSpanProcessor:
+    # Evaluation spans go to this provider; events and metrics to SDK providers with no exporter.
+    return ScoringSpanProcessor(
+        ELEVEN_CHECKS,
+        tracer_provider=provider,
+        meter_provider=MeterProvider(),
+        logger_provider=LoggerProvider(),
+        max_queue_size=100_000,
+    )
+
+
+def hooks_only(provider: TracerProvider) -> ScoringSpanProcessor:
+    processor = scoring(provider)
+    processor.engine.submit = lambda job: True  # type: ignore[method-assign]
+    return processor
+
+
+def outside_runs(provider: TracerProvider, spans: int) -> None:
+    tracer = provider.get_tracer("web")
+    for _ in range(spans // 2):
+        with (
+            tracer.start_as_current_span(
+                "GET /weather", attributes={"http.request.method": "GET", "url.path": "/weather"}
+            ),
+            tracer.start_as_current_span("SELECT forecasts", attributes={"db.system.name": "postgresql"}),
+        ):
+            pass
+
+
+def inside_runs(provider: TracerProvider, spans: int, model_latency_s: float = 0.0) -> None:
+    tracer = provider.get_tracer("agent")
+    for _ in range(spans // 4):
+        with tracer.start_as_current_span(
+            "invoke_agent weather",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"},
+        ) as run:
+            run.set_attribute("gen_ai.input.messages", USER)
+            with tracer.start_as_current_span(
+                "chat m",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.input.messages": USER,
+                    "gen_ai.output.messages": CALL,
+                },
+            ):
+                if model_latency_s:
+                    time.sleep(model_latency_s)
+            with tracer.start_as_current_span(
+                "execute_tool get_weather",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.id": "c1",
+                    "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+                    "gen_ai.tool.call.result": "Sunny, 21°C",
+                },
+            ):
+                pass
+            with tracer.start_as_current_span(
+                "chat m",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.input.messages": USER,
+                    "gen_ai.output.messages": ANSWER,
+                },
+            ):
+                if model_latency_s:
+                    time.sleep(model_latency_s)
+            run.set_attribute("gen_ai.output.messages", ANSWER)
+
+
+def measure(
+    workload: Callable[[TracerProvider, int], None],
+    factory: Callable[[TracerProvider], SpanProcessor],
+    spans: int,
+) -> dict[str, float]:
+    provider, processor = providers(factory)
+    workload(provider, 200)  # warm up: first-use imports, the engine's thread
+    processor.force_flush()
+    wall_start, cpu_start = time.perf_counter(), time.thread_time()
+    workload(provider, spans)
+    agent_cpu = time.thread_time() - cpu_start
+    agent_wall = time.perf_counter() - wall_start
+    drain_start = time.perf_counter()
+    processor.force_flush(600_000)
+    drain = time.perf_counter() - drain_start
+    total_wall = time.perf_counter() - wall_start
+    processor.shutdown()
+    provider.shutdown()
+    return {
+        "agent_cpu_us": agent_cpu / spans * 1e6,
+        "agent_wall_us": agent_wall / spans * 1e6,
+        "total_wall_us": total_wall / spans * 1e6,
+        "drain_us": drain / spans * 1e6,
+    }
+
+
+def compare(
+    name: str,
+    workload: Callable[[TracerProvider, int], None],
+    spans: int,
+    rounds: int,
+    candidate: Callable[[TracerProvider], SpanProcessor] = scoring,
+) -> dict[str, Any]:
+    """Alternating rounds; the fastest round of each side, the least disturbed by the machine."""
+    base: list[dict[str, float]] = []
+    cand: list[dict[str, float]] = []
+    for _ in range(rounds):
+        base.append(measure(workload, lambda provider: NoOpProcessor(), spans))
+        cand.append(measure(workload, candidate, spans))
+    result: dict[str, Any] = {"workload": name}
+    for key in ("agent_wall_us", "agent_cpu_us", "total_wall_us", "drain_us"):
+        low_base, low_cand = min(row[key] for row in base), min(row[key] for row in cand)
+        result[key] = (low_base, low_cand, low_cand / low_base if low_base else float("nan"))
+    return result
+
+
+def background_cost_per_run(spans: int) -> float:
+    """CPU the engine spends per run (build, 11 checks, emission), measured on a queued backlog."""
+    provider, processor = providers(scoring)
+    inside_runs(provider, 200)
+    processor.force_flush()
+    inside_runs(provider, spans)
+    started = time.perf_counter()
+    processor.force_flush(600_000)
+    elapsed = time.perf_counter() - started
+    processor.shutdown()
+    return elapsed / (spans // 4) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--spans", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    print(f"per-span cost, fastest of {args.rounds} alternating rounds of {args.spans} spans")
+    print("(µs per span: no-op processor / ScoringSpanProcessor / ratio)")
+    outside = compare("spans outside runs", outside_runs, args.spans, args.rounds)
+    inside = compare("spans inside sampled runs (hooks)", inside_runs, args.spans, args.rounds, hooks_only)
+    for row in (outside, inside):
+        print(f"\n{row['workload']}:")
+        for key, label in (("agent_wall_us", "agent thread, wall"), ("agent_cpu_us", "agent thread, CPU")):
+            base, cand, ratio = row[key]
+            print(f"  {label:<20} {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
+    background = background_cost_per_run(args.spans // 4)
+    print(
+        f"\nscoring per run, on the engine's thread (build, 11 checks, 11 scores emitted): {background:.0f} µs"
+    )
+
+    paced_spans = max(400, args.spans // 20)
+    paced = compare(
+        "paced", lambda provider, spans: inside_runs(provider, spans, model_latency_s=0.001), paced_spans, 3
+    )
+    base, cand, ratio = paced["total_wall_us"]
+    print(
+        f"runs with 1 ms of model latency per chat, scoring live ({paced_spans} spans), wall incl. scoring:"
+    )
+    print(f"  {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
+    print("\nsummary:")
+    print(
+        f"  spans outside runs, agent thread:        ratio {outside['agent_wall_us'][2]:.3f} (goal <= 1.05)"
+    )
+    print(f"  spans inside sampled runs, agent thread: ratio {inside['agent_wall_us'][2]:.3f} (goal <= 1.20)")
+    print(f"  paced runs with live scoring, wall:      ratio {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
