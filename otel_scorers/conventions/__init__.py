@@ -9,6 +9,7 @@ from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.mastra import MastraConvention
+from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
@@ -18,6 +19,7 @@ from otel_scorers.span_record import SpanRecord
 
 #: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
 CONVENTIONS: tuple[Convention, ...] = (
+    MastraConvention(),
     MastraConvention(),
     VercelAIConvention(),
     OpenLLMetryConvention(),

@@ -55,6 +55,8 @@ class OpenLLMetryConvention:
         return (
             SPAN_KIND in attributes
             or ENTITY_NAME in attributes
+            or "traceloop.entity.path" in attributes  # LLM spans inside a traced workflow
+            or "traceloop.workflow.name" in attributes
             or "gen_ai.prompt.0.role" in attributes
             or "gen_ai.completion.0.role" in attributes
             or WORKFLOW_NODES in attributes

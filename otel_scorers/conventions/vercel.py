@@ -129,10 +129,13 @@ def _prompt_messages(value: Any) -> Messages:
     decoded = decode_json(value)
     if not isinstance(decoded, list):
         return Messages()
-    return Messages(tuple(_message(item) for item in decoded if isinstance(item, Mapping)), captured=True)
+    return Messages(
+        tuple(ai_sdk_message(item) for item in decoded if isinstance(item, Mapping)), captured=True
+    )
 
 
-def _message(item: Mapping[str, Any]) -> Message:
+def ai_sdk_message(item: Mapping[str, Any]) -> Message:
+    """An AI SDK message (`content` a string or text / tool-call / tool-result parts), GenAI-shaped."""
     content = item.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     parts: list[dict[str, Any]] = []

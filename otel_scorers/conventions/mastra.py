@@ -1,0 +1,197 @@
+"""Mastra's OpenTelemetry exporter (`mastra.span.type`), 1.x and 0.3.x.
+
+1.x writes GenAI spans (`invoke_agent {name}`, `chat {model}` with GenAI messages,
+`execute_tool {tool}`) and keeps the agent's own input and output in `mastra.agent_run.input` /
+`mastra.agent_run.output` (what was passed to `generate`, and `{"text", ...}`). 0.3.x names
+spans `agent.{id}`, `chat {model}`, `tool.execute {id}`, with the content in `input` / `output`
+(model spans: `gen_ai.prompt` / `gen_ai.completion`, AI SDK shaped; tools: `gen_ai.tool.input` /
+`gen_ai.tool.output`, `gen_ai.tool.success`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.messages import (
+    as_int,
+    as_str,
+    decode_json,
+    genai_messages,
+    last_user_text,
+    span_failed,
+)
+from otel_scorers.conventions.vercel import ai_sdk_message
+from otel_scorers.model import ToolCall, ToolState
+from otel_scorers.span_record import SpanRecord
+
+SPAN_TYPE = "mastra.span.type"
+SCOPES = frozenset({"@mastra/otel-exporter", "@mastra/otel"})
+RUN_TYPES = frozenset({"agent_run"})
+MODEL_TYPES = frozenset({"model_generation", "llm_generation"})
+TOOL_TYPES = frozenset({"tool_call", "mcp_tool_call"})
+
+
+class MastraConvention:
+    name = "mastra"
+    run_start_names: tuple[str, ...] = ()
+    run_start_markers: tuple[tuple[str, str | None], ...] = ((SPAN_TYPE, "agent_run"),)
+
+    def detect(self, span: SpanRecord) -> bool:
+        return SPAN_TYPE in span.attributes or span.scope in SCOPES
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        span_type = span.attributes.get(SPAN_TYPE)
+        if span_type in RUN_TYPES:
+            return "run"
+        if span_type in TOOL_TYPES:
+            return "tool"
+        if span_type in MODEL_TYPES:
+            return "model"
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        attributes = span.attributes
+        return RunSpanContent(
+            agent_name=as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get("gen_ai.agent.id"))
+            or as_str(attributes.get("agent.id"))
+            or _name_suffix(span.name),
+            input_text=_input_text(attributes.get("mastra.agent_run.input", attributes.get("input"))),
+            output_text=_output_text(attributes.get("mastra.agent_run.output", attributes.get("output"))),
+            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
+            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+        )
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        attributes = span.attributes
+        result = decode_json(
+            attributes.get(
+                "gen_ai.tool.call.result", attributes.get("gen_ai.tool.output", attributes.get("output"))
+            )
+        )
+        state: ToolState = "ok"
+        error = span_failed(span)
+        if not span.ended:
+            state, error = "incomplete", None
+        elif (
+            error is not None
+            or attributes.get("gen_ai.tool.success") is False
+            or attributes.get("error") is True
+        ):
+            state = "error"
+            error = error or as_str(attributes.get("error.message")) or "tool failed"
+        elif isinstance(result, Mapping) and result.get("error"):
+            state, error = "result_error", str(result["error"])
+        return ToolCall(
+            name=as_str(attributes.get("gen_ai.tool.name")) or _name_suffix(span.name) or span.name,
+            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
+            arguments=decode_json(
+                attributes.get(
+                    "gen_ai.tool.call.arguments", attributes.get("gen_ai.tool.input", attributes.get("input"))
+                )
+            ),
+            result=None if state == "error" else result,
+            state=state,
+            error=error,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+        )
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        attributes = span.attributes
+        input_messages = genai_messages(attributes.get("gen_ai.input.messages"))
+        if not input_messages.captured:
+            input_messages = _prompt_messages(attributes.get("gen_ai.prompt", attributes.get("input")))
+        output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
+        if not output_messages.captured:
+            output_messages = _completion_messages(
+                attributes.get("gen_ai.completion", attributes.get("output"))
+            )
+        return ModelCall(
+            span_id=span.span_id,
+            start_ns=span.start_ns,
+            input=input_messages,
+            output=output_messages,
+            model=as_str(attributes.get("gen_ai.response.model"))
+            or as_str(attributes.get("gen_ai.request.model")),
+            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
+            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+        )
+
+
+def _name_suffix(span_name: str) -> str | None:
+    """`invoke_agent weather`, `execute_tool get_weather`, `tool.execute get_weather`, `agent.weather`."""
+    for prefix in ("invoke_agent ", "execute_tool ", "tool.execute ", "agent."):
+        if span_name.startswith(prefix):
+            return span_name[len(prefix) :] or None
+    return None
+
+
+def _input_text(value: Any) -> str | None:
+    """What was passed to `agent.generate`: a string, a list of strings or of messages."""
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    if isinstance(decoded, Mapping):
+        decoded = decoded.get("messages", [decoded])
+    if not isinstance(decoded, list):
+        return None
+    if decoded and all(isinstance(item, str) for item in decoded):
+        return str(decoded[-1])
+    messages = [ai_sdk_message(item) for item in decoded if isinstance(item, Mapping)]
+    return last_user_text(messages)
+
+
+def _output_text(value: Any) -> str | None:
+    """The run's result: `{"text", "object", ...}` (1.x), or the text itself."""
+    if value is None:
+        return None
+    decoded = decode_json(value)
+    if isinstance(decoded, Mapping):
+        text = decoded.get("text")
+        if isinstance(text, str):
+            return text
+        return value if isinstance(value, str) else None
+    return decoded if isinstance(decoded, str) else value if isinstance(value, str) else None
+
+
+def _prompt_messages(value: Any) -> Messages:
+    decoded = decode_json(value)
+    if isinstance(decoded, Mapping):
+        decoded = decoded.get("messages")
+    if isinstance(decoded, str):
+        return Messages(({"role": "user", "parts": [{"type": "text", "content": decoded}]},), captured=True)
+    if not isinstance(decoded, list):
+        return Messages()
+    return Messages(
+        tuple(ai_sdk_message(item) for item in decoded if isinstance(item, Mapping)), captured=True
+    )
+
+
+def _completion_messages(value: Any) -> Messages:
+    """0.3.x model output: `{"text", "toolCalls": [{toolCallId, toolName, args|input}]}` or text."""
+    if value is None:
+        return Messages()
+    decoded = decode_json(value)
+    parts: list[dict[str, Any]] = []
+    if isinstance(decoded, str):
+        parts.append({"type": "text", "content": decoded})
+    elif isinstance(decoded, Mapping):
+        if isinstance(decoded.get("text"), str) and decoded["text"]:
+            parts.append({"type": "text", "content": decoded["text"]})
+        for call in decoded.get("toolCalls") or ():
+            if isinstance(call, Mapping):
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": call.get("toolCallId"),
+                        "name": call.get("toolName"),
+                        "arguments": call.get("input", call.get("args")),
+                    }
+                )
+    else:
+        return Messages()
+    return Messages(({"role": "assistant", "parts": parts},), captured=True)
