@@ -2,7 +2,7 @@
 
 Each factory takes the spec's arguments (the first one positional) and returns a `Check`, a
 scorer whose `score(run)` returns 1.0 or 0.0 (or, for `similarity` without a threshold, the raw
-coefficient). Semantics: `spec/checks.md`; every case of its vectors is a test.
+coefficient). Semantics: `docs/checks.md`; every case of its vectors is a test.
 """
 
 from __future__ import annotations

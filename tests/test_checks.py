@@ -1,4 +1,4 @@
-"""The quick checks against spec/checks.md and every case of its vectors (Mastra's own scores)."""
+"""The quick checks against docs/checks.md and every case of its vectors (Mastra's own scores)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Building runs from GenAI-convention spans: the rules in spec/conventions.md and spec/checks.md."""
+"""Building runs from GenAI-convention spans: the rules in docs/conventions.md and docs/checks.md."""
 
 from __future__ import annotations
 
