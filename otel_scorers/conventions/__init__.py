@@ -9,7 +9,6 @@ from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.mastra import MastraConvention
-from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
@@ -17,9 +16,8 @@ from otel_scorers.conventions.strands import StrandsConvention
 from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
 
-#: Detection order (spec/conventions.md): the most specific markers first, plain GenAI last.
+#: Detection order (docs/conventions.md): the most specific markers first, plain GenAI last.
 CONVENTIONS: tuple[Convention, ...] = (
-    MastraConvention(),
     MastraConvention(),
     VercelAIConvention(),
     OpenLLMetryConvention(),
@@ -82,4 +80,9 @@ __all__ = [
     "RUN_MARKERS",
     "RUN_MARKER_KEYS",
     "RUN_NAME_PREFIXES",
-    "Convention", "SpanRole", "classify", "detect", "may_start_run"]
+    "Convention",
+    "SpanRole",
+    "classify",
+    "detect",
+    "may_start_run",
+]
