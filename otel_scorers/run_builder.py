@@ -273,7 +273,10 @@ def _match_requested_calls(
     if not requested:
         return [call for call, internal in tools if not internal]
     unmatched = list(range(len(requested)))
-    by_id = {part.get("id"): index for index, (_, part) in enumerate(requested) if part.get("id")}
+    # Ids are strings; anything else (a malformed part) cannot match and must not break the run.
+    by_id = {
+        part["id"]: index for index, (_, part) in enumerate(requested) if isinstance(part.get("id"), str)
+    }
     matched: list[tuple[ToolCall, int]] = []
     for call, internal in tools:
         index = by_id.get(call.call_id) if call.call_id else None

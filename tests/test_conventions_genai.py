@@ -7,9 +7,14 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from otel_scorers.model import AgentRun
+from otel_scorers.otlp_files import read_spans
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
@@ -317,3 +322,102 @@ def test_v1_28_events_without_content_are_not_captured() -> None:
     assert run.input is None and run.output is None
     assert {"input", "output"} <= run.missing
     assert [(call.name, call.arguments) for call in run.tool_calls] == [("get_weather", None)]
+
+
+_FAMILY = (
+    "pydantic-ai-v2",
+    "pydantic-ai-v6",
+    "strands-default",
+    "strands-latest",
+    "google-adk",
+    "google-adk-legacy",
+)
+_FIXTURE_TRACES = [
+    list(read_spans(path, []))
+    for framework in _FAMILY
+    for path in sorted((Path(__file__).parent / "fixtures" / "traces" / framework).glob("*.json"))
+    if not path.name.endswith(".truth.json")
+]
+_json_leaf = (
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "[REDACTED]", "{", "null"])
+)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["role", "parts", "type", "content", "text", "id", "name", "result"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
+_READ_KEYS = (
+    "gen_ai.operation.name",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.agent.name",
+    "events",
+    "final_result",
+    "pydantic_ai.all_messages",
+    "pydantic_ai.new_message_index",
+    "tool_arguments",
+    "tool_response",
+    "gcp.vertex.agent.llm_request",
+    "gcp.vertex.agent.llm_response",
+    "gcp.vertex.agent.tool_call_args",
+    "gcp.vertex.agent.tool_response",
+)
+#: An attribute value as OTLP may deliver it: a scalar, an array, a key-value list, or JSON text.
+_attribute_value = _json | _json.map(json.dumps)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    trace_index=st.integers(0, len(_FIXTURE_TRACES) - 1),
+    span_index=st.integers(0, 10_000),
+    key_index=st.integers(0, 40),
+    in_event=st.booleans(),
+    value=_attribute_value,
+)
+def test_malformed_values_never_break_run_building(
+    trace_index: int, span_index: int, key_index: int, in_event: bool, value: Any
+) -> None:
+    """Any attribute of a real trace replaced by an odd value: runs are still built, no exception."""
+    spans = list(_FIXTURE_TRACES[trace_index])
+    target = spans[span_index % len(spans)]
+    if in_event and target.events:
+        events = list(target.events)
+        chosen = events[key_index % len(events)]
+        keys = list(chosen.attributes) or ["content"]
+        events[key_index % len(events)] = SpanEvent(
+            chosen.name, chosen.time_ns, {**chosen.attributes, keys[key_index % len(keys)]: value}
+        )
+        spans[span_index % len(spans)] = replace(target, events=tuple(events))
+    else:
+        # The keys the conventions read, then whatever else the span carries.
+        keys = [*_READ_KEYS, *(key for key in target.attributes if key not in _READ_KEYS)]
+        attributes = {**target.attributes, keys[key_index % len(keys)]: value}
+        spans[span_index % len(spans)] = replace(target, attributes=attributes)
+    for run in build_runs(spans):
+        assert run.output is None or isinstance(run.output, str)
+        assert run.input is None or isinstance(run.input, str)
+        assert all(isinstance(call.name, str) for call in run.tool_calls)
+
+
+def test_a_tool_call_part_with_a_malformed_id_is_matched_by_name() -> None:
+    root = run_span()
+    odd = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": ["c1"], "name": "get_weather", "arguments": {}}],
+        }
+    ]
+    model = span("chat m", root, gen_ai__operation__name="chat", gen_ai__output__messages=json.dumps(odd))
+    run = only_run([root, model, tool_span(root, "get_weather", gen_ai__tool__call__id="c1")])
+    assert [(call.name, call.call_id, call.state) for call in run.tool_calls] == [("get_weather", "c1", "ok")]

@@ -34,7 +34,7 @@ class GenAIConvention:
         return OPERATION in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = span.attributes.get(OPERATION)
+        operation = as_str(span.attributes.get(OPERATION))
         if operation == "invoke_agent":
             return "run"
         if operation == "execute_tool":

@@ -47,7 +47,7 @@ class GoogleADKConvention:
         return span.scope == SCOPE
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = span.attributes.get(OPERATION)
+        operation = as_str(span.attributes.get(OPERATION))
         if operation == "invoke_agent":
             return "run"
         if operation == "execute_tool":

@@ -55,7 +55,7 @@ class PydanticAIConvention:
         return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = span.attributes.get(OPERATION)
+        operation = as_str(span.attributes.get(OPERATION))
         if operation == "invoke_agent" or span.name == _RUN_V2:
             return "run"
         if operation == "execute_tool" or span.name == _TOOL_V2:
