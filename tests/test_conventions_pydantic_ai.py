@@ -209,3 +209,48 @@ def test_spans_from_the_sdk() -> None:
         "error",
         "RuntimeError: unavailable",
     )
+
+
+def test_a_structured_answer_through_the_output_tool_is_not_a_tool_call() -> None:
+    """`output_type=Weather`: the model answers by calling the output tool, which no tool span
+    answers; it is the run's answer, not an unfinished call."""
+    root = span(
+        "invoke_agent weather_agent",
+        scope=SCOPE,
+        gen_ai__operation__name="invoke_agent",
+        final_result='{"city":"Paris","temp":21}',
+    )
+    parameters = json.dumps(
+        {"function_tools": [{"name": "get_weather"}], "output_tools": [{"name": "final_result"}]}
+    )
+    ask = span(
+        "chat m",
+        root,
+        scope=SCOPE,
+        gen_ai__operation__name="chat",
+        model_request_parameters=parameters,
+        gen_ai__input__messages=json.dumps([user("Weather in Paris?")]),
+        gen_ai__output__messages=json.dumps([asks("get_weather", "c1", {"city": "Paris"})]),
+    )
+    tool = span(
+        "execute_tool get_weather",
+        root,
+        scope=SCOPE,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_weather",
+        gen_ai__tool__call__id="c1",
+        gen_ai__tool__call__result="Sunny, 21",
+    )
+    answer = span(
+        "chat m",
+        root,
+        scope=SCOPE,
+        gen_ai__operation__name="chat",
+        model_request_parameters=parameters,
+        gen_ai__output__messages=json.dumps([asks("final_result", "c2", {"city": "Paris", "temp": 21})]),
+    )
+    run = only_run([root, ask, tool, answer])
+    assert run.tool_names == ["get_weather"]
+    assert [call.state for call in run.tool_calls] == ["ok"]
+    assert run.output == '{"city":"Paris","temp":21}'
+    assert json.loads(run.output_messages[0]["parts"][0]["content"]) == {"city": "Paris", "temp": 21}

@@ -11,6 +11,7 @@ attribute, which `genai_events` reads).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -33,6 +34,7 @@ from otel_scorers.conventions.messages import (
     has_text,
     is_placeholder,
     text_of,
+    tool_call_parts,
     tool_state,
 )
 from otel_scorers.model import ToolCall
@@ -108,7 +110,47 @@ class PydanticAIConvention:
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:
-        return _GENAI.model_call(span)
+        call = _GENAI.model_call(span)
+        if not call.output.captured or not tool_call_parts(call.output.items):
+            return call
+        output = _answers_from_output_tools(call.output, _output_tool_names(span))
+        return replace(call, output=output)
+
+
+def _output_tool_names(span: SpanRecord) -> frozenset[str]:
+    """The tools through which the model gives its structured answer (`output_type`): calling
+    one is answering, not calling a tool, and no tool span ever answers it."""
+    raw = span.attributes.get("model_request_parameters")
+    parameters = decode_content(raw) if raw is not None else None
+    if not isinstance(parameters, Mapping):
+        return _DEFAULT_OUTPUT_TOOLS
+    tools = parameters.get("output_tools")
+    if not isinstance(tools, list):
+        return _DEFAULT_OUTPUT_TOOLS
+    return frozenset(
+        tool["name"] for tool in tools if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)
+    )
+
+
+#: pydantic-ai's name for the output tool when the span does not list its tools.
+_DEFAULT_OUTPUT_TOOLS = frozenset({"final_result"})
+
+
+def _answers_from_output_tools(messages: Messages, names: frozenset[str]) -> Messages:
+    """Output-tool calls become the answer they carry, as JSON text (what `final_result` holds)."""
+    if not names:
+        return messages
+    rewritten = []
+    for message in messages.items:
+        parts = []
+        for part in message.get("parts", ()):
+            if part.get("type") != "tool_call" or part.get("name") not in names:
+                parts.append(part)
+            elif part.get("arguments") is not None:
+                arguments = decode_content(part["arguments"])
+                parts.append({"type": "text", "content": orjson.dumps(arguments).decode()})
+        rewritten.append({**message, "parts": parts})
+    return Messages(tuple(rewritten), captured=messages.captured)
 
 
 def first_turn_text(messages: Sequence[Message]) -> str | None:
