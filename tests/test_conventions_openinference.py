@@ -272,6 +272,17 @@ def test_langgraph_graph_nodes_are_not_runs_a_chain_named_after_its_agent_is_and
     assert (expert.agent_name, expert.input, expert.output) == ("weather_expert", "Weather?", "Sunny")
 
 
+def test_langgraph_an_unnamed_graph_is_a_run_but_its_nodes_are_not() -> None:
+    graph = {"ls_integration": "langgraph"}
+    root = oi("LangGraph", None, "CHAIN", LANGCHAIN, metadata=json.dumps(graph), **{"input.value": "Hi"})
+    node = oi(
+        "call_model", root, "CHAIN", LANGCHAIN, metadata=json.dumps({**graph, "langgraph_node": "agent"})
+    )
+    chain = oi("RunnableSequence", None, "CHAIN", LANGCHAIN, metadata="{}")
+    (run,) = build_runs([root, node, chain])
+    assert (run.agent_name, run.input) == ("LangGraph", "Hi")
+
+
 def test_langgraph_a_tool_message_with_error_status_is_a_failed_call() -> None:
     root = langgraph("weather_agent", None, "AGENT", None, "weather_agent")
     message = {"type": "tool", "data": {"content": "Error: down", "tool_call_id": "c1", "status": "error"}}

@@ -32,6 +32,7 @@ REDACTED = frozenset({"__REDACTED__", "[REDACTED]"})
 _OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 _SMOLAGENTS = "openinference.instrumentation.smolagents"
 _LANGCHAIN = "openinference.instrumentation.langchain"
+_LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
 _SMOLAGENTS_RUN_SUFFIX = ".run"
@@ -56,9 +57,13 @@ class OpenInferenceConvention:
             return "run" if _is_agent_run(span) else None
         if kind == "CHAIN" and span.scope == _LANGCHAIN:
             # A LangChain run is marked AGENT only when its name contains "agent": an agent
-            # graph named otherwise is a CHAIN whose name is its `lc_agent_name`.
+            # graph named otherwise is a CHAIN whose name is its `lc_agent_name`, or, unnamed
+            # ("LangGraph"), a graph that is not a node of another graph.
             metadata = _metadata(span)
-            return "run" if metadata.get("lc_agent_name") == span.name else None
+            if metadata.get("lc_agent_name") == span.name:
+                return "run"
+            graph = metadata.get("ls_integration") in _LANGGRAPH_INTEGRATIONS
+            return "run" if graph and "langgraph_node" not in metadata else None
         return None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
