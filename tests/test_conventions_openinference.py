@@ -8,9 +8,11 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.conventions.openinference import flattened_messages
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
+from tests.conftest import Telemetry
 from tests.test_conventions_genai import only_run, span
 
 AGENTS = "openinference.instrumentation.openai_agents"
@@ -405,3 +407,40 @@ def test_a_span_of_another_openinference_framework_uses_the_generic_rules() -> N
         "Done",
         "s1",
     )
+
+
+def test_in_process_an_agent_span_is_spotted_by_its_kind_when_it_starts(telemetry: Telemetry) -> None:
+    """The real SDK and processor, spans shaped as OpenInference's OpenAI Agents processor makes
+    them: the kind is set when a span starts, the rest when it ends."""
+    seen: list[AgentRun] = []
+
+    @scorer
+    def record(run: AgentRun) -> float:
+        seen.append(run)
+        return 1.0
+
+    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer(AGENTS)
+    kind = "openinference.span.kind"
+    with (
+        tracer.start_as_current_span("Agent workflow", attributes={kind: "AGENT"}),
+        tracer.start_as_current_span("weather_agent", attributes={kind: "AGENT"}) as agent_span,
+    ):
+        with tracer.start_as_current_span("generation", attributes={kind: "LLM"}) as model:
+            model.set_attributes(
+                {
+                    **messages("input", {"role": "user", "content": "Weather in Paris?"}),
+                    **messages("output", {"role": "assistant", "content": "Sunny."}),
+                }
+            )
+        agent_span.set_attribute("agent.name", "weather_agent")
+    assert processor.force_flush(5000)
+    (run,) = seen
+    assert (run.convention, run.agent_name, run.input, run.output) == (
+        "openinference",
+        "weather_agent",
+        "Weather in Paris?",
+        "Sunny.",
+    )
+    processor.shutdown()

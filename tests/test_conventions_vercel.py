@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
+from tests.conftest import Telemetry
 from tests.test_conventions_genai import only_run, span
 
 
@@ -155,3 +157,48 @@ def test_a_requested_call_without_a_tool_span_is_incomplete() -> None:
     run = only_run([run_span, step(run_span, [USER], "", [CALL])])
     (call,) = run.tool_calls
     assert (call.name, call.state, call.arguments) == ("get_weather", "incomplete", {"city": "Paris"})
+
+
+def test_in_process_a_generate_text_run_is_buffered_from_its_start_and_scored(telemetry: Telemetry) -> None:
+    """The real SDK and processor: `ai.generateText` is spotted by its name when it starts."""
+    seen: list[AgentRun] = []
+
+    @scorer
+    def record(run: AgentRun) -> float:
+        seen.append(run)
+        return 1.0
+
+    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer("ai")
+    with tracer.start_as_current_span("ai.generateText") as run_span:
+        with tracer.start_as_current_span("ai.toolCall") as tool_span:
+            tool_span.set_attributes(
+                {
+                    "ai.operationId": "ai.toolCall",
+                    "ai.toolCall.name": "get_weather",
+                    "ai.toolCall.id": "c1",
+                    "ai.toolCall.args": '{"city":"Paris"}',
+                    "ai.toolCall.result": '"Sunny"',
+                }
+            )
+        run_span.set_attributes(
+            {
+                "ai.operationId": "ai.generateText",
+                "ai.telemetry.functionId": "weather-agent",
+                "ai.prompt": json.dumps({"prompt": "Weather in Paris?"}),
+                "ai.response.text": "Sunny.",
+            }
+        )
+    assert processor.force_flush(5000)
+    (run,) = seen
+    assert (run.convention, run.agent_name, run.input, run.output) == (
+        "vercel-ai",
+        "weather-agent",
+        "Weather in Paris?",
+        "Sunny.",
+    )
+    assert [(c.name, c.arguments, c.result) for c in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny")
+    ]
+    processor.shutdown()
