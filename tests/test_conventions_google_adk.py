@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from otel_scorers.conventions.google_adk import unwrap_result
+from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.test_conventions_genai import only_run, span
 
@@ -185,3 +186,51 @@ def test_result_unwrapping() -> None:
         "a dict the tool returned"
     )
     assert unwrap_result("Sunny") == "Sunny"
+
+
+def test_a_transfer_to_another_agent_is_a_handoff_and_the_request_stays_the_users() -> None:
+    """Layout of ADK 2.13 with `sub_agents`: the specialist's run sits beside the orchestrator's,
+    and its model sees the orchestrator's turns as "For context:" user messages."""
+    workflow, orchestrator = run_spans()
+    question = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}
+    transfer = {
+        "type": "tool_call",
+        "id": "t0",
+        "name": "transfer_to_agent",
+        "arguments": {"agent_name": "spec"},
+    }
+    ask = adk(
+        "generate_content m",
+        orchestrator,
+        gen_ai__operation__name="generate_content",
+        gen_ai__input__messages=json.dumps([question]),
+        gen_ai__output__messages=json.dumps([{"role": "assistant", "parts": [transfer]}]),
+    )
+    handoff = adk(
+        "execute_tool transfer_to_agent",
+        orchestrator,
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="transfer_to_agent",
+        gen_ai__tool__type="TransferToAgentTool",
+        gen_ai__tool__call__result='{"result": null}',
+    )
+    specialist = adk(
+        "invoke_agent spec", workflow, gen_ai__operation__name="invoke_agent", gen_ai__agent__name="spec"
+    )
+    context = {
+        "role": "user",
+        "parts": [{"type": "text", "content": "For context: [orchestrator] called ..."}],
+    }
+    answer = adk(
+        "generate_content m",
+        specialist,
+        gen_ai__operation__name="generate_content",
+        gen_ai__input__messages=json.dumps([question, context]),
+        gen_ai__output__messages=json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+        ),
+    )
+    outer, inner = build_runs([workflow, orchestrator, ask, handoff, specialist, answer])
+    assert (outer.agent_name, outer.tool_calls, outer.output) == ("weather_agent", (), None)
+    assert (inner.agent_name, inner.input, inner.output) == ("spec", "Weather in Paris?", "Sunny.")
+    assert [message["role"] for message in inner.input_messages] == ["user", "other_agents"]

@@ -13,6 +13,7 @@ matched by order and name.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Messages, ModelCall, RunSpanContent, SpanRole
@@ -23,7 +24,7 @@ from otel_scorers.conventions.genai import (
     input_tokens,
     output_tokens,
 )
-from otel_scorers.conventions.messages import as_str, decode_content, tool_state
+from otel_scorers.conventions.messages import as_str, decode_content, text_of, tool_state
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -35,6 +36,10 @@ TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
 _CALL_LLM = "call_llm"
 #: ADK's stand-in for a value it does not have (a failed call's id and result).
 NOT_SPECIFIED = "<not specified>"
+TRANSFER, TRANSFER_TYPE = "transfer_to_agent", "TransferToAgentTool"
+_CONTEXT_PREFIX = "For context:"
+#: The role given to other agents' turns that ADK presents to an agent as user messages.
+OTHER_AGENTS_ROLE = "other_agents"
 _GENAI = GenAIConvention()
 
 
@@ -59,14 +64,23 @@ class GoogleADKConvention:
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         return _GENAI.run_content(span)
 
+    def internal_tool(self, span: SpanRecord) -> bool:
+        """`transfer_to_agent` hands the conversation to another agent: a handoff, not a call."""
+        attributes = span.attributes
+        return (
+            attributes.get("gen_ai.tool.name") == TRANSFER
+            or attributes.get("gen_ai.tool.type") == TRANSFER_TYPE
+        )
+
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
         if LLM_REQUEST not in attributes and LLM_RESPONSE not in attributes:
-            return _GENAI.model_call(span)
+            call = _GENAI.model_call(span)
+            return replace(call, input=_other_agents_apart(call.input))
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
-            input=_request_messages(attributes.get(LLM_REQUEST)),
+            input=_other_agents_apart(_request_messages(attributes.get(LLM_REQUEST))),
             output=_response_messages(attributes.get(LLM_RESPONSE)),
             model=as_str(attributes.get("gen_ai.response.model"))
             or as_str(attributes.get("gen_ai.request.model")),
@@ -99,6 +113,21 @@ class GoogleADKConvention:
             start_ns=call.start_ns,
             end_ns=call.end_ns,
         )
+
+
+def _other_agents_apart(messages: Messages) -> Messages:
+    """ADK shows an agent what other agents said and did (before a transfer, say) as `user`
+    messages starting "For context:". They are not the user's request: they get their own role
+    so that the request is still found as the last user message."""
+    if not messages.captured:
+        return messages
+    items = tuple(
+        {**message, "role": OTHER_AGENTS_ROLE}
+        if message.get("role") == "user" and text_of(message).startswith(_CONTEXT_PREFIX)
+        else message
+        for message in messages.items
+    )
+    return Messages(items, captured=True)
 
 
 def unwrap_result(result: Any) -> Any:
