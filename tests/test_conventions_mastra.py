@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers.conventions import may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.test_conventions_genai import only_run, span
@@ -166,3 +167,9 @@ def test_mastra_wins_over_genai_and_spans_of_other_types_play_no_part() -> None:
     (run,) = build_runs([run_span, step, workflow])
     assert run.convention == "mastra" and run.tool_calls == ()
     assert {"input", "output"} <= run.missing
+
+
+def test_a_mastra_run_span_is_spotted_by_its_type() -> None:
+    assert may_start_run("invoke_agent a", {"mastra.span.type": "agent_run"})
+    assert may_start_run("agent.weatherAgent", {"mastra.span.type": "agent_run"})
+    assert not may_start_run("tool.execute t", {"mastra.span.type": "tool_call"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers.conventions import may_start_run
 from otel_scorers.conventions.openllmetry import indexed_messages
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
@@ -259,3 +260,9 @@ def test_decorated_workflow_with_a_legacy_llm_span_and_a_decorated_tool() -> Non
         {"city": "Paris"},
         "Sunny",
     )
+
+
+def test_workflow_and_agent_spans_are_spotted_by_their_kind() -> None:
+    assert may_start_run("trip.workflow", {"traceloop.span.kind": "workflow"})
+    assert may_start_run("planner.agent", {"traceloop.span.kind": "agent"})
+    assert not may_start_run("get_weather.tool", {"traceloop.span.kind": "tool"})

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers.conventions import may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
 from tests.conftest import Telemetry
@@ -202,3 +203,9 @@ def test_in_process_a_generate_text_run_is_buffered_from_its_start_and_scored(te
         ("get_weather", {"city": "Paris"}, "Sunny")
     ]
     processor.shutdown()
+
+
+def test_run_spans_are_spotted_by_name_or_operation_id() -> None:
+    assert may_start_run("ai.streamText", {})
+    assert may_start_run("generate", {"ai.operationId": "ai.generateObject"})
+    assert not may_start_run("tool", {"ai.operationId": "ai.toolCall"})
