@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otel_scorers.conventions.strands import unwrap_blocks
+from otel_scorers.conventions.strands import swarm_request, unwrap_blocks
 from otel_scorers.span_record import SpanRecord
 from tests.test_conventions_genai import event, only_run, span
 
@@ -145,3 +145,43 @@ def test_content_blocks_unwrap_to_what_the_tool_returned() -> None:
     assert unwrap_blocks(mixed) == mixed
     assert unwrap_blocks({"temp": 21}) == {"temp": 21}
     assert unwrap_blocks([]) == []
+
+
+def test_a_swarm_handoff_is_not_a_tool_call() -> None:
+    root = strands_span("invoke_agent triage", gen_ai__agent__name="triage")
+    use = {"toolUse": {"toolUseId": "c1", "name": "handoff_to_agent", "input": {"agent_name": "specialist"}}}
+    ask = strands_span(
+        "chat",
+        root,
+        events=(
+            event("gen_ai.user.message", content=blocks({"text": "Weather in Paris?"})),
+            event("gen_ai.choice", message=blocks(use), finish_reason="tool_use"),
+        ),
+    )
+    handoff = strands_span(
+        "execute_tool handoff_to_agent",
+        root,
+        gen_ai__tool__name="handoff_to_agent",
+        gen_ai__tool__call__id="c1",
+        events=(event("gen_ai.choice", message=blocks({"text": "Handing off to specialist"}), id="c1"),),
+    )
+    run = only_run([root, ask, handoff])
+    assert run.tool_calls == ()
+
+
+def test_a_swarm_agents_input_is_the_users_request_inside_the_swarm_context() -> None:
+    context = (
+        "Context:\nHandoff Message: Weather in Paris?\n\nUser Request: What is the weather in Paris?\n"
+        "Answer briefly.\n\nPrevious agents who worked on this: triage\n\n"
+        "Other agents available for collaboration:\nAgent name: triage.\n\n"
+        "You have access to swarm coordination tools if you need help from other agents."
+    )
+    root = strands_span(
+        "invoke_agent specialist",
+        gen_ai__agent__name="specialist",
+        events=(event("gen_ai.user.message", content=blocks({"text": context})),),
+    )
+    assert only_run([root]).input == "What is the weather in Paris?\nAnswer briefly."
+    assert swarm_request("Context:\nUser Request: Hi") == "Hi"
+    assert swarm_request("Context: a user who starts like this") is None
+    assert swarm_request("What is the weather?") is None

@@ -11,15 +11,17 @@ the result; results are content blocks (`[{"text": ...}]`), unwrapped to what th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions.base import ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
-from otel_scorers.conventions.messages import decode_content, tool_state
+from otel_scorers.conventions.messages import decode_content, last_user_text, tool_state
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 PROVIDER = "strands-agents"
+HANDOFF = "handoff_to_agent"
 _GENAI = GenAIConvention()
 
 
@@ -38,10 +40,18 @@ class StrandsConvention:
         return _GENAI.role(span)
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
-        return _GENAI.run_content(span)
+        content = _GENAI.run_content(span)
+        if not content.input.captured:
+            return content
+        request = swarm_request(last_user_text(content.input.items))
+        return replace(content, input_text=request) if request is not None else content
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         return _GENAI.model_call(span)
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        """A Swarm's `handoff_to_agent` passes the task to another agent: a handoff, not a call."""
+        return span.attributes.get("gen_ai.tool.name") == HANDOFF
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         call = _GENAI.tool_call(span)
@@ -76,6 +86,28 @@ def _tool_events(span: SpanRecord) -> tuple[Any, Any]:
         elif event.name == "gen_ai.choice":
             result = decode_content(event.attributes.get("message"))
     return arguments, result
+
+
+#: What follows the user's request in the context a Swarm gives each of its agents.
+_SWARM_SECTIONS = (
+    "\n\nPrevious agents who worked on this: ",
+    "\n\nShared knowledge from previous agents:\n",
+    "\n\nOther agents available for collaboration:\n",
+    "\n\nYou have access to swarm coordination tools",
+)
+
+
+def swarm_request(text: str | None) -> str | None:
+    """The user's request inside the context a Strands Swarm sends its agents
+    ("Context:\n[Handoff Message: ...\n\n]User Request: <request>\n\n..."), or None."""
+    if text is None or not text.startswith("Context:\n"):
+        return None
+    start = text.find("User Request: ")
+    if start < 0:
+        return None
+    start += len("User Request: ")
+    ends = [end for section in _SWARM_SECTIONS if (end := text.find(section, start)) >= 0]
+    return text[start : min(ends)] if ends else text[start:].rstrip("\n")
 
 
 def unwrap_blocks(result: Any) -> Any:
