@@ -132,10 +132,14 @@ def test_redacted_content_is_missing_and_tool_content_none() -> None:
 def test_tool_status_error_marks_the_call_failed() -> None:
     root = strands_span("invoke_agent a")
     tool = strands_span(
-        "execute_tool get_weather", root, gen_ai__tool__name="get_weather", gen_ai__tool__status="error"
+        "execute_tool get_weather",
+        root,
+        gen_ai__tool__name="get_weather",
+        gen_ai__tool__status="error",
+        events=(event("gen_ai.choice", message=blocks({"text": "Error: station offline"})),),
     )
     (call,) = only_run([root, tool]).tool_calls
-    assert call.state == "error"
+    assert (call.state, call.result, call.error) == ("error", None, "Error: station offline")
 
 
 def test_content_blocks_unwrap_to_what_the_tool_returned() -> None:

@@ -63,7 +63,8 @@ class StrandsConvention:
         result = unwrap_blocks(result)
         state, error = tool_state(span, result)
         if state == "ok" and span.attributes.get("gen_ai.tool.status") == "error":
-            state, error = "error", "error"
+            # The result Strands sends the model for a failed tool is the error's text.
+            state, error = "error", result if isinstance(result, str) and result else "error"
         return ToolCall(
             name=call.name,
             call_id=call.call_id,
