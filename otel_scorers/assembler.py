@@ -115,7 +115,9 @@ class TraceAssembler:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
 
-    def _append(self, buffer: _TraceBuffer, span: ReadableSpan, trace_id: int, span_id: int) -> CompletedRun | None:
+    def _append(
+        self, buffer: _TraceBuffer, span: ReadableSpan, trace_id: int, span_id: int
+    ) -> CompletedRun | None:
         if _is_own(span):
             return None
         buffer.started.pop(span_id, None)

@@ -150,6 +150,7 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
 
 def did_not_call(tool: str) -> Check:
     """1 if no call is named `tool`."""
+
     def score(run: AgentRun) -> float:
         for call in run.tool_calls:
             if call.name == tool:
@@ -188,6 +189,7 @@ def used_no_tools() -> Check:
 
 def no_tool_errors() -> Check:
     """1 if no call is in state error, incomplete or result_error. A run without calls passes."""
+
     def score(run: AgentRun) -> float:
         for call in run.tool_calls:
             if call.state in _FAILED_STATES:

@@ -117,7 +117,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
+    parser = argparse.ArgumentParser(
+        prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run a bundled example agent and score it")
@@ -126,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("-c", "--config", type=Path, help="score with this config instead of the built-in one")
     demo.set_defaults(handler=cmd_demo)
 
-    runs = commands.add_parser("runs", help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each")
+    runs = commands.add_parser(
+        "runs", help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each"
+    )
     runs.add_argument("files", nargs="+", type=Path)
     runs.set_defaults(handler=cmd_runs)
 

@@ -75,15 +75,18 @@ def demo_document(out: Any = None) -> dict[str, Any]:
     document: dict[str, Any] = yaml.safe_load(DEMO_CONFIG)
     judge = JudgeConfig.from_env()
     if judge.model:
-        missing = import_litellm().validate_environment(
-            model=judge.model, api_key=judge.api_key, api_base=judge.api_base
-        ).get("missing_keys")
+        missing = (
+            import_litellm()
+            .validate_environment(model=judge.model, api_key=judge.api_key, api_base=judge.api_base)
+            .get("missing_keys")
+        )
         if not missing:
             document["scorers"].append({"type": "answer_relevancy"})
             document["judge"] = judge.model_dump(exclude_none=True)
             return document
         print(
-            f"LLM judge off: {ENV_MODEL}={judge.model} also needs {', '.join(missing)}.", file=out or sys.stdout
+            f"LLM judge off: {ENV_MODEL}={judge.model} also needs {', '.join(missing)}.",
+            file=out or sys.stdout,
         )
         return document
     print(
@@ -96,9 +99,7 @@ def demo_document(out: Any = None) -> dict[str, Any]:
 def run_demo(
     otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None
 ) -> int:
-    config = (
-        load_config(config_path) if config_path else parse_config(demo_document(), "demo config")
-    )
+    config = load_config(config_path) if config_path else parse_config(demo_document(), "demo config")
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
     spans = InMemorySpanExporter()
     events = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]

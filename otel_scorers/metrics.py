@@ -73,7 +73,9 @@ class PipelineMetrics:
             description="Tokens the LLM judges used, by scorer, model and gen_ai.token.type (input, output).",
         )
         self.judge_cost = meter.create_counter(
-            "otel_scorers.judge.cost", unit="USD", description="What the LLM judges cost (litellm's cost table)."
+            "otel_scorers.judge.cost",
+            unit="USD",
+            description="What the LLM judges cost (litellm's cost table).",
         )
         self.judge_budget_skips = meter.create_counter(
             "otel_scorers.judge.budget_skips",

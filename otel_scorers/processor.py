@@ -145,7 +145,9 @@ class ScoringSpanProcessor(SpanProcessor):
         emitter = Emitter(self.metrics, tracer_provider, logger_provider)
         self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
         # A trace is worth buffering when the most permissive binding would sample it.
-        widest = min((binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None)
+        widest = min(
+            (binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None
+        )
         self._downstream = downstream
         self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
         self.assembler = TraceAssembler(

@@ -25,7 +25,11 @@ scorers:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "otel_scorers.cli", *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "otel_scorers.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -40,18 +44,38 @@ def test_runs_prints_one_json_line_per_rebuilt_run() -> None:
     assert len(runs) == 3
     first = next(run for run in runs if run["input"] == "What is the weather in Paris?")
     assert set(first) == {
-        "trace_id", "span_id", "agent_name", "convention", "input", "output", "tool_calls", "missing"
+        "trace_id",
+        "span_id",
+        "agent_name",
+        "convention",
+        "input",
+        "output",
+        "tool_calls",
+        "missing",
     }
     assert first["agent_name"] == "weather_agent" and first["convention"] == "genai"
     assert first["tool_calls"] == [
-        {"name": "get_weather", "call_id": first["tool_calls"][0]["call_id"], "arguments": {"city": "Paris"}, "result": "Sunny, 21°C", "state": "ok"}  # type: ignore[index]
+        {
+            "name": "get_weather",
+            "call_id": first["tool_calls"][0]["call_id"],
+            "arguments": {"city": "Paris"},
+            "result": "Sunny, 21°C",
+            "state": "ok",
+        }  # type: ignore[index]
     ]
     assert len(str(first["trace_id"])) == 32 and len(str(first["span_id"])) == 16
 
 
 def test_collector_file_format_gzip_and_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    requests = [json.loads((TRACES / name).read_text()) for name in ("tool_then_answer.json", "failing_tool.json")]
-    body = "\n".join(json.dumps(request) for request in requests[:1]) + "\n{not json\n" + json.dumps(requests[1]) + "\n"
+    requests = [
+        json.loads((TRACES / name).read_text()) for name in ("tool_then_answer.json", "failing_tool.json")
+    ]
+    body = (
+        "\n".join(json.dumps(request) for request in requests[:1])
+        + "\n{not json\n"
+        + json.dumps(requests[1])
+        + "\n"
+    )
     path = tmp_path / "export.jsonl.gz"
     path.write_bytes(gzip.compress(body.encode()))
     code = main(["runs", str(path)])
@@ -64,15 +88,27 @@ def test_collector_file_format_gzip_and_bad_lines(tmp_path: Path, capsys: pytest
     assert failing["agent_name"] == "weather_agent"
 
 
-def test_score_prints_one_line_per_run_and_binding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_score_prints_one_line_per_run_and_binding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "scorers.yaml"
     config.write_text(CONFIG)
-    code = main(["score", str(TRACES / "tool_then_answer.json"), str(TRACES / "no_content.json"), "-c", str(config)])
+    code = main(
+        ["score", str(TRACES / "tool_then_answer.json"), str(TRACES / "no_content.json"), "-c", str(config)]
+    )
     assert code == 0
     scores = lines(capsys.readouterr().out)
     assert len(scores) == 4
     assert set(scores[0]) == {
-        "trace_id", "span_id", "agent_name", "scorer", "value", "label", "reason", "skipped", "error"
+        "trace_id",
+        "span_id",
+        "agent_name",
+        "scorer",
+        "value",
+        "label",
+        "reason",
+        "skipped",
+        "error",
     }
     by = {(s["trace_id"], s["scorer"]): s for s in scores}
     skipped = [s for s in by.values() if s["skipped"]]
