@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otel_scorers.conventions import Convention, SpanRole, classify
-from otel_scorers.conventions.base import InternalTools, ModelCall, RunSpanContent, SubRunCalls
+from otel_scorers.conventions.base import ModelCall, RunSpanContent
 from otel_scorers.conventions.messages import (
     decode_json,
     last_assistant_text,
@@ -84,12 +84,14 @@ def _add_sub_run_call(
     the outer model's tool-call parts (a managed agent): its convention says what call it was."""
     parent_id = parts.span.parent_span_id
     outer = _nearest_run(parent_id, by_id, runs, cache)
-    if outer is None or not isinstance(parts.convention, SubRunCalls):
+    # getattr, not isinstance: a runtime-checkable Protocol check costs microseconds per call.
+    sub_run_call = getattr(parts.convention, "sub_run_call", None)
+    if outer is None or sub_run_call is None:
         return
     parent = by_id.get(parent_id) if parent_id is not None else None
     if parent is not None and roles.get(parent.span_id, (None, None))[1] == "tool":
         return
-    call = parts.convention.sub_run_call(parts.span, parent)
+    call: ToolCall | None = sub_run_call(parts.span, parent)
     if call is not None:
         runs[outer].sub_runs.append(call)
 
@@ -165,6 +167,7 @@ def _build(parts: _RunParts) -> AgentRun:
         missing.add("output")
     if content.agent_name is None:
         missing.add("agent_name")
+    missing |= _missing_tool_content(tool_calls)
 
     input_messages = content.input.items or next((m.input.items for m in models if m.input.captured), ())
     output_messages = content.output.items or next(
@@ -194,7 +197,21 @@ def _build(parts: _RunParts) -> AgentRun:
 
 
 def _internal(convention: Convention, span: SpanRecord) -> bool:
-    return isinstance(convention, InternalTools) and convention.internal_tool(span)
+    internal_tool = getattr(convention, "internal_tool", None)  # see InternalTools
+    return internal_tool is not None and bool(internal_tool(span))
+
+
+def _missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
+    """Tool arguments and results the trace did not carry: none of the finished calls has any
+    (one call without arguments or result is just a tool that takes or returns nothing)."""
+    finished = [call for call in calls if call.state != "incomplete"]
+    missing = set()
+    if finished and all(call.arguments is None for call in finished):
+        missing.add("tool_arguments")
+    succeeded = [call for call in finished if call.state == "ok"]
+    if succeeded and all(call.result is None for call in succeeded):
+        missing.add("tool_results")
+    return missing
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:

@@ -421,3 +421,18 @@ def test_a_tool_call_part_with_a_malformed_id_is_matched_by_name() -> None:
     model = span("chat m", root, gen_ai__operation__name="chat", gen_ai__output__messages=json.dumps(odd))
     run = only_run([root, model, tool_span(root, "get_weather", gen_ai__tool__call__id="c1")])
     assert [(call.name, call.call_id, call.state) for call in run.tool_calls] == [("get_weather", "c1", "ok")]
+
+
+def test_tool_content_is_missing_only_when_no_finished_call_carries_any() -> None:
+    root = run_span()
+    blind = only_run([root, tool_span(root, "get_weather"), tool_span(root, "get_time")])
+    assert {"tool_arguments", "tool_results"} <= blind.missing
+    root = run_span()
+    seen = only_run(
+        [
+            root,
+            tool_span(root, "get_weather", gen_ai__tool__call__arguments='{"city": "Paris"}'),
+            tool_span(root, "clear_cache", gen_ai__tool__call__result="done"),
+        ]
+    )
+    assert not {"tool_arguments", "tool_results"} & seen.missing
