@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.conventions.google_adk import unwrap_result
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
+from tests.conftest import Telemetry
 from tests.test_conventions_genai import only_run, span
 
 SCOPE = "gcp.vertex.agent"
@@ -234,3 +236,47 @@ def test_a_transfer_to_another_agent_is_a_handoff_and_the_request_stays_the_user
     assert (outer.agent_name, outer.tool_calls, outer.output) == ("weather_agent", (), None)
     assert (inner.agent_name, inner.input, inner.output) == ("spec", "Weather in Paris?", "Sunny.")
     assert [message["role"] for message in inner.input_messages] == ["user", "other_agents"]
+
+
+def test_in_process_a_legacy_run_is_scored_from_call_llm(telemetry: Telemetry) -> None:
+    """The real SDK and processor, spans shaped as ADK's legacy schema makes them; the trace's
+    root (`invocation`) starts before the run span and ends after it."""
+    seen: list[AgentRun] = []
+
+    @scorer
+    def record(run: AgentRun) -> float:
+        seen.append(run)
+        return 1.0
+
+    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer(SCOPE)
+    request = {"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]}
+    response = {"content": {"role": "model", "parts": [{"text": "Bonjour !"}]}}
+    with (
+        tracer.start_as_current_span("invocation"),
+        tracer.start_as_current_span(
+            "invoke_agent greeter",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "greeter"},
+        ),
+        tracer.start_as_current_span(
+            "call_llm",
+            attributes={"gcp.vertex.agent.llm_request": json.dumps(request), "gen_ai.usage.input_tokens": 20},
+        ) as call_llm,
+    ):
+        with tracer.start_as_current_span(
+            "generate_content m",
+            attributes={"gen_ai.operation.name": "generate_content", "gen_ai.usage.input_tokens": 20},
+        ):
+            pass
+        call_llm.set_attribute("gcp.vertex.agent.llm_response", json.dumps(response))
+    assert processor.force_flush(5000)
+    (run,) = seen
+    assert (run.convention, run.agent_name, run.input, run.output, run.usage.input_tokens) == (
+        "google_adk",
+        "greeter",
+        "Say hello.",
+        "Bonjour !",
+        20,
+    )
+    processor.shutdown()

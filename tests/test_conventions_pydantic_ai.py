@@ -11,9 +11,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
+from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.conventions import classify, may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import from_readable_span
+from tests.conftest import Telemetry
 from tests.test_conventions_genai import event, only_run, span
 
 SCOPE = "pydantic-ai"
@@ -254,3 +256,45 @@ def test_a_structured_answer_through_the_output_tool_is_not_a_tool_call() -> Non
     assert [call.state for call in run.tool_calls] == ["ok"]
     assert run.output == '{"city":"Paris","temp":21}'
     assert json.loads(run.output_messages[0]["parts"][0]["content"]) == {"city": "Paris", "temp": 21}
+
+
+def test_in_process_a_v2_agent_run_is_spotted_by_its_name_when_it_starts(telemetry: Telemetry) -> None:
+    """The real SDK and processor; pydantic-ai sets the run's content only when the run ends."""
+    seen: list[AgentRun] = []
+
+    @scorer
+    def record(run: AgentRun) -> float:
+        seen.append(run)
+        return 1.0
+
+    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer(SCOPE)
+    with tracer.start_as_current_span("agent run") as run_span:
+        with tracer.start_as_current_span("running tool") as tool_span:
+            tool_span.set_attributes(
+                {
+                    "gen_ai.tool.name": "get_weather",
+                    "tool_arguments": '{"city": "Paris"}',
+                    "tool_response": "Sunny",
+                }
+            )
+        run_span.set_attributes(
+            {
+                "agent_name": "weather_agent",
+                "pydantic_ai.all_messages": json.dumps([user("Weather in Paris?"), assistant("Sunny.")]),
+                "final_result": "Sunny.",
+            }
+        )
+    assert processor.force_flush(5000)
+    (run,) = seen
+    assert (run.convention, run.agent_name, run.input, run.output) == (
+        "pydantic_ai",
+        "weather_agent",
+        "Weather in Paris?",
+        "Sunny.",
+    )
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny")
+    ]
+    processor.shutdown()

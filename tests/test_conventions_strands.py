@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.conventions.strands import swarm_request, unwrap_blocks
 from otel_scorers.span_record import SpanRecord
+from tests.conftest import Telemetry
 from tests.test_conventions_genai import event, only_run, span
 
 DETAILS = "gen_ai.client.inference.operation.details"
@@ -189,3 +191,50 @@ def test_a_swarm_agents_input_is_the_users_request_inside_the_swarm_context() ->
     assert swarm_request("Context:\nUser Request: Hi") == "Hi"
     assert swarm_request("Context: a user who starts like this") is None
     assert swarm_request("What is the weather?") is None
+
+
+def test_in_process_a_default_mode_run_is_scored_from_its_span_events(telemetry: Telemetry) -> None:
+    """The real SDK and processor, spans and events shaped as Strands' default mode makes them."""
+    seen: list[AgentRun] = []
+
+    @scorer
+    def record(run: AgentRun) -> float:
+        seen.append(run)
+        return 1.0
+
+    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer("strands.telemetry.tracer")
+    common = {"gen_ai.system": "strands-agents"}
+    question = blocks({"text": "Weather in Paris?"})
+    with tracer.start_as_current_span(
+        "invoke_agent weather_agent",
+        attributes={**common, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather_agent"},
+    ) as run_span:
+        run_span.add_event("gen_ai.user.message", {"content": question})
+        with tracer.start_as_current_span(
+            "chat", attributes={**common, "gen_ai.operation.name": "chat"}
+        ) as chat:
+            chat.add_event("gen_ai.user.message", {"content": question})
+            chat.add_event("gen_ai.choice", {"message": blocks(USE), "finish_reason": "tool_use"})
+        with tracer.start_as_current_span(
+            "execute_tool get_weather",
+            attributes={**common, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"},
+        ) as tool:
+            tool.add_event(
+                "gen_ai.tool.message", {"role": "tool", "content": '{"city": "Paris"}', "id": "c1"}
+            )
+            tool.add_event("gen_ai.choice", {"message": blocks({"text": "Sunny, 21°C"}), "id": "c1"})
+        run_span.add_event("gen_ai.choice", {"message": "It is sunny.\n", "finish_reason": "end_turn"})
+    assert processor.force_flush(5000)
+    (run,) = seen
+    assert (run.convention, run.agent_name, run.input, run.output) == (
+        "strands",
+        "weather_agent",
+        "Weather in Paris?",
+        "It is sunny.\n",
+    )
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
+    ]
+    processor.shutdown()
