@@ -121,6 +121,8 @@ def _output_tool_names(span: SpanRecord) -> frozenset[str]:
     """The tools through which the model gives its structured answer (`output_type`): calling
     one is answering, not calling a tool, and no tool span ever answers it."""
     raw = span.attributes.get("model_request_parameters")
+    if isinstance(raw, str) and '"output_tools":[]' in raw:
+        return frozenset()  # plain text output; spares decoding the tool definitions
     parameters = decode_content(raw) if raw is not None else None
     if not isinstance(parameters, Mapping):
         return _DEFAULT_OUTPUT_TOOLS
