@@ -458,7 +458,7 @@ class Judge:
                     if remaining <= 0:
                         raise asyncio.TimeoutError
                     response = await asyncio.wait_for(
-                        litellm.acompletion(**self._request(litellm, model, messages, remaining)), remaining
+                        litellm.acompletion(**self._request(litellm, model, messages)), remaining
                     )
             except Exception as exc:
                 kind, retryable, retry_after = _classify(exc)
@@ -477,14 +477,14 @@ class Judge:
                 self.budget.spend(completion.cost_usd)
             return completion
 
-    def _request(
-        self, litellm: Any, model: str, messages: Sequence[Message], timeout: float
-    ) -> dict[str, Any]:
+    def _request(self, litellm: Any, model: str, messages: Sequence[Message]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": model,
             "messages": [dict(message) for message in messages],
             "temperature": self.config.temperature,
-            "timeout": timeout,
+            # constant, so litellm reuses its client and connections (a per-call value would not);
+            # the score's deadline is enforced around the call
+            "timeout": self.config.timeout_s,
             # our loop retries within the deadline; litellm's and the SDK's own retries would not
             "max_retries": 0,
             "num_retries": 0,
@@ -524,9 +524,11 @@ def _completion(litellm: Any, model: str, response: Any) -> Completion:
         text = response.choices[0].message.content or ""
     except (AttributeError, IndexError, TypeError):
         text = ""
-    return Completion(
-        text, input_tokens, output_tokens, judge_cost(litellm, model, input_tokens, output_tokens)
-    )
+    # litellm prices each response already; recompute only when it did not
+    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    if not isinstance(cost, (int, float)):
+        cost = judge_cost(litellm, model, input_tokens, output_tokens)
+    return Completion(text, input_tokens, output_tokens, float(cost) if cost is not None else None)
 
 
 def judge_cost(litellm: Any, model: str, input_tokens: int, output_tokens: int) -> float | None:

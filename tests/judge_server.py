@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import threading
 import time
 from collections import deque
@@ -91,9 +92,12 @@ def _default_responder(_body: dict[str, Any]) -> str:
 
 
 class JudgeServer:
-    def __init__(self, responder: Responder = _default_responder, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, responder: Responder = _default_responder, latency_s: float = 0.0, jitter: float = 0.0
+    ) -> None:
         self.responder = responder
         self.latency_s = latency_s
+        self.jitter = jitter  # latency varies uniformly within +-jitter of itself, as a real model's does
         self.script: deque[Step] = deque()
         self.requests: list[Request] = []
         self.url = ""
@@ -127,7 +131,7 @@ class JudgeServer:
 
     async def _answer(self, body: dict[str, Any], step: Step | None) -> web.StreamResponse:
         if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+            await asyncio.sleep(self.latency_s * random.uniform(1 - self.jitter, 1 + self.jitter))
         if isinstance(step, Stall):
             await asyncio.sleep(step.seconds)
             step = step.then
