@@ -371,6 +371,18 @@ class Judge:
         )
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
+        if hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: _after_fork(ref()))
+
+    def _after_fork(self) -> None:
+        """A forked child (gunicorn, uvicorn workers) must not inherit a lock another thread held
+        at fork time, nor semaphores of the parent's loops."""
+        self._lock = threading.Lock()
+        self._semaphores = weakref.WeakKeyDictionary()
+        self.cache._lock = threading.Lock()
+        if self.budget is not None:
+            self.budget._lock = threading.Lock()
 
     def resolve_model(self, model: str | None) -> str:
         """The model a scorer uses: its own, else the judge config's, else the environment's."""
@@ -545,13 +557,19 @@ def judge_cost(litellm: Any, model: str, input_tokens: int, output_tokens: int) 
         return None
 
 
+def _after_fork(judge: Judge | None) -> None:
+    if judge is not None:
+        judge._after_fork()
+
+
 _default_judge: Judge | None = None
+_default_lock = threading.Lock()  # not the import lock: a caller must not wait on an import
 
 
 def default_judge() -> Judge:
     """The process-wide judge from `OTEL_SCORERS_JUDGE_*`, for scorers not given one."""
     global _default_judge
-    with _import_lock:
+    with _default_lock:
         if _default_judge is None:
             _default_judge = Judge(JudgeConfig.from_env())
         return _default_judge

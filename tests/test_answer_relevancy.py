@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from typing import Any
@@ -388,3 +389,52 @@ def test_the_demo_adds_answer_relevancy_when_a_judge_is_configured(
     text = out.getvalue()
     assert "answer_relevancy" in text and f"{EXPECTED:g}" in text
     assert server.calls >= 1
+
+
+def test_steps_3_without_statements_stops_after_one_call(server: JudgeServer) -> None:
+    server.then(Reply('{"statements": []}'))
+    score = evaluate(relevancy(server, steps=3), run_of(output="Hmm."))
+    assert (score.value, server.calls) == (0.0, 1)
+
+
+def test_steps_3_scores_over_the_verdicts_the_judge_gave(server: JudgeServer) -> None:
+    server.then(
+        Reply(json.dumps({"statements": ["a", "b", "c"]})),
+        Reply(json.dumps({"verdicts": [{"verdict": "yes"}, {"verdict": "no"}]})),
+        Reply(json.dumps({"reason": "half"})),
+    )
+    score = evaluate(relevancy(server, steps=3), run_of())
+    assert score.value == 0.5 and len(score.details["statements"]) == 2
+
+
+def test_judge_bindings_share_one_concurrency_limit(server: JudgeServer, telemetry: Telemetry) -> None:
+    server.latency_s = 0.1
+    server.responder = lambda _body: single(VERDICTS)
+    judge = judge_for(server.url, concurrency=2, cache_size=0)
+    processor = ScoringSpanProcessor(
+        [
+            bind(relevancy(server, judge=judge), name="relevancy-a"),
+            bind(relevancy(server, judge=judge, uncertainty_weight=0.5), name="relevancy-b"),
+        ],
+        **telemetry.providers(),
+    )
+    telemetry.tracer_provider.add_span_processor(processor)
+    agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
+    for _ in range(3):
+        agent.run(PARIS)
+    assert processor.force_flush(20_000)
+    assert server.calls == 3 * 2
+    assert server.max_in_flight == 2
+    processor.shutdown()
+
+
+def test_a_stalled_judge_never_blocks_the_agent(server: JudgeServer, telemetry: Telemetry) -> None:
+    server.then(Stall(1.5, then=Reply(single(VERDICTS))))
+    processor = ScoringSpanProcessor([relevancy(server)], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    started = time.monotonic()
+    ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent")).run(PARIS)
+    assert time.monotonic() - started < 0.5
+    assert processor.force_flush(20_000)
+    assert telemetry.counter("gen_ai.evaluation.results") == 1
+    processor.shutdown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -323,3 +324,22 @@ def test_building_judge_scorers_does_not_import_litellm() -> None:
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_worker_uses_the_judge_it_inherited(server: JudgeServer) -> None:
+    server.responder = lambda _body: '{"verdict": "yes"}'
+    judge = make_judge(server.url, cache_size=0)
+    assert ask(judge)[0].verdict == "yes"  # the parent used it first: litellm loaded, a loop's semaphore
+    pid = os.fork()
+    if pid == 0:  # the child: like a gunicorn worker forked after setup
+        code = 2
+        try:
+            signal.alarm(20)
+            value, _ = ask(judge)
+            code = 0 if isinstance(value, Verdict) and value.verdict == "yes" else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert server.calls == 2
