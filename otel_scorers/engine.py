@@ -50,6 +50,10 @@ def _let_the_host_run() -> None:
         time.sleep(0)
 
 
+def _keep_going() -> None:
+    pass
+
+
 class Job(Protocol):
     """One unit of work: something that yields runs, told when they are scored or dropped."""
 
@@ -68,7 +72,10 @@ class ScoringEngine:
         metrics: PipelineMetrics,
         max_queue_size: int = 2048,
         max_concurrent_runs: int = 64,
+        yield_to_host: bool = True,
     ) -> None:
+        """`yield_to_host=False` where no host thread shares the process (the sidecar): each
+        yield costs a context switch, worth it only when an agent's thread may be waiting."""
         if max_queue_size < 1:
             raise ValueError(f"max_queue_size must be at least 1, got {max_queue_size}")
         self.bindings = tuple(bindings)
@@ -76,6 +83,7 @@ class ScoringEngine:
         self._metrics = metrics
         self._max_queue_size = max_queue_size
         self._max_concurrent_runs = max_concurrent_runs
+        self._yield: Callable[[], None] = _let_the_host_run if yield_to_host else _keep_going
         self._periodic: list[tuple[float, Callable[[], None]]] = []
         self._lock = threading.Lock()
         self._reset()
@@ -243,7 +251,7 @@ class ScoringEngine:
                 logger.exception("otel_scorers: could not build runs from a trace; skipping it")
                 self._metrics.run_outcome("dropped", "build_error")
                 runs = ()
-            _let_the_host_run()
+            self._yield()
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = await self.score_run(run)
@@ -252,7 +260,7 @@ class ScoringEngine:
                         self._emitter.emit(run, (score,))
                     except Exception:
                         throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
-                    _let_the_host_run()
+                    self._yield()
                 results.append((run, scores))
         finally:
             try:

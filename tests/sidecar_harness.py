@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -158,6 +160,65 @@ class ServeProcess:
             self.process.kill()
             self.process.wait(10)
         self._reader.join(5)
+
+
+def free_port() -> int:
+    """A port free right now, for programs that cannot bind port 0 and report it (rotel)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class Rotel:
+    """The rotel collector (PyPI `rotel`), receiving OTLP and exporting it over OTLP/gRPC."""
+
+    def __init__(self, workdir: Path, export_to: str | None, *extra: str) -> None:
+        import rotel
+
+        binary = Path(rotel.__file__).parent / "rotel-agent"
+        self.grpc_port, self.http_port = free_port(), free_port()
+        exporter = (
+            ["--exporter", "otlp", "--otlp-exporter-endpoint", export_to]
+            if export_to
+            else ["--exporter", "blackhole"]
+        )
+        self.log = workdir / "rotel.log"
+        self.process = subprocess.Popen(
+            [
+                str(binary),
+                "start",
+                "--otlp-grpc-endpoint",
+                f"127.0.0.1:{self.grpc_port}",
+                "--otlp-http-endpoint",
+                f"127.0.0.1:{self.http_port}",
+                "--pid-file",
+                str(workdir / "rotel.pid"),
+                "--log-file",
+                str(self.log),
+                *exporter,
+                *extra,
+            ],
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
+                    return
+            assert self.process.poll() is None, self.log.read_text()
+            time.sleep(0.05)
+        raise AssertionError(f"rotel did not start: {self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
 
 
 def send_grpc(endpoint: str, body: bytes, token: str | None = None) -> bytes:

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
-from otel_scorers.sidecar.assembler import BatchAssembler, Limits, scan
+from otel_scorers.sidecar.assembler import PARSED_SIZE_FACTOR, BatchAssembler, Limits, scan
 from otel_scorers.sidecar.jobs import run_subtrees
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
@@ -177,16 +177,30 @@ def test_memory_is_accounted_per_request_and_released_with_the_trace() -> None:
     spans = agent_spans(DEMO_RUNS[:2])
     request = request_of(spans)
     built.commit(scan(request, 5000, 0))
-    assert built.buffered_bytes == 5000
+    expected = int(5000 * PARSED_SIZE_FACTOR)  # what the parsed request takes in memory
+    assert built.buffered_bytes == expected
     clock.now += 3
     built.poll()
     first, second = built.take_ready(), built.take_ready()
     assert first is not None and second is not None
     built.release(first)
-    assert built.buffered_bytes == 5000  # the request is still referenced by the second trace
+    assert built.buffered_bytes == expected  # the request is still referenced by the second trace
     built.release(second)
     assert built.buffered_bytes == 0
     assert built.buffered_spans == 0
+
+
+def test_a_request_mostly_not_sampled_is_not_kept_for_its_few_sampled_spans() -> None:
+    request = request_of(agent_spans([DEMO_RUNS[0]] * 200))
+    size = request.ByteSize()
+    result = scan(request, size, threshold_for(0.05))
+    kept = [item for group in result.groups.values() for item in group]
+    assert 0 < len(kept) < 120  # about 5% of 800 spans
+    # The kept spans were copied out: the request can go, and only their own size counts.
+    assert result.batch.size < size * PARSED_SIZE_FACTOR / 5
+    request.Clear()
+    assert all(len(item.span.trace_id) == 16 and item.span.name for item in kept)
+    assert {item.origin.resource_attributes()["service.name"] for item in kept} == {"weather-service"}
 
 
 def test_at_the_limit_run_less_traces_go_first_and_then_requests_are_refused() -> None:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span
 
 from otel_scorers.metrics import REASON, PipelineMetrics
 from otel_scorers.sampling import randomness
@@ -24,6 +26,10 @@ from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import throttled
 
+#: A parsed request takes about this many times its encoded size in memory (measured with upb).
+PARSED_SIZE_FACTOR = 2.5
+#: Copy sampled spans out of a request when fewer than 1 in this many of its spans are kept.
+_DETACH_BELOW = 4
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
 
@@ -64,7 +70,7 @@ class PendingTrace:
 def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> Scan:
     """Sort one request's spans out, deciding sampling from the trace id alone: a span whose
     trace no binding can sample costs a dict lookup; only sampled spans are looked into."""
-    result = Scan(Batch(size))
+    result = Scan(Batch(int(size * PARSED_SIZE_FACTOR)))
     groups = result.groups
     runs = result.runs
     decisions: dict[bytes, bool] = {}
@@ -88,12 +94,12 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                         continue
                     sampled = randomness(int.from_bytes(trace_id, "big")) >= min_threshold
                     decisions[trace_id] = sampled
+                if not sampled:
+                    continue  # the common case at low sampling rates: nothing else is read
                 span_id = span.span_id
                 if len(span_id) != 8 or span_id == _ZERO_SPAN:
                     result.rejected.append((r_index, s_index, p_index))
                     result.problem = result.problem or f"span {span.name!r} has an invalid span_id"
-                    continue
-                if not sampled:
                     continue
                 if origin is None:
                     origin = Origin(resource, scope_name, result.batch, scope_spans)
@@ -105,7 +111,38 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                 if is_run_span(span):
                     runs.setdefault(trace_id, []).append(item)
     result.total = total
+    kept = sum(len(group) for group in groups.values())
+    if kept and kept * _DETACH_BELOW < total:
+        _detach(result)
     return result
+
+
+def _detach(result: Scan) -> None:
+    """Copy the few sampled spans out of the request, so that the rest of it can be freed now
+    instead of staying in memory, whole, for as long as one of its spans is buffered."""
+    origins: dict[int, Origin] = {}
+    size = 0
+    batch = Batch(0)
+    for group in result.groups.values():
+        for item in group:
+            origin = origins.get(id(item.origin))
+            if origin is None:
+                resource = Resource()
+                resource.CopyFrom(item.origin.resource)
+                scope_spans = ScopeSpans(
+                    scope=item.origin.scope_spans.scope, schema_url=item.origin.scope_spans.schema_url
+                )
+                origin = origins[id(item.origin)] = Origin(
+                    resource, item.origin.scope_name, batch, scope_spans
+                )
+                size += resource.ByteSize()
+            span = Span()
+            span.CopyFrom(item.span)
+            size += span.ByteSize()
+            item.span = span
+            item.origin = origin
+    batch.size = int(size * PARSED_SIZE_FACTOR)
+    result.batch = batch
 
 
 class BatchAssembler:

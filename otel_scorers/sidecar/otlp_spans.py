@@ -15,8 +15,8 @@ from typing import Any
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.conventions import RUN_MARKER_KEYS, may_start_run
-from otel_scorers.otlp import any_value, attributes, span_record
+from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES
+from otel_scorers.otlp import attributes, span_record
 from otel_scorers.span_record import SpanRecord
 
 
@@ -54,14 +54,15 @@ class OtlpSpan:
 
 
 def is_run_span(span: Span) -> bool:
-    """Whether the span may be an agent run, from its name and the few marker attributes the
-    conventions name; no other attribute is converted."""
-    if may_start_run(span.name, None):
+    """Whether the span may be an agent run (`may_start_run`'s rule), from its name and the few
+    marker keys the conventions name: attribute keys are compared, values read only for a marker."""
+    if span.name.startswith(RUN_NAME_PREFIXES):
         return True
-    markers: dict[str, Any] | None = None
+    markers = RUN_MARKERS
     for kv in span.attributes:
-        if kv.key in RUN_MARKER_KEYS:
-            if markers is None:
-                markers = {}
-            markers[kv.key] = any_value(kv.value)
-    return markers is not None and may_start_run(span.name, markers)
+        key = kv.key
+        if key in markers:
+            values = markers[key]
+            if values is None or kv.value.string_value in values:
+                return True
+    return False

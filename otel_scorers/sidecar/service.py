@@ -9,9 +9,9 @@ inline mode lets held run spans go when their hold times out.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
@@ -39,8 +39,9 @@ class Sidecar:
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
         emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
+        # No agent shares this process: the engine need not hand the GIL over between steps.
         self.engine = ScoringEngine(
-            bindings, emitter, self.metrics, max_queue_size=settings.max_runs_in_flight
+            bindings, emitter, self.metrics, max_queue_size=settings.max_runs_in_flight, yield_to_host=False
         )
         self.assembler = BatchAssembler(
             self.metrics,
@@ -89,6 +90,7 @@ class Sidecar:
             metrics_text=self.telemetry.prometheus_text,
         )
         self._in_flight = 0
+        self._done: deque[tuple[PendingTrace, Sequence[ScoredRun] | None]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
@@ -131,6 +133,7 @@ class Sidecar:
                 logger.exception("otel_scorers: sidecar tick failed")
 
     def tick(self) -> None:
+        self._collect_done()
         self.assembler.poll()
         self._dispatch()
         if self.held is not None:
@@ -146,12 +149,16 @@ class Sidecar:
             self.engine.submit(TraceJob(trace, self._job_done))
 
     def _job_done(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
-        # Called on the engine's thread: hand over to the loop, which owns the buffers.
-        loop = self._loop
-        if loop is None:
-            return
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the process is exiting
-            loop.call_soon_threadsafe(self._finish, trace, results)
+        # Called on the engine's thread: hand over to the loop, which owns the buffers. A deque
+        # append is thread-safe and, unlike waking the loop once per trace, costs no syscall;
+        # the ticker collects the finished traces.
+        self._done.append((trace, results))
+
+    def _collect_done(self) -> None:
+        done = self._done
+        while done:
+            trace, results = done.popleft()
+            self._finish(trace, results)
 
     def _finish(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
         self._in_flight -= 1
@@ -162,7 +169,6 @@ class Sidecar:
             for item in trace.run_spans:  # runs that were not built still go on, without scores
                 held.release(item.span.trace_id + item.span.span_id)
         self.assembler.release(trace)
-        self._dispatch()
 
     async def stop(self) -> None:
         """Stop accepting, score what is pending within `shutdown_timeout_s`, flush the exports."""
@@ -176,6 +182,7 @@ class Sidecar:
         await self.http.stop()
         self.assembler.drain()
         while (self.assembler.ready_traces or self._in_flight) and time.monotonic() < deadline:
+            self._collect_done()
             self._dispatch()
             await asyncio.sleep(0.01)
         unscored = self.assembler.ready_traces
@@ -186,7 +193,7 @@ class Sidecar:
             logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
         remaining = max(0.1, deadline - time.monotonic())
         await asyncio.to_thread(self.engine.shutdown, remaining)
-        await asyncio.sleep(0)  # let the engine's last completions reach the loop
+        self._collect_done()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
