@@ -305,6 +305,28 @@ def test_the_image_exposes_and_checks_the_sidecar_ports() -> None:
         assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == int(user)
 
 
+def test_compose_builds_one_image_from_the_repository_with_the_dockerfile() -> None:
+    images = set()
+    for name in ("otel-scorers", "example-agent"):
+        build = service(name)["build"]
+        assert (DEPLOY / build["context"]).resolve() == ROOT
+        assert (ROOT / build["dockerfile"]).resolve() == (DEPLOY / "Dockerfile").resolve()
+        images.add(service(name)["image"])
+    assert len(images) == 1
+
+
+def test_the_dockerignore_lets_through_everything_the_dockerfile_copies() -> None:
+    lines = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    for copy in dockerfile_instruction("COPY", every=True):
+        if copy.startswith("--from"):
+            continue
+        *sources, _ = copy.split()
+        for source in sources:
+            assert source in allowed, f"COPY {source} is excluded by Dockerfile.dockerignore"
+            assert (ROOT / source).exists(), source
+
+
 def test_the_example_traffic_entry_point_exists() -> None:
     module = service("example-agent")["entrypoint"][-1]
     assert (ROOT / (module.replace(".", "/") + ".py")).is_file()
