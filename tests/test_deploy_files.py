@@ -298,3 +298,30 @@ def test_the_image_is_slim_non_root_and_checks_its_health() -> None:
     assert any(op == "HEALTHCHECK" and "/healthz" in argument for op, argument in instructions)
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
     assert ignore[1] == "*"  # the context is the repository: nothing is sent but what the image needs
+
+
+# ---- Kubernetes -----------------------------------------------------------------------------
+
+
+def k8s_manifests() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc)
+        for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    ]
+
+
+@pytest.mark.parametrize(("name", "manifest"), k8s_manifests(), ids=lambda value: str(value)[:60])
+def test_the_kubernetes_manifests_follow_the_api_schemas(name: str, manifest: dict[str, Any]) -> None:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    kubernetes_validate.validate(manifest, kubernetes_validate.latest_version(), strict=True)
+
+
+def test_the_kubernetes_schemas_catch_a_misspelt_field() -> None:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    (deployment,) = (doc for name, doc in k8s_manifests() if name == "sidecar.yaml:Deployment/otel-scorers")
+    broken = copy.deepcopy(deployment)
+    broken["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerport"] = 14317
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, kubernetes_validate.latest_version(), strict=True)
