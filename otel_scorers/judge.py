@@ -458,36 +458,46 @@ class Judge:
         deadline = tally.deadline
         attempt = 0
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise JudgeError(
-                    "timeout", f"no judge reply within {self.config.timeout_s:g}s", tally.usage()
-                )
-            try:
-                async with self._semaphore():
-                    # waiting for a slot counts against the deadline, the call gets what is left
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise asyncio.TimeoutError
+            failure: Exception | None = None
+            async with self._semaphore():
+                # waiting for a slot counts against the deadline; the call gets what is left
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise JudgeError("timeout", self._no_reply(attempt), tally.usage())
+                try:
                     response = await asyncio.wait_for(
                         litellm.acompletion(**self._request(litellm, model, messages)), remaining
                     )
-            except Exception as exc:
-                kind, retryable, retry_after = _classify(exc)
+                except Exception as exc:
+                    failure = exc
+            if failure is not None:
+                kind, retryable, retry_after = _classify(failure)
                 wait = retry_after if retry_after is not None else backoff_s(attempt)
                 if not retryable or attempt >= self.config.max_retries or time.monotonic() + wait >= deadline:
                     throttled.warning(
                         f"judge:{kind}:{model}", "otel_scorers: judge %s failed: %s", model, kind
                     )
-                    raise JudgeError(kind, _describe(exc, model, attempt), tally.usage()) from None
+                    message = (
+                        self._no_reply(attempt)
+                        if kind == "timeout" and not str(failure).strip()
+                        else _describe(failure, model, attempt)
+                    )
+                    raise JudgeError(kind, message, tally.usage())
                 attempt += 1
-                await asyncio.sleep(wait)
+                await asyncio.sleep(wait)  # outside the slot: a backing-off call does not hold one
                 continue
             completion = _completion(litellm, model, response)
             tally.add(messages, completion)
             if self.budget is not None and completion.cost_usd is not None:
                 self.budget.spend(completion.cost_usd)
             return completion
+
+    def _no_reply(self, attempts: int) -> str:
+        tries = f" ({attempts + 1} attempts)" if attempts else ""
+        return (
+            f"no judge reply within the judge's timeout_s={self.config.timeout_s:g}s{tries}; slow model, "
+            f"or more scores than concurrency={self.config.concurrency} can serve"
+        )
 
     def _request(self, litellm: Any, model: str, messages: Sequence[Message]) -> dict[str, Any]:
         request: dict[str, Any] = {

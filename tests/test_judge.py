@@ -343,3 +343,25 @@ def test_a_forked_worker_uses_the_judge_it_inherited(server: JudgeServer) -> Non
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert server.calls == 2
+
+
+def test_scores_queued_past_the_deadline_say_the_judge_is_saturated(server: JudgeServer) -> None:
+    server.responder = lambda _body: '{"verdict": "yes"}'
+    judge = make_judge(server.url, concurrency=1, timeout_s=0.7, cache_size=0)
+    ask(judge)  # warm: litellm imported, its client made
+    server.latency_s = 0.4  # one call fits in the deadline, two do not
+
+    async def three() -> list[Any]:
+        async def one() -> Any:
+            try:
+                return await judge.ask([{"role": "user", "content": "JSON"}], Verdict, judge.tally(MODEL))
+            except JudgeError as exc:
+                return exc
+
+        return await asyncio.gather(one(), one(), one())
+
+    results = asyncio.run(three())
+    errors = [r for r in results if isinstance(r, JudgeError)]
+    assert sum(isinstance(r, Verdict) for r in results) == 1
+    assert errors and all(e.type == "timeout" and "concurrency=1" in e.message for e in errors)
+    assert server.max_in_flight == 1
