@@ -410,6 +410,19 @@ def test_promtool_accepts_the_alert_rules() -> None:
     assert "SUCCESS: 7 rules found" in result.stdout
 
 
+def test_every_alert_has_a_unit_test_in_which_it_fires() -> None:
+    rules = yaml.safe_load((PROMETHEUS_DIR / "alerts.yml").read_text())
+    alerts = {rule["alert"] for group in rules["groups"] for rule in group["rules"] if "alert" in rule}
+    unit_tests = yaml.safe_load((PROMETHEUS_DIR / "alerts-test.yml").read_text())
+    firing = {
+        case["alertname"]
+        for test in unit_tests["tests"]
+        for case in test["alert_rule_test"]
+        if case["exp_alerts"]
+    }
+    assert firing == alerts
+
+
 def test_the_alert_rules_pass_their_unit_tests() -> None:
     result = promtool("test", "rules", "alerts-test.yml")
     assert result.returncode == 0, result.stdout + result.stderr
