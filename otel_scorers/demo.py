@@ -81,7 +81,7 @@ def demo_document(out: Any = None) -> dict[str, Any]:
             .get("missing_keys")
         )
         if not missing:
-            document["scorers"].append({"type": "answer_relevancy"})
+            document["scorers"].append({"type": "answer_relevancy", "args": {"threshold": 0.7}})
             document["judge"] = judge.model_dump(exclude_none=True)
             return document
         print(
