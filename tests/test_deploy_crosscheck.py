@@ -200,6 +200,18 @@ def test_the_sidecars_results_reach_the_collectors_receiver_for_them() -> None:
     assert_results_come_back_to(load_yaml(COLLECTOR_CONFIGS / "sidecar-tap.yaml"), sidecar.export.endpoint)
 
 
+def test_the_inline_override_swaps_both_configs_at_the_paths_the_stack_reads() -> None:
+    override = load_yaml(DEPLOY / "docker-compose.inline.yaml")["services"]
+    assert set(override) == {"otel-collector", "otel-scorers"}
+    for name, expected in (
+        ("otel-collector", COLLECTOR_CONFIGS / "sidecar-inline.yaml"),
+        ("otel-scorers", DEPLOY / "otel-scorers-inline.yaml"),
+    ):
+        ((source, target),) = (volume.split(":")[:2] for volume in override[name]["volumes"])
+        assert (DEPLOY / source).resolve() == expected.resolve()
+        assert target in mounts(name), f"{name}: {target} would be added, not replaced"
+
+
 def test_inline_mode_forwards_to_the_collector_and_the_collector_does_not_loop() -> None:
     collector = load_yaml(COLLECTOR_CONFIGS / "sidecar-inline.yaml")
     sidecar = load_config(DEPLOY / "otel-scorers-inline.yaml").sidecar

@@ -109,10 +109,11 @@ def compose_validator() -> Any:
     return jsonschema.Draft201909Validator(schema)
 
 
-def test_the_compose_file_follows_the_compose_specification() -> None:
+@pytest.mark.parametrize("name", ["docker-compose.yaml", "docker-compose.inline.yaml"])
+def test_the_compose_files_follow_the_compose_specification(name: str) -> None:
     errors = [
         f"{'/'.join(map(str, error.absolute_path))}: {error.message}"
-        for error in compose_validator().iter_errors(load_yaml(COMPOSE))
+        for error in compose_validator().iter_errors(load_yaml(DEPLOY / name))
     ]
     assert not errors, "\n".join(errors)
 
