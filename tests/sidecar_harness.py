@@ -67,19 +67,25 @@ class RunningSidecar:
 
     def __enter__(self) -> RunningSidecar:
         self._thread.start()
-        self.sidecar = self.call(lambda: Sidecar(self.config))
-        self.run(self.sidecar.start())
+        try:
+            self.sidecar = self.call(lambda: Sidecar(self.config))
+            self.run(self.sidecar.start())
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self) -> None:
-        if self.sidecar is not None and self._thread.is_alive():
+        if not self._thread.is_alive():
+            return
+        if self.sidecar is not None:
             self.run(self.sidecar.stop(), timeout_s=30)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-            self._loop.close()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
 
     def run(self, coroutine: Any, timeout_s: float = 20) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from otel_scorers.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
-from tests.otlp_capture import OtlpCapture, attrs
+from tests.otlp_capture import HttpTraceCapture, OtlpCapture, attrs
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, is_run, sidecar_document
 from tests.test_sidecar_errors import grpc_export
 
@@ -119,3 +120,24 @@ def test_a_failing_downstream_makes_the_sender_retry_and_nothing_is_lost(
     assert len(run_spans) == 2
     assert all("otel_scorers.score.no_tool_errors" in attrs(span.attributes) for span in run_spans)
     assert sum(1 for span in spans if is_run(span)) == 2
+
+
+def test_inline_forwarding_over_otlp_http_with_headers(scores: OtlpCapture) -> None:
+    spans = agent_spans(DEMO_RUNS[:2])
+    with HttpTraceCapture() as downstream:
+        forward = {
+            "endpoint": downstream.endpoint,
+            "protocol": "http/protobuf",
+            "headers": {"x-tenant": "t1"},
+        }
+        document = sidecar_document(scores.endpoint, mode="inline", forward=forward)
+        with RunningSidecar(document) as sidecar:
+            grpc_export(sidecar, encode(spans).SerializeToString(), token=None)
+            deadline = time.monotonic() + 10
+            while len(downstream.span_list()) < len(spans) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        forwarded = downstream.span_list()
+        assert len(forwarded) == len(spans)
+        assert all(headers.get("x-tenant") == "t1" for headers in downstream.headers)
+        run_spans = [span for span in forwarded if span.name.startswith("invoke_agent")]
+        assert all("otel_scorers.label.no_tool_errors" in attrs(span.attributes) for span in run_spans)

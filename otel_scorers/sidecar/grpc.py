@@ -22,6 +22,7 @@ from otel_scorers.config import TlsConfig
 from otel_scorers.otlp import OtlpDecodeError, parse_protobuf_request
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
+from otel_scorers.throttled_log import throttled
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 _OK_RESPONSE: bytes = ExportTraceServiceResponse().SerializeToString()
@@ -85,10 +86,12 @@ class GrpcReceiver:
             authorization = next((str(value) for key, value in metadata if key == "authorization"), None)
             problem = self._token.problem(authorization)
             if problem is not None:
+                throttled.warning("sidecar_grpc_auth", "otel_scorers: OTLP/gRPC request refused: %s", problem)
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         try:
             request = parse_protobuf_request(body)
         except OtlpDecodeError as exc:
+            throttled.warning("sidecar_grpc_decode", "otel_scorers: OTLP/gRPC request refused: %s", exc)
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # abort raises; this line only tells the type checker
         try:

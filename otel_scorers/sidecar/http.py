@@ -21,6 +21,7 @@ from otel_scorers.config import TlsConfig
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode, decompress
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
+from otel_scorers.throttled_log import throttled
 
 _PROTOBUF = "application/x-protobuf"
 _JSON = "application/json"
@@ -30,6 +31,10 @@ _GRPC_CODE_BY_STATUS = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
 def _reply(
     status: int, encoding: Encoding, message: str, headers: dict[str, str] | None = None
 ) -> web.Response:
+    if status not in (429, 503):  # pushback is counted on the receiver metric instead
+        throttled.warning(
+            f"sidecar_http_{status}", "otel_scorers: OTLP/HTTP request refused (%d): %s", status, message
+        )
     rpc_status = Status(code=_GRPC_CODE_BY_STATUS.get(status, 2), message=message)
     if encoding == "json":
         body = orjson.dumps(MessageToDict(rpc_status))

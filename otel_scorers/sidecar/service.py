@@ -25,7 +25,7 @@ from otel_scorers.sidecar.hold import HeldRunSpans, span_key
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
 from otel_scorers.sidecar.jobs import TraceJob
-from otel_scorers.sidecar.security import TokenCheck, resolve_token
+from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
 
 logger = logging.getLogger("otel_scorers")
@@ -36,6 +36,10 @@ class Sidecar:
         settings = config.sidecar
         self.settings = settings
         bindings = config.bindings()
+        # Certificates and the token are checked before anything starts (exporters included).
+        self._token = TokenCheck(resolve_token(settings))
+        if settings.tls is not None:
+            ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
         emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
@@ -50,7 +54,6 @@ class Sidecar:
             max_wait_s=settings.max_wait_s,
             late_memory=settings.late_trace_memory,
         )
-        self._token = TokenCheck(resolve_token(settings))
         self._forwarder: Forwarder | None = None
         self.held: HeldRunSpans | None = None
         if settings.mode == "inline":
