@@ -13,6 +13,7 @@ Without prometheus/promtool these tests are skipped, unless OTEL_SCORERS_REQUIRE
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -231,6 +232,13 @@ class Prometheus:
         result: list[dict[str, Any]] = data["result"]
         return result
 
+    def scrapes_since(self, since: float) -> int:
+        window = math.floor(time.time() - since)  # whole seconds, all after `since`
+        if window < 1:
+            return 0
+        result = self.query(f'count_over_time(up{{job="otel-scorers"}}[{window}s])')
+        return int(float(result[0]["value"][1])) if result else 0
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -282,8 +290,11 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             spans = agent_spans(DEMO_RUNS[:1])
             send_grpc(grpc_endpoint, encode(spans).SerializeToString())
+            assembled = re.compile(
+                r'otel_scorers_runs_total\{[^}]*otel_scorers_outcome="assembled"[^}]*\} 19\.0'
+            )
             wait_for(
-                lambda: 'otel_scorers_outcome="assembled"} 19.0' in scrape(metrics_url),
+                lambda: bool(assembled.search(scrape(metrics_url))),
                 30,
                 "the sidecar did not assemble the 19 runs",
             )
@@ -303,7 +314,9 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                 45,
                 f"the sidecar's metrics lack one of {wanted}: {scrape(metrics_url)}",
             )
-            time.sleep(2.5)  # two more scrapes, so that rate() has two points after the last change
+            # Two more scrapes, so that rate() has two points after the last change.
+            since = time.time()
+            wait_for(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus stopped scraping")
             yield prometheus
         finally:
             if prometheus is not None:
