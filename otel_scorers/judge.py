@@ -52,8 +52,10 @@ class JudgeConfig(BaseModel):
     """How judge scorers reach their model: the YAML `judge:` section, or `JudgeConfig(...)`.
 
     `timeout_s` is the deadline for one score's judge work (every call and retry included);
-    keep it below the binding's `timeout_s`. `api_key` unset: litellm reads the provider's
-    environment variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...).
+    keep it below the binding's `timeout_s`. `attempt_timeout_s` bounds one call, so that a
+    stalled call is retried while the deadline allows (default: a call may use all that is
+    left). `api_key` unset: litellm reads the provider's environment variable
+    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,6 +64,7 @@ class JudgeConfig(BaseModel):
     api_key: str | None = Field(None, repr=False)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     timeout_s: float = Field(20.0, gt=0)
+    attempt_timeout_s: float | None = Field(None, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(8, ge=1)
     cost_budget_usd_per_hour: float | None = Field(None, gt=0)
@@ -464,6 +467,8 @@ class Judge:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise JudgeError("timeout", self._no_reply(attempt), tally.usage())
+                if self.config.attempt_timeout_s is not None:
+                    remaining = min(remaining, self.config.attempt_timeout_s)
                 try:
                     response = await asyncio.wait_for(
                         litellm.acompletion(**self._request(litellm, model, messages)), remaining
@@ -506,7 +511,7 @@ class Judge:
             "temperature": self.config.temperature,
             # constant, so litellm reuses its client and connections (a per-call value would not);
             # the score's deadline is enforced around the call
-            "timeout": self.config.timeout_s,
+            "timeout": self.config.attempt_timeout_s or self.config.timeout_s,
             # our loop retries within the deadline; litellm's and the SDK's own retries would not
             "max_retries": 0,
             "num_retries": 0,

@@ -31,6 +31,8 @@ from .conftest import Telemetry
 from .judge_server import JudgeServer, Reply, Stall, Status, judge_server, refused_url
 
 MODEL = "openai/gpt-4o-mini"
+# litellm's own pydantic models warn about ReadOnly TypedDict items on first use: not ours
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 QUESTION = "What's the weather in Paris?"
 ANSWER = "It is sunny and 21°C in Paris. Paris is the capital of France. I like turtles."
 VERDICTS = [

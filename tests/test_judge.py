@@ -33,11 +33,19 @@ from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from .judge_server import JudgeServer, Reply, Stall, Status, judge_server, refused_url
 
 MODEL = "openai/gpt-4o-mini"
+# litellm's own pydantic models warn about ReadOnly TypedDict items on first use: not ours
+pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 
 class Verdict(BaseModel):
     verdict: str
     reason: str = ""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def litellm_imported() -> None:
+    """Import litellm once up front (seconds), so that timings below measure the judge only."""
+    import_litellm()
 
 
 @pytest.fixture
@@ -365,3 +373,12 @@ def test_scores_queued_past_the_deadline_say_the_judge_is_saturated(server: Judg
     assert sum(isinstance(r, Verdict) for r in results) == 1
     assert errors and all(e.type == "timeout" and "concurrency=1" in e.message for e in errors)
     assert server.max_in_flight == 1
+
+
+def test_a_stalled_call_is_retried_when_attempts_have_their_own_timeout(server: JudgeServer) -> None:
+    server.then(Stall(10), Reply('{"verdict": "yes"}'))
+    started = time.monotonic()
+    value, _ = ask(make_judge(server.url, timeout_s=4.0, attempt_timeout_s=0.5))
+    assert isinstance(value, Verdict) and value.verdict == "yes"
+    assert server.calls == 2
+    assert time.monotonic() - started < 3
