@@ -374,6 +374,7 @@ class Judge:
         )
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
+        self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
         if hasattr(os, "register_at_fork"):
             ref = weakref.ref(self)
             os.register_at_fork(after_in_child=lambda: _after_fork(ref()))
@@ -461,6 +462,15 @@ class Judge:
         deadline = tally.deadline
         attempt = 0
         while True:
+            pause = self._resume_at - time.monotonic()
+            if pause > 0:  # the provider asked every caller to hold off (429 with Retry-After)
+                if time.monotonic() + pause >= deadline:
+                    raise JudgeError(
+                        "rate_limited",
+                        f"judge {model} asked to wait {pause:.1f}s (Retry-After), past this score's deadline",
+                        tally.usage(),
+                    )
+                await asyncio.sleep(pause)
             failure: Exception | None = None
             async with self._semaphore():
                 # waiting for a slot counts against the deadline; the call gets what is left
@@ -477,6 +487,9 @@ class Judge:
                     failure = exc
             if failure is not None:
                 kind, retryable, retry_after = _classify(failure)
+                if kind == "rate_limited" and retry_after is not None:
+                    # honoured by every binding sharing this judge, not only by this call
+                    self._resume_at = max(self._resume_at, time.monotonic() + retry_after)
                 wait = retry_after if retry_after is not None else backoff_s(attempt)
                 if not retryable or attempt >= self.config.max_retries or time.monotonic() + wait >= deadline:
                     throttled.warning(

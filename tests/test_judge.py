@@ -382,3 +382,21 @@ def test_a_stalled_call_is_retried_when_attempts_have_their_own_timeout(server: 
     assert isinstance(value, Verdict) and value.verdict == "yes"
     assert server.calls == 2
     assert time.monotonic() - started < 3
+
+
+def test_retry_after_holds_off_every_caller_of_the_judge(server: JudgeServer) -> None:
+    server.then(Status(429, {"Retry-After": "1"}))
+    server.responder = lambda _body: '{"verdict": "yes"}'
+    judge = make_judge(server.url, concurrency=4)
+
+    async def two() -> list[Any]:
+        async def one(delay: float) -> Any:
+            await asyncio.sleep(delay)
+            return await judge.ask([{"role": "user", "content": "JSON"}], Verdict, judge.tally(MODEL))
+
+        return await asyncio.gather(one(0.0), one(0.3))
+
+    assert [v.verdict for v in asyncio.run(two())] == ["yes", "yes"]
+    first, *later = server.requests
+    assert len(later) == 2
+    assert all(request.at - first.at >= 0.95 for request in later)  # the second caller waited too
