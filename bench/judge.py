@@ -8,10 +8,13 @@ token usage counted with cl100k. litellm talks to it over HTTP exactly as to a p
    on 10 question/answer pairs of 1 to 8 sentences, and whether both give the same score for
    the same verdicts. For scale: Mastra's own prompts cost about 2,550 input and 300 output
    tokens per score on such pairs, and 3 calls even for an empty answer.
-2. Throughput through the real ScoringEngine with judge concurrency C and judge latency L:
-   scores per second as a fraction of the ideal C / L (C / 3L for steps=3).
+2. Throughput through the real ScoringEngine with judge concurrency C and judge latency L
+   (+-30%, the judge in its own process): scores per second as a fraction of the ideal C / L
+   (C / 3L for steps=3), next to the same calls made straight through litellm.acompletion in
+   the same run (the baseline), in alternating rounds. litellm costs about 9 ms of CPU per
+   call, so one core cannot get near C / L once C x 9 ms approaches L.
 
-    python bench/judge.py [--latency 0.2] [--concurrency 8] [--scores 160]
+    python bench/judge.py [--latency 0.2 1] [--concurrency 8 32] [--rounds 10] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import json
 import multiprocessing
 import re
+import statistics
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -326,11 +330,43 @@ def throughput(
     ideal = concurrency / (latency_s * steps)
     if report:
         print(
-            f"   steps={steps}: {scored}/{count} scored in {elapsed:.2f}s = {achieved:.1f}/s; "
+            f"     steps={steps}: {scored}/{count} scored in {elapsed:.2f}s = {achieved:.1f}/s; "
             f"ideal C/(L x calls) = {ideal:.1f}/s; achieved/ideal = {achieved / ideal:.2f}"
             + (f"  errors: {sorted(errors)}" if errors else "")
         )
     return achieved / ideal
+
+
+def litellm_alone(url: str, latency_s: float, concurrency: int, count: int) -> float:
+    """The baseline: the same judge calls straight through litellm.acompletion, C at a time,
+    with no engine, parsing or telemetry. Returns achieved / ideal."""
+    import asyncio
+
+    from otel_scorers.judge import import_litellm
+    from otel_scorers.scorers.answer_relevancy import single_prompt
+
+    litellm = import_litellm()
+
+    async def all_calls() -> None:
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one(n: int) -> None:
+            question, sentences = PAIRS[n % len(PAIRS)]
+            async with slots:
+                await litellm.acompletion(
+                    model=MODEL,
+                    api_base=url,
+                    api_key="bench",
+                    messages=single_prompt(question, " ".join(s for s, _ in sentences)),
+                    timeout=25,
+                    max_retries=0,
+                )
+
+        await asyncio.gather(*[one(n) for n in range(count)])
+
+    started = time.perf_counter()
+    asyncio.run(all_calls())
+    return count / (time.perf_counter() - started) / (concurrency / latency_s)
 
 
 def client_cpu(url: str, calls: int = 100) -> tuple[float, float]:
@@ -372,6 +408,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32], help="judge concurrencies C")
     parser.add_argument("--jitter", type=float, default=0.3, help="latency varies within L x (1 +- jitter)")
     parser.add_argument("--rounds", type=int, default=10, help="scores per run = C x rounds")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating runs per setting")
     args = parser.parse_args()
     with judge_server(judge_reply) as server:
         warm_up = scorers.answer_relevancy(model=MODEL, judge=judge_for(server))
@@ -393,7 +430,17 @@ def main() -> None:
             for concurrency in args.concurrency:
                 print(f"   C={concurrency}, L={latency:g}s")
                 count = concurrency * args.rounds
-                fractions.append(throughput(url, 1, latency, concurrency, count))
+                # alternating rounds, medians: the host's other load moves single runs by 10%
+                baselines, ours = [], []
+                for _ in range(args.repeats):
+                    baselines.append(litellm_alone(url, latency, concurrency, count))
+                    ours.append(throughput(url, 1, latency, concurrency, count, report=False))
+                baseline, steps_1 = statistics.median(baselines), statistics.median(ours)
+                fractions.append(steps_1)
+                print(
+                    f"     achieved/ideal (C/L), median of {args.repeats}: litellm alone {baseline:.2f}, "
+                    f"steps=1 through the engine {steps_1:.2f} (x{steps_1 / baseline:.2f} of litellm alone)"
+                )
                 throughput(url, 3, latency, concurrency, max(concurrency, count // 3))
     print()
     print(
