@@ -209,6 +209,8 @@ def test_at_the_limit_run_less_traces_go_first_and_then_requests_are_refused() -
     runs = agent_spans(DEMO_RUNS[:2])
     orphans = [span for span in agent_spans(DEMO_RUNS[2:3]) if not is_run(span)]
     commit(built, orphans)
+    clock.now += 2.5  # quiet, still waiting for its run span
+    built.poll()
     commit(built, runs)
     assert built.over_limit() is not None
     assert built.make_room() is None  # the run-less trace was let go

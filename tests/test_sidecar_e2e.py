@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -40,13 +41,19 @@ def run_agent(exporter: SpanExporter) -> list[ReadableSpan]:
     return [span for span in seen.get_finished_spans() if span.name.startswith("invoke_agent")]
 
 
-@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf", "http/protobuf+gzip"])
+@pytest.mark.parametrize("protocol", ["grpc", "grpc+gzip", "http/protobuf", "http/protobuf+gzip"])
 def test_sdk_exporter_traces_are_scored_and_scores_come_back_over_otlp(
     capture: OtlpCapture, protocol: str
 ) -> None:
     with RunningSidecar(sidecar_document(capture.endpoint)) as sidecar:
-        if protocol == "grpc":
-            exporter: SpanExporter = GrpcSpanExporter(endpoint=sidecar.grpc_endpoint, insecure=True)
+        if protocol.startswith("grpc"):
+            exporter: SpanExporter = GrpcSpanExporter(
+                endpoint=sidecar.grpc_endpoint,
+                insecure=True,
+                compression=grpc.Compression.Gzip
+                if protocol.endswith("gzip")
+                else grpc.Compression.NoCompression,
+            )
         else:
             compression = Compression.Gzip if protocol.endswith("gzip") else Compression.NoCompression
             exporter = HttpSpanExporter(endpoint=f"{sidecar.http_url}/v1/traces", compression=compression)

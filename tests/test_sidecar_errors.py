@@ -169,3 +169,14 @@ def test_health_ready_and_prometheus_metrics(sidecar: RunningSidecar) -> None:
     assert response.status == 200
     assert "otel_scorers_receiver_spans" in text
     connection.close()
+
+
+def test_grpc_gzip_bomb_is_refused_by_its_decompressed_size(sidecar: RunningSidecar) -> None:
+    with grpc.insecure_channel(sidecar.grpc_endpoint) as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        metadata = (("authorization", f"Bearer {TOKEN}"),)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(
+                b"\x00" * (8 * 1024 * 1024), metadata=metadata, compression=grpc.Compression.Gzip, timeout=10
+            )
+    assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -204,20 +204,20 @@ class BatchAssembler:
         return None
 
     def make_room(self) -> str | None:
-        """Let go of traces without a run span (oldest first) until under the limits; what is still
-        over, if anything."""
+        """Let go of quiet traces without a run span (oldest first) until under the limits; what is
+        still over, if anything."""
         reason = self.over_limit()
         if reason is None:
             return None
+        # Only quiet run-less traces are candidates: looking at them costs nothing while requests
+        # are being refused, and a trace still receiving spans may be about to show its run.
         evicted_spans = 0
-        candidates = [*self._runless, *(key for key, trace in self._traces.items() if not trace.run_spans)]
-        for key in candidates:
-            trace = self._runless.pop(key, None) or self._traces.pop(key)
+        runless = self._runless
+        while runless and reason is not None:
+            _, trace = runless.popitem(last=False)
             evicted_spans += len(trace.spans)
             self._free(trace.spans)
             reason = self.over_limit()
-            if reason is None:
-                break
         if evicted_spans:
             self._metrics.dropped_spans.add(evicted_spans, {REASON: "no_run_evicted"})
             throttled.warning(
