@@ -440,3 +440,24 @@ def test_a_stalled_judge_never_blocks_the_agent(server: JudgeServer, telemetry: 
     assert processor.force_flush(20_000)
     assert telemetry.counter("gen_ai.evaluation.results") == 1
     processor.shutdown()
+
+
+def test_a_scorer_can_have_its_own_judge_in_yaml(server: JudgeServer) -> None:
+    config = parse_config(
+        {
+            "scorers": [
+                {"type": "answer_relevancy", "name": "shared"},
+                {
+                    "type": "answer_relevancy",
+                    "name": "own",
+                    "args": {"judge": {"model": "openai/gpt-4o", "concurrency": 1}},
+                },
+            ],
+            "judge": {"model": MODEL, "api_base": server.url},
+        }
+    )
+    shared, own = (binding.scorer for binding in config.bindings())
+    assert isinstance(shared, AnswerRelevancy) and isinstance(own, AnswerRelevancy)
+    assert (shared.model, shared.judge.config.api_base) == (MODEL, server.url)
+    assert (own.model, own.judge.config.concurrency) == ("openai/gpt-4o", 1)
+    assert own.judge is not shared.judge
