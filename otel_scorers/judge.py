@@ -405,6 +405,11 @@ class Judge:
     def check_budget(self) -> None:
         """`JudgeError("budget")` when the hourly budget is spent: checked before any call."""
         if self.budget is not None and self.budget.exhausted():
+            throttled.warning(
+                "judge_budget",
+                "otel_scorers: the judge's hourly cost budget ($%g) is spent; skipping judge scores",
+                self.budget.usd_per_hour,
+            )
             raise JudgeError(
                 "budget",
                 f"the judge's hourly cost budget (${self.budget.usd_per_hour:g}) is spent; "
