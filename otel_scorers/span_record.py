@@ -59,6 +59,18 @@ class SpanRecord:
         return self.end_ns is not None
 
 
+def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
+    """A read-only view of an ended span's attributes over the SDK's plain dict: the SDK's own
+    view goes through a lock-guarded mapping whose missed lookups raise and catch a KeyError,
+    and conventions make dozens of lookups per span. A span still open (a tool that never
+    finished) may change under us: it gets the SDK's view, which copies under the lock."""
+    if span.end_time is not None:
+        raw = getattr(getattr(span, "_attributes", None), "_dict", None)
+        if type(raw) is dict:
+            return MappingProxyType(raw)
+    return span.attributes or _EMPTY
+
+
 def from_readable_span(span: ReadableSpan) -> SpanRecord:
     """Wrap an SDK span without copying its attributes (they are immutable once it ended)."""
     context = span.get_span_context()
@@ -76,7 +88,7 @@ def from_readable_span(span: ReadableSpan) -> SpanRecord:
         end_ns=span.end_time,
         status=_STATUS_BY_SDK_CODE.get(status.status_code.value, "unset"),  # type: ignore[arg-type]
         status_message=status.description,
-        attributes=span.attributes or _EMPTY,
+        attributes=_attributes(span),
         events=tuple(
             SpanEvent(event.name, event.timestamp or 0, event.attributes or _EMPTY) for event in span.events
         ),
