@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans, Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.metrics import REASON, PipelineMetrics
 from otel_scorers.sampling import randomness
@@ -102,7 +103,7 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                     result.problem = result.problem or f"span {span.name!r} has an invalid span_id"
                     continue
                 if origin is None:
-                    origin = Origin(resource, scope_name, result.batch, scope_spans)
+                    origin = Origin(resource, scope_spans.scope, scope_spans.schema_url, result.batch)
                 item = OtlpSpan(span, origin)
                 group = groups.get(trace_id)
                 if group is None:
@@ -129,13 +130,10 @@ def _detach(result: Scan) -> None:
             if origin is None:
                 resource = Resource()
                 resource.CopyFrom(item.origin.resource)
-                scope_spans = ScopeSpans(
-                    scope=item.origin.scope_spans.scope, schema_url=item.origin.scope_spans.schema_url
-                )
-                origin = origins[id(item.origin)] = Origin(
-                    resource, item.origin.scope_name, batch, scope_spans
-                )
-                size += resource.ByteSize()
+                scope = InstrumentationScope()
+                scope.CopyFrom(item.origin.scope)
+                origin = origins[id(item.origin)] = Origin(resource, scope, item.origin.schema_url, batch)
+                size += resource.ByteSize() + scope.ByteSize()
             span = Span()
             span.CopyFrom(item.span)
             size += span.ByteSize()

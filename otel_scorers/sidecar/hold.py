@@ -50,9 +50,8 @@ def encode_spans(items: Iterable[tuple[OtlpSpan, Mapping[str, Any]]]) -> bytes:
             resource_spans = request.resource_spans.add()
             resource_spans.resource.CopyFrom(origin.resource)
             scope_spans = resource_spans.scope_spans.add()
-            if origin.scope_spans is not None:
-                scope_spans.scope.CopyFrom(origin.scope_spans.scope)
-                scope_spans.schema_url = origin.scope_spans.schema_url
+            scope_spans.scope.CopyFrom(origin.scope)
+            scope_spans.schema_url = origin.schema_url
             by_origin[id(origin)] = scope_spans
         span = scope_spans.spans.add()
         span.CopyFrom(item.span)
@@ -81,6 +80,7 @@ class HeldRunSpans:
         self._held: OrderedDict[bytes, tuple[OtlpSpan, float]] = OrderedDict()
         self._outbox: list[tuple[OtlpSpan, Mapping[str, Any]]] = []
         self._wake = asyncio.Event()
+        self._sending = asyncio.Lock()
 
     def __len__(self) -> int:
         return len(self._held)
@@ -130,6 +130,10 @@ class HeldRunSpans:
             await self.flush()
 
     async def flush(self) -> None:
+        async with self._sending:
+            await self._flush()
+
+    async def _flush(self) -> None:
         while self._outbox:
             batch, self._outbox = self._outbox[:512], self._outbox[512:]
             body = encode_spans(batch)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -33,9 +34,9 @@ class Origin:
     """The resource and scope a span was sent under; the resource is converted once, on demand."""
 
     resource: Resource
-    scope_name: str
+    scope: InstrumentationScope
+    schema_url: str
     batch: Batch
-    scope_spans: Any = None  # the ScopeSpans message, to re-send a held span under its own scope
     _resource_attributes: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def resource_attributes(self) -> Mapping[str, Any]:
@@ -50,7 +51,7 @@ class OtlpSpan:
     origin: Origin
 
     def record(self) -> SpanRecord:
-        return span_record(self.span, self.origin.resource_attributes(), self.origin.scope_name)
+        return span_record(self.span, self.origin.resource_attributes(), self.origin.scope.name)
 
 
 def is_run_span(span: Span) -> bool:

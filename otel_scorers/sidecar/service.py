@@ -94,7 +94,6 @@ class Sidecar:
         )
         self._in_flight = 0
         self._done: deque[tuple[PendingTrace, Sequence[ScoredRun] | None]] = deque()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
@@ -111,7 +110,6 @@ class Sidecar:
         return self.assembler.over_limit()
 
     async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
         if self.grpc is not None:
             port = await self.grpc.start()
             logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)
@@ -165,6 +163,9 @@ class Sidecar:
 
     def _finish(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
         self._in_flight -= 1
+        self._release(trace, results)
+
+    def _release(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
         held = self.held
         if held is not None:
             for run, scores in results or ():
@@ -190,26 +191,22 @@ class Sidecar:
             await asyncio.sleep(0.01)
         unscored = self.assembler.ready_traces
         while (trace := self.assembler.take_ready()) is not None:
-            self._finish_unscored(trace)
+            self._release(trace, None)
         if unscored:
             self.metrics.run_outcome("dropped", "shutdown", unscored)
             logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
         remaining = max(0.1, deadline - time.monotonic())
         await asyncio.to_thread(self.engine.shutdown, remaining)
         self._collect_done()
+        if self.held is not None:
+            self.held.release_all()
+            await self.held.flush()  # after any send in progress: flushes take turns
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self.held is not None:
-            self.held.release_all()
-            await self.held.flush()
         if self._forwarder is not None:
             await self._forwarder.close()
         await asyncio.to_thread(self._flush_telemetry, max(1.0, deadline - time.monotonic()))
-
-    def _finish_unscored(self, trace: PendingTrace) -> None:
-        self._in_flight += 1
-        self._finish(trace, None)
 
     def _flush_telemetry(self, timeout_s: float) -> None:
         self.telemetry.shutdown(timeout_s)
