@@ -1,5 +1,5 @@
 """The judge layer over real HTTP: litellm talks to a scripted OpenAI-compatible server on
-127.0.0.1. Replies, retries, failures, usage and cost, limits, and the custom-scorer helper."""
+127.0.0.1. Replies, retries, failures, usage and cost, limits, and custom judge scorers."""
 
 from __future__ import annotations
 
@@ -259,10 +259,12 @@ def test_concurrency_is_limited_across_all_callers(server: JudgeServer) -> None:
     assert time.monotonic() - started >= 3 * 0.15
 
 
-# ---- the helper for custom judge scorers ------------------------------------------------------
+# ---- custom judge scorers: llm_scorer and ask_judge ------------------------------------------
 
 
-RUN = AgentRun(trace_id=1, span_id=2, agent_name="helper", input="Is Paris in France?", output="Yes, it is.")
+RUN = AgentRun(
+    trace_id=1, span_id=2, agent_name="geo-agent", input="Is Paris in France?", output="Yes, it is."
+)
 
 
 def test_llm_scorer_scores_from_the_parsed_reply(server: JudgeServer) -> None:
