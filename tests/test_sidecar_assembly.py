@@ -297,3 +297,15 @@ def test_late_spans_are_counted_on_the_metrics_endpoint(capture: OtlpCapture) ->
         text = sidecar.service.telemetry.prometheus_text().decode()
     late = [line for line in text.splitlines() if line.startswith("otel_scorers_late_spans")]
     assert late and float(late[0].split()[-1]) == 1.0
+
+
+def test_our_own_evaluation_spans_sent_back_are_accepted_but_never_buffered() -> None:
+    clock = Clock()
+    built, _ = assembler(clock)
+    request = request_of(agent_spans(DEMO_RUNS[:1]))
+    request.resource_spans[0].scope_spans[0].scope.name = OWN_SCOPE
+    result = scan(request, request.ByteSize(), 0)
+    assert result.accepted == result.total > 0
+    assert not result.groups
+    built.commit(result)
+    assert built.buffered_spans == 0
