@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -375,6 +375,10 @@ class Judge:
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
         self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
+        self._inflight: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[Hashable, asyncio.Future[Any]]
+        ]
+        self._inflight = weakref.WeakKeyDictionary()
         if hasattr(os, "register_at_fork"):
             ref = weakref.ref(self)
             os.register_at_fork(after_in_child=lambda: _after_fork(ref()))
@@ -384,6 +388,7 @@ class Judge:
         at fork time, nor semaphores of the parent's loops."""
         self._lock = threading.Lock()
         self._semaphores = weakref.WeakKeyDictionary()
+        self._inflight = weakref.WeakKeyDictionary()
         self.cache._lock = threading.Lock()
         if self.budget is not None:
             self.budget._lock = threading.Lock()
@@ -423,6 +428,39 @@ class Judge:
             if semaphore is None:
                 semaphore = self._semaphores[loop] = asyncio.Semaphore(self.config.concurrency)
             return semaphore
+
+    async def once(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """The cached answer for `key`, or `compute()`'s, cached; True when it was not computed
+        here. Callers asking the same thing at the same time wait for the first one's answer
+        instead of paying for their own call; if that one fails, each tries on its own."""
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached, True
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            inflight = self._inflight.get(loop)
+            if inflight is None:
+                inflight = self._inflight[loop] = {}
+        pending = inflight.get(key)
+        if pending is not None:
+            try:
+                return await asyncio.shield(pending), True
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise  # this caller was cancelled, not the one it waited for
+        future: asyncio.Future[Any] = loop.create_future()
+        inflight[key] = future
+        try:
+            value = await compute()
+        except BaseException:
+            future.cancel()  # the callers waiting on it try on their own
+            raise
+        finally:
+            if inflight.get(key) is future:
+                del inflight[key]
+        self.cache.put(key, value)
+        future.set_result(value)
+        return value, False
 
     async def ask(self, messages: Sequence[Message], shape: Any, tally: Tally) -> Any:
         """The reply parsed as `shape`. One repair round with the parse error, then

@@ -416,14 +416,14 @@ def test_judge_bindings_share_one_concurrency_limit(server: JudgeServer, telemet
     processor = ScoringSpanProcessor(
         [
             bind(relevancy(server, judge=judge), name="relevancy-a"),
-            bind(relevancy(server, judge=judge, uncertainty_weight=0.5), name="relevancy-b"),
+            bind(scorers.answer_relevancy(model="openai/gpt-4o", judge=judge), name="relevancy-b"),
         ],
         **telemetry.providers(),
     )
     telemetry.tracer_provider.add_span_processor(processor)
     agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
-    for _ in range(3):
-        agent.run(PARIS)
+    for n in range(3):  # three different answers, two models: six different questions to the judge
+        agent.run(ScriptedRun(QUESTION, [("get_weather", {"city": "Paris"})], f"Sunny, {20 + n}°C."))
     assert processor.force_flush(20_000)
     assert server.calls == 3 * 2
     assert server.max_in_flight == 2
@@ -461,3 +461,36 @@ def test_a_scorer_can_have_its_own_judge_in_yaml(server: JudgeServer) -> None:
     assert (shared.model, shared.judge.config.api_base) == (MODEL, server.url)
     assert (own.model, own.judge.config.concurrency) == ("openai/gpt-4o", 1)
     assert own.judge is not shared.judge
+
+
+def test_identical_questions_at_the_same_time_make_one_call(server: JudgeServer) -> None:
+    server.latency_s = 0.2
+    server.responder = lambda _body: single(VERDICTS)
+    judge = judge_for(server.url, cache_size=0)
+    same_model_other_weight = [relevancy(server, judge=judge), relevancy(server, judge=judge, scale=10)]
+
+    async def together() -> list[Score]:
+        pending = [
+            bind(scorer, name=f"b{n}").evaluate(run_of()) for n, scorer in enumerate(same_model_other_weight)
+        ]
+        return list(await asyncio.gather(*pending))  # type: ignore[arg-type]
+
+    first, second = asyncio.run(together())
+    assert server.calls == 1
+    assert (first.value, second.value) == (EXPECTED, 4.33)  # the same verdicts, scored per binding
+    assert [first.details["cached"], second.details["cached"]].count(True) == 1
+
+
+def test_when_the_first_of_identical_questions_fails_the_others_ask_themselves(server: JudgeServer) -> None:
+    server.then(Stall(0.3, then=Reply("not json")), Reply("still not json"))
+    server.responder = lambda _body: single(VERDICTS)
+    judge = judge_for(server.url, cache_size=0)
+
+    async def together() -> list[Score]:
+        pending = [bind(relevancy(server, judge=judge), name=f"b{n}").evaluate(run_of()) for n in range(2)]
+        return list(await asyncio.gather(*pending))  # type: ignore[arg-type]
+
+    results = sorted(asyncio.run(together()), key=lambda score: score.error is None)
+    assert results[0].error is not None and results[0].error.type == "judge_invalid_response"
+    assert results[1].value == EXPECTED
+    assert server.calls == 3

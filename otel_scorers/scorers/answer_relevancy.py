@@ -258,22 +258,23 @@ class AnswerRelevancy:
             return early
         question, answer = run.input or "", run.output or ""
         key = (self.model, self.prompt_version, question, answer)
-        analysis: Analysis | None = self.judge.cache.get(key)
-        transcript: list[dict[str, Any]] | None = None
-        if analysis is not None:
-            usage, cached = JudgeUsage(self.model, 0, 0, 0, 0.0), True
+        tally = self.judge.tally(self.model)
+
+        async def analyze() -> Analysis:
+            self.judge.check_budget()
+            return await self.analyze(question, answer, tally)
+
+        try:
+            analysis, cached = await self.judge.once(key, analyze)
+        except JudgeError as exc:
+            details: dict[str, Any] = {"judge_calls": tally.calls, "steps": self.steps}
+            if tally.transcript is not None:
+                details["prompts"] = tally.transcript
+            return exc.to_score(self.name, details)
+        if cached:
+            usage, transcript = JudgeUsage(self.model, 0, 0, 0, 0.0), None
         else:
-            tally = self.judge.tally(self.model)
-            try:
-                self.judge.check_budget()
-                analysis = await self.analyze(question, answer, tally)
-            except JudgeError as exc:
-                details: dict[str, Any] = {"judge_calls": tally.calls, "steps": self.steps}
-                if tally.transcript is not None:
-                    details["prompts"] = tally.transcript
-                return exc.to_score(self.name, details)
-            self.judge.cache.put(key, analysis)
-            usage, cached, transcript = tally.usage(), False, tally.transcript
+            usage, transcript = tally.usage(), tally.transcript
         return self.result(analysis, usage, cached, transcript)
 
     async def analyze(self, question: str, answer: str, tally: Tally) -> Analysis:

@@ -75,13 +75,16 @@ async def ask_judge(
     the_model = the_judge.resolve_model(model)
     messages = judge_messages(prompt, data or {}, system)
     key = (the_model, prompt_version, repr(shape), tuple(tuple(m.items()) for m in messages))
-    cached = the_judge.cache.get(key)
-    if cached is not None:
-        return JudgeReply(cached, JudgeUsage(the_model, 0, 0, 0, 0.0), cached=True)
-    the_judge.check_budget()
     tally = the_judge.tally(the_model)
-    value = await the_judge.ask(messages, shape, tally)
-    the_judge.cache.put(key, value)
+
+    async def ask() -> T:
+        the_judge.check_budget()
+        reply: T = await the_judge.ask(messages, shape, tally)
+        return reply
+
+    value, cached = await the_judge.once(key, ask)
+    if cached:
+        return JudgeReply(value, JudgeUsage(the_model, 0, 0, 0, 0.0), cached=True)
     return JudgeReply(value, tally.usage(), transcript=tuple(tally.transcript or ()))
 
 
