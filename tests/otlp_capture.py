@@ -133,6 +133,21 @@ class OtlpCapture:
             for metric in scope_metrics.metrics
         }
 
+    def latest_total(self, name: str) -> float:
+        """A cumulative counter's total over its attribute sets, as of the last export carrying it."""
+        for request in reversed(list(self.metrics)):
+            points = [
+                point
+                for resource_metrics in request.resource_metrics
+                for scope_metrics in resource_metrics.scope_metrics
+                for metric in scope_metrics.metrics
+                if metric.name == name
+                for point in metric.sum.data_points
+            ]
+            if points:
+                return float(sum(point.as_int or point.as_double for point in points))
+        return 0.0
+
     def data_points(self, name: str) -> list[Any]:
         points: list[Any] = []
         for request in list(self.metrics):
