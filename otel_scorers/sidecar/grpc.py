@@ -14,8 +14,8 @@ import grpc
 import grpc.aio
 from google.protobuf.any_pb2 import Any as AnyProto
 from google.protobuf.duration_pb2 import Duration
-from google.rpc.error_details_pb2 import RetryInfo  # type: ignore[import-untyped]
-from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.config import TlsConfig

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import orjson
 from aiohttp import web
 from google.protobuf.json_format import MessageToDict
-from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.config import TlsConfig
