@@ -193,6 +193,13 @@ def judge_reply(body: dict[str, Any]) -> str:
     )
 
 
+def distinct_pair(n: int) -> tuple[str, str]:
+    """The n-th question/answer pair, its question made unique so that no judge call is shared
+    (identical questions in flight at the same time would share one call)."""
+    question, sentences = PAIRS[n % len(PAIRS)]
+    return f"{question} (ticket {n})", " ".join(s for s, _ in sentences)
+
+
 def run_of(index: int, question: str, answer: str) -> AgentRun:
     return AgentRun(trace_id=index + 1, span_id=index + 1, agent_name="bench", input=question, output=answer)
 
@@ -316,8 +323,8 @@ def throughput(
     )
     jobs = []
     for n in range(count):
-        question, sentences = PAIRS[n % len(PAIRS)]
-        jobs.append(_Job(run_of(n, question, " ".join(s for s, _ in sentences)), []))
+        question, answer = distinct_pair(n)
+        jobs.append(_Job(run_of(n, question, answer), []))
     started = time.perf_counter()
     for job in jobs:
         engine.submit(job)
@@ -351,13 +358,13 @@ def litellm_alone(url: str, latency_s: float, concurrency: int, count: int) -> f
         slots = asyncio.Semaphore(concurrency)
 
         async def one(n: int) -> None:
-            question, sentences = PAIRS[n % len(PAIRS)]
+            question, answer = distinct_pair(n)
             async with slots:
                 await litellm.acompletion(
                     model=MODEL,
                     api_base=url,
                     api_key="bench",
-                    messages=single_prompt(question, " ".join(s for s, _ in sentences)),
+                    messages=single_prompt(question, answer),
                     timeout=25,
                     max_retries=0,
                 )
