@@ -1,10 +1,12 @@
 """In-process trace assembly: buffer the spans of traces that contain an open agent run.
 
-A trace is buffered only from the moment a run span starts in it, and only if some binding's
-sampling rate could pick its trace id. Each span that ends in a buffered trace is appended
-(a reference, not a copy); when a run span ends, a `CompletedRun` hands that run's view of the
-buffer to the engine, and the buffer is released once no run of the trace is open any more.
-Memory is bounded by `max_traces` and `max_spans_per_trace`; what does not fit is counted.
+A trace is buffered only from the moment a span that may open a run starts in it (a run span
+by its name or start attributes; or, for instrumentations that only label a run when it ends,
+the first span of their instrumentation scope), and only if some binding's sampling rate could
+pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
+When the last open run span of the trace ends, a `CompletedTrace` hands the buffer to the engine,
+which builds every run in it, nested ones included. Memory is bounded by `max_traces` and
+`max_spans_per_trace`; what does not fit is counted.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES
+from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES, RUN_START_SCOPES
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
@@ -32,24 +34,23 @@ class _TraceBuffer:
     created: float
     spans: list[ReadableSpan] = field(default_factory=list)
     open_runs: set[int] = field(default_factory=set)
+    ended_runs: list[int] = field(default_factory=list)
     started: dict[int, ReadableSpan] = field(default_factory=dict)
 
 
-class CompletedRun(NamedTuple):
-    """A run span ended: the spans its trace had buffered so far, and those still open.
+class CompletedTrace(NamedTuple):
+    """The last open run span of a trace ended: the spans the trace buffered, those still open,
+    and the spans that opened runs (in the order they ended).
 
-    A NamedTuple rather than a frozen dataclass: it is made on the agent's thread for every
-    run, and a tuple is built several times faster."""
+    A NamedTuple rather than a frozen dataclass: it is made on the agent's thread, and a tuple is
+    built several times faster."""
 
-    run_span_id: int
     spans: list[ReadableSpan]
-    ended: int
     unfinished: tuple[ReadableSpan, ...]
+    run_span_ids: tuple[int, ...]
 
     def span_records(self) -> list[SpanRecord]:
-        # The list is shared with the live buffer and only ever appended to, so the first
-        # `ended` entries are exactly what had ended when the run span ended.
-        records = [from_readable_span(span) for span in self.spans[: self.ended]]
+        records = [from_readable_span(span) for span in self.spans]
         records.extend(from_readable_span(span) for span in self.unfinished)
         return records
 
@@ -58,14 +59,16 @@ class TraceAssembler:
     def __init__(
         self,
         could_sample: Callable[[int], bool],
-        on_completed: Callable[[CompletedRun, ReadableSpan], None],
+        on_completed: Callable[[CompletedTrace], None],
         metrics: PipelineMetrics,
+        on_run_span_ended: Callable[[ReadableSpan], None] | None = None,
         max_traces: int = 4096,
         max_spans_per_trace: int = 2048,
         max_trace_age_s: float = 900.0,
     ) -> None:
         self._could_sample = could_sample
         self._on_completed = on_completed
+        self._on_run_span_ended = on_run_span_ended
         self._metrics = metrics
         self._max_traces = max_traces
         self._max_spans = max_spans_per_trace
@@ -84,7 +87,9 @@ class TraceAssembler:
             context = span.context
             buffer = self._traces.get(context.trace_id)
             if buffer is None:
-                if not _may_start_run(span) or not self._could_sample(context.trace_id) or _is_own(span):
+                if not (_may_start_run(span) or _may_label_run_at_end(span)):
+                    return
+                if not self._could_sample(context.trace_id) or _is_own(span):
                     return
                 buffer = self._open(context.trace_id)
                 if buffer is None:
@@ -99,45 +104,46 @@ class TraceAssembler:
             logger.debug("otel_scorers: on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> bool:
-        """Called by the SDK on the agent's thread. When the span ends a run, hands the run to
-        `on_completed` and returns True."""
+        """Called by the SDK on the agent's thread. Returns True for a span that opened a run
+        (it goes to the engine with its trace); when it was the trace's last open one, hands the
+        trace to `on_completed`."""
         try:
             context = span.context
             buffer = self._traces.get(context.trace_id)
-            if buffer is None:
+            if buffer is None or _is_own(span):
                 return False
-            completed = self._append(buffer, span, context.trace_id, context.span_id)
-            if completed is None:
+            span_id = context.span_id
+            buffer.started.pop(span_id, None)
+            is_run = span_id in buffer.open_runs
+            if len(buffer.spans) < self._max_spans or is_run:
+                buffer.spans.append(span)
+            else:
+                self._span_limit_reached()
+            if not is_run:
                 return False
-            self._on_completed(completed, span)
+            if self._on_run_span_ended is not None:
+                self._on_run_span_ended(span)  # before the trace can reach the engine
+            with self._lock:
+                buffer.open_runs.discard(span_id)
+                buffer.ended_runs.append(span_id)
+                if buffer.open_runs:
+                    return True
+                self._traces.pop(context.trace_id, None)
+            self._on_completed(
+                CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
+            )
             return True
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
 
-    def _append(
-        self, buffer: _TraceBuffer, span: ReadableSpan, trace_id: int, span_id: int
-    ) -> CompletedRun | None:
-        if _is_own(span):
-            return None
-        buffer.started.pop(span_id, None)
-        is_run = span_id in buffer.open_runs
-        if len(buffer.spans) < self._max_spans or is_run:
-            buffer.spans.append(span)
-        else:
-            self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
-            throttled.warning(
-                "trace_span_limit",
-                "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
-                self._max_spans,
-            )
-        if not is_run:
-            return None
-        with self._lock:
-            buffer.open_runs.discard(span_id)
-            if not buffer.open_runs:
-                self._traces.pop(trace_id, None)
-        return CompletedRun(span_id, buffer.spans, len(buffer.spans), tuple(buffer.started.values()))
+    def _span_limit_reached(self) -> None:
+        self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
+        throttled.warning(
+            "trace_span_limit",
+            "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
+            self._max_spans,
+        )
 
     def _open(self, trace_id: int) -> _TraceBuffer | None:
         with self._lock:
@@ -187,6 +193,14 @@ def _may_start_run(span: ReadableSpan) -> bool:
             if values is None or attributes[key] in values:
                 return True
     return False
+
+
+def _may_label_run_at_end(span: ReadableSpan) -> bool:
+    """Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every attribute
+    when a span ends: their runs cannot be seen starting, so the first span of their scope in a
+    trace opens the buffer instead."""
+    scope = span.instrumentation_scope
+    return scope is not None and scope.name in RUN_START_SCOPES
 
 
 def _is_own(span: ReadableSpan) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
-from otel_scorers.assembler import CompletedRun, TraceAssembler
+from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import ScoredRun, ScoringEngine
@@ -99,24 +99,26 @@ def _with_attributes(span: ReadableSpan, extra: dict[str, Any]) -> ReadableSpan:
     )
 
 
-class _RunJob(NamedTuple):
-    """The engine's job for one ended run span (a NamedTuple: made on the agent's thread)."""
+class _TraceJob(NamedTuple):
+    """The engine's job for a trace whose runs all ended (a NamedTuple: made on the agent's thread)."""
 
-    completed: CompletedRun
+    completed: CompletedTrace
     held: _HeldSpans | None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_runs(self.completed.span_records(), only=(self.completed.run_span_id,))
+        return build_runs(self.completed.span_records())
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         if self.held is None:
             return
-        scores = [score for _, run_scores in results for score in run_scores]
-        self.held.release(self.completed.run_span_id, score_attributes(scores))
+        scores_by_run = {run.span_id: scores for run, scores in results}
+        for span_id in self.completed.run_span_ids:
+            self.held.release(span_id, score_attributes(scores_by_run.get(span_id, ())))
 
     def dropped(self, reason: str) -> None:
         if self.held is not None:
-            self.held.release(self.completed.run_span_id)
+            for span_id in self.completed.run_span_ids:
+                self.held.release(span_id)
 
 
 class ScoringSpanProcessor(SpanProcessor):
@@ -152,8 +154,9 @@ class ScoringSpanProcessor(SpanProcessor):
         self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
         self.assembler = TraceAssembler(
             widest.sampled if widest is not None else lambda trace_id: False,
-            self._run_completed,
+            self._trace_completed,
             self.metrics,
+            on_run_span_ended=self._held.hold if self._held is not None else None,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )
@@ -191,11 +194,8 @@ class ScoringSpanProcessor(SpanProcessor):
         if self._downstream is not None and not handed_over:
             self._downstream.on_end(span)
 
-    def _run_completed(self, completed: CompletedRun, run_span: ReadableSpan) -> None:
-        held = self._held
-        if held is not None:
-            held.hold(run_span)
-        self.engine.submit(_RunJob(completed, held))
+    def _trace_completed(self, completed: CompletedTrace) -> None:
+        self.engine.submit(_TraceJob(completed, self._held))
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000

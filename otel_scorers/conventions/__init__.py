@@ -37,6 +37,9 @@ for _convention in CONVENTIONS:
             RUN_MARKERS[_key] = None
         else:
             RUN_MARKERS[_key] = (RUN_MARKERS.get(_key) or frozenset()) | {_value}
+#: Instrumentation scopes whose run spans carry their markers only when they end (optional
+#: `run_start_scopes` of a convention): the first span of such a scope opens a trace's buffer.
+RUN_START_SCOPES = frozenset(scope for c in CONVENTIONS for scope in getattr(c, "run_start_scopes", ()))
 #: The attribute keys worth reading from a span that starts (or arrives over OTLP) to spot a run.
 RUN_MARKER_KEYS = frozenset(RUN_MARKERS)
 
@@ -80,6 +83,7 @@ __all__ = [
     "RUN_MARKERS",
     "RUN_MARKER_KEYS",
     "RUN_NAME_PREFIXES",
+    "RUN_START_SCOPES",
     "Convention",
     "SpanRole",
     "classify",

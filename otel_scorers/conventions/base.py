@@ -66,7 +66,9 @@ class Convention(Protocol):
 
     `run_start_names` (span-name prefixes) and `run_start_markers` ((attribute, value) pairs,
     value None for "present") let the in-process processor spot a run span when it *starts*,
-    with a couple of lookups, so the trace is buffered from then on.
+    with a couple of lookups, so the trace is buffered from then on. A convention whose
+    instrumentation labels runs only when they end may also list `run_start_scopes`: the first
+    span of one of those instrumentation scopes opens the trace's buffer.
     """
 
     name: str

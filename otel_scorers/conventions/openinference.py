@@ -43,6 +43,8 @@ class OpenInferenceConvention:
     name = "openinference"
     run_start_names: tuple[str, ...] = ()
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
+    # LangChain's instrumentation sets every attribute (span kind included) when a span ends.
+    run_start_scopes: tuple[str, ...] = ("openinference.instrumentation.langchain",)
 
     def detect(self, span: SpanRecord) -> bool:
         return KIND in span.attributes

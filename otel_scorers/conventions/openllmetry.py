@@ -49,6 +49,8 @@ class OpenLLMetryConvention:
         (SPAN_KIND, "workflow"),
         (SPAN_KIND, "agent"),
     )
+    # Its LangChain instrumentation labels the `{graph}.workflow` run span after it started.
+    run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain",)
 
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
