@@ -87,7 +87,7 @@ class TraceAssembler:
             context = span.context
             buffer = self._traces.get(context.trace_id)
             if buffer is None:
-                if not (_may_start_run(span) or _may_label_run_at_end(span)):
+                if not _may_start_run(span, RUN_START_SCOPES):
                     return
                 if not self._could_sample(context.trace_id) or _is_own(span):
                     return
@@ -175,11 +175,15 @@ class TraceAssembler:
             self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
 
 
-def _may_start_run(span: ReadableSpan) -> bool:
+def _may_start_run(span: ReadableSpan, start_scopes: frozenset[str] = frozenset()) -> bool:
     """`may_start_run` for an SDK span, at the least cost: this runs for every span the agent
     starts. `span.attributes` wraps the SDK's lock-guarded `BoundedAttributes` in a proxy where
     a missed lookup raises and catches a KeyError, so the plain dict inside is read directly
-    when it is there (the public view otherwise)."""
+    when it is there (the public view otherwise).
+
+    Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every attribute
+    when a span ends: their runs cannot be seen starting, so with `start_scopes` the first span
+    of such an instrumentation scope in a trace counts too."""
     if span.name.startswith(RUN_NAME_PREFIXES):
         return True
     try:
@@ -192,15 +196,10 @@ def _may_start_run(span: ReadableSpan) -> bool:
             values = markers[key]
             if values is None or attributes[key] in values:
                 return True
+    if start_scopes:
+        scope = span.instrumentation_scope
+        return scope is not None and scope.name in start_scopes
     return False
-
-
-def _may_label_run_at_end(span: ReadableSpan) -> bool:
-    """Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every attribute
-    when a span ends: their runs cannot be seen starting, so the first span of their scope in a
-    trace opens the buffer instead."""
-    scope = span.instrumentation_scope
-    return scope is not None and scope.name in RUN_START_SCOPES
 
 
 def _is_own(span: ReadableSpan) -> bool:
