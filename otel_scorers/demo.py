@@ -217,7 +217,8 @@ def _verdict(evaluation: ReadableSpan | None, run_attributes: Any, name: str) ->
         return f"error  ({attributes['error.type']!s})"
     value = attributes.get("gen_ai.evaluation.score.value")
     label = attributes.get("gen_ai.evaluation.score.label") or ""
-    on_span = (
-        SCORE_ATTRIBUTE_PREFIX + name in run_attributes and LABEL_ATTRIBUTE_PREFIX + name in run_attributes
+    # Hold mode put the score (and the label, when there is one) on the run's own span.
+    on_span = SCORE_ATTRIBUTE_PREFIX + name in run_attributes and (
+        not label or LABEL_ATTRIBUTE_PREFIX + name in run_attributes
     )
     return f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"
