@@ -16,7 +16,7 @@ from otel_scorers.conventions.messages import (
     as_str,
     decode_content,
     genai_messages,
-    tool_state,
+    span_tool_call,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -59,18 +59,14 @@ class GenAIConvention:
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         result = decode_content(attributes.get("gen_ai.tool.call.result"))
-        state, error = tool_state(span, result)
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=as_str(attributes.get("gen_ai.tool.name"))
             or name_suffix(span.name, "execute_tool")
             or span.name,
             call_id=as_str(attributes.get("gen_ai.tool.call.id")),
             arguments=decode_content(attributes.get("gen_ai.tool.call.arguments")),
             result=result,
-            state=state,
-            error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

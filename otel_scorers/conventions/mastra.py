@@ -21,6 +21,7 @@ from otel_scorers.conventions.messages import (
     genai_messages,
     last_user_text,
     span_failed,
+    span_tool_call,
 )
 from otel_scorers.conventions.vercel import ai_sdk_message
 from otel_scorers.model import ToolCall, ToolState
@@ -85,7 +86,8 @@ class MastraConvention:
             error = error or as_str(attributes.get("error.message")) or "tool failed"
         elif isinstance(result, Mapping) and result.get("error"):
             state, error = "result_error", str(result["error"])
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=as_str(attributes.get("gen_ai.tool.name")) or _name_suffix(span.name) or span.name,
             call_id=as_str(attributes.get("gen_ai.tool.call.id")),
             arguments=decode_json(
@@ -93,11 +95,9 @@ class MastraConvention:
                     "gen_ai.tool.call.arguments", attributes.get("gen_ai.tool.input", attributes.get("input"))
                 )
             ),
-            result=None if state == "error" else result,
+            result=result,
             state=state,
             error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

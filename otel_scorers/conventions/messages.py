@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.model import ToolState
+from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.span_record import SpanRecord
 
 
@@ -192,3 +192,30 @@ def as_int(value: Any) -> int | None:
 
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def span_tool_call(
+    span: SpanRecord,
+    *,
+    name: str,
+    call_id: str | None,
+    arguments: Any,
+    result: Any,
+    state: ToolState | None = None,
+    error: str | None = None,
+) -> ToolCall:
+    """A tool call read from its span. Without `state`, the span and the result decide it
+    (`tool_state`); a failed call has no result: what it "returned" is the framework's error
+    text for the model, kept in `error`."""
+    if state is None:
+        state, error = tool_state(span, result)
+    return ToolCall(
+        name=name,
+        call_id=call_id,
+        arguments=arguments,
+        result=None if state == "error" else result,
+        state=state,
+        error=error,
+        start_ns=span.start_ns,
+        end_ns=span.end_ns,
+    )

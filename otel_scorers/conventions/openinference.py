@@ -20,6 +20,7 @@ from otel_scorers.conventions.messages import (
     as_str,
     decode_json,
     last_user_text,
+    span_tool_call,
     tool_state,
 )
 from otel_scorers.model import ToolCall
@@ -100,15 +101,14 @@ class OpenInferenceConvention:
         if state == "error":
             # What a failed tool "returned" is the framework's error text for the model.
             result = None
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=name,
             call_id=call_id,
             arguments=arguments,
             result=result,
             state=state,
             error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

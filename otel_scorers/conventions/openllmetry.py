@@ -25,6 +25,7 @@ from otel_scorers.conventions.messages import (
     genai_messages,
     last_assistant_text,
     last_user_text,
+    span_tool_call,
     tool_state,
 )
 from otel_scorers.model import ToolCall
@@ -116,18 +117,17 @@ class OpenLLMetryConvention:
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=as_str(attributes.get("gen_ai.tool.name"))
             or as_str(attributes.get(ENTITY_NAME))
             or _name_suffix(span.name, "execute_tool")
             or span.name.removesuffix(".tool"),
             call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
             arguments=arguments,
-            result=None if state == "error" else result,
+            result=result,
             state=state,
             error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

@@ -33,9 +33,9 @@ from otel_scorers.conventions.messages import (
     genai_messages,
     has_text,
     is_placeholder,
+    span_tool_call,
     text_of,
     tool_call_parts,
-    tool_state,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -95,18 +95,14 @@ class PydanticAIConvention:
         raw_result = attributes.get("gen_ai.tool.call.result", attributes.get("tool_response"))
         raw_arguments = attributes.get("gen_ai.tool.call.arguments", attributes.get("tool_arguments"))
         result = decode_content(raw_result)
-        state, error = tool_state(span, result)
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=as_str(attributes.get("gen_ai.tool.name"))
             or name_suffix(span.name, "execute_tool")
             or span.name,
             call_id=as_str(attributes.get("gen_ai.tool.call.id")),
             arguments=decode_content(raw_arguments),
             result=result,
-            state=state,
-            error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

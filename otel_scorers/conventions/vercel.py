@@ -14,7 +14,13 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.messages import as_int, as_str, decode_json, last_user_text, tool_state
+from otel_scorers.conventions.messages import (
+    as_int,
+    as_str,
+    decode_json,
+    last_user_text,
+    span_tool_call,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -62,16 +68,12 @@ class VercelAIConvention:
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         result = _json_value(attributes.get("ai.toolCall.result"))
-        state, error = tool_state(span, result)
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=as_str(attributes.get("ai.toolCall.name")) or span.name,
             call_id=as_str(attributes.get("ai.toolCall.id")),
             arguments=_json_value(attributes.get("ai.toolCall.args", attributes.get("ai.toolCall.input"))),
-            result=None if state == "error" else result,
-            state=state,
-            error=error,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
+            result=result,
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:
