@@ -21,7 +21,9 @@ paced workload (1 ms of simulated model latency per chat) where it runs in the a
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -153,10 +155,15 @@ def measure(
     provider, processor = providers(factory)
     workload(provider, 200)  # warm up: first-use imports, the engine's thread
     processor.force_flush()
-    wall_start, cpu_start = time.perf_counter(), time.thread_time()
-    workload(provider, spans)
-    agent_cpu = time.thread_time() - cpu_start
-    agent_wall = time.perf_counter() - wall_start
+    gc.collect()
+    gc.disable()  # as timeit does: collector passes land at random in one side or the other
+    try:
+        wall_start, cpu_start = time.perf_counter(), time.thread_time()
+        workload(provider, spans)
+        agent_cpu = time.thread_time() - cpu_start
+        agent_wall = time.perf_counter() - wall_start
+    finally:
+        gc.enable()
     drain_start = time.perf_counter()
     processor.force_flush(600_000)
     drain = time.perf_counter() - drain_start
@@ -178,7 +185,8 @@ def compare(
     rounds: int,
     candidate: Callable[[TracerProvider], SpanProcessor] = scoring,
 ) -> dict[str, Any]:
-    """Alternating rounds; the fastest round of each side, the least disturbed by the machine."""
+    """Alternating rounds (baseline, candidate, ...): the medians of each side, and the median of
+    the per-round ratios, which cancels what the machine did to both sides of a round."""
     base: list[dict[str, float]] = []
     cand: list[dict[str, float]] = []
     for _ in range(rounds):
@@ -186,8 +194,12 @@ def compare(
         cand.append(measure(workload, candidate, spans))
     result: dict[str, Any] = {"workload": name}
     for key in ("agent_wall_us", "agent_cpu_us", "total_wall_us", "drain_us"):
-        low_base, low_cand = min(row[key] for row in base), min(row[key] for row in cand)
-        result[key] = (low_base, low_cand, low_cand / low_base if low_base else float("nan"))
+        ratios = [c[key] / b[key] for b, c in zip(base, cand, strict=True) if b[key]]
+        result[key] = (
+            statistics.median(row[key] for row in base),
+            statistics.median(row[key] for row in cand),
+            statistics.median(ratios) if ratios else float("nan"),
+        )
     return result
 
 
@@ -208,11 +220,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--spans", type=int, default=20_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--spans", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args()
 
-    print(f"per-span cost, fastest of {args.rounds} alternating rounds of {args.spans} spans")
+    print(f"per-span cost, medians of {args.rounds} alternating rounds of {args.spans} spans")
     print("(µs per span: no-op processor / ScoringSpanProcessor / ratio)")
     outside = compare("spans outside runs", outside_runs, args.spans, args.rounds)
     inside = compare("spans inside sampled runs (hooks)", inside_runs, args.spans, args.rounds, hooks_only)
