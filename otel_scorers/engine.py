@@ -36,18 +36,23 @@ _YIELD_EVERY_S = 0.0005
 _last_yield = 0.0
 
 
+# sched_yield releases the GIL for a syscall's length; sleep(0) would also wait out the kernel's
+# timer slack (tens of microseconds) on every call.
+_release_gil: Callable[[], object] = getattr(os, "sched_yield", lambda: time.sleep(0))
+
+
 def _let_the_host_run() -> None:
     """Hand the GIL to a host thread that wants it, at most every half millisecond of work.
 
     The engine's work is CPU-bound Python. Without a voluntary release, an agent thread that
     wakes from I/O (a model reply, say) waits for the interpreter's switch interval (5 ms) before
-    it may run: scoring would add latency to the agent. `sleep(0)` releases the GIL at once; doing
-    it after every small step would cost a context switch each time, so it is rationed."""
+    it may run: scoring would add latency to the agent. Releasing after every small step would
+    cost a switch each time, so it is rationed."""
     global _last_yield
     now = time.perf_counter()
     if now - _last_yield >= _YIELD_EVERY_S:
         _last_yield = now
-        time.sleep(0)
+        _release_gil()
 
 
 def _keep_going() -> None:
