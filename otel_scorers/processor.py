@@ -3,7 +3,7 @@
     provider.add_span_processor(ScoringSpanProcessor(scorers=[checks.no_tool_errors()]))
 
 On the agent's thread it only buffers span references for traces with an open, samplable run,
-and queues a job when a run span ends. With `downstream=`, it also stands in front of the
+and queues the trace when its last open run span ends. With `downstream=`, it also stands in front of the
 user's exporting processor: every span is forwarded, and run spans are held until their scores
 are attached as attributes (at most `hold_timeout_s`).
 """
