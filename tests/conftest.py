@@ -15,6 +15,23 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_scorers.model import AgentRun
+
+
+class RunRecorder:
+    """A scorer that keeps every run the pipeline hands it, for tests to assert on."""
+
+    name = "record"
+    needs: frozenset[str] = frozenset()
+    binary = False
+
+    def __init__(self) -> None:
+        self.runs: list[AgentRun] = []
+
+    def score(self, run: AgentRun) -> float:
+        self.runs.append(run)
+        return 1.0
+
 
 @dataclass
 class Telemetry:

@@ -4,7 +4,6 @@ calls and failed runs)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,50 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_scorers.model import AgentRun
 from otel_scorers.otlp_files import read_spans
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
-
-TRACE = 0x5B8EFFF798038103D269B633813FC60C
-_ids = itertools.count(1)
-_clock = itertools.count(1_000, 1_000)
-
-
-def span(
-    name: str,
-    parent: SpanRecord | None = None,
-    *,
-    status: str = "unset",
-    events: tuple[SpanEvent, ...] = (),
-    scope: str = "agent",
-    status_message: str | None = None,
-    **attributes: Any,
-) -> SpanRecord:
-    """A finished span; `a__b` keyword names stand for the attribute `a.b`."""
-    start = next(_clock)
-    return SpanRecord(
-        trace_id=TRACE,
-        span_id=next(_ids),
-        parent_span_id=parent.span_id if parent else None,
-        name=name,
-        start_ns=start,
-        end_ns=start + 500,
-        status=status,  # type: ignore[arg-type]
-        status_message=status_message,
-        attributes={key.replace("__", "."): value for key, value in attributes.items()},
-        events=events,
-        scope=scope,
-    )
-
-
-def event(name: str, **attributes: Any) -> SpanEvent:
-    return SpanEvent(name, next(_clock), {key.replace("__", "."): value for key, value in attributes.items()})
-
-
-def only_run(spans: list[SpanRecord]) -> AgentRun:
-    (run,) = build_runs(spans)
-    return run
+from tests.spans import event, only_run, span
 
 
 def run_span(**attributes: Any) -> SpanRecord:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions.google_adk import unwrap_result
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
-from tests.conftest import Telemetry
-from tests.test_conventions_genai import only_run, span
+from tests.conftest import RunRecorder, Telemetry
+from tests.spans import only_run, span
 
 SCOPE = "gcp.vertex.agent"
 
@@ -241,14 +241,10 @@ def test_a_transfer_to_another_agent_is_a_handoff_and_the_request_stays_the_user
 def test_in_process_a_legacy_run_is_scored_from_call_llm(telemetry: Telemetry) -> None:
     """The real SDK and processor, spans shaped as ADK's legacy schema makes them; the trace's
     root (`invocation`) starts before the run span and ends after it."""
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer(SCOPE)
     request = {"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]}

@@ -9,7 +9,7 @@ from typing import Any
 from otel_scorers.conventions import may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
-from tests.test_conventions_genai import only_run, span
+from tests.spans import only_run, span
 
 V1 = "@mastra/otel-exporter"
 V03 = "@mastra/otel"

@@ -8,12 +8,12 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions.openinference import flattened_messages
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
-from tests.conftest import Telemetry
-from tests.test_conventions_genai import only_run, span
+from tests.conftest import RunRecorder, Telemetry
+from tests.spans import only_run, span
 
 AGENTS = "openinference.instrumentation.openai_agents"
 LANGCHAIN = "openinference.instrumentation.langchain"
@@ -412,14 +412,10 @@ def test_a_span_of_another_openinference_framework_uses_the_generic_rules() -> N
 def test_in_process_an_agent_span_is_spotted_by_its_kind_when_it_starts(telemetry: Telemetry) -> None:
     """The real SDK and processor, spans shaped as OpenInference's OpenAI Agents processor makes
     them: the kind is set when a span starts, the rest when it ends."""
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer(AGENTS)
     kind = "openinference.span.kind"

@@ -11,7 +11,7 @@ from otel_scorers.conventions import may_start_run
 from otel_scorers.conventions.openllmetry import indexed_messages
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
-from tests.test_conventions_genai import only_run, span
+from tests.spans import only_run, span
 
 LANGCHAIN = "opentelemetry.instrumentation.langchain"
 

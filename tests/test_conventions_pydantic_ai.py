@@ -11,12 +11,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions import classify, may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import from_readable_span
-from tests.conftest import Telemetry
-from tests.test_conventions_genai import event, only_run, span
+from tests.conftest import RunRecorder, Telemetry
+from tests.spans import event, only_run, span
 
 SCOPE = "pydantic-ai"
 
@@ -260,14 +260,10 @@ def test_a_structured_answer_through_the_output_tool_is_not_a_tool_call() -> Non
 
 def test_in_process_a_v2_agent_run_is_spotted_by_its_name_when_it_starts(telemetry: Telemetry) -> None:
     """The real SDK and processor; pydantic-ai sets the run's content only when the run ends."""
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer(SCOPE)
     with tracer.start_as_current_span("agent run") as run_span:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions.strands import swarm_request, unwrap_blocks
 from otel_scorers.span_record import SpanRecord
-from tests.conftest import Telemetry
-from tests.test_conventions_genai import event, only_run, span
+from tests.conftest import RunRecorder, Telemetry
+from tests.spans import event, only_run, span
 
 DETAILS = "gen_ai.client.inference.operation.details"
 
@@ -195,14 +195,10 @@ def test_a_swarm_agents_input_is_the_users_request_inside_the_swarm_context() ->
 
 def test_in_process_a_default_mode_run_is_scored_from_its_span_events(telemetry: Telemetry) -> None:
     """The real SDK and processor, spans and events shaped as Strands' default mode makes them."""
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer("strands.telemetry.tracer")
     common = {"gen_ai.system": "strands-agents"}

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions import may_start_run
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
-from tests.conftest import Telemetry
-from tests.test_conventions_genai import only_run, span
+from tests.conftest import RunRecorder, Telemetry
+from tests.spans import only_run, span
 
 
 def ai(operation: str, parent: SpanRecord | None = None, **attributes: Any) -> SpanRecord:
@@ -162,14 +162,10 @@ def test_a_requested_call_without_a_tool_span_is_incomplete() -> None:
 
 def test_in_process_a_generate_text_run_is_buffered_from_its_start_and_scored(telemetry: Telemetry) -> None:
     """The real SDK and processor: `ai.generateText` is spotted by its name when it starts."""
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer("ai")
     with tracer.start_as_current_span("ai.generateText") as run_span:

@@ -19,11 +19,11 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.otlp import parse_json_request, span_records
 from otel_scorers.span_record import SpanRecord
 
-from .conftest import Telemetry
+from .conftest import RunRecorder, Telemetry
 from .test_fixture_runs import assert_runs_match, params
 
 ATTRIBUTES_AT_END = {"openinference.instrumentation.langchain", "opentelemetry.instrumentation.langchain"}
@@ -90,14 +90,10 @@ def replay_span(
 
 @pytest.mark.parametrize("truth_path", params())
 def test_in_process_runs_match_the_truth(truth_path: Path, telemetry: Telemetry) -> None:
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = ScoringSpanProcessor([record], **telemetry.providers())
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
     replay(telemetry.tracer_provider, list(span_records(parse_json_request(trace_path.read_bytes()))))

@@ -17,7 +17,7 @@ from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.span_record import OWN_SCOPE
 
-from .conftest import Telemetry
+from .conftest import RunRecorder, Telemetry
 
 PARIS = ScriptedRun(
     "What's the weather in Paris?", [("get_weather", {"city": "Paris"})], "Sunny, 21°C in Paris."
@@ -245,14 +245,10 @@ def test_a_full_queue_drops_and_counts_without_blocking(telemetry: Telemetry) ->
 
 
 def test_nested_agents_are_separate_runs(telemetry: Telemetry) -> None:
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = attach(telemetry, [record])
+    processor = attach(telemetry, [recorder])
     inner = agent(telemetry)
     outer = agent(telemetry)
     outer.tools["ask_weather_agent"] = lambda question: inner.run(
@@ -346,14 +342,10 @@ def test_trace_buffer_is_bounded_and_overflow_counted(telemetry: Telemetry) -> N
 
 
 def test_spans_per_trace_are_bounded(telemetry: Telemetry) -> None:
-    seen: list[AgentRun] = []
+    recorder = RunRecorder()
+    seen = recorder.runs
 
-    @scorer
-    def record(run: AgentRun) -> float:
-        seen.append(run)
-        return 1.0
-
-    processor = attach(telemetry, [record], max_spans_per_trace=3)
+    processor = attach(telemetry, [recorder], max_spans_per_trace=3)
     agent(telemetry).run(
         ScriptedRun("Lima?", [("get_time", {"city": "Lima"})] * 4, "08:05.")
     )  # 4 chat + 4 tool + 1 chat spans

@@ -2,41 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
-from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import OWN_SCOPE, SpanEvent, SpanRecord
-
-TRACE = 0x0AF7651916CD43DD8448EB211C80319C
-_ids = itertools.count(1)
-_clock = itertools.count(1_000, 1_000)
-
-
-def span(
-    name: str,
-    parent: SpanRecord | None = None,
-    ended: bool = True,
-    status: str = "unset",
-    events: tuple[SpanEvent, ...] = (),
-    scope: str = "agent",
-    **attributes: Any,
-) -> SpanRecord:
-    start = next(_clock)
-    return SpanRecord(
-        trace_id=TRACE,
-        span_id=next(_ids),
-        parent_span_id=parent.span_id if parent else None,
-        name=name,
-        start_ns=start,
-        end_ns=start + 500 if ended else None,
-        status=status,  # type: ignore[arg-type]
-        attributes={key.replace("__", "."): value for key, value in attributes.items()},
-        events=events,
-        scope=scope,
-    )
+from tests.spans import only_run, span
 
 
 def messages(*items: tuple[str, list[dict[str, Any]]]) -> str:
@@ -79,11 +50,6 @@ def tool(parent: SpanRecord, name: str, **attributes: Any) -> SpanRecord:
         gen_ai__tool__name=name,
         **attributes,
     )
-
-
-def only_run(spans: list[SpanRecord]) -> AgentRun:
-    (run,) = build_runs(spans)
-    return run
 
 
 def test_input_and_output_from_the_run_span() -> None:
