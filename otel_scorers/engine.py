@@ -33,6 +33,8 @@ _SUPPRESS_INSTRUMENTATION_KEY = otel_context.create_key("suppress_instrumentatio
 
 
 _YIELD_EVERY_S = 0.0005
+#: Longest the engine waits for exporters that fell behind before it scores the next run.
+_MAX_EXPORT_WAIT_S = 5.0
 _last_yield = 0.0
 
 
@@ -78,9 +80,12 @@ class ScoringEngine:
         max_queue_size: int = 2048,
         max_concurrent_runs: int = 64,
         yield_to_host: bool = True,
+        exports_behind: Callable[[], bool] | None = None,
     ) -> None:
         """`yield_to_host=False` where no host thread shares the process (the sidecar): each
-        yield costs a context switch, worth it only when an agent's thread may be waiting."""
+        yield costs a context switch, worth it only when an agent's thread may be waiting.
+        `exports_behind()` true makes the engine wait (up to a few seconds) before its next run:
+        scores emitted faster than the exporters send them would be dropped by the SDK."""
         if max_queue_size < 1:
             raise ValueError(f"max_queue_size must be at least 1, got {max_queue_size}")
         self.bindings = tuple(bindings)
@@ -89,6 +94,7 @@ class ScoringEngine:
         self._max_queue_size = max_queue_size
         self._max_concurrent_runs = max_concurrent_runs
         self._yield: Callable[[], None] = _let_the_host_run if yield_to_host else _keep_going
+        self._exports_behind = exports_behind
         self._periodic: list[tuple[float, Callable[[], None]]] = []
         self._lock = threading.Lock()
         self._reset()
@@ -240,12 +246,20 @@ class ScoringEngine:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
+            if self._exports_behind is not None and self._exports_behind():
+                await self._wait_for_exports(self._exports_behind)
             job = self._queue.popleft()
             await slots.acquire()
             task = asyncio.get_running_loop().create_task(self._process(job))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             task.add_done_callback(lambda _: slots.release())
+
+    async def _wait_for_exports(self, behind: Callable[[], bool]) -> None:
+        # Bounded: an unreachable endpoint must not stop scoring (its exporter drops, and logs).
+        deadline = time.monotonic() + _MAX_EXPORT_WAIT_S
+        while behind() and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
     async def _process(self, job: Job) -> None:
         results: list[ScoredRun] = []

@@ -9,7 +9,7 @@ down, downstream unavailable) with `Retry-After`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import orjson
 from aiohttp import web
@@ -56,7 +56,7 @@ class HttpReceiver:
         *,
         receive_traces: bool = True,
         ready: Callable[[], str | None] = lambda: None,
-        metrics_text: Callable[[], bytes] | None = None,
+        metrics_text: Callable[[], Awaitable[bytes]] | None = None,
     ) -> None:
         self._intake = intake
         self._token = token
@@ -143,4 +143,4 @@ class HttpReceiver:
     async def _metrics(self, _request: web.Request) -> web.Response:
         if self._metrics_text is None:
             return web.Response(status=404, text="metrics are not enabled\n")
-        return web.Response(body=self._metrics_text(), content_type="text/plain", charset="utf-8")
+        return web.Response(body=await self._metrics_text(), content_type="text/plain", charset="utf-8")

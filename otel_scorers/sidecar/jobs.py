@@ -1,18 +1,47 @@
-"""A ready trace as a job for the `ScoringEngine`: converted to `SpanRecord`s on the engine's thread."""
+"""Scoring ready traces: the seam between the sidecar's receiving loop and whatever scores.
+
+`ThreadScoring` scores on a `ScoringEngine` thread in this process; `ProcessScoring`
+(`worker.py`) in a child process. Either way a finished trace comes back as the score
+attributes of each of its runs, which is all the receiving side needs (inline mode attaches them
+to the held run spans).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from otel_scorers.engine import ScoredRun
+from otel_scorers.emitter import score_attributes
+from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
 from otel_scorers.sidecar.assembler import PendingTrace
+from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 
-#: Called once per job, with the scored runs, or None when the job was dropped.
-Done = Callable[[PendingTrace, "Sequence[ScoredRun] | None"], None]
+#: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes.
+RunScores = tuple[bytes, dict[str, Any]]
+#: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
+Done = Callable[[PendingTrace, "Sequence[RunScores] | None"], None]
+
+
+class Scoring(Protocol):
+    def submit(self, trace: PendingTrace) -> None:
+        """Score a ready trace without blocking; `Done` is called when it is scored or dropped."""
+        ...
+
+    def shutdown(self, timeout_s: float) -> None:
+        """Finish what was submitted within the timeout (counting the rest), then stop."""
+        ...
+
+    async def prometheus_text(self) -> bytes:
+        """The scoring side's metrics in Prometheus text format."""
+        ...
+
+
+def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
+    return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
 
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:
@@ -41,17 +70,40 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
     return chosen
 
 
+def build_trace_runs(spans: Sequence[OtlpSpan]) -> list[AgentRun]:
+    return build_runs([item.record() for item in spans])
+
+
 @dataclass(frozen=True, slots=True)
 class TraceJob:
+    """A ready trace as a job for the `ScoringEngine`: converted to `SpanRecord`s on its thread."""
+
     trace: PendingTrace
     done: Done
 
     def build(self) -> Sequence[AgentRun]:
-        spans = run_subtrees(self.trace.spans, self.trace.run_spans)
-        return build_runs([item.record() for item in spans])
+        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans))
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.done(self.trace, results)
+        self.done(self.trace, run_scores(results))
 
     def dropped(self, reason: str) -> None:
         self.done(self.trace, None)
+
+
+class ThreadScoring:
+    """Scoring on the engine's thread, in this process (shares the GIL with the receivers)."""
+
+    def __init__(self, engine: ScoringEngine, done: Done, prometheus_text: Callable[[], bytes]) -> None:
+        self.engine = engine
+        self._done = done
+        self._prometheus_text = prometheus_text
+
+    def submit(self, trace: PendingTrace) -> None:
+        self.engine.submit(TraceJob(trace, self._done))
+
+    def shutdown(self, timeout_s: float) -> None:
+        self.engine.shutdown(timeout_s)
+
+    async def prometheus_text(self) -> bytes:
+        return self._prometheus_text()

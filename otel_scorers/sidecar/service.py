@@ -15,18 +15,19 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
-from otel_scorers.emitter import Emitter, score_attributes
-from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.emitter import Emitter
+from otel_scorers.engine import ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
-from otel_scorers.sidecar.hold import HeldRunSpans, span_key
+from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
-from otel_scorers.sidecar.jobs import TraceJob
+from otel_scorers.sidecar.jobs import RunScores, ThreadScoring
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
+from otel_scorers.sidecar.worker import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
 
@@ -42,11 +43,23 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
-        emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
-        # No agent shares this process: the engine need not hand the GIL over between steps.
-        self.engine = ScoringEngine(
-            bindings, emitter, self.metrics, max_queue_size=settings.max_runs_in_flight, yield_to_host=False
-        )
+        self.scoring: ThreadScoring | ProcessScoring
+        if settings.scoring_process and telemetry is None:
+            self.scoring = ProcessScoring(
+                config, self.metrics, self._job_done, self.telemetry.prometheus_text
+            )
+        else:
+            emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
+            # No agent shares this process: the engine need not hand the GIL over between steps.
+            engine = ScoringEngine(
+                bindings,
+                emitter,
+                self.metrics,
+                max_queue_size=settings.max_runs_in_flight,
+                yield_to_host=False,
+                exports_behind=self.telemetry.exports_behind,
+            )
+            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text)
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
@@ -90,10 +103,10 @@ class Sidecar:
             settings.tls,
             receive_traces=settings.http.enabled,
             ready=self._not_ready,
-            metrics_text=self.telemetry.prometheus_text,
+            metrics_text=self.scoring.prometheus_text,
         )
         self._in_flight = 0
-        self._done: deque[tuple[PendingTrace, Sequence[ScoredRun] | None]] = deque()
+        self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
@@ -110,6 +123,8 @@ class Sidecar:
         return self.assembler.over_limit()
 
     async def start(self) -> None:
+        if isinstance(self.scoring, ProcessScoring):
+            await self.scoring.start()
         if self.grpc is not None:
             port = await self.grpc.start()
             logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)
@@ -147,9 +162,9 @@ class Sidecar:
             if trace is None:
                 return
             self._in_flight += 1
-            self.engine.submit(TraceJob(trace, self._job_done))
+            self.scoring.submit(trace)
 
-    def _job_done(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
+    def _job_done(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
         # Called on the engine's thread: hand over to the loop, which owns the buffers. A deque
         # append is thread-safe and, unlike waking the loop once per trace, costs no syscall;
         # the ticker collects the finished traces.
@@ -161,15 +176,15 @@ class Sidecar:
             trace, results = done.popleft()
             self._finish(trace, results)
 
-    def _finish(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
+    def _finish(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
         self._in_flight -= 1
         self._release(trace, results)
 
-    def _release(self, trace: PendingTrace, results: Sequence[ScoredRun] | None) -> None:
+    def _release(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
         held = self.held
         if held is not None:
-            for run, scores in results or ():
-                held.release(span_key(run.trace_id, run.span_id), score_attributes(scores))
+            for key, attributes in results or ():
+                held.release(key, attributes)
             for item in trace.run_spans:  # runs that were not built still go on, without scores
                 held.release(item.span.trace_id + item.span.span_id)
         self.assembler.release(trace)
@@ -196,7 +211,7 @@ class Sidecar:
             self.metrics.run_outcome("dropped", "shutdown", unscored)
             logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
         remaining = max(0.1, deadline - time.monotonic())
-        await asyncio.to_thread(self.engine.shutdown, remaining)
+        await asyncio.to_thread(self.scoring.shutdown, remaining)
         self._collect_done()
         if self.held is not None:
             self.held.release_all()

@@ -9,6 +9,7 @@ Prometheus.
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
 
+#: Evaluation spans and log records each exporter may have waiting (about 1 KiB each).
+EXPORT_QUEUE_SIZE = 16_384
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
 
 
@@ -33,6 +36,21 @@ class Telemetry:
     logger_provider: LoggerProvider
     meter_provider: MeterProvider
     registry: CollectorRegistry
+    batch_processors: tuple[Any, ...] = ()
+
+    def export_backlog(self) -> float:
+        """How full the fuller of the span and log export queues is, 0 to 1 (0 when the SDK
+        does not tell): scoring waits when the exporters fall behind, instead of letting the
+        SDK drop what it cannot queue."""
+        fullest = 0.0
+        for processor in self.batch_processors:
+            queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
+            if queue is not None and queue.maxlen:
+                fullest = max(fullest, len(queue) / queue.maxlen)
+        return fullest
+
+    def exports_behind(self) -> bool:
+        return self.export_backlog() > 0.5
 
     def prometheus_text(self) -> bytes:
         return generate_latest(self.registry)
@@ -92,15 +110,26 @@ def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
 
 
 def build_telemetry(config: ExportConfig) -> Telemetry:
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers")})
+    # The receiving and the scoring process export the same metrics: an instance id apiece keeps
+    # their series apart.
+    resource = Resource.create(
+        {
+            "service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers"),
+            "service.instance.id": str(uuid.uuid4()),
+        }
+    )
     span_exporter, log_exporter, metric_exporter = _exporters(config)
     tracer_provider = TracerProvider(resource=resource)
     delay_ms = int(config.batch_delay_s * 1000)
-    tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter, schedule_delay_millis=delay_ms))
-    logger_provider = LoggerProvider(resource=resource)
-    logger_provider.add_log_record_processor(
-        BatchLogRecordProcessor(log_exporter, schedule_delay_millis=delay_ms)
+    span_processor = BatchSpanProcessor(
+        span_exporter, schedule_delay_millis=delay_ms, max_queue_size=EXPORT_QUEUE_SIZE
     )
+    tracer_provider.add_span_processor(span_processor)
+    logger_provider = LoggerProvider(resource=resource)
+    log_processor = BatchLogRecordProcessor(
+        log_exporter, schedule_delay_millis=delay_ms, max_queue_size=EXPORT_QUEUE_SIZE
+    )
+    logger_provider.add_log_record_processor(log_processor)
     registry = CollectorRegistry(auto_describe=True)
     readers = [
         PeriodicExportingMetricReader(
@@ -109,4 +138,6 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         PrometheusMetricReader(registry=registry),
     ]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
-    return Telemetry(tracer_provider, logger_provider, meter_provider, registry)
+    return Telemetry(
+        tracer_provider, logger_provider, meter_provider, registry, (span_processor, log_processor)
+    )

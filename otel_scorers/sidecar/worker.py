@@ -1,0 +1,345 @@
+"""Scoring in a child process, so that receiving and scoring each have a core of their own.
+
+One Python process runs one thread at a time: a sidecar that receives and scores in the same
+process gives its receivers whatever time scoring leaves them, and with the checks on, most of a
+run's cost is emitting its scores (an SDK span, a log record, metric updates, OTLP encoding).
+With `sidecar.scoring_process: true` (the default) the receiving process keeps the loop, the
+receivers and trace assembly; a spawned child builds the runs, scores them and exports the
+scores with its own OpenTelemetry SDK providers (same `export` settings, its own
+`service.instance.id`).
+
+A ready trace goes to the child as an OTLP request holding the spans of its runs' subtrees; the
+score attributes of each run come back (inline mode attaches them to the held run spans).
+`/metrics` serves both processes' metrics, merged. If the child dies, the traces it had are
+counted as dropped (`otel_scorers.runs{outcome=dropped, reason=worker_exited}`) and a new child
+is started. The child exits when its parent does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import multiprocessing
+import pickle
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from otel_scorers.config import Config
+from otel_scorers.engine import ScoredRun
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun
+from otel_scorers.sidecar.assembler import PendingTrace
+from otel_scorers.sidecar.hold import encode_spans
+from otel_scorers.sidecar.jobs import Done, RunScores, build_trace_runs, run_scores, run_subtrees
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+
+logger = logging.getLogger("otel_scorers")
+
+_RESTART_DELAY_S = 1.0
+_METRICS_TIMEOUT_S = 2.0
+
+
+# ---- the receiving side ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Child:
+    """One incarnation of the scoring process, with the traces it was given."""
+
+    process: multiprocessing.process.BaseProcess
+    connection: Connection
+    outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
+    pending: dict[int, PendingTrace] = field(default_factory=dict)
+    alive: bool = True
+    ready: threading.Event = field(default_factory=threading.Event)
+
+
+class ProcessScoring:
+    def __init__(
+        self,
+        config: Config,
+        metrics: PipelineMetrics,
+        done: Done,
+        own_prometheus_text: Callable[[], bytes],
+    ) -> None:
+        self._config = config
+        self._metrics = metrics
+        self._done = done
+        self._own_prometheus_text = own_prometheus_text
+        self._context = multiprocessing.get_context("spawn")  # never fork a process running gRPC
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._child: _Child | None = None
+        self._stopping = False
+        self._stopped = threading.Event()
+        self._metric_waiters: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[bytes]]] = {}
+
+    async def start(self, timeout_s: float = 60.0) -> None:
+        """Start the scoring process and wait until it can score."""
+        with self._lock:
+            child = self._child = self._spawn()
+        if not await asyncio.to_thread(child.ready.wait, timeout_s):
+            raise RuntimeError(f"the scoring process did not start within {timeout_s:g} s")
+        if not child.alive:
+            raise RuntimeError(f"the scoring process exited while starting (code {child.process.exitcode})")
+
+    def _spawn(self) -> _Child:
+        ours, theirs = self._context.Pipe()
+        process = self._context.Process(
+            target=worker_main, args=(self._config, theirs), name="otel-scorers-worker", daemon=True
+        )
+        process.start()
+        theirs.close()
+        child = _Child(process, ours)
+        threading.Thread(
+            target=self._send_forever, args=(child,), name="otel-scorers-send", daemon=True
+        ).start()
+        threading.Thread(
+            target=self._receive_forever, args=(child,), name="otel-scorers-receive", daemon=True
+        ).start()
+        return child
+
+    # ---- Scoring ---------------------------------------------------------------------------
+
+    def submit(self, trace: PendingTrace) -> None:
+        spans = run_subtrees(trace.spans, trace.run_spans)
+        payload = encode_spans((item, {}) for item in spans)
+        with self._lock:
+            child = self._child
+            if child is None or not child.alive:
+                child = None
+            else:
+                job_id = next(self._ids)
+                child.pending[job_id] = trace
+                child.outbox.put(pickle.dumps(("job", job_id, payload)))
+        if child is None:
+            self._metrics.run_outcome("dropped", "worker_exited")
+            self._done(trace, None)
+
+    def shutdown(self, timeout_s: float) -> None:
+        """Let the child score what it has within the timeout, flush its exports and exit."""
+        with self._lock:
+            self._stopping = True
+            child = self._child
+        if child is None:
+            return
+        child.outbox.put(pickle.dumps(("stop", max(0.1, timeout_s - 1.0))))
+        # The receiving thread joins the process when its pipe closes, then says so.
+        if not self._stopped.wait(timeout_s + 5.0):
+            logger.warning("otel_scorers: the scoring process did not stop in time; terminating it")
+            child.process.terminate()
+            self._stopped.wait(5.0)
+
+    async def prometheus_text(self) -> bytes:
+        own = self._own_prometheus_text()
+        with self._lock:
+            child = self._child
+            if child is None or not child.alive:
+                return own
+            request = next(self._ids)
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[bytes] = loop.create_future()
+            self._metric_waiters[request] = (loop, future)
+            child.outbox.put(pickle.dumps(("metrics", request)))
+        try:
+            theirs = await asyncio.wait_for(future, _METRICS_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            logger.warning("otel_scorers: the scoring process did not report its metrics in time")
+            return own
+        finally:
+            self._metric_waiters.pop(request, None)
+        return merge_prometheus_text(own, theirs)
+
+    # ---- the pipe --------------------------------------------------------------------------
+
+    def _send_forever(self, child: _Child) -> None:
+        while True:
+            message = child.outbox.get()
+            if message is None:
+                return
+            try:
+                child.connection.send_bytes(message)
+            except (OSError, ValueError):
+                return  # the child is gone: the receiving thread notices and cleans up
+
+    def _receive_forever(self, child: _Child) -> None:
+        while True:
+            try:
+                message = pickle.loads(child.connection.recv_bytes())
+            except (EOFError, OSError):
+                break
+            kind = message[0]
+            if kind == "ready":
+                child.ready.set()
+            elif kind == "done":
+                with self._lock:
+                    trace = child.pending.pop(message[1], None)
+                if trace is not None:
+                    self._done(trace, message[2])
+            elif kind == "metrics":
+                waiter = self._metric_waiters.get(message[1])
+                if waiter is not None:
+                    loop, future = waiter
+                    loop.call_soon_threadsafe(_resolve, future, message[2])
+        self._child_exited(child)
+
+    def _child_exited(self, child: _Child) -> None:
+        child.outbox.put(None)
+        child.process.join(5.0)
+        with self._lock:
+            child.alive = False
+            child.ready.set()  # wakes a start() waiting for it
+            lost = list(child.pending.values())
+            child.pending.clear()
+            stopping = self._stopping
+        for trace in lost:
+            self._done(trace, None)
+        if lost:
+            self._metrics.run_outcome("dropped", "worker_exited", len(lost))
+        if stopping:
+            self._stopped.set()
+            return
+        logger.error(
+            "otel_scorers: the scoring process exited (code %s) with %d traces; starting a new one",
+            child.process.exitcode,
+            len(lost),
+        )
+        time.sleep(_RESTART_DELAY_S)
+        with self._lock:
+            if not self._stopping:
+                self._child = self._spawn()
+                return
+        self._stopped.set()
+
+
+def _resolve(future: asyncio.Future[bytes], text: bytes) -> None:
+    if not future.done():
+        future.set_result(text)
+
+
+class _Families(Collector):
+    def __init__(self, families: Sequence[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Sequence[Metric]:
+        return self._families
+
+
+def merge_prometheus_text(*texts: bytes) -> bytes:
+    """One exposition of several processes' metrics: series of the same family and labels are
+    added up (the processes count different things under the same names, e.g. runs dropped by
+    the receiving side and runs assembled by the scoring side)."""
+    families: dict[str, Metric] = {}
+    values: dict[tuple[str, str, tuple[tuple[str, str], ...]], int] = {}
+    for text in texts:
+        for family in text_string_to_metric_families(text.decode()):
+            merged = families.get(family.name)
+            if merged is None:
+                merged = families[family.name] = Metric(
+                    family.name, family.documentation, family.type, family.unit
+                )
+            for sample in family.samples:
+                key = (family.name, sample.name, tuple(sorted(sample.labels.items())))
+                index = values.get(key)
+                if index is None:
+                    values[key] = len(merged.samples)
+                    merged.samples.append(sample)
+                else:
+                    existing = merged.samples[index]
+                    merged.samples[index] = existing._replace(value=existing.value + sample.value)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(list(families.values())))
+    return generate_latest(registry)
+
+
+# ---- the scoring process ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PayloadJob:
+    job_id: int
+    payload: bytes
+    reply: Callable[[tuple[Any, ...]], None]
+
+    def build(self) -> Sequence[AgentRun]:
+        request = ExportTraceServiceRequest.FromString(self.payload)
+        batch = Batch(0)
+        spans: list[OtlpSpan] = []
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, batch)
+                spans.extend(OtlpSpan(span, origin) for span in scope_spans.spans)
+        return build_trace_runs(spans)
+
+    def finished(self, results: Sequence[ScoredRun]) -> None:
+        self.reply(("done", self.job_id, run_scores(results)))
+
+    def dropped(self, reason: str) -> None:
+        self.reply(("done", self.job_id, None))
+
+
+def worker_main(config: Config, connection: Connection) -> None:
+    """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
+    from otel_scorers.emitter import Emitter
+    from otel_scorers.engine import ScoringEngine
+    from otel_scorers.sidecar.telemetry import build_telemetry
+
+    # The parent decides when this process stops (SIGINT reaches the whole process group).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s [scoring] %(message)s")
+    settings = config.sidecar
+    telemetry = build_telemetry(settings.export)
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider)
+    engine = ScoringEngine(
+        config.bindings(),
+        emitter,
+        metrics,
+        max_queue_size=settings.max_runs_in_flight,
+        yield_to_host=False,
+        exports_behind=telemetry.exports_behind,
+    )
+    sending = threading.Lock()
+
+    def reply(message: tuple[Any, ...]) -> None:
+        data = pickle.dumps(message)
+        # The parent may be gone; the loop below then ends on EOF.
+        with sending, contextlib.suppress(OSError, ValueError):
+            connection.send_bytes(data)
+
+    reply(("ready",))
+    timeout_s = 2.0  # when the parent disappears without saying stop
+    while True:
+        try:
+            message = pickle.loads(connection.recv_bytes())
+        except (EOFError, OSError):
+            break
+        kind = message[0]
+        if kind == "job":
+            engine.submit(_PayloadJob(message[1], message[2], reply))
+        elif kind == "metrics":
+            reply(("metrics", message[1], telemetry.prometheus_text()))
+        elif kind == "stop":
+            timeout_s = message[1]
+            break
+    engine.shutdown(timeout_s)
+    telemetry.shutdown(max(1.0, timeout_s))
+    connection.close()
+
+
+__all__ = ["ProcessScoring", "RunScores", "merge_prometheus_text", "worker_main"]
