@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 logger = logging.getLogger("otel_scorers")
+#: Span names whose run check is remembered (names are few; a high-cardinality one is not cached).
+_MAX_REMEMBERED_NAMES = 4096
 
 
 @dataclass(slots=True)
@@ -74,6 +76,7 @@ class TraceAssembler:
         self._max_spans = max_spans_per_trace
         self._max_age_s = max_trace_age_s
         self._traces: dict[int, _TraceBuffer] = {}
+        self._run_names: dict[str, bool] = {}
         self._lock = threading.Lock()
 
     @property
@@ -84,10 +87,15 @@ class TraceAssembler:
         """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
         outside runs, never an exception."""
         try:
-            context = span.context
+            try:  # the SDK span's fields, read past its properties: this runs for every span
+                context: Any = span._context  # type: ignore[attr-defined]
+                name: str = span._name  # type: ignore[attr-defined]
+            except AttributeError:
+                context = span.context
+                name = span.name
             buffer = self._traces.get(context.trace_id)
             if buffer is None:
-                if not _may_start_run(span, RUN_START_SCOPES):
+                if not self._may_start_run(span, name, first_in_trace=True):
                     return
                 if not self._could_sample(context.trace_id) or _is_own(span):
                     return
@@ -97,19 +105,61 @@ class TraceAssembler:
                 buffer.open_runs.add(context.span_id)
             elif _is_own(span):
                 return
-            elif _may_start_run(span):
+            elif self._may_start_run(span, name, first_in_trace=False):
                 buffer.open_runs.add(context.span_id)
             buffer.started[context.span_id] = span
         except Exception:  # never into the agent
             logger.debug("otel_scorers: on_start failed", exc_info=True)
+
+    def _may_start_run(self, span: ReadableSpan, name: str, first_in_trace: bool) -> bool:
+        """`may_start_run` for an SDK span, at the least cost: this runs for every span the agent
+        starts.
+
+        - Span names repeat, so whether a name starts like a run's is remembered (up to
+          `_MAX_REMEMBERED_NAMES` names; past that, checked every time).
+        - `span.attributes` wraps the SDK's lock-guarded `BoundedAttributes` in a proxy where a
+          missed lookup raises and catches a KeyError, so the plain dict inside is read directly
+          when it is there (the public view otherwise).
+        - Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every
+          attribute when a span ends: their runs cannot be seen starting, so the first span of
+          such an instrumentation scope in a trace counts too."""
+        names = self._run_names
+        is_run = names.get(name)
+        if is_run is None:
+            is_run = name.startswith(RUN_NAME_PREFIXES)
+            if len(names) < _MAX_REMEMBERED_NAMES:
+                names[name] = is_run
+        if is_run:
+            return True
+        try:
+            attributes = span._attributes._dict  # type: ignore[attr-defined,union-attr]
+        except AttributeError:
+            attributes = span.attributes or {}
+        markers = RUN_MARKERS
+        for key in attributes:  # the few attributes a span starts with
+            if key in markers:
+                values = markers[key]
+                if values is None or attributes[key] in values:
+                    return True
+        if not first_in_trace:
+            return False
+        try:
+            scope_name = span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr]
+        except AttributeError:
+            scope = span.instrumentation_scope
+            scope_name = scope.name if scope is not None else None
+        return scope_name in RUN_START_SCOPES
 
     def on_end(self, span: ReadableSpan) -> bool:
         """Called by the SDK on the agent's thread. Returns True for a span that opened a run
         (it goes to the engine with its trace); when it was the trace's last open one, hands the
         trace to `on_completed`."""
         try:
+            traces = self._traces
+            if not traces:  # nothing buffered: the common case outside agent runs
+                return False
             context = span.context
-            buffer = self._traces.get(context.trace_id)
+            buffer = traces.get(context.trace_id)
             if buffer is None or _is_own(span):
                 return False
             span_id = context.span_id
@@ -173,33 +223,6 @@ class TraceAssembler:
             del self._traces[trace_id]
         if stale:
             self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
-
-
-def _may_start_run(span: ReadableSpan, start_scopes: frozenset[str] = frozenset()) -> bool:
-    """`may_start_run` for an SDK span, at the least cost: this runs for every span the agent
-    starts. `span.attributes` wraps the SDK's lock-guarded `BoundedAttributes` in a proxy where
-    a missed lookup raises and catches a KeyError, so the plain dict inside is read directly
-    when it is there (the public view otherwise).
-
-    Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every attribute
-    when a span ends: their runs cannot be seen starting, so with `start_scopes` the first span
-    of such an instrumentation scope in a trace counts too."""
-    if span.name.startswith(RUN_NAME_PREFIXES):
-        return True
-    try:
-        attributes = span._attributes._dict  # type: ignore[attr-defined,union-attr]
-    except AttributeError:
-        attributes = span.attributes or {}
-    markers = RUN_MARKERS
-    for key in attributes:  # the few attributes a span starts with
-        if key in markers:
-            values = markers[key]
-            if values is None or attributes[key] in values:
-                return True
-    if start_scopes:
-        scope = span.instrumentation_scope
-        return scope is not None and scope.name in start_scopes
-    return False
 
 
 def _is_own(span: ReadableSpan) -> bool:
