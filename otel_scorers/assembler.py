@@ -52,8 +52,10 @@ class CompletedTrace(NamedTuple):
     run_span_ids: tuple[int, ...]
 
     def span_records(self) -> list[SpanRecord]:
-        records = [from_readable_span(span) for span in self.spans]
-        records.extend(from_readable_span(span) for span in self.unfinished)
+        """The trace's spans as records, without the project's own (evaluation spans of an
+        earlier run that ended in the buffer: cheaper to leave out here than on the agent's thread)."""
+        records = [from_readable_span(span) for span in self.spans if not _is_own(span)]
+        records.extend(from_readable_span(span) for span in self.unfinished if not _is_own(span))
         return records
 
 
@@ -77,6 +79,7 @@ class TraceAssembler:
         self._max_age_s = max_trace_age_s
         self._traces: dict[int, _TraceBuffer] = {}
         self._run_names: dict[str, bool] = {}
+        self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
 
     @property
@@ -103,8 +106,6 @@ class TraceAssembler:
                 if buffer is None:
                     return
                 buffer.open_runs.add(context.span_id)
-            elif _is_own(span):
-                return
             elif self._may_start_run(span, name, first_in_trace=False):
                 buffer.open_runs.add(context.span_id)
             buffer.started[context.span_id] = span
@@ -160,7 +161,7 @@ class TraceAssembler:
                 return False
             context = span.context
             buffer = traces.get(context.trace_id)
-            if buffer is None or _is_own(span):
+            if buffer is None:
                 return False
             span_id = context.span_id
             buffer.started.pop(span_id, None)
@@ -201,7 +202,10 @@ class TraceAssembler:
             if buffer is not None:
                 return buffer
             now = time.monotonic()
-            if len(self._traces) >= self._max_traces:
+            # The scan for stale traces walks them all: at most once a second, or a full buffer
+            # would make every run start on the agent's thread pay for it.
+            if len(self._traces) >= self._max_traces and now - self._last_eviction_scan >= 1.0:
+                self._last_eviction_scan = now
                 self._evict_stale(now)
             if len(self._traces) >= self._max_traces:
                 self._metrics.run_outcome("dropped", "trace_buffer_full")
@@ -226,5 +230,8 @@ class TraceAssembler:
 
 
 def _is_own(span: ReadableSpan) -> bool:
-    scope = span.instrumentation_scope
-    return scope is not None and scope.name == OWN_SCOPE
+    try:
+        return bool(span._instrumentation_scope._name == OWN_SCOPE)  # type: ignore[attr-defined,union-attr]
+    except AttributeError:
+        scope = span.instrumentation_scope
+        return scope is not None and scope.name == OWN_SCOPE
