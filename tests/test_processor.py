@@ -284,6 +284,37 @@ def test_own_spans_are_never_scored_and_spans_outside_runs_never_buffered(teleme
     assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 1
 
 
+def test_own_spans_inside_an_open_run_are_left_out_of_it(telemetry: Telemetry) -> None:
+    recorder = RunRecorder()
+    processor = attach(telemetry, [recorder])
+    tracer = telemetry.tracer_provider.get_tracer("example-agent")
+    own = telemetry.tracer_provider.get_tracer(OWN_SCOPE)
+    with tracer.start_as_current_span(
+        "invoke_agent weather", attributes={"gen_ai.operation.name": "invoke_agent"}
+    ):
+        tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "ours"}
+        with own.start_as_current_span("execute_tool ours", attributes=tool):
+            pass
+        with tracer.start_as_current_span(
+            "execute_tool get_weather",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"},
+        ):
+            pass
+    processor.force_flush(5000)
+    assert [run.tool_names for run in recorder.runs] == [["get_weather"]]
+
+
+def test_many_distinct_span_names_neither_grow_memory_nor_hide_runs(telemetry: Telemetry) -> None:
+    processor = attach(telemetry, [checks.no_tool_errors()])
+    tracer = telemetry.tracer_provider.get_tracer("web")
+    for number in range(5000):
+        tracer.start_span(f"GET /users/{number}").end()
+    agent(telemetry).run(PARIS)
+    processor.force_flush(5000)
+    assert len(processor.assembler._run_names) <= 4096
+    assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 1
+
+
 def test_a_trace_no_binding_would_sample_is_never_buffered(telemetry: Telemetry) -> None:
     processor = attach(telemetry, [bind(checks.no_tool_errors(), sampling=0.0)])
     tracer = telemetry.tracer_provider.get_tracer("example-agent")
