@@ -52,10 +52,10 @@ class CompletedTrace(NamedTuple):
     run_span_ids: tuple[int, ...]
 
     def span_records(self) -> list[SpanRecord]:
-        """The trace's spans as records, without the project's own (evaluation spans of an
-        earlier run that ended in the buffer: cheaper to leave out here than on the agent's thread)."""
-        records = [from_readable_span(span) for span in self.spans if not _is_own(span)]
-        records.extend(from_readable_span(span) for span in self.unfinished if not _is_own(span))
+        # The project's own spans may be among them (evaluation spans of an earlier run, ended
+        # in the buffer): `build_runs` leaves them out, cheaper there than on the agent's thread.
+        records = [from_readable_span(span) for span in self.spans]
+        records.extend(from_readable_span(span) for span in self.unfinished)
         return records
 
 
