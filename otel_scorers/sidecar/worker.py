@@ -46,6 +46,7 @@ from otel_scorers.sidecar.assembler import PendingTrace
 from otel_scorers.sidecar.hold import encode_spans
 from otel_scorers.sidecar.jobs import Done, RunScores, build_trace_runs, run_scores, run_subtrees
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 
@@ -158,7 +159,9 @@ class ProcessScoring:
         try:
             theirs = await asyncio.wait_for(future, _METRICS_TIMEOUT_S)
         except asyncio.TimeoutError:
-            logger.warning("otel_scorers: the scoring process did not report its metrics in time")
+            throttled.warning(
+                "worker_metrics", "otel_scorers: the scoring process did not report its metrics in time"
+            )
             return own
         finally:
             self._metric_waiters.pop(request, None)
