@@ -17,16 +17,14 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
 from otel_scorers.judge import BUDGET_SKIP_PREFIX
-from otel_scorers.metrics import EVALUATION_NAME, PipelineMetrics
+from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL, PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 SCORE_VALUE = "gen_ai.evaluation.score.value"
-SCORE_LABEL = "gen_ai.evaluation.score.label"
 EXPLANATION = "gen_ai.evaluation.explanation"
-AGENT_NAME = "gen_ai.agent.name"
 SKIPPED = "otel_scorers.skipped"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
@@ -139,9 +137,6 @@ class Emitter:
             span.end(end_time=end_ns)
             logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
 
-            metric_attributes = {EVALUATION_NAME: score.scorer}
-            if run.agent_name:
-                metric_attributes[AGENT_NAME] = run.agent_name
             if score.usage is not None:
                 record_judge_usage(metrics, score)
             if score.skipped is not None:
@@ -155,8 +150,12 @@ class Emitter:
                 metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
                 continue
             metrics.evaluation_outcome(score.scorer, "scored")
-            if score.label is not None:
-                metric_attributes[SCORE_LABEL] = score.label
+            agent_name = run.agent_name or None
             if score.value is not None:
+                metric_attributes = {EVALUATION_NAME: score.scorer}
+                if agent_name:
+                    metric_attributes[AGENT_NAME] = agent_name
+                if score.label is not None:
+                    metric_attributes[SCORE_LABEL] = score.label
                 metrics.score.record(score.value, metric_attributes, context=context)
-            metrics.results.add(1, metric_attributes, context=context)
+            metrics.results.add(1, score.scorer, score.label, agent_name)

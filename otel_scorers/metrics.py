@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from opentelemetry import metrics
-from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
@@ -18,6 +19,45 @@ DURATION_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
 OUTCOME = "otel_scorers.outcome"
 REASON = "otel_scorers.reason"
 EVALUATION_NAME = "gen_ai.evaluation.name"
+SCORE_LABEL = "gen_ai.evaluation.score.label"
+AGENT_NAME = "gen_ai.agent.name"
+
+
+#: Most attribute sets a `Tally` keeps apart (the SDK's own default cardinality limit); more are
+#: counted together under `otel.metric.overflow=true`, as the SDK does.
+TALLY_LIMIT = 2000
+_OVERFLOW: tuple[Any, ...] = ("otel.metric.overflow",)
+
+
+class Tally:
+    """A monotonic counter kept in a dict and reported through an `ObservableCounter` when the
+    metrics are collected. Adding costs a dict update under a lock, where an SDK counter costs
+    attribute hashing, one aggregation per metric reader and exemplar sampling: for the counters
+    updated several times per scored run. `add(amount, *values)` takes the values of `keys` in
+    order; None leaves the attribute out."""
+
+    def __init__(self, meter: Meter, name: str, unit: str, description: str, keys: tuple[str, ...]) -> None:
+        self._keys = keys
+        self._counts: dict[tuple[Any, ...], float] = {}
+        self._lock = threading.Lock()
+        meter.create_observable_counter(name, callbacks=[self._observe], unit=unit, description=description)
+
+    def add(self, amount: float, *values: Any) -> None:
+        counts = self._counts
+        with self._lock:
+            if values not in counts and len(counts) >= TALLY_LIMIT:
+                values = _OVERFLOW
+            counts[values] = counts.get(values, 0) + amount
+
+    def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            items = list(self._counts.items())
+        return [Observation(count, self._attributes(values)) for values, count in items]
+
+    def _attributes(self, values: tuple[Any, ...]) -> dict[str, Any]:
+        if values is _OVERFLOW:
+            return {"otel.metric.overflow": True}
+        return {key: value for key, value in zip(self._keys, values, strict=True) if value is not None}
 
 
 class PipelineMetrics:
@@ -33,20 +73,26 @@ class PipelineMetrics:
             description="Evaluation scores by scorer, label and agent.",
             explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
         )
-        self.results = meter.create_counter(
+        self.results = Tally(
+            meter,
             "gen_ai.evaluation.results",
-            unit="{result}",
-            description="Evaluation results by scorer, label and agent.",
+            "{result}",
+            "Evaluation results by scorer, label and agent.",
+            (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME),
         )
-        self.runs = meter.create_counter(
+        self.runs = Tally(
+            meter,
             "otel_scorers.runs",
-            unit="{run}",
-            description="Agent runs by outcome: assembled, dropped (with reason).",
+            "{run}",
+            "Agent runs by outcome: assembled, dropped (with reason).",
+            (OUTCOME, REASON),
         )
-        self.evaluations = meter.create_counter(
+        self.evaluations = Tally(
+            meter,
             "otel_scorers.evaluations",
-            unit="{evaluation}",
-            description="Per scorer binding and run: filtered, sampled_out, rate_limited, scored, skipped, error.",
+            "{evaluation}",
+            "Per scorer binding and run: filtered, sampled_out, rate_limited, scored, skipped, error.",
+            (EVALUATION_NAME, OUTCOME),
         )
         self.late_spans = meter.create_counter(
             "otel_scorers.late_spans",
@@ -100,10 +146,7 @@ class PipelineMetrics:
         )
 
     def run_outcome(self, outcome: str, reason: str | None = None, amount: int = 1) -> None:
-        attributes: dict[str, Any] = {OUTCOME: outcome}
-        if reason:
-            attributes[REASON] = reason
-        self.runs.add(amount, attributes)
+        self.runs.add(amount, outcome, reason or None)
 
     def evaluation_outcome(self, scorer: str, outcome: str) -> None:
-        self.evaluations.add(1, {EVALUATION_NAME: scorer, OUTCOME: outcome})
+        self.evaluations.add(1, scorer, outcome)
