@@ -33,6 +33,9 @@ logger = logging.getLogger("otel_scorers")
 
 
 class Sidecar:
+    """`otel-scorers serve` as an object. `telemetry` replaces the SDK providers built from the
+    `export` settings; scoring then happens in this process (a child process cannot use them)."""
+
     def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
         settings = config.sidecar
         self.settings = settings
