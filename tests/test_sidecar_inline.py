@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
@@ -141,3 +142,31 @@ def test_inline_forwarding_over_otlp_http_with_headers(scores: OtlpCapture) -> N
         assert all(headers.get("x-tenant") == "t1" for headers in downstream.headers)
         run_spans = [span for span in forwarded if span.name.startswith("invoke_agent")]
         assert all("otel_scorers.label.no_tool_errors" in attrs(span.attributes) for span in run_spans)
+
+
+@pytest.mark.parametrize(("rate", "repeat"), [(1.0, 1), (0.1, 30)])
+def test_held_and_invalid_spans_are_taken_out_of_what_goes_on_and_nothing_else(
+    scores: OtlpCapture, downstream: OtlpCapture, rate: float, repeat: int
+) -> None:
+    # At rate 0.1 the few sampled spans are copied out of the request, which is then forwarded
+    # as it came, less its held run spans; at rate 1 a copy of it is.
+    spans = agent_spans(list(DEMO_RUNS) * repeat)
+    request = encode(spans)
+    bad = request.resource_spans[0].scope_spans[0].spans.add()
+    bad.CopyFrom(request.resource_spans[0].scope_spans[0].spans[0])
+    bad.trace_id = bytes(16)
+    scorers = [{"type": "no_tool_errors", "sampling": {"rate": rate}}]
+    with inline(scores, downstream, scorers=scorers) as sidecar:
+        response = ExportTraceServiceResponse.FromString(
+            grpc_export(sidecar, request.SerializeToString(), token=None)
+        )
+        assert response.partial_success.rejected_spans == 1
+        assert downstream.wait_for(lambda: len(downstream.span_list()) >= len(spans))
+        time.sleep(0.3)  # anything forwarded twice would arrive by now
+    forwarded = downstream.span_list()
+    assert sorted(span.span_id for span in forwarded) == sorted(
+        span.context.span_id.to_bytes(8, "big") for span in spans
+    )
+    assert all(span.trace_id != bytes(16) for span in forwarded)
+    scored = [span for span in forwarded if "otel_scorers.score.no_tool_errors" in attrs(span.attributes)]
+    assert 0 < len(scored) <= len(DEMO_RUNS) * repeat

@@ -53,6 +53,10 @@ class Scan:
     total: int = 0
     rejected: list[tuple[int, int, int]] = field(default_factory=list)
     problem: str | None = None
+    #: Where each run span sits in the request (resource, scope, span index), by id of its item.
+    run_positions: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: The kept spans were copied out of the request, which then holds no buffered span.
+    detached: bool = False
 
     @property
     def accepted(self) -> int:
@@ -111,6 +115,7 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                 group.append(item)
                 if is_run_span(span):
                     runs.setdefault(trace_id, []).append(item)
+                    result.run_positions[id(item)] = (r_index, s_index, p_index)
     result.total = total
     kept = sum(len(group) for group in groups.values())
     if kept and kept * _DETACH_BELOW < total:
@@ -141,6 +146,7 @@ def _detach(result: Scan) -> None:
             item.origin = origin
     batch.size = int(size * PARSED_SIZE_FACTOR)
     result.batch = batch
+    result.detached = True
 
 
 class BatchAssembler:

@@ -112,16 +112,16 @@ def _count(request: ExportTraceServiceRequest) -> int:
 def _without(
     request: ExportTraceServiceRequest, result: Scan, holding: Sequence[OtlpSpan]
 ) -> ExportTraceServiceRequest:
-    """A copy of the request without its rejected spans and the run spans being held."""
-    copy = ExportTraceServiceRequest()
-    copy.CopyFrom(request)
-    drop = {item.span.trace_id + item.span.span_id for item in holding}
-    rejected = set(result.rejected)
-    for r_index, resource_spans in enumerate(copy.resource_spans):
-        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
-            spans = scope_spans.spans
-            for p_index in range(len(spans) - 1, -1, -1):
-                span = spans[p_index]
-                if (r_index, s_index, p_index) in rejected or span.trace_id + span.span_id in drop:
-                    del spans[p_index]
-    return copy
+    """The request without its rejected spans and the run spans being held: the request itself
+    when the kept spans were copied out of it (nothing buffered points into it), else a copy.
+    Spans are removed by their position, so the other spans are not looked at."""
+    if result.detached:
+        target = request
+    else:
+        target = ExportTraceServiceRequest()
+        target.CopyFrom(request)
+    drop = {result.run_positions[id(item)] for item in holding}
+    drop.update(result.rejected)
+    for r_index, s_index, p_index in sorted(drop, reverse=True):  # later positions first
+        del target.resource_spans[r_index].scope_spans[s_index].spans[p_index]
+    return target
