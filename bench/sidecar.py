@@ -14,7 +14,8 @@ count). Trace ids are rewritten per request, so every request carries new traces
 have filled: the sustained rate, which the ratios use. Runs scored per second come from the
 sidecar's own `otel_scorers_runs_total` on /metrics (scored within the phase).
 
-Peak RSS is each server process's VmHWM. Numbers depend on the machine (the load generator,
+Peak RSS is each server's VmHWM, its child processes' included (the sidecar's scoring process,
+multiprocessing's resource tracker). Numbers depend on the machine (the load generator,
 the sink and the server share its cores); the ratios are the result.
 
     python bench/sidecar.py [--seconds 6] [--in-flight 8] [--rates 0,0.01,0.1,1] [--inline-rates 0,0.01]
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import socket
@@ -222,10 +224,16 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float
 
 
 def peak_rss_mb(pid: int) -> float:
+    """VmHWM of the process and its descendants (the sidecar's scoring process, say), added up."""
+    total = 0.0
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+            total += int(line.split()[1]) / 1024
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(FileNotFoundError):  # exited in between
+                total += peak_rss_mb(int(child))
+    return total
 
 
 def start_rotel(workdir: Path, port: int, sink_port: int | None) -> subprocess.Popen[bytes]:
