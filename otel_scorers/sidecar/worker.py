@@ -70,6 +70,10 @@ class _Child:
 
 
 class ProcessScoring:
+    """`Scoring` in a child process: jobs go down a pipe (a sending thread, so the loop never
+    blocks on it), results come back on a receiving thread, which also notices the child's exit
+    and starts a new one."""
+
     def __init__(
         self,
         config: Config,
