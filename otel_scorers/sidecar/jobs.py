@@ -12,13 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from otel_scorers.emitter import score_attributes
+from otel_scorers.binding import Binding
+from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
 from otel_scorers.sidecar.assembler import PendingTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
+from otel_scorers.sidecar.telemetry import Telemetry
 
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes.
 RunScores = tuple[bytes, dict[str, Any]]
@@ -27,6 +30,10 @@ Done = Callable[[PendingTrace, "Sequence[RunScores] | None"], None]
 
 
 class Scoring(Protocol):
+    async def start(self) -> None:
+        """Get ready to score; the receivers start after this."""
+        ...
+
     def submit(self, trace: PendingTrace) -> None:
         """Score a ready trace without blocking; `Done` is called when it is scored or dropped."""
         ...
@@ -38,6 +45,22 @@ class Scoring(Protocol):
     async def prometheus_text(self) -> bytes:
         """The scoring side's metrics in Prometheus text format."""
         ...
+
+
+def sidecar_engine(
+    bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics, max_queue_size: int
+) -> ScoringEngine:
+    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`."""
+    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider)
+    # No agent shares the process: the engine need not hand the GIL over between steps.
+    return ScoringEngine(
+        bindings,
+        emitter,
+        metrics,
+        max_queue_size=max_queue_size,
+        yield_to_host=False,
+        exports_behind=telemetry.exports_behind,
+    )
 
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
@@ -98,6 +121,9 @@ class ThreadScoring:
         self.engine = engine
         self._done = done
         self._prometheus_text = prometheus_text
+
+    async def start(self) -> None:
+        """Nothing to do: the engine starts its thread with the first trace."""
 
     def submit(self, trace: PendingTrace) -> None:
         self.engine.submit(TraceJob(trace, self._done))

@@ -15,8 +15,6 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
-from otel_scorers.emitter import Emitter
-from otel_scorers.engine import ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
@@ -24,7 +22,7 @@ from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
-from otel_scorers.sidecar.jobs import RunScores, ThreadScoring
+from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, sidecar_engine
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
 from otel_scorers.sidecar.worker import ProcessScoring
@@ -46,22 +44,13 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
-        self.scoring: ThreadScoring | ProcessScoring
+        self.scoring: Scoring
         if settings.scoring_process and telemetry is None:
             self.scoring = ProcessScoring(
                 config, self.metrics, self._job_done, self.telemetry.prometheus_text
             )
         else:
-            emitter = Emitter(self.metrics, self.telemetry.tracer_provider, self.telemetry.logger_provider)
-            # No agent shares this process: the engine need not hand the GIL over between steps.
-            engine = ScoringEngine(
-                bindings,
-                emitter,
-                self.metrics,
-                max_queue_size=settings.max_runs_in_flight,
-                yield_to_host=False,
-                exports_behind=self.telemetry.exports_behind,
-            )
+            engine = sidecar_engine(bindings, self.telemetry, self.metrics, settings.max_runs_in_flight)
             self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text)
         self.assembler = BatchAssembler(
             self.metrics,
@@ -126,8 +115,7 @@ class Sidecar:
         return self.assembler.over_limit()
 
     async def start(self) -> None:
-        if isinstance(self.scoring, ProcessScoring):
-            await self.scoring.start()
+        await self.scoring.start()
         if self.grpc is not None:
             port = await self.grpc.start()
             logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)

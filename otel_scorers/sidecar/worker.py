@@ -44,7 +44,14 @@ from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.sidecar.assembler import PendingTrace
 from otel_scorers.sidecar.hold import encode_spans
-from otel_scorers.sidecar.jobs import Done, RunScores, build_trace_runs, run_scores, run_subtrees
+from otel_scorers.sidecar.jobs import (
+    Done,
+    RunScores,
+    build_trace_runs,
+    run_scores,
+    run_subtrees,
+    sidecar_engine,
+)
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
 from otel_scorers.throttled_log import throttled
 
@@ -301,8 +308,6 @@ class _PayloadJob:
 
 def worker_main(config: Config, connection: Connection) -> None:
     """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
-    from otel_scorers.emitter import Emitter
-    from otel_scorers.engine import ScoringEngine
     from otel_scorers.sidecar.telemetry import build_telemetry
 
     # The parent decides when this process stops (SIGINT reaches the whole process group).
@@ -312,15 +317,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider)
-    engine = ScoringEngine(
-        config.bindings(),
-        emitter,
-        metrics,
-        max_queue_size=settings.max_runs_in_flight,
-        yield_to_host=False,
-        exports_behind=telemetry.exports_behind,
-    )
+    engine = sidecar_engine(config.bindings(), telemetry, metrics, settings.max_runs_in_flight)
     sending = threading.Lock()
 
     def reply(message: tuple[Any, ...]) -> None:
