@@ -19,7 +19,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
-from otel_scorers.scorer import Scorer, ScoreResult, as_scorer
+from otel_scorers.scorers.protocol import Scorer, ScoreResult, as_scorer
 
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
 DEFAULT_TIMEOUT_S = 30.0

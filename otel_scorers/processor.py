@@ -28,7 +28,7 @@ from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
-from otel_scorers.scorer import Scorer
+from otel_scorers.scorers.protocol import Scorer
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider

@@ -1,4 +1,5 @@
-"""Scorers beyond the quick checks (LLM judges), by config `type`.
+"""Everything a scorer is: the protocol and decorator (`protocol`), the quick checks (`checks`),
+and the judge scorers (`llm`, `answer_relevancy`), with the factories config builds by `type`.
 
 Factories here must not import heavy dependencies (litellm) at module import: only when a
 scorer is actually built.
@@ -9,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from otel_scorers.scorers import checks, protocol
 from otel_scorers.scorers.answer_relevancy import answer_relevancy
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 
 SCORER_FACTORIES: dict[str, Callable[..., Any]] = {"answer_relevancy": answer_relevancy}
 
-__all__ = ["SCORER_FACTORIES", "answer_relevancy", "ask_judge", "llm_scorer"]
+__all__ = ["SCORER_FACTORIES", "answer_relevancy", "ask_judge", "checks", "llm_scorer", "protocol"]
