@@ -87,6 +87,15 @@ class Request:
         return "\n".join(str(message.get("content") or "") for message in self.messages)
 
 
+#: An answer_relevancy reply with one statement, judged relevant: the score is 1.
+ALL_RELEVANT = json.dumps(
+    {
+        "statements": [{"statement": "It answers.", "verdict": "yes", "reason": "on topic"}],
+        "explanation": "ok",
+    }
+)
+
+
 def _default_responder(_body: dict[str, Any]) -> str:
     return json.dumps({"statements": [], "explanation": "no script"})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from otel_scorers.cli import main
+
+from .judge_server import ALL_RELEVANT, judge_server
 
 TRACES = Path(__file__).parent / "fixtures" / "traces" / "openai-v2"
 CONFIG = """
@@ -23,13 +26,14 @@ scorers:
 """
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "otel_scorers.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -128,10 +132,21 @@ def test_validate(tmp_path: Path) -> None:
     assert "scorers[0].args.tims: unknown argument for called_tool" in result.stderr
 
 
-def test_demo_prints_the_score_table() -> None:
-    result = run_cli("demo")
+def test_demo_prints_the_score_table_with_answer_relevancy_when_a_judge_model_is_set() -> None:
+    with judge_server(lambda _body: ALL_RELEVANT) as server:
+        result = run_cli(
+            "demo",
+            env={
+                "OTEL_SCORERS_JUDGE_MODEL": "openai/judge",
+                "OTEL_SCORERS_JUDGE_API_BASE": server.url,
+                "OTEL_SCORERS_JUDGE_API_KEY": "test-key",
+            },
+        )
     assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
     out = result.stdout
+    assert out.count("answer_relevancy   relevant  1") == 5, "every run with content was judged"
+    assert server.calls == 5
     assert "run 1  weather-agent" in out and "run 6  weather-agent" in out
     assert "gives-temperature  fail  0" in out
     assert "no_tool_errors     fail  0" in out
