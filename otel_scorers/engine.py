@@ -29,7 +29,6 @@ from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 ScoredRun = tuple[AgentRun, list[Score]]
-_SUPPRESS_INSTRUMENTATION_KEY = otel_context.create_key("suppress_instrumentation")
 
 
 _YIELD_EVERY_S = 0.0005
@@ -59,6 +58,13 @@ def _let_the_host_run() -> None:
 
 def _keep_going() -> None:
     pass
+
+
+def untraced_context() -> otel_context.Context:
+    """The current context with OpenTelemetry instrumentation suppressed, by the SDK's own keys:
+    the ones instrumentations read (the HTTP one too, for HTTP client instrumentations)."""
+    context = otel_context.set_value(otel_context._SUPPRESS_INSTRUMENTATION_KEY, True)
+    return otel_context.set_value(otel_context._SUPPRESS_HTTP_INSTRUMENTATION_KEY, True, context)
 
 
 class Job(Protocol):
@@ -209,8 +215,9 @@ class ScoringEngine:
         self._loop = loop
         asyncio.set_event_loop(loop)
         self._wakeup = asyncio.Event()
-        # Nothing the engine does (judge calls over instrumented HTTP clients included) is traced.
-        token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        # Nothing the engine does (judge calls over instrumented HTTP clients included) is traced:
+        # every task and worker thread of the loop starts from this context.
+        token = otel_context.attach(untraced_context())
         try:
             for interval_s, callback in self._periodic:
                 self._background.add(loop.create_task(self._every(interval_s, callback)))
