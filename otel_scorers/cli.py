@@ -16,6 +16,7 @@ from otel_scorers.engine import score_run
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_files import InputProblem, runs_from_files
+from otel_scorers.version import __version__
 
 
 def run_to_json(run: AgentRun) -> dict[str, Any]:
@@ -120,33 +121,77 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="one of these (COMMAND --help for its options):",
+    )
+    config_help = "the YAML configuration file (scorers, and the processor, judge and sidecar sections)"
+    files_help = "OTLP/JSON ExportTraceServiceRequest files, one per file or one per line, optionally gzipped"
 
-    demo = commands.add_parser("demo", help="run a bundled example agent and score it")
-    demo.add_argument("--otlp-endpoint", help="also send traces, events and metrics to this OTLP endpoint")
-    demo.add_argument("--otlp-protocol", choices=("grpc", "http/protobuf"), default="grpc")
-    demo.add_argument("-c", "--config", type=Path, help="score with this config instead of the built-in one")
+    demo = commands.add_parser(
+        "demo",
+        help="run a bundled example agent and score it",
+        description="Run a bundled example agent, score it and print the scores.",
+    )
+    demo.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="also send traces, events and metrics to this OTLP endpoint (e.g. http://localhost:4317)",
+    )
+    demo.add_argument(
+        "--otlp-protocol",
+        choices=("grpc", "http/protobuf"),
+        default="grpc",
+        help="the protocol of --otlp-endpoint (default: grpc)",
+    )
+    demo.add_argument(
+        "-c", "--config", type=Path, help="score with this configuration file instead of the built-in one"
+    )
     demo.set_defaults(handler=cmd_demo)
 
     runs = commands.add_parser(
-        "runs", help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each"
+        "runs",
+        help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each",
+        description="Print the agent runs rebuilt from OTLP/JSON files, one JSON line each.",
     )
-    runs.add_argument("files", nargs="+", type=Path)
+    runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
     runs.set_defaults(handler=cmd_runs)
 
-    score = commands.add_parser("score", help="score the runs in OTLP/JSON files, one JSON line per score")
-    score.add_argument("files", nargs="+", type=Path)
-    score.add_argument("-c", "--config", type=Path, required=True)
+    score = commands.add_parser(
+        "score",
+        help="score the runs in OTLP/JSON files, one JSON line per score",
+        description="Score the runs in OTLP/JSON files with a configuration's scorers, one JSON line per score.",
+    )
+    score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    score.add_argument("-c", "--config", type=Path, required=True, help=config_help)
     score.set_defaults(handler=cmd_score)
 
-    validate = commands.add_parser("validate", help="check a config file")
-    validate.add_argument("-c", "--config", type=Path, required=True)
+    validate = commands.add_parser(
+        "validate",
+        help="check a configuration file and report every error",
+        description="Check a configuration file: report every error, each with the path of its key.",
+    )
+    validate.add_argument("-c", "--config", type=Path, required=True, help=config_help)
     validate.set_defaults(handler=cmd_validate)
 
     serve = commands.add_parser(
-        "serve", help="receive OTLP traces from a collector, score them, export the scores"
+        "serve",
+        help="the sidecar: receive OTLP traces from a collector, score them, export the scores",
+        description=(
+            "The sidecar: receive OTLP traces from a collector, score them, export the scores. "
+            "Needs the sidecar extra: pip install 'otel-scorers[sidecar]'."
+        ),
     )
-    serve.add_argument("-c", "--config", type=Path, required=True)
+    serve.add_argument(
+        "-c",
+        "--config",
+        type=Path,
+        required=True,
+        help="the YAML configuration file, with its sidecar section",
+    )
     serve.set_defaults(handler=cmd_serve)
     return parser
 

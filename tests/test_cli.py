@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_scorers.cli import main
+from otel_scorers.cli import build_parser, main
 
 from .judge_server import ALL_RELEVANT, judge_server
 
@@ -153,3 +155,28 @@ def test_demo_prints_the_score_table_with_answer_relevancy_when_a_judge_model_is
     assert "skipped" in out and "(not captured)" in out
     assert "(not on run span)" not in out, "hold mode put every score on its run span"
     assert "gen_ai.evaluation.result events" in out
+
+
+def test_version_prints_the_installed_packages_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"otel-scorers {importlib.metadata.version('otel-scorers')}"
+
+
+def test_every_command_and_argument_has_help_text() -> None:
+    parser = build_parser()
+    (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    assert set(commands.choices) == {"demo", "runs", "score", "validate", "serve"}
+    listed = {choice.dest: choice.help for choice in commands._choices_actions}
+    for name, subparser in commands.choices.items():
+        assert listed.get(name), f"{name} has a one-line help in the command list"
+        for action in subparser._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has help text"
+    for action in parser._actions:
+        assert action.help, f"otel-scorers {action.option_strings or action.dest} has help text"
+
+
+def test_serve_help_says_it_needs_the_sidecar_extra() -> None:
+    result = run_cli("serve", "--help")
+    assert result.returncode == 0
+    assert "pip install 'otel-scorers[sidecar]'" in " ".join(result.stdout.split())
