@@ -41,7 +41,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_scorers import AgentRun, Score, bind, scorers
 from otel_scorers.emitter import Emitter
 from otel_scorers.engine import ScoredRun, ScoringEngine
-from otel_scorers.judge import Judge, JudgeConfig
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.scorers.answer_relevancy import (
     EXTRACT_SYSTEM,
@@ -49,6 +48,7 @@ from otel_scorers.scorers.answer_relevancy import (
     REASON_SYSTEM,
     score_verdicts,
 )
+from otel_scorers.scorers.judge import Judge, JudgeConfig
 from tests.judge_server import JudgeServer, judge_server
 
 MODEL = "openai/gpt-4o-mini"
@@ -349,8 +349,8 @@ def litellm_alone(url: str, latency_s: float, concurrency: int, count: int) -> f
     with no engine, parsing or telemetry. Returns achieved / ideal."""
     import asyncio
 
-    from otel_scorers.judge import import_litellm
     from otel_scorers.scorers.answer_relevancy import single_prompt
+    from otel_scorers.scorers.judge import import_litellm
 
     litellm = import_litellm()
 
@@ -381,8 +381,8 @@ def client_cpu(url: str, calls: int = 100) -> tuple[float, float]:
     Judge.ask (the same call with parsing, validation, usage and cost)."""
     import asyncio
 
-    from otel_scorers.judge import import_litellm
     from otel_scorers.scorers.answer_relevancy import SingleReply, single_prompt
+    from otel_scorers.scorers.judge import import_litellm
 
     litellm = import_litellm()
     judge = Judge(JudgeConfig(model=MODEL, api_base=url, api_key="bench", cache_size=0))

@@ -30,9 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
+from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.protocol import Scorer, import_scorer
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
-from otel_scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.processor import ScoringSpanProcessor
+from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 
 WEATHER_ONLY = "{op: eq, left: {path: agent.name}, right: {literal: weather-agent}}"

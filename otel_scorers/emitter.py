@@ -16,9 +16,9 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
-from otel_scorers.judge import BUDGET_SKIP_PREFIX
 from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL, PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.judge import BUDGET_SKIP_PREFIX
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 

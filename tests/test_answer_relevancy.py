@@ -17,7 +17,6 @@ from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorers
 from otel_scorers.config import parse_config
 from otel_scorers.demo import demo_document, run_demo
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
-from otel_scorers.judge import Judge, JudgeConfig, delimit
 from otel_scorers.scorers.answer_relevancy import (
     AnswerRelevancy,
     JudgedStatement,
@@ -25,6 +24,7 @@ from otel_scorers.scorers.answer_relevancy import (
     score_verdicts,
     single_prompt,
 )
+from otel_scorers.scorers.judge import Judge, JudgeConfig, delimit
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry

@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, Score, bind
-from otel_scorers.judge import (
+from otel_scorers.scorers.judge import (
     BoundedCache,
     CostBudget,
     Judge,
@@ -239,6 +239,49 @@ def test_a_rejected_request_is_not_retried(server: JudgeServer) -> None:
     error, _ = ask(make_judge(server.url))
     assert isinstance(error, JudgeError) and error.type == "judge_error"
     assert server.calls == 1
+
+
+def test_connection_refused_names_the_exception_in_the_error_and_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    judge = make_judge(refused_url(), max_retries=0)
+    messages = [{"role": "user", "content": "JSON"}]
+    with caplog.at_level("WARNING", logger="otel_scorers"), pytest.raises(JudgeError) as raised:
+        # a model of its own, so the throttled log has not seen this failure yet
+        asyncio.run(judge.ask(messages, Verdict, judge.tally("openai/cause-refused")))
+    error = raised.value
+    assert isinstance(error, JudgeError) and error.type == "judge_unavailable"
+    assert error.cause is not None and "(from ConnectionRefusedError: " in error.cause
+    assert any("(from ConnectionRefusedError: " in record.getMessage() for record in caplog.records)
+
+
+def test_a_judge_error_carries_its_cause_with_keys_and_tokens_redacted(
+    server: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    leaked = "Incorrect API key provided: sk-proj-Zx81LmQ0aa77. Header was Bearer eyJhbGciOiJIUzI1NiJ9.e30"
+    server.then(Status(401, message=leaked))
+    configured_key = "my-own-secret-key-4242"
+    failing = llm_scorer(
+        "relevant",
+        "JSON?",
+        Verdict,
+        score=lambda r: 1.0,
+        judge=Judge(
+            JudgeConfig(model="openai/cause-401", api_base=server.url, api_key=configured_key, max_retries=0)
+        ),
+    )
+    with caplog.at_level("WARNING", logger="otel_scorers"):
+        score = asyncio.run(bind(failing).evaluate(RUN))  # type: ignore[arg-type]
+    assert score.error is not None and score.error.type == "judge_error"
+    cause = score.details["cause"]
+    assert cause.startswith("AuthenticationError: ") and "Incorrect API key provided" in cause
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "AuthenticationError: " in logged and "Incorrect API key provided" in logged
+    for text in (cause, score.error.message, logged):
+        assert (
+            "Zx81LmQ0aa77" not in text and "eyJhbGciOiJIUzI1NiJ9" not in text and configured_key not in text
+        )
+        assert "[REDACTED]" in text
 
 
 def test_concurrency_is_limited_across_all_callers(server: JudgeServer) -> None:

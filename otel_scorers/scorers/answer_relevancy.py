@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from otel_scorers.judge import (
+from otel_scorers.model import AgentRun, JudgeUsage, Score
+from otel_scorers.scorers.judge import (
     DATA_NOTICE,
     Judge,
     JudgeConfig,
@@ -24,7 +25,6 @@ from otel_scorers.judge import (
     delimit,
     require_litellm,
 )
-from otel_scorers.model import AgentRun, JudgeUsage, Score
 
 #: Part of the cache key: a change to the prompts or their reading must bump it.
 PROMPT_VERSION = "answer_relevancy/1"

@@ -28,7 +28,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.judge import (
+from otel_scorers.model import AgentRun, JudgeUsage, Score
+from otel_scorers.scorers.judge import (
     DATA_NOTICE,
     Judge,
     JudgeConfig,
@@ -38,7 +39,6 @@ from otel_scorers.judge import (
     delimit,
     require_litellm,
 )
-from otel_scorers.model import AgentRun, JudgeUsage, Score
 
 T = TypeVar("T")
 DataOf = Callable[[AgentRun], Mapping[str, "str | None"]]

@@ -1,0 +1,80 @@
+"""A judge failure: `JudgeError`, with a stable type and the underlying cause, secrets redacted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from otel_scorers.model import JudgeUsage, Score, ScoreError
+
+#: A judge scorer skipped for cost reasons says so with this prefix (the emitter counts them).
+BUDGET_SKIP_PREFIX = "budget:"
+_MAX_CAUSE = 500
+
+# What a provider's error text may echo back: API keys (OpenAI `sk-...`, Anthropic `sk-ant-...`,
+# Google `AIza...`), bearer tokens, and `key=value` pairs whose name says secret.
+_SECRETS = (
+    re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"),
+    re.compile(
+        r"(?i)\b((?:api[_-]?key|x-api-key|access[_-]?token|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]+"
+    ),
+)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with API keys, tokens and the given `secrets` replaced by `[REDACTED]`."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[REDACTED]")
+    text = _SECRETS[0].sub("[REDACTED]", text)
+    text = _SECRETS[1].sub("[REDACTED]", text)
+    text = _SECRETS[2].sub(lambda match: f"{match.group(1)} [REDACTED]", text)
+    return _SECRETS[3].sub(lambda match: f"{match.group(1)}[REDACTED]", text)
+
+
+def describe_cause(exc: BaseException, secrets: Iterable[str | None] = ()) -> str:
+    """`ExceptionClass: message`, one line, bounded, secrets redacted, and the innermost
+    exception of its chain when there is one (litellm wraps a refused connection three times):
+    what a user needs to tell a wrong key from a wrong URL from a provider outage."""
+    cause = _one_line(exc, secrets)
+    root, seen = exc, 0
+    while seen < 16 and (root.__cause__ or root.__context__) is not None:
+        root = root.__cause__ or root.__context__  # type: ignore[assignment]
+        seen += 1
+    if root is not exc:
+        cause = f"{cause} (from {_one_line(root, secrets)})"
+    return cause if len(cause) <= _MAX_CAUSE else cause[: _MAX_CAUSE - 3] + "..."
+
+
+def _one_line(exc: BaseException, secrets: Iterable[str | None]) -> str:
+    text = " ".join(str(exc).split())
+    name = type(exc).__name__
+    return f"{name}: {redact(text, secrets)}" if text else name
+
+
+class JudgeError(Exception):
+    """A judge call that did not produce a usable reply. `type` is short and stable:
+    `timeout`, `rate_limited`, `judge_unavailable` (5xx, connection refused), `judge_error`
+    (the provider refused the request), `judge_invalid_response`, or `budget` (not an error:
+    the hourly cost budget is spent, the score is skipped). `cause` is the underlying
+    exception's class and message, secrets redacted, when there was one."""
+
+    def __init__(
+        self, type: str, message: str, usage: JudgeUsage | None = None, cause: str | None = None
+    ) -> None:
+        super().__init__(f"{type}: {message}")
+        self.type = type
+        self.message = message
+        self.usage = usage
+        self.cause = cause
+
+    def to_score(self, scorer: str, details: Mapping[str, Any] | None = None) -> Score:
+        if self.type == "budget":
+            return Score(scorer, skipped=f"{BUDGET_SKIP_PREFIX} {self.message}", usage=self.usage)
+        all_details = dict(details or {})
+        if self.cause is not None:
+            all_details["cause"] = self.cause
+        return Score(scorer, error=ScoreError(self.type, self.message), usage=self.usage, details=all_details)
