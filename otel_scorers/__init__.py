@@ -8,15 +8,16 @@ from otel_scorers.config import Config, load_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, JudgeUsage, Score, ScoreError, TokenUsage, ToolCall
 from otel_scorers.processor import ScoringSpanProcessor
-from otel_scorers.scorers import checks
+from otel_scorers.scorers import checks, judge
 from otel_scorers.scorers.protocol import Scorer, scorer
 from otel_scorers.version import __version__
 
-# The modules' former homes, so `import otel_scorers.checks` and `from otel_scorers.scorer import
-# Scorer` keep working: the same module objects, not copies (the name `scorer` on this package
-# stays the decorator).
+# The modules' former homes, so `import otel_scorers.checks`, `from otel_scorers.scorer import
+# Scorer` and `from otel_scorers.judge import Judge` keep working: the same module objects, not
+# copies (the name `scorer` on this package stays the decorator).
 sys.modules[f"{__name__}.checks"] = checks
 sys.modules[f"{__name__}.scorer"] = scorers.protocol
+sys.modules[f"{__name__}.judge"] = judge
 
 __all__ = [
     "AgentRun",

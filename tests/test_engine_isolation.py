@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
-from otel_scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.scorers import ask_judge, llm_scorer
+from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry

@@ -78,7 +78,7 @@ def test_a_judge_imports_litellm_on_the_scoring_thread_not_the_agents() -> None:
             from opentelemetry.sdk.trace import TracerProvider
             from otel_scorers import ScoringSpanProcessor, scorers
             from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
-            from otel_scorers.judge import Judge, JudgeConfig
+            from otel_scorers.scorers.judge import Judge, JudgeConfig
 
             judge = Judge(JudgeConfig(api_base={server.url!r}, api_key="test-key", max_retries=0))
             provider = TracerProvider()
