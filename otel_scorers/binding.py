@@ -11,10 +11,11 @@ import asyncio
 import inspect
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from otel_scorers.context import ContextOverride, context_override
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
@@ -39,6 +40,8 @@ class Binding:
     max_per_minute: int | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     limiter: RateLimiter | None = field(default=None, repr=False, compare=False)
+    #: Replaces the run's own context for this binding's scorer (`bind(context=...)`).
+    context: ContextOverride | None = field(default=None, repr=False, compare=False)
 
     @property
     def sampling_rate(self) -> float:
@@ -64,6 +67,10 @@ class Binding:
             field_name = sorted(missing)[0]
             reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
             return Score(self.name, skipped=reason)
+        if self.context is not None:
+            given = self.context(run)
+            if given is not None:
+                run = replace(run, context=given)
         start_ns = time.time_ns()
         started = time.perf_counter()
         try:
@@ -144,11 +151,14 @@ def bind(
     threshold: float | None = None,
     max_per_minute: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    context: Sequence[str] | str | None = None,
 ) -> Binding:
     """Attach a name, sampling rate, filter, threshold and limits to a scorer.
 
     `sampling` is a rate in [0, 1] (or `{"rate": r}` as in the config file); `filter` a
     predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
+    `context` replaces the run's own context (`AgentRun.context`) for this scorer: a list of
+    texts, or a path into the run (`attributes.<key>`: a string or a list of strings).
     """
     the_scorer = as_scorer(scorer)
     rate = sampling.get("rate", 1.0) if isinstance(sampling, Mapping) else sampling
@@ -167,6 +177,7 @@ def bind(
         max_per_minute=max_per_minute,
         timeout_s=timeout_s,
         limiter=RateLimiter(max_per_minute) if max_per_minute is not None else None,
+        context=context_override(context) if context is not None else None,
     )
 
 

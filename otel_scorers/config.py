@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.context import context_override
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
 from otel_scorers.scorers import SCORER_FACTORIES
@@ -53,6 +54,7 @@ class ScorerConfig(BaseModel):
     threshold: float | None = None
     max_per_minute: int | None = Field(None, ge=1)
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+    context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
 
 
 class ProcessorConfig(BaseModel):
@@ -237,9 +239,17 @@ def build_bindings(config: Config) -> list[Binding]:
                 threshold=entry.threshold,
                 max_per_minute=entry.max_per_minute,
                 timeout_s=entry.timeout_s,
+                context=_context(entry.context, f"{path}.context"),
             )
         )
     return bindings
+
+
+def _context(spec: list[str] | str | None, path: str) -> list[str] | str | None:
+    """The binding's `context:` checked at load, so a bad path names its key."""
+    if spec is not None:
+        context_override(spec, path)
+    return spec
 
 
 def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None = None) -> Scorer:

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 ToolState = Literal["ok", "error", "incomplete", "result_error"]
+ContextKind = Literal["tool_result", "document", "system_instructions", "given"]
 RunStatus = Literal["ok", "error", "unset"]
 
 #: Fields a trace may fail to carry; a scorer that needs one of them is skipped, not scored 0.
@@ -39,6 +40,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One piece of what grounded a run's answer, and where it came from.
+
+    `kind`: `tool_result` (`source` is the tool's name), `document` (a retriever span's
+    document: `source` is its id, else the retriever span's name and position),
+    `system_instructions` (`source` says which attribute or message), `given` (set by the
+    binding: `source` is `config` or the run path it was read from).
+    """
+
+    text: str
+    kind: ContextKind
+    source: str
+    span_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -50,6 +67,8 @@ class AgentRun:
 
     `missing` names what the trace did not carry (content capture off, unparsable JSON): text
     scorers are skipped for those runs instead of scoring an absent answer as a wrong one.
+    `context` is what grounded the answer: the system instructions, the documents retriever
+    spans returned and the tools' results, in that order, each with its source.
     """
 
     trace_id: int
@@ -71,6 +90,7 @@ class AgentRun:
     convention: str = "unknown"
     missing: frozenset[str] = frozenset()
     parent_span_id: int | None = None
+    context: tuple[ContextItem, ...] = ()
 
     @property
     def trace_id_hex(self) -> str:

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, classify
-from otel_scorers.conventions.base import ModelCall, RunSpanContent
+from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
 from otel_scorers.conventions.messages import (
     decode_json,
     last_assistant_text,
@@ -31,6 +32,7 @@ class _RunParts:
     convention: Convention
     tools: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
     models: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    retrievers: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
     #: Sub-agent runs started without a tool span, as the tool calls this run sees.
     sub_runs: list[ToolCall] = field(default_factory=list)
 
@@ -63,7 +65,8 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
             continue
         if role == "model" and _inside_model(by_id[span_id], owner, by_id, roles):
             continue
-        target = runs[owner].tools if role == "tool" else runs[owner].models
+        parts = runs[owner]
+        target = parts.tools if role == "tool" else parts.retrievers if role == "retriever" else parts.models
         target.append((convention, by_id[span_id]))
     for parts in runs.values():
         _add_sub_run_call(parts, by_id, roles, runs, owner_cache)
@@ -173,6 +176,14 @@ def _build(parts: _RunParts) -> AgentRun:
     output_messages = content.output.items or next(
         (m.output.items for m in reversed(models) if m.output.captured), ()
     )
+    first_model_input = next((m.input.items for m in models if m.input.captured), ())
+    context = run_context(
+        run_span.attributes,
+        (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
+        (*content.input.items, *first_model_input),
+        _retrievals(parts),
+        tool_calls,
+    )
     return AgentRun(
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
@@ -193,7 +204,18 @@ def _build(parts: _RunParts) -> AgentRun:
         resource=run_span.resource,
         convention=parts.convention.name,
         missing=frozenset(missing),
+        context=context,
     )
+
+
+def _retrievals(parts: _RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
+    """(span id, name, documents) of the run's retriever spans, in start order."""
+    found = []
+    for convention, span in sorted(parts.retrievers, key=lambda pair: pair[1].start_ns):
+        documents = getattr(convention, "documents", None)  # see Retrievers
+        if documents is not None:
+            found.append((span.span_id, span.name, tuple(documents(span))))
+    return found
 
 
 def _internal(convention: Convention, span: SpanRecord) -> bool:

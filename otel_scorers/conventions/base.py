@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
-SpanRole = Literal["run", "tool", "model"]
+SpanRole = Literal["run", "tool", "model", "retriever"]
 
 #: A message in the neutral shape of the GenAI conventions: {"role": str, "parts": [part, ...]},
 #: each part a dict with a "type" (text, tool_call, tool_call_response, ...).
@@ -44,6 +44,14 @@ class ModelCall:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document a retriever span returned: its text and, when the span says, its id."""
+
+    text: str
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,4 +116,14 @@ class SubRunCalls(Protocol):
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """The tool call an outer run sees for the sub-agent run `run_span`, which sits inside
         the outer run's spans under `parent` (not a tool span); None when it is not one."""
+        ...
+
+
+@runtime_checkable
+class Retrievers(Protocol):
+    """Optional: a convention with retriever spans (role `retriever`), whose documents ground
+    the answer of the run they belong to (`AgentRun.context`)."""
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        """The documents the retriever span returned, in its order (empty when not captured)."""
         ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.genai_events import event_messages
 from otel_scorers.conventions.messages import (
     as_int,
@@ -41,7 +41,14 @@ class GenAIConvention:
             return "tool"
         if operation in MODEL_OPERATIONS:
             return "model"
+        if operation == "retrieval":
+            return "retriever"
         return None
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents
+        recorded without their content (ids and scores only) give nothing to ground on."""
+        return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
@@ -108,3 +115,18 @@ def output_tokens(attributes: Mapping[str, Any]) -> int | None:
 def name_suffix(span_name: str, operation: str) -> str | None:
     prefix = operation + " "
     return span_name[len(prefix) :] or None if span_name.startswith(prefix) else None
+
+
+def retrieval_documents(value: Any) -> tuple[Document, ...]:
+    """The documents of a `gen_ai.retrieval.documents` value (JSON string or list), with text."""
+    documents = decode_content(value)
+    if not isinstance(documents, list):
+        return ()
+    found = []
+    for document in documents:
+        if not isinstance(document, Mapping):
+            continue
+        text = document.get("content", document.get("text"))
+        if isinstance(text, str) and text:
+            found.append(Document(text, as_str(document.get("id"))))
+    return tuple(found)

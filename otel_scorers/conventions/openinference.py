@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions import langchain
-from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Document, Message, Messages, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.messages import (
     as_int,
     as_str,
@@ -38,6 +38,8 @@ _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
 _SMOLAGENTS_RUN_SUFFIX = ".run"
 _MESSAGE_KEY = re.compile(r"(\d+)\.message\.(.+)")
+_DOCUMENTS = "retrieval.documents."
+_DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id)")
 
 
 class OpenInferenceConvention:
@@ -56,6 +58,8 @@ class OpenInferenceConvention:
             return "model"
         if kind == "TOOL":
             return "tool"
+        if kind == "RETRIEVER":
+            return "retriever"
         if kind == "AGENT":
             return "run" if _is_agent_run(span) else None
         if kind == "CHAIN" and span.scope == _LANGCHAIN:
@@ -68,6 +72,22 @@ class OpenInferenceConvention:
             graph = metadata.get("ls_integration") in _LANGGRAPH_INTEGRATIONS
             return "run" if graph and "langgraph_node" not in metadata else None
         return None
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        """`retrieval.documents.{i}.document.content` (and `.id`), flattened, in index order."""
+        found: dict[int, dict[str, str]] = {}
+        for key, value in span.attributes.items():
+            if not key.startswith(_DOCUMENTS):
+                continue
+            match = _DOCUMENT_KEY.fullmatch(key)
+            text = as_str(value)
+            if match is not None and text is not None and text not in REDACTED:
+                found.setdefault(int(match.group(1)), {})[match.group(2)] = text
+        return tuple(
+            Document(fields["content"], fields.get("id"))
+            for _, fields in sorted(found.items())
+            if fields.get("content")
+        )
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.messages import decode_content, last_user_text, tool_state
 from otel_scorers.model import ToolCall
@@ -48,6 +48,9 @@ class StrandsConvention:
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         return _GENAI.model_call(span)
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        return _GENAI.documents(span)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         """A Swarm's `handoff_to_agent` passes the task to another agent: a handoff, not a call."""
