@@ -166,8 +166,14 @@ def bind(
         sampler = TraceIdSampler(float(rate))
     except ValueError as exc:
         raise ConfigError("sampling.rate", str(exc)) from None
-    if timeout_s <= 0:
-        raise ConfigError("timeout_s", f"must be positive, got {timeout_s}")
+    if not 0 < timeout_s < math.inf:
+        raise ConfigError("timeout_s", f"must be a positive, finite number of seconds, got {timeout_s}")
+    if threshold is not None and not math.isfinite(threshold):
+        raise ConfigError("threshold", f"must be a finite number, got {threshold}")
+    try:
+        limiter = RateLimiter(max_per_minute) if max_per_minute is not None else None
+    except ValueError as exc:
+        raise ConfigError("max_per_minute", str(exc)) from None
     return Binding(
         scorer=the_scorer,
         name=name or the_scorer.name,
@@ -176,7 +182,7 @@ def bind(
         threshold=threshold,
         max_per_minute=max_per_minute,
         timeout_s=timeout_s,
-        limiter=RateLimiter(max_per_minute) if max_per_minute is not None else None,
+        limiter=limiter,
         context=context_override(context) if context is not None else None,
     )
 

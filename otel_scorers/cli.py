@@ -90,9 +90,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    names = ", ".join(binding.name for binding in config.bindings())
-    print(f"{args.config}: valid ({len(config.scorers)} scorers: {names})")
+    names = [binding.name for binding in load_config(args.config).bindings()]
+    print(f"{args.config}: valid ({len(names)} scorer{'' if len(names) == 1 else 's'}: {', '.join(names)})")
     return 0
 
 

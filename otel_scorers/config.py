@@ -18,9 +18,11 @@ judge:                          # optional, for LLM judge scorers (answer_releva
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import os
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,12 +33,14 @@ from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.protocol import Scorer, import_scorer
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+# `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
+_STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class SamplingConfig(BaseModel):
@@ -52,7 +56,7 @@ class ScorerConfig(BaseModel):
     sampling: SamplingConfig = SamplingConfig()
     filter: dict[str, Any] | None = None
     threshold: float | None = None
-    max_per_minute: int | None = Field(None, ge=1)
+    max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
 
@@ -141,7 +145,7 @@ class SidecarConfig(BaseModel):
 class Config(BaseModel):
     """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, allow_inf_nan=False)
     scorers: list[ScorerConfig] = Field(min_length=1)
     processor: ProcessorConfig = ProcessorConfig()
     sidecar: SidecarConfig = SidecarConfig()
@@ -177,14 +181,71 @@ def _env_number(name: str, kind: type) -> Any:
     return value
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
+def _loc(loc: Sequence[Any]) -> str:
     text = ""
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (`X`, `X | None`, `list[X]`), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        model = _model_in(argument)
+        if model is not None:
+            return model
+    return None
+
+
+def _keys_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """The keys the model at `loc` (a path from `model`) accepts."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if current is not None else None
+        current = _model_in(field.annotation) if field is not None else None
+    return list(current.model_fields) if current is not None else []
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(error: Mapping[str, Any], model: type[BaseModel]) -> str:
+    """pydantic's message in the file's terms: no class names, a suggestion for a misspelled key."""
+    kind, loc = error["type"], tuple(error["loc"])
+    if kind == "extra_forbidden":
+        known = _keys_at(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        if close:
+            return f"unknown key; did you mean {close[0]!r}?"
+        return f"unknown key; expected one of: {', '.join(known)}" if known else "unknown key"
+    if kind in ("model_type", "model_attributes_type", "dataclass_type", "dict_type"):
+        return f"should be a mapping of settings, got {_shown(error.get('input'))}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"should be a whole number, got {_shown(error.get('input'))}"
+    if kind == "int_parsing_size":
+        return f"too large a number: {_shown(error.get('input'))}"
+    if kind == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])
+    return str(error["msg"])
+
+
+def _validation_errors(
+    exc: ValidationError, model: type[BaseModel], prefix: Sequence[Any] = ()
+) -> list[ConfigError]:
+    return [
+        ConfigError(_loc((*prefix, *error["loc"])), _message(error, model))
+        for error in exc.errors(include_url=False)
+    ]
+
+
 def parse_config(document: Any, source: str = "config") -> Config:
+    """Validate a whole configuration; a `ConfigError` holds every mistake found, each with its key."""
     if document is None:
         raise ConfigError("", f"{source} is empty; it needs at least a 'scorers' list")
     if not isinstance(document, Mapping):
@@ -194,43 +255,112 @@ def parse_config(document: Any, source: str = "config") -> Config:
     try:
         config = Config.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(_loc(tuple(first["loc"])), first["msg"]) from None
+        errors = _validation_errors(exc, Config)
+        # Whatever did validate is checked further, so that one bad key does not hide the rest.
+        entries, judge = _valid_parts(document, {error.path for error in errors})
+        raise ConfigError.combine([*errors, *_binding_errors(entries, judge)]) from None
     build_bindings(config)  # every scorer, argument and filter is checked before anything starts
     return config
 
 
+def _valid_parts(
+    document: Mapping[str, Any], bad: set[str]
+) -> tuple[list[tuple[int, ScorerConfig]], JudgeConfig | None]:
+    """The scorer entries and judge section without their invalid keys, to be checked further."""
+
+    def clean(prefix: str) -> bool:
+        return not any(path == prefix or path.startswith((f"{prefix}.", f"{prefix}[")) for path in bad)
+
+    raw = document.get("scorers")
+    entries: list[tuple[int, ScorerConfig]] = []
+    for index, entry in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(entry, Mapping) or not clean(f"scorers[{index}].type"):
+            continue
+        kept = {key: value for key, value in entry.items() if clean(f"scorers[{index}].{key}")}
+        try:
+            entries.append((index, ScorerConfig.model_validate(kept)))
+        except ValidationError:
+            continue
+    judge = document.get("judge")
+    return entries, JudgeConfig.model_validate(judge) if judge is not None and clean("judge") else None
+
+
 def load_config(path: str | Path) -> Config:
+    """Read and validate a YAML file; every error names the file and the bad key."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError("", f"cannot read config file {path}: {exc.strerror}") from None
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            "",
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line} cannot be decoded",
+            source=str(path),
+        ) from None
+    try:
         document = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError("", f"not valid YAML: {exc.problem}{where}", source=str(path)) from None
     except yaml.YAMLError as exc:
-        raise ConfigError("", f"{path} is not valid YAML: {exc}") from None
-    return parse_config(document, str(path))
+        raise ConfigError("", f"not valid YAML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise ConfigError("", "not readable: nested too deeply", source=str(path)) from None
+    try:
+        return parse_config(document, str(path))
+    except ConfigError as exc:
+        raise exc.in_file(str(path)) from None
 
 
 def build_bindings(config: Config) -> list[Binding]:
     bindings: list[Binding] = []
+    errors = _binding_errors(list(enumerate(config.scorers)), config.judge, bindings)
+    if errors:
+        raise ConfigError.combine(errors)
+    return bindings
+
+
+def _binding_errors(
+    entries: Sequence[tuple[int, ScorerConfig]],
+    judge_config: JudgeConfig | None,
+    out: list[Binding] | None = None,
+) -> list[ConfigError]:
+    """Build a binding per entry into `out`; return every error found on the way."""
+    errors: list[ConfigError] = []
     seen: dict[str, int] = {}
     # One judge for all judge bindings: they share its concurrency limit, cost budget and cache.
-    judge = Judge(config.judge) if config.judge is not None else None
-    for index, entry in enumerate(config.scorers):
+    judge = Judge(judge_config) if judge_config is not None else None
+    for index, entry in entries:
         path = f"scorers[{index}]"
-        scorer = make_scorer(entry.type, entry.args, path, judge)
+        try:
+            scorer: Scorer | None = make_scorer(entry.type, entry.args, path, judge)
+        except ConfigError as exc:
+            errors.append(exc)
+            scorer = None
         # A custom scorer is named after its function, not its import path, in spans and metrics.
-        name = entry.name or (scorer.name if ":" in entry.type else entry.type)
+        name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
         if name in seen:
-            raise ConfigError(
-                f"{path}.name",
-                f"duplicate scorer name {name!r} (also scorers[{seen[name]}]); give each binding a unique name",
+            errors.append(
+                ConfigError(
+                    f"{path}.name",
+                    f"duplicate scorer name {name!r} (also scorers[{seen[name]}]); give each binding a unique name",
+                )
             )
-        seen[name] = index
-        predicate = parse_filter(entry.filter, f"{path}.filter") if entry.filter is not None else None
-        bindings.append(
+        seen.setdefault(name, index)
+        predicate = None
+        if entry.filter is not None:
+            try:
+                predicate = parse_filter(entry.filter, f"{path}.filter")
+            except ConfigError as exc:
+                errors.append(exc)
+        if scorer is None or errors or out is None:
+            continue
+        out.append(
             bind(
                 scorer,
                 name=name,
@@ -242,7 +372,7 @@ def build_bindings(config: Config) -> list[Binding]:
                 context=_context(entry.context, f"{path}.context"),
             )
         )
-    return bindings
+    return errors
 
 
 def _context(spec: list[str] | str | None, path: str) -> list[str] | str | None:
@@ -260,9 +390,12 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
                 return import_scorer(kind, dict(args))
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{path}.type", str(exc)) from None
-        known = ", ".join([*CHECKS, *SCORER_FACTORIES])
+        known = [*CHECKS, *SCORER_FACTORIES]
+        close = difflib.get_close_matches(kind, known, n=1)
+        hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "
         raise ConfigError(
-            f"{path}.type", f"unknown scorer type {kind!r}; use one of {known}, or 'pkg.module:function'"
+            f"{path}.type",
+            f"unknown scorer type {kind!r}; {hint}{', '.join(known)}, or 'pkg.module:function'",
         )
     if judge is not None and "judge" not in args and "judge" in inspect.signature(factory).parameters:
         args = {**args, "judge": judge}
@@ -272,21 +405,29 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
 
 def _call_factory(kind: str, factory: Callable[..., Any], args: Mapping[str, Any], path: str) -> Any:
     parameters = inspect.signature(factory).parameters
-    for key in args:
-        if key not in parameters:
-            expected = ", ".join(parameters) or "no arguments"
-            raise ConfigError(f"{path}.{key}", f"unknown argument for {kind}; expected: {expected}")
+    expected = ", ".join(parameters) or "no arguments"
+    errors = [
+        ConfigError(f"{path}.{key}", f"unknown argument for {kind}; expected: {expected}")
+        for key in args
+        if key not in parameters
+    ]
     missing = [
         name
         for name, parameter in parameters.items()
         if parameter.default is inspect.Parameter.empty and name not in args
     ]
     if missing:
-        raise ConfigError(path, f"{kind} needs argument(s): {', '.join(missing)}")
+        errors.append(ConfigError(path, f"{kind} needs argument(s): {', '.join(missing)}"))
+    if errors:
+        raise ConfigError.combine(errors)
     try:
         return validate_call(config=ConfigDict(arbitrary_types_allowed=True, strict=False))(factory)(**args)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"{path}.{_loc(tuple(first['loc']))}", first["msg"]) from None
+        raise ConfigError.combine(
+            [
+                ConfigError(f"{path}.{_loc(tuple(error['loc']))}", str(error["msg"]))
+                for error in exc.errors(include_url=False)
+            ]
+        ) from None
     except (ValueError, TypeError) as exc:
         raise ConfigError(path, str(exc)) from None

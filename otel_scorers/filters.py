@@ -6,8 +6,10 @@
 
 Comparisons `eq ne lt lte gt gte`; membership `in notIn` (right side a list); presence `exists
 notExists`; `truthy falsy`; composition `and or not`. Operands are `{path: ...}` or
-`{literal: ...}`. An unknown path is an error when the filter is parsed, never at run time.
-A comparison between values that cannot be ordered is simply false.
+`{literal: ...}`. An unknown path, or a comparison of a path with a literal of another kind
+(`agent.name` with a number), is an error when the filter is parsed, never at run time; for
+`attributes.*` and `resource.*`, whose kinds are known only at run time, a comparison between
+values that cannot be ordered is simply false.
 """
 
 from __future__ import annotations
@@ -34,6 +36,19 @@ FIXED_PATHS: dict[str, Callable[[AgentRun], Any]] = {
     "convention": lambda run: run.convention,
 }
 _PREFIX_PATHS = ("attributes.", "resource.")
+#: What the fixed paths hold, so that a comparison with a literal of another kind (which could
+#: never be true) is an error at load. Attributes and resource values may be of any kind.
+_PATH_KINDS = {
+    "agent.name": "string",
+    "model": "string",
+    "status": "string",
+    "conversation.id": "string",
+    "tool_calls.count": "number",
+    "duration_ms": "number",
+    "convention": "string",
+}
+#: Deeper than this, a filter is a mistake (or an attack on the parser), not a policy.
+MAX_DEPTH = 32
 
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq,
@@ -47,10 +62,12 @@ _UNARY = ("exists", "notExists", "truthy", "falsy")
 _ALL_OPS = (*_COMPARISONS, "in", "notIn", *_UNARY, "and", "or", "not")
 
 
-def parse_filter(node: Any, path: str = "filter") -> Predicate:
+def parse_filter(node: Any, path: str = "filter", depth: int = 0) -> Predicate:
     """Compile a filter description into a predicate; errors name the bad key's path."""
     if callable(node):
         return node  # type: ignore[no-any-return]
+    if depth >= MAX_DEPTH:
+        raise ConfigError(path, f"filters nest at most {MAX_DEPTH} levels deep")
     if not isinstance(node, Mapping):
         raise ConfigError(path, f"a filter must be a mapping with 'op', got {type(node).__name__}")
     op = node.get("op")
@@ -60,14 +77,16 @@ def parse_filter(node: Any, path: str = "filter") -> Predicate:
         conditions = node.get("conditions")
         if not isinstance(conditions, list) or not conditions:
             raise ConfigError(f"{path}.conditions", f"'{op}' needs a non-empty list of conditions")
-        parts = [parse_filter(child, f"{path}.conditions[{i}]") for i, child in enumerate(conditions)]
+        parts = [
+            parse_filter(child, f"{path}.conditions[{i}]", depth + 1) for i, child in enumerate(conditions)
+        ]
         _only(node, ("op", "conditions"), path)
         if op == "and":
             return lambda run: all(part(run) for part in parts)
         return lambda run: any(part(run) for part in parts)
     if op == "not":
         _only(node, ("op", "condition"), path)
-        inner = parse_filter(node.get("condition"), f"{path}.condition")
+        inner = parse_filter(node.get("condition"), f"{path}.condition", depth + 1)
         return lambda run: not inner(run)
 
     left = _operand(node.get("left"), f"{path}.left")
@@ -87,10 +106,37 @@ def parse_filter(node: Any, path: str = "filter") -> Predicate:
         literal = node["right"].get("literal", _ABSENT) if isinstance(node["right"], Mapping) else _ABSENT
         if literal is not _ABSENT and not isinstance(literal, (list, tuple)):
             raise ConfigError(f"{path}.right.literal", f"'{op}' needs a list, got {literal!r}")
+        items: list[Any] = list(literal) if isinstance(literal, (list, tuple)) else []
+        for index, item in enumerate(items):
+            _same_kind(op, node["left"], {"literal": item}, f"{path}.right.literal[{index}]")
         negate = op == "notIn"
         return lambda run: _contains(right(run), left(run)) != negate
+    _same_kind(op, node["left"], node["right"], f"{path}.right")
     compare = _COMPARISONS[op]
     return lambda run: _compare(compare, left(run), right(run))
+
+
+def _kind(operand: Mapping[str, Any]) -> str | None:
+    """`string`, `number` or `boolean` when known before any run is seen."""
+    if "path" in operand:
+        return _PATH_KINDS.get(operand["path"])
+    value = operand["literal"]
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string" if isinstance(value, str) else None
+
+
+def _same_kind(op: str, left: Mapping[str, Any], right: Mapping[str, Any], path: str) -> None:
+    kinds = _kind(left), _kind(right)
+    if None not in kinds and kinds[0] != kinds[1]:
+        shown = left.get("path", left.get("literal"))
+        raise ConfigError(
+            path,
+            f"'{op}' compares {shown!r} (a {kinds[0]}) with {right.get('path', right.get('literal'))!r} "
+            f"(a {kinds[1]}), which is never true",
+        )
 
 
 def _only(node: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:

@@ -43,14 +43,20 @@ class TraceIdSampler:
         return f"TraceIdSampler(rate={self.rate})"
 
 
+#: Beyond this a token bucket is no limit at all (and its float arithmetic stops counting).
+MAX_PER_MINUTE = 1_000_000
+
+
 class RateLimiter:
     """A token bucket: at most `per_minute` acquisitions a minute, with bursts up to that many."""
 
     __slots__ = ("_capacity", "_last", "_lock", "_per_second", "_tokens")
 
     def __init__(self, per_minute: int) -> None:
-        if per_minute < 1:
-            raise ValueError(f"max_per_minute must be at least 1, got {per_minute}")
+        if not 1 <= per_minute <= MAX_PER_MINUTE:
+            raise ValueError(
+                f"max_per_minute must be between 1 and {MAX_PER_MINUTE:,}, got {per_minute}; leave it unset for no limit"
+            )
         self._capacity = float(per_minute)
         self._per_second = per_minute / 60.0
         self._tokens = float(per_minute)

@@ -180,3 +180,28 @@ def test_serve_help_says_it_needs_the_sidecar_extra() -> None:
     result = run_cli("serve", "--help")
     assert result.returncode == 0
     assert "pip install 'otel-scorers[sidecar]'" in " ".join(result.stdout.split())
+
+
+def test_validate_reports_every_error_and_never_a_traceback(tmp_path: Path) -> None:
+    one = tmp_path / "one.yaml"
+    one.write_text("scorers:\n  - type: no_tool_errors\n")
+    result = run_cli("validate", "-c", str(one))
+    assert result.returncode == 0 and result.stdout.strip() == f"{one}: valid (1 scorer: no_tool_errors)"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scorerz: []\nscorers:\n  - type: includes\n    timeout_s: .inf\n")
+    result = run_cli("validate", "-c", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"otel-scorers: invalid config: {bad}: 3 errors:",
+        "  scorers[0].timeout_s: Input should be a finite number",
+        "  scorerz: unknown key; did you mean 'scorers'?",
+        "  scorers[0].args: includes needs argument(s): expected",
+    ]
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(b"scorers:\n  - type: includes\n    args: {expected: caf\xe9}\n")
+    result = run_cli("validate", "-c", str(latin1))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip()
+        == f"otel-scorers: invalid config: {latin1}: not UTF-8 text: byte 0xe9 on line 3 cannot be decoded"
+    )

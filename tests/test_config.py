@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from otel_scorers import ScoringSpanProcessor, checks
+from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
@@ -110,7 +110,11 @@ def test_python_api_has_the_same_power() -> None:
     [
         ({}, "scorers", "Field required"),
         ({"scorers": []}, "scorers", "at least 1"),
-        ({"scorers": [{"type": "includes", "args": {"expected": "x"}}], "extra": 1}, "extra", "Extra inputs"),
+        (
+            {"scorers": [{"type": "includes", "args": {"expected": "x"}}], "extra": 1},
+            "extra",
+            "unknown key; expected one of: scorers",
+        ),
         ({"scorers": [{"type": "nope"}]}, "scorers[0].type", "unknown scorer type 'nope'"),
         (
             {"scorers": [{"type": "includes", "args": {"expectd": "x"}}]},
@@ -152,7 +156,11 @@ def test_python_api_has_the_same_power() -> None:
             "scorers[0].max_per_minute",
             "greater than or equal to 1",
         ),
-        ({"scorers": [{"type": "used_no_tools", "colour": "red"}]}, "scorers[0].colour", "Extra inputs"),
+        (
+            {"scorers": [{"type": "used_no_tools", "colour": "red"}]},
+            "scorers[0].colour",
+            "unknown key; expected one of: type, name",
+        ),
         ({"scorers": [{"type": "no.such.module:fn"}]}, "scorers[0].type", "cannot import module"),
         (
             {"scorers": [{"type": "tests.custom_scorers:missing"}]},
@@ -193,3 +201,115 @@ def test_environment_overrides_processor_knobs(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("OTEL_SCORERS_MAX_QUEUE_SIZE", "lots")
     with pytest.raises(ConfigError, match="OTEL_SCORERS_MAX_QUEUE_SIZE"):
         config.processor_options()
+
+
+# ---- every error at once, in the file's terms ----------------------------------------------
+
+SEVERAL_MISTAKES = """
+scorerz: []
+scorers:
+  - type: includes
+    args: {expectd: sunny}
+    sampling: 5
+  - type: called_tool
+    args: {tool: get_weather}
+    filter: {op: eq, left: {path: agent.nme}, right: {literal: weather}}
+  - type: no_tool_error
+processor: {max_queue_size: 0}
+sidecar: {grpc: {port: 99999}, decision_wiat_s: 1}
+"""
+
+
+def test_every_error_is_reported_with_its_key_path(tmp_path: Path) -> None:
+    path = tmp_path / "scorers.yaml"
+    path.write_text(SEVERAL_MISTAKES)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    found = {error.path: error.message for error in caught.value.errors}
+    assert set(found) == {
+        "scorerz",
+        "scorers[0].args.expectd",
+        "scorers[0].args",
+        "scorers[0].sampling",
+        "scorers[1].filter.left.path",
+        "scorers[2].type",
+        "processor.max_queue_size",
+        "sidecar.grpc.port",
+        "sidecar.decision_wiat_s",
+    }
+    assert found["scorerz"] == "unknown key; did you mean 'scorers'?"
+    assert found["sidecar.decision_wiat_s"] == "unknown key; did you mean 'decision_wait_s'?"
+    assert found["scorers[0].sampling"] == "should be a mapping of settings, got 5"
+    assert "did you mean 'no_tool_errors'?" in found["scorers[2].type"]
+    text = str(caught.value)
+    assert text.startswith(f"{path}: 9 errors:")
+    for internal in ("SamplingConfig", "ScorerConfig", "SidecarConfig", "ListenConfig", "Config", "pydantic"):
+        assert internal not in text
+
+
+def test_yaml_and_encoding_errors_name_the_file_and_the_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("scorers:\n  - type: [includes\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(broken)
+    assert str(caught.value).startswith(f"{broken}: not valid YAML: ")
+    assert "line 3" in str(caught.value)
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("scorers:\n  - type: includes\n    args: {expected: café}\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(latin1)
+    assert str(caught.value) == f"{latin1}: not UTF-8 text: byte 0xe9 on line 3 cannot be decoded"
+
+
+def _deep_not(depth: int) -> str:
+    node = "{op: eq, left: {path: agent.name}, right: {literal: weather}}"
+    for _ in range(depth):
+        node = "{op: not, condition: " + node + "}"
+    return node
+
+
+@pytest.mark.parametrize(
+    ("entry", "where", "message"),
+    [
+        ("{type: used_no_tools, timeout_s: .inf}", "scorers[0].timeout_s", "finite number"),
+        ("{type: similarity, args: {expected: x}, threshold: .nan}", "scorers[0].threshold", "finite number"),
+        ("{type: used_no_tools, max_per_minute: 1.0e+30}", "scorers[0].max_per_minute", "too large"),
+        ("{type: used_no_tools, max_per_minute: 1e30}", "scorers[0].max_per_minute", "whole number"),
+        ("{type: used_no_tools, max_per_minute: 100000000}", "scorers[0].max_per_minute", "1000000"),
+        (
+            "{type: used_no_tools, filter: {op: gt, left: {path: agent.name}, right: {literal: 5}}}",
+            "scorers[0].filter.right",
+            "never true",
+        ),
+        ("{type: 'os:getcwd'}", "scorers[0].type", "takes one argument, the AgentRun"),
+        ("{type: 'collections:OrderedDict'}", "scorers[0].type", "not a scorer"),
+        ("{type: 'tests.custom_scorers:RUNS_PER_DAY'}", "scorers[0].type", "not a scorer: 1440"),
+        (f"{{type: used_no_tools, filter: {_deep_not(40)}}}", "scorers[0].filter", "nest at most 32"),
+    ],
+)
+def test_configs_that_could_never_work_fail_to_load(entry: str, where: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(yaml.safe_load(f"scorers:\n  - {entry}\n"))
+    assert caught.value.path.startswith(where)
+    assert message in caught.value.message
+
+
+def test_a_filter_nested_3000_deep_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(f"scorers:\n  - type: used_no_tools\n    filter: {_deep_not(3000)}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: not readable: nested too deeply"
+
+
+def test_the_same_limits_hold_in_python() -> None:
+    for options, where in (
+        ({"timeout_s": float("inf")}, "timeout_s"),
+        ({"threshold": float("nan")}, "threshold"),
+        ({"max_per_minute": 10**30}, "max_per_minute"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            bind(checks.used_no_tools(), **options)
+        assert caught.value.path == where
+    with pytest.raises(TypeError, match="takes one argument, the AgentRun"):
+        bind(lambda: 1.0)

@@ -59,7 +59,7 @@ def lit(value: Any) -> dict[str, Any]:
         ({"op": "notExists", "left": path("attributes.absent")}, True),
         ({"op": "truthy", "left": path("attributes.retries")}, False),
         ({"op": "falsy", "left": path("attributes.retries")}, True),
-        ({"op": "lt", "left": path("agent.name"), "right": lit(3)}, False),  # not orderable: false
+        ({"op": "lt", "left": path("attributes.user.tier"), "right": lit(3)}, False),  # not orderable: false
         ({"op": "ne", "left": path("attributes.absent"), "right": lit("x")}, True),
         (
             {
@@ -110,6 +110,18 @@ def test_operators(node: dict[str, Any], expected: bool) -> None:
         ),
         ({"op": "exists", "left": path("model"), "right": lit(1)}, "filter.right", "unexpected key"),
         (["not", "a", "mapping"], "filter", "must be a mapping"),
+        (
+            {"op": "gt", "left": path("agent.name"), "right": lit(5)},
+            "filter.right",
+            "'gt' compares 'agent.name' (a string) with 5 (a number), which is never true",
+        ),
+        ({"op": "eq", "left": path("tool_calls.count"), "right": lit("3")}, "filter.right", "never true"),
+        ({"op": "eq", "left": path("duration_ms"), "right": lit(True)}, "filter.right", "(a boolean)"),
+        (
+            {"op": "in", "left": path("status"), "right": lit(["ok", 1])},
+            "filter.right.literal[1]",
+            "never true",
+        ),
     ],
 )
 def test_errors_name_the_bad_key(node: Any, where: str, message: str) -> None:
@@ -117,3 +129,13 @@ def test_errors_name_the_bad_key(node: Any, where: str, message: str) -> None:
         parse_filter(node)
     assert caught.value.path == where
     assert message in caught.value.message
+
+
+def test_a_filter_nested_thousands_deep_is_a_clean_error() -> None:
+    node: dict[str, Any] = {"op": "eq", "left": path("agent.name"), "right": lit("weather")}
+    for _ in range(3000):
+        node = {"op": "not", "condition": node}
+    with pytest.raises(ConfigError) as caught:
+        parse_filter(node)
+    assert "nest at most" in caught.value.message
+    assert caught.value.path.startswith("filter.condition.condition")

@@ -68,5 +68,5 @@ def test_rate_limiter_allows_a_burst_then_refills_per_minute() -> None:
     assert not limiter.try_acquire(start + 0.5)
     assert limiter.try_acquire(start + 1.01)
     assert not limiter.try_acquire(start + 1.02)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="between 1 and 1,000,000"):
         RateLimiter(0)

@@ -42,7 +42,7 @@ def test_defaults_listen_on_loopback_with_the_documented_ports_and_limits() -> N
             "'grpc' or 'http/protobuf'",
         ),
         ({"max_request_bytes": 10}, "sidecar.max_request_bytes", "greater than or equal to 1024"),
-        ({"decision_wiat_s": 1}, "sidecar.decision_wiat_s", "Extra inputs are not permitted"),
+        ({"decision_wiat_s": 1}, "sidecar.decision_wiat_s", "unknown key; did you mean 'decision_wait_s'?"),
     ],
 )
 def test_invalid_settings_name_the_key(section: dict[str, Any], path: str, message: str) -> None:

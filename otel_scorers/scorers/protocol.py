@@ -83,17 +83,40 @@ def scorer(
 
 
 def as_scorer(obj: Any, name: str | None = None) -> Scorer:
-    """A `Scorer` as is; a plain callable wrapped as a `FunctionScorer`."""
+    """A `Scorer` as is; a plain callable of one argument (the run) wrapped as a `FunctionScorer`."""
     if isinstance(obj, Scorer):
         return obj
-    if callable(obj):
+    if callable(obj) and not inspect.isclass(obj):
+        try:
+            signature = inspect.signature(obj)
+        except (TypeError, ValueError):
+            signature = None  # some builtins have none: let them be tried
+        if signature is not None:
+            try:
+                signature.bind(None)
+            except TypeError:
+                raise TypeError(
+                    f"not a scorer: {_described(obj)} takes {signature}, "
+                    "but a scoring function takes one argument, the AgentRun"
+                ) from None
         return scorer(obj, name=name) if name else scorer(obj)  # type: ignore[call-overload,no-any-return,return-value]
-    raise TypeError(f"not a scorer: {obj!r} (expected a Scorer or a function of AgentRun)")
+    raise TypeError(
+        f"not a scorer: {_described(obj)} (expected a function of AgentRun, "
+        "or an object with name, needs, binary and score(run))"
+    )
+
+
+def _described(obj: Any) -> str:
+    qualified = getattr(obj, "__qualname__", None)
+    if isinstance(qualified, str):
+        return f"{'class' if inspect.isclass(obj) else 'function'} {qualified}"
+    text = repr(obj)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def import_scorer(reference: str, args: dict[str, Any] | None = None) -> Scorer:
-    """Resolve `pkg.module:attribute`. A factory (class or function taking arguments) is called
-    with `args`; a scorer or a scoring function is used as is."""
+    """Resolve `pkg.module:attribute`. A factory (a class, or a function taking arguments) is
+    called with `args` and must make a scorer; a scorer or a scoring function is used as is."""
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"custom scorer {reference!r} must look like 'package.module:function'")
@@ -107,8 +130,15 @@ def import_scorer(reference: str, args: dict[str, Any] | None = None) -> Scorer:
             target = getattr(target, part)
         except AttributeError:
             raise ValueError(f"module {module_name!r} has no attribute {attribute!r}") from None
-    if args:
-        if isinstance(target, Scorer):
+    if isinstance(target, Scorer):
+        if args:
             raise ValueError(f"{reference!r} is already a scorer; it takes no args")
-        target = functools.partial(target, **args)()
-    return as_scorer(target, name=attribute.rsplit(".", 1)[-1])
+    elif args or inspect.isclass(target):
+        try:
+            target = functools.partial(target, **(args or {}))()
+        except Exception as exc:
+            raise ValueError(f"scorer factory {reference!r} failed: {type(exc).__name__}: {exc}") from None
+    try:
+        return as_scorer(target, name=attribute.rsplit(".", 1)[-1])
+    except TypeError as exc:
+        raise ValueError(f"{reference!r} is {exc}") from None

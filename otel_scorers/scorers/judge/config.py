@@ -23,7 +23,7 @@ class JudgeConfig(BaseModel):
     share one call.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     model: str | None = None
     api_base: str | None = None
     api_key: str | None = Field(None, repr=False)
