@@ -2,14 +2,17 @@
 
 The agent's runs are 4 spans each (an `invoke_agent` span with its input and output messages,
 and three `execute_tool` spans), exported with `BatchSpanProcessor` over OTLP/gRPC to a counting
-sink in another process. Three variants, measured in alternating rounds (none, bare, scored, none,
-bare, scored, ...), each round with fresh providers:
+sink in another process. Four variants, measured in alternating rounds (none, bare, scored-sdk,
+scored, none, ...), each round with fresh providers:
 
     none     the same loop with OpenTelemetry's no-op tracer: what the agent's loop itself costs
     bare     the runs' own telemetry: SDK spans, BatchSpanProcessor, OTLP/gRPC export
-    scored   bare plus `ScoringSpanProcessor` with six quick checks, its evaluation spans (same
-             provider), `gen_ai.evaluation.result` events (BatchLogRecordProcessor) and metrics
-             (PeriodicExportingMetricReader), all over OTLP/gRPC to the same sink
+    scored-sdk  bare plus `ScoringSpanProcessor` with six quick checks, its evaluation spans
+             through the same tracer provider, `gen_ai.evaluation.result` events through a logger
+             provider (BatchLogRecordProcessor) and metrics (PeriodicExportingMetricReader), all
+             over OTLP/gRPC to the same sink
+    scored   the same, evaluation spans and events sent by `OtlpScoreExport` (written as OTLP,
+             sent by the SDK's OTLP/gRPC exporters) to the same sink
 
 A round's figure is the agent process's CPU (every thread: the agent's, the exporters', the
 scoring engine's, gRPC's) from its first run until everything is scored and exported, per run.
@@ -48,6 +51,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_scorers import ScoringSpanProcessor, bind, checks
+from otel_scorers.score_export import OtlpScoreExport
 
 SIX_CHECKS = [
     checks.no_tool_errors(),
@@ -68,7 +72,7 @@ TOOLS = (
 )
 #: Large enough that no exporter queue drops anything in an unpaced round.
 QUEUE = 1 << 17
-VARIANTS = ("none", "bare", "scored")
+VARIANTS = ("none", "bare", "scored-sdk", "scored")
 
 
 # ---- the sink, in another process ---------------------------------------------------------------
@@ -190,11 +194,13 @@ def build_agent(variant: str, endpoint: str) -> Agent:
         resource=resource,
         metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=endpoint, insecure=True))],
     )
+    export = OtlpScoreExport(endpoint, insecure=True, max_queue_size=QUEUE) if variant == "scored" else None
     scoring = ScoringSpanProcessor(
         SIX_CHECKS,
         tracer_provider=provider,
         logger_provider=logger_provider,
         meter_provider=meter_provider,
+        export=export,
         max_queue_size=QUEUE,
     )
     provider.add_span_processor(scoring)
@@ -255,32 +261,32 @@ def main() -> None:
         sink.join(5)
 
     own = [bare - none for none, bare in zip(rows["none"], rows["bare"], strict=True)]
-    added = [scored - bare for bare, scored in zip(rows["bare"], rows["scored"], strict=True)]
-    ratios = [a / o for a, o in zip(added, own, strict=True)]
     print(
         f"CPU per agent run (µs), {args.rounds} alternating rounds of {args.runs} runs, sink in another process"
     )
-    print(f"{'round':>6} {'none':>8} {'bare':>8} {'scored':>8} {'own':>8} {'added':>8} {'added/own':>10}")
+    print(f"{'round':>6}" + "".join(f"{variant:>12}" for variant in VARIANTS) + f"{'own':>8}")
     for index in range(args.rounds):
-        print(
-            f"{index + 1:>6} {rows['none'][index]:8.0f} {rows['bare'][index]:8.0f} {rows['scored'][index]:8.0f}"
-            f" {own[index]:8.0f} {added[index]:8.0f} {ratios[index]:10.2f}"
-        )
-    print(
-        f"{'median':>6} {statistics.median(rows['none']):8.0f} {statistics.median(rows['bare']):8.0f}"
-        f" {statistics.median(rows['scored']):8.0f} {statistics.median(own):8.0f}"
-        f" {statistics.median(added):8.0f} {statistics.median(ratios):10.2f}"
-    )
+        cells = "".join(f"{rows[variant][index]:12.0f}" for variant in VARIANTS)
+        print(f"{index + 1:>6}{cells}{own[index]:8.0f}")
+    cells = "".join(f"{statistics.median(rows[variant]):12.0f}" for variant in VARIANTS)
+    print(f"{'median':>6}{cells}{statistics.median(own):8.0f}")
     warmup = 50
-    for variant in ("bare", "scored"):
-        spans_per_run = 4 + (len(SIX_CHECKS) if variant == "scored" else 0)
-        logs_per_run = len(SIX_CHECKS) if variant == "scored" else 0
-        expected = ((args.runs + warmup) * spans_per_run, (args.runs + warmup) * logs_per_run)
+    for variant in VARIANTS[1:]:
+        scored = variant.startswith("scored")
+        expected = ((args.runs + warmup) * (4 + 6 * scored), (args.runs + warmup) * 6 * scored)
         counts = ", ".join(f"{spans}/{logs}" for spans, logs in received[variant])
         print(
-            f"sink got (spans/log records per round, expected {expected[0]}/{expected[1]}): {variant}: {counts}"
+            f"sink got, {variant} (spans/log records a round, expected {expected[0]}/{expected[1]}): {counts}"
         )
-    print(f"\nscoring adds {statistics.median(ratios):.2f}x the runs' own telemetry CPU (goal <= 1.0)")
+    print()
+    for variant, how in (("scored-sdk", "through SDK providers"), ("scored", "with OtlpScoreExport")):
+        added = [scored - bare for bare, scored in zip(rows["bare"], rows[variant], strict=True)]
+        ratios = [a / o for a, o in zip(added, own, strict=True)]
+        print(
+            f"scoring {how}: adds {statistics.median(added):.0f} µs a run,"
+            f" {statistics.median(ratios):.2f}x the runs' own telemetry CPU (median of per-round ratios;"
+            f" range {min(ratios):.2f} to {max(ratios):.2f})"
+        )
     print(f"cores: {os.cpu_count()}, load average at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -6,6 +6,7 @@ score sits next to the run in Jaeger and metric exemplars point at the run's tra
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from opentelemetry.trace import TracerProvider as TracerProviderApi
 
 from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL, PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.otlp_wire import AttributeWriter, evaluation_log, evaluation_span, name_field
+from otel_scorers.score_export import EncodedScores, OtlpScoreExport
 from otel_scorers.scorers.judge import BUDGET_SKIP_PREFIX
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
@@ -29,6 +32,8 @@ SKIPPED = "otel_scorers.skipped"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
+_EVENT_NAME = name_field(12, EVALUATION_EVENT)
+_MAX_SPAN_NAMES = 4096
 
 
 def run_context(run: AgentRun) -> Context:
@@ -92,19 +97,26 @@ def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
 
 
 class Emitter:
-    """Turns the scores of one run into telemetry through the given (or global) providers."""
+    """Turns the scores of one run into telemetry: through the given (or global) SDK providers,
+    or, with `export`, written straight as OTLP (the same spans and events, at a fraction of the
+    CPU). Metrics always go through the meter provider of `metrics`."""
 
     def __init__(
         self,
         metrics: PipelineMetrics,
         tracer_provider: TracerProviderApi | None = None,
         logger_provider: LoggerProvider | None = None,
+        export: OtlpScoreExport | None = None,
     ) -> None:
         self._metrics = metrics
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._tracer: trace.Tracer | None = None
         self._logger: Any = None
+        self._export = export
+        self._span_attributes = AttributeWriter(9)
+        self._log_attributes = AttributeWriter(6)
+        self._span_names: dict[str, bytes] = {}
 
     def _instruments(self) -> tuple[trace.Tracer, Any]:
         # Resolved on first use, so a global provider set after construction is honoured.
@@ -115,11 +127,18 @@ class Emitter:
         return self._tracer, self._logger
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        """One evaluation span and one event per score, then the metrics."""
         if not scores:
             return
-        tracer, logger = self._instruments()
         context = run_context(run)
-        metrics = self._metrics
+        if self._export is not None:
+            self._write(run, scores)
+        else:
+            self._through_sdk(run, scores, context)
+        self._record_metrics(run, scores, context)
+
+    def _through_sdk(self, run: AgentRun, scores: Sequence[Score], context: Context) -> None:
+        tracer, logger = self._instruments()
         now = time.time_ns()
         for score in scores:
             attributes = evaluation_attributes(run, score)
@@ -133,10 +152,49 @@ class Emitter:
                 start_time=start_ns,
             )
             if score.error is not None:
-                span.set_status(Status(StatusCode.ERROR, f"{score.error.type}: {score.error.message}"))
+                span.set_status(Status(StatusCode.ERROR, error_description(score)))
             span.end(end_time=end_ns)
             logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
 
+    def _write(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        assert self._export is not None
+        now = time.time_ns()
+        trace_id, parent = run.trace_id, run.span_id
+        spans: list[bytes] = []
+        logs: list[bytes] = []
+        for score in scores:
+            attributes = evaluation_attributes(run, score)
+            start_ns = score.start_ns or now
+            end_ns = start_ns + int(score.duration_s * 1e9)
+            spans.append(
+                evaluation_span(
+                    trace_id,
+                    _new_span_id(),
+                    parent,
+                    self._span_name(score.scorer),
+                    start_ns,
+                    end_ns,
+                    self._span_attributes(attributes),
+                    error_description(score) if score.error is not None else None,
+                )
+            )
+            logs.append(
+                evaluation_log(end_ns, now, trace_id, parent, self._log_attributes(attributes), _EVENT_NAME)
+            )
+        self._export.submit(EncodedScores(tuple(spans), tuple(logs)))
+
+    def _span_name(self, scorer: str) -> bytes:
+        name = self._span_names.get(scorer)
+        if name is None:
+            if len(self._span_names) >= _MAX_SPAN_NAMES:
+                self._span_names.clear()
+            name = self._span_names[scorer] = name_field(5, f"evaluate {scorer}")
+        return name
+
+    def _record_metrics(self, run: AgentRun, scores: Sequence[Score], context: Context) -> None:
+        metrics = self._metrics
+        agent_name = run.agent_name or None
+        for score in scores:
             if score.usage is not None:
                 record_judge_usage(metrics, score)
             if score.skipped is not None:
@@ -150,7 +208,6 @@ class Emitter:
                 metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
                 continue
             metrics.evaluation_outcome(score.scorer, "scored")
-            agent_name = run.agent_name or None
             if score.value is not None:
                 metric_attributes = {EVALUATION_NAME: score.scorer}
                 if agent_name:
@@ -159,3 +216,17 @@ class Emitter:
                     metric_attributes[SCORE_LABEL] = score.label
                 metrics.score.record(score.value, metric_attributes, context=context)
             metrics.results.add(1, score.scorer, score.label, agent_name)
+
+
+def error_description(score: Score) -> str:
+    """The status description of a failed scorer's evaluation span."""
+    assert score.error is not None
+    return f"{score.error.type}: {score.error.message}"
+
+
+def _new_span_id() -> int:
+    # As the SDK's RandomIdGenerator: 64 random bits, never the invalid id 0.
+    span_id = random.getrandbits(64)
+    while span_id == 0:
+        span_id = random.getrandbits(64)
+    return span_id

@@ -281,12 +281,11 @@ class ScoringEngine:
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = await self.score_run(run)
-                for score in scores:
-                    try:
-                        self._emitter.emit(run, (score,))
-                    except Exception:
-                        throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
-                    self._yield()
+                try:
+                    self._emitter.emit(run, scores)
+                except Exception:
+                    throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
+                self._yield()
                 results.append((run, scores))
         finally:
             try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
@@ -28,6 +29,7 @@ from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
+from otel_scorers.score_export import OtlpScoreExport
 from otel_scorers.scorers.protocol import Scorer
 
 if TYPE_CHECKING:
@@ -133,6 +135,7 @@ class ScoringSpanProcessor(SpanProcessor):
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         logger_provider: LoggerProvider | None = None,
+        export: OtlpScoreExport | None = None,
         max_queue_size: int = 2048,
         max_traces: int = 4096,
         max_spans_per_trace: int = 2048,
@@ -144,7 +147,11 @@ class ScoringSpanProcessor(SpanProcessor):
             raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
         self.bindings = tuple(bindings)
         self.metrics = PipelineMetrics(meter_provider)
-        emitter = Emitter(self.metrics, tracer_provider, logger_provider)
+        self._export = export
+        if export is not None:
+            # Evaluation spans carry the resource they would have had through the tracer provider.
+            export.start(tracer_provider.resource if isinstance(tracer_provider, SdkTracerProvider) else None)
+        emitter = Emitter(self.metrics, tracer_provider, logger_provider, export)
         self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
         # A trace is worth buffering when the most permissive binding would sample it.
         widest = min(
@@ -200,6 +207,9 @@ class ScoringSpanProcessor(SpanProcessor):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000
         flushed = self.engine.force_flush(timeout_millis / 1000)
+        if self._export is not None:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            flushed = self._export.force_flush(remaining_ms) and flushed
         if self._downstream is not None:
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
             flushed = self._downstream.force_flush(remaining_ms) and flushed
@@ -210,6 +220,8 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.engine.shutdown(timeout_s)
+        if self._export is not None:
+            self._export.shutdown()
         if self._held is not None:
             self._held.release_all()
         if self._downstream is not None:

@@ -1,0 +1,220 @@
+"""`OtlpScoreExport`: evaluation spans and events sent over OTLP as pre-written protobuf.
+
+The emitter writes each run's evaluation spans and events as OTLP bytes (`otlp_wire`) and hands
+them here as one item per run. The SDK stays in charge of everything about sending: a
+`BatchSpanProcessor` queues and batches the items (its `OTEL_BSP_*` settings, its bounded queue
+that drops and logs when full, its fork handling), and the SDK's own OTLP exporters send each
+batch as one traces and one logs request, with their retries, timeouts, compression, headers and
+`OTEL_EXPORTER_OTLP_*` configuration. Only the step that turns SDK objects into protobuf is
+replaced, by a subclass that takes the request already written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, cast
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanContext, TraceFlags
+
+from otel_scorers.otlp_wire import export_request, resource_message, scope_message
+from otel_scorers.span_record import OWN_SCOPE
+from otel_scorers.version import __version__
+
+ExportProtocol = Literal["grpc", "http/protobuf"]
+#: The batch processor queues only sampled spans; what it queues here always is.
+_SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedScores:
+    """One run's evaluation spans and events, written."""
+
+    context: ClassVar[SpanContext] = _SAMPLED  # what the batch processor reads
+    spans: tuple[bytes, ...]
+    logs: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    body: bytes
+    count: int
+
+
+class _Sender:
+    """Sends one written request with an SDK exporter; False when the exporter gave up."""
+
+    def __init__(self, exporter: Any, send: Any) -> None:
+        self.exporter = exporter
+        self._send = send
+
+    def __call__(self, request: _Request) -> bool:
+        return bool(self._send(request))
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()
+
+
+def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
+    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    # The gRPC exporters' `_export` owns the retry loop and asks `_translate_data` for the
+    # message to send: that step alone is replaced (parsing written bytes is C code).
+    class WrittenSpans(OTLPSpanExporter):
+        def _translate_data(self, data: Any) -> ExportTraceServiceRequest:
+            request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(data.body)
+            return request
+
+        def _count_data(self, data: Any) -> int:
+            return int(data.count)
+
+    class WrittenLogs(OTLPLogExporter):
+        def _translate_data(self, data: Any) -> ExportLogsServiceRequest:
+            request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(data.body)
+            return request
+
+        def _count_data(self, data: Any) -> int:
+            return int(data.count)
+
+    spans, logs = WrittenSpans(**options), WrittenLogs(**options)
+    return (
+        _Sender(spans, lambda request: spans.export(request).name == "SUCCESS"),
+        _Sender(logs, lambda request: logs.export(request).name == "SUCCESS"),
+    )
+
+
+def _http_senders(options: dict[str, Any], endpoint: str | None) -> tuple[_Sender, _Sender]:
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    def at(path: str) -> dict[str, Any]:
+        return {**options, "endpoint": endpoint.rstrip("/") + path} if endpoint else options
+
+    spans, logs = OTLPSpanExporter(**at("/v1/traces")), OTLPLogExporter(**at("/v1/logs"))
+
+    # The HTTP exporters' client owns retries, compression and the size limit's neighbours; it
+    # takes the serialised request.
+    def send_with(exporter: Any) -> Any:
+        def send(request: _Request) -> bool:
+            if exporter._shutdown:
+                return False
+            return bool(exporter._client.export(request.body).success)
+
+        return send
+
+    return _Sender(spans, send_with(spans)), _Sender(logs, send_with(logs))
+
+
+class _RequestExporter(SpanExporter):
+    """What the batch processor calls: one traces and one logs request per batch of runs."""
+
+    def __init__(self, spans: _Sender, logs: _Sender, resource: Resource) -> None:
+        self._spans = spans
+        self._logs = logs
+        self._resource = resource_message(dict(resource.attributes))
+        self._schema_url = resource.schema_url or ""
+        self._scope = scope_message(OWN_SCOPE, __version__)
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        batch = cast("Sequence[EncodedScores]", spans)
+        written_spans = [span for item in batch for span in item.spans]
+        written_logs = [log for item in batch for log in item.logs]
+        ok = True
+        if written_spans:
+            body = export_request(self._resource, self._schema_url, self._scope, written_spans)
+            ok = self._spans(_Request(body, len(written_spans)))
+        if written_logs:
+            body = export_request(self._resource, self._schema_url, self._scope, written_logs)
+            ok = self._logs(_Request(body, len(written_logs))) and ok
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self._spans.shutdown()
+        self._logs.shutdown()
+
+
+class OtlpScoreExport:
+    """Where the scoring processor (or the sidecar) sends evaluation spans and events: straight
+    to an OTLP endpoint, with the SDK's exporters, a fraction of the CPU of going through SDK spans
+    and log records. What arrives is the same. Arguments left out fall back to the SDK's
+    `OTEL_EXPORTER_OTLP_*` variables (`OTEL_EXPORTER_OTLP_PROTOCOL` picks the protocol) and
+    `OTEL_BSP_*` for batching; `resource` defaults to the tracer provider's when the processor has one."""
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        protocol: ExportProtocol | None = None,
+        headers: Mapping[str, str] | None = None,
+        insecure: bool | None = None,
+        timeout_s: float | None = None,
+        resource: Resource | None = None,
+        schedule_delay_millis: float | None = None,
+        max_queue_size: int | None = None,
+    ) -> None:
+        self.protocol: str = protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        if self.protocol not in ("grpc", "http/protobuf"):
+            raise ValueError(f"unsupported OTLP protocol {self.protocol!r}; use grpc or http/protobuf")
+        self.endpoint = endpoint
+        self._options: dict[str, Any] = {}
+        if headers:
+            self._options["headers"] = dict(headers)
+        if timeout_s is not None:
+            self._options["timeout"] = timeout_s
+        if self.protocol == "grpc":
+            if endpoint:
+                self._options["endpoint"] = endpoint
+                self._options["insecure"] = (
+                    insecure if insecure is not None else not endpoint.startswith("https://")
+                )
+            elif insecure is not None:
+                self._options["insecure"] = insecure
+        self.resource = resource
+        self._schedule_delay_millis = schedule_delay_millis
+        self._max_queue_size = max_queue_size
+        self._processor: BatchSpanProcessor | None = None
+
+    def start(self, resource: Resource | None = None) -> None:
+        """Build the exporters and the batch processor (once); `resource` unless one was given."""
+        if self._processor is not None:
+            return
+        if self.resource is None:
+            self.resource = resource or Resource.create()
+        if self.protocol == "grpc":
+            spans, logs = _grpc_senders(self._options)
+        else:
+            spans, logs = _http_senders(self._options, self.endpoint)
+        self._processor = BatchSpanProcessor(
+            _RequestExporter(spans, logs, self.resource),
+            schedule_delay_millis=self._schedule_delay_millis,
+            max_queue_size=self._max_queue_size,
+        )
+
+    def submit(self, item: EncodedScores) -> None:
+        """Queue one run's written scores (never blocks; the SDK drops and logs when full)."""
+        if self._processor is None:
+            self.start()
+        assert self._processor is not None
+        self._processor.on_end(cast(ReadableSpan, item))
+
+    def backlog(self) -> float:
+        """How full the queue is, 0 to 1."""
+        processor = self._processor
+        queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
+        if queue is None or not queue.maxlen:
+            return 0.0
+        return float(len(queue) / queue.maxlen)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self._processor.force_flush(timeout_millis) if self._processor is not None else True
+
+    def shutdown(self) -> None:
+        if self._processor is not None:
+            self._processor.shutdown()  # type: ignore[no-untyped-call]
