@@ -145,7 +145,9 @@ class OtlpScoreExport:
     to an OTLP endpoint, with the SDK's exporters, a fraction of the CPU of going through SDK spans
     and log records. What arrives is the same. Arguments left out fall back to the SDK's
     `OTEL_EXPORTER_OTLP_*` variables (`OTEL_EXPORTER_OTLP_PROTOCOL` picks the protocol) and
-    `OTEL_BSP_*` for batching; `resource` defaults to the tracer provider's when the processor has one."""
+    `OTEL_BSP_*` for batching; `resource` defaults to the tracer provider's when the processor has one.
+    Queue and batch sizes count runs (each with its evaluation spans and events): a batch of 64
+    runs with six scorers is one request of 384 spans and one of 384 events."""
 
     def __init__(
         self,
@@ -158,6 +160,7 @@ class OtlpScoreExport:
         resource: Resource | None = None,
         schedule_delay_millis: float | None = None,
         max_queue_size: int | None = None,
+        max_export_batch_size: int = 64,
     ) -> None:
         self.protocol: str = protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
         if self.protocol not in ("grpc", "http/protobuf"):
@@ -179,6 +182,7 @@ class OtlpScoreExport:
         self.resource = resource
         self._schedule_delay_millis = schedule_delay_millis
         self._max_queue_size = max_queue_size
+        self._max_export_batch_size = max_export_batch_size
         self._processor: BatchSpanProcessor | None = None
 
     def start(self, resource: Resource | None = None) -> None:
@@ -195,6 +199,7 @@ class OtlpScoreExport:
             _RequestExporter(spans, logs, self.resource),
             schedule_delay_millis=self._schedule_delay_millis,
             max_queue_size=self._max_queue_size,
+            max_export_batch_size=self._max_export_batch_size,
         )
 
     def submit(self, item: EncodedScores) -> None:

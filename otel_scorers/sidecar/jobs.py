@@ -51,7 +51,7 @@ def sidecar_engine(
     bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics, max_queue_size: int
 ) -> ScoringEngine:
     """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`."""
-    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider)
+    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider, telemetry.scores)
     # No agent shares the process: the engine need not hand the GIL over between steps.
     return ScoringEngine(
         bindings,

@@ -24,9 +24,13 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
+from otel_scorers.score_export import OtlpScoreExport
 
 #: Evaluation spans and log records each exporter may have waiting (about 1 KiB each).
 EXPORT_QUEUE_SIZE = 16_384
+#: What a run's queued item is reckoned to hold (its evaluation spans), to bound the scores' queue
+#: in runs by about the same memory.
+SCORES_PER_RUN = 8
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
 
 
@@ -37,12 +41,14 @@ class Telemetry:
     meter_provider: MeterProvider
     registry: CollectorRegistry
     batch_processors: tuple[Any, ...] = ()
+    #: Where evaluation spans and events go, written as OTLP (None: through the providers).
+    scores: OtlpScoreExport | None = None
 
     def export_backlog(self) -> float:
-        """How full the fuller of the span and log export queues is, 0 to 1 (0 when the SDK
-        does not tell): scoring waits when the exporters fall behind, instead of letting the
-        SDK drop what it cannot queue."""
-        fullest = 0.0
+        """How full the fullest of the export queues is, 0 to 1 (0 when the SDK does not tell):
+        scoring waits when the exporters fall behind, instead of letting the SDK drop what it
+        cannot queue."""
+        fullest = self.scores.backlog() if self.scores is not None else 0.0
         for processor in self.batch_processors:
             queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
             if queue is not None and queue.maxlen:
@@ -59,6 +65,9 @@ class Telemetry:
         """Flush what is buffered and stop. Each exporter gives up after its own `timeout_s`, so an
         unreachable collector delays the exit by about that, not by every retry of every signal."""
         millis = int(timeout_s * 1000)
+        if self.scores is not None:
+            self.scores.force_flush(millis)
+            self.scores.shutdown()
         self.tracer_provider.force_flush(millis)
         self.logger_provider.force_flush(millis)
         self.meter_provider.shutdown(timeout_millis=millis)  # collects and exports one last time
@@ -138,6 +147,17 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         PrometheusMetricReader(registry=registry),
     ]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    scores = OtlpScoreExport(
+        config.endpoint,
+        protocol=config.protocol,
+        headers=config.headers,
+        insecure=config.insecure,
+        timeout_s=config.timeout_s,
+        resource=resource,
+        schedule_delay_millis=delay_ms,
+        max_queue_size=EXPORT_QUEUE_SIZE // SCORES_PER_RUN,
+    )
+    scores.start()
     return Telemetry(
-        tracer_provider, logger_provider, meter_provider, registry, (span_processor, log_processor)
+        tracer_provider, logger_provider, meter_provider, registry, (span_processor, log_processor), scores
     )
