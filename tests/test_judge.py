@@ -366,6 +366,58 @@ def test_ask_judge_raises_budget_when_the_hour_is_spent(server: JudgeServer) -> 
     assert server.calls == 1
 
 
+def test_twenty_concurrent_scores_against_a_budget_for_less_than_one_call_send_one(
+    server: JudgeServer,
+) -> None:
+    """The budget is a cap: each call reserves its expected cost before it is sent, so racing
+    scores cannot all go out on the last cent (before, all 20 did: 9.3 times the budget)."""
+    server.latency_s = 0.2
+    server.responder = lambda _body: '{"verdict": "yes", "reason": "it answers the question asked"}'
+    litellm = import_litellm()
+    # one call's price, from the tokens the server counts (cl100k) and litellm's cost table
+    probe = make_judge(server.url, cache_size=0)
+    asyncio.run(ask_judge("Relevant? JSON.", Verdict, data={"answer": "probe"}, judge=probe))
+    body = server.requests[-1].body
+    from .judge_server import count_tokens, prompt_tokens
+
+    reply = server.responder(body)
+    one_call = sum(
+        litellm.cost_per_token(
+            model=MODEL, prompt_tokens=prompt_tokens(body["messages"]), completion_tokens=count_tokens(reply)
+        )
+    )
+    calls_before = server.calls
+    budget = one_call * 0.6
+    judge = make_judge(server.url, cost_budget_usd_per_hour=budget, cache_size=0, concurrency=20)
+
+    async def twenty() -> list[Any]:
+        async def one(n: int) -> Any:
+            try:
+                return await ask_judge(
+                    "Relevant? JSON.", Verdict, data={"answer": f"answer {n:02d}"}, judge=judge
+                )
+            except JudgeError as exc:
+                return exc
+
+        return await asyncio.gather(*(one(n) for n in range(20)))
+
+    results = asyncio.run(twenty())
+    sent = server.calls - calls_before
+    skipped = [r for r in results if isinstance(r, JudgeError) and r.type == "budget"]
+    assert sent == 1 and len(skipped) == 19
+    spent = budget - judge.budget.available  # type: ignore[union-attr]
+    assert spent <= budget + one_call * 1.05  # at most one call's worth over
+
+
+def test_a_reservation_is_given_back_when_the_call_fails(server: JudgeServer) -> None:
+    server.then(Status(400))
+    # small, so that refilling (budget/3600 per second) cannot hide a reservation kept
+    judge = make_judge(server.url, cost_budget_usd_per_hour=0.01, cache_size=0)
+    error, _ = ask(judge)
+    assert isinstance(error, JudgeError) and error.type == "judge_error"
+    assert judge.budget is not None and judge.budget.available == pytest.approx(0.01, abs=1e-7)
+
+
 def test_building_judge_scorers_does_not_import_litellm() -> None:
     code = (
         "import sys\n"

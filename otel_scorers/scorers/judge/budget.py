@@ -9,7 +9,10 @@ from collections.abc import Callable
 
 class CostBudget:
     """An hourly budget as a token bucket: full at start, refilled continuously at
-    budget/3600 per second, spent by each call's cost. When it is empty, judges skip."""
+    budget/3600 per second. It is a cap: each call `reserve`s its expected cost before it is
+    sent, and is admitted only while something is left after the calls already reserved, then
+    `settle`s with what it really cost. However many calls race for the last cent, the
+    overshoot is at most one call's worth. When it is empty, judges skip."""
 
     def __init__(self, usd_per_hour: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.usd_per_hour = usd_per_hour
@@ -33,6 +36,23 @@ class CostBudget:
 
     def exhausted(self) -> bool:
         return self.available <= 0
+
+    def reserve(self, usd: float) -> bool:
+        """Set `usd` aside for a call about to be sent; False (nothing set aside) when the
+        budget is spent, counting what calls in flight have reserved."""
+        with self._lock:
+            self._refill()
+            if self._available <= 0:
+                return False
+            self._available -= usd
+            return True
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        """A reserved call finished: give back its reservation, take what it really cost
+        (None: nothing, as for a call that failed before the provider billed it)."""
+        with self._lock:
+            self._refill()
+            self._available += reserved - (actual or 0.0)
 
     def spend(self, usd: float) -> None:
         with self._lock:

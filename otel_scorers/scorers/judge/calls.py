@@ -26,11 +26,13 @@ from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError, describe_cause
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
 from otel_scorers.scorers.judge.retry import backoff_s, classify
-from otel_scorers.scorers.judge.usage import Completion, Message, Tally, completion_of
+from otel_scorers.scorers.judge.usage import Completion, Message, Tally, completion_of, judge_cost
 from otel_scorers.throttled_log import throttled
 
 T = TypeVar("T")
 _MAX_REPLY_IN_REPAIR = 4000
+#: Output tokens a model's first call is expected to cost, before it has replied once.
+_EXPECTED_OUTPUT_TOKENS = 400
 
 
 class Judge:
@@ -47,6 +49,7 @@ class Judge:
         )
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
+        self._output_tokens: dict[str, int] = {}  # per model, its last reply's: the next call's estimate
         self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
         self._inflight: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[Hashable, asyncio.Future[Any]]
@@ -174,8 +177,8 @@ class Judge:
             ) from None
 
     async def complete(self, messages: Sequence[Message], tally: Tally) -> Completion:
-        """One judge call, retried on timeouts, 429 and 5xx while the deadline allows. The budget
-        is checked once per score, by the caller, so a score is never cut off half-paid."""
+        """One judge call, retried on timeouts, 429 and 5xx while the deadline allows. Each
+        attempt reserves its expected cost from the hourly budget before it is sent."""
         model = tally.model
         if not provider.litellm_loaded():  # the first import takes seconds; not the judge's slowness
             started = time.monotonic()
@@ -202,11 +205,16 @@ class Judge:
                     raise JudgeError("timeout", self._no_reply(attempt), tally.usage())
                 if self.config.attempt_timeout_s is not None:
                     remaining = min(remaining, self.config.attempt_timeout_s)
+                reserved = self._reserve(litellm, model, messages, tally)
                 try:
                     response = await asyncio.wait_for(
                         litellm.acompletion(**self._request(litellm, model, messages)), remaining
                     )
-                except Exception as exc:
+                except BaseException as exc:
+                    if self.budget is not None:
+                        self.budget.settle(reserved, None)
+                    if not isinstance(exc, Exception):
+                        raise  # cancelled: the reservation is given back all the same
                     failure = exc
             if failure is not None:
                 kind, retryable, retry_after = classify(failure)
@@ -221,9 +229,33 @@ class Judge:
                 continue
             completion = completion_of(litellm, model, response)
             tally.add(messages, completion)
-            if self.budget is not None and completion.cost_usd is not None:
-                self.budget.spend(completion.cost_usd)
+            self._output_tokens[model] = completion.output_tokens
+            if self.budget is not None:
+                self.budget.settle(reserved, completion.cost_usd)
             return completion
+
+    def _reserve(self, litellm: Any, model: str, messages: Sequence[Message], tally: Tally) -> float:
+        """Reserve this call's expected cost (its prompt's tokens, and as many output tokens as
+        this model's last reply had) before it is sent; `JudgeError("budget")` when the hourly
+        cap leaves nothing for it."""
+        if self.budget is None:
+            return 0.0
+        expected = self._expected_cost(litellm, model, messages)
+        if not self.budget.reserve(expected):
+            try:
+                self._budget_spent()
+            except JudgeError as exc:
+                exc.usage = tally.usage()
+                raise
+        return expected
+
+    def _expected_cost(self, litellm: Any, model: str, messages: Sequence[Message]) -> float:
+        try:
+            prompt_tokens = int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))
+        except Exception:
+            prompt_tokens = sum(len(str(message.get("content", ""))) for message in messages) // 3
+        output_tokens = self._output_tokens.get(model, _EXPECTED_OUTPUT_TOKENS)
+        return judge_cost(litellm, model, prompt_tokens, output_tokens) or 0.0
 
     def _failed(self, failure: Exception, kind: str, model: str, attempt: int, tally: Tally) -> JudgeError:
         """The error for a call that will not be retried, logged (throttled) with its cause."""
