@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES, RUN_START_SCOPES
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
@@ -81,6 +82,12 @@ class TraceAssembler:
         self._run_names: dict[str, bool] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        # The open runs buffered here belong to the parent's threads, which the child has not.
+        self._lock = threading.Lock()
+        self._traces = {}
 
     @property
     def buffered_traces(self) -> int:

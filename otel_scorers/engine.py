@@ -14,7 +14,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
@@ -23,6 +22,7 @@ from opentelemetry import context as otel_context
 
 from otel_scorers.binding import Binding
 from otel_scorers.emitter import Emitter
+from otel_scorers.fork_safety import renew_in_child, restart_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.throttled_log import throttled
@@ -102,27 +102,29 @@ class ScoringEngine:
         self._yield: Callable[[], None] = _let_the_host_run if yield_to_host else _keep_going
         self._exports_behind = exports_behind
         self._periodic: list[tuple[float, Callable[[], None]]] = []
-        self._lock = threading.Lock()
+        self._started = False
         self._reset()
         metrics.observe_queue(lambda: len(self._queue), max_queue_size)
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
+        renew_in_child(self)
+        restart_in_child(self)
 
-            def reset_in_child() -> None:
-                engine = ref()
-                if engine is not None:
-                    engine._reset()
+    def renew_after_fork(self) -> None:
+        self._reset(closed=self._closed)  # a processor shut down in the parent stays shut down
 
-            os.register_at_fork(after_in_child=reset_in_child)
+    def restart_after_fork(self) -> None:
+        if self._started and not self._closed:  # running in the parent: in the child at once
+            self.start()
 
-    def _reset(self) -> None:
+    def _reset(self, closed: bool = False) -> None:
         """Fresh state: at construction and in a forked child, which must not share the parent's
-        queue or believe the parent's thread is its own."""
+        queue or locks, or believe the parent's thread is its own."""
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
         self._queue: deque[Job] = deque()
         self._pending = 0
         self._idle = threading.Condition(threading.Lock())
         self._sleeping = False
-        self._closed = False
+        self._closed = closed
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
@@ -144,8 +146,8 @@ class ScoringEngine:
                 "queue_full", "otel_scorers: scoring queue full (%d runs); dropping runs", len(self._queue)
             )
             return False
-        if self._thread is None:
-            self._start()
+        if self._thread is None:  # nobody called start() (the in-process processor always does)
+            self.start()
         with self._idle:
             self._pending += 1
         self._queue.append(job)
@@ -183,6 +185,8 @@ class ScoringEngine:
                 return
             self._closed = True
         finished = self.force_flush(timeout_s)
+        if self._thread is not None:
+            self._ready.wait(5.0)  # a thread started just now has no loop to stop yet
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None:
             if not finished:
@@ -198,19 +202,20 @@ class ScoringEngine:
 
     # ---- the loop thread -----------------------------------------------------------------
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the engine's thread, without waiting for it: jobs submitted before its loop runs
+        wait in the queue. The in-process processor calls this when it is built (and the fork
+        hook in a child), so an agent's thread never starts the engine or waits for it."""
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None or self._closed:
                 return
-            ready = threading.Event()
-            thread = threading.Thread(
-                target=self._thread_main, args=(ready,), name="otel-scorers", daemon=True
-            )
+            self._started = True
+            thread = threading.Thread(target=self._thread_main, name="otel-scorers", daemon=True)
             self._thread = thread
-            thread.start()
-            ready.wait(5.0)
+        thread.start()
 
-    def _thread_main(self, ready: threading.Event) -> None:
+    def _thread_main(self) -> None:
+        ready = self._ready
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)

@@ -9,6 +9,7 @@ from typing import Any
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
@@ -40,7 +41,11 @@ class Tally:
         self._keys = keys
         self._counts: dict[tuple[Any, ...], float] = {}
         self._lock = threading.Lock()
+        renew_in_child(self)
         meter.create_observable_counter(name, callbacks=[self._observe], unit=unit, description=description)
+
+    def renew_after_fork(self) -> None:
+        self._lock = threading.Lock()
 
     def add(self, amount: float, *values: Any) -> None:
         counts = self._counts

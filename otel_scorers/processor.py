@@ -26,6 +26,7 @@ from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
@@ -51,6 +52,12 @@ class _HeldSpans:
         self._timeout_s = timeout_s
         self._held: OrderedDict[int, tuple[ReadableSpan, float]] = OrderedDict()
         self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        # The parent's held run spans are the parent's to export: the child forgets them.
+        self._lock = threading.Lock()
+        self._held = OrderedDict()
 
     def hold(self, span: ReadableSpan) -> None:
         with self._lock:
@@ -174,6 +181,7 @@ class ScoringSpanProcessor(SpanProcessor):
             self.on_start = self.assembler.on_start  # type: ignore[method-assign]
             self.on_end = self.assembler.on_end  # type: ignore[method-assign,assignment]
         self._shut_down = False
+        self.engine.start()  # here, so that no agent thread ever starts it
 
     @classmethod
     def from_config(cls, source: str | Path | Config, **kwargs: Any) -> ScoringSpanProcessor:

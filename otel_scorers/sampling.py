@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 import time
 
+from otel_scorers.fork_safety import renew_in_child
+
 RANDOMNESS_BITS = 56
 _MAX_RANDOMNESS = 1 << RANDOMNESS_BITS
 _RANDOMNESS_MASK = _MAX_RANDOMNESS - 1
@@ -50,7 +52,7 @@ MAX_PER_MINUTE = 1_000_000
 class RateLimiter:
     """A token bucket: at most `per_minute` acquisitions a minute, with bursts up to that many."""
 
-    __slots__ = ("_capacity", "_last", "_lock", "_per_second", "_tokens")
+    __slots__ = ("__weakref__", "_capacity", "_last", "_lock", "_per_second", "_tokens")
 
     def __init__(self, per_minute: int) -> None:
         if not 1 <= per_minute <= MAX_PER_MINUTE:
@@ -61,6 +63,10 @@ class RateLimiter:
         self._per_second = per_minute / 60.0
         self._tokens = float(per_minute)
         self._last = time.monotonic()
+        self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
     def try_acquire(self, now: float | None = None) -> bool:

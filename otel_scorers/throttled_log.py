@@ -6,6 +6,8 @@ import logging
 import threading
 import time
 
+from otel_scorers.fork_safety import renew_in_child
+
 logger = logging.getLogger("otel_scorers")
 
 
@@ -18,6 +20,10 @@ class ThrottledLog:
         self._log = log
         self._last: dict[str, float] = {}
         self._suppressed: dict[str, int] = {}
+        self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
     def warning(self, key: str, message: str, *args: object, exc_info: bool = False) -> None:

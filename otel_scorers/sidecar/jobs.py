@@ -123,7 +123,7 @@ class ThreadScoring:
         self._prometheus_text = prometheus_text
 
     async def start(self) -> None:
-        """Nothing to do: the engine starts its thread with the first trace."""
+        self.engine.start()
 
     def submit(self, trace: PendingTrace) -> None:
         self.engine.submit(TraceJob(trace, self._done))
