@@ -45,7 +45,7 @@ def scored_processor() -> tuple[TracerProvider, ScoringSpanProcessor, ListExport
     exporter = ListExporter()
     provider = TracerProvider()
     processor = ScoringSpanProcessor(
-        [bind(checks.no_tool_errors(), max_per_minute=10**9)],
+        [bind(checks.no_tool_errors(), max_per_minute=1_000_000)],
         downstream=SimpleSpanProcessor(exporter),
         tracer_provider=provider,
         meter_provider=NoOpMeterProvider(),
