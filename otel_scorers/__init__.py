@@ -9,6 +9,8 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, ContextItem, JudgeUsage, Score, ScoreError, TokenUsage, ToolCall
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.scorers import checks, judge
+from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
+from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.protocol import Scorer, scorer
 from otel_scorers.version import __version__
 
@@ -25,6 +27,9 @@ __all__ = [
     "Config",
     "ConfigError",
     "ContextItem",
+    "Judge",
+    "JudgeConfig",
+    "JudgeError",
     "JudgeUsage",
     "Score",
     "ScoreError",
@@ -33,8 +38,10 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "__version__",
+    "ask_judge",
     "bind",
     "checks",
+    "llm_scorer",
     "load_config",
     "scorer",
     "scorers",

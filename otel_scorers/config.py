@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
+from otel_scorers import environment
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
 from otel_scorers.errors import ConfigError
@@ -63,10 +63,10 @@ class ScorerConfig(BaseModel):
 
 class ProcessorConfig(BaseModel):
     model_config = _STRICT
-    hold_timeout_s: float = Field(5.0, gt=0)
-    max_queue_size: int = Field(2048, ge=1)
-    max_traces: int = Field(4096, ge=1)
-    max_spans_per_trace: int = Field(2048, ge=1)
+    hold_timeout_s: float = Field(environment.default("hold_timeout_s"), gt=0)
+    max_queue_size: int = Field(int(environment.default("max_queue_size")), ge=1)
+    max_traces: int = Field(int(environment.default("max_traces")), ge=1)
+    max_spans_per_trace: int = Field(int(environment.default("max_spans_per_trace")), ge=1)
 
 
 class ListenConfig(BaseModel):
@@ -155,30 +155,13 @@ class Config(BaseModel):
         return build_bindings(self)
 
     def processor_options(self) -> dict[str, Any]:
+        """The `processor:` section, each setting overridden by its environment variable when set."""
         options = self.processor.model_dump()
-        for key, env in _PROCESSOR_ENV.items():
-            if env in os.environ:
-                options[key] = _env_number(env, type(options[key]))
+        for key in options:
+            found = environment.from_environment(key)
+            if found is not None:
+                options[key] = found
         return options
-
-
-_PROCESSOR_ENV = {
-    "hold_timeout_s": "OTEL_SCORERS_HOLD_TIMEOUT_S",
-    "max_queue_size": "OTEL_SCORERS_MAX_QUEUE_SIZE",
-    "max_traces": "OTEL_SCORERS_MAX_TRACES",
-    "max_spans_per_trace": "OTEL_SCORERS_MAX_SPANS_PER_TRACE",
-}
-
-
-def _env_number(name: str, kind: type) -> Any:
-    raw = os.environ[name]
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ConfigError(name, f"expected a number, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(name, f"must be positive, got {raw!r}")
-    return value
 
 
 def _loc(loc: Sequence[Any]) -> str:

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -22,6 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
+from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.emitter import Emitter, score_attributes
@@ -135,18 +136,23 @@ class ScoringSpanProcessor(SpanProcessor):
 
     def __init__(
         self,
-        scorers: Sequence[Binding | Scorer | Any],
+        scorers: Sequence[Binding | Scorer | Callable[[AgentRun], Any]],
         *,
         downstream: SpanProcessor | None = None,
-        hold_timeout_s: float = 5.0,
+        hold_timeout_s: float | None = None,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         logger_provider: LoggerProvider | None = None,
         export: OtlpScoreExport | None = None,
-        max_queue_size: int = 2048,
-        max_traces: int = 4096,
-        max_spans_per_trace: int = 2048,
+        max_queue_size: int | None = None,
+        max_traces: int | None = None,
+        max_spans_per_trace: int | None = None,
     ) -> None:
+        # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
+        hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
+        max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
+        max_traces = int(environment.resolve("max_traces", max_traces))
+        max_spans_per_trace = int(environment.resolve("max_spans_per_trace", max_spans_per_trace))
         bindings = [as_binding(item) for item in scorers]
         names = [binding.name for binding in bindings]
         duplicates = sorted({name for name in names if names.count(name) > 1})
