@@ -19,6 +19,7 @@ multiprocessing's resource tracker). Numbers depend on the machine (the load gen
 the sink and the server share its cores); the ratios are the result.
 
     python bench/sidecar.py [--seconds 6] [--in-flight 8] [--rates 0,0.01,0.1,1] [--inline-rates 0,0.01]
+                            [--scoring-processes 1,2]   (the phases at sampling 1, per process count)
 """
 
 from __future__ import annotations
@@ -264,10 +265,18 @@ def start_rotel(workdir: Path, port: int, sink_port: int | None) -> subprocess.P
 
 
 def start_sidecar(
-    workdir: Path, port: int, sink_port: int, scores_port: int, mode: str, rate: float, http_port: int
+    workdir: Path,
+    port: int,
+    sink_port: int,
+    scores_port: int,
+    mode: str,
+    rate: float,
+    http_port: int,
+    processes: int = 1,
 ) -> subprocess.Popen[bytes]:
     sidecar: dict[str, Any] = {
         "mode": mode,
+        "scoring_processes": processes,
         "grpc": {"port": port},
         "http": {"port": http_port},
         "export": {"endpoint": f"http://127.0.0.1:{scores_port}", "protocol": "grpc"},
@@ -369,6 +378,12 @@ def main() -> None:
         help="sampling rates of the checks for the tap-mode phases (comma-separated)",
     )
     parser.add_argument("--inline-rates", type=rates, default=[0.0, 0.01], help="the same for inline mode")
+    parser.add_argument(
+        "--scoring-processes",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[1],
+        help="sidecar.scoring_processes for each tap-mode phase at sampling 1 (comma-separated)",
+    )
     args = parser.parse_args()
 
     context = multiprocessing.get_context("spawn")
@@ -386,13 +401,16 @@ def main() -> None:
                 ("rotel, discarding", lambda port, _: start_rotel(workdir, port, None), False, None),
                 ("rotel, forwarding", lambda port, _: start_rotel(workdir, port, sink_port), True, None),
             ]
-            runs = [("tap", rate) for rate in args.rates] + [("inline", rate) for rate in args.inline_rates]
-            for mode, rate in runs:
+            runs = [("tap", rate, 1) for rate in args.rates if rate != 1]
+            runs += [("tap", 1.0, processes) for processes in args.scoring_processes if 1.0 in args.rates]
+            runs += [("inline", rate, 1) for rate in args.inline_rates]
+            for mode, rate, processes in runs:
+                suffix = f", {processes} scoring processes" if processes > 1 else ""
                 phases.append(
                     (
-                        f"sidecar {mode}, checks at rate {rate:g}",
-                        lambda port, http, mode=mode, rate=rate: start_sidecar(
-                            workdir, port, sink_port, scores_port, mode, rate, http
+                        f"sidecar {mode}, checks at rate {rate:g}{suffix}",
+                        lambda port, http, mode=mode, rate=rate, processes=processes: start_sidecar(
+                            workdir, port, sink_port, scores_port, mode, rate, http, processes
                         ),
                         mode == "inline",
                         free_port(),
@@ -417,14 +435,14 @@ def main() -> None:
         f"\nOTLP/gRPC, {SPANS_PER_REQUEST} spans a request, {args.in_flight} in flight, {args.seconds:g} s a phase"
     )
     header = (
-        f"{'phase':34} {'acked spans/s':>14} {'2nd half':>10} {'delivered/s':>12} {'x rotel discard':>16}"
+        f"{'phase':52} {'acked spans/s':>14} {'2nd half':>10} {'delivered/s':>12} {'x rotel discard':>16}"
     )
     print(f"{header} {'runs scored/s':>14} {'refusals':>9} {'peak RSS':>9}")
     for result in results:
         delivered = f"{result.delivered_per_s:12,.0f}" if result.delivered_per_s is not None else f"{'-':>12}"
         runs = result.runs_per_s
         print(
-            f"{result.name:34} {result.acked_per_s:14,.0f} {result.sustained_per_s:10,.0f} {delivered}"
+            f"{result.name:52} {result.acked_per_s:14,.0f} {result.sustained_per_s:10,.0f} {delivered}"
             f" {result.sustained_per_s / baseline:16.2f}"
             f" {runs:14,.0f} {result.refused:9d} {result.peak_rss_mb:7.0f}MB"
         )
@@ -432,11 +450,17 @@ def main() -> None:
     for result in results[2:]:
         if result.name.startswith("sidecar tap"):
             ratio = result.sustained_per_s / baseline
-            print(f"{result.name}: sustained / rotel discarding = {ratio:.2f} (goal >= 0.5)")
+            processes = (
+                int(result.name.split(", ")[-1].split()[0]) if "scoring processes" in result.name else 1
+            )
+            print(
+                f"{result.name}: sustained / rotel discarding = {ratio:.2f};"
+                f" runs scored/s per scoring process {result.runs_per_s / processes:,.0f}"
+            )
         else:
             ratio = (result.delivered_per_s or 0) / forwarding
             print(f"{result.name}: delivered / rotel delivered = {ratio:.2f} (goal >= 1)")
-    print(f"cores: {os.cpu_count()}")
+    print(f"cores: {os.cpu_count()}, load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,7 @@ class SidecarConfig(BaseModel):
     max_bytes: int = Field(256 * 1024 * 1024, ge=1024)
     max_runs_in_flight: int = Field(1024, ge=1)
     scoring_process: bool = True
+    scoring_processes: int = Field(1, ge=1, le=256)
     late_trace_memory: int = Field(100_000, ge=0)
     retry_after_s: float = Field(1.0, gt=0)
     shutdown_timeout_s: float = Field(10.0, gt=0)

@@ -103,6 +103,30 @@ def test_metrics_endpoint_serves_both_processes_once_per_family(capture: OtlpCap
     assert len(help_lines) == len(set(help_lines))
 
 
+def test_two_scoring_processes_share_the_traces_and_score_each_once(capture: OtlpCapture) -> None:
+    runs = DEMO_RUNS * 3  # 18 traces, sent one request each so that both processes get some
+    with RunningSidecar(
+        sidecar_document(capture.endpoint, scoring_processes=2, decision_wait_s=0.05)
+    ) as sidecar:
+        scoring = sidecar.service.scoring
+        assert isinstance(scoring, ProcessScoring)
+        pids = {child.process.pid for child in scoring._children if child is not None}
+        assert len(pids) == 2
+        for run in runs:
+            send_grpc(sidecar.grpc_endpoint, encode(agent_spans([run])).SerializeToString())
+        assert capture.wait_for(lambda: len(scores(capture)) >= 3 * len(runs), timeout_s=20)
+        text = metrics_text(sidecar)
+    evaluation_spans = [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
+    assert len(evaluation_spans) == 3 * len(runs)  # one per run and scorer: none twice, none lost
+    instances = {
+        resource["service.instance.id"] for resource, scope, _ in capture.spans() if scope == OWN_SCOPE
+    }
+    assert len(instances) == 2  # both processes scored
+    assert sample(text, "otel_scorers_runs_total", otel_scorers_outcome="assembled") == len(runs)
+    scored = [span for span in evaluation_spans if "otel_scorers.skipped" not in attrs(span.attributes)]
+    assert sample(text, "gen_ai_evaluation_results_total") == len(scored)  # both processes' counts
+
+
 def test_merged_exposition_adds_up_the_same_series_and_keeps_the_others() -> None:
     ours = (
         b"# HELP runs_total Runs.\n# TYPE runs_total counter\n"
@@ -125,7 +149,7 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
     with RunningSidecar(sidecar_document(capture.endpoint, scorers=slow, decision_wait_s=0.05)) as sidecar:
         scoring = sidecar.service.scoring
         assert isinstance(scoring, ProcessScoring)
-        first = scoring._child
+        first = scoring._children[0]
         assert first is not None
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[:1])).SerializeToString())
         deadline = time.monotonic() + 10
@@ -134,9 +158,11 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
         assert first.pending, "the trace never reached the scoring process"
         os.kill(first.process.pid, signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while (scoring._child is first or not scoring._child.ready.is_set()) and time.monotonic() < deadline:  # type: ignore[union-attr]
+        while (
+            scoring._children[0] is first or not scoring._children[0].ready.is_set()
+        ) and time.monotonic() < deadline:  # type: ignore[union-attr]
             time.sleep(0.05)
-        assert scoring._child is not first
+        assert scoring._children[0] is not first
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[1:2])).SerializeToString())
         assert capture.wait_for(lambda: len(scores(capture)) >= 1, timeout_s=15)
         text = metrics_text(sidecar)

@@ -47,7 +47,11 @@ class Sidecar:
         self.scoring: Scoring
         if settings.scoring_process and telemetry is None:
             self.scoring = ProcessScoring(
-                config, self.metrics, self._job_done, self.telemetry.prometheus_text
+                config,
+                self.metrics,
+                self._job_done,
+                self.telemetry.prometheus_text,
+                processes=settings.scoring_processes,
             )
         else:
             engine = sidecar_engine(bindings, self.telemetry, self.metrics, settings.max_runs_in_flight)

@@ -1,8 +1,9 @@
 """Scoring in a child process, so that receiving and scoring each have a core of their own.
 
 One Python process runs one thread at a time: a sidecar that receives and scores in the same
-process gives its receivers whatever time scoring leaves them, and with the checks on, most of a
-run's cost is emitting its scores (an SDK span, a log record, metric updates, OTLP encoding).
+process gives its receivers whatever time scoring leaves them, and with the checks on, scoring
+(building the runs, the checks, metric updates, writing the scores as OTLP) costs more than
+receiving.
 With `sidecar.scoring_process: true` (the default) the receiving process keeps the loop, the
 receivers and trace assembly; a spawned child builds the runs, scores them and exports the
 scores with its own OpenTelemetry SDK providers (same `export` settings, its own
@@ -10,9 +11,11 @@ scores with its own OpenTelemetry SDK providers (same `export` settings, its own
 
 A ready trace goes to the child as an OTLP request holding the spans of its runs' subtrees; the
 score attributes of each run come back (inline mode attaches them to the held run spans).
-`/metrics` serves both processes' metrics, merged. If the child dies, the traces it had are
-counted as dropped (`otel_scorers.runs{outcome=dropped, reason=worker_exited}`) and a new child
-is started. The child exits when its parent does.
+`sidecar.scoring_processes: N` starts N such children (each ready trace goes to the one with
+the fewest traces in hand), for machines with the cores. `/metrics` serves every process's
+metrics, merged. If a child dies, the traces it had are counted as dropped
+(`otel_scorers.runs{outcome=dropped, reason=worker_exited}`) and a new child is started in its
+place. The children exit when their parent does.
 """
 
 from __future__ import annotations
@@ -66,20 +69,23 @@ _METRICS_TIMEOUT_S = 2.0
 
 @dataclass(eq=False)
 class _Child:
-    """One incarnation of the scoring process, with the traces it was given."""
+    """One incarnation of a scoring process (slot `index`), with the traces it was given."""
 
+    index: int
     process: multiprocessing.process.BaseProcess
     connection: Connection
     outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
     pending: dict[int, PendingTrace] = field(default_factory=dict)
     alive: bool = True
     ready: threading.Event = field(default_factory=threading.Event)
+    stopped: threading.Event = field(default_factory=threading.Event)
 
 
 class ProcessScoring:
-    """`Scoring` in a child process: jobs go down a pipe (a sending thread, so the loop never
-    blocks on it), results come back on a receiving thread, which also notices the child's exit
-    and starts a new one."""
+    """`Scoring` in `processes` child processes: each ready trace goes to the child with the
+    fewest traces in hand, down a pipe (a sending thread per child, so the loop never blocks on
+    it); results come back on a receiving thread per child, which also notices its exit and
+    starts a new one in its place."""
 
     def __init__(
         self,
@@ -87,7 +93,10 @@ class ProcessScoring:
         metrics: PipelineMetrics,
         done: Done,
         own_prometheus_text: Callable[[], bytes],
+        processes: int = 1,
     ) -> None:
+        if processes < 1:
+            raise ValueError(f"processes must be at least 1, got {processes}")
         self._config = config
         self._metrics = metrics
         self._done = done
@@ -95,28 +104,32 @@ class ProcessScoring:
         self._context = multiprocessing.get_context("spawn")  # never fork a process running gRPC
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._child: _Child | None = None
+        self._processes = processes
+        self._children: list[_Child | None] = [None] * processes
         self._stopping = False
-        self._stopped = threading.Event()
         self._metric_waiters: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[bytes]]] = {}
 
     async def start(self, timeout_s: float = 60.0) -> None:
-        """Start the scoring process and wait until it can score."""
+        """Start the scoring processes and wait until each can score."""
         with self._lock:
-            child = self._child = self._spawn()
-        if not await asyncio.to_thread(child.ready.wait, timeout_s):
-            raise RuntimeError(f"the scoring process did not start within {timeout_s:g} s")
-        if not child.alive:
-            raise RuntimeError(f"the scoring process exited while starting (code {child.process.exitcode})")
+            children = [self._spawn(index) for index in range(self._processes)]
+            self._children = list(children)
+        for child in children:
+            if not await asyncio.to_thread(child.ready.wait, timeout_s):
+                raise RuntimeError(f"the scoring process did not start within {timeout_s:g} s")
+            if not child.alive:
+                raise RuntimeError(
+                    f"the scoring process exited while starting (code {child.process.exitcode})"
+                )
 
-    def _spawn(self) -> _Child:
+    def _spawn(self, index: int) -> _Child:
         ours, theirs = self._context.Pipe()
         process = self._context.Process(
-            target=worker_main, args=(self._config, theirs), name="otel-scorers-worker", daemon=True
+            target=worker_main, args=(self._config, theirs), name=f"otel-scorers-worker-{index}", daemon=True
         )
         process.start()
         theirs.close()
-        child = _Child(process, ours)
+        child = _Child(index, process, ours)
         threading.Thread(
             target=self._send_forever, args=(child,), name="otel-scorers-send", daemon=True
         ).start()
@@ -125,16 +138,18 @@ class ProcessScoring:
         ).start()
         return child
 
+    def _alive(self) -> list[_Child]:
+        return [child for child in self._children if child is not None and child.alive]
+
     # ---- Scoring ---------------------------------------------------------------------------
 
     def submit(self, trace: PendingTrace) -> None:
         spans = run_subtrees(trace.spans, trace.run_spans)
         payload = encode_spans((item, {}) for item in spans)
         with self._lock:
-            child = self._child
-            if child is None or not child.alive:
-                child = None
-            else:
+            alive = self._alive()
+            child = min(alive, key=lambda candidate: len(candidate.pending)) if alive else None
+            if child is not None:
                 job_id = next(self._ids)
                 child.pending[job_id] = trace
                 child.outbox.put(pickle.dumps(("job", job_id, payload)))
@@ -143,40 +158,44 @@ class ProcessScoring:
             self._done(trace, None)
 
     def shutdown(self, timeout_s: float) -> None:
-        """Let the child score what it has within the timeout, flush its exports and exit."""
+        """Let the children score what they have within the timeout, flush their exports and exit."""
         with self._lock:
             self._stopping = True
-            child = self._child
-        if child is None:
-            return
-        child.outbox.put(pickle.dumps(("stop", max(0.1, timeout_s - 1.0))))
-        # The receiving thread joins the process when its pipe closes, then says so.
-        if not self._stopped.wait(timeout_s + 5.0):
-            logger.warning("otel_scorers: the scoring process did not stop in time; terminating it")
-            child.process.terminate()
-            self._stopped.wait(5.0)
+            children = [child for child in self._children if child is not None]
+        stop = pickle.dumps(("stop", max(0.1, timeout_s - 1.0)))
+        for child in children:
+            child.outbox.put(stop)
+        # Each receiving thread joins its process when the pipe closes, then says so.
+        deadline = time.monotonic() + timeout_s + 5.0
+        for child in children:
+            if not child.stopped.wait(max(0.0, deadline - time.monotonic())):
+                logger.warning("otel_scorers: a scoring process did not stop in time; terminating it")
+                child.process.terminate()
+                child.stopped.wait(5.0)
 
     async def prometheus_text(self) -> bytes:
         own = self._own_prometheus_text()
+        loop = asyncio.get_running_loop()
+        waiting: list[tuple[int, asyncio.Future[bytes]]] = []
         with self._lock:
-            child = self._child
-            if child is None or not child.alive:
-                return own
-            request = next(self._ids)
-            loop = asyncio.get_running_loop()
-            future: asyncio.Future[bytes] = loop.create_future()
-            self._metric_waiters[request] = (loop, future)
-            child.outbox.put(pickle.dumps(("metrics", request)))
+            for child in self._alive():
+                request = next(self._ids)
+                future: asyncio.Future[bytes] = loop.create_future()
+                self._metric_waiters[request] = (loop, future)
+                child.outbox.put(pickle.dumps(("metrics", request)))
+                waiting.append((request, future))
+        texts = [own]
         try:
-            theirs = await asyncio.wait_for(future, _METRICS_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            throttled.warning(
-                "worker_metrics", "otel_scorers: the scoring process did not report its metrics in time"
-            )
-            return own
+            done, late = await asyncio.wait([future for _, future in waiting], timeout=_METRICS_TIMEOUT_S)
+            if late:
+                throttled.warning(
+                    "worker_metrics", "otel_scorers: a scoring process did not report its metrics in time"
+                )
+            texts.extend(future.result() for _, future in waiting if future in done)
         finally:
-            self._metric_waiters.pop(request, None)
-        return merge_prometheus_text(own, theirs)
+            for request, _ in waiting:
+                self._metric_waiters.pop(request, None)
+        return merge_prometheus_text(*texts) if len(texts) > 1 else own
 
     # ---- the pipe --------------------------------------------------------------------------
 
@@ -225,7 +244,7 @@ class ProcessScoring:
         if lost:
             self._metrics.run_outcome("dropped", "worker_exited", len(lost))
         if stopping:
-            self._stopped.set()
+            child.stopped.set()
             return
         logger.error(
             "otel_scorers: the scoring process exited (code %s) with %d traces; starting a new one",
@@ -235,9 +254,9 @@ class ProcessScoring:
         time.sleep(_RESTART_DELAY_S)
         with self._lock:
             if not self._stopping:
-                self._child = self._spawn()
+                self._children[child.index] = self._spawn(child.index)
                 return
-        self._stopped.set()
+        child.stopped.set()
 
 
 def _resolve(future: asyncio.Future[bytes], text: bytes) -> None:
