@@ -18,7 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from opentelemetry import trace
+from opentelemetry._logs import get_logger_provider
 from opentelemetry.context import Context
+from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
@@ -164,6 +167,9 @@ class ScoringSpanProcessor(SpanProcessor):
         if export is not None:
             # Evaluation spans carry the resource they would have had through the tracer provider.
             export.start(tracer_provider.resource if isinstance(tracer_provider, SdkTracerProvider) else None)
+        self._tracer_provider = tracer_provider
+        self._logger_provider = logger_provider
+        self._flushing = threading.local()
         emitter = Emitter(self.metrics, tracer_provider, logger_provider, export)
         self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
         # A trace is worth buffering when the most permissive binding would sample it.
@@ -219,14 +225,38 @@ class ScoringSpanProcessor(SpanProcessor):
         self.engine.submit(_TraceJob(completed, self._held))
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Score and emit every run that ended before the call, then flush where the scores went.
+
+        The evaluation spans of the last runs reach the tracer provider's processors during
+        this call: a `provider.force_flush()` that had already flushed an exporting processor
+        added before this one would return with them still queued. So the providers are flushed
+        again from here, once (the provider calls this method back: that call skips them)."""
         deadline = time.monotonic() + timeout_millis / 1000
+
+        def remaining_ms() -> int:
+            return max(0, int((deadline - time.monotonic()) * 1000))
+
         flushed = self.engine.force_flush(timeout_millis / 1000)
         if self._export is not None:
-            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            flushed = self._export.force_flush(remaining_ms) and flushed
+            flushed = self._export.force_flush(remaining_ms()) and flushed
         if self._downstream is not None:
-            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            flushed = self._downstream.force_flush(remaining_ms) and flushed
+            flushed = self._downstream.force_flush(remaining_ms()) and flushed
+        if self._export is None and not getattr(self._flushing, "providers", False):
+            self._flushing.providers = True
+            try:
+                flushed = self._flush_providers(remaining_ms) and flushed
+            finally:
+                self._flushing.providers = False
+        return flushed
+
+    def _flush_providers(self, remaining_ms: Callable[[], int]) -> bool:
+        tracer_provider = self._tracer_provider or trace.get_tracer_provider()
+        logger_provider = self._logger_provider or get_logger_provider()
+        flushed = True
+        if isinstance(tracer_provider, SdkTracerProvider):
+            flushed = tracer_provider.force_flush(remaining_ms()) and flushed
+        if isinstance(logger_provider, SdkLoggerProvider):
+            flushed = logger_provider.force_flush(remaining_ms()) and flushed
         return flushed
 
     def shutdown(self, timeout_s: float = 30.0) -> None:

@@ -10,7 +10,13 @@ import time
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.metrics import NoOpMeterProvider
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.trace import StatusCode
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
@@ -18,6 +24,7 @@ from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import RunRecorder, Telemetry
+from .otlp_capture import OtlpCapture
 
 PARIS = ScriptedRun(
     "What's the weather in Paris?", [("get_weather", {"city": "Paris"})], "Sunny, 21°C in Paris."
@@ -429,3 +436,42 @@ def test_a_forked_child_scores_with_its_own_engine(telemetry: Telemetry) -> None
     weather.run(PARIS)
     assert processor.force_flush(5000), "the parent's engine is unaffected"
     assert len(evaluation_spans(telemetry)) == 2
+
+
+@pytest.mark.parametrize("exporter_first", [True, False], ids=["exporter added first", "scoring added first"])
+def test_provider_force_flush_exports_the_evaluations_of_every_run_ended_before_it(
+    exporter_first: bool,
+) -> None:
+    with OtlpCapture() as capture:
+        provider = TracerProvider()
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(
+            BatchLogRecordProcessor(OTLPLogExporter(endpoint=capture.endpoint, insecure=True))
+        )
+        exporting = BatchSpanProcessor(OTLPSpanExporter(endpoint=capture.endpoint, insecure=True))
+
+        @scorer
+        async def considered(run: AgentRun) -> float:  # still scoring when the flush starts
+            await asyncio.sleep(0.2)
+            return 1.0
+
+        scoring = ScoringSpanProcessor(
+            [checks.no_tool_errors(), considered],
+            tracer_provider=provider,
+            logger_provider=logger_provider,
+            meter_provider=NoOpMeterProvider(),
+        )
+        for processor in (exporting, scoring) if exporter_first else (scoring, exporting):
+            provider.add_span_processor(processor)
+        weather = ExampleAgent(tracer=provider.get_tracer("example-agent"))
+        for _ in range(5):
+            weather.run(PARIS)
+        try:
+            assert provider.force_flush(10_000)
+            evaluations = [span.name for span in capture.span_list() if span.name.startswith("evaluate ")]
+            events = list(capture.log_records())
+        finally:
+            provider.shutdown()
+            logger_provider.shutdown()
+    assert sorted(evaluations) == ["evaluate considered"] * 5 + ["evaluate no_tool_errors"] * 5
+    assert len(events) == 10
