@@ -20,6 +20,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
+from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.protocol import Scorer, ScoreResult, as_scorer
 
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
@@ -75,6 +76,9 @@ class Binding:
         started = time.perf_counter()
         try:
             result = self.scorer.score(run)
+        except TimeoutError as exc:  # a check that gave up in time (a regular expression)
+            error = ScoreError("timeout", str(exc) or f"scorer did not finish within {self.timeout_s:g}s")
+            return Score(self.name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
         if type(result) is not float and inspect.isawaitable(result):
@@ -174,6 +178,8 @@ def bind(
         limiter = RateLimiter(max_per_minute) if max_per_minute is not None else None
     except ValueError as exc:
         raise ConfigError("max_per_minute", str(exc)) from None
+    if isinstance(the_scorer, Check):  # a check whose cost depends on its input keeps to the timeout
+        the_scorer = the_scorer.within(timeout_s)
     return Binding(
         scorer=the_scorer,
         name=name or the_scorer.name,

@@ -221,4 +221,6 @@ def _verdict(evaluation: ReadableSpan | None, run_attributes: Any, name: str) ->
     on_span = SCORE_ATTRIBUTE_PREFIX + name in run_attributes and (
         not label or LABEL_ATTRIBUTE_PREFIX + name in run_attributes
     )
-    return f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"
+    verdict = f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"
+    explanation = attributes.get("gen_ai.evaluation.explanation")
+    return f"{verdict}  {explanation}" if label == "fail" and explanation else verdict

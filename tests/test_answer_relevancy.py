@@ -102,6 +102,9 @@ def evaluate(scorer: Any, run: AgentRun, timeout_s: float = 30.0) -> Score:
         (["yes", "maybe"], 0.3, 1, 0.5),  # anything else counts as no
         (["no", "no"], 0.3, 1, 0.0),
         ([], 0.3, 1, 0.0),
+        # Mastra's round2 (the spec's worked examples): Python's round gives 0.57 and 0.22.
+        (["yes", "unsure"], 0.15, 1, 0.58),  # 1.15 / 2 = 0.575
+        (["unsure", "no"], 0.45, 1, 0.23),  # 0.45 / 2 = 0.225
     ],
 )
 def test_the_score_is_computed_from_the_verdicts(

@@ -48,6 +48,7 @@ def test_vector(case: dict[str, Any]) -> None:
     score = score_case(case)
     assert score.error is None and score.skipped is None
     assert score.value == pytest.approx(case["expected_score"], abs=1e-9)
+    assert score.reason and "\n" not in score.reason, "every result says in one line what decided it"
     binary = case["check"] != "similarity" or case["args"].get("threshold") is not None
     if binary:
         assert score.label == ("pass" if case["expected_score"] == 1 else "fail")
@@ -59,14 +60,14 @@ def test_python_api_takes_the_first_argument_positionally() -> None:
     run = make_run(
         "It is sunny", [{"name": "get_weather", "state": "ok"}, {"name": "get_weather", "state": "ok"}]
     )
-    assert checks.called_tool("get_weather", times=2).score(run) == 1.0
-    assert checks.called_tool("get_weather", times=3).score(run) == 0.0
-    assert checks.max_tool_calls(1).score(run) == 0.0
-    assert checks.no_tool_errors().score(run) == 1.0
-    assert checks.includes("SUNNY").score(run) == 1.0
-    assert checks.includes("SUNNY", ignore_case=False).score(run) == 0.0
-    assert checks.tool_order(["get_weather", "get_weather"]).score(run) == 1.0
-    assert checks.matches(re.compile(r"sun+y")).score(run) == 1.0
+    assert checks.called_tool("get_weather", times=2).score(run).value == 1.0
+    assert checks.called_tool("get_weather", times=3).score(run).value == 0.0
+    assert checks.max_tool_calls(1).score(run).value == 0.0
+    assert checks.no_tool_errors().score(run).value == 1.0
+    assert checks.includes("SUNNY").score(run).value == 1.0
+    assert checks.includes("SUNNY", ignore_case=False).score(run).value == 0.0
+    assert checks.tool_order(["get_weather", "get_weather"]).score(run).value == 1.0
+    assert checks.matches(re.compile(r"sun+y")).score(run).value == 1.0
 
 
 def test_similarity_counts_code_points_not_utf16_units() -> None:
@@ -100,3 +101,132 @@ def test_invalid_regex_names_the_pattern() -> None:
         checks.matches("(")
     with pytest.raises(ValueError, match="unknown flag"):
         checks.matches("a", flags="x")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "output", "expected"),
+    [
+        # `^` + pattern + `$` as written, no group: "starts with a, or ends with b".
+        ("a|b", "", "a and more", 1.0),
+        ("a|b", "", "more and b", 1.0),
+        ("a|b", "", "x a x b x", 0.0),
+        # Without m, `$` is the very end: no trailing newline, unlike Python's `$`.
+        ("sunny", "", "sunny\n", 0.0),
+        ("sunny", "", "sunny", 1.0),
+        # With m, a whole line matching is enough.
+        ("sunny", "m", "cloudy\nsunny\nwarm", 1.0),
+        ("sunny", "", "cloudy\nsunny\nwarm", 0.0),
+        ("SUNNY", "i", "sunny", 1.0),
+    ],
+)
+def test_matches_exact_anchors_the_pattern_as_written(
+    pattern: str, flags: str, output: str, expected: float
+) -> None:
+    assert checks.matches(pattern, flags=flags, exact=True).score(make_run(output)).value == expected
+
+
+def test_matches_exact_keeps_a_compiled_patterns_flags() -> None:
+    check = checks.matches(re.compile("line two", re.IGNORECASE | re.MULTILINE), exact=True)
+    assert check.score(make_run("line one\nLINE TWO")).value == 1.0
+
+
+def test_a_catastrophic_pattern_does_not_hold_the_interpreter() -> None:
+    import threading
+    import time
+
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    other = threading.Thread(target=count)
+    other.start()
+    try:
+        # The shape the hardening audit found: (a+)+$ on "a"*28 + "!" (18.8 s with `re`).
+        started = time.perf_counter()
+        score = bind(checks.matches(r"(a+)+$"), timeout_s=1.0).evaluate(make_run("a" * 28 + "!"))
+        assert isinstance(score, Score)
+        assert score.error is None and score.value == 0.0
+        assert time.perf_counter() - started < 1.0
+        # A pattern that does backtrack for ever gives up at the binding's timeout, and the other
+        # thread kept running all along (the search releases the interpreter lock).
+        before, started = ticks, time.perf_counter()
+        score = bind(checks.matches(r"(a|aa)+$"), timeout_s=0.3).evaluate(make_run("a" * 60 + "!"))
+        elapsed = time.perf_counter() - started
+    finally:
+        stop.set()
+        other.join()
+    assert isinstance(score, Score)
+    assert score.error is not None and score.error.type == "timeout"
+    assert score.value is None
+    assert elapsed < 2.0
+    assert ticks - before > elapsed * 1000 * 0.3, "the other thread ran while the pattern was searched"
+
+
+def tools(*calls: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"name": name, "state": state} for name, state in calls]
+
+
+@pytest.mark.parametrize(
+    ("check", "output", "calls", "reason"),
+    [
+        (checks.called_tool("get_weather"), "x", tools(), "get_weather called 0 times, wanted at least 1"),
+        (
+            checks.max_tool_calls(2),
+            "x",
+            tools(("a", "ok"), ("b", "ok"), ("c", "ok")),
+            "3 tool calls, at most 2 allowed",
+        ),
+        (checks.includes("sunny"), "It rains", tools(), 'output does not contain "sunny"'),
+        (
+            checks.includes("Sunny", ignore_case=False),
+            "sunny",
+            tools(),
+            'output does not contain "Sunny" (case-sensitive)',
+        ),
+        (checks.excludes("sorry"), "Sorry!", tools(), 'output contains "sorry"'),
+        (checks.equals("paris"), "Paris.", tools(), 'output differs from "paris" (length 6)'),
+        (
+            checks.equals("paris"),
+            "parks",
+            tools(),
+            'output differs from "paris" (first difference at character 4)',
+        ),
+        (checks.matches(r"\d+°C", exact=True), "21°C!", tools(), "output does not match /\\d+°C/ as a whole"),
+        (
+            checks.similarity("abcd", threshold=0.9),
+            "abce",
+            tools(),
+            'bigram similarity 0.67 to "abcd", below 0.9',
+        ),
+        (
+            checks.did_not_call("delete_user"),
+            "x",
+            tools(("delete_user", "ok")),
+            "delete_user called once, wanted never",
+        ),
+        (
+            checks.tool_order(["search", "summarize"]),
+            "x",
+            tools(("summarize", "ok"), ("search", "ok")),
+            "summarize (step 2 of 2) not called after search; calls: summarize, search",
+        ),
+        (checks.used_no_tools(), "x", tools(("search", "ok")), "1 tool call (search), wanted none"),
+        (
+            checks.no_tool_errors(),
+            "x",
+            tools(("search", "incomplete"), ("a", "error")),
+            "search did not finish (and 1 more)",
+        ),
+        (checks.no_tool_errors(), "x", tools(("search", "ok")), "1 tool call, none failed"),
+    ],
+)
+def test_a_reason_says_what_decided_the_value(
+    check: checks.Check, output: str, calls: list[dict[str, str]], reason: str
+) -> None:
+    score = bind(check).evaluate(make_run(output, calls))
+    assert isinstance(score, Score) and score.reason == reason

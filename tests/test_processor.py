@@ -77,6 +77,24 @@ def test_evaluation_spans_are_children_of_the_run_span(telemetry: Telemetry) -> 
     assert evaluations["evaluate includes"].attributes["gen_ai.evaluation.name"] == "includes"
 
 
+def test_a_failing_checks_reason_reaches_its_span_and_event(telemetry: Telemetry) -> None:
+    processor = attach(telemetry, [checks.no_tool_errors(), checks.excludes("sorry")])
+    agent(telemetry).run(ATLANTIS)
+    assert processor.force_flush(5000)
+    explanations = {
+        span.name: span.attributes["gen_ai.evaluation.explanation"] for span in evaluation_spans(telemetry)
+    }
+    assert explanations["evaluate excludes"] == 'output contains "sorry"'
+    assert explanations["evaluate no_tool_errors"].startswith("get_weather failed: ")
+    assert "Atlantis" in explanations["evaluate no_tool_errors"]
+    events = {
+        event.log_record.attributes["gen_ai.evaluation.name"]: event.log_record.attributes
+        for event in telemetry.events()
+    }
+    assert events["excludes"]["gen_ai.evaluation.explanation"] == 'output contains "sorry"'
+    assert events["excludes"]["gen_ai.evaluation.score.label"] == "fail"
+
+
 def test_evaluation_result_events_carry_the_run_span_context(telemetry: Telemetry) -> None:
     processor = attach(telemetry, [checks.no_tool_errors()])
     agent(telemetry).run(ATLANTIS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import OWN_SCOPE, SpanEvent, SpanRecord
 from tests.spans import only_run, span
@@ -156,6 +158,41 @@ def test_tool_states() -> None:
     assert by_name["ok_tool"].result == {"temp": 21}
     assert by_name["exception_event"].error == "ValueError: bad city"
     assert run.tool_names == [s.name.removeprefix("execute_tool ") for s in spans[1:]], "start order"
+
+
+@pytest.mark.parametrize(
+    ("error", "state"),
+    [
+        ({}, "result_error"),  # any object or array is true in JavaScript, even empty
+        ([], "result_error"),
+        ({"code": 3}, "result_error"),
+        (" ", "result_error"),  # a non-empty string, even blank
+        ("no station", "result_error"),
+        (-1, "result_error"),
+        (0.5, "result_error"),
+        (True, "result_error"),
+        (None, "ok"),
+        (False, "ok"),
+        (0, "ok"),
+        (0.0, "ok"),
+        ("", "ok"),
+    ],
+)
+def test_a_result_error_is_read_with_javascript_truthiness(error: object, state: str) -> None:
+    root = run_span()
+    result = json.dumps({"error": error, "data": 1})
+    run = only_run([root, tool(root, "lookup", gen_ai__tool__call__result=result)])
+    assert run.tool_calls[0].state == state
+
+
+def test_a_result_errors_text_is_the_error_as_json_unless_it_is_a_string() -> None:
+    root = run_span()
+    spans = [
+        root,
+        tool(root, "a", gen_ai__tool__call__result=json.dumps({"error": {"code": 3}})),
+        tool(root, "b", gen_ai__tool__call__result=json.dumps({"error": "no station"})),
+    ]
+    assert [call.error for call in only_run(spans).tool_calls] == ['{"code":3}', "no station"]
 
 
 def test_a_requested_call_no_tool_span_answers_is_incomplete() -> None:

@@ -20,6 +20,8 @@ from otel_scorers.conventions.messages import (
     decode_json,
     genai_messages,
     last_user_text,
+    result_error_text,
+    result_has_error,
     span_failed,
     span_tool_call,
 )
@@ -84,8 +86,8 @@ class MastraConvention:
         ):
             state = "error"
             error = error or as_str(attributes.get("error.message")) or "tool failed"
-        elif isinstance(result, Mapping) and result.get("error"):
-            state, error = "result_error", str(result["error"])
+        elif result_has_error(result):
+            state, error = "result_error", result_error_text(result)
         return span_tool_call(
             span,
             name=as_str(attributes.get("gen_ai.tool.name")) or _name_suffix(span.name) or span.name,

@@ -160,8 +160,26 @@ def span_failed(span: SpanRecord) -> str | None:
 
 
 def result_has_error(result: Any) -> bool:
-    """A result object with a top-level `error` that is not null/false/empty."""
-    return isinstance(result, Mapping) and bool(result.get("error"))
+    """A result object with a top-level `error` that JavaScript reads as true (Mastra's rule): any
+    object or array (even empty), a non-empty string, a non-zero number, `true`."""
+    if not isinstance(result, Mapping) or "error" not in result:
+        return False
+    error = result["error"]
+    if error is None or error is False:
+        return False
+    if isinstance(error, (Mapping, list, tuple)) or error is True:
+        return True
+    if isinstance(error, str):
+        return error != ""
+    if isinstance(error, (int, float)):
+        return error == error and error != 0  # NaN and 0 are false
+    return True
+
+
+def result_error_text(result: Mapping[str, Any]) -> str:
+    """The `error` of a result that has one, as text: a string as is, anything else as JSON."""
+    error = result["error"]
+    return error if isinstance(error, str) else orjson.dumps(error, default=str).decode()[:1000]
 
 
 def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
@@ -171,7 +189,7 @@ def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
     if failure is not None:
         return "error", failure
     if result_has_error(result):
-        return "result_error", str(result["error"])  # type: ignore[index]
+        return "result_error", result_error_text(result)
     return "ok", None
 
 

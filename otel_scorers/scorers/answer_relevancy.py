@@ -25,6 +25,7 @@ from otel_scorers.scorers.judge import (
     delimit,
     require_litellm,
 )
+from otel_scorers.scorers.rounding import round2
 
 #: Part of the cache key: a change to the prompts or their reading must bump it.
 PROMPT_VERSION = "answer_relevancy/1"
@@ -186,13 +187,13 @@ def preprocess(run: AgentRun) -> Score | None:
 
 
 def score_verdicts(verdicts: Sequence[str], uncertainty_weight: float = 0.3, scale: float = 1.0) -> float:
-    """round((yes + uncertainty_weight * unsure) / verdicts * scale, 2); 0 without verdicts.
+    """round2((yes + uncertainty_weight * unsure) / verdicts * scale); 0 without verdicts.
     Verdicts are read case-insensitively after trimming; anything else counts as no."""
     if not verdicts:
         return 0.0
     read = [verdict.strip().lower() for verdict in verdicts]
     relevant = read.count("yes") + uncertainty_weight * read.count("unsure")
-    return round(relevant / len(read) * scale, 2)
+    return round2(relevant / len(read) * scale)
 
 
 async def analyze_single(judge: Judge, question: str, answer: str, tally: Tally) -> Analysis:

@@ -1,8 +1,9 @@
 """The eleven quick checks: zero-LLM scorers with the semantics of Mastra's Quick Checks.
 
 Each factory takes the spec's arguments (the first one positional) and returns a `Check`, a
-scorer whose `score(run)` returns 1.0 or 0.0 (or, for `similarity` without a threshold, the raw
-coefficient). Semantics: `docs/checks.md`; every case of its vectors is a test.
+scorer whose `score(run)` returns a `Score` of 1.0 or 0.0 (or, for `similarity` without a
+threshold, the raw coefficient) with a one-line reason that says what decided it. Semantics:
+`docs/checks.md`; every case of its vectors is a test.
 """
 
 from __future__ import annotations
@@ -14,25 +15,52 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from otel_scorers.model import AgentRun
+import regex
+
+from otel_scorers.model import AgentRun, Score, ToolCall
 
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_NOTHING: frozenset[str] = frozenset()
 _FAILED_STATES = frozenset({"error", "incomplete", "result_error"})
+#: How long one regular-expression search may take unless the binding allows less.
+DEFAULT_REGEX_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """A quick check bound to its arguments. Fast and synchronous: the engine runs it inline."""
+    """A quick check bound to its arguments. Fast and synchronous: the engine runs it inline.
+
+    `retime` rebuilds a check whose cost depends on user input (a regular expression) with a
+    time limit, so that `bind` can hold it to the binding's timeout.
+    """
 
     name: str
-    score_run: Callable[[AgentRun], float] = field(repr=False)
+    score_run: Callable[[AgentRun], Score] = field(repr=False)
     needs: frozenset[str] = _NEEDS_NOTHING
     binary: bool = True
     args: Mapping[str, Any] = field(default_factory=dict)
+    retime: Callable[[float], Check] | None = field(default=None, repr=False, compare=False)
 
-    def score(self, run: AgentRun) -> float:
+    def score(self, run: AgentRun) -> Score:
         return self.score_run(run)
+
+    def within(self, timeout_s: float) -> Check:
+        """This check held to `timeout_s` (itself when its cost does not depend on its input)."""
+        return self.retime(timeout_s) if self.retime is not None else self
+
+
+def _verdict(name: str, passed: bool, reason: str) -> Score:
+    return Score(name, value=1.0 if passed else 0.0, reason=reason)
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    """A user's text in a reason: quoted, and cut so one reason stays one short line."""
+    shown = text if len(text) <= limit else text[: limit - 1] + "…"
+    return '"' + shown.replace("\n", "\\n") + '"'
+
+
+def _case_note(ignore_case: bool) -> str:
+    return "" if ignore_case else " (case-sensitive)"
 
 
 def _output(run: AgentRun) -> str:
@@ -41,58 +69,97 @@ def _output(run: AgentRun) -> str:
 
 def includes(expected: str, *, ignore_case: bool = True) -> Check:
     """1 if `expected` is a substring of the output."""
-    if ignore_case:
-        lowered = expected.lower()
-        score = _text_check(lambda out: lowered in out.lower())
-    else:
-        score = _text_check(lambda out: expected in out)
+    wanted = expected.lower() if ignore_case else expected
+    quoted = _quote(expected) + _case_note(ignore_case)
+
+    def score(run: AgentRun) -> Score:
+        out = _output(run)
+        found = wanted in (out.lower() if ignore_case else out)
+        return _verdict("includes", found, f"output {'contains' if found else 'does not contain'} {quoted}")
+
     return Check("includes", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
 
 
 def excludes(unwanted: str, *, ignore_case: bool = True) -> Check:
     """1 if `unwanted` is not a substring of the output."""
-    if ignore_case:
-        lowered = unwanted.lower()
-        score = _text_check(lambda out: lowered not in out.lower())
-    else:
-        score = _text_check(lambda out: unwanted not in out)
+    avoided = unwanted.lower() if ignore_case else unwanted
+    quoted = _quote(unwanted) + _case_note(ignore_case)
+
+    def score(run: AgentRun) -> Score:
+        out = _output(run)
+        found = avoided in (out.lower() if ignore_case else out)
+        return _verdict(
+            "excludes", not found, f"output {'contains' if found else 'does not contain'} {quoted}"
+        )
+
     return Check("excludes", score, _NEEDS_OUTPUT, args={"unwanted": unwanted, "ignore_case": ignore_case})
 
 
 def equals(expected: str, *, ignore_case: bool = True) -> Check:
     """1 if the output equals `expected` exactly (both lower-cased when `ignore_case`)."""
-    if ignore_case:
-        lowered = expected.lower()
-        score = _text_check(lambda out: out.lower() == lowered)
-    else:
-        score = _text_check(lambda out: out == expected)
+    wanted = expected.lower() if ignore_case else expected
+    quoted = _quote(expected) + _case_note(ignore_case)
+
+    def score(run: AgentRun) -> Score:
+        out = _output(run)
+        seen = out.lower() if ignore_case else out
+        if seen == wanted:
+            return _verdict("equals", True, f"output equals {quoted}")
+        at = next((i for i, (a, b) in enumerate(zip(seen, wanted, strict=False)) if a != b), None)
+        where = f"first difference at character {at + 1}" if at is not None else f"length {len(out)}"
+        return _verdict("equals", False, f"output differs from {quoted} ({where})")
+
     return Check("equals", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
 
 
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}
+_RE_FLAGS = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s"}
 
 
-def matches(pattern: str | re.Pattern[str], *, flags: str = "", exact: bool = False) -> Check:
-    """1 if the regular expression is found in the output (with `exact`, matches all of it)."""
+def matches(
+    pattern: str | re.Pattern[str],
+    *,
+    flags: str = "",
+    exact: bool = False,
+    timeout_s: float = DEFAULT_REGEX_TIMEOUT_S,
+) -> Check:
+    """1 if the regular expression is found in the output.
+
+    With `exact`, as Mastra does: the output must match `^` + pattern + `$` as written (no group
+    around the pattern) with the same flags, `$` being the very end unless `m` is set. A search
+    runs with the interpreter lock released and gives up after `timeout_s` (a `TimeoutError`, an
+    error result `timeout`), so a catastrophic pattern costs neither the host's threads nor more
+    than that time.
+    """
     if isinstance(pattern, re.Pattern):
-        compiled = pattern
-    else:
-        unknown = set(flags) - set(_FLAGS)
-        if unknown:
-            raise ValueError(f"matches: unknown flag(s) {''.join(sorted(unknown))!r}; use any of i, m, s")
-        bits = 0
-        for flag in flags:
-            bits |= _FLAGS[flag]
-        try:
-            compiled = re.compile(pattern, bits)
-        except re.error as exc:
-            raise ValueError(f"matches: invalid pattern {pattern!r}: {exc}") from exc
-    find = compiled.fullmatch if exact else compiled.search
+        flags = "".join(letter for bit, letter in _RE_FLAGS.items() if pattern.flags & bit)
+        pattern = pattern.pattern
+    unknown = set(flags) - set(_FLAGS)
+    if unknown:
+        raise ValueError(f"matches: unknown flag(s) {''.join(sorted(unknown))!r}; use any of i, m, s")
+    bits = 0
+    for flag in flags:
+        bits |= _FLAGS[flag]
+    # JavaScript's `$` without the m flag is the end of the text only; Python's also matches
+    # before a final newline, so exact mode spells it `\Z`.
+    source = f"^{pattern}{'$' if 'm' in flags else chr(92) + 'Z'}" if exact else pattern
+    try:
+        compiled = regex.compile(source, bits | regex.VERSION0)
+    except regex.error as exc:
+        raise ValueError(f"matches: invalid pattern {pattern!r}: {exc}") from exc
+    shown = f"/{pattern}/{flags}" if len(pattern) <= 60 else f"/{pattern[:59]}…/{flags}"
+    how = " as a whole" if exact else ""
+
+    def score(run: AgentRun) -> Score:
+        found = compiled.search(_output(run), timeout=timeout_s, concurrent=True) is not None
+        return _verdict("matches", found, f"output {'matches' if found else 'does not match'} {shown}{how}")
+
     return Check(
         "matches",
-        _text_check(lambda out: find(out) is not None),
+        score,
         _NEEDS_OUTPUT,
-        args={"pattern": compiled.pattern, "flags": flags, "exact": exact},
+        args={"pattern": pattern, "flags": flags, "exact": exact},
+        retime=lambda limit: matches(pattern, flags=flags, exact=exact, timeout_s=min(limit, timeout_s)),
     )
 
 
@@ -116,15 +183,15 @@ def dice_similarity(first: str, second: str, ignore_case: bool = True) -> float:
 
 def similarity(expected: str, *, threshold: float | None = None, ignore_case: bool = True) -> Check:
     """Bigram Dice coefficient of the output and `expected`; 1/0 against `threshold` when given."""
-    if threshold is None:
+    quoted = _quote(expected)
 
-        def score(run: AgentRun) -> float:
-            return dice_similarity(_output(run), expected, ignore_case)
-
-    else:
-
-        def score(run: AgentRun) -> float:
-            return 1.0 if dice_similarity(_output(run), expected, ignore_case) >= threshold else 0.0
+    def score(run: AgentRun) -> Score:
+        value = dice_similarity(_output(run), expected, ignore_case)
+        reason = f"bigram similarity {value:.2f} to {quoted}"
+        if threshold is None:
+            return Score("similarity", value=value, reason=reason)
+        passed = value >= threshold
+        return _verdict("similarity", passed, f"{reason}, {'at least' if passed else 'below'} {threshold:g}")
 
     return Check(
         "similarity",
@@ -135,15 +202,24 @@ def similarity(expected: str, *, threshold: float | None = None, ignore_case: bo
     )
 
 
+def _calls(count: int) -> str:
+    return f"{count} tool call{'' if count == 1 else 's'}"
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
 def called_tool(tool: str, *, times: int = 1) -> Check:
     """1 if calls named `tool` number at least `times` (whatever their state)."""
 
-    def score(run: AgentRun) -> float:
+    def score(run: AgentRun) -> Score:
         count = 0
         for call in run.tool_calls:
             if call.name == tool:
                 count += 1
-        return 1.0 if count >= times else 0.0
+        passed = count >= times
+        return _verdict("called_tool", passed, f"{tool} called {count} times, wanted at least {times}")
 
     return Check("called_tool", score, args={"tool": tool, "times": times})
 
@@ -151,25 +227,44 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
 def did_not_call(tool: str) -> Check:
     """1 if no call is named `tool`."""
 
-    def score(run: AgentRun) -> float:
+    def score(run: AgentRun) -> Score:
+        count = 0
         for call in run.tool_calls:
             if call.name == tool:
-                return 0.0
-        return 1.0
+                count += 1
+        if count:
+            return _verdict("did_not_call", False, f"{tool} called {_times(count)}, wanted never")
+        return _verdict("did_not_call", True, f"{tool} not called")
 
     return Check("did_not_call", score, args={"tool": tool})
+
+
+def _names(calls: Sequence[ToolCall], limit: int = 8) -> str:
+    names = [call.name for call in calls[:limit]]
+    return (
+        ", ".join(names) + (f", … ({len(calls)} in all)" if len(calls) > limit else "") if names else "none"
+    )
 
 
 def tool_order(order: Sequence[str]) -> Check:
     """1 if `order` appears in the call names as a subsequence (greedy, left to right)."""
     wanted = tuple(order)
+    steps = " → ".join(wanted)
 
-    def score(run: AgentRun) -> float:
+    def score(run: AgentRun) -> Score:
         position = 0
         for call in run.tool_calls:
             if position < len(wanted) and call.name == wanted[position]:
                 position += 1
-        return 1.0 if position == len(wanted) else 0.0
+        if position == len(wanted):
+            return _verdict("tool_order", True, f"calls follow {steps or 'the empty order'}")
+        step = wanted[position]
+        after = f" after {wanted[position - 1]}" if position else ""
+        return _verdict(
+            "tool_order",
+            False,
+            f"{step} (step {position + 1} of {len(wanted)}) not called{after}; calls: {_names(run.tool_calls)}",
+        )
 
     return Check("tool_order", score, args={"order": list(wanted)})
 
@@ -177,33 +272,44 @@ def tool_order(order: Sequence[str]) -> Check:
 def max_tool_calls(max: int) -> Check:
     """1 if the number of calls is at most `max`."""
     limit = max
-    return Check(
-        "max_tool_calls", lambda run: 1.0 if len(run.tool_calls) <= limit else 0.0, args={"max": limit}
-    )
+
+    def score(run: AgentRun) -> Score:
+        count = len(run.tool_calls)
+        return _verdict("max_tool_calls", count <= limit, f"{_calls(count)}, at most {limit} allowed")
+
+    return Check("max_tool_calls", score, args={"max": limit})
 
 
 def used_no_tools() -> Check:
     """1 if there are no calls."""
-    return Check("used_no_tools", lambda run: 0.0 if run.tool_calls else 1.0)
+
+    def score(run: AgentRun) -> Score:
+        if not run.tool_calls:
+            return _verdict("used_no_tools", True, "no tool calls")
+        count = len(run.tool_calls)
+        return _verdict("used_no_tools", False, f"{_calls(count)} ({_names(run.tool_calls)}), wanted none")
+
+    return Check("used_no_tools", score)
+
+
+_FAILURE_WORDS = {"error": "failed", "incomplete": "did not finish", "result_error": "returned an error"}
 
 
 def no_tool_errors() -> Check:
     """1 if no call is in state error, incomplete or result_error. A run without calls passes."""
 
-    def score(run: AgentRun) -> float:
+    def score(run: AgentRun) -> Score:
         for call in run.tool_calls:
             if call.state in _FAILED_STATES:
-                return 0.0
-        return 1.0
+                what = f"{call.name} {_FAILURE_WORDS[call.state]}"
+                detail = f": {call.error[:120]}" if call.error else ""
+                others = sum(1 for other in run.tool_calls if other.state in _FAILED_STATES) - 1
+                more = f" (and {others} more)" if others else ""
+                return _verdict("no_tool_errors", False, what + detail + more)
+        count = len(run.tool_calls)
+        return _verdict("no_tool_errors", True, f"{_calls(count)}, none failed" if count else "no tool calls")
 
     return Check("no_tool_errors", score)
-
-
-def _text_check(test: Callable[[str], bool]) -> Callable[[AgentRun], float]:
-    def score(run: AgentRun) -> float:
-        return 1.0 if test(run.output or "") else 0.0
-
-    return score
 
 
 #: Every check by its config `type`: a plain dict, the one registry of built-in checks.

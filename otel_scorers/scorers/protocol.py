@@ -26,9 +26,12 @@ class Scorer(Protocol):
     `binary` scorers get the label pass/fail.
     """
 
-    name: str
-    needs: frozenset[str]
-    binary: bool
+    @property
+    def name(self) -> str: ...
+    @property
+    def needs(self) -> frozenset[str]: ...
+    @property
+    def binary(self) -> bool: ...
 
     def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]: ...
 
