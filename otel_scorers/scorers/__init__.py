@@ -1,5 +1,6 @@
 """Everything a scorer is: the protocol and decorator (`protocol`), the quick checks (`checks`),
-and the judge scorers (`llm`, `answer_relevancy`), with the factories config builds by `type`.
+Mastra's code scorers (`code`), and the judge scorers (`judge`, `llm`, `answer_relevancy`), with
+the factories config builds by `type`.
 
 Factories here must not import heavy dependencies (litellm) at module import: only when a
 scorer is actually built.
@@ -12,8 +13,32 @@ from typing import Any
 
 from otel_scorers.scorers import checks, protocol
 from otel_scorers.scorers.answer_relevancy import answer_relevancy
+from otel_scorers.scorers.code import (
+    CODE_SCORERS,
+    completeness,
+    content_similarity,
+    keyword_coverage,
+    textual_difference,
+    tone,
+    tool_call_accuracy,
+    trajectory_accuracy,
+)
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 
-SCORER_FACTORIES: dict[str, Callable[..., Any]] = {"answer_relevancy": answer_relevancy}
+SCORER_FACTORIES: dict[str, Callable[..., Any]] = {**CODE_SCORERS, "answer_relevancy": answer_relevancy}
 
-__all__ = ["SCORER_FACTORIES", "answer_relevancy", "ask_judge", "checks", "llm_scorer", "protocol"]
+__all__ = [
+    "SCORER_FACTORIES",
+    "answer_relevancy",
+    "ask_judge",
+    "checks",
+    "completeness",
+    "content_similarity",
+    "keyword_coverage",
+    "llm_scorer",
+    "protocol",
+    "textual_difference",
+    "tone",
+    "tool_call_accuracy",
+    "trajectory_accuracy",
+]
