@@ -12,12 +12,13 @@ import yaml
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SynchronousMultiSpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_scorers import demo_otlp
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
@@ -42,31 +43,6 @@ scorers:
     name: no-apology
     args: {{unwanted: sorry}}
 """
-
-
-def _otlp_exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        return (
-            OTLPSpanExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
-            OTLPLogExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
-            OTLPMetricExporter(endpoint=endpoint, insecure=endpoint.startswith("http://")),
-        )
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HttpMetricExporter,
-    )
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
-
-    base = endpoint.rstrip("/")
-    return (
-        HttpSpanExporter(endpoint=f"{base}/v1/traces"),
-        HttpLogExporter(endpoint=f"{base}/v1/logs"),
-        HttpMetricExporter(endpoint=f"{base}/v1/metrics"),
-    )
 
 
 def demo_document(out: Any = None) -> dict[str, Any]:
@@ -104,25 +80,14 @@ def run_demo(
     spans = InMemorySpanExporter()
     events = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
     metric_reader = InMemoryMetricReader()
-    readers: list[MetricReader] = [metric_reader]
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(events))
-    downstream: Any = SimpleSpanProcessor(spans)
-    if otlp_endpoint:
-        span_exporter, log_exporter, metric_exporter = _otlp_exporters(otlp_endpoint, protocol)
-        fan_out = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
-        fan_out.add_span_processor(downstream)
-        fan_out.add_span_processor(BatchSpanProcessor(span_exporter))
-        downstream = fan_out
-        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-
-        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
-        readers.append(PeriodicExportingMetricReader(metric_exporter, export_interval_millis=60_000))
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    problem = demo_otlp.unreachable(otlp_endpoint, protocol) if otlp_endpoint else None
+    meter_provider = MeterProvider(resource=resource, metric_readers=[metric_reader])
     tracer_provider = TracerProvider(resource=resource)
     processor = ScoringSpanProcessor.from_config(
         config,
-        downstream=downstream,
+        downstream=SimpleSpanProcessor(spans),
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -141,7 +106,8 @@ def run_demo(
         for span in finished
         if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE
     ]
-    event_count = len(events.get_finished_logs())
+    finished_events = events.get_finished_logs()
+    metrics = metric_reader.get_metrics_data()
     tracer_provider.shutdown()
     logger_provider.shutdown()
     meter_provider.shutdown()
@@ -149,17 +115,21 @@ def run_demo(
     print(
         f"Scores went out as {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),"
     )
-    print(f"{event_count} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
+    print(f"{len(finished_events)} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
     print(
         "gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans."
     )
-    if otlp_endpoint:
-        print(f"All of it was sent over OTLP ({protocol}) to {otlp_endpoint}.")
-    else:
+    if not otlp_endpoint:
         print(
             "Here they stayed in memory: pass --otlp-endpoint http://localhost:4317 to send them to a collector."
         )
-    return 0
+        return 0
+    if problem is not None:
+        print(f"Nothing was sent to {otlp_endpoint}: {problem}. Is a collector listening there?")
+        return 1
+    results = demo_otlp.send(otlp_endpoint, protocol, finished, finished_events, metrics)
+    print(demo_otlp.summary(otlp_endpoint, protocol, results))
+    return 0 if all(result.accepted for result in results) else 1
 
 
 def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out: Any = None) -> None:

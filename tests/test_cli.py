@@ -7,15 +7,19 @@ import gzip
 import importlib.metadata
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import grpc
 import pytest
 
 from otel_scorers.cli import build_parser, main
 
 from .judge_server import ALL_RELEVANT, judge_server
+from .otlp_capture import OtlpCapture
 
 TRACES = Path(__file__).parent / "fixtures" / "traces" / "openai-v2"
 CONFIG = """
@@ -204,4 +208,50 @@ def test_validate_reports_every_error_and_never_a_traceback(tmp_path: Path) -> N
     assert (
         result.stderr.strip()
         == f"otel-scorers: invalid config: {latin1}: not UTF-8 text: byte 0xe9 on line 3 cannot be decoded"
+    )
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_demo_to_an_unreachable_endpoint_says_nothing_was_sent_without_waiting_on_retries() -> None:
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    started = time.monotonic()
+    result = run_cli("demo", "--otlp-endpoint", endpoint)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith(f"Nothing was sent to {endpoint}: cannot connect to 127.0.0.1:")
+    assert "All of it was sent" not in result.stdout
+    assert "Transient error" not in result.stderr and "Failed to export" not in result.stderr
+    assert elapsed < 12, f"took {elapsed:.1f}s"
+
+
+def test_demo_sends_every_span_event_and_metric_to_a_real_otlp_receiver() -> None:
+    with OtlpCapture() as capture:
+        result = run_cli("demo", "--otlp-endpoint", capture.endpoint)
+        assert result.returncode == 0, result.stderr
+        spans, events, metrics = (
+            len(capture.span_list()),
+            len(list(capture.log_records())),
+            capture.metric_names(),
+        )
+    assert spans > 0 and events > 0 and "gen_ai.evaluation.score" in metrics
+    assert result.stdout.splitlines()[-1] == (
+        f"All of it was sent over OTLP (grpc) to {capture.endpoint}: "
+        f"{spans} spans, {events} events and {len(metrics)} metrics."
+    )
+
+
+def test_demo_says_which_signals_an_endpoint_refused() -> None:
+    with OtlpCapture() as capture:
+        capture.fail_with = grpc.StatusCode.INVALID_ARGUMENT
+        result = run_cli("demo", "--otlp-endpoint", capture.endpoint)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-1] == (
+        f"Sending over OTLP (grpc) to {capture.endpoint} failed for the spans, events and metrics; "
+        "the exporter's messages above say why."
     )
