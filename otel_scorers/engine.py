@@ -230,6 +230,10 @@ class ScoringEngine:
             ready.set()
             with contextlib.suppress(asyncio.CancelledError):  # shutdown cancels everything
                 loop.run_until_complete(main)
+            # Let the cancelled runs unwind: a task destroyed while pending logs a traceback each.
+            unwinding = asyncio.all_tasks(loop)
+            if unwinding:
+                loop.run_until_complete(asyncio.wait(unwinding, timeout=1.0))
         finally:
             otel_context.detach(token)
             loop.close()

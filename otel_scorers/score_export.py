@@ -121,23 +121,39 @@ class _RequestExporter(SpanExporter):
         self._resource = resource_message(dict(resource.attributes))
         self._schema_url = resource.schema_url or ""
         self._scope = scope_message(OWN_SCOPE, __version__)
+        #: Evaluation spans and events the exporters gave up on (or got once closed).
+        self.unsent_spans = 0
+        self.unsent_logs = 0
+        self._closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         batch = cast("Sequence[EncodedScores]", spans)
         written_spans = [span for item in batch for span in item.spans]
         written_logs = [log for item in batch for log in item.logs]
+        if self._closed:
+            self.unsent_spans += len(written_spans)
+            self.unsent_logs += len(written_logs)
+            return SpanExportResult.FAILURE
         ok = True
         if written_spans:
             body = export_request(self._resource, self._schema_url, self._scope, written_spans)
-            ok = self._spans(_Request(body, len(written_spans)))
+            if not self._spans(_Request(body, len(written_spans))):
+                self.unsent_spans += len(written_spans)
+                ok = False
         if written_logs:
             body = export_request(self._resource, self._schema_url, self._scope, written_logs)
-            ok = self._logs(_Request(body, len(written_logs))) and ok
+            if not self._logs(_Request(body, len(written_logs))):
+                self.unsent_logs += len(written_logs)
+                ok = False
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
-        self._spans.shutdown()
-        self._logs.shutdown()
+        """Ends a send in progress too (the SDK's exporters stop retrying when shut down); what
+        comes after is counted as unsent."""
+        if not self._closed:
+            self._closed = True
+            self._spans.shutdown()
+            self._logs.shutdown()
 
 
 class OtlpScoreExport:
@@ -184,6 +200,7 @@ class OtlpScoreExport:
         self._max_queue_size = max_queue_size
         self._max_export_batch_size = max_export_batch_size
         self._processor: BatchSpanProcessor | None = None
+        self._exporter: _RequestExporter | None = None
 
     def start(self, resource: Resource | None = None) -> None:
         """Build the exporters and the batch processor (once); `resource` unless one was given."""
@@ -195,8 +212,9 @@ class OtlpScoreExport:
             spans, logs = _grpc_senders(self._options)
         else:
             spans, logs = _http_senders(self._options, self.endpoint)
+        self._exporter = _RequestExporter(spans, logs, self.resource)
         self._processor = BatchSpanProcessor(
-            _RequestExporter(spans, logs, self.resource),
+            self._exporter,
             schedule_delay_millis=self._schedule_delay_millis,
             max_queue_size=self._max_queue_size,
             max_export_batch_size=self._max_export_batch_size,
@@ -219,6 +237,17 @@ class OtlpScoreExport:
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self._processor.force_flush(timeout_millis) if self._processor is not None else True
+
+    def close_exporters(self) -> None:
+        """Stop sending now, ending a send in progress: for a shutdown that has run out of time
+        (the SDK's flush and shutdown wait for every retry). What is still queued is counted."""
+        if self._exporter is not None:
+            self._exporter.shutdown()
+
+    def unsent(self) -> tuple[int, int]:
+        """Evaluation spans and events that could not be sent so far."""
+        exporter = self._exporter
+        return (exporter.unsent_spans, exporter.unsent_logs) if exporter is not None else (0, 0)
 
     def shutdown(self) -> None:
         if self._processor is not None:

@@ -1,8 +1,11 @@
 """`otel-scorers serve` as a process: SIGTERM with pending work stops accepting, scores what is
-pending, flushes the exports and exits cleanly."""
+pending, flushes the exports and exits cleanly, within `shutdown_timeout_s` even when the
+collector is unreachable."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 import signal
 import socket
 import time
@@ -13,9 +16,10 @@ import pytest
 import yaml
 
 from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, send_grpc
+from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, free_port, send_grpc
 
 
 @pytest.fixture
@@ -58,3 +62,48 @@ def test_sigterm_with_pending_runs_scores_them_flushes_and_exits(
     assert "gen_ai.evaluation.results" in capture.metric_names()
     with socket.socket() as probe:  # the port is released
         assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def slow_check(run: AgentRun) -> float:
+    await asyncio.sleep(0.5)
+    return 1.0
+
+
+@pytest.mark.parametrize("scoring_process", [True, False], ids=["scoring-process", "scoring-thread"])
+@pytest.mark.parametrize("pending_runs", [0, 1200], ids=["idle", "backlog"])
+def test_sigterm_with_the_export_endpoint_unreachable_exits_0_within_the_shutdown_timeout(
+    tmp_path: Path, scoring_process: bool, pending_runs: int
+) -> None:
+    unreachable = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    timeout_s = 2.0
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "decision_wait_s": 0.05,
+        "shutdown_timeout_s": timeout_s,
+        "scoring_process": scoring_process,
+        "export": {"endpoint": unreachable, "batch_delay_s": 0.2, "metric_interval_s": 1, "timeout_s": 30},
+    }
+    scorers = [*SCORERS, {"type": "tests.test_sidecar_process:slow_check"}]
+    config.write_text(yaml.safe_dump({"scorers": scorers, "sidecar": settings}))
+    serve = ServeProcess(config)
+    try:
+        port = serve.grpc_port()
+        if pending_runs:
+            body = encode(agent_spans(DEMO_RUNS * (pending_runs // len(DEMO_RUNS)))).SerializeToString()
+            send_grpc(f"127.0.0.1:{port}", body)
+        time.sleep(1.5)  # exports have been failing and retrying by now
+        started = time.monotonic()
+        serve.process.send_signal(signal.SIGTERM)
+        code = serve.process.wait(timeout_s + 10)
+        took = time.monotonic() - started
+    finally:
+        serve.stop()
+    output = "".join(serve.lines)
+    assert code == 0, output
+    assert took <= timeout_s + 1.0, output
+    assert "Traceback" not in output, output
+    assert "could not send" in output and unreachable in output, output
+    if pending_runs:
+        assert re.search(r"\d+ (traces with )?runs were not scored", output), output

@@ -57,6 +57,7 @@ class HttpReceiver:
         receive_traces: bool = True,
         ready: Callable[[], str | None] = lambda: None,
         metrics_text: Callable[[], Awaitable[bytes]] | None = None,
+        grace_s: float = 2.0,
     ) -> None:
         self._intake = intake
         self._token = token
@@ -75,7 +76,7 @@ class HttpReceiver:
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         # We inflate bodies ourselves, with a limit, instead of letting aiohttp do it unbounded.
-        self._runner = web.AppRunner(app, auto_decompress=False, access_log=None)
+        self._runner = web.AppRunner(app, auto_decompress=False, access_log=None, shutdown_timeout=grace_s)
         self.port = 0
 
     async def start(self) -> int:
@@ -88,6 +89,7 @@ class HttpReceiver:
         return self.port
 
     async def stop(self) -> None:
+        """Close the listener and the connections; requests in progress get `grace_s` to finish."""
         await self._runner.cleanup()
 
     async def _traces(self, request: web.Request) -> web.Response:

@@ -38,8 +38,9 @@ class Scoring(Protocol):
         """Score a ready trace without blocking; `Done` is called when it is scored or dropped."""
         ...
 
-    def shutdown(self, timeout_s: float) -> None:
-        """Finish what was submitted within the timeout (counting the rest), then stop."""
+    def shutdown(self, timeout_s: float, flush_s: float) -> None:
+        """Finish what was submitted within `timeout_s` (counting the rest), then stop; exports
+        of a scoring side with its own telemetry are flushed within `flush_s` more."""
         ...
 
     async def prometheus_text(self) -> bytes:
@@ -128,8 +129,8 @@ class ThreadScoring:
     def submit(self, trace: PendingTrace) -> None:
         self.engine.submit(TraceJob(trace, self._done))
 
-    def shutdown(self, timeout_s: float) -> None:
-        self.engine.shutdown(timeout_s)
+    def shutdown(self, timeout_s: float, flush_s: float) -> None:
+        self.engine.shutdown(timeout_s)  # the sidecar flushes the telemetry it shares
 
     async def prometheus_text(self) -> bytes:
         return self._prometheus_text()

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from otel_scorers.config import Config
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
+from otel_scorers.sidecar.deadline import within
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
@@ -100,6 +101,7 @@ class Sidecar:
             receive_traces=settings.http.enabled,
             ready=self._not_ready,
             metrics_text=self.scoring.prometheus_text,
+            grace_s=min(2.0, settings.shutdown_timeout_s / 4),
         )
         self._in_flight = 0
         self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()
@@ -185,17 +187,23 @@ class Sidecar:
         self.assembler.release(trace)
 
     async def stop(self) -> None:
-        """Stop accepting, score what is pending within `shutdown_timeout_s`, flush the exports."""
+        """Stop accepting, score what is pending, flush the exports: all within
+        `shutdown_timeout_s`, whatever the collector does (the last quarter of it, at most 2 s,
+        is kept for the flush)."""
         if self._stopped:
             return
         self._stopped = True
-        deadline = time.monotonic() + self.settings.shutdown_timeout_s
+        timeout_s = self.settings.shutdown_timeout_s
+        deadline = time.monotonic() + timeout_s
+        flush_s = min(2.0, timeout_s / 4)
+        scoring_end = deadline - flush_s
         self.intake.closing = True
+        grace_s = min(2.0, timeout_s / 4)
         if self.grpc is not None:
-            await self.grpc.stop(grace_s=min(2.0, self.settings.shutdown_timeout_s / 4))
+            await self.grpc.stop(grace_s)
         await self.http.stop()
         self.assembler.drain()
-        while (self.assembler.ready_traces or self._in_flight) and time.monotonic() < deadline:
+        while (self.assembler.ready_traces or self._in_flight) and time.monotonic() < scoring_end:
             self._collect_done()
             self._dispatch()
             await asyncio.sleep(0.01)
@@ -205,8 +213,12 @@ class Sidecar:
         if unscored:
             self.metrics.run_outcome("dropped", "shutdown", unscored)
             logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
-        remaining = max(0.1, deadline - time.monotonic())
-        await asyncio.to_thread(self.scoring.shutdown, remaining)
+        scoring_s = max(0.1, scoring_end - time.monotonic())
+        scoring = self.scoring
+        if not await within(
+            lambda: scoring.shutdown(scoring_s, flush_s), scoring_s + flush_s + 0.2, "scoring shutdown"
+        ):
+            logger.warning("otel_scorers: scoring did not stop within %.1f s; exiting anyway", scoring_s)
         self._collect_done()
         if self.held is not None:
             self.held.release_all()
@@ -216,7 +228,10 @@ class Sidecar:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._forwarder is not None:
             await self._forwarder.close()
-        await asyncio.to_thread(self._flush_telemetry, max(1.0, deadline - time.monotonic()))
-
-    def _flush_telemetry(self, timeout_s: float) -> None:
-        self.telemetry.shutdown(timeout_s)
+        # Bounded inside: the exporters are shut down at the deadline, whatever they were doing.
+        flush_deadline = max(deadline, time.monotonic() + 0.25)
+        await within(
+            lambda: self.telemetry.shutdown(flush_deadline - time.monotonic()),
+            flush_deadline - time.monotonic() + 0.2,
+            "telemetry shutdown",
+        )

@@ -8,23 +8,34 @@ Prometheus.
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogExportResult, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
 from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.sidecar.deadline import call_within
+
+logger = logging.getLogger("otel_scorers")
 
 #: Evaluation spans and log records each exporter may have waiting (about 1 KiB each).
 EXPORT_QUEUE_SIZE = 16_384
@@ -32,6 +43,64 @@ EXPORT_QUEUE_SIZE = 16_384
 #: in runs by about the same memory.
 SCORES_PER_RUN = 8
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
+
+
+class CountingExporter:
+    """An OTLP span or log exporter that counts what it could not send. Once shut down it fails
+    at once: the SDK's processors hand it what is still queued, which is then counted, not sent."""
+
+    def __init__(self, inner: Any, failure: Any) -> None:
+        self.inner = inner
+        self._failure = failure
+        self.unsent = 0
+        self.closed = False
+
+    def export(self, batch: Sequence[Any]) -> Any:
+        if self.closed:
+            self.unsent += len(batch)
+            return self._failure
+        result = self.inner.export(batch)
+        if result is self._failure:
+            self.unsent += len(batch)
+        return result
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000) -> None:
+        """Ends a send in progress too: the SDK's exporters stop retrying when shut down."""
+        if not self.closed:
+            self.closed = True
+            self.inner.shutdown()
+
+
+class CountingMetricExporter(MetricExporter):
+    """`CountingExporter` for metrics: remembers whether the last export failed. Metrics are
+    cumulative, so only the last export matters; once shut down it fails at once, silently (the
+    SDK's reader collects once more on shutdown, after the final flush)."""
+
+    def __init__(self, inner: MetricExporter) -> None:
+        super().__init__(inner._preferred_temporality, inner._preferred_aggregation)
+        self.inner = inner
+        self.last_failed = False
+        self.closed = False
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        if self.closed:
+            return MetricExportResult.FAILURE
+        result: MetricExportResult = self.inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
+        self.last_failed = result is MetricExportResult.FAILURE
+        return result
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        if not self.closed:
+            self.closed = True
+            self.inner.shutdown()
 
 
 @dataclass
@@ -43,6 +112,9 @@ class Telemetry:
     batch_processors: tuple[Any, ...] = ()
     #: Where evaluation spans and events go, written as OTLP (None: through the providers).
     scores: OtlpScoreExport | None = None
+    #: The providers' span, log and metric exporters, when they count what they could not send.
+    exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
+    endpoint: str = field(default="the OTLP endpoint")
 
     def export_backlog(self) -> float:
         """How full the fullest of the export queues is, 0 to 1 (0 when the SDK does not tell):
@@ -62,17 +134,59 @@ class Telemetry:
         return generate_latest(self.registry)
 
     def shutdown(self, timeout_s: float) -> None:
-        """Flush what is buffered and stop. Each exporter gives up after its own `timeout_s`, so an
-        unreachable collector delays the exit by about that, not by every retry of every signal."""
+        """Flush what is buffered and stop, within `timeout_s` whatever the collector does, then log
+        what could not be sent. The SDK's flushes ignore their timeout (an unreachable collector
+        holds one for every retry of every batch), so they run on a thread given up at the
+        deadline; shutting the exporters down then ends the send in progress."""
+        deadline = time.monotonic() + timeout_s
         millis = int(timeout_s * 1000)
-        if self.scores is not None:
-            self.scores.force_flush(millis)
-            self.scores.shutdown()
-        self.tracer_provider.force_flush(millis)
-        self.logger_provider.force_flush(millis)
-        self.meter_provider.shutdown(timeout_millis=millis)  # collects and exports one last time
-        self.tracer_provider.shutdown()
-        self.logger_provider.shutdown()
+        scores = self.scores
+
+        def flush() -> None:
+            if scores is not None:
+                scores.force_flush(millis)
+            self.tracer_provider.force_flush(millis)
+            self.logger_provider.force_flush(millis)
+            self.meter_provider.force_flush(millis)  # collects and exports one last time
+
+        # Most of the time goes to the flush; shutting down, with the exporters closed, is quick.
+        flushed = call_within(flush, (deadline - time.monotonic()) * 0.8, "telemetry flush")
+        if scores is not None:
+            scores.close_exporters()
+        for exporter in self.exporters or ():
+            exporter.shutdown()
+
+        def stop() -> None:
+            if scores is not None:
+                scores.shutdown()
+            self.tracer_provider.shutdown()
+            self.logger_provider.shutdown()
+            self.meter_provider.shutdown(timeout_millis=max(1, int((deadline - time.monotonic()) * 1000)))
+
+        stopped = call_within(stop, deadline - time.monotonic(), "telemetry shutdown")
+        self._report_unsent(flushed)
+        if not stopped:
+            logger.warning(
+                "otel_scorers: the exporters did not stop within %.1f s; exiting anyway", timeout_s
+            )
+
+    def _report_unsent(self, flushed: bool) -> None:
+        spans, records = self.scores.unsent() if self.scores is not None else (0, 0)
+        metrics_lost = not flushed
+        if self.exporters is not None:
+            span_exporter, log_exporter, metric_exporter = self.exporters
+            spans += span_exporter.unsent
+            records += log_exporter.unsent
+            metrics_lost = metrics_lost or metric_exporter.last_failed
+        if spans or records or metrics_lost:
+            logger.warning(
+                "otel_scorers: could not send %d evaluation spans, %d log records%s to %s%s",
+                spans,
+                records,
+                " and the last metrics" if metrics_lost else "",
+                self.endpoint,
+                "" if flushed else " before the shutdown deadline",
+            )
 
 
 def _protocol(config: ExportConfig) -> str:
@@ -127,16 +241,23 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
             "service.instance.id": str(uuid.uuid4()),
         }
     )
-    span_exporter, log_exporter, metric_exporter = _exporters(config)
-    tracer_provider = TracerProvider(resource=resource)
+    inner_spans, inner_logs, inner_metrics = _exporters(config)
+    span_exporter = CountingExporter(inner_spans, SpanExportResult.FAILURE)
+    log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE)
+    metric_exporter = CountingMetricExporter(inner_metrics)
+    # `Telemetry.shutdown` stops them within its deadline; the SDK's own exit hooks would not.
+    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     delay_ms = int(config.batch_delay_s * 1000)
+    # The processors call only export, force_flush and shutdown, which CountingExporter has.
     span_processor = BatchSpanProcessor(
-        span_exporter, schedule_delay_millis=delay_ms, max_queue_size=EXPORT_QUEUE_SIZE
+        cast(SpanExporter, span_exporter), schedule_delay_millis=delay_ms, max_queue_size=EXPORT_QUEUE_SIZE
     )
     tracer_provider.add_span_processor(span_processor)
-    logger_provider = LoggerProvider(resource=resource)
+    logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     log_processor = BatchLogRecordProcessor(
-        log_exporter, schedule_delay_millis=delay_ms, max_queue_size=EXPORT_QUEUE_SIZE
+        cast(LogRecordExporter, log_exporter),
+        schedule_delay_millis=delay_ms,
+        max_queue_size=EXPORT_QUEUE_SIZE,
     )
     logger_provider.add_log_record_processor(log_processor)
     registry = CollectorRegistry(auto_describe=True)
@@ -146,7 +267,7 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         ),
         PrometheusMetricReader(registry=registry),
     ]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
     scores = OtlpScoreExport(
         config.endpoint,
         protocol=config.protocol,
@@ -159,5 +280,12 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
     )
     scores.start()
     return Telemetry(
-        tracer_provider, logger_provider, meter_provider, registry, (span_processor, log_processor), scores
+        tracer_provider,
+        logger_provider,
+        meter_provider,
+        registry,
+        (span_processor, log_processor),
+        scores,
+        (span_exporter, log_exporter, metric_exporter),
+        config.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "the OTLP endpoint"),
     )

@@ -25,9 +25,11 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import os
 import pickle
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +48,7 @@ from otel_scorers.engine import ScoredRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.sidecar.assembler import PendingTrace
+from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.hold import encode_spans
 from otel_scorers.sidecar.jobs import (
     Done,
@@ -157,21 +160,22 @@ class ProcessScoring:
             self._metrics.run_outcome("dropped", "worker_exited")
             self._done(trace, None)
 
-    def shutdown(self, timeout_s: float) -> None:
-        """Let the children score what they have within the timeout, flush their exports and exit."""
+    def shutdown(self, timeout_s: float, flush_s: float) -> None:
+        """Let the children score what they have within `timeout_s` and flush their exports within
+        `flush_s` more; a child still there after that is killed (what it had is counted)."""
         with self._lock:
             self._stopping = True
             children = [child for child in self._children if child is not None]
-        stop = pickle.dumps(("stop", max(0.1, timeout_s - 1.0)))
+        stop = pickle.dumps(("stop", timeout_s, flush_s))
         for child in children:
             child.outbox.put(stop)
         # Each receiving thread joins its process when the pipe closes, then says so.
-        deadline = time.monotonic() + timeout_s + 5.0
+        deadline = time.monotonic() + timeout_s + flush_s + 0.1
         for child in children:
             if not child.stopped.wait(max(0.0, deadline - time.monotonic())):
-                logger.warning("otel_scorers: a scoring process did not stop in time; terminating it")
-                child.process.terminate()
-                child.stopped.wait(5.0)
+                logger.warning("otel_scorers: a scoring process did not stop in time; killing it")
+                child.process.kill()
+                child.stopped.wait(1.0)
 
     async def prometheus_text(self) -> bytes:
         own = self._own_prometheus_text()
@@ -325,13 +329,22 @@ class _PayloadJob:
         self.reply(("done", self.job_id, None))
 
 
+class _Stop(Exception):
+    """SIGTERM reached the scoring process itself (say, sent to the whole process group)."""
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise _Stop
+
+
 def worker_main(config: Config, connection: Connection) -> None:
     """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
     from otel_scorers.sidecar.telemetry import build_telemetry
 
-    # The parent decides when this process stops (SIGINT reaches the whole process group).
+    # The parent decides when this process stops (SIGINT reaches the whole process group); a
+    # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s [scoring] %(message)s")
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
@@ -346,23 +359,36 @@ def worker_main(config: Config, connection: Connection) -> None:
             connection.send_bytes(data)
 
     reply(("ready",))
-    timeout_s = 2.0  # when the parent disappears without saying stop
-    while True:
-        try:
-            message = pickle.loads(connection.recv_bytes())
-        except (EOFError, OSError):
-            break
-        kind = message[0]
-        if kind == "job":
-            engine.submit(_PayloadJob(message[1], message[2], reply))
-        elif kind == "metrics":
-            reply(("metrics", message[1], telemetry.prometheus_text()))
-        elif kind == "stop":
-            timeout_s = message[1]
-            break
-    engine.shutdown(timeout_s)
-    telemetry.shutdown(max(1.0, timeout_s))
+    flush_s = min(2.0, settings.shutdown_timeout_s / 4)
+    timeout_s = settings.shutdown_timeout_s - flush_s  # unless the parent says otherwise
+    try:
+        while True:
+            try:
+                message = pickle.loads(connection.recv_bytes())
+            except (EOFError, OSError):
+                timeout_s = 2.0  # the parent disappeared without saying stop
+                break
+            kind = message[0]
+            if kind == "job":
+                engine.submit(_PayloadJob(message[1], message[2], reply))
+            elif kind == "metrics":
+                reply(("metrics", message[1], telemetry.prometheus_text()))
+            elif kind == "stop":
+                timeout_s, flush_s = message[1], message[2]
+                break
+    except _Stop:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already
+    deadline = time.monotonic() + timeout_s + flush_s
+    if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
+        logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
+    telemetry.shutdown(max(0.1, deadline - time.monotonic()))
     connection.close()
+    # Everything worth keeping is sent or counted; tearing the interpreter down (gRPC's and the
+    # SDK's modules and threads) takes about half a second more, past the deadline.
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 __all__ = ["ProcessScoring", "RunScores", "merge_prometheus_text", "worker_main"]
