@@ -117,6 +117,9 @@ class SidecarConfig(BaseModel):
     http: ListenConfig = ListenConfig(port=14318)
     token: str | None = None
     token_env: str | None = None
+    #: Ask for the token on `/metrics` too (Prometheus then sends it: `authorization` in its
+    #: scrape config). Off by default: metrics carry scores, never span content.
+    metrics_require_token: bool = False
     tls: TlsConfig | None = None
     max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     decision_wait_s: float = Field(2.0, gt=0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.sidecar.grpc import SERVICE
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
 
@@ -115,6 +117,60 @@ def test_grpc_without_the_right_token_is_unauthenticated(sidecar: RunningSidecar
     with pytest.raises(grpc.RpcError) as raised:
         grpc_export(sidecar, valid_body(), token=token)
     assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def raw_http(port: int, request: bytes) -> tuple[int, bytes]:
+    """One HTTP/1.1 exchange written by hand: headers that http.client would refuse to send."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_a_non_ascii_byte_in_authorization_is_a_401_not_a_server_error(sidecar: RunningSidecar) -> None:
+    body = valid_body()
+    request = (
+        b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        b"Content-Type: application/x-protobuf\r\nAuthorization: Bearer s3cret-\xe9\xff\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    status, reply = raw_http(sidecar.service.http.port, request)
+    assert status == 401
+    assert Status.FromString(reply).message == "wrong bearer token"
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer"])
+def test_the_bearer_scheme_is_case_insensitive(sidecar: RunningSidecar, scheme: str) -> None:
+    status, _ = post(sidecar, valid_body(), {**PROTOBUF, "Authorization": f"{scheme} {TOKEN}"}, token=None)
+    assert status == 200
+    metadata = (("authorization", f"{scheme} {TOKEN}"),)
+    with grpc.insecure_channel(sidecar.grpc_endpoint) as channel:
+        channel.unary_unary(f"/{SERVICE}/Export")(valid_body(), metadata=metadata, timeout=10)
+
+
+def test_metrics_are_open_by_default_even_with_a_token(sidecar: RunningSidecar) -> None:
+    status, body = raw_http(
+        sidecar.service.http.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    assert status == 200
+    assert b"otel_scorers_receiver_spans" in body
+
+
+def test_metrics_require_the_token_when_configured(capture: OtlpCapture) -> None:
+    document = sidecar_document(capture.endpoint, token=TOKEN, metrics_require_token=True)
+    with RunningSidecar(document) as running:
+        port = running.service.http.port
+        get = b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        missing, body = raw_http(port, get + b"\r\n")
+        wrong, _ = raw_http(port, get + b"Authorization: Bearer nope\r\n\r\n")
+        right, metrics = raw_http(port, get + f"Authorization: bearer {TOKEN}\r\n\r\n".encode())
+    assert (missing, wrong, right) == (401, 401, 200)
+    assert b"missing bearer token" in body
+    assert b"# TYPE target_info gauge" in metrics
 
 
 def test_grpc_malformed_request_is_invalid_argument(sidecar: RunningSidecar) -> None:

@@ -58,6 +58,7 @@ class HttpReceiver:
         ready: Callable[[], str | None] = lambda: None,
         metrics_text: Callable[[], Awaitable[bytes]] | None = None,
         grace_s: float = 2.0,
+        metrics_require_token: bool = False,
     ) -> None:
         self._intake = intake
         self._token = token
@@ -67,6 +68,7 @@ class HttpReceiver:
         self._ssl = ssl_context(tls) if tls is not None else None
         self._ready = ready
         self._metrics_text = metrics_text
+        self._metrics_require_token = metrics_require_token
         # The compressed body may not exceed the limit either; the decompressed one is checked
         # while inflating.
         app = web.Application(client_max_size=max_request_bytes)
@@ -142,7 +144,12 @@ class HttpReceiver:
             return web.Response(status=503, text=f"not ready: {problem}\n")
         return web.Response(text="ready\n")
 
-    async def _metrics(self, _request: web.Request) -> web.Response:
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self._metrics_require_token:
+            problem = self._token.problem(request.headers.get("Authorization"))
+            if problem is not None:
+                throttled.warning("sidecar_metrics_auth", "otel_scorers: /metrics refused: %s", problem)
+                return web.Response(status=401, text=f"{problem}\n", headers={"WWW-Authenticate": "Bearer"})
         if self._metrics_text is None:
             return web.Response(status=404, text="metrics are not enabled\n")
         return web.Response(body=await self._metrics_text(), content_type="text/plain", charset="utf-8")

@@ -14,10 +14,12 @@ from otel_scorers.errors import ConfigError
 
 
 class TokenCheck:
-    """Compares an `Authorization` header value against `Bearer <token>` in constant time."""
+    """Checks an `Authorization` header value against `Bearer <token>`: the scheme in any case
+    (HTTP schemes are case-insensitive), the token compared in constant time. A value that is not
+    text (a non-ASCII byte) is a wrong token, not an error."""
 
     def __init__(self, token: str | None) -> None:
-        self._expected = f"Bearer {token}".encode() if token else None
+        self._expected = token.encode() if token else None
 
     @property
     def enabled(self) -> bool:
@@ -29,7 +31,12 @@ class TokenCheck:
             return None
         if not authorization:
             return "missing bearer token (Authorization: Bearer <token>)"
-        if not hmac.compare_digest(authorization.strip().encode(), self._expected):
+        scheme, _, credentials = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return "not a bearer token (Authorization: Bearer <token>)"
+        # Header bytes that are not UTF-8 reach us as surrogates; they round-trip to the same bytes.
+        given = credentials.strip().encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(given, self._expected):
             return "wrong bearer token"
         return None
 

@@ -102,6 +102,7 @@ class Sidecar:
             ready=self._not_ready,
             metrics_text=self.scoring.prometheus_text,
             grace_s=min(2.0, settings.shutdown_timeout_s / 4),
+            metrics_require_token=settings.metrics_require_token,
         )
         self._in_flight = 0
         self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()
