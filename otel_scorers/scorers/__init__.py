@@ -23,22 +23,59 @@ from otel_scorers.scorers.code import (
     tool_call_accuracy,
     trajectory_accuracy,
 )
+from otel_scorers.scorers.judged.catalogue import (
+    JUDGED_FACTORIES,
+    answer_similarity,
+    bias,
+    context_precision,
+    context_recall,
+    context_relevance,
+    faithfulness,
+    hallucination,
+    multi_turn,
+    noise_sensitivity,
+    prompt_alignment,
+    rubric,
+    summarization,
+    tool_call_accuracy_llm,
+    toxicity,
+    trajectory_accuracy_llm,
+)
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 
-SCORER_FACTORIES: dict[str, Callable[..., Any]] = {**CODE_SCORERS, "answer_relevancy": answer_relevancy}
+SCORER_FACTORIES: dict[str, Callable[..., Any]] = {
+    **CODE_SCORERS,
+    "answer_relevancy": answer_relevancy,
+    **JUDGED_FACTORIES,
+}
 
 __all__ = [
     "SCORER_FACTORIES",
     "answer_relevancy",
+    "answer_similarity",
     "ask_judge",
+    "bias",
     "checks",
     "completeness",
     "content_similarity",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "faithfulness",
+    "hallucination",
     "keyword_coverage",
     "llm_scorer",
+    "multi_turn",
+    "noise_sensitivity",
+    "prompt_alignment",
     "protocol",
+    "rubric",
+    "summarization",
     "textual_difference",
     "tone",
     "tool_call_accuracy",
+    "tool_call_accuracy_llm",
+    "toxicity",
     "trajectory_accuracy",
+    "trajectory_accuracy_llm",
 ]
