@@ -13,7 +13,7 @@ import orjson
 
 from otel_scorers.config import load_config
 from otel_scorers.engine import score_run
-from otel_scorers.errors import ConfigError
+from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_files import InputProblem, runs_from_files
 from otel_scorers.version import __version__
@@ -202,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"otel-scorers: invalid config: {exc}", file=sys.stderr)
         return 2
+    except ListenError as exc:
+        print(f"otel-scorers: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
     return code

@@ -42,3 +42,7 @@ class ConfigError(ValueError):
         if len(flat) == 1:
             return flat[0]
         return cls(flat[0].path, flat[0].message, errors=flat)
+
+
+class ListenError(OSError):
+    """A receiver could not listen on its address (the port is in use, say); the message names it."""

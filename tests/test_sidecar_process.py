@@ -107,3 +107,35 @@ def test_sigterm_with_the_export_endpoint_unreachable_exits_0_within_the_shutdow
     assert "could not send" in output and unreachable in output, output
     if pending_runs:
         assert re.search(r"\d+ (traces with )?runs were not scored", output), output
+
+
+@pytest.mark.parametrize("scoring_process", [True, False], ids=["scoring-process", "scoring-thread"])
+@pytest.mark.parametrize("receiver", ["grpc", "http"])
+def test_a_port_in_use_exits_non_zero_at_once_with_one_line_naming_it(
+    tmp_path: Path, scoring_process: bool, receiver: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = {
+            "grpc": {"port": port if receiver == "grpc" else 0},
+            "http": {"port": port if receiver == "http" else 0},
+            "scoring_process": scoring_process,
+            "export": {"endpoint": "http://127.0.0.1:4317", "metric_interval_s": 60},
+        }
+        config = tmp_path / "sidecar.yaml"
+        config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
+        started = time.monotonic()
+        serve = ServeProcess(config)
+        try:
+            code = serve.process.wait(30)
+        finally:
+            serve.stop()
+        took = time.monotonic() - started
+    problems = [line for line in serve.lines if "otel-scorers:" in line or "Traceback" in line]
+    assert code == 1, "".join(serve.lines)
+    assert took < 10, "".join(serve.lines)
+    protocol = "gRPC" if receiver == "grpc" else "HTTP"
+    assert len(problems) == 1, "".join(serve.lines)
+    assert problems[0].startswith(f"otel-scorers: cannot listen for OTLP/{protocol} on 127.0.0.1:{port}: ")

@@ -19,6 +19,7 @@ from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.config import TlsConfig
+from otel_scorers.errors import ListenError
 from otel_scorers.otlp import OtlpDecodeError, parse_protobuf_request
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
@@ -70,10 +71,15 @@ class GrpcReceiver:
         self.port = 0
 
     async def start(self) -> int:
-        if self._tls is not None:
-            self.port = self._server.add_secure_port(self._address, grpc_credentials(self._tls))
-        else:
-            self.port = self._server.add_insecure_port(self._address)
+        try:
+            if self._tls is not None:
+                self.port = self._server.add_secure_port(self._address, grpc_credentials(self._tls))
+            else:
+                self.port = self._server.add_insecure_port(self._address)
+        except RuntimeError:  # gRPC says only "Failed to bind"
+            raise ListenError(
+                f"cannot listen for OTLP/gRPC on {self._address}: the port is in use or not available"
+            ) from None
         await self._server.start()
         return self.port
 

@@ -9,6 +9,7 @@ down, downstream unavailable) with `Retry-After`.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Awaitable, Callable
 
 import orjson
@@ -18,6 +19,7 @@ from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.config import TlsConfig
+from otel_scorers.errors import ListenError
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode, decompress
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
@@ -84,7 +86,14 @@ class HttpReceiver:
     async def start(self) -> int:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl, reuse_port=False)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise ListenError(
+                f"cannot listen for OTLP/HTTP on {self._host}:{self._port}: "
+                + (os.strerror(exc.errno).lower() if exc.errno else str(exc))
+            ) from None
         server = site._server
         sockets = getattr(server, "sockets", None) or ()
         self.port = sockets[0].getsockname()[1] if sockets else self._port

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
+from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
 from otel_scorers.sidecar.deadline import within
@@ -122,11 +123,17 @@ class Sidecar:
         return self.assembler.over_limit()
 
     async def start(self) -> None:
+        """Start scoring, then the receivers. A receiver that cannot listen raises `ListenError`
+        (naming the address), with everything started so far stopped again."""
         await self.scoring.start()
-        if self.grpc is not None:
-            port = await self.grpc.start()
-            logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)
-        port = await self.http.start()
+        try:
+            if self.grpc is not None:
+                port = await self.grpc.start()
+                logger.info("otel_scorers: OTLP/gRPC receiver on %s:%d", self.settings.grpc.host, port)
+            port = await self.http.start()
+        except ListenError:
+            await self._abandon()
+            raise
         logger.info(
             "otel_scorers: OTLP/HTTP receiver and /metrics, /healthz, /readyz on %s:%d",
             self.settings.http.host,
@@ -137,6 +144,15 @@ class Sidecar:
         if self.held is not None:
             self._tasks.append(asyncio.create_task(self.held.run()))
         self._started = True
+
+    async def _abandon(self) -> None:
+        """Undo a start that failed: nothing was received, so nothing waits to be scored."""
+        self._stopped = True
+        if self.grpc is not None:
+            await self.grpc.stop(0)
+        scoring = self.scoring
+        await within(lambda: scoring.shutdown(0.1, 0.5), 1.0, "scoring shutdown")
+        await within(lambda: self.telemetry.shutdown(0.5), 0.7, "telemetry shutdown")
 
     async def _tick_forever(self, interval_s: float) -> None:
         while True:
