@@ -25,6 +25,7 @@ from otel_scorers.emitter import Emitter
 from otel_scorers.fork_safety import renew_in_child, restart_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.protocol import FunctionScorer
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
@@ -105,6 +106,13 @@ class ScoringEngine:
         self._started = False
         self._reset()
         metrics.observe_queue(lambda: len(self._queue), max_queue_size)
+        threads = {
+            binding.name: binding.scorer.threads
+            for binding in self.bindings
+            if isinstance(binding.scorer, FunctionScorer) and binding.scorer.threads is not None
+        }
+        if threads:
+            metrics.observe_overdue_calls(lambda: {name: each.overdue for name, each in threads.items()})
         renew_in_child(self)
         restart_in_child(self)
 

@@ -150,6 +150,19 @@ class PipelineMetrics:
             description="Runs waiting to be scored.",
         )
 
+    def observe_overdue_calls(self, overdue: Callable[[], dict[str, int]]) -> None:
+        """`overdue()`: per sync scorer, its calls still running past their timeout."""
+
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            return [Observation(count, {EVALUATION_NAME: name}) for name, count in overdue().items()]
+
+        self.meter.create_observable_gauge(
+            "otel_scorers.scorer.overdue_calls",
+            callbacks=[callback],
+            unit="{call}",
+            description="Sync scorer calls still running past their timeout, each holding one of that scorer's threads.",
+        )
+
     def run_outcome(self, outcome: str, reason: str | None = None, amount: int = 1) -> None:
         self.runs.add(amount, outcome, reason or None)
 

@@ -5,6 +5,10 @@ the judge lane."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +18,7 @@ from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrument
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from pydantic import BaseModel
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, scorer
+from otel_scorers import AgentRun, ScoringSpanProcessor, bind, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers import ask_judge, llm_scorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
@@ -110,4 +114,65 @@ def test_judge_calls_and_sync_scorers_http_calls_produce_no_spans(
     }
     assert evaluations == {"evaluate relevant": 1.0, "evaluate calls_out": 1.0}
     assert http_client_spans(telemetry) == []
+    processor.shutdown()
+
+
+def evaluations_of(telemetry: Telemetry, name: str) -> list[Any]:
+    return [span for span in telemetry.finished_spans() if span.name == f"evaluate {name}"]
+
+
+def overdue_calls(telemetry: Telemetry, name: str) -> float:
+    points = telemetry.metric_points("otel_scorers.scorer.overdue_calls")
+    return sum(point.value for point in points if point.attributes.get("gen_ai.evaluation.name") == name)
+
+
+def test_hung_sync_calls_hold_only_their_own_scorers_threads_and_are_counted(
+    telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = threading.Event()
+
+    @scorer(name="stuck_on_a_lock", workers=4)
+    def hangs(run: AgentRun) -> bool:
+        release.wait(30)
+        return True
+
+    @scorer(name="quick")
+    def quick(run: AgentRun) -> bool:
+        return True
+
+    processor = ScoringSpanProcessor(
+        [bind(hangs, timeout_s=0.3), bind(quick, timeout_s=0.3)], **telemetry.providers()
+    )
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.export_spans_directly()
+    agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
+    try:
+        with caplog.at_level(logging.WARNING, logger="otel_scorers"):
+            for _ in range(6):  # six hung calls: as many threads as asyncio's default pool has here
+                agent.run(PARIS)
+            assert processor.force_flush(10_000)
+            for _ in range(4):
+                agent.run(PARIS)
+            assert processor.force_flush(10_000)
+
+        quick_results = [
+            span.attributes.get("error.type", "scored") for span in evaluations_of(telemetry, "quick")
+        ]
+        assert quick_results == ["scored"] * 10, "the quick scorer never waited behind the hung one"
+        hung_results = {
+            span.attributes.get("error.type") for span in evaluations_of(telemetry, "stuck_on_a_lock")
+        }
+        assert hung_results == {"timeout"}
+        assert overdue_calls(telemetry, "stuck_on_a_lock") == 4, (
+            "each of its 4 threads is held by a hung call"
+        )
+        assert re.search(
+            r"scorer stuck_on_a_lock: \d of its 4 worker threads held by calls still running", caplog.text
+        )
+    finally:
+        release.set()
+    deadline = time.monotonic() + 5
+    while overdue_calls(telemetry, "stuck_on_a_lock") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert overdue_calls(telemetry, "stuck_on_a_lock") == 0, "a call that returns gives its thread back"
     processor.shutdown()

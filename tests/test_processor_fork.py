@@ -15,7 +15,7 @@ from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-from otel_scorers import ScoringSpanProcessor, bind, checks
+from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -39,13 +39,18 @@ class ListExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+@scorer
+def answered(run: AgentRun) -> bool:  # sync: runs on its own worker threads
+    return bool(run.output)
+
+
 def scored_processor() -> tuple[TracerProvider, ScoringSpanProcessor, ListExporter]:
     """Hold mode with a rate-limited binding: every lock the processor owns is taken per run.
     No-op meter and logger providers: the SDK's own metric locks are not the processor's."""
     exporter = ListExporter()
     provider = TracerProvider()
     processor = ScoringSpanProcessor(
-        [bind(checks.no_tool_errors(), max_per_minute=1_000_000)],
+        [bind(checks.no_tool_errors(), max_per_minute=1_000_000), answered],
         downstream=SimpleSpanProcessor(exporter),
         tracer_provider=provider,
         meter_provider=NoOpMeterProvider(),
@@ -86,11 +91,14 @@ def scored_run_in_child(processor: ScoringSpanProcessor, agent: ExampleAgent, ex
     if not processor.force_flush(3000):
         return 2
     run_scores = [
-        span.attributes.get("otel_scorers.score.no_tool_errors")
+        (
+            span.attributes.get("otel_scorers.score.no_tool_errors"),
+            span.attributes.get("otel_scorers.score.answered"),
+        )
         for span in exporter.spans
         if (span.attributes or {}).get("gen_ai.operation.name") == "invoke_agent"
     ]
-    return 0 if run_scores == [1.0] else 3
+    return 0 if run_scores == [(1.0, 1.0)] else 3
 
 
 def test_children_forked_while_agent_threads_hold_the_processors_locks_never_deadlock(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib
 import inspect
@@ -11,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, overload, runtime_checkable
 
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.workers import DEFAULT_SYNC_WORKERS, SyncWorkers
 
 #: What a scorer may return: a number in [0, 1], a bool (pass/fail), or a full `Score`.
 ScoreResult = float | int | bool | Score
@@ -38,22 +38,27 @@ class Scorer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FunctionScorer:
-    """A user's function as a scorer. Sync functions run on a worker thread, so one that blocks
-    or hangs costs a thread and a timeout, never the engine's loop."""
+    """A user's function as a scorer. Sync functions run on the scorer's own worker threads
+    (`workers` of them), so one that blocks or hangs costs one of its own threads and a timeout,
+    never the engine's loop or another scorer's threads."""
 
     function: Callable[[AgentRun], Any]
     name: str
     needs: frozenset[str] = frozenset()
     binary: bool = False
+    workers: int = DEFAULT_SYNC_WORKERS
     is_async: bool = field(init=False)
+    threads: SyncWorkers | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.function))
+        is_async = inspect.iscoroutinefunction(self.function)
+        object.__setattr__(self, "is_async", is_async)
+        object.__setattr__(self, "threads", None if is_async else SyncWorkers(self.name, self.workers))
 
     def score(self, run: AgentRun) -> Awaitable[ScoreResult]:
-        if self.is_async:
+        if self.threads is None:
             return self.function(run)  # type: ignore[no-any-return]
-        return asyncio.to_thread(self.function, run)
+        return self.threads.run(self.function, run)
 
 
 @overload
@@ -62,7 +67,11 @@ def scorer(function: Callable[[AgentRun], Any], /) -> FunctionScorer: ...
 
 @overload
 def scorer(
-    *, name: str | None = None, needs: Iterable[str] = (), binary: bool = False
+    *,
+    name: str | None = None,
+    needs: Iterable[str] = (),
+    binary: bool = False,
+    workers: int = DEFAULT_SYNC_WORKERS,
 ) -> Callable[[Callable[[AgentRun], Any]], FunctionScorer]: ...
 
 
@@ -73,14 +82,16 @@ def scorer(
     name: str | None = None,
     needs: Iterable[str] = (),
     binary: bool = False,
+    workers: int = DEFAULT_SYNC_WORKERS,
 ) -> FunctionScorer | Callable[[Callable[[AgentRun], Any]], FunctionScorer]:
     """Turn a function of `AgentRun` (sync or async) into a scorer.
 
     Use bare (`@scorer`) or with options (`@scorer(name="polite", needs=["output"])`).
+    A sync function runs on `workers` threads of its own.
     """
 
     def wrap(fn: Callable[[AgentRun], Any]) -> FunctionScorer:
-        return FunctionScorer(fn, name or fn.__name__, frozenset(needs), binary)
+        return FunctionScorer(fn, name or fn.__name__, frozenset(needs), binary, workers)
 
     return wrap(function) if function is not None else wrap
 
