@@ -15,6 +15,7 @@ token usage counted with cl100k. litellm talks to it over HTTP exactly as to a p
    call, so one core cannot get near C / L once C x 9 ms approaches L.
 
     python bench/judge.py [--latency 0.2 1] [--concurrency 8 32] [--rounds 10] [--repeats 3]
+    python bench/judge.py --catalogue    # the fifteen LLM scorers against Mastra's, calls and tokens
 """
 
 from __future__ import annotations
@@ -416,7 +417,18 @@ def main() -> None:
     parser.add_argument("--jitter", type=float, default=0.3, help="latency varies within L x (1 +- jitter)")
     parser.add_argument("--rounds", type=int, default=10, help="scores per run = C x rounds")
     parser.add_argument("--repeats", type=int, default=3, help="alternating runs per setting")
+    parser.add_argument(
+        "--catalogue",
+        action="store_true",
+        help="only the LLM scorer catalogue against Mastra's (bench/judge_catalogue.py)",
+    )
     args = parser.parse_args()
+    if args.catalogue:
+        from bench.judge_catalogue import catalogue_table
+
+        with judge_server(judge_reply) as server:
+            catalogue_table(server)
+        return
     with judge_server(judge_reply) as server:
         warm_up = scorers.answer_relevancy(model=MODEL, judge=judge_for(server))
         score_directly(warm_up, [run_of(0, "warm", "up.")])

@@ -133,12 +133,14 @@ class JudgeServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return await self._answer(body, step)
+            return await self._answer(request, body, step)
         finally:
             with self._lock:
                 self.in_flight -= 1
 
-    async def _answer(self, body: dict[str, Any], step: Step | None) -> web.StreamResponse:
+    async def _answer(
+        self, request: web.Request, body: dict[str, Any], step: Step | None
+    ) -> web.StreamResponse:
         if self.latency_s:
             await asyncio.sleep(self.latency_s * random.uniform(1 - self.jitter, 1 + self.jitter))
         if isinstance(step, Stall):
@@ -150,6 +152,8 @@ class JudgeServer:
         content = step.content if isinstance(step, Reply) else self.responder(body)
         messages = body.get("messages", [])
         usage_in, usage_out = prompt_tokens(messages), count_tokens(content)
+        if body.get("stream"):
+            return await self._stream(request, body, content, usage_in, usage_out)
         return web.json_response(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -170,6 +174,43 @@ class JudgeServer:
                 },
             }
         )
+
+    async def _stream(
+        self, request: web.Request, body: dict[str, Any], content: str, usage_in: int, usage_out: int
+    ) -> web.StreamResponse:
+        """`stream: true`: the reply as server-sent events, as OpenAI sends them (one content
+        chunk, the finish chunk, the usage chunk, `[DONE]`). Some clients (Mastra's) stream."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        base = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "judge"),
+        }
+        chunks = [
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": content}, "finish_reason": None}
+                ],
+            },
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": usage_in,
+                    "completion_tokens": usage_out,
+                    "total_tokens": usage_in + usage_out,
+                },
+            },
+        ]
+        for chunk in chunks:
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
 
     def start(self) -> JudgeServer:
         ready = threading.Event()
