@@ -16,12 +16,17 @@ from google.protobuf.any_pb2 import Any as AnyProto
 from google.protobuf.duration_pb2 import Duration
 from google.rpc.error_details_pb2 import RetryInfo
 from google.rpc.status_pb2 import Status
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
 from otel_scorers.otlp import OtlpDecodeError, parse_protobuf_request
+from otel_scorers.sidecar.assembler import Scan
 from otel_scorers.sidecar.intake import Intake, Refused
+from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
 from otel_scorers.throttled_log import throttled
 
@@ -69,6 +74,7 @@ class GrpcReceiver:
             (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),)
         )
         self.port = 0
+        self._offload = Offload()
 
     async def start(self) -> int:
         try:
@@ -85,6 +91,7 @@ class GrpcReceiver:
 
     async def stop(self, grace_s: float) -> None:
         await self._server.stop(grace_s)
+        self._offload.close()
 
     async def _export(self, body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         if self._token.enabled:
@@ -94,14 +101,21 @@ class GrpcReceiver:
             if problem is not None:
                 throttled.warning("sidecar_grpc_auth", "otel_scorers: OTLP/gRPC request refused: %s", problem)
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
-        try:
+        intake = self._intake
+
+        def unpack() -> tuple[ExportTraceServiceRequest, Scan | None]:
             request = parse_protobuf_request(body)
+            return request, (intake.sort_out(request, len(body)) if big else None)
+
+        big = len(body) >= OFFLOAD_BYTES
+        try:
+            request, sorted_out = await self._offload.run(unpack) if big else unpack()
         except OtlpDecodeError as exc:
             throttled.warning("sidecar_grpc_decode", "otel_scorers: OTLP/gRPC request refused: %s", exc)
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # abort raises; this line only tells the type checker
         try:
-            accepted = await self._intake.export(request, body, len(body))
+            accepted = await intake.export(request, body, len(body), sorted_out)
         except Refused as refused:
             code = (
                 grpc.StatusCode.RESOURCE_EXHAUSTED if refused.kind == "busy" else grpc.StatusCode.UNAVAILABLE

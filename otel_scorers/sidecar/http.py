@@ -16,11 +16,16 @@ import orjson
 from aiohttp import web
 from google.protobuf.json_format import MessageToDict
 from google.rpc.status_pb2 import Status
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
+from otel_scorers.sidecar.assembler import Scan
 from otel_scorers.sidecar.intake import Intake, Refused
+from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode, decompress
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
 from otel_scorers.throttled_log import throttled
@@ -71,6 +76,7 @@ class HttpReceiver:
         self._ready = ready
         self._metrics_text = metrics_text
         self._metrics_require_token = metrics_require_token
+        self._offload = Offload()
         # The compressed body may not exceed the limit either; the decompressed one is checked
         # while inflating.
         app = web.Application(client_max_size=max_request_bytes)
@@ -102,6 +108,7 @@ class HttpReceiver:
     async def stop(self) -> None:
         """Close the listener and the connections; requests in progress get `grace_s` to finish."""
         await self._runner.cleanup()
+        self._offload.close()
 
     async def _traces(self, request: web.Request) -> web.Response:
         try:
@@ -123,14 +130,22 @@ class HttpReceiver:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return _reply(413, encoding, f"body exceeds the {self._max_bytes}-byte limit")
+        intake = self._intake
         try:
+            # Inflating is quick C code; decoding and sorting out a large body is slow Python.
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
-            otlp_request = decode(data, encoding)
+            big = len(data) >= OFFLOAD_BYTES
+
+            def unpack() -> tuple[ExportTraceServiceRequest, Scan | None]:
+                otlp_request = decode(data, encoding)
+                return otlp_request, (intake.sort_out(otlp_request, len(data)) if big else None)
+
+            otlp_request, sorted_out = await self._offload.run(unpack) if big else unpack()
         except PayloadError as exc:
             return _reply(exc.status, encoding, exc.message)
         try:
-            accepted = await self._intake.export(
-                otlp_request, data if encoding == "protobuf" else None, len(data)
+            accepted = await intake.export(
+                otlp_request, data if encoding == "protobuf" else None, len(data), sorted_out
             )
         except Refused as refused:
             status = 429 if refused.kind == "busy" else 503

@@ -61,8 +61,19 @@ class Intake:
         self._metrics.receiver_spans.add(spans, {OUTCOME: "refused", REASON: reason})
         return Refused(kind, message, self._retry_after_s)
 
-    async def export(self, request: ExportTraceServiceRequest, body: bytes | None, size: int) -> Accepted:
-        """Take one request. `body` is its protobuf encoding when the sender used protobuf."""
+    def sort_out(self, request: ExportTraceServiceRequest, size: int) -> Scan:
+        """What `export` would make of the request: on any thread (it reads nothing shared)."""
+        return scan(request, size, self._min_threshold)
+
+    async def export(
+        self,
+        request: ExportTraceServiceRequest,
+        body: bytes | None,
+        size: int,
+        sorted_out: Scan | None = None,
+    ) -> Accepted:
+        """Take one request. `body` is its protobuf encoding when the sender used protobuf;
+        `sorted_out` is `sort_out(request, size)` when the caller already did it."""
         if self.closing:
             raise self._refuse(
                 "unavailable", "shutting_down", "the sidecar is shutting down", _count(request)
@@ -73,7 +84,7 @@ class Intake:
                 "sidecar_busy", "otel_scorers: refusing requests until scoring catches up: %s", full
             )
             raise self._refuse("busy", "limit", f"too busy, retry later: {full}", _count(request))
-        result = scan(request, size, self._min_threshold)
+        result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
         holding: list[OtlpSpan] = []
         if self._forwarder is not None:
             assembler = self._assembler

@@ -1,0 +1,105 @@
+"""The receiving loop keeps answering while a large request is decoded and sorted out: `/healthz`
+is not held up by a 4 MiB request, OTLP/JSON or protobuf."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from google.protobuf.json_format import MessageToJson
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_scorers.example_agent import DEMO_RUNS
+from tests.otlp_capture import OtlpCapture
+from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
+
+MAX_REQUEST = 4 * 1024 * 1024
+#: The longest /healthz may take while the large request is worked on, as a share of the time the
+#: request takes: when the loop decoded it, /healthz waited for all of it (0.35 to 0.7 s). The
+#: share, unlike a time, holds on a loaded machine.
+STALL_SHARE = 0.5
+
+
+@pytest.fixture(scope="module")
+def sidecar() -> Iterator[RunningSidecar]:
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60)
+        with RunningSidecar(document) as running:
+            yield running
+
+
+def json_body() -> bytes:
+    """OTLP/JSON of example-agent traces, just under 4 MiB."""
+    spans = agent_spans(DEMO_RUNS * 60)
+    body = b""
+    while True:
+        candidate = MessageToJson(encode(spans)).encode()
+        if len(candidate) > MAX_REQUEST:
+            return body
+        body = candidate
+        spans = spans + spans[: len(spans) // 4]
+
+
+def tiny_spans_body() -> bytes:
+    """A protobuf request of about 60,000 small spans in 300 traces, each one a run's child."""
+    request = ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    traces = [os.urandom(16) for _ in range(300)]
+    for index in range(60_000):
+        span = scope.spans.add()
+        span.trace_id = traces[index % 300]
+        span.span_id = os.urandom(8)
+        span.name = "invoke_agent weather" if index < 300 else "chat gpt-4o"
+    body = request.SerializeToString()
+    assert len(body) < MAX_REQUEST
+    return body
+
+
+def longest_healthz_while(sidecar: RunningSidecar, send: threading.Thread) -> tuple[float, float]:
+    """The longest /healthz answer while `send` runs, and how long `send` took."""
+    connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=10)
+    longest = 0.0
+    sent = time.monotonic()
+    send.start()
+    deadline = time.monotonic() + 20
+    while send.is_alive() and time.monotonic() < deadline:
+        started = time.monotonic()
+        connection.request("GET", "/healthz")
+        response = connection.getresponse()
+        assert response.read() == b"ok\n"
+        longest = max(longest, time.monotonic() - started)
+        time.sleep(0.005)
+    send.join(20)
+    took = time.monotonic() - sent
+    connection.close()
+    return longest, took
+
+
+def test_a_4_mib_json_request_does_not_stall_healthz(sidecar: RunningSidecar) -> None:
+    body = json_body()
+    statuses: list[int] = []
+
+    def send() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=20)
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        statuses.append(response.status)
+        connection.close()
+
+    longest, took = longest_healthz_while(sidecar, threading.Thread(target=send))
+    assert statuses == [200]
+    assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
+
+
+def test_a_large_protobuf_request_of_small_spans_does_not_stall_healthz(sidecar: RunningSidecar) -> None:
+    body = tiny_spans_body()
+    replies: list[bytes] = []
+    send = threading.Thread(target=lambda: replies.append(send_grpc(sidecar.grpc_endpoint, body)))
+    longest, took = longest_healthz_while(sidecar, send)
+    assert replies == [b""]  # accepted whole
+    assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
