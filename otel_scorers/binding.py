@@ -21,7 +21,7 @@ from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
-from otel_scorers.scorers.protocol import Scorer, ScoreResult, as_scorer
+from otel_scorers.scorers.protocol import JudgedScorer, Scorer, ScoreResult, as_scorer
 
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
 DEFAULT_TIMEOUT_S = 30.0
@@ -43,6 +43,8 @@ class Binding:
     limiter: RateLimiter | None = field(default=None, repr=False, compare=False)
     #: Replaces the run's own context for this binding's scorer (`bind(context=...)`).
     context: ContextOverride | None = field(default=None, repr=False, compare=False)
+    #: Scored in the engine's judge lane (bounded, apart from the quick checks).
+    uses_judge: bool = False
 
     @property
     def sampling_rate(self) -> float:
@@ -156,6 +158,7 @@ def bind(
     max_per_minute: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     context: Sequence[str] | str | None = None,
+    uses_judge: bool | None = None,
 ) -> Binding:
     """Attach a name, sampling rate, filter, threshold and limits to a scorer.
 
@@ -163,6 +166,8 @@ def bind(
     predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
     `context` replaces the run's own context (`AgentRun.context`) for this scorer: a list of
     texts, or a path into the run (`attributes.<key>`: a string or a list of strings).
+    `uses_judge` puts the scorer in the judge lane; by default, scorers with a `judge` (the LLM
+    scorers) go there. Set it for a custom scorer that calls `ask_judge` itself.
     """
     the_scorer = as_scorer(scorer)
     rate = sampling.get("rate", 1.0) if isinstance(sampling, Mapping) else sampling
@@ -190,6 +195,7 @@ def bind(
         timeout_s=timeout_s,
         limiter=limiter,
         context=context_override(context) if context is not None else None,
+        uses_judge=isinstance(the_scorer, JudgedScorer) if uses_judge is None else uses_judge,
     )
 
 

@@ -30,6 +30,8 @@ from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 ScoredRun = tuple[AgentRun, list[Score]]
+#: Runs at most in the judge lane (waiting for a judge or being judged) before judge work is dropped.
+DEFAULT_MAX_JUDGE_RUNS = 256
 
 
 _YIELD_EVERY_S = 0.0005
@@ -88,14 +90,26 @@ class ScoringEngine:
         max_concurrent_runs: int = 64,
         yield_to_host: bool = True,
         exports_behind: Callable[[], bool] | None = None,
+        max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
     ) -> None:
         """`yield_to_host=False` where no host thread shares the process (the sidecar): each
         yield costs a context switch, worth it only when an agent's thread may be waiting.
         `exports_behind()` true makes the engine wait (up to a few seconds) before its next run:
-        scores emitted faster than the exporters send them would be dropped by the SDK."""
+        scores emitted faster than the exporters send them would be dropped by the SDK.
+
+        Judge bindings (`Binding.uses_judge`) are scored in their own lane, after the run's
+        quick checks are emitted and without holding one of the `max_concurrent_runs` slots: a
+        slow judge holds up only judge work. At most `max_judge_runs` runs are in that lane;
+        judge work for more is dropped and counted (`otel_scorers.evaluations` with outcome
+        `judge_lane_full`), never queued without bound nor pushed back to the producer."""
         if max_queue_size < 1:
             raise ValueError(f"max_queue_size must be at least 1, got {max_queue_size}")
+        if max_judge_runs < 1:
+            raise ValueError(f"max_judge_runs must be at least 1, got {max_judge_runs}")
         self.bindings = tuple(bindings)
+        self._quick = tuple(binding for binding in self.bindings if not binding.uses_judge)
+        self._judged = tuple(binding for binding in self.bindings if binding.uses_judge)
+        self._max_judge_runs = max_judge_runs
         self._emitter = emitter
         self._metrics = metrics
         self._max_queue_size = max_queue_size
@@ -137,6 +151,8 @@ class ScoringEngine:
         self._wakeup: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._judging: set[asyncio.Task[None]] = set()  # jobs whose runs wait for their judges
+        self._judge_runs = 0
         self._background: set[asyncio.Task[None]] = set()
 
     # ---- producer side (any thread) -------------------------------------------------------
@@ -198,7 +214,7 @@ class ScoringEngine:
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None:
             if not finished:
-                abandoned = len(self._queue) + len(self._tasks)
+                abandoned = len(self._queue) + len(self._tasks) + len(self._judging)
                 self._metrics.run_outcome("dropped", "shutdown", abandoned)
                 logger.warning("otel_scorers: shutdown timed out; %d runs were not scored", abandoned)
                 for job in list(self._queue):
@@ -286,7 +302,10 @@ class ScoringEngine:
             await asyncio.sleep(0.005)
 
     async def _process(self, job: Job) -> None:
+        """Build the job's runs, score and emit their quick checks, and hand their judge work to
+        the judge lane; the job is finished when that is done too."""
         results: list[ScoredRun] = []
+        judged: list[tuple[int, asyncio.Task[list[Score]]]] = []  # (index in results, its judging)
         try:
             try:
                 runs = job.build()
@@ -297,25 +316,79 @@ class ScoringEngine:
             self._yield()
             for run in runs:
                 self._metrics.run_outcome("assembled")
-                scores = await self.score_run(run)
-                try:
-                    self._emitter.emit(run, scores)
-                except Exception:
-                    throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
+                scores = await score_run(self._quick, run, self._metrics.evaluation_outcome)
+                self._emit(run, scores)
                 self._yield()
+                judging = self._judge_lane(run)
+                if judging is not None:
+                    judged.append((len(results), judging))
                 results.append((run, scores))
-        finally:
-            try:
-                job.finished(results)
-            except Exception:
-                logger.exception("otel_scorers: job completion callback failed")
-            with self._idle:
-                self._pending -= 1
-                if self._pending == 0:
-                    self._idle.notify_all()
+        except BaseException:
+            for _, judging in judged:
+                judging.cancel()
+            self._finish(job, results)
+            raise
+        if not judged:
+            self._finish(job, results)
+            return
+        waiting = asyncio.get_running_loop().create_task(self._finish_after_judges(job, results, judged))
+        self._judging.add(waiting)
+        waiting.add_done_callback(self._judging.discard)
 
-    async def score_run(self, run: AgentRun) -> list[Score]:
-        return await score_run(self.bindings, run, self._metrics.evaluation_outcome)
+    def _judge_lane(self, run: AgentRun) -> asyncio.Task[list[Score]] | None:
+        """The run's judge work as a task in the judge lane; None when there is none, or when the
+        lane is full (then dropped and counted)."""
+        admitted = admit_all(self._judged, run, self._metrics.evaluation_outcome)
+        if not admitted:
+            return None
+        if self._judge_runs >= self._max_judge_runs:
+            for binding in admitted:
+                self._metrics.evaluation_outcome(binding.name, "judge_lane_full")
+            throttled.warning(
+                "judge_lane_full",
+                "otel_scorers: %d runs already wait for the judge; dropping judge scores until it catches up",
+                self._judge_runs,
+            )
+            return None
+        self._judge_runs += 1
+        judging = asyncio.get_running_loop().create_task(self._judge(run, admitted))
+        judging.add_done_callback(self._left_judge_lane)
+        return judging
+
+    def _left_judge_lane(self, _: asyncio.Task[list[Score]]) -> None:
+        self._judge_runs -= 1
+
+    async def _judge(self, run: AgentRun, bindings: Sequence[Binding]) -> list[Score]:
+        scores = await evaluate_all(bindings, run)
+        self._emit(run, scores)
+        return scores
+
+    async def _finish_after_judges(
+        self, job: Job, results: list[ScoredRun], judged: list[tuple[int, asyncio.Task[list[Score]]]]
+    ) -> None:
+        try:
+            for index, judging in judged:
+                run, scores = results[index]
+                with contextlib.suppress(Exception):  # `_judge` turns failures into error scores
+                    results[index] = (run, [*scores, *await judging])
+        finally:
+            self._finish(job, results)
+
+    def _emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        try:
+            self._emitter.emit(run, scores)
+        except Exception:
+            throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
+
+    def _finish(self, job: Job, results: Sequence[ScoredRun]) -> None:
+        try:
+            job.finished(results)
+        except Exception:
+            logger.exception("otel_scorers: job completion callback failed")
+        with self._idle:
+            self._pending -= 1
+            if self._pending == 0:
+                self._idle.notify_all()
 
 
 async def score_run(
@@ -325,14 +398,27 @@ async def score_run(
 ) -> list[Score]:
     """Admit the run per binding and score it with every binding that admits it: synchronous
     scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest."""
+    return await evaluate_all(admit_all(bindings, run, not_admitted), run)
+
+
+def admit_all(
+    bindings: Sequence[Binding], run: AgentRun, not_admitted: Callable[[str, str], None] | None = None
+) -> list[Binding]:
+    admitted: list[Binding] = []
+    for binding in bindings:
+        admission = binding.admit(run)
+        if admission == "admitted":
+            admitted.append(binding)
+        elif not_admitted is not None:
+            not_admitted(binding.name, admission)
+    return admitted
+
+
+async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:
+    """Score an admitted run with each binding, the asynchronous ones concurrently."""
     scores: list[Score] = []
     waiting: list[Awaitable[Score]] = []
     for binding in bindings:
-        admission = binding.admit(run)
-        if admission != "admitted":
-            if not_admitted is not None:
-                not_admitted(binding.name, admission)
-            continue
         result = binding.evaluate(run)
         if isinstance(result, Score):
             scores.append(result)

@@ -29,7 +29,7 @@ from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.emitter import Emitter, score_attributes
-from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
@@ -150,6 +150,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_queue_size: int | None = None,
         max_traces: int | None = None,
         max_spans_per_trace: int | None = None,
+        max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
     ) -> None:
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
@@ -171,7 +172,9 @@ class ScoringSpanProcessor(SpanProcessor):
         self._logger_provider = logger_provider
         self._flushing = threading.local()
         emitter = Emitter(self.metrics, tracer_provider, logger_provider, export)
-        self.engine = ScoringEngine(bindings, emitter, self.metrics, max_queue_size=max_queue_size)
+        self.engine = ScoringEngine(
+            bindings, emitter, self.metrics, max_queue_size=max_queue_size, max_judge_runs=max_judge_runs
+        )
         # A trace is worth buffering when the most permissive binding would sample it.
         widest = min(
             (binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None

@@ -18,9 +18,9 @@ from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrument
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from pydantic import BaseModel
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, bind, scorer
+from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
-from otel_scorers.scorers import ask_judge, llm_scorer
+from otel_scorers.scorers import answer_relevancy, ask_judge, llm_scorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 
@@ -176,3 +176,64 @@ def test_hung_sync_calls_hold_only_their_own_scorers_threads_and_are_counted(
         time.sleep(0.01)
     assert overdue_calls(telemetry, "stuck_on_a_lock") == 0, "a call that returns gives its thread back"
     processor.shutdown()
+
+
+def test_quick_checks_keep_flowing_past_a_slow_judge_whose_excess_work_is_dropped_and_counted(
+    telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    with judge_server(responder=lambda _body: '{"verdict": "yes"}', latency_s=2.0) as slow_judge:
+        relevant = llm_scorer(
+            "relevant",
+            "Relevant? JSON please.",
+            Verdict,
+            score=lambda r: r.verdict == "yes",
+            judge=judge(slow_judge),
+        )
+        processor = ScoringSpanProcessor(
+            [checks.no_tool_errors(), relevant], max_judge_runs=4, **telemetry.providers()
+        )
+        telemetry.tracer_provider.add_span_processor(processor)
+        telemetry.export_spans_directly()
+        agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
+        with caplog.at_level(logging.WARNING, logger="otel_scorers"):
+            started = time.monotonic()
+            for i in range(20):  # distinct questions: the judge's cache answers none of them
+                agent.run(
+                    ScriptedRun(f"Weather in Paris, day {i}?", [("get_weather", {"city": "Paris"})], "Sunny.")
+                )
+            while len(evaluations_of(telemetry, "no_tool_errors")) < 20 and time.monotonic() - started < 1.5:
+                time.sleep(0.01)
+            quick_s = time.monotonic() - started
+            judged_by_then = len(evaluations_of(telemetry, "relevant"))
+            assert processor.force_flush(10_000)
+        processor.shutdown()
+
+    assert len(evaluations_of(telemetry, "no_tool_errors")) == 20
+    assert quick_s < 1.5 and judged_by_then == 0, "every run's quick check was out before the judge answered"
+    judged = [
+        span.attributes["gen_ai.evaluation.score.value"] for span in evaluations_of(telemetry, "relevant")
+    ]
+    assert judged == [1.0] * 4, "the lane held 4 runs, and those were judged"
+    assert slow_judge.calls == 4
+    dropped = telemetry.counter(
+        "otel_scorers.evaluations",
+        gen_ai__evaluation__name="relevant",
+        otel_scorers__outcome="judge_lane_full",
+    )
+    assert dropped == 16
+    lane_full = [record for record in caplog.records if "wait for the judge" in record.getMessage()]
+    assert len(lane_full) == 1, "logged once, not per dropped run"
+
+
+def test_a_binding_knows_whether_its_scorer_asks_a_judge() -> None:
+    shared = Judge(JudgeConfig(model=MODEL))
+    relevant = llm_scorer("relevant", "Relevant?", Verdict, score=lambda r: r.verdict == "yes", judge=shared)
+
+    @scorer
+    async def asks_itself(run: AgentRun) -> float:
+        reply = await ask_judge("Relevant?", Verdict, judge=shared)
+        return 1.0 if reply.value.verdict == "yes" else 0.0
+
+    assert bind(relevant).uses_judge and bind(answer_relevancy(judge=shared)).uses_judge
+    assert not bind(checks.no_tool_errors()).uses_judge and not bind(asks_itself).uses_judge
+    assert bind(asks_itself, uses_judge=True).uses_judge, "a custom scorer that asks the judge says so"

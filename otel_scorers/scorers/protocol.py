@@ -7,10 +7,13 @@ import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.workers import DEFAULT_SYNC_WORKERS, SyncWorkers
+
+if TYPE_CHECKING:
+    from otel_scorers.scorers.judge import Judge
 
 #: What a scorer may return: a number in [0, 1], a bool (pass/fail), or a full `Score`.
 ScoreResult = float | int | bool | Score
@@ -34,6 +37,14 @@ class Scorer(Protocol):
     def binary(self) -> bool: ...
 
     def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]: ...
+
+
+@runtime_checkable
+class JudgedScorer(Scorer, Protocol):
+    """A scorer whose verdict comes from an LLM judge (`llm_scorer`, `answer_relevancy`): the
+    engine scores it in its judge lane, so a slow judge never holds up the quick checks."""
+
+    judge: Judge
 
 
 @dataclass(frozen=True, slots=True)
