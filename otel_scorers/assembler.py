@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES, RUN_START_SCOPES
+from otel_scorers.conventions import may_start_run
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 logger = logging.getLogger("otel_scorers")
-#: Span names whose run check is remembered (names are few; a high-cardinality one is not cached).
-_MAX_REMEMBERED_NAMES = 4096
 
 
 @dataclass(slots=True)
@@ -79,7 +77,6 @@ class TraceAssembler:
         self._max_spans = max_spans_per_trace
         self._max_age_s = max_trace_age_s
         self._traces: dict[int, _TraceBuffer] = {}
-        self._run_names: dict[str, bool] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
         renew_in_child(self)
@@ -97,15 +94,23 @@ class TraceAssembler:
         """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
         outside runs, never an exception."""
         try:
-            try:  # the SDK span's fields, read past its properties: this runs for every span
+            # The SDK span's fields, read past its properties: this runs for every span.
+            # `span.attributes` would wrap the lock-guarded `BoundedAttributes` in a proxy where a
+            # missed lookup raises and catches a KeyError: the plain dict inside is read instead.
+            try:
                 context: Any = span._context  # type: ignore[attr-defined]
                 name: str = span._name  # type: ignore[attr-defined]
+                attributes: Any = span._attributes._dict  # type: ignore[attr-defined,union-attr]
+                scope: str | None = span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr]
             except AttributeError:
                 context = span.context
                 name = span.name
+                attributes = span.attributes
+                scope = span.instrumentation_scope.name if span.instrumentation_scope is not None else None
             buffer = self._traces.get(context.trace_id)
             if buffer is None:
-                if not self._may_start_run(span, name, first_in_trace=True):
+                # A trace's first run: its instrumentation scope may be what says so.
+                if not may_start_run(name, attributes, scope):
                     return
                 if not self._could_sample(context.trace_id) or _is_own(span):
                     return
@@ -113,50 +118,11 @@ class TraceAssembler:
                 if buffer is None:
                     return
                 buffer.open_runs.add(context.span_id)
-            elif self._may_start_run(span, name, first_in_trace=False):
+            elif may_start_run(name, attributes):
                 buffer.open_runs.add(context.span_id)
             buffer.started[context.span_id] = span
         except Exception:  # never into the agent
             logger.debug("otel_scorers: on_start failed", exc_info=True)
-
-    def _may_start_run(self, span: ReadableSpan, name: str, first_in_trace: bool) -> bool:
-        """`may_start_run` for an SDK span, at the least cost: this runs for every span the agent
-        starts.
-
-        - Span names repeat, so whether a name starts like a run's is remembered (up to
-          `_MAX_REMEMBERED_NAMES` names; past that, checked every time).
-        - `span.attributes` wraps the SDK's lock-guarded `BoundedAttributes` in a proxy where a
-          missed lookup raises and catches a KeyError, so the plain dict inside is read directly
-          when it is there (the public view otherwise).
-        - Some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every
-          attribute when a span ends: their runs cannot be seen starting, so the first span of
-          such an instrumentation scope in a trace counts too."""
-        names = self._run_names
-        is_run = names.get(name)
-        if is_run is None:
-            is_run = name.startswith(RUN_NAME_PREFIXES)
-            if len(names) < _MAX_REMEMBERED_NAMES:
-                names[name] = is_run
-        if is_run:
-            return True
-        try:
-            attributes = span._attributes._dict  # type: ignore[attr-defined,union-attr]
-        except AttributeError:
-            attributes = span.attributes or {}
-        markers = RUN_MARKERS
-        for key in attributes:  # the few attributes a span starts with
-            if key in markers:
-                values = markers[key]
-                if values is None or attributes[key] in values:
-                    return True
-        if not first_in_trace:
-            return False
-        try:
-            scope_name = span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr]
-        except AttributeError:
-            scope = span.instrumentation_scope
-            scope_name = scope.name if scope is not None else None
-        return scope_name in RUN_START_SCOPES
 
     def on_end(self, span: ReadableSpan) -> bool:
         """Called by the SDK on the agent's thread. Returns True for a span that opened a run

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import Document, Message
-from otel_scorers.conventions.messages import decode_json, is_placeholder, text_of
+from otel_scorers.conventions.formats.messages import decode_json, is_placeholder, text_of
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, ContextItem, ToolCall
 

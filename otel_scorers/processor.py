@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -30,7 +29,7 @@ from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
-from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
@@ -48,54 +47,25 @@ if TYPE_CHECKING:
 logger = logging.getLogger("otel_scorers")
 
 
-class _HeldSpans:
-    """Run spans waiting for their scores before going downstream, oldest first."""
+def _hold(held: HoldQueue[int, ReadableSpan]) -> Callable[[ReadableSpan], None]:
+    """What the assembler calls for a run span that ended (on the agent's thread): hold it."""
 
-    def __init__(self, downstream: SpanProcessor, timeout_s: float) -> None:
-        self._downstream = downstream
-        self._timeout_s = timeout_s
-        self._held: OrderedDict[int, tuple[ReadableSpan, float]] = OrderedDict()
-        self._lock = threading.Lock()
-        renew_in_child(self)
+    def hold(span: ReadableSpan) -> None:
+        held.hold(span.context.span_id, span)
 
-    def renew_after_fork(self) -> None:
-        # The parent's held run spans are the parent's to export: the child forgets them.
-        self._lock = threading.Lock()
-        self._held = OrderedDict()
-
-    def hold(self, span: ReadableSpan) -> None:
-        with self._lock:
-            self._held[span.context.span_id] = (span, time.monotonic() + self._timeout_s)
-
-    def release(self, span_id: int, attributes: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            entry = self._held.pop(span_id, None)
-        if entry is None:
-            return  # already released by the timeout
-        span = entry[0]
-        self._downstream.on_end(_with_attributes(span, attributes) if attributes else span)
-
-    def release_expired(self) -> None:
-        now = time.monotonic()
-        while True:
-            with self._lock:
-                if not self._held:
-                    return
-                span_id, (span, deadline) = next(iter(self._held.items()))
-                if deadline > now:
-                    return
-                del self._held[span_id]
-            self._downstream.on_end(span)
-
-    def release_all(self) -> None:
-        with self._lock:
-            held = [span for span, _ in self._held.values()]
-            self._held.clear()
-        for span in held:
-            self._downstream.on_end(span)
+    return hold
 
 
-def _with_attributes(span: ReadableSpan, extra: dict[str, Any]) -> ReadableSpan:
+def _forward_to(downstream: SpanProcessor) -> Callable[[ReadableSpan, Mapping[str, Any] | None], None]:
+    """A released run span goes on downstream, with its score attributes when it has them."""
+
+    def forward(span: ReadableSpan, attributes: Mapping[str, Any] | None) -> None:
+        downstream.on_end(_with_attributes(span, attributes) if attributes else span)
+
+    return forward
+
+
+def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSpan:
     return ReadableSpan(
         name=span.name,
         context=span.context,
@@ -116,7 +86,7 @@ class _TraceJob(NamedTuple):
     """The engine's job for a trace whose runs all ended (a NamedTuple: made on the agent's thread)."""
 
     completed: CompletedTrace
-    held: _HeldSpans | None
+    held: HoldQueue[int, ReadableSpan] | None
 
     def build(self) -> Sequence[AgentRun]:
         return build_runs(self.completed.span_records())
@@ -180,12 +150,14 @@ class ScoringSpanProcessor(SpanProcessor):
             (binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None
         )
         self._downstream = downstream
-        self._held = _HeldSpans(downstream, hold_timeout_s) if downstream is not None else None
+        self._held: HoldQueue[int, ReadableSpan] | None = (
+            HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
+        )
         self.assembler = TraceAssembler(
             widest.sampled if widest is not None else lambda trace_id: False,
             self._trace_completed,
             self.metrics,
-            on_run_span_ended=self._held.hold if self._held is not None else None,
+            on_run_span_ended=_hold(self._held) if self._held is not None else None,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from otel_scorers.ancestry import nearest_marked
 from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, classify
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
     last_user_text,
@@ -56,20 +57,29 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     }
     if not runs:
         return []
-    owner_cache: dict[int, int | None] = {}
+    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    owners: dict[int, _RunParts | None] = {}
+    # A model span inside another model span of the same run is the same call seen by a lower
+    # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
+    model_or_run = {
+        span_id: role == "model" for span_id, (_, role) in roles.items() if role in ("model", "run")
+    }
+    in_model: dict[int, bool | None] = {}
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
-        owner = _nearest_run(by_id[span_id].parent_span_id, by_id, runs, owner_cache)
+        span = by_id[span_id]
+        owner = nearest_marked(span.parent_span_id, parents, runs, owners)
         if owner is None:
             continue
-        if role == "model" and _inside_model(by_id[span_id], owner, by_id, roles):
+        if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
             continue
-        parts = runs[owner]
-        target = parts.tools if role == "tool" else parts.retrievers if role == "retriever" else parts.models
-        target.append((convention, by_id[span_id]))
+        target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
+        target.append((convention, span))
     for parts in runs.values():
-        _add_sub_run_call(parts, by_id, roles, runs, owner_cache)
+        _add_sub_run_call(
+            parts, by_id, roles, nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        )
 
     wanted = set(only) if only is not None else None
     ordered = sorted(runs.values(), key=lambda parts: parts.span.start_ns)
@@ -80,68 +90,19 @@ def _add_sub_run_call(
     parts: _RunParts,
     by_id: Mapping[int, SpanRecord],
     roles: Mapping[int, tuple[Convention, SpanRole]],
-    runs: Mapping[int, _RunParts],
-    cache: dict[int, int | None],
+    outer: _RunParts | None,
 ) -> None:
     """A run nested in another run's spans, not under a tool span, may be the answer to one of
     the outer model's tool-call parts (a managed agent): its convention says what call it was."""
-    parent_id = parts.span.parent_span_id
-    outer = _nearest_run(parent_id, by_id, runs, cache)
-    # getattr, not isinstance: a runtime-checkable Protocol check costs microseconds per call.
-    sub_run_call = getattr(parts.convention, "sub_run_call", None)
-    if outer is None or sub_run_call is None:
+    if outer is None:
         return
+    parent_id = parts.span.parent_span_id
     parent = by_id.get(parent_id) if parent_id is not None else None
     if parent is not None and roles.get(parent.span_id, (None, None))[1] == "tool":
         return
-    call: ToolCall | None = sub_run_call(parts.span, parent)
+    call = parts.convention.sub_run_call(parts.span, parent)
     if call is not None:
-        runs[outer].sub_runs.append(call)
-
-
-def _inside_model(
-    span: SpanRecord,
-    owner: int,
-    by_id: Mapping[int, SpanRecord],
-    roles: Mapping[int, tuple[Convention, SpanRole]],
-) -> bool:
-    """A model span inside another model span of the same run is the same call seen by a lower
-    layer (a framework's LLM span over an instrumented client's): only the outer one counts."""
-    span_id = span.parent_span_id
-    for _ in range(10_000):
-        if span_id is None or span_id == owner:
-            return False
-        classified = roles.get(span_id)
-        if classified is not None and classified[1] == "model":
-            return True
-        parent = by_id.get(span_id)
-        span_id = parent.parent_span_id if parent is not None else None
-    return False
-
-
-def _nearest_run(
-    span_id: int | None,
-    by_id: Mapping[int, SpanRecord],
-    runs: Mapping[int, _RunParts],
-    cache: dict[int, int | None],
-) -> int | None:
-    path: list[int] = []
-    found: int | None = None
-    while span_id is not None:
-        if span_id in cache:
-            found = cache[span_id]
-            break
-        if span_id in runs:
-            found = span_id
-            break
-        path.append(span_id)
-        parent = by_id.get(span_id)
-        if parent is None or len(path) > 10_000:
-            break
-        span_id = parent.parent_span_id
-    for visited in path:
-        cache[visited] = found
-    return found
+        outer.sub_runs.append(call)
 
 
 def _build(parts: _RunParts) -> AgentRun:
@@ -149,7 +110,7 @@ def _build(parts: _RunParts) -> AgentRun:
     content = parts.convention.run_content(run_span)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted(
-        [(convention.tool_call(span), _internal(convention, span)) for convention, span in parts.tools]
+        [(convention.tool_call(span), convention.internal_tool(span)) for convention, span in parts.tools]
         + [(call, False) for call in parts.sub_runs],
         key=lambda pair: _start_call(pair[0]),
     )
@@ -212,15 +173,8 @@ def _retrievals(parts: _RunParts) -> list[tuple[int, str, tuple[Document, ...]]]
     """(span id, name, documents) of the run's retriever spans, in start order."""
     found = []
     for convention, span in sorted(parts.retrievers, key=lambda pair: pair[1].start_ns):
-        documents = getattr(convention, "documents", None)  # see Retrievers
-        if documents is not None:
-            found.append((span.span_id, span.name, tuple(documents(span))))
+        found.append((span.span_id, span.name, tuple(convention.documents(span))))
     return found
-
-
-def _internal(convention: Convention, span: SpanRecord) -> bool:
-    internal_tool = getattr(convention, "internal_tool", None)  # see InternalTools
-    return internal_tool is not None and bool(internal_tool(span))
 
 
 def _missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
@@ -302,7 +256,7 @@ def _match_requested_calls(
 ) -> list[ToolCall]:
     """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
 
-    `tools` pairs each call with whether it is framework machinery (`InternalTools`): such a
+    `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
     call answers its part, then is left out (its part's index goes into `internal_parts`).
     Calls that start together keep the order in which the model asked for them.
     """

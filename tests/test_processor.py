@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.trace import StatusCode
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
+from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, conventions, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.span_record import OWN_SCOPE
 
@@ -336,7 +336,7 @@ def test_many_distinct_span_names_neither_grow_memory_nor_hide_runs(telemetry: T
         tracer.start_span(f"GET /users/{number}").end()
     agent(telemetry).run(PARIS)
     processor.force_flush(5000)
-    assert len(processor.assembler._run_names) <= 4096
+    assert len(conventions._run_names) <= 4096
     assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 1
 
 

@@ -37,29 +37,44 @@ for _convention in CONVENTIONS:
             RUN_MARKERS[_key] = None
         else:
             RUN_MARKERS[_key] = (RUN_MARKERS.get(_key) or frozenset()) | {_value}
-#: Instrumentation scopes whose run spans carry their markers only when they end (optional
-#: `run_start_scopes` of a convention): the first span of such a scope opens a trace's buffer.
-RUN_START_SCOPES = frozenset(scope for c in CONVENTIONS for scope in getattr(c, "run_start_scopes", ()))
+#: Instrumentation scopes whose run spans carry their markers only when they end
+#: (`Convention.run_start_scopes`).
+RUN_START_SCOPES = frozenset(scope for c in CONVENTIONS for scope in c.run_start_scopes)
 #: The attribute keys worth reading from a span that starts (or arrives over OTLP) to spot a run.
 RUN_MARKER_KEYS = frozenset(RUN_MARKERS)
+#: Span names whose check is remembered (names are few; past this many, each is checked anew).
+_MAX_REMEMBERED_NAMES = 4096
+_run_names: dict[str, bool] = {}
 
 
-def may_start_run(name: str, attributes: Mapping[str, Any] | None) -> bool:
-    """Whether a span that is starting may be an agent run. Cheap by design: it runs on the
-    agent's thread for every span, so it walks the few attributes a span starts with rather
-    than looking up every marker. A false positive costs a buffer; a false negative, a run."""
-    if name.startswith(RUN_NAME_PREFIXES):
+def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | None = None) -> bool:
+    """Whether a span may be an agent run: the one rule of both the processor (spans starting)
+    and the sidecar (spans received).
+
+    By its name, by a marker among `attributes` (those it has so far), or by `scope`: give the
+    span's instrumentation scope only when the span is starting and its trace has no run yet,
+    because some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every
+    attribute when a span ends, so the first span of their scope has to count as a run's start.
+
+    Cheap by design: it runs on the agent's thread for every span. Span names repeat, so the
+    name check is remembered; the attributes walked are the few a span starts with (or only the
+    marker keys, `RUN_MARKER_KEYS`). A false positive costs a buffer; a false negative, a run.
+    """
+    is_run = _run_names.get(name)
+    if is_run is None:
+        is_run = name.startswith(RUN_NAME_PREFIXES)
+        if len(_run_names) < _MAX_REMEMBERED_NAMES:
+            _run_names[name] = is_run
+    if is_run:
         return True
-    if not attributes:
-        return False
-    # Walk whichever side is shorter: a span's few start attributes, or the marker keys.
-    keys = attributes if len(attributes) <= len(RUN_MARKERS) else RUN_MARKERS
-    for key in keys:
-        if key in RUN_MARKERS and key in attributes:
-            values = RUN_MARKERS[key]
-            if values is None or attributes[key] in values:
-                return True
-    return False
+    if attributes:
+        markers = RUN_MARKERS
+        for key in attributes:
+            if key in markers:
+                values = markers[key]
+                if values is None or attributes[key] in values:
+                    return True
+    return scope is not None and scope in RUN_START_SCOPES
 
 
 def detect(span: SpanRecord) -> Convention | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -74,21 +74,26 @@ class Convention(Protocol):
 
     `run_start_names` (span-name prefixes) and `run_start_markers` ((attribute, value) pairs,
     value None for "present") let the in-process processor spot a run span when it *starts*,
-    with a couple of lookups, so the trace is buffered from then on. A convention whose
-    instrumentation labels runs only when they end may also list `run_start_scopes`: the first
-    span of one of those instrumentation scopes opens the trace's buffer.
+    with a couple of lookups, so the trace is buffered from then on (`may_start_run`).
+
+    The members after `model_call` are hooks only some conventions need. A convention class
+    subclasses this protocol explicitly to inherit their defaults (no such tool, no such span),
+    so run assembly calls them on every convention without looking them up.
     """
 
     name: str
     run_start_names: tuple[str, ...]
     run_start_markers: tuple[tuple[str, str | None], ...]
+    #: Instrumentation scopes that label runs only when they end: the first span of one of these
+    #: scopes in a trace opens the trace's buffer, as a run span would.
+    run_start_scopes: tuple[str, ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
         """The span carries this convention's markers. Cheap: a few key lookups."""
         ...
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        """run, tool or model; None for spans this convention does not use."""
+        """run, tool, model or retriever; None for spans this convention does not use."""
         ...
 
     def run_content(self, span: SpanRecord) -> RunSpanContent: ...
@@ -97,33 +102,19 @@ class Convention(Protocol):
 
     def model_call(self, span: SpanRecord) -> ModelCall: ...
 
-
-@runtime_checkable
-class InternalTools(Protocol):
-    """Optional: a convention whose frameworks run their own machinery as tool spans."""
-
     def internal_tool(self, span: SpanRecord) -> bool:
         """The tool span is framework machinery (a handoff, a finishing tool such as smolagents'
         `final_answer`): it answers the model's tool-call part of the same name, but it is not
         a tool call of the run."""
-        ...
-
-
-@runtime_checkable
-class SubRunCalls(Protocol):
-    """Optional: a convention whose frameworks start a sub-agent without a tool span."""
+        return False
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """The tool call an outer run sees for the sub-agent run `run_span`, which sits inside
-        the outer run's spans under `parent` (not a tool span); None when it is not one."""
-        ...
-
-
-@runtime_checkable
-class Retrievers(Protocol):
-    """Optional: a convention with retriever spans (role `retriever`), whose documents ground
-    the answer of the run they belong to (`AgentRun.context`)."""
+        the outer run's spans under `parent` (not a tool span; a managed agent); None when the
+        framework starts sub-agents only through tool spans."""
+        return None
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        """The documents the retriever span returned, in its order (empty when not captured)."""
-        ...
+        """The documents a retriever span (role `retriever`) returned, in its order, which ground
+        the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""
+        return ()

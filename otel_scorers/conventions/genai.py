@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.genai_events import event_messages
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.base import Convention, Document, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.genai_events import event_messages
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_content,
@@ -25,7 +25,7 @@ OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 
 
-class GenAIConvention:
+class GenAIConvention(Convention):
     name = "genai"
     run_start_names: tuple[str, ...] = ("invoke_agent",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)

@@ -16,7 +16,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import NOT_CAPTURED, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import (
+    NOT_CAPTURED,
+    Convention,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
+from otel_scorers.conventions.formats.messages import as_str, decode_content, text_of, tool_state
 from otel_scorers.conventions.genai import (
     MODEL_OPERATIONS,
     OPERATION,
@@ -24,7 +32,6 @@ from otel_scorers.conventions.genai import (
     input_tokens,
     output_tokens,
 )
-from otel_scorers.conventions.messages import as_str, decode_content, text_of, tool_state
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -43,7 +50,7 @@ OTHER_AGENTS_ROLE = "other_agents"
 _GENAI = GenAIConvention()
 
 
-class GoogleADKConvention:
+class GoogleADKConvention(Convention):
     name = "google_adk"
     run_start_names: tuple[str, ...] = ("invoke_agent",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ()

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.base import Convention, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
@@ -36,7 +36,7 @@ MODEL_TYPES = frozenset({"model_generation", "llm_generation"})
 TOOL_TYPES = frozenset({"tool_call", "mcp_tool_call"})
 
 
-class MastraConvention:
+class MastraConvention(Convention):
     name = "mastra"
     run_start_names: tuple[str, ...] = ()
     run_start_markers: tuple[tuple[str, str | None], ...] = ((SPAN_TYPE, "agent_run"),)

@@ -13,9 +13,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions import langchain
-from otel_scorers.conventions.base import Document, Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.base import (
+    Convention,
+    Document,
+    Message,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
+from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
@@ -42,7 +50,7 @@ _DOCUMENTS = "retrieval.documents."
 _DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id)")
 
 
-class OpenInferenceConvention:
+class OpenInferenceConvention(Convention):
     name = "openinference"
     run_start_names: tuple[str, ...] = ()
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)

@@ -16,9 +16,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions import langchain
-from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
@@ -43,7 +43,7 @@ MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "co
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 
 
-class OpenLLMetryConvention:
+class OpenLLMetryConvention(Convention):
     name = "openllmetry"
     run_start_names: tuple[str, ...] = ()
     run_start_markers: tuple[tuple[str, str | None], ...] = (

@@ -16,17 +16,17 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.genai import (
-    MODEL_OPERATIONS,
-    OPERATION,
-    GenAIConvention,
-    input_tokens,
-    name_suffix,
-    output_tokens,
+from otel_scorers.conventions.base import (
+    NOT_CAPTURED,
+    Convention,
+    Message,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
 )
-from otel_scorers.conventions.genai_events import event_list_messages
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.formats.genai_events import event_list_messages
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_content,
@@ -36,6 +36,14 @@ from otel_scorers.conventions.messages import (
     span_tool_call,
     text_of,
     tool_call_parts,
+)
+from otel_scorers.conventions.genai import (
+    MODEL_OPERATIONS,
+    OPERATION,
+    GenAIConvention,
+    input_tokens,
+    name_suffix,
+    output_tokens,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -48,7 +56,7 @@ _EVENTS_V1 = "all_messages_events"
 _GENAI = GenAIConvention()
 
 
-class PydanticAIConvention:
+class PydanticAIConvention(Convention):
     name = "pydantic_ai"
     run_start_names: tuple[str, ...] = (_RUN_V2, "invoke_agent")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.messages import decode_content, last_user_text, tool_state
 from otel_scorers.conventions.genai import GenAIConvention
-from otel_scorers.conventions.messages import decode_content, last_user_text, tool_state
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -25,7 +25,7 @@ HANDOFF = "handoff_to_agent"
 _GENAI = GenAIConvention()
 
 
-class StrandsConvention:
+class StrandsConvention(Convention):
     name = "strands"
     run_start_names: tuple[str, ...] = ("invoke_agent",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ()

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.conventions.base import Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.messages import (
+from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
@@ -31,7 +31,7 @@ MODEL_SUFFIXES = (".doGenerate", ".doStream")
 TOOL_OPERATION = "ai.toolCall"
 
 
-class VercelAIConvention:
+class VercelAIConvention(Convention):
     name = "vercel-ai"
     run_start_names: tuple[str, ...] = RUN_OPERATIONS
     run_start_markers: tuple[tuple[str, str | None], ...] = tuple((OPERATION_ID, op) for op in RUN_OPERATIONS)

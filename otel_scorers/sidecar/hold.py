@@ -1,19 +1,18 @@
 """Inline mode: run spans kept back from downstream until their scores are attached, at most
-`hold_timeout_s`; after that they go on without scores (the scores still go out as evaluation
-spans, events and metrics)."""
+`hold_timeout_s` (a `HoldQueue`, as the processor's); after that they go on without scores (the
+scores still go out as evaluation spans, events and metrics)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import REASON, PipelineMetrics
 from otel_scorers.sidecar.otlp_spans import Batch, OtlpSpan
 from otel_scorers.throttled_log import throttled
@@ -64,6 +63,9 @@ def encode_spans(items: Iterable[tuple[OtlpSpan, Mapping[str, Any]]]) -> bytes:
 
 
 class HeldRunSpans:
+    """Held run spans (a `HoldQueue` keyed by trace id + span id), and the outbox that sends
+    released ones downstream in batches. Runs on the event loop."""
+
     def __init__(
         self,
         send: Send,
@@ -73,47 +75,36 @@ class HeldRunSpans:
         unretain: Callable[[Batch], None],
     ) -> None:
         self._send = send
-        self._timeout_s = timeout_s
         self._metrics = metrics
         self._retain = retain
         self._unretain = unretain
-        self._held: OrderedDict[bytes, tuple[OtlpSpan, float]] = OrderedDict()
+        self._queue: HoldQueue[bytes, OtlpSpan] = HoldQueue(timeout_s, self._to_outbox)
         self._outbox: list[tuple[OtlpSpan, Mapping[str, Any]]] = []
         self._wake = asyncio.Event()
         self._sending = asyncio.Lock()
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._queue)
 
     def hold(self, items: Iterable[OtlpSpan]) -> None:
-        deadline = time.monotonic() + self._timeout_s
         for item in items:
             span = item.span
-            key = span.trace_id + span.span_id
-            if key in self._held:
-                continue  # a retried request: the span is already held
-            self._retain(item.origin.batch)
-            self._held[key] = (item, deadline)
+            # False for a retried request: the span is already held.
+            if self._queue.hold(span.trace_id + span.span_id, item):
+                self._retain(item.origin.batch)
 
     def release(self, key: bytes, attributes: Mapping[str, Any] | None = None) -> None:
-        entry = self._held.pop(key, None)
-        if entry is None:
-            return  # already gone out on timeout
-        self._outbox.append((entry[0], attributes or {}))
-        self._wake.set()
+        self._queue.release(key, attributes)
 
     def release_expired(self) -> None:
-        now = time.monotonic()
-        held = self._held
-        while held:
-            key, (_, deadline) = next(iter(held.items()))
-            if deadline > now:
-                return
-            self.release(key)
+        self._queue.release_expired()
 
     def release_all(self) -> None:
-        for key in list(self._held):
-            self.release(key)
+        self._queue.release_all()
+
+    def _to_outbox(self, item: OtlpSpan, attributes: Mapping[str, Any] | None) -> None:
+        self._outbox.append((item, attributes or {}))
+        self._wake.set()
 
     def send_now(self, items: Iterable[OtlpSpan]) -> None:
         """Spans that must go on without being held (a late run span)."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import ScoredRun, ScoringEngine
@@ -70,28 +71,11 @@ def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:
     """The run spans and their descendants: the only spans a run is built from. Reads ids only."""
-    inside: dict[bytes, bool] = {item.span.span_id: True for item in run_spans}
-    parents: dict[bytes, bytes] = {item.span.span_id: item.span.parent_span_id for item in spans}
-    chosen: list[OtlpSpan] = []
-    for item in spans:
-        span_id = item.span.span_id
-        path: list[bytes] = []
-        found = False
-        current: bytes | None = span_id
-        while current:
-            known = inside.get(current)
-            if known is not None:
-                found = known
-                break
-            path.append(current)
-            current = parents.get(current)
-            if len(path) > 10_000:  # a cycle of bad parent ids
-                break
-        for visited in path:
-            inside[visited] = found
-        if found:
-            chosen.append(item)
-    return chosen
+    runs: dict[bytes, bool] = {item.span.span_id: True for item in run_spans}
+    # An empty parent id is a root's: the walk ends there.
+    parents = {item.span.span_id: item.span.parent_span_id or None for item in spans}
+    inside: dict[bytes, bool | None] = {}
+    return [item for item in spans if nearest_marked(item.span.span_id, parents, runs, inside)]
 
 
 def build_trace_runs(spans: Sequence[OtlpSpan]) -> list[AgentRun]:

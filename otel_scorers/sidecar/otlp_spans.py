@@ -16,7 +16,7 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.conventions import RUN_MARKERS, RUN_NAME_PREFIXES
+from otel_scorers.conventions import RUN_MARKER_KEYS, may_start_run
 from otel_scorers.otlp import attributes, span_record
 from otel_scorers.span_record import SpanRecord
 
@@ -55,15 +55,8 @@ class OtlpSpan:
 
 
 def is_run_span(span: Span) -> bool:
-    """Whether the span may be an agent run (`may_start_run`'s rule), from its name and the few
-    marker keys the conventions name: attribute keys are compared, values read only for a marker."""
-    if span.name.startswith(RUN_NAME_PREFIXES):
-        return True
-    markers = RUN_MARKERS
-    for kv in span.attributes:
-        key = kv.key
-        if key in markers:
-            values = markers[key]
-            if values is None or kv.value.string_value in values:
-                return True
-    return False
+    """Whether the span may be an agent run (`may_start_run`), reading only the values of the
+    marker keys the conventions name."""
+    return may_start_run(
+        span.name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
+    )

@@ -24,7 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.messages import carries_content, decode_json, genai_messages, is_placeholder
+from otel_scorers.conventions.formats.messages import (
+    carries_content,
+    decode_json,
+    genai_messages,
+    is_placeholder,
+)
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.messages import decode_json
+from otel_scorers.conventions.formats.messages import decode_json
 
 _ROLES = {
     "human": "user",

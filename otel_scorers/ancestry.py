@@ -1,0 +1,45 @@
+"""The nearest marked ancestor of a span, the one walk up a trace's parent links.
+
+Run assembly asks it which run a span belongs to and whether a model span sits inside another
+model span; the sidecar, which spans lie under a run at all. Every span walked is remembered
+with its answer, so the spans of a trace are walked about once in all, whatever their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+#: A longer chain of parents is a cycle of bad parent ids: the walk stops there.
+MAX_DEPTH = 10_000
+
+
+def nearest_marked(
+    start: K | None,
+    parents: Mapping[K, K | None],
+    marks: Mapping[K, V],
+    cache: dict[K, V | None],
+) -> V | None:
+    """The mark of the first of `start` and its ancestors (through `parents`) that `marks` holds,
+    None when none does or the chain leaves the trace. `cache` keeps the answer for every span
+    walked; reuse it only with the same `parents` and `marks`."""
+    path: list[K] = []
+    found: V | None = None
+    current = start
+    while current is not None:
+        if current in cache:
+            found = cache[current]
+            break
+        if current in marks:
+            found = marks[current]
+            break
+        path.append(current)
+        if len(path) > MAX_DEPTH:
+            break
+        current = parents.get(current)
+    for visited in path:
+        cache[visited] = found
+    return found
