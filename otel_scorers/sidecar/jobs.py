@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
 from otel_scorers.emitter import Emitter, score_attributes
-from otel_scorers.engine import ScoredRun, ScoringEngine
+from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
@@ -62,6 +62,9 @@ def sidecar_engine(
         max_queue_size=max_queue_size,
         yield_to_host=False,
         exports_behind=telemetry.exports_behind,
+        # Traces waiting for a judge count among those in flight: at most half of them may, so
+        # the quick checks of the rest keep being dispatched however slow the judge is.
+        max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, max_queue_size // 2)),
     )
 
 
