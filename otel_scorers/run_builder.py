@@ -15,7 +15,7 @@ from typing import Any
 
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.context import run_context
-from otel_scorers.conventions import Convention, SpanRole, classify
+from otel_scorers.conventions import Convention, SpanRole, classify, detect
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats.messages import (
     decode_json,
@@ -49,6 +49,15 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         classified = classify(span)
         if classified is not None:
             roles[span.span_id] = classified
+
+    # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
+    for span_id, span in by_id.items():
+        parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
+        if span_id in roles or parent_role is None or parent_role[1] != "tool":
+            continue
+        convention = detect(span)
+        if convention is not None and convention.run_under_tool(span):
+            roles[span_id] = (convention, "run")
 
     runs: dict[int, _RunParts] = {
         span_id: _RunParts(by_id[span_id], convention)

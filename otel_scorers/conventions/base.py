@@ -114,6 +114,12 @@ class Convention(Protocol):
         framework starts sub-agents only through tool spans."""
         return None
 
+    def run_under_tool(self, span: SpanRecord) -> bool:
+        """The span, which plays no role by itself and sits directly under a tool span, is an
+        agent run that the tool invoked, recognised by its shape alone (a LangGraph sub-graph
+        carries no agent label of its own: its metadata is the calling graph's)."""
+        return False
+
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""

@@ -69,6 +69,8 @@ class OpenInferenceConvention(Convention):
         if kind == "RETRIEVER":
             return "retriever"
         if kind == "AGENT":
+            if span.scope == _LANGCHAIN and "tool.name" in span.attributes:
+                return "tool"  # a LangChain tool whose name contains "agent" is marked AGENT
             return "run" if _is_agent_run(span) else None
         if kind == "CHAIN" and span.scope == _LANGCHAIN:
             # A LangChain run is marked AGENT only when its name contains "agent": an agent
@@ -153,6 +155,13 @@ class OpenInferenceConvention(Convention):
             input_tokens=as_int(attributes.get("llm.token_count.prompt")),
             output_tokens=as_int(attributes.get("llm.token_count.completion")),
         )
+
+    def run_under_tool(self, span: SpanRecord) -> bool:
+        """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's
+        messages state."""
+        if span.scope != _LANGCHAIN or span.attributes.get(KIND) not in ("CHAIN", "AGENT"):
+            return False
+        return langchain.messages_of(_content(span.attributes.get("input.value"))) is not None
 
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in span.attributes:

@@ -86,10 +86,21 @@ class OpenLLMetryConvention(Convention):
         # child is the run. `create_agent` spans build an agent and run nothing.
         return None
 
+    def run_under_tool(self, span: SpanRecord) -> bool:
+        """A LangGraph graph invoked from a tool: a task whose input is a graph's messages state."""
+        attributes = span.attributes
+        return (
+            attributes.get(SPAN_KIND) == "task"
+            and langchain.messages_of(attributes.get(ENTITY_INPUT)) is not None
+        )
+
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
+        # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.
+        task_name = as_str(attributes.get(ENTITY_NAME)) if attributes.get(SPAN_KIND) == "task" else None
         return RunSpanContent(
-            agent_name=as_str(attributes.get(LC_AGENT_NAME))
+            agent_name=task_name
+            or as_str(attributes.get(LC_AGENT_NAME))
             or as_str(attributes.get("gen_ai.agent.name"))
             or as_str(attributes.get(ENTITY_NAME))
             or as_str(attributes.get("traceloop.workflow.name")),
