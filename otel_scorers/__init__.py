@@ -6,7 +6,16 @@ from otel_scorers import scorers
 from otel_scorers.binding import Binding, bind
 from otel_scorers.config import Config, load_config
 from otel_scorers.errors import ConfigError
-from otel_scorers.model import AgentRun, ContextItem, JudgeUsage, Score, ScoreError, TokenUsage, ToolCall
+from otel_scorers.model import (
+    AgentRun,
+    ContextItem,
+    Handoff,
+    JudgeUsage,
+    Score,
+    ScoreError,
+    TokenUsage,
+    ToolCall,
+)
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.scorers import checks, judge
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
@@ -27,6 +36,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ContextItem",
+    "Handoff",
     "Judge",
     "JudgeConfig",
     "JudgeError",

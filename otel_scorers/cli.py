@@ -38,6 +38,14 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
             for call in run.tool_calls
         ],
         "missing": sorted(run.missing),
+        **(
+            {
+                "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs],
+                "final_agent": run.final_agent,
+            }
+            if run.handoffs
+            else {}
+        ),
     }
 
 

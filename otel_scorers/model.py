@@ -62,6 +62,16 @@ class TokenUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class Handoff:
+    """One agent passing the conversation to another inside a run (OpenAI Agents' handoffs): an
+    agent transition, not a tool call."""
+
+    from_agent: str | None
+    to_agent: str
+    start_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class AgentRun:
     """One agent run rebuilt from its spans.
 
@@ -69,6 +79,9 @@ class AgentRun:
     scorers are skipped for those runs instead of scoring an absent answer as a wrong one.
     `context` is what grounded the answer: the system instructions, the documents retriever
     spans returned and the tools' results, in that order, each with its source.
+    A run whose agent handed the conversation on is one run with every agent's tool calls:
+    `agent_name` is the agent it started with, `final_agent` the one that answered, `handoffs`
+    the transitions in order.
     """
 
     trace_id: int
@@ -91,6 +104,8 @@ class AgentRun:
     missing: frozenset[str] = frozenset()
     parent_span_id: int | None = None
     context: tuple[ContextItem, ...] = ()
+    handoffs: tuple[Handoff, ...] = ()
+    final_agent: str | None = None
 
     @property
     def trace_id_hex(self) -> str:

@@ -23,7 +23,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
     tool_call_parts,
 )
-from otel_scorers.model import AgentRun, TokenUsage, ToolCall
+from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 
@@ -36,6 +36,9 @@ class _RunParts:
     retrievers: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
     #: Sub-agent runs started without a tool span, as the tool calls this run sees.
     sub_runs: list[ToolCall] = field(default_factory=list)
+    #: Agents this run's conversation was handed to, in order, and the run that answered last.
+    handoffs: list[Handoff] = field(default_factory=list)
+    final: _RunParts | None = None
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -91,8 +94,58 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         )
 
     wanted = set(only) if only is not None else None
-    ordered = sorted(runs.values(), key=lambda parts: parts.span.start_ns)
+    ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns))
     return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _join_handoffs(ordered: list[_RunParts]) -> list[_RunParts]:
+    """A run whose agent hands the conversation to another agent goes on in that agent's run
+    (the next run of that agent beside it, under the same parent span): as the user sees it they
+    are one run, that starts with the first agent and ends with the last one's answer. The later
+    runs' spans join the first; they are not runs of their own."""
+    joined: set[int] = set()
+    for index, head in enumerate(ordered):
+        if head.span.span_id in joined:
+            continue
+        current = head
+        while (handoff := _last_handoff(current)) is not None:
+            target, start_ns = handoff
+            follower = next(
+                (
+                    parts
+                    for parts in ordered[index + 1 :]
+                    if parts.span.span_id not in joined
+                    and parts is not current
+                    and parts.span.parent_span_id == current.span.parent_span_id
+                    and parts.span.start_ns >= start_ns
+                    and _agent_name(parts) == target
+                ),
+                None,
+            )
+            if follower is None:
+                break
+            joined.add(follower.span.span_id)
+            head.handoffs.append(Handoff(_agent_name(current), target, start_ns))
+            head.tools.extend(follower.tools)
+            head.models.extend(follower.models)
+            head.retrievers.extend(follower.retrievers)
+            head.sub_runs.extend(follower.sub_runs)
+            head.final = current = follower
+    return [parts for parts in ordered if parts.span.span_id not in joined]
+
+
+def _last_handoff(parts: _RunParts) -> tuple[str, int] | None:
+    """(agent handed to, when) of the run's last handoff tool span, if it has one."""
+    found: tuple[str, int] | None = None
+    for convention, span in parts.tools:
+        target = convention.handoff_target(span)
+        if target is not None and (found is None or span.start_ns >= found[1]):
+            found = (target, span.start_ns)
+    return found
+
+
+def _agent_name(parts: _RunParts) -> str | None:
+    return parts.convention.run_content(parts.span).agent_name
 
 
 def _add_sub_run_call(
@@ -154,6 +207,9 @@ def _build(parts: _RunParts) -> AgentRun:
         _retrievals(parts),
         tool_calls,
     )
+    final = parts.final
+    end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns
+    status = final.span.status if final is not None and final.span.status == "error" else run_span.status
     return AgentRun(
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
@@ -167,14 +223,16 @@ def _build(parts: _RunParts) -> AgentRun:
         models=_models(content, models),
         usage=_usage(content, models),
         start_ns=run_span.start_ns,
-        end_ns=run_span.end_ns or run_span.start_ns,
-        status=run_span.status,
+        end_ns=end_ns,
+        status=status,
         conversation_id=content.conversation_id,
         attributes=run_span.attributes,
         resource=run_span.resource,
         convention=parts.convention.name,
         missing=frozenset(missing),
         context=context,
+        handoffs=tuple(parts.handoffs),
+        final_agent=_agent_name(final) if final is not None else None,
     )
 
 

@@ -88,6 +88,11 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
             assert [tool_view(call) for call in run.tool_calls] == [
                 expected_tool_view(call, content_captured) for call in expected["tool_calls"]
             ], where
+        # Agents that handed the conversation on: recorded on the run, not as tool calls.
+        assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get(
+            "handoffs", []
+        ), where
+        assert run.final_agent == expected.get("final_agent"), where
 
 
 @pytest.mark.parametrize("truth_path", params())

@@ -108,6 +108,11 @@ class Convention(Protocol):
         a tool call of the run."""
         return False
 
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        """The agent a tool span hands the conversation to (OpenAI Agents' `handoff to X`), whose
+        run goes on as the same run; None for any other span."""
+        return None
+
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """The tool call an outer run sees for the sub-agent run `run_span`, which sits inside
         the outer run's spans under `parent` (not a tool span; a managed agent); None when the

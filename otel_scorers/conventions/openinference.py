@@ -163,6 +163,12 @@ class OpenInferenceConvention(Convention):
             return False
         return langchain.messages_of(_content(span.attributes.get("input.value"))) is not None
 
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        if not span.name.startswith(_HANDOFF_PREFIX) or "tool.name" in span.attributes:
+            return None
+        target = _content(span.attributes.get("output.value"))  # the SDK records the agent handed to
+        return target if isinstance(target, str) and target else span.name[len(_HANDOFF_PREFIX) :]
+
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in span.attributes:
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
