@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import weakref
+from collections.abc import Callable
 from typing import Protocol
 
 logger = logging.getLogger("otel_scorers")
@@ -31,11 +32,17 @@ class Restartable(Protocol):
 
 _renewable: weakref.WeakSet[Renewable] = weakref.WeakSet()
 _restartable: weakref.WeakSet[Restartable] = weakref.WeakSet()
+_module_renewals: list[Callable[[], None]] = []
 
 
 def renew_in_child(owner: Renewable) -> None:
     """Have `owner.renew_after_fork()` called in every forked child (held weakly)."""
     _renewable.add(owner)
+
+
+def renew_module_state_in_child(renew: Callable[[], None]) -> None:
+    """Have `renew()` called in every forked child: for a module's own locks (held strongly)."""
+    _module_renewals.append(renew)
 
 
 def restart_in_child(owner: Restartable) -> None:
@@ -44,6 +51,11 @@ def restart_in_child(owner: Restartable) -> None:
 
 
 def _after_fork_in_child() -> None:
+    for renew in _module_renewals:
+        try:
+            renew()
+        except Exception:
+            logger.exception("otel_scorers: renewing %r after a fork failed", renew)
     for owner in list(_renewable):
         try:
             owner.renew_after_fork()

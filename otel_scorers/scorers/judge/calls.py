@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from otel_scorers.fork_safety import renew_in_child, renew_module_state_in_child
 from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
@@ -55,11 +56,9 @@ class Judge:
             asyncio.AbstractEventLoop, dict[Hashable, asyncio.Future[Any]]
         ]
         self._inflight = weakref.WeakKeyDictionary()
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: _after_fork(ref()))
+        renew_in_child(self)
 
-    def _after_fork(self) -> None:
+    def renew_after_fork(self) -> None:
         """A forked child (gunicorn, uvicorn workers) must not inherit a lock another thread held
         at fork time, nor semaphores of the parent's loops."""
         self._lock = threading.Lock()
@@ -313,13 +312,16 @@ class Judge:
         return supported
 
 
-def _after_fork(judge: Judge | None) -> None:
-    if judge is not None:
-        judge._after_fork()
-
-
 _default_judge: Judge | None = None
 _default_lock = threading.Lock()  # not the import lock: a caller must not wait on an import
+
+
+def _renew_default_lock() -> None:
+    global _default_lock
+    _default_lock = threading.Lock()
+
+
+renew_module_state_in_child(_renew_default_lock)
 
 
 def default_judge() -> Judge:

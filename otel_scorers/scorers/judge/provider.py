@@ -9,10 +9,19 @@ import os
 import threading
 from typing import Any
 
+from otel_scorers.fork_safety import renew_module_state_in_child
 from otel_scorers.scorers.judge.errors import JudgeError
 
 _litellm: Any = None
 _import_lock = threading.Lock()
+
+
+def _renew_import_lock() -> None:
+    global _import_lock
+    _import_lock = threading.Lock()  # a fork during the import must not leave it held
+
+
+renew_module_state_in_child(_renew_import_lock)
 
 
 def litellm_installed() -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Task, need_output, skipped
 
@@ -27,6 +28,10 @@ class Conversations:
         self.max_conversations = max_conversations
         self.max_turns = max_turns
         self._turns: OrderedDict[str, list[tuple[int, int, str, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
     def add(self, run: AgentRun) -> list[tuple[str, str]]:
