@@ -186,7 +186,11 @@ def _build(parts: _RunParts) -> AgentRun:
     run_input = _input_text(content, models)
     if run_input is None:
         missing.add("input")
-    run_output = _output_text(content, models, run_span)
+    # Joined by handoffs: the answer is the last agent's, and the run spans' token aggregates
+    # count one agent each, so the model spans are summed instead.
+    last = parts.final or parts
+    last_content = last.convention.run_content(last.span) if parts.final is not None else content
+    run_output = _output_text(last_content, models, last.span)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     if run_output is None:
@@ -221,7 +225,7 @@ def _build(parts: _RunParts) -> AgentRun:
         input_messages=tuple(input_messages),
         output_messages=tuple(output_messages),
         models=_models(content, models),
-        usage=_usage(content, models),
+        usage=_usage(content if parts.final is None else RunSpanContent(), models),
         start_ns=run_span.start_ns,
         end_ns=end_ns,
         status=status,

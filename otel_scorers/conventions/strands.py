@@ -27,7 +27,8 @@ _GENAI = GenAIConvention()
 
 class StrandsConvention(Convention):
     name = "strands"
-    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    # A Swarm's agents run one after another inside `invoke_swarm`: the trace stays open until it ends.
+    run_start_names: tuple[str, ...] = ("invoke_agent", "invoke_swarm")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
@@ -55,6 +56,14 @@ class StrandsConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         """A Swarm's `handoff_to_agent` passes the task to another agent: a handoff, not a call."""
         return span.attributes.get("gen_ai.tool.name") == HANDOFF
+
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        """The `agent_name` a Swarm's `handoff_to_agent` passes the task to (None without content)."""
+        if not self.internal_tool(span):
+            return None
+        arguments = self.tool_call(span).arguments
+        target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
+        return target if isinstance(target, str) and target else None
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         call = _GENAI.tool_call(span)
