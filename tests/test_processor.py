@@ -4,7 +4,6 @@ reaches the agent's thread."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from typing import Any
@@ -424,36 +423,6 @@ def test_shutdown_finishes_pending_work_then_refuses_and_counts(telemetry: Telem
 def test_processor_refuses_duplicate_names() -> None:
     with pytest.raises(ValueError, match="repeated: no_tool_errors"):
         ScoringSpanProcessor([checks.no_tool_errors(), checks.no_tool_errors()])
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_forked_child_scores_with_its_own_engine(telemetry: Telemetry) -> None:
-    processor = attach(telemetry, [checks.no_tool_errors()])
-    weather = agent(telemetry)
-    weather.run(PARIS)  # the parent's engine thread is running when the worker forks
-    processor.force_flush(5000)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: a gunicorn worker, say
-        code = 1
-        try:
-            telemetry.spans.clear()
-            weather.run(ATLANTIS)
-            flushed = processor.force_flush(5000)
-            scored = [s.attributes["gen_ai.evaluation.score.value"] for s in evaluation_spans(telemetry)]
-            os.write(write_end, f"{flushed} {scored}".encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _, status = os.waitpid(pid, 0)
-    report = os.read(read_end, 1000).decode()
-    os.close(read_end)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert report == "True [0.0]", "the child scored its own run on its own engine thread"
-    weather.run(PARIS)
-    assert processor.force_flush(5000), "the parent's engine is unaffected"
-    assert len(evaluation_spans(telemetry)) == 2
 
 
 @pytest.mark.parametrize("exporter_first", [True, False], ids=["exporter added first", "scoring added first"])

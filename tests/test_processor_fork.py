@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from opentelemetry._logs import NoOpLoggerProvider
@@ -17,12 +17,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.span_record import OWN_SCOPE
+
+from .conftest import Telemetry
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 PARIS = ScriptedRun(
     "What's the weather in Paris?", [("get_weather", {"city": "Paris"})], "Sunny, 21°C in Paris."
 )
+ATLANTIS = ScriptedRun("Weather in Atlantis?", [("get_weather", {"city": "Atlantis"})], "Sorry, no idea.")
 FORKS = 60
 CHILD_DEADLINE_S = 3.0
 MAX_CHILDREN = 8
@@ -58,6 +62,24 @@ def scored_processor() -> tuple[TracerProvider, ScoringSpanProcessor, ListExport
     )
     provider.add_span_processor(processor)
     return provider, processor, exporter
+
+
+def in_forked_child(work: Callable[[], str]) -> tuple[int, str]:
+    """Run `work` in a forked child (a gunicorn worker, say): its exit code and what it returned."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.write(write_end, work().encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    report = os.read(read_end, 1000).decode()
+    os.close(read_end)
+    return os.waitstatus_to_exitcode(status), report
 
 
 @pytest.fixture
@@ -152,24 +174,42 @@ def test_the_engine_runs_before_the_first_span_in_the_parent_and_in_a_forked_chi
     agent = ExampleAgent(tracer=provider.get_tracer("agent"))
     try:
         in_parent = engine_threads()
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                in_child = engine_threads()  # before any span: only threads the fork hook started
-                agent.run(PARIS)
-                scored = processor.force_flush(3000)
-                os.write(write_end, f"{in_child} {scored}".encode())
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_end)
-        _, status = os.waitpid(pid, 0)
-        in_child_text, child_scored = os.read(read_end, 100).decode().split()
-        os.close(read_end)
+
+        def first_run() -> str:
+            in_child = engine_threads()  # before any span: only threads the fork hook started
+            agent.run(PARIS)
+            return f"{in_child} {processor.force_flush(3000)}"
+
+        exit_code, report = in_forked_child(first_run)
     finally:
         processor.shutdown(5)
-    assert os.waitstatus_to_exitcode(status) == 0 and child_scored == "True"
+    in_child_text, child_scored = report.split()
+    assert exit_code == 0 and child_scored == "True"
     assert in_parent == before + 1, "the processor's engine thread runs once the processor is built"
     assert int(in_child_text) == in_parent, "each engine running in the parent runs in the child at once"
+
+
+def test_a_forked_child_scores_with_its_own_engine(telemetry: Telemetry) -> None:
+    processor = ScoringSpanProcessor([checks.no_tool_errors()], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.export_spans_directly()
+    weather = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("example-agent"))
+    weather.run(PARIS)  # the parent's engine thread is running when the worker forks
+    processor.force_flush(5000)
+
+    def atlantis() -> str:
+        telemetry.spans.clear()
+        weather.run(ATLANTIS)
+        flushed = processor.force_flush(5000)
+        return f"{flushed} {[s.attributes['gen_ai.evaluation.score.value'] for s in evaluations(telemetry)]}"
+
+    exit_code, report = in_forked_child(atlantis)
+    assert exit_code == 0
+    assert report == "True [0.0]", "the child scored its own run on its own engine thread"
+    weather.run(PARIS)
+    assert processor.force_flush(5000), "the parent's engine is unaffected"
+    assert len(evaluations(telemetry)) == 2
+
+
+def evaluations(telemetry: Telemetry) -> list[ReadableSpan]:
+    return [s for s in telemetry.finished_spans() if s.instrumentation_scope.name == OWN_SCOPE]
