@@ -96,7 +96,7 @@ class PipelineMetrics:
             meter,
             "otel_scorers.evaluations",
             "{evaluation}",
-            "Per scorer binding and run: filtered, sampled_out, rate_limited, scored, skipped, error.",
+            "Per scorer binding and run: filtered, sampled_out, rate_limited, judge_lane_full, scored, skipped, error.",
             (EVALUATION_NAME, OUTCOME),
         )
         self.late_spans = meter.create_counter(
