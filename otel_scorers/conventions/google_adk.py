@@ -52,7 +52,9 @@ _GENAI = GenAIConvention()
 
 class GoogleADKConvention(Convention):
     name = "google_adk"
-    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    # An invocation's agents run one after another inside it when one transfers to another:
+    # the trace stays open until the invocation (`invoke_workflow`, legacy `invocation`) ends.
+    run_start_names: tuple[str, ...] = ("invoke_agent", "invoke_workflow", "invocation")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
@@ -78,6 +80,14 @@ class GoogleADKConvention(Convention):
             attributes.get("gen_ai.tool.name") == TRANSFER
             or attributes.get("gen_ai.tool.type") == TRANSFER_TYPE
         )
+
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        """The `agent_name` that `transfer_to_agent` hands the conversation to (None without content)."""
+        if not self.internal_tool(span):
+            return None
+        arguments = self.tool_call(span).arguments
+        target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
+        return target if isinstance(target, str) and target else None
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
