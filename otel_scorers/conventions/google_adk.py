@@ -24,7 +24,13 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats.messages import as_str, decode_content, text_of, tool_state
+from otel_scorers.conventions.formats.messages import (
+    as_str,
+    decode_content,
+    handoff_agent,
+    text_of,
+    tool_state,
+)
 from otel_scorers.conventions.genai import (
     MODEL_OPERATIONS,
     OPERATION,
@@ -82,12 +88,8 @@ class GoogleADKConvention(Convention):
         )
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        """The `agent_name` that `transfer_to_agent` hands the conversation to (None without content)."""
-        if not self.internal_tool(span):
-            return None
-        arguments = self.tool_call(span).arguments
-        target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
-        return target if isinstance(target, str) and target else None
+        """The agent `transfer_to_agent` hands the conversation to (None without content)."""
+        return handoff_agent(self.tool_call(span).arguments) if self.internal_tool(span) else None
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes

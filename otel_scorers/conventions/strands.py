@@ -15,7 +15,12 @@ from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats.messages import decode_content, last_user_text, tool_state
+from otel_scorers.conventions.formats.messages import (
+    decode_content,
+    handoff_agent,
+    last_user_text,
+    tool_state,
+)
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -58,12 +63,8 @@ class StrandsConvention(Convention):
         return span.attributes.get("gen_ai.tool.name") == HANDOFF
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        """The `agent_name` a Swarm's `handoff_to_agent` passes the task to (None without content)."""
-        if not self.internal_tool(span):
-            return None
-        arguments = self.tool_call(span).arguments
-        target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
-        return target if isinstance(target, str) and target else None
+        """The agent a Swarm's `handoff_to_agent` passes the task to (None without content)."""
+        return handoff_agent(self.tool_call(span).arguments) if self.internal_tool(span) else None
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         call = _GENAI.tool_call(span)

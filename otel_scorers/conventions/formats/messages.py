@@ -237,3 +237,10 @@ def span_tool_call(
         start_ns=span.start_ns,
         end_ns=span.end_ns,
     )
+
+
+def handoff_agent(arguments: Any) -> str | None:
+    """The agent a handoff tool call names in its `agent_name` argument (Strands' Swarm
+    `handoff_to_agent`, Google ADK's `transfer_to_agent`); None when content was not captured."""
+    target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
+    return target if isinstance(target, str) and target else None
