@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 
 from otel_scorers.config import load_config
-from otel_scorers.engine import score_run
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_files import InputProblem, runs_from_files
@@ -85,15 +84,33 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from otel_scorers.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
+
     bindings = load_config(args.config).bindings()
     problems: list[InputProblem] = []
+    out: TelemetryOut | None = None
+    if args.otlp_endpoint:
+        from otel_scorers.demo_otlp import unreachable
 
-    async def score_all() -> None:
-        for run in runs_from_files(args.files, problems, _progress):
-            for score in await score_run(bindings, run):
-                _write_line(score_to_json(run, score))
-
-    asyncio.run(score_all())
+        problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
+        if problem is not None:
+            print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
+            return 1
+        out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
+    concurrency = args.concurrency or judge_concurrency(bindings)
+    runs = runs_from_files(args.files, problems, _progress)
+    asyncio.run(
+        score_runs(
+            bindings,
+            runs,
+            lambda run, score: _write_line(score_to_json(run, score)),
+            concurrency,
+            out.emit if out is not None else None,
+            Progress(),
+        )
+    )
+    if out is not None:
+        print(f"otel-scorers: {out.close()}", file=sys.stderr)
     return _report(problems)
 
 
@@ -174,6 +191,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
     score.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    score.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="runs scored at once (default: the judge's concurrency, else 8)",
+    )
+    score.add_argument(
+        "--otlp-endpoint",
+        default=None,
+        help="also send the scores as telemetry (evaluation spans, events, metrics) to this OTLP endpoint",
+    )
+    score.add_argument(
+        "--otlp-protocol",
+        choices=["grpc", "http/protobuf"],
+        default="grpc",
+        help="the OTLP protocol of --otlp-endpoint (default grpc)",
+    )
     score.set_defaults(handler=cmd_score)
 
     validate = commands.add_parser(

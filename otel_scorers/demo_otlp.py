@@ -48,7 +48,7 @@ def unreachable(endpoint: str, protocol: str) -> str | None:
         return f"cannot connect to {host}:{port} ({exc.strerror or exc})"
 
 
-def _exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
+def exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
@@ -82,7 +82,7 @@ def send(
     metrics: MetricsData | None,
 ) -> list[Sent]:
     """Export each signal once; what each export returned."""
-    span_exporter, log_exporter, metric_exporter = _exporters(endpoint, protocol)
+    span_exporter, log_exporter, metric_exporter = exporters(endpoint, protocol)
     metric_count = sum(
         len(scope.metrics)
         for resource in (metrics.resource_metrics if metrics else ())
