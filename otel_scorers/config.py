@@ -122,6 +122,10 @@ class SidecarConfig(BaseModel):
     metrics_require_token: bool = False
     tls: TlsConfig | None = None
     max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    #: Longest a request may take to arrive (headers and body), and most connections at once per
+    #: receiver: slow or idle senders cannot hold memory or sockets without bound.
+    read_timeout_s: float = Field(30.0, gt=0)
+    max_connections: int = Field(512, ge=1)
     decision_wait_s: float = Field(2.0, gt=0)
     max_wait_s: float = Field(30.0, gt=0)
     hold_timeout_s: float = Field(5.0, gt=0)

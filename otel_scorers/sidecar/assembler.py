@@ -177,6 +177,8 @@ class BatchAssembler:
         self._last_full_scan = clock()
         self.buffered_spans = 0
         self.buffered_bytes = 0
+        #: Request bodies being received: they count against `max_bytes` too.
+        self.reading_bytes = 0
         self.ready_traces = 0
 
     # ---- accounting ----------------------------------------------------------------------
@@ -192,6 +194,13 @@ class BatchAssembler:
             batch.refs = 0
             self.buffered_bytes -= batch.size
 
+    def reserve(self, size: int) -> bool:
+        """Count `size` bytes of a body being received, unless that would pass `max_bytes`."""
+        if self.buffered_bytes + self.reading_bytes + size > self.limits.max_bytes:
+            return False
+        self.reading_bytes += size
+        return True
+
     @property
     def buffered_traces(self) -> int:
         return len(self._traces) + len(self._runless) + self.ready_traces
@@ -199,8 +208,9 @@ class BatchAssembler:
     def over_limit(self) -> str | None:
         """Which limit is reached, if any (then the next request is refused)."""
         limits = self.limits
-        if self.buffered_bytes >= limits.max_bytes:
-            return f"{self.buffered_bytes} bytes buffered (limit {limits.max_bytes})"
+        held = self.buffered_bytes + self.reading_bytes
+        if held >= limits.max_bytes:
+            return f"{held} bytes buffered or being received (limit {limits.max_bytes})"
         if self.buffered_spans >= limits.max_spans:
             return f"{self.buffered_spans} spans buffered (limit {limits.max_spans})"
         if self.buffered_traces >= limits.max_traces:

@@ -58,16 +58,23 @@ class GrpcReceiver:
         port: int,
         max_request_bytes: int,
         tls: TlsConfig | None = None,
+        *,
+        read_timeout_s: float = 30.0,
+        max_connections: int = 512,
     ) -> None:
         self._intake = intake
         self._token = token
         self._address = f"{host}:{port}"
         self._tls = tls
+        # Connections are bounded, idle ones closed; so are the requests being worked on at once.
         self._server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", max_request_bytes),
                 ("grpc.so_reuseport", 0),
-            ]
+                ("grpc.max_allowed_incoming_connections", max_connections),
+                ("grpc.max_connection_idle_ms", int(read_timeout_s * 1000)),
+            ],
+            maximum_concurrent_rpcs=max_connections,
         )
         handler = grpc.unary_unary_rpc_method_handler(self._export)  # raw bytes in and out
         self._server.add_generic_rpc_handlers(

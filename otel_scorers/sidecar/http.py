@@ -8,12 +8,15 @@ down, downstream unavailable) with `Retry-After`.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import orjson
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
+from aiohttp.typedefs import Handler
 from google.protobuf.json_format import MessageToDict
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -51,6 +54,24 @@ def _reply(
     )
 
 
+class _Refuse(asyncio.Protocol):
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.close()
+
+
+@dataclass(slots=True)
+class _Reading:
+    size: int = 0
+    reserved: int = 0
+
+
+class _BodyRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class HttpReceiver:
     def __init__(
         self,
@@ -66,6 +87,9 @@ class HttpReceiver:
         metrics_text: Callable[[], Awaitable[bytes]] | None = None,
         grace_s: float = 2.0,
         metrics_require_token: bool = False,
+        read_timeout_s: float = 30.0,
+        max_connections: int = 512,
+        retry_after_s: float = 1.0,
     ) -> None:
         self._intake = intake
         self._token = token
@@ -77,38 +101,113 @@ class HttpReceiver:
         self._metrics_text = metrics_text
         self._metrics_require_token = metrics_require_token
         self._offload = Offload()
+        self._assembler = intake.assembler
+        self._read_timeout_s = read_timeout_s
+        self._max_connections = max_connections
+        self._retry_after = str(max(1, math.ceil(retry_after_s)))
         # The compressed body may not exceed the limit either; the decompressed one is checked
         # while inflating.
-        app = web.Application(client_max_size=max_request_bytes)
+        app = web.Application(client_max_size=max_request_bytes, middlewares=[self._track])
         if receive_traces:
             app.router.add_post("/v1/traces", self._traces)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         # We inflate bodies ourselves, with a limit, instead of letting aiohttp do it unbounded.
-        self._runner = web.AppRunner(app, auto_decompress=False, access_log=None, shutdown_timeout=grace_s)
+        # Idle keep-alive connections close after read_timeout_s; a sender gone quiet mid-body
+        # is not waited for (lingering) beyond a second.
+        self._runner = web.AppRunner(
+            app,
+            auto_decompress=False,
+            access_log=None,
+            shutdown_timeout=grace_s,
+            keepalive_timeout=read_timeout_s,
+            lingering_time=1.0,
+        )
+        self._listener: asyncio.Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        #: When each connection last started or finished a request (or connected), by handler.
+        self._last_seen: dict[object, float] = {}
+        self._busy: set[object] = set()
         self.port = 0
 
     async def start(self) -> int:
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl, reuse_port=False)
+        loop = asyncio.get_running_loop()
         try:
-            await site.start()
+            self._listener = await loop.create_server(
+                self._connection, self._host, self._port, ssl=self._ssl, reuse_address=True
+            )
         except OSError as exc:
             await self._runner.cleanup()
             raise ListenError(
                 f"cannot listen for OTLP/HTTP on {self._host}:{self._port}: "
                 + (os.strerror(exc.errno).lower() if exc.errno else str(exc))
             ) from None
-        server = site._server
-        sockets = getattr(server, "sockets", None) or ()
+        sockets = self._listener.sockets
         self.port = sockets[0].getsockname()[1] if sockets else self._port
+        self._sweeper = asyncio.create_task(self._sweep_forever())
         return self.port
 
     async def stop(self) -> None:
         """Close the listener and the connections; requests in progress get `grace_s` to finish."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._listener is not None:
+            self._listener.close()
         await self._runner.cleanup()
         self._offload.close()
+
+    # ---- connections -------------------------------------------------------------------------
+
+    def _connection(self) -> asyncio.BaseProtocol:
+        """A new connection's protocol: aiohttp's, or one that closes it at once when
+        `max_connections` are open already."""
+        server = self._runner.server
+        assert server is not None
+        if len(server.connections) >= self._max_connections:
+            throttled.warning(
+                "sidecar_http_connections",
+                "otel_scorers: refusing OTLP/HTTP connections: %d open (max_connections)",
+                self._max_connections,
+            )
+            return _Refuse()
+        handler = server()
+        self._last_seen[handler] = asyncio.get_running_loop().time()
+        return handler
+
+    @web.middleware
+    async def _track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        protocol = request.protocol
+        self._busy.add(protocol)
+        try:
+            return await handler(request)
+        finally:
+            self._busy.discard(protocol)
+            self._last_seen[protocol] = asyncio.get_running_loop().time()
+
+    async def _sweep_forever(self) -> None:
+        """Close connections that have not sent a whole request line and headers within
+        `read_timeout_s` (of connecting, or of their last request): aiohttp has no such timeout."""
+        interval = min(1.0, self._read_timeout_s / 4)
+        server = self._runner.server
+        assert server is not None
+        while True:
+            await asyncio.sleep(interval)
+            now = asyncio.get_running_loop().time()
+            open_now = set(server.connections)
+            for handler in list(self._last_seen):
+                idle = now - self._last_seen[handler]
+                if handler not in open_now:
+                    if idle > self._read_timeout_s:
+                        del self._last_seen[handler]  # closed (or never opened)
+                    continue
+                if handler in self._busy or idle <= self._read_timeout_s:
+                    continue
+                transport = getattr(handler, "transport", None)
+                if transport is not None:
+                    transport.close()
+                del self._last_seen[handler]
 
     async def _traces(self, request: web.Request) -> web.Response:
         try:
@@ -126,10 +225,36 @@ class HttpReceiver:
                 encoding,
                 f"body of {request.content_length} bytes exceeds the {self._max_bytes}-byte limit",
             )
+        reading = _Reading()
         try:
-            raw = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return _reply(413, encoding, f"body exceeds the {self._max_bytes}-byte limit")
+            return await self._take(request, encoding, reading)
+        finally:
+            self._assembler.reading_bytes -= reading.reserved
+
+    async def _take(self, request: web.Request, encoding: Encoding, reading: _Reading) -> web.Response:
+        try:
+            raw = await asyncio.wait_for(self._read_body(request, reading), self._read_timeout_s)
+        except _BodyRefused as refused:
+            if refused.status == 429:
+                return _reply(429, encoding, refused.message, {"Retry-After": self._retry_after})
+            return _reply(refused.status, encoding, refused.message)
+        except asyncio.TimeoutError:
+            return _reply(
+                408,
+                encoding,
+                f"body not received within {self._read_timeout_s:g} s ({reading.size} bytes came)",
+            )
+        except (ConnectionError, asyncio.IncompleteReadError, ClientPayloadError) as exc:
+            throttled.warning(
+                "sidecar_http_aborted",
+                "otel_scorers: an OTLP/HTTP sender went away after %d bytes of its body (%s)",
+                reading.size,
+                type(exc).__name__,
+            )
+            return web.Response(status=400)  # nobody is there to read it
+        # The body is decoded now: from here the buffers account for it, at its parsed size.
+        self._assembler.reading_bytes -= reading.reserved
+        reading.reserved = 0
         intake = self._intake
         try:
             # Inflating is quick C code; decoding and sorting out a large body is slow Python.
@@ -158,6 +283,21 @@ class HttpReceiver:
         if encoding == "json":
             return web.Response(body=orjson.dumps(MessageToDict(response)), content_type=_JSON)
         return web.Response(body=response.SerializeToString(), content_type=_PROTOBUF)
+
+    async def _read_body(self, request: web.Request, reading: _Reading) -> bytes:
+        """The body, each chunk counted against `max_bytes` as it arrives (slow senders cannot hold
+        memory beyond it) and against `max_request_bytes`."""
+        chunks: list[bytes] = []
+        assembler = self._assembler
+        async for chunk in request.content.iter_any():
+            reading.size += len(chunk)
+            if reading.size > self._max_bytes:
+                raise _BodyRefused(413, f"body exceeds the {self._max_bytes}-byte limit")
+            if not assembler.reserve(len(chunk)):
+                raise _BodyRefused(429, f"too busy, retry later: {assembler.over_limit()}")
+            reading.reserved += len(chunk)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def _healthz(self, _request: web.Request) -> web.Response:
         return web.Response(text="ok\n")

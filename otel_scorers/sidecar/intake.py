@@ -49,7 +49,7 @@ class Intake:
         forwarder: Forwarder | None = None,
         held: HeldRunSpans | None = None,
     ) -> None:
-        self._assembler = assembler
+        self.assembler = assembler
         self._min_threshold = min_threshold
         self._metrics = metrics
         self._retry_after_s = retry_after_s
@@ -78,7 +78,7 @@ class Intake:
             raise self._refuse(
                 "unavailable", "shutting_down", "the sidecar is shutting down", _count(request)
             )
-        full = self._assembler.make_room()
+        full = self.assembler.make_room()
         if full is not None:
             throttled.warning(
                 "sidecar_busy", "otel_scorers: refusing requests until scoring catches up: %s", full
@@ -87,7 +87,7 @@ class Intake:
         result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
         holding: list[OtlpSpan] = []
         if self._forwarder is not None:
-            assembler = self._assembler
+            assembler = self.assembler
             holding = [
                 item
                 for trace_id, runs in result.runs.items()
@@ -100,7 +100,7 @@ class Intake:
                 await self._forwarder.send(body)
             except ForwardError as exc:
                 raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
-        late_runs = self._assembler.commit(result)
+        late_runs = self.assembler.commit(result)
         if self._held is not None and holding:
             late = {id(item) for item in late_runs}
             self._held.hold(item for item in holding if id(item) not in late)

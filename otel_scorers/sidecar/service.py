@@ -91,6 +91,8 @@ class Sidecar:
                 settings.grpc.port,
                 settings.max_request_bytes,
                 settings.tls,
+                read_timeout_s=settings.read_timeout_s,
+                max_connections=settings.max_connections,
             )
         self.http = HttpReceiver(
             self.intake,
@@ -104,6 +106,9 @@ class Sidecar:
             metrics_text=self.scoring.prometheus_text,
             grace_s=min(2.0, settings.shutdown_timeout_s / 4),
             metrics_require_token=settings.metrics_require_token,
+            read_timeout_s=settings.read_timeout_s,
+            max_connections=settings.max_connections,
+            retry_after_s=settings.retry_after_s,
         )
         self._in_flight = 0
         self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()

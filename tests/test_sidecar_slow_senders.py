@@ -1,0 +1,117 @@
+"""Slow senders cannot hold the sidecar's memory or sockets: bodies being received count
+against `max_bytes` (beyond it they are refused, retryably), a request must arrive within
+`read_timeout_s`, connections are bounded by `max_connections`, and an aborted body is one
+log line."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.otlp_capture import OtlpCapture
+from tests.sidecar_harness import RunningSidecar, sidecar_document
+
+MAX_BYTES = 8 * 1024 * 1024
+CHUNK = 512 * 1024  # each slow sender gets this far into a body announced at 4 MiB
+HEAD = (
+    b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+    b"Content-Length: 4194000\r\n\r\n"
+)
+
+
+@pytest.fixture
+def sidecar() -> Iterator[RunningSidecar]:
+    with OtlpCapture() as capture:
+        document = sidecar_document(
+            capture.endpoint,
+            scoring_process=False,
+            max_bytes=MAX_BYTES,
+            read_timeout_s=1.0,
+            max_connections=40,
+        )
+        with RunningSidecar(document) as running:
+            yield running
+
+
+def connect(sidecar: RunningSidecar) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", sidecar.service.http.port), timeout=5)
+    return connection
+
+
+def answer(connection: socket.socket) -> bytes:
+    """What the server said before closing (b"" when it closed without a word)."""
+    reply = b""
+    try:
+        while chunk := connection.recv(65536):
+            reply += chunk
+    except (ConnectionResetError, socket.timeout):
+        pass
+    return reply
+
+
+def test_bodies_being_received_count_against_max_bytes_and_time_out(sidecar: RunningSidecar) -> None:
+    assembler = sidecar.service.assembler
+    slow = [connect(sidecar) for _ in range(30)]  # 30 x 512 KiB would be 15 MiB
+    started = time.monotonic()
+    for connection in slow:
+        connection.sendall(HEAD + b"\0" * CHUNK)
+    time.sleep(0.3)
+    reading = sidecar.call(lambda: assembler.reading_bytes)
+    assert 0 < reading <= MAX_BYTES
+    replies = [answer(connection) for connection in slow]  # each ends within read_timeout_s
+    took = time.monotonic() - started
+    for connection in slow:
+        connection.close()
+    busy = [reply for reply in replies if reply.startswith(b"HTTP/1.1 429")]
+    timed_out = [reply for reply in replies if reply.startswith(b"HTTP/1.1 408")]
+    assert busy and timed_out and len(busy) + len(timed_out) == 30
+    assert all(b"Retry-After: 1" in reply for reply in busy)
+    assert took < 5
+    assert sidecar.call(lambda: assembler.reading_bytes) == 0  # all of it given back
+
+
+def test_connections_beyond_max_connections_are_closed_at_once(sidecar: RunningSidecar) -> None:
+    held = [connect(sidecar) for _ in range(40)]
+    time.sleep(0.2)
+    extra = connect(sidecar)
+    started = time.monotonic()
+    assert answer(extra) == b""
+    assert time.monotonic() - started < 1.0
+    extra.close()
+    for connection in held:
+        connection.close()
+
+
+def test_a_sender_that_never_finishes_its_headers_is_disconnected(sidecar: RunningSidecar) -> None:
+    connection = connect(sidecar)
+    connection.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more
+    started = time.monotonic()
+    assert answer(connection) == b""
+    assert 0.9 < time.monotonic() - started < 3.0  # read_timeout_s, plus the sweep's second
+    connection.close()
+    # The receiver still answers.
+    healthy = connect(sidecar)
+    healthy.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer(healthy).endswith(b"ok\n")
+    healthy.close()
+
+
+def test_an_aborted_body_logs_one_line_without_a_traceback(
+    sidecar: RunningSidecar, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    for _ in range(3):
+        connection = connect(sidecar)
+        connection.sendall(HEAD + b"\0" * 1000)
+        time.sleep(0.1)
+        connection.close()
+    time.sleep(0.3)
+    lines = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert [record.getMessage() for record in lines] == [
+        "otel_scorers: an OTLP/HTTP sender went away after 1000 bytes of its body (ConnectionResetError)"
+    ]
+    assert not any(record.exc_info for record in caplog.records)
