@@ -48,7 +48,7 @@ def answer(connection: socket.socket) -> bytes:
     try:
         while chunk := connection.recv(65536):
             reply += chunk
-    except (ConnectionResetError, socket.timeout):
+    except (TimeoutError, ConnectionResetError):
         pass
     return reply
 
