@@ -8,6 +8,7 @@ from typing import Any
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
@@ -22,6 +23,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     VercelAIConvention(),
     OpenLLMetryConvention(),
     OpenInferenceConvention(),
+    LogfireOpenAIAgentsConvention(),
     PydanticAIConvention(),
     GoogleADKConvention(),
     StrandsConvention(),

@@ -27,6 +27,7 @@ from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
+    handoff_tool_name,
     last_user_text,
     span_tool_call,
     tool_state,
@@ -116,7 +117,7 @@ class OpenInferenceConvention(Convention):
         name = as_str(attributes.get("tool.name")) or span.name
         call_id = as_str(attributes.get("tool.id"))
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in attributes:
-            name = _handoff_tool_name(span)
+            name = handoff_tool_name(self.handoff_target(span) or "")
         arguments = _tool_arguments(span, attributes.get("input.value"))
         result = _content(attributes.get("output.value"))
         message = langchain.tool_message(result)
@@ -275,14 +276,6 @@ def _tool_arguments(span: SpanRecord, value: Any) -> Any:
     ):
         return dict(decoded["kwargs"])  # smolagents records the call as {"args", "kwargs", ...}
     return decoded
-
-
-def _handoff_tool_name(span: SpanRecord) -> str:
-    """The tool name OpenAI Agents gives the model for a handoff: transfer_to_{agent}, snake-cased."""
-    target = _content(span.attributes.get("output.value"))
-    if not isinstance(target, str):
-        target = span.name[len(_HANDOFF_PREFIX) :]
-    return "transfer_to_" + re.sub(r"[^0-9a-zA-Z_]", "_", target).lower()
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:

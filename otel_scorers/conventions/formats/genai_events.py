@@ -159,10 +159,11 @@ def _prompt_completion_messages(events: Sequence[SpanEvent]) -> tuple[Messages, 
             completion = event.attributes.get("gen_ai.completion")
     if prompt is None and completion is None:
         return None
-    return _listed_messages(prompt, "user"), _listed_messages(completion, "assistant")
+    return listed_messages(prompt, "user"), listed_messages(completion, "assistant")
 
 
-def _listed_messages(value: Any, default_role: str) -> Messages:
+def listed_messages(value: Any, default_role: str) -> Messages:
+    """A list of chat-completion messages (`{role, content, tool_calls}`, JSON or not) as messages."""
     if value is None or is_placeholder(value):
         return NOT_CAPTURED
     decoded = decode_json(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -244,3 +245,8 @@ def handoff_agent(arguments: Any) -> str | None:
     `handoff_to_agent`, Google ADK's `transfer_to_agent`); None when content was not captured."""
     target = arguments.get("agent_name") if isinstance(arguments, Mapping) else None
     return target if isinstance(target, str) and target else None
+
+
+def handoff_tool_name(agent: str) -> str:
+    """The tool name OpenAI Agents gives the model for a handoff: transfer_to_{agent}, snake-cased."""
+    return "transfer_to_" + re.sub(r"[^0-9a-zA-Z_]", "_", agent).lower()
