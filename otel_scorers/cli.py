@@ -127,17 +127,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import logging
-
     try:
         from otel_scorers.sidecar import run
+        from otel_scorers.sidecar.logs import setup_logging
     except ImportError as exc:
         print(
             f"otel-scorers: serve needs the sidecar extra (pip install 'otel-scorers[sidecar]'): {exc}",
             file=sys.stderr,
         )
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    setup_logging()
     return run(args.config)
 
 

@@ -58,6 +58,7 @@ from otel_scorers.sidecar.jobs import (
     run_subtrees,
     sidecar_engine,
 )
+from otel_scorers.sidecar.logs import setup_logging
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
 from otel_scorers.throttled_log import throttled
 
@@ -345,7 +346,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s [scoring] %(message)s")
+    setup_logging("[scoring]")
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
