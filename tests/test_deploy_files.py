@@ -260,14 +260,35 @@ def test_the_dashboard_panels_are_well_formed() -> None:
             assert panel.get("description"), f"panel {panel['title']!r} says nothing about what it shows"
 
 
+def expressions_of(title: str) -> list[str]:
+    return [
+        target["expr"]
+        for panel in dashboard_panels()
+        if panel["title"] == title
+        for target in panel["targets"]
+    ]
+
+
+def test_no_jaeger_search_hard_codes_a_service() -> None:
+    text = DASHBOARD.read_text()
+    assert "service=otel-scorers" not in text and '"service": "otel-scorers"' not in text
+    variables = {variable["name"]: variable for variable in json.loads(text)["templating"]["list"]}
+    assert variables["service"]["definition"] == "label_values(gen_ai_evaluation_results_total, job)"
+    (table,) = [panel for panel in dashboard_panels() if panel["title"] == "Failing evaluations (Jaeger)"]
+    assert {target["service"] for target in table["targets"]} == {"$service"}
+
+
 def test_score_panels_link_to_the_failing_runs_in_jaeger() -> None:
     linked = {}
     for panel in dashboard_panels():
         for link in panel.get("fieldConfig", {}).get("defaults", {}).get("links", []):
             linked[panel["title"]] = link["url"]
     assert {"Pass rate per check and agent", "Mean score per scorer", "Results by label"} <= set(linked)
-    for url in linked.values():
-        assert url.startswith("${jaeger_url}/search?service=otel-scorers&")
+    for title, url in linked.items():
+        # The service is the line's `job`: the sidecar's, or the agent's for in-process scores.
+        assert url.startswith("${jaeger_url}/search?service=${__field.labels.job}&")
+        for expression in expressions_of(title):
+            assert all(group.startswith("job,") for group in re.findall(r"sum by \(([^)]*)\)", expression))
         tags = json.loads(
             re.sub(r"%([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), url.split("tags=", 1)[1])
         )

@@ -12,6 +12,7 @@ Without prometheus/promtool these tests are skipped, unless OTEL_SCORERS_REQUIRE
 
 from __future__ import annotations
 
+import http.server
 import json
 import math
 import os
@@ -19,6 +20,7 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -188,14 +190,19 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
 class Prometheus:
     """`prometheus` on 127.0.0.1, scraping `targets` every second, with the project's rules."""
 
-    def __init__(self, workdir: Path, targets: list[str]) -> None:
+    def __init__(
+        self, workdir: Path, targets: list[str], scrape_configs: list[dict[str, Any]] | None = None
+    ) -> None:
         binary = require_tool("prometheus")
         shutil.copy(PROMETHEUS_DIR / "alerts.yml", workdir / "alerts.yml")
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": ["alerts.yml"],
-            "scrape_configs": [{"job_name": "otel-scorers", "static_configs": [{"targets": targets}]}],
+            "scrape_configs": scrape_configs
+            or [{"job_name": "otel-scorers", "static_configs": [{"targets": targets}]}],
         }
+        #: service.name of the evaluation spans the scored sidecar exported (set by the fixture).
+        self.evaluation_services: set[str] = set()
         (workdir / "prometheus.yml").write_text(yaml.safe_dump(config))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -317,6 +324,11 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
             wait_for(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus stopped scraping")
+            prometheus.evaluation_services = {
+                str(resource.get("service.name"))
+                for resource, scope, _ in capture.spans()
+                if scope == "otel_scorers"
+            }
             yield prometheus
         finally:
             if prometheus is not None:
@@ -361,6 +373,96 @@ def test_the_dashboard_variables_have_values(scored_prometheus: Prometheus) -> N
         assert values, f"label_values({metric}, {label}) is empty"
     agents = scored_prometheus.api("label/gen_ai_agent_name/values")
     assert {"weather-agent", "chat-agent"} <= set(agents)
+
+
+def jaeger_linked_queries() -> list[tuple[str, str, str]]:
+    """(panel title, expression, link url) of every panel whose lines link to Jaeger."""
+    found = []
+    for panel in all_panels(dashboard()["panels"]):
+        for link in panel.get("fieldConfig", {}).get("defaults", {}).get("links", []):
+            for target in panel.get("targets", []):
+                found.append((panel["title"], target["expr"], link["url"]))
+    return found
+
+
+def test_every_jaeger_link_names_the_service_that_exported_the_evaluation_spans(
+    scored_prometheus: Prometheus,
+) -> None:
+    """Tap mode: the evaluation spans are the sidecar's, and so is every linked line's `job`."""
+    assert scored_prometheus.evaluation_services == {"otel-scorers"}
+    linked = jaeger_linked_queries()
+    assert len(linked) >= 3
+    for title, expression, url in linked:
+        label = re.search(r"service=\$\{__field\.labels\.(\w+)\}", url)
+        assert label, f"{title}: the link takes its service from a label of the line: {url}"
+        result = scored_prometheus.query(concrete(expression))
+        assert result, title
+        services = {item["metric"].get(label.group(1)) for item in result}
+        assert services == scored_prometheus.evaluation_services, title
+
+
+class StaticExposition:
+    """An HTTP /metrics target serving fixed Prometheus text."""
+
+    def __init__(self, text: str) -> None:
+        body = text.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.target = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+#: What the collector's Prometheus exporter serves for scores that reached it over OTLP: its
+#: `job` label is the series' service.name and `instance` its service.instance.id (the
+#: OpenTelemetry-to-Prometheus conversion the exporter implements). One agent scored in process,
+#: and the sidecar's own scores, which reach the collector too.
+COLLECTOR_EXPOSITION = """\
+# TYPE gen_ai_evaluation_results_total counter
+gen_ai_evaluation_results_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="fail"} 3
+gen_ai_evaluation_results_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="pass"} 5
+gen_ai_evaluation_results_total{job="otel-scorers",instance="sidecar-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="chat-agent",gen_ai_evaluation_score_label="pass"} 7
+"""
+
+
+def test_in_process_scores_through_the_collector_keep_the_agents_service_for_the_jaeger_links(
+    tmp_path: Path,
+) -> None:
+    """The stack's own scrape config for the collector, on a real Prometheus: the in-process
+    scores keep the agent's service in `job` (the link's service), the sidecar's are dropped
+    there (they are scraped from the sidecar itself)."""
+    require_tool("prometheus")
+    collector = StaticExposition(COLLECTOR_EXPOSITION)
+    stack = yaml.safe_load((PROMETHEUS_DIR / "prometheus.yml").read_text())
+    (scrape,) = [job for job in stack["scrape_configs"] if job["job_name"] == "otel-collector"]
+    scrape["static_configs"] = [{"targets": [collector.target]}]
+    prometheus = Prometheus(tmp_path, [], scrape_configs=[scrape])
+    try:
+        wait_for(
+            lambda: bool(prometheus.query('up{job="otel-collector"} == 1')), 20, "the target was not scraped"
+        )
+        wait_for(lambda: bool(prometheus.query("gen_ai_evaluation_results_total")), 20, "no scores scraped")
+        (title, expression, _), *_ = jaeger_linked_queries()
+        jobs = {item["metric"]["job"] for item in prometheus.query(as_totals(concrete(expression)))}
+        assert jobs == {"weather-service"}, title
+        assert not prometheus.query('gen_ai_evaluation_results_total{gen_ai_agent_name="chat-agent"}')
+    finally:
+        prometheus.stop()
+        collector.close()
 
 
 def test_the_pass_rate_is_what_the_checks_decided(scored_prometheus: Prometheus) -> None:
