@@ -131,6 +131,38 @@ def test_a_run_less_trace_is_let_go_after_max_wait() -> None:
     assert built.buffered_bytes == 0
 
 
+def test_children_let_go_at_max_wait_are_counted_and_their_late_run_is_not_scored_without_them() -> None:
+    """The run span of a trace whose tool spans were let go comes late: scored alone, it would
+    fail called_tool although the tool was called. It counts as late, and the children as dropped."""
+    clock = Clock()
+    built, reader = assembler(clock)
+    spans = agent_spans(DEMO_RUNS[:1])
+    children = [span for span in spans if not is_run(span)]
+    commit(built, children)
+    clock.now += 10.5
+    built.poll()
+    assert counter_total(
+        reader, "otel_scorers.spans.dropped", **{"otel_scorers.reason": "no_run_span"}
+    ) == len(children)
+    commit(built, [span for span in spans if is_run(span)])
+    clock.now += 2.5
+    built.poll()
+    assert built.take_ready() is None, "the run is not scored from a trace that lost its children"
+    assert built.buffered_spans == 0
+    assert counter_total(reader, "otel_scorers.late_spans") == 1
+
+
+def test_run_less_spans_let_go_at_shutdown_are_counted() -> None:
+    clock = Clock()
+    built, reader = assembler(clock)
+    children = [span for span in agent_spans(DEMO_RUNS[:1]) if not is_run(span)]
+    commit(built, children)
+    built.drain()
+    assert counter_total(
+        reader, "otel_scorers.spans.dropped", **{"otel_scorers.reason": "no_run_span"}
+    ) == len(children)
+
+
 def test_spans_after_the_decision_are_counted_as_late_not_buffered() -> None:
     clock = Clock()
     built, reader = assembler(clock)

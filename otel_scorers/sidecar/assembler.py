@@ -4,7 +4,8 @@ A collector sends batches, not traces. Spans of a trace that some binding may sa
 (as received protobuf, unconverted) until the trace has gone `decision_wait_s` without a new span
 and holds a run span, or `max_wait_s` after its first span; then it is ready to be scored.
 A trace without a run span is kept up to `max_wait_s` (its run span may still come) and is the
-first thing let go when memory is short. Spans arriving for a trace whose runs were already
+first thing let go when memory is short; spans let go are counted (`no_run_span`), and a run span
+that comes after its trace was let go counts as late rather than being scored without its children. Spans arriving for a trace whose runs were already
 built are counted as late, never buffered. Memory is bounded by traces, spans and bytes; at the
 limit the receivers refuse the request (the collector retries), so nothing is lost.
 """
@@ -296,12 +297,24 @@ class BatchAssembler:
                 self._runless[key] = trace
         runless = self._runless
         expired_before = now - self._max_wait_s
+        expired_spans = 0
         while runless:
             key, trace = next(iter(runless.items()))
             if trace.last_seen > expired_before:
                 break
             del runless[key]
+            expired_spans += len(trace.spans)
             self._free(trace.spans)
+            # Its run span may still come, alone: scored without its children, the run would
+            # fail tool checks falsely. It counts as late instead (the trace is decided).
+            self._remember(key)
+        if expired_spans:
+            self._metrics.dropped_spans.add(expired_spans, {REASON: "no_run_span"})
+            throttled.warning(
+                "sidecar_no_run_span",
+                "otel_scorers: let go of %d spans of traces whose agent run span did not come within max_wait_s",
+                expired_spans,
+            )
         # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
         # front, so look for such traces once in a while.
         if now - self._last_full_scan >= min(1.0, self._max_wait_s / 4):
@@ -320,14 +333,19 @@ class BatchAssembler:
         self.ready_traces += 1
 
     def drain(self) -> None:
-        """At shutdown: every trace with a run span is ready now; the rest are let go."""
+        """At shutdown: every trace with a run span is ready now; the rest are let go (counted)."""
+        runless_spans = 0
         for trace in self._traces.values():
             if trace.run_spans:
                 self._make_ready(trace)
             else:
+                runless_spans += len(trace.spans)
                 self._free(trace.spans)
         for trace in self._runless.values():
+            runless_spans += len(trace.spans)
             self._free(trace.spans)
+        if runless_spans:
+            self._metrics.dropped_spans.add(runless_spans, {REASON: "no_run_span"})
         self._traces.clear()
         self._runless.clear()
 
