@@ -229,9 +229,10 @@ class BatchAssembler:
         evicted_spans = 0
         runless = self._runless
         while runless and reason is not None:
-            _, trace = runless.popitem(last=False)
+            key, trace = runless.popitem(last=False)
             evicted_spans += len(trace.spans)
             self._free(trace.spans)
+            self._remember(key)  # as at max_wait_s: a run span coming later counts as late
             reason = self.over_limit()
         if evicted_spans:
             self._metrics.dropped_spans.add(evicted_spans, {REASON: "no_run_evicted"})
