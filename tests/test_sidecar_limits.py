@@ -12,13 +12,14 @@ from collections.abc import Iterator
 import grpc
 import pytest
 from google.rpc.error_details_pb2 import RetryInfo  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from otel_scorers.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.sidecar.grpc import SERVICE
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar_harness import RunningSidecar, agent_spans, encode, sidecar_document
+from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
 
 SLOW = [{"type": "tests.test_sidecar_limits:slow_check"}]
 
@@ -120,3 +121,51 @@ def test_the_sdk_exporter_retries_a_refusal_and_nothing_is_lost(capture: OtlpCap
         assert capture.wait_for(lambda: evaluations(capture) >= 10)
     assert results == [SpanExportResult.SUCCESS] * 10
     assert evaluations(capture) == 10
+
+
+def many_traces(count: int) -> bytes:
+    """One request holding `count` whole example-agent traces."""
+    body: bytes = encode(agent_spans([DEMO_RUNS[0]] * count)).SerializeToString()
+    return body
+
+
+def spans_per_trace() -> int:
+    return len(agent_spans([DEMO_RUNS[0]]))
+
+
+def test_one_request_cannot_put_more_traces_in_than_max_traces(capture: OtlpCapture) -> None:
+    document = sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60, max_traces=20)
+    with RunningSidecar(document) as sidecar:
+        reply = ExportTraceServiceResponse.FromString(send_grpc(sidecar.grpc_endpoint, many_traces(60)))
+        buffered = sidecar.call(lambda: sidecar.service.assembler.buffered_traces)
+    assert buffered == 20
+    assert reply.partial_success.rejected_spans == 40 * spans_per_trace()
+    assert "did not fit the buffer limits" in reply.partial_success.error_message
+
+
+def test_one_request_cannot_put_more_spans_in_than_max_spans_over_http(capture: OtlpCapture) -> None:
+    per_trace = spans_per_trace()
+    document = sidecar_document(
+        capture.endpoint, decision_wait_s=30, max_wait_s=60, max_spans=10 * per_trace + 1
+    )
+    with RunningSidecar(document) as sidecar:
+        connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=10)
+        connection.request(
+            "POST", "/v1/traces", body=many_traces(30), headers={"Content-Type": "application/x-protobuf"}
+        )
+        response = connection.getresponse()
+        reply = ExportTraceServiceResponse.FromString(response.read())
+        connection.close()
+        spans = sidecar.call(lambda: sidecar.service.assembler.buffered_spans)
+    assert response.status == 200
+    assert spans == 10 * per_trace  # whole traces only: the eleventh would pass the limit
+    assert reply.partial_success.rejected_spans == 20 * per_trace
+
+
+def test_a_request_that_fits_is_taken_whole(capture: OtlpCapture) -> None:
+    document = sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60, max_traces=20)
+    with RunningSidecar(document) as sidecar:
+        reply = ExportTraceServiceResponse.FromString(send_grpc(sidecar.grpc_endpoint, many_traces(20)))
+        buffered = sidecar.call(lambda: sidecar.service.assembler.buffered_traces)
+    assert buffered == 20
+    assert not reply.HasField("partial_success")

@@ -245,6 +245,52 @@ class BatchAssembler:
 
     # ---- intake --------------------------------------------------------------------------
 
+    def admit(self, result: Scan) -> int:
+        """Take out of `result` the traces that would pass a limit once buffered (new traces past
+        `max_traces`, spans past `max_spans`, bytes past `max_bytes`), in request order: one
+        request can no longer carry the buffers past their limits. Returns how many spans were
+        taken out; the rest of the request is kept."""
+        limits = self.limits
+        groups = result.groups
+        kept = sum(len(group) for group in groups.values())
+        if not kept:
+            return 0
+        traces = self.buffered_traces
+        spans = self.buffered_spans
+        held: float = self.buffered_bytes + self.reading_bytes
+        per_span = result.batch.size / kept
+        if (
+            traces + len(groups) <= limits.max_traces
+            and spans + kept <= limits.max_spans
+            and held + result.batch.size <= limits.max_bytes
+        ):
+            return 0  # the common case: all of it fits
+        known = self._traces
+        runless = self._runless
+        dropped = 0
+        for trace_id in list(groups):
+            if trace_id in self._decided:
+                continue  # late spans are counted, never buffered
+            group = groups[trace_id]
+            new = trace_id not in known and trace_id not in runless
+            cost = len(group) * per_span
+            if (
+                (new and traces + 1 > limits.max_traces)
+                or spans + len(group) > limits.max_spans
+                or held + cost > limits.max_bytes
+            ):
+                del groups[trace_id]
+                for item in result.runs.pop(trace_id, ()):
+                    result.run_positions.pop(id(item), None)
+                dropped += len(group)
+                continue
+            traces += new
+            spans += len(group)
+            held += cost
+        if dropped and not result.detached:
+            _detach(result)  # what was taken out must not stay in memory with the rest
+        return dropped
+
     def is_decided(self, trace_id: bytes) -> bool:
         return trace_id in self._decided
 

@@ -85,6 +85,7 @@ class Intake:
             )
             raise self._refuse("busy", "limit", f"too busy, retry later: {full}", _count(request))
         result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
+        over_limit = self.assembler.admit(result)
         holding: list[OtlpSpan] = []
         if self._forwarder is not None:
             assembler = self.assembler
@@ -105,14 +106,36 @@ class Intake:
             late = {id(item) for item in late_runs}
             self._held.hold(item for item in holding if id(item) not in late)
             self._held.send_now(item for item in holding if id(item) in late)
-        accepted = result.accepted
+        # In inline mode spans past a limit were forwarded all the same: they are accepted, only
+        # not scored. In tap mode they are refused, as a partial success (not retryable: they
+        # would not fit any better next time in the same request).
+        refused_over_limit = over_limit if self._forwarder is None else 0
+        if over_limit:
+            if refused_over_limit:
+                self._metrics.receiver_spans.add(over_limit, {OUTCOME: "refused", REASON: "limit"})
+            else:
+                self._metrics.dropped_spans.add(over_limit, {REASON: "limit"})
+            throttled.warning(
+                "sidecar_admit_limit",
+                "otel_scorers: %d spans of a request did not fit the buffer limits (%s)",
+                over_limit,
+                "refused" if refused_over_limit else "forwarded, not scored",
+            )
+        accepted = result.accepted - refused_over_limit
         if accepted:
             self._metrics.receiver_spans.add(accepted, {OUTCOME: "accepted"})
         if result.rejected:
             self._metrics.receiver_spans.add(
                 len(result.rejected), {OUTCOME: "refused", REASON: "invalid_span"}
             )
-            return Accepted(len(result.rejected), result.problem or "invalid spans")
+        rejected = len(result.rejected) + refused_over_limit
+        if rejected:
+            problems = [result.problem or "invalid spans"] if result.rejected else []
+            if refused_over_limit:
+                problems.append(
+                    f"{refused_over_limit} spans did not fit the buffer limits (max_traces, max_spans, max_bytes)"
+                )
+            return Accepted(rejected, "; ".join(problems))
         return Accepted()
 
 
