@@ -27,6 +27,7 @@ R_co = TypeVar("R_co", bound=BaseModel, covariant=True)
 Data = tuple[tuple[str, str], ...]
 #: The context kinds that ground an answer's facts (system instructions are not evidence).
 GROUNDING = frozenset({"document", "tool_result", "given"})
+NO_CONTEXT = "the run has no context (tool results, retrieved documents) to judge the answer against"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,36 @@ def read_verdict(verdict: str, allowed: Sequence[str] = ("yes", "no")) -> str:
 
 def share(counts: Sequence[str], wanted: str) -> float:
     return sum(1 for value in counts if value == wanted) / len(counts) if counts else 0.0
+
+
+async def ask_once(rule: Rule[R], ask: Ask[Any], task: Task) -> R:
+    """The analysis step of a scorer whose Mastra flow is one analysis and a reason: the
+    one-call prompt itself."""
+    reply: R = await ask(rule.instructions, rule.reply_format, task.data, rule.shape)
+    return reply
+
+
+def answer_only(kind: str, run: AgentRun, empty: str) -> Task | Score:
+    """The answer alone as the judged text; `empty` is the reason of an empty answer's 0."""
+    early = need_output(run, kind)
+    if early is not None:
+        return early
+    if not (run.output or "").strip():
+        return zero(kind, empty)
+    return Task((("answer", run.output or ""),), {"source_tag": "answer"})
+
+
+def question_answer_context(kind: str, run: AgentRun) -> Task | Score:
+    """The question, the answer and the numbered grounding context, or why not."""
+    early = need_input(run, kind) or need_output(run, kind)
+    if early is not None:
+        return early
+    blocks = context_blocks(run.context, GROUNDING)
+    if not blocks:
+        return skipped(kind, NO_CONTEXT)
+    return Task(
+        (("question", run.input or ""), ("answer", run.output or ""), *blocks), {"items": len(blocks)}
+    )
 
 
 # ---- running a rule -------------------------------------------------------------------------

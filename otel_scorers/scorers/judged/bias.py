@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Task, need_output, zero
+from otel_scorers.scorers.judged.base import Task, answer_only
 from otel_scorers.scorers.judged.claims import UnitsRule
 
 
 def _answer(run: AgentRun) -> Task | Score:
-    early = need_output(run, "bias")
-    if early is not None:
-        return early
-    if not (run.output or "").strip():
-        return zero("bias", "The answer is empty: it holds no opinions.")
-    return Task((("answer", run.output or ""),), {"source_tag": "answer"})
+    return answer_only("bias", run, "The answer is empty: it holds no opinions.")
 
 
 BIAS = UnitsRule(

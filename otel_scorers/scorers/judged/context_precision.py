@@ -9,16 +9,12 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import (
-    GROUNDING,
     Ask,
     Task,
-    context_blocks,
-    need_input,
-    need_output,
+    ask_once,
+    question_answer_context,
     read_verdict,
-    skipped,
 )
-from otel_scorers.scorers.judged.faithfulness import NO_CONTEXT
 
 
 class ItemVerdict(BaseModel):
@@ -47,15 +43,7 @@ class ContextPrecision:
     reply_format = '{"verdicts":[{"context":1,"verdict":"yes|no","reason":"..."}],"reason":"..."}'
 
     def prepare(self, run: AgentRun) -> Task | Score:
-        early = need_input(run, self.kind) or need_output(run, self.kind)
-        if early is not None:
-            return early
-        blocks = context_blocks(run.context, GROUNDING)
-        if not blocks:
-            return skipped(self.kind, NO_CONTEXT)
-        return Task(
-            (("question", run.input or ""), ("answer", run.output or ""), *blocks), {"items": len(blocks)}
-        )
+        return question_answer_context(self.kind, run)
 
     def value(self, reply: PrecisionReply, task: Task) -> tuple[float, dict[str, Any]]:
         items = int(task.facts["items"])
@@ -78,5 +66,4 @@ class ContextPrecision:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> PrecisionReply:
-        reply: PrecisionReply = await ask(self.instructions, self.reply_format, task.data, PrecisionReply)
-        return reply
+        return await ask_once(self, ask, task)

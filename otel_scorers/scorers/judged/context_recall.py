@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import GROUNDING, Reference, Task, context_blocks, skipped
+from otel_scorers.scorers.judged.base import GROUNDING, NO_CONTEXT, Reference, Task, context_blocks, skipped
 from otel_scorers.scorers.judged.claims import UnitsRule
-from otel_scorers.scorers.judged.faithfulness import NO_CONTEXT
 
 
 def context_recall_rule(reference: Reference) -> UnitsRule:

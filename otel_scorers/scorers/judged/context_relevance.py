@@ -10,15 +10,11 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import (
-    GROUNDING,
     Ask,
     Task,
-    context_blocks,
-    need_input,
-    need_output,
-    skipped,
+    ask_once,
+    question_answer_context,
 )
-from otel_scorers.scorers.judged.faithfulness import NO_CONTEXT
 
 LEVELS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 
@@ -60,15 +56,7 @@ class ContextRelevance:
     )
 
     def prepare(self, run: AgentRun) -> Task | Score:
-        early = need_input(run, self.kind) or need_output(run, self.kind)
-        if early is not None:
-            return early
-        blocks = context_blocks(run.context, GROUNDING)
-        if not blocks:
-            return skipped(self.kind, NO_CONTEXT)
-        return Task(
-            (("question", run.input or ""), ("answer", run.output or ""), *blocks), {"items": len(blocks)}
-        )
+        return question_answer_context(self.kind, run)
 
     def value(self, reply: RelevanceReply, task: Task) -> tuple[float, dict[str, Any]]:
         items = int(task.facts["items"])
@@ -97,5 +85,4 @@ class ContextRelevance:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> RelevanceReply:
-        reply: RelevanceReply = await ask(self.instructions, self.reply_format, task.data, RelevanceReply)
-        return reply
+        return await ask_once(self, ask, task)

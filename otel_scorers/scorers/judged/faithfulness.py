@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import GROUNDING, Task, context_blocks, need_output, skipped, zero
+from otel_scorers.scorers.judged.base import (
+    GROUNDING,
+    NO_CONTEXT,
+    Task,
+    context_blocks,
+    need_output,
+    skipped,
+    zero,
+)
 from otel_scorers.scorers.judged.claims import UnitsRule
-
-NO_CONTEXT = "the run has no context (tool results, retrieved documents) to judge the answer against"
 
 
 def grounded_answer(kind: str, run: AgentRun) -> Task | Score:

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, need_output, skipped
+from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_output, skipped
 
 
 class TurnsReply(BaseModel):
@@ -91,5 +91,4 @@ class MultiTurn:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> TurnsReply:
-        reply: TurnsReply = await ask(self.instructions, self.reply_format, task.data, TurnsReply)
-        return reply
+        return await ask_once(self, ask, task)

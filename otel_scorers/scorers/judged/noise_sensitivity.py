@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, need_input, need_output, skipped
+from otel_scorers.scorers.judged.base import Ask, Reference, Task, ask_once, need_input, need_output, skipped
 
 IMPACTS = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
 
@@ -84,5 +84,4 @@ class NoiseSensitivity:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> NoiseReply:
-        reply: NoiseReply = await ask(self.instructions, self.reply_format, task.data, NoiseReply)
-        return reply
+        return await ask_once(self, ask, task)

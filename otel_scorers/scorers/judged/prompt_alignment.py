@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, need_input, need_output, skipped, zero
+from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_input, need_output, skipped, zero
 
 WEIGHTS = {
     "user": (0.4, 0.3, 0.2, 0.1),
@@ -77,5 +77,4 @@ class PromptAlignment:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> AlignmentReply:
-        reply: AlignmentReply = await ask(self.instructions, self.reply_format, task.data, AlignmentReply)
-        return reply
+        return await ask_once(self, ask, task)

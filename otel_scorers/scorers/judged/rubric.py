@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, need_output
+from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_output
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,5 +91,4 @@ class Rubric:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> RubricReply:
-        reply: RubricReply = await ask(self.instructions, self.reply_format, task.data, RubricReply)
-        return reply
+        return await ask_once(self, ask, task)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, need_input
+from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_input
 
 
 class CallEvaluation(BaseModel):
@@ -83,8 +83,7 @@ class ToolCallAccuracyLLM:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> ToolCallsReply:
-        reply: ToolCallsReply = await ask(self.instructions, self.reply_format, task.data, ToolCallsReply)
-        return reply
+        return await ask_once(self, ask, task)
 
 
 def as_tool_list(tools: Sequence[str] | Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:

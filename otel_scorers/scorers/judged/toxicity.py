@@ -4,17 +4,12 @@ Mastra, a reply without verdicts for a non-empty answer is an error, not a score
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Task, need_output, zero
+from otel_scorers.scorers.judged.base import Task, answer_only
 from otel_scorers.scorers.judged.claims import UnitsRule
 
 
 def _answer(run: AgentRun) -> Task | Score:
-    early = need_output(run, "toxicity")
-    if early is not None:
-        return early
-    if not (run.output or "").strip():
-        return zero("toxicity", "The answer is empty: nothing in it is toxic.")
-    return Task((("answer", run.output or ""),), {"source_tag": "answer"})
+    return answer_only("toxicity", run, "The answer is empty: nothing in it is toxic.")
 
 
 TOXICITY = UnitsRule(

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, need_input
+from otel_scorers.scorers.judged.base import Ask, Reference, Task, ask_once, need_input
 from otel_scorers.scorers.judged.tool_call_accuracy_llm import tool_calls_text
 
 
@@ -90,5 +90,4 @@ class TrajectoryAccuracyLLM:
         return reply.reason.strip()
 
     async def steps(self, ask: Ask[Any], task: Task) -> TrajectoryReply:
-        reply: TrajectoryReply = await ask(self.instructions, self.reply_format, task.data, TrajectoryReply)
-        return reply
+        return await ask_once(self, ask, task)
