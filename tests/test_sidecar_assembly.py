@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
-from otel_scorers.sidecar.assembler import PARSED_SIZE_FACTOR, BatchAssembler, Limits, scan
+from otel_scorers.sidecar.assembler import BatchAssembler, Limits, scan
 from otel_scorers.sidecar.jobs import run_subtrees
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
@@ -208,8 +208,10 @@ def test_memory_is_accounted_per_request_and_released_with_the_trace() -> None:
     built, _ = assembler(clock)
     spans = agent_spans(DEMO_RUNS[:2])
     request = request_of(spans)
-    built.commit(scan(request, 5000, 0))
-    expected = int(5000 * PARSED_SIZE_FACTOR)  # what the parsed request takes in memory
+    result = scan(request, 5000, 0)
+    built.commit(result)
+    expected = result.batch.size  # the request is counted once, whichever trace holds it
+    assert expected > 5000
     assert built.buffered_bytes == expected
     clock.now += 3
     built.poll()
@@ -229,7 +231,8 @@ def test_a_request_mostly_not_sampled_is_not_kept_for_its_few_sampled_spans() ->
     kept = [item for group in result.groups.values() for item in group]
     assert 0 < len(kept) < 120  # about 5% of 800 spans
     # The kept spans were copied out: the request can go, and only their own size counts.
-    assert result.batch.size < size * PARSED_SIZE_FACTOR / 5
+    whole = scan(request_of(agent_spans([DEMO_RUNS[0]] * 200)), size, 0).batch.size
+    assert result.batch.size < whole / 5
     request.Clear()
     assert all(len(item.span.trace_id) == 16 and item.span.name for item in kept)
     assert {item.origin.resource_attributes()["service.name"] for item in kept} == {"weather-service"}
