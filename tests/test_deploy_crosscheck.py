@@ -241,8 +241,12 @@ def test_the_services_name_themselves_as_the_dashboard_searches_them() -> None:
     assert container("sidecar.yaml", "otel-scorers")["env"] == [
         {"name": "OTEL_SERVICE_NAME", "value": "otel-scorers"}
     ]
+    # The dashboard's Jaeger links search the service in the score series' `job` label: for the
+    # sidecar, the scrape job, which must carry the sidecar's service name.
     dashboard = (DEPLOY / "grafana" / "dashboards" / "otel-scorers.json").read_text()
-    assert "service=otel-scorers&" in dashboard and '"service": "otel-scorers"' in dashboard
+    assert "service=${__field.labels.job}&" in dashboard
+    jobs = {job["job_name"] for job in load_yaml(DEPLOY / "prometheus" / "prometheus.yml")["scrape_configs"]}
+    assert service("otel-scorers")["environment"]["OTEL_SERVICE_NAME"] in jobs
 
 
 # ---- Prometheus and Grafana -----------------------------------------------------------------

@@ -236,19 +236,28 @@ class BatchAssembler:
         evicted_spans = 0
         runless = self._runless
         while runless and reason is not None:
-            key, trace = runless.popitem(last=False)
-            evicted_spans += len(trace.spans)
-            self._free(trace.spans)
-            self._remember(key)  # as at max_wait_s: a run span coming later counts as late
+            evicted_spans += self._let_go(*runless.popitem(last=False))
             reason = self.over_limit()
-        if evicted_spans:
-            self._metrics.dropped_spans.add(evicted_spans, {REASON: "no_run_evicted"})
-            throttled.warning(
-                "sidecar_evicted",
-                "otel_scorers: buffer full; let go of %d spans of traces that had no agent run yet",
-                evicted_spans,
-            )
+        self._count_let_go(evicted_spans, "no_run_evicted", "the buffer was full")
         return reason
+
+    def _let_go(self, key: bytes, trace: PendingTrace) -> int:
+        """Free a trace that has no run span; how many spans it held. Its run span may still
+        come, alone: scored without its children, the run would fail tool checks falsely, so
+        the trace is remembered as decided and that span counts as late."""
+        self._free(trace.spans)
+        self._remember(key)
+        return len(trace.spans)
+
+    def _count_let_go(self, spans: int, reason: str, why: str) -> None:
+        if spans:
+            self._metrics.dropped_spans.add(spans, {REASON: reason})
+            throttled.warning(
+                f"sidecar_{reason}",
+                "otel_scorers: let go of %d spans of traces without an agent run span: %s",
+                spans,
+                why,
+            )
 
     # ---- intake --------------------------------------------------------------------------
 
@@ -357,18 +366,8 @@ class BatchAssembler:
             if trace.last_seen > expired_before:
                 break
             del runless[key]
-            expired_spans += len(trace.spans)
-            self._free(trace.spans)
-            # Its run span may still come, alone: scored without its children, the run would
-            # fail tool checks falsely. It counts as late instead (the trace is decided).
-            self._remember(key)
-        if expired_spans:
-            self._metrics.dropped_spans.add(expired_spans, {REASON: "no_run_span"})
-            throttled.warning(
-                "sidecar_no_run_span",
-                "otel_scorers: let go of %d spans of traces whose agent run span did not come within max_wait_s",
-                expired_spans,
-            )
+            expired_spans += self._let_go(key, trace)
+        self._count_let_go(expired_spans, "no_run_span", "no run span came within max_wait_s")
         # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
         # front, so look for such traces once in a while.
         if now - self._last_full_scan >= min(1.0, self._max_wait_s / 4):
