@@ -136,9 +136,9 @@ class Binding:
                 duration_s=duration_s,
                 start_ns=start_ns,
             )
-        return Score(
-            self.name, value=value, label=self.label(value), duration_s=duration_s, start_ns=start_ns
-        )
+        # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
+        label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
+        return Score(self.name, value=value, label=label, duration_s=duration_s, start_ns=start_ns)
 
     def label(self, value: float) -> str | None:
         if self.threshold is not None:

@@ -9,6 +9,7 @@ scorers:
     threshold: 0.7
     max_per_minute: 600
     timeout_s: 30
+    needs: [output]             # custom scorers only: skipped when the trace lacks these
 processor:                      # optional, in-process knobs
   hold_timeout_s: 5
 judge:                          # optional, for LLM judge scorers (answer_relevancy...)
@@ -37,7 +38,7 @@ from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.judge import Judge, JudgeConfig
-from otel_scorers.scorers.protocol import Scorer, import_scorer
+from otel_scorers.scorers.protocol import Scorer, import_scorer, requiring
 
 # `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -59,6 +60,8 @@ class ScorerConfig(BaseModel):
     max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
+    # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
+    needs: list[Literal["input", "output", "tool_arguments", "tool_results", "agent_name"]] | None = None
 
 
 class ProcessorConfig(BaseModel):
@@ -333,6 +336,15 @@ def _binding_errors(
         except ConfigError as exc:
             errors.append(exc)
             scorer = None
+        if entry.needs is not None:
+            if ":" not in entry.type:
+                errors.append(
+                    ConfigError(
+                        f"{path}.needs", f"only a custom scorer takes needs; {entry.type} declares its own"
+                    )
+                )
+            elif scorer is not None:
+                scorer = requiring(scorer, entry.needs)
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
         if name in seen:

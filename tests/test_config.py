@@ -76,6 +76,54 @@ def test_custom_scorers_from_import_paths() -> None:
     assert short.value == 0.0 and short.reason == "19 characters" and short.scorer == "short"
 
 
+def test_a_bool_returning_custom_scorer_gets_pass_and_fail_labels() -> None:
+    import asyncio
+
+    (binding,) = parse_config({"scorers": [{"type": "tests.custom_scorers:polite"}]}).bindings()
+    passed = asyncio.run(binding.evaluate(RUN))  # type: ignore[arg-type]
+    rude = AgentRun(trace_id=1, span_id=1, agent_name="weather", input="q", output="No.")
+    failed = asyncio.run(binding.evaluate(rude))  # type: ignore[arg-type]
+    assert (passed.value, passed.label) == (1.0, "pass")
+    assert (failed.value, failed.label) == (0.0, "fail")
+
+
+def test_a_custom_scorer_declares_what_it_needs_and_is_skipped_without_it() -> None:
+    import asyncio
+
+    document = {"scorers": [{"type": "tests.custom_scorers:polite", "needs": ["output"]}]}
+    (binding,) = parse_config(document).bindings()
+    uncaptured = AgentRun(
+        trace_id=1,
+        span_id=1,
+        agent_name="weather",
+        input=None,
+        output=None,
+        missing=frozenset({"input", "output"}),
+    )
+    skipped = binding.evaluate(uncaptured)
+    assert isinstance(skipped, Score) and skipped.value is None
+    assert skipped.skipped is not None and "output" in skipped.skipped
+    scored = asyncio.run(binding.evaluate(RUN))  # type: ignore[arg-type]
+    assert scored.value == 1.0 and scored.scorer == "polite"
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "message"),
+    [
+        (
+            {"type": "includes", "args": {"expected": "x"}, "needs": ["output"]},
+            "scorers[0].needs",
+            "only a custom scorer",
+        ),
+        ({"type": "tests.custom_scorers:polite", "needs": ["answer"]}, "scorers[0].needs[0]", "tool_results"),
+    ],
+)
+def test_needs_is_checked(entry: dict[str, object], key: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"scorers": [entry]})
+    assert key in str(caught.value) and message in str(caught.value)
+
+
 def test_from_config_builds_the_processor(tmp_path: Path) -> None:
     path = tmp_path / "scorers.yaml"
     path.write_text(FULL)

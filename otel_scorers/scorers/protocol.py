@@ -107,6 +107,31 @@ def scorer(
     return wrap(function) if function is not None else wrap
 
 
+@dataclass(frozen=True, slots=True)
+class Requiring:
+    """A scorer with the run fields it needs declared from outside (config's `needs:`), so a
+    user's function that reads the output is skipped, not scored, when the trace lacks it."""
+
+    scorer: Scorer
+    needs: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        return self.scorer.name
+
+    @property
+    def binary(self) -> bool:
+        return self.scorer.binary
+
+    def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]:
+        return self.scorer.score(run)
+
+
+def requiring(scorer: Scorer, needs: Iterable[str]) -> Scorer:
+    """`scorer` needing `needs` besides what it declares itself."""
+    return Requiring(scorer, scorer.needs | frozenset(needs))
+
+
 def as_scorer(obj: Any, name: str | None = None) -> Scorer:
     """A `Scorer` as is; a plain callable of one argument (the run) wrapped as a `FunctionScorer`."""
     if isinstance(obj, Scorer):
