@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint typecheck pytest bench fixtures clean
+.PHONY: demo test lint typecheck pytest bench bench-mastra fixtures clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py
 	$(PY) bench/checks.py
 	$(PY) bench/conventions.py
+
+# Mastra's own scorers (@mastra/evals 1.10.2, Node 20, from the npm registry) on the reference
+# cases: agreement and scorer.run throughput. Never part of `make test`.
+bench-mastra:
+	cd bench/mastra && npm install --no-audit --no-fund && node run.mjs
 
 # Regenerates tests/fixtures/traces from the real frameworks (registry access needed to install
 # them); `make fixtures FIXTURES="strands google_adk"` regenerates only those generators.
