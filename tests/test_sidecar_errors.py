@@ -13,8 +13,12 @@ from typing import Any
 import grpc
 import orjson
 import pytest
+from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 
 from otel_scorers.example_agent import DEMO_RUNS
 from otel_scorers.sidecar.grpc import SERVICE
@@ -236,3 +240,28 @@ def test_grpc_gzip_bomb_is_refused_by_its_decompressed_size(sidecar: RunningSide
                 b"\x00" * (8 * 1024 * 1024), metadata=metadata, compression=grpc.Compression.Gzip, timeout=10
             )
     assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def with_one_bad_span(body: bytes) -> tuple[bytes, int]:
+    """`body` with one span's name made invalid UTF-8 (same length, so the framing holds), and
+    how many spans it holds."""
+    request = ExportTraceServiceRequest.FromString(body)
+    spans = [
+        span for resource in request.resource_spans for scope in resource.scope_spans for span in scope.spans
+    ]
+    spans[1].name = "B" * len(spans[1].name)
+    marked = request.SerializeToString()
+    return marked.replace(b"B" * len(spans[1].name), b"\xff" * len(spans[1].name), 1), len(spans)
+
+
+def test_a_span_with_invalid_utf8_is_rejected_alone_over_grpc_and_http(sidecar: RunningSidecar) -> None:
+    body, total = with_one_bad_span(valid_body())
+    with pytest.raises(DecodeError):
+        ExportTraceServiceRequest.FromString(body)  # the request as a whole does not parse
+    reply = ExportTraceServiceResponse.FromString(grpc_export(sidecar, body))
+    assert reply.partial_success.rejected_spans == 1
+    assert "UTF-8" in reply.partial_success.error_message
+    status, data = post(sidecar, body, PROTOBUF)
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(data).partial_success.rejected_spans == 1
+    assert total > 1  # and the others were taken

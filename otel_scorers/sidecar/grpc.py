@@ -23,10 +23,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
-from otel_scorers.otlp import OtlpDecodeError, parse_protobuf_request
 from otel_scorers.sidecar.assembler import Scan
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
+from otel_scorers.sidecar.payload import PayloadError, decode_salvaging
 from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
 from otel_scorers.throttled_log import throttled
 
@@ -110,19 +110,21 @@ class GrpcReceiver:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         intake = self._intake
 
-        def unpack() -> tuple[ExportTraceServiceRequest, Scan | None]:
-            request = parse_protobuf_request(body)
-            return request, (intake.sort_out(request, len(body)) if big else None)
+        def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
+            request, unparsed, why = decode_salvaging(body, "protobuf")
+            return request, unparsed, why, (intake.sort_out(request, len(body)) if big else None)
 
         big = len(body) >= OFFLOAD_BYTES
         try:
-            request, sorted_out = await self._offload.run(unpack) if big else unpack()
-        except OtlpDecodeError as exc:
+            request, unparsed, why, sorted_out = await self._offload.run(unpack) if big else unpack()
+        except PayloadError as exc:
             throttled.warning("sidecar_grpc_decode", "otel_scorers: OTLP/gRPC request refused: %s", exc)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
             raise  # abort raises; this line only tells the type checker
         try:
-            accepted = await intake.export(request, body, len(body), sorted_out)
+            accepted = await intake.export(
+                request, None if unparsed else body, len(body), sorted_out, unparsed=(unparsed, why)
+            )
         except Refused as refused:
             code = (
                 grpc.StatusCode.RESOURCE_EXHAUSTED if refused.kind == "busy" else grpc.StatusCode.UNAVAILABLE

@@ -29,7 +29,7 @@ from otel_scorers.errors import ListenError
 from otel_scorers.sidecar.assembler import Scan
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
-from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode, decompress
+from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode_salvaging, decompress
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
 from otel_scorers.throttled_log import throttled
 
@@ -261,16 +261,21 @@ class HttpReceiver:
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
             big = len(data) >= OFFLOAD_BYTES
 
-            def unpack() -> tuple[ExportTraceServiceRequest, Scan | None]:
-                otlp_request = decode(data, encoding)
-                return otlp_request, (intake.sort_out(otlp_request, len(data)) if big else None)
+            def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
+                otlp_request, unparsed, problem = decode_salvaging(data, encoding)
+                sorted_out = intake.sort_out(otlp_request, len(data)) if big else None
+                return otlp_request, unparsed, problem, sorted_out
 
-            otlp_request, sorted_out = await self._offload.run(unpack) if big else unpack()
+            otlp_request, unparsed, problem, sorted_out = await self._offload.run(unpack) if big else unpack()
         except PayloadError as exc:
             return _reply(exc.status, encoding, exc.message)
         try:
             accepted = await intake.export(
-                otlp_request, data if encoding == "protobuf" else None, len(data), sorted_out
+                otlp_request,
+                data if encoding == "protobuf" and not unparsed else None,
+                len(data),
+                sorted_out,
+                unparsed=(unparsed, problem),
             )
         except Refused as refused:
             status = 429 if refused.kind == "busy" else 503

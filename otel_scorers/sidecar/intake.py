@@ -71,6 +71,7 @@ class Intake:
         body: bytes | None,
         size: int,
         sorted_out: Scan | None = None,
+        unparsed: tuple[int, str] = (0, ""),
     ) -> Accepted:
         """Take one request. `body` is its protobuf encoding when the sender used protobuf;
         `sorted_out` is `sort_out(request, size)` when the caller already did it."""
@@ -128,9 +129,14 @@ class Intake:
             self._metrics.receiver_spans.add(
                 len(result.rejected), {OUTCOME: "refused", REASON: "invalid_span"}
             )
-        rejected = len(result.rejected) + refused_over_limit
+        unparsed_spans, unparsed_problem = unparsed
+        if unparsed_spans:
+            self._metrics.receiver_spans.add(unparsed_spans, {OUTCOME: "refused", REASON: "invalid_span"})
+        rejected = len(result.rejected) + refused_over_limit + unparsed_spans
         if rejected:
             problems = [result.problem or "invalid spans"] if result.rejected else []
+            if unparsed_spans:
+                problems.append(f"{unparsed_spans} spans left out: {unparsed_problem}")
             if refused_over_limit:
                 problems.append(
                     f"{refused_over_limit} spans did not fit the buffer limits (max_traces, max_spans, max_bytes)"

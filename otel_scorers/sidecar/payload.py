@@ -8,6 +8,7 @@ from typing import Literal
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.otlp import OtlpDecodeError, parse_json_request, parse_protobuf_request
+from otel_scorers.sidecar.salvage import salvage
 
 Encoding = Literal["protobuf", "json"]
 _GZIP_WBITS = 31
@@ -63,3 +64,15 @@ def decode(data: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
         raise PayloadError(400, str(exc)) from None
     except RecursionError:
         raise PayloadError(400, "payload nests too deeply") from None
+
+
+def decode_salvaging(data: bytes, encoding: Encoding) -> tuple[ExportTraceServiceRequest, int, str]:
+    """`decode`, except that a protobuf request whose only fault is some spans that do not parse
+    is taken without them: the request, how many spans were left out, and why."""
+    try:
+        return decode(data, encoding), 0, ""
+    except PayloadError:
+        salvaged = salvage(data) if encoding == "protobuf" else None
+        if salvaged is None:
+            raise
+        return salvaged.request, salvaged.rejected, salvaged.problem
