@@ -17,7 +17,15 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
-from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL, PipelineMetrics
+from otel_scorers.metrics import (
+    AGENT_NAME,
+    DURATION_BUCKETS,
+    EVALUATION_NAME,
+    SCORE_BUCKETS,
+    SCORE_LABEL,
+    HistogramBatch,
+    PipelineMetrics,
+)
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_wire import AttributeWriter, evaluation_log, evaluation_span, name_field
 from otel_scorers.score_export import EncodedScores, OtlpScoreExport
@@ -34,6 +42,8 @@ LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
 _EVENT_NAME = name_field(12, EVALUATION_EVENT)
 _MAX_SPAN_NAMES = 4096
+#: Most runs whose histogram measurements wait for the end of a batch.
+_RUNS_PER_METRICS_BATCH = 64
 
 
 def run_context(run: AgentRun) -> Context:
@@ -117,6 +127,8 @@ class Emitter:
         self._span_attributes = AttributeWriter(9)
         self._log_attributes = AttributeWriter(6)
         self._span_names: dict[str, bytes] = {}
+        self._histograms = HistogramBatch()
+        self._runs_in_batch = 0
 
     def _instruments(self) -> tuple[trace.Tracer, Any]:
         # Resolved on first use, so a global provider set after construction is honoured.
@@ -191,8 +203,15 @@ class Emitter:
             name = self._span_names[scorer] = name_field(5, f"evaluate {scorer}")
         return name
 
+    def flush(self) -> None:
+        """Record the histogram measurements of the runs emitted since the last flush (the engine
+        calls this when it runs out of work; `emit` when a batch is full)."""
+        if self._histograms:
+            self._histograms.record()
+
     def _record_metrics(self, run: AgentRun, scores: Sequence[Score], context: Context) -> None:
         metrics = self._metrics
+        histograms = self._histograms
         agent_name = run.agent_name or None
         for score in scores:
             if score.usage is not None:
@@ -202,7 +221,13 @@ class Emitter:
                 if score.skipped.startswith(BUDGET_SKIP_PREFIX):
                     metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
                 continue
-            metrics.scorer_duration.record(score.duration_s, {EVALUATION_NAME: score.scorer}, context=context)
+            histograms.add(
+                metrics.scorer_duration,
+                DURATION_BUCKETS,
+                score.duration_s,
+                {EVALUATION_NAME: score.scorer},
+                context,
+            )
             if score.error is not None:
                 metrics.evaluation_outcome(score.scorer, "error")
                 metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
@@ -214,8 +239,12 @@ class Emitter:
                     metric_attributes[AGENT_NAME] = agent_name
                 if score.label is not None:
                     metric_attributes[SCORE_LABEL] = score.label
-                metrics.score.record(score.value, metric_attributes, context=context)
+                histograms.add(metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context)
             metrics.results.add(1, score.scorer, score.label, agent_name)
+        self._runs_in_batch += 1
+        if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
+            self._runs_in_batch = 0
+            histograms.record()
 
 
 def error_description(score: Score) -> str:

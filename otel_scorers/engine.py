@@ -381,6 +381,11 @@ class ScoringEngine:
             throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
 
     def _finish(self, job: Job, results: Sequence[ScoredRun]) -> None:
+        if not self._queue:  # the end of a batch: what was emitted is recorded before `finished`
+            try:
+                self._emitter.flush()
+            except Exception:
+                throttled.warning("emit", "otel_scorers: recording metrics failed", exc_info=True)
         try:
             job.finished(results)
         except Exception:
