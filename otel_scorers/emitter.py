@@ -27,7 +27,14 @@ from otel_scorers.metrics import (
     PipelineMetrics,
 )
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_wire import AttributeWriter, evaluation_log, evaluation_span, name_field
+from otel_scorers.otlp_wire import (
+    ScoreParts,
+    evaluation_log,
+    evaluation_span,
+    log_context,
+    score_parts,
+    span_ids,
+)
 from otel_scorers.score_export import EncodedScores, OtlpScoreExport
 from otel_scorers.scorers.judge import BUDGET_SKIP_PREFIX
 from otel_scorers.span_record import OWN_SCOPE
@@ -40,8 +47,7 @@ SKIPPED = "otel_scorers.skipped"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
-_EVENT_NAME = name_field(12, EVALUATION_EVENT)
-_MAX_SPAN_NAMES = 4096
+_MAX_WRITTEN = 4096
 #: Most runs whose histogram measurements wait for the end of a batch.
 _RUNS_PER_METRICS_BATCH = 64
 
@@ -124,9 +130,7 @@ class Emitter:
         self._tracer: trace.Tracer | None = None
         self._logger: Any = None
         self._export = export
-        self._span_attributes = AttributeWriter(9)
-        self._log_attributes = AttributeWriter(6)
-        self._span_names: dict[str, bytes] = {}
+        self._written: dict[tuple[Any, ...], ScoreParts] = {}
         self._histograms = HistogramBatch()
         self._runs_in_batch = 0
 
@@ -171,37 +175,45 @@ class Emitter:
     def _write(self, run: AgentRun, scores: Sequence[Score]) -> None:
         assert self._export is not None
         now = time.time_ns()
-        trace_id, parent = run.trace_id, run.span_id
+        trace_id, parent = run.trace_id.to_bytes(16, "big"), run.span_id.to_bytes(8, "big")
+        event_context = log_context(trace_id, parent, now, EVALUATION_EVENT)
         spans: list[bytes] = []
         logs: list[bytes] = []
         for score in scores:
-            attributes = evaluation_attributes(run, score)
+            parts = self._parts(run, score)
             start_ns = score.start_ns or now
             end_ns = start_ns + int(score.duration_s * 1e9)
-            spans.append(
-                evaluation_span(
-                    trace_id,
-                    _new_span_id(),
-                    parent,
-                    self._span_name(score.scorer),
-                    start_ns,
-                    end_ns,
-                    self._span_attributes(attributes),
-                    error_description(score) if score.error is not None else None,
-                )
-            )
-            logs.append(
-                evaluation_log(end_ns, now, trace_id, parent, self._log_attributes(attributes), _EVENT_NAME)
-            )
+            spans.append(evaluation_span(span_ids(trace_id, _new_span_id(), parent), parts, start_ns, end_ns))
+            logs.append(evaluation_log(end_ns, parts, event_context))
         self._export.submit(EncodedScores(tuple(spans), tuple(logs)))
 
-    def _span_name(self, scorer: str) -> bytes:
-        name = self._span_names.get(scorer)
-        if name is None:
-            if len(self._span_names) >= _MAX_SPAN_NAMES:
-                self._span_names.clear()
-            name = self._span_names[scorer] = name_field(5, f"evaluate {scorer}")
-        return name
+    def _parts(self, run: AgentRun, score: Score) -> ScoreParts:
+        """The written parts of a score's span and event, made once per scorer and verdict: a
+        check's results repeat run after run."""
+        key = (
+            score.scorer,
+            score.value,
+            score.label,
+            score.reason,
+            score.error,
+            score.skipped,
+            score.usage,
+            run.agent_name,
+        )
+        try:
+            parts = self._written.get(key)
+        except TypeError:  # an unhashable field: write it without remembering
+            return self._new_parts(run, score)
+        if parts is None:
+            if len(self._written) >= _MAX_WRITTEN:
+                self._written.clear()  # bounded: unique explanations (a judge's) would grow it
+            parts = self._written[key] = self._new_parts(run, score)
+        return parts
+
+    @staticmethod
+    def _new_parts(run: AgentRun, score: Score) -> ScoreParts:
+        error = error_description(score) if score.error is not None else None
+        return score_parts(f"evaluate {score.scorer}", evaluation_attributes(run, score), error)
 
     def flush(self) -> None:
         """Record the histogram measurements of the runs emitted since the last flush (the engine

@@ -5,7 +5,7 @@ The SDK's encoders build a protobuf object per span, per attribute and per value
 serialise: about 20 µs a span, several times what the rest of scoring a run costs. An evaluation
 span or event has a fixed shape (a few attributes, no events or links), so it is written as bytes
 directly, field by field in field-number order as protobuf's own serialiser does, from byte strings
-made once per key and per repeated attribute set. The result decodes to the same messages the
+made once per scorer and verdict (see `ScoreParts`). The result decodes to the same messages the
 SDK's encoders produce for the SDK span and log record the emitter made before (tests hold
 the two side by side).
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # Wire types.
@@ -23,7 +24,6 @@ _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 _pack_double = struct.Struct("<d").pack
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_fixed32 = struct.Struct("<I").pack
-_MAX_CACHED_KEYS = 4096
 
 
 def varint(value: int) -> bytes:
@@ -73,112 +73,100 @@ def key_value(key: str, value: Any) -> bytes:
     return length_delimited(1, key.encode()) + length_delimited(2, any_value(value))
 
 
-class AttributeWriter:
-    """Repeated `KeyValue` fields for a message, remembering the encoding of attribute sets seen
-    before: a check's results repeat (same scorer, value, label and reason run after run)."""
-
-    def __init__(self, field: int) -> None:
-        self._tag = tag(field, _LEN)
-        self._cache: dict[tuple[tuple[str, Any], ...], bytes] = {}
-
-    def __call__(self, attributes: Mapping[str, Any]) -> bytes:
-        key = tuple(attributes.items())
-        try:
-            found = self._cache.get(key)
-        except TypeError:  # an unhashable value (a list): encode without remembering
-            return self._encode(attributes)
-        if found is None:
-            found = self._encode(attributes)
-            if len(self._cache) >= _MAX_CACHED_KEYS:
-                self._cache.clear()  # bounded: unique reasons (judge explanations) would grow it
-            self._cache[key] = found
-        return found
-
-    def _encode(self, attributes: Mapping[str, Any]) -> bytes:
-        prefix = self._tag
-        parts = []
-        for name, value in attributes.items():
-            entry = key_value(name, value)
-            parts.append(prefix + varint(len(entry)) + entry)
-        return b"".join(parts)
+def attributes_field(field: int, attributes: Mapping[str, Any]) -> bytes:
+    """A message's repeated `KeyValue` field `field`."""
+    prefix = tag(field, _LEN)
+    parts = []
+    for name, value in attributes.items():
+        entry = key_value(name, value)
+        parts.append(prefix + varint(len(entry)) + entry)
+    return b"".join(parts)
 
 
 #: `Span.flags`: the SDK's exporters say whether the parent was remote (ours never is).
 _SPAN_FLAGS_HAS_IS_REMOTE = 0x100
 _SPAN_KIND_INTERNAL = 1
 _STATUS_ERROR = 2
-_SPAN_TAIL_PREFIX = b"\x85\x01"  # field 16 (flags), fixed32
+_TRACE_FLAGS_SAMPLED = 1
+_SPAN_FLAGS = tag(16, _FIXED32) + _pack_fixed32(_SPAN_FLAGS_HAS_IS_REMOTE)
 
 
-def evaluation_span(
-    trace_id: int,
-    span_id: int,
-    parent_span_id: int,
-    name: bytes,
-    start_ns: int,
-    end_ns: int,
-    attributes: bytes,
-    error_message: str | None,
-) -> bytes:
-    """One `Span` message: INTERNAL, sampled, no events or links, status UNSET or ERROR.
-    `name` is the encoded name field (see `name_field`), `attributes` from an `AttributeWriter(9)`."""
+@dataclass(frozen=True, slots=True)
+class ScoreParts:
+    """What one evaluation span and its event share with every other of the same scorer,
+    verdict and agent, written once: the span's fields between its ids and its times (name,
+    kind), after its times (attributes, status, flags), and the event's fields between its time
+    and its trace context (body, attributes, flags)."""
+
+    span_middle: bytes
+    span_tail: bytes
+    log_middle: bytes
+
+
+def score_parts(span_name: str, attributes: Mapping[str, Any], error_message: str | None) -> ScoreParts:
+    """The constant parts of an evaluation span (INTERNAL, no events or links, status UNSET or
+    ERROR) and of its `gen_ai.evaluation.result` log record (no severity, an empty body as the
+    SDK writes, the same attributes)."""
     if error_message is None:
         status = b"\x7a\x00"  # field 15, an empty Status: the SDK always writes one
     else:
-        status = length_delimited(15, length_delimited(2, error_message.encode()) + b"\x18\x02")
+        status = length_delimited(
+            15, length_delimited(2, error_message.encode()) + b"\x18" + varint(_STATUS_ERROR)
+        )
+    return ScoreParts(
+        span_middle=length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL),
+        span_tail=attributes_field(9, attributes) + status + _SPAN_FLAGS,
+        log_middle=b"\x2a\x00"
+        + attributes_field(6, attributes)
+        + b"\x45"
+        + _pack_fixed32(_TRACE_FLAGS_SAMPLED),
+    )
+
+
+def evaluation_span(ids: bytes, parts: ScoreParts, start_ns: int, end_ns: int) -> bytes:
+    """One `Span` message; `ids` from `span_ids`."""
     return b"".join(
         (
-            b"\x0a\x10",
-            trace_id.to_bytes(16, "big"),
-            b"\x12\x08",
-            span_id.to_bytes(8, "big"),
-            b"\x22\x08",
-            parent_span_id.to_bytes(8, "big"),
-            name,
-            b"\x30\x01",  # kind INTERNAL
+            ids,
+            parts.span_middle,
             b"\x39",
             _pack_fixed64(start_ns),
             b"\x41",
             _pack_fixed64(end_ns),
-            attributes,
-            status,
-            _SPAN_TAIL_PREFIX,
-            _pack_fixed32(_SPAN_FLAGS_HAS_IS_REMOTE),
+            parts.span_tail,
         )
     )
 
 
-def name_field(field: int, name: str) -> bytes:
-    """A string field written once (a span's name, an event's name)."""
-    return length_delimited(field, name.encode())
+def span_ids(trace_id: bytes, span_id: int, parent: bytes) -> bytes:
+    """A span's id fields: `trace_id` (16 bytes) and `parent` (8 bytes) as from `id_bytes`."""
+    return b"\x0a\x10" + trace_id + b"\x12\x08" + span_id.to_bytes(8, "big") + b"\x22\x08" + parent
 
 
-def evaluation_log(
-    time_ns: int, observed_ns: int, trace_id: int, span_id: int, attributes: bytes, event_name: bytes
-) -> bytes:
-    """One `LogRecord`: an event in a sampled span's context, no body or severity (the SDK writes
-    an empty body). `attributes` from an `AttributeWriter(6)`, `event_name` from `name_field(12, ...)`."""
+def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: str) -> bytes:
+    """A log record's fields after its attributes and flags: its span context, observed time
+    and event name (the same for every event of a run)."""
     return b"".join(
         (
-            b"\x09",
-            _pack_fixed64(time_ns),
-            b"\x2a\x00",  # body: an empty AnyValue
-            attributes,
-            b"\x45\x01\x00\x00\x00",  # flags: sampled
             b"\x4a\x10",
-            trace_id.to_bytes(16, "big"),
+            trace_id,
             b"\x52\x08",
-            span_id.to_bytes(8, "big"),
+            span_id,
             b"\x59",
             _pack_fixed64(observed_ns),
-            event_name,
+            length_delimited(12, event_name.encode()),
         )
     )
+
+
+def evaluation_log(time_ns: int, parts: ScoreParts, context: bytes) -> bytes:
+    """One `LogRecord`, fields in field-number order; `context` from `log_context`."""
+    return b"".join((b"\x09", _pack_fixed64(time_ns), parts.log_middle, context))
 
 
 def resource_message(attributes: Mapping[str, Any], dropped: int = 0) -> bytes:
     """A `Resource` message."""
-    body = AttributeWriter(1)._encode(attributes)
+    body = attributes_field(1, attributes)
     return body + (b"\x10" + varint(dropped) if dropped else b"")
 
 

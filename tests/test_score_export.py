@@ -10,6 +10,7 @@ from what is random or read from the clock (span ids, a log's observed time).
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,6 +50,7 @@ RUN = AgentRun(
     input="What's the weather in Paris?",
     output="It is sunny, 21°C.",
 )
+RUNS = [RUN, replace(RUN, trace_id=0x0AF7651916CD43DD8448EB211C80319C, span_id=0xB7AD6B7169203331)]
 SCORES = [
     Score(
         "no_tool_errors",
@@ -83,7 +85,7 @@ SCORES = [
 
 
 def through_sdk(
-    run: AgentRun, scores: list[Score]
+    runs: list[AgentRun], scores: list[Score]
 ) -> tuple[ExportTraceServiceRequest, ExportLogsServiceRequest]:
     spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
     tracer_provider = TracerProvider(resource=RESOURCE)
@@ -91,14 +93,18 @@ def through_sdk(
     logger_provider = LoggerProvider(resource=RESOURCE)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     metrics = PipelineMetrics(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-    Emitter(metrics, tracer_provider, logger_provider).emit(run, scores)
+    emitter = Emitter(metrics, tracer_provider, logger_provider)
+    for run in runs:
+        emitter.emit(run, scores)
     return encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())
 
 
-def written(export: OtlpScoreExport, run: AgentRun, scores: list[Score]) -> None:
+def written(export: OtlpScoreExport, runs: list[AgentRun], scores: list[Score]) -> None:
     metrics = PipelineMetrics(MeterProvider(metric_readers=[InMemoryMetricReader()]))
     export.start()
-    Emitter(metrics, export=export).emit(run, scores)
+    emitter = Emitter(metrics, export=export)
+    for run in runs:  # the second run's spans and events are made of the first's written parts
+        emitter.emit(run, scores)
     assert export.force_flush(10_000)
     export.shutdown()
 
@@ -111,7 +117,7 @@ def comparable(traces: ExportTraceServiceRequest, logs: ExportLogsServiceRequest
     )
     for resource_spans in traces.resource_spans:
         for scope_spans in resource_spans.scope_spans:
-            spans = sorted(scope_spans.spans, key=lambda span: span.name)
+            spans = sorted(scope_spans.spans, key=lambda span: (span.trace_id, span.name))
             for span in spans:
                 assert len(span.span_id) == 8 and span.span_id != bytes(8)
                 span.span_id = b""
@@ -119,7 +125,9 @@ def comparable(traces: ExportTraceServiceRequest, logs: ExportLogsServiceRequest
             scope_spans.spans.extend(spans)
     for resource_logs in logs.resource_logs:
         for scope_logs in resource_logs.scope_logs:
-            records = sorted(scope_logs.log_records, key=lambda record: str(record.attributes))
+            records = sorted(
+                scope_logs.log_records, key=lambda record: (record.trace_id, str(record.attributes))
+            )
             for record in records:
                 assert record.observed_time_unix_nano > 0
                 record.observed_time_unix_nano = 0
@@ -137,14 +145,18 @@ def merged(requests: list[Any], kind: type) -> Any:
 
 def test_written_spans_and_events_over_grpc_equal_the_sdk_encoding_of_sdk_spans_and_log_records() -> None:
     with OtlpCapture() as capture:
-        written(OtlpScoreExport(capture.endpoint, resource=RESOURCE), RUN, SCORES)
+        written(OtlpScoreExport(capture.endpoint, resource=RESOURCE), RUNS, SCORES)
         got = comparable(
             merged(capture.traces, ExportTraceServiceRequest), merged(capture.logs, ExportLogsServiceRequest)
         )
-    expected = comparable(*through_sdk(RUN, SCORES))
+    expected = comparable(*through_sdk(RUNS, SCORES))
     assert got[0] == expected[0]
     assert got[1] == expected[1]
-    (span,) = [s for s in got[0].resource_spans[0].scope_spans[0].spans if s.name == "evaluate temperature"]
+    (span,) = [
+        s
+        for s in got[0].resource_spans[0].scope_spans[0].spans
+        if s.name == "evaluate temperature" and s.trace_id == RUN.trace_id.to_bytes(16, "big")
+    ]
     assert span.parent_span_id == RUN.span_id.to_bytes(8, "big")
     assert span.status.code == 2 and span.status.message == "timeout: scorer did not finish within 30s"
 
@@ -192,12 +204,12 @@ def http_capture() -> Iterator[_HttpCapture]:
 
 def test_written_spans_and_events_over_http_equal_the_sdk_encoding(http_capture: _HttpCapture) -> None:
     export = OtlpScoreExport(http_capture.endpoint, protocol="http/protobuf", resource=RESOURCE)
-    written(export, RUN, SCORES)
+    written(export, RUNS, SCORES)
     got = comparable(
         merged(http_capture.traces, ExportTraceServiceRequest),
         merged(http_capture.logs, ExportLogsServiceRequest),
     )
-    assert got == comparable(*through_sdk(RUN, SCORES))
+    assert got == comparable(*through_sdk(RUNS, SCORES))
 
 
 def test_processor_with_export_sends_one_evaluation_span_and_event_per_scorer_under_the_run_span() -> None:
