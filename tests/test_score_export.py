@@ -10,8 +10,8 @@ from what is random or read from the clock (span ids, a log's observed time).
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
