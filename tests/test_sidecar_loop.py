@@ -1,5 +1,9 @@
 """The receiving loop keeps answering while a large request is decoded and sorted out: `/healthz`
-is not held up by a 4 MiB request, OTLP/JSON or protobuf."""
+is not held up by a 4 MiB request, OTLP/JSON or protobuf.
+
+The sidecar runs as `otel-scorers serve` in its own process, as deployed: in the test process
+its loop would share the interpreter lock and the garbage collector with everything the test
+suite has built by then, and measure those instead."""
 
 from __future__ import annotations
 
@@ -8,14 +12,16 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import yaml
 from google.protobuf.json_format import MessageToJson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.example_agent import DEMO_RUNS
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
+from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc, sidecar_document
 
 MAX_REQUEST = 4 * 1024 * 1024
 #: The longest /healthz may take while the large request is worked on, as a share of the time the
@@ -25,11 +31,18 @@ STALL_SHARE = 0.5
 
 
 @pytest.fixture(scope="module")
-def sidecar() -> Iterator[RunningSidecar]:
+def sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    config: Path = tmp_path_factory.mktemp("loop") / "sidecar.yaml"
     with OtlpCapture() as capture:
-        document = sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60)
-        with RunningSidecar(document) as running:
-            yield running
+        config.write_text(
+            yaml.safe_dump(sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60))
+        )
+        serve = ServeProcess(config)
+        try:
+            serve.grpc_port()
+            yield serve
+        finally:
+            serve.stop()
 
 
 def json_body() -> bytes:
@@ -59,9 +72,9 @@ def tiny_spans_body() -> bytes:
     return body
 
 
-def longest_healthz_while(sidecar: RunningSidecar, send: threading.Thread) -> tuple[float, float]:
+def longest_healthz_while(sidecar: ServeProcess, send: threading.Thread) -> tuple[float, float]:
     """The longest /healthz answer while `send` runs, and how long `send` took."""
-    connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", sidecar.http_port(), timeout=10)
     longest = 0.0
     sent = time.monotonic()
     send.start()
@@ -79,12 +92,12 @@ def longest_healthz_while(sidecar: RunningSidecar, send: threading.Thread) -> tu
     return longest, took
 
 
-def test_a_4_mib_json_request_does_not_stall_healthz(sidecar: RunningSidecar) -> None:
+def test_a_4_mib_json_request_does_not_stall_healthz(sidecar: ServeProcess) -> None:
     body = json_body()
     statuses: list[int] = []
 
     def send() -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", sidecar.service.http.port, timeout=20)
+        connection = http.client.HTTPConnection("127.0.0.1", sidecar.http_port(), timeout=20)
         connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         response.read()
@@ -96,10 +109,12 @@ def test_a_4_mib_json_request_does_not_stall_healthz(sidecar: RunningSidecar) ->
     assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
 
 
-def test_a_large_protobuf_request_of_small_spans_does_not_stall_healthz(sidecar: RunningSidecar) -> None:
+def test_a_large_protobuf_request_of_small_spans_does_not_stall_healthz(sidecar: ServeProcess) -> None:
     body = tiny_spans_body()
     replies: list[bytes] = []
-    send = threading.Thread(target=lambda: replies.append(send_grpc(sidecar.grpc_endpoint, body)))
+    send = threading.Thread(
+        target=lambda: replies.append(send_grpc(f"127.0.0.1:{sidecar.grpc_port()}", body))
+    )
     longest, took = longest_healthz_while(sidecar, send)
     assert replies == [b""]  # accepted whole
     assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
