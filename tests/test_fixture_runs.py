@@ -22,7 +22,6 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
 PENDING: dict[str, str] = {
-    "agno-openinference": "tool results written as Python reprs are not read as Python literals yet",
     "agno-openllmetry": "Agno's OpenLLMetry tool results (a ToolResult repr) and team spans are not read yet",
 }
 

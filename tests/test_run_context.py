@@ -15,6 +15,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.model import ContextItem
 from otel_scorers.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
+from tests.test_fixture_runs import PENDING
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 KIND = "openinference.span.kind"
@@ -34,8 +35,11 @@ def cases_with_tool_results() -> list[Any]:
         if truth["scenario"] == "no_content":
             continue
         if any(not call["error"] for run in truth["runs"] for call in run["tool_calls"]):
-            case = f"{truth_path.parent.name}/{truth['scenario']}"
-            cases.append(pytest.param(truth_path, id=case))
+            framework = truth_path.parent.name
+            marks = (
+                [pytest.mark.xfail(reason=PENDING[framework], strict=False)] if framework in PENDING else []
+            )
+            cases.append(pytest.param(truth_path, id=f"{framework}/{truth['scenario']}", marks=marks))
     return cases
 
 
