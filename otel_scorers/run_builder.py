@@ -22,6 +22,8 @@ from otel_scorers.conventions.formats.messages import (
     last_assistant_text,
     last_user_text,
     tool_call_parts,
+    tool_response_parts,
+    tool_response_value,
 )
 from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
@@ -88,19 +90,19 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
-    for parts in runs.values():
-        _add_sub_run_call(
-            parts, by_id, roles, nearest_marked(parts.span.parent_span_id, parents, runs, owners)
-        )
+    outer: dict[int, _RunParts | None] = {}
+    for span_id, parts in runs.items():
+        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        _add_sub_run_call(parts, by_id, roles, outer[span_id])
 
     wanted = set(only) if only is not None else None
-    ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns))
+    ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
     return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
 
 
-def _join_handoffs(ordered: list[_RunParts]) -> list[_RunParts]:
+def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | None]) -> list[_RunParts]:
     """A run whose agent hands the conversation to another agent goes on in that agent's run
-    (the next run of that agent beside it, under the same parent span): as the user sees it they
+    (the next run of that agent beside it, in the same outer run): as the user sees it they
     are one run, that starts with the first agent and ends with the last one's answer. The later
     runs' spans join the first; they are not runs of their own."""
     joined: set[int] = set()
@@ -116,7 +118,10 @@ def _join_handoffs(ordered: list[_RunParts]) -> list[_RunParts]:
                     for parts in ordered[index + 1 :]
                     if parts.span.span_id not in joined
                     and parts is not current
-                    and parts.span.parent_span_id == current.span.parent_span_id
+                    # Inside the same outer run (none, for top-level runs), not inside the one
+                    # handing over: siblings, or turns the framework delivers through message
+                    # spans of their own (AutoGen's runtime).
+                    and outer.get(parts.span.span_id) is outer.get(current.span.span_id)
                     and parts.span.start_ns >= start_ns
                     and _agent_name(parts) == target
                 ),
@@ -179,7 +184,9 @@ def _build(parts: _RunParts) -> AgentRun:
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(call)
-        for call in _match_requested_calls(tools, models, run_span, internal_parts)
+        for call in _results_sent_back(
+            _match_requested_calls(tools, models, run_span, internal_parts), models
+        )
     ]
 
     missing: set[str] = set()
@@ -259,6 +266,24 @@ def _missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
     if succeeded and all(call.result is None for call in succeeded):
         missing.add("tool_results")
     return missing
+
+
+def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall]) -> list[ToolCall]:
+    """A finished call whose tool span carries no result (AutoGen's) has the one the model was
+    sent back: the `tool_call_response` part with its call id in a later model call's input."""
+    if all(call.result is not None or call.call_id is None for call in calls):
+        return calls
+    sent: dict[str, Any] = {}
+    for model in models:
+        for part in tool_response_parts(model.input.items):
+            if isinstance(part.get("id"), str):
+                sent.setdefault(part["id"], tool_response_value(part))
+    return [
+        replace(call, result=sent[call.call_id])
+        if call.result is None and call.state != "incomplete" and call.call_id in sent
+        else call
+        for call in calls
+    ]
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:

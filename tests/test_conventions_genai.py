@@ -290,6 +290,7 @@ _FAMILY = (
     "strands-latest",
     "google-adk",
     "google-adk-legacy",
+    "autogen-builtin",
 )
 _FIXTURE_TRACES = [
     list(read_spans(path, []))

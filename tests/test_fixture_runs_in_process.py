@@ -88,7 +88,26 @@ def replay_span(
     span.end(end_time=record.end_ns)
 
 
-@pytest.mark.parametrize("truth_path", params())
+#: (framework, scenario) -> why the in-process path cannot rebuild that trace's runs as the files do.
+IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
+    ("autogen-builtin", "swarm"): (
+        "no AutoGen span encloses a Swarm's agents: the trace is handed on when the first agent's "
+        "turn ends, before the agent it handed off to starts, so in-process each turn is a run"
+    ),
+}
+
+
+def in_process_params() -> list[Any]:
+    marked = []
+    for param in params():
+        path = param.values[0]
+        reason = IN_PROCESS_LIMITS.get((path.parent.name, path.name.removesuffix(".truth.json")))
+        marks = [*param.marks, pytest.mark.xfail(reason=reason, strict=True)] if reason else param.marks
+        marked.append(pytest.param(path, id=param.id, marks=marks))
+    return marked
+
+
+@pytest.mark.parametrize("truth_path", in_process_params())
 def test_in_process_runs_match_the_truth(truth_path: Path, telemetry: Telemetry) -> None:
     recorder = RunRecorder()
     seen = recorder.runs

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_scorers.conventions.autogen import AutoGenConvention
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
@@ -27,6 +28,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     PydanticAIConvention(),
     GoogleADKConvention(),
     StrandsConvention(),
+    AutoGenConvention(),
     GenAIConvention(),
 )
 

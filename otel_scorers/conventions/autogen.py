@@ -1,0 +1,64 @@
+"""AutoGen AgentChat's built-in tracing (autogen-core, `gen_ai.system` = `autogen`).
+
+autogen-core writes GenAI `invoke_agent {agent}` and `execute_tool {tool}` spans (the latter with
+the tool's name, description and call id, never its arguments or result); the model calls come
+from whatever instrumentation the OpenAI client has. AutoGen-specific: a Swarm agent hands the
+conversation on by calling a handoff tool (`transfer_to_{target}`, described as
+`Handoff to {target}.` unless the user says otherwise): a handoff, not a tool call.
+"""
+
+from __future__ import annotations
+
+import re
+
+from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.messages import as_str
+from otel_scorers.conventions.genai import GenAIConvention
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+SYSTEM = "autogen"
+HANDOFF_PREFIX = "transfer_to_"
+#: The description AutoGen gives a `Handoff` that has none of its own; it keeps the target's case.
+_HANDOFF_DESCRIPTION = re.compile(r"Handoff to (.+)\.")
+_GENAI = GenAIConvention()
+
+
+class AutoGenConvention(Convention):
+    name = "autogen"
+    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    run_start_markers: tuple[tuple[str, str | None], ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        return span.attributes.get("gen_ai.system") == SYSTEM
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        return _GENAI.role(span)
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        return _GENAI.run_content(span)
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        return _GENAI.tool_call(span)
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        return _GENAI.model_call(span)
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        return _GENAI.documents(span)
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        return self.handoff_target(span) is not None
+
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        """The agent a Swarm handoff tool passes the conversation to: from AutoGen's default
+        description (the target as named), else from the tool's name (lower-cased by AutoGen)."""
+        if span.attributes.get("gen_ai.operation.name") != "execute_tool":
+            return None
+        tool = as_str(span.attributes.get("gen_ai.tool.name")) or ""
+        if not tool.startswith(HANDOFF_PREFIX):
+            return None
+        described = _HANDOFF_DESCRIPTION.fullmatch(
+            as_str(span.attributes.get("gen_ai.tool.description")) or ""
+        )
+        return described.group(1) if described else tool[len(HANDOFF_PREFIX) :] or None
