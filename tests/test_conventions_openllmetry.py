@@ -1,11 +1,14 @@
 """OpenLLMetry / Traceloop: decorator spans, GenAI and legacy indexed LLM messages, and its
 LangGraph layout (content on the workflow span, wrapped tool arguments and results, sub-agent
-task spans, `create_agent` traces that are not runs)."""
+task spans, `create_agent` traces that are not runs), and Agno's tool results written as the
+repr of its `ToolResult`."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import pytest
 
 from otel_scorers.conventions import may_start_run
 from otel_scorers.conventions.openllmetry import indexed_messages
@@ -266,3 +269,57 @@ def test_workflow_and_agent_spans_are_spotted_by_their_kind() -> None:
     assert may_start_run("trip.workflow", {"traceloop.span.kind": "workflow"})
     assert may_start_run("planner.agent", {"traceloop.span.kind": "agent"})
     assert not may_start_run("get_weather.tool", {"traceloop.span.kind": "tool"})
+
+
+AGNO = "opentelemetry.instrumentation.agno"
+AFTER_ERROR = "updated_session_state=None images=None videos=None audios=None files=None"
+
+
+def agno_tool(parent: SpanRecord, output: str | None, **attributes: Any) -> SpanRecord:
+    content = (
+        {}
+        if output is None
+        else {"traceloop.entity.input": '{"city": "Paris"}', "traceloop.entity.output": output}
+    )
+    return span(
+        "get_weather.tool",
+        parent,
+        scope=AGNO,
+        status="ok",
+        **{"traceloop.span.kind": "tool", "gen_ai.tool.name": "get_weather", **content, **attributes},
+    )
+
+
+def agno_calls(*outputs: str | None) -> list[Any]:
+    run = span(
+        "weather_agent.agent",
+        scope=AGNO,
+        **{"traceloop.span.kind": "agent", "gen_ai.agent.name": "weather_agent"},
+    )
+    tools = [agno_tool(run, output) for output in outputs]
+    return list(only_run([run, *tools]).tool_calls)
+
+
+@pytest.mark.parametrize(
+    ("result_repr", "result"),
+    [
+        ("'Sunny, 72F'", "Sunny, 72F"),
+        ("{'temp_c': 21, 'sunny': True, 'wind': None}", {"temp_c": 21, "sunny": True, "wind": None}),
+        ("'it said error=None here'", "it said error=None here"),  # the field separator inside the result
+        ("Report(city='Paris')", "Report(city='Paris')"),  # no literal: the repr's text
+        ("<generator object delegate.<locals>.run at 0x7f3a2c>", None),  # no value at all
+    ],
+)
+def test_agno_tool_results_are_read_from_the_tool_result_repr(result_repr: str, result: Any) -> None:
+    (call,) = agno_calls(f"status='success' result={result_repr} error=None {AFTER_ERROR}")
+    assert (call.result, call.state, call.arguments) == (result, "ok", {"city": "Paris"})
+
+
+def test_agno_a_failure_is_the_tool_results_status_as_the_span_ends_ok() -> None:
+    (call,) = agno_calls(f"status='failure' result=None error='weather service unavailable' {AFTER_ERROR}")
+    assert (call.state, call.error, call.result) == ("error", "weather service unavailable", None)
+
+
+def test_agno_output_that_is_no_tool_result_is_read_as_any_output() -> None:
+    (call,) = agno_calls("status='success' result=")  # cut short
+    assert (call.state, call.result) == ("ok", "status='success' result=")

@@ -21,9 +21,7 @@ TRACES = Path(__file__).parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
-PENDING: dict[str, str] = {
-    "agno-openllmetry": "Agno's OpenLLMetry tool results (a ToolResult repr) and team spans are not read yet",
-}
+PENDING: dict[str, str] = {}
 
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
 TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}

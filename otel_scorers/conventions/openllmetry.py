@@ -6,18 +6,19 @@ spans carry GenAI JSON messages (current) or indexed keys `gen_ai.prompt.{i}.*` 
 `gen_ai.completion.{i}.*` (legacy). Its LangChain instrumentation adds a LangGraph layout: an
 `invoke_agent {graph}` root without content over a `{graph}.workflow` span that has it, a
 sub-agent as an `execute_task {graph}` span, tool spans whose arguments and result wrap what
-the tool got and returned, and a one-span `create_agent {name}` trace that is not a run.
+the tool got and returned, and a one-span `create_agent {name}` trace that is not a run. Its
+Agno instrumentation names a team's `workflow` span in `agno.team.name` and writes a tool's
+output as the repr of Agno's `ToolResult` (`formats.agno`), its only record of a failure.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats import agno, langchain
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -25,6 +26,7 @@ from otel_scorers.conventions.formats.messages import (
     genai_messages,
     last_assistant_text,
     last_user_text,
+    python_literal,
     span_tool_call,
     tool_state,
 )
@@ -40,6 +42,9 @@ OPERATION = "gen_ai.operation.name"
 #: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
 WORKFLOW_NODES = "gen_ai.workflow.nodes"
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+#: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
+AGNO_SCOPE = "opentelemetry.instrumentation.agno"
+AGNO_TEAM_NAME = "agno.team.name"
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 
 
@@ -102,6 +107,7 @@ class OpenLLMetryConvention(Convention):
             agent_name=task_name
             or as_str(attributes.get(LC_AGENT_NAME))
             or as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get(AGNO_TEAM_NAME))
             or as_str(attributes.get(ENTITY_NAME))
             or as_str(attributes.get("traceloop.workflow.name")),
             input_text=_entity_input_text(attributes.get(ENTITY_INPUT)),
@@ -117,13 +123,18 @@ class OpenLLMetryConvention(Convention):
         arguments, call_id = _tool_arguments(raw_arguments)
         raw_result = attributes.get("gen_ai.tool.call.result", attributes.get(ENTITY_OUTPUT))
         message = langchain.tool_message(raw_result)
+        agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
         result: Any
         if message is not None:
             call_id = call_id or as_str(message.get("tool_call_id"))
             result = decode_json(message.get("content"))
+        elif agno_result is not None:
+            result = agno_result.result
         else:
             result = _unwrap_output(decode_json(raw_result))
         state, error = tool_state(span, result)
+        if state == "ok" and agno_result is not None and agno_result.failed:
+            state, error, result = "error", agno_result.error or agno_result.status, None
         if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":
@@ -214,7 +225,8 @@ def _tool_arguments(value: Any) -> tuple[Any, str | None]:
         inputs = value.get("inputs")
         if isinstance(inputs, Mapping) and inputs:
             return dict(inputs), call_id
-        return _literal(value.get("input_str")), call_id
+        input_str = value.get("input_str")
+        return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
     if (
         set(value) <= {"args", "kwargs"}
         and isinstance(value.get("kwargs"), Mapping)
@@ -222,16 +234,6 @@ def _tool_arguments(value: Any) -> tuple[Any, str | None]:
     ):
         return dict(value["kwargs"]), None
     return value, None
-
-
-def _literal(text: Any) -> Any:
-    """A Python repr (LangChain's `input_str`) as a value; the text itself when it is not one."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
 
 
 def _unwrap_output(value: Any) -> Any:
