@@ -133,6 +133,7 @@ class Emitter:
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
         self._histograms = HistogramBatch()
         self._runs_in_batch = 0
+        metrics.before_collect(self.flush)
 
     def _instruments(self) -> tuple[trace.Tracer, Any]:
         # Resolved on first use, so a global provider set after construction is honoured.
@@ -216,8 +217,9 @@ class Emitter:
         return score_parts(f"evaluate {score.scorer}", evaluation_attributes(run, score), error)
 
     def flush(self) -> None:
-        """Record the histogram measurements of the runs emitted since the last flush (the engine
-        calls this when it runs out of work; `emit` when a batch is full)."""
+        """Record the histogram measurements of the runs emitted since the last flush: `emit`
+        calls this when a batch is full, the engine a moment after its last run and when
+        flushed, and every metric reader's collection before it reads them. Any thread."""
         if self._histograms:
             self._histograms.record()
 

@@ -35,6 +35,8 @@ DEFAULT_MAX_JUDGE_RUNS = 256
 
 
 _YIELD_EVERY_S = 0.0005
+#: How long after its last run the engine records the histogram measurements it held back.
+_METRICS_FLUSH_DELAY_S = 0.25
 #: Longest the engine waits for exporters that fell behind before it scores the next run.
 _MAX_EXPORT_WAIT_S = 5.0
 _last_yield = 0.0
@@ -153,6 +155,7 @@ class ScoringEngine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._judging: set[asyncio.Task[None]] = set()  # jobs whose runs wait for their judges
         self._judge_runs = 0
+        self._flush_scheduled = False
         self._background: set[asyncio.Task[None]] = set()
 
     # ---- producer side (any thread) -------------------------------------------------------
@@ -200,6 +203,10 @@ class ScoringEngine:
                 if remaining <= 0:
                     return False
                 self._idle.wait(remaining)
+        try:  # everything scored so far is in the metrics too
+            self._emitter.flush()
+        except Exception:
+            throttled.warning("emit", "otel_scorers: recording metrics failed", exc_info=True)
         return True
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
@@ -374,6 +381,13 @@ class ScoringEngine:
         finally:
             self._finish(job, results)
 
+    def _flush_emitter(self) -> None:
+        self._flush_scheduled = False
+        try:
+            self._emitter.flush()
+        except Exception:
+            throttled.warning("emit", "otel_scorers: recording metrics failed", exc_info=True)
+
     def _emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         try:
             self._emitter.emit(run, scores)
@@ -381,11 +395,12 @@ class ScoringEngine:
             throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
 
     def _finish(self, job: Job, results: Sequence[ScoredRun]) -> None:
-        if not self._queue:  # the end of a batch: what was emitted is recorded before `finished`
-            try:
-                self._emitter.flush()
-            except Exception:
-                throttled.warning("emit", "otel_scorers: recording metrics failed", exc_info=True)
+        if not self._queue and not self._flush_scheduled:
+            # The end of a burst: its held-back measurements are recorded a moment later, so that
+            # runs that come one at a time are still recorded in batches (a metric reader's
+            # collection records them before it reads, whenever it comes).
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_later(_METRICS_FLUSH_DELAY_S, self._flush_emitter)
         try:
             job.finished(results)
         except Exception:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,6 +12,13 @@ from typing import Any
 from opentelemetry import metrics
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
+
+try:  # the SDK's own aggregation and attribute key, for `_bulk_add`; the public path without them
+    from opentelemetry.sdk.metrics._internal._view_instrument_match import _hash_attributes
+    from opentelemetry.sdk.metrics._internal.aggregation import _ExplicitBucketHistogramAggregation
+except ImportError:  # pragma: no cover - other SDK versions
+    _hash_attributes = None  # type: ignore[assignment]
+    _ExplicitBucketHistogramAggregation = None  # type: ignore[assignment,misc]
 
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.span_record import OWN_SCOPE
@@ -39,8 +48,17 @@ class Tally:
     updated several times per scored run. `add(amount, *values)` takes the values of `keys` in
     order; None leaves the attribute out."""
 
-    def __init__(self, meter: Meter, name: str, unit: str, description: str, keys: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        meter: Meter,
+        name: str,
+        unit: str,
+        description: str,
+        keys: tuple[str, ...],
+        before_observe: Callable[[], None] | None = None,
+    ) -> None:
         self._keys = keys
+        self._before_observe = before_observe
         self._counts: dict[tuple[Any, ...], float] = {}
         self._lock = threading.Lock()
         renew_in_child(self)
@@ -57,6 +75,8 @@ class Tally:
             counts[values] = counts.get(values, 0) + amount
 
     def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        if self._before_observe is not None:
+            self._before_observe()
         with self._lock:
             items = list(self._counts.items())
         return [Observation(count, self._attributes(values)) for values, count in items]
@@ -72,18 +92,28 @@ _NO_SPAN = Context()
 
 
 class HistogramBatch:
-    """Histogram measurements of a batch of runs, recorded together when the batch ends, each
-    in its run's context only where that decides an exemplar.
+    """Histogram measurements of a batch of runs, recorded together when the batch ends (or the
+    metrics are collected), each in its run's context only where that decides an exemplar.
 
-    Offering an exemplar is about a third of what a histogram record costs the SDK, and for an
-    explicit-bucket histogram the SDK's reservoir keeps the last sampled measurement of each
-    bucket (per attribute set) until the next collection. So within a batch only the last
-    measurement per histogram, attribute set and bucket is recorded in its run's context; the
-    others are recorded without a span. Counts, sums, buckets and the exemplars exported are
-    those that recording every measurement in its run's context gives."""
+    A measurement costs the SDK's `Histogram.record` some 10 to 20 µs, most of it cleaning,
+    copying and hashing the attributes, and a scored run has two per score. Within a batch,
+    for an explicit-bucket histogram, only the last measurement per histogram, attribute set and
+    bucket can end up as an exemplar (the SDK's reservoir keeps the last sampled one of each
+    bucket until the next collection): those are recorded through `Histogram.record` in their
+    run's context. The others only add to the count, sum, min, max and bucket counts of their
+    attribute set: they are added to the SDK's aggregations of that attribute set at once
+    (`_bulk_add`), one lookup per attribute set and batch. Where the SDK's aggregations are not
+    the explicit-bucket ones this knows (another SDK version, a view with another aggregation),
+    they are recorded one by one without a span. Either way the points and exemplars exported
+    are those that recording every measurement in its run's context gives."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Histogram, float, Mapping[str, Any], Context, tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        self._lock = threading.Lock()
 
     def add(
         self,
@@ -95,16 +125,86 @@ class HistogramBatch:
     ) -> None:
         # The bucket as the SDK picks it: the first boundary the value does not exceed.
         key = (id(histogram), bisect_left(boundaries, value), *attributes.items())
-        self._pending.append((histogram, value, attributes, context, key))
+        with self._lock:
+            self._pending.append((histogram, value, attributes, context, key))
 
     def __len__(self) -> int:
         return len(self._pending)
 
     def record(self) -> None:
-        pending, self._pending = self._pending, []
-        last = {entry[4]: index for index, entry in enumerate(pending)}
-        for index, (histogram, value, attributes, context, key) in enumerate(pending):
-            histogram.record(value, attributes, context=context if last[key] == index else _NO_SPAN)
+        with self._lock:  # the engine's thread and a metric reader's collection may both call this
+            pending, self._pending = self._pending, []
+            if not pending:
+                return
+            last = {entry[4]: index for index, entry in enumerate(pending)}
+            groups: dict[tuple[Any, ...], tuple[Histogram, Mapping[str, Any], list[float]]] = {}
+            for index, (histogram, value, attributes, context, key) in enumerate(pending):
+                if last[key] == index:
+                    histogram.record(value, attributes, context=context)
+                    continue
+                group_key = (key[0], *key[2:])
+                group = groups.get(group_key)
+                if group is None:
+                    group = groups[group_key] = (histogram, attributes, [])
+                group[2].append(value)
+            # After the records above: they made the SDK's aggregations of these attribute sets.
+            for histogram, attributes, values in groups.values():
+                if not _bulk_add(histogram, attributes, values):
+                    for value in values:
+                        histogram.record(value, attributes, context=_NO_SPAN)
+
+
+def _bulk_add(histogram: Any, attributes: Mapping[str, Any], values: Sequence[float]) -> bool:
+    """Add `values` to the SDK aggregations `histogram.record(value, attributes)` would update,
+    as recording each without a span in the context would (no exemplar offered). False, and
+    nothing changed, unless every one is an explicit-bucket aggregation as this SDK has them,
+    already made for `attributes`, and every value is one the SDK would record."""
+    for value in values:
+        if type(value) not in (float, int) or not 0 <= value < math.inf:
+            return False  # the SDK warns about these and drops them: let it
+    targets = _aggregations(histogram, attributes)
+    if not targets:
+        return False
+    for aggregation in targets:
+        boundaries = aggregation._boundaries
+        with aggregation._lock:
+            if aggregation._value is None:
+                aggregation._value = aggregation._get_empty_bucket_counts()
+            counts = aggregation._value
+            total = aggregation._sum
+            for value in values:
+                total += value
+                counts[bisect_left(boundaries, value)] += 1
+            aggregation._sum = total
+            if aggregation._record_min_max:
+                aggregation._min = min(aggregation._min, *values)
+                aggregation._max = max(aggregation._max, *values)
+    return True
+
+
+def _aggregations(histogram: Any, attributes: Mapping[str, Any]) -> list[Any] | None:
+    """One per metric reader and matching view; None where anything is not as expected."""
+    if _ExplicitBucketHistogramAggregation is None or _hash_attributes is None:
+        return None
+    try:
+        if not histogram._is_enabled():
+            return None
+        found = []
+        for storage in histogram._measurement_consumer._reader_storages.values():
+            for match in storage._get_or_init_view_instrument_match(histogram):
+                keys = match._view._attribute_keys
+                kept = (
+                    dict(attributes) if keys is None else {k: v for k, v in attributes.items() if k in keys}
+                )
+                aggregation = match._attributes_aggregation.get(_hash_attributes(kept))
+                if type(aggregation) is not _ExplicitBucketHistogramAggregation:
+                    return None
+                if aggregation._attributes != kept:
+                    return None
+                found.append(aggregation)
+    except Exception:  # an SDK whose internals differ: the public path
+        return None
+    return found
 
 
 class PipelineMetrics:
@@ -114,6 +214,7 @@ class PipelineMetrics:
         provider = meter_provider or metrics.get_meter_provider()
         meter = provider.get_meter(OWN_SCOPE, __version__)
         self.meter = meter
+        self._before_collect: list[Callable[[], None]] = []
         self.score = meter.create_histogram(
             "gen_ai.evaluation.score",
             unit="1",
@@ -126,6 +227,7 @@ class PipelineMetrics:
             "{result}",
             "Evaluation results by scorer, label and agent.",
             (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME),
+            before_observe=self._collecting,
         )
         self.runs = Tally(
             meter,
@@ -180,6 +282,19 @@ class PipelineMetrics:
             unit="{span}",
             description="Spans the sidecar's receivers got, by outcome (accepted, refused) and reason.",
         )
+
+    def before_collect(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever a metric reader collects, before the SDK reads the synchronous
+        instruments (observable callbacks run first): measurements held back for a batch are
+        recorded in time for every collection."""
+        self._before_collect.append(callback)
+
+    def _collecting(self) -> None:
+        for callback in self._before_collect:
+            try:
+                callback()
+            except Exception:  # a collection must not fail for it
+                logging.getLogger("otel_scorers").warning("recording held-back metrics failed", exc_info=True)
 
     def observe_queue(self, depth: Callable[[], int], capacity: int) -> None:
         def callback(_options: CallbackOptions) -> Iterable[Observation]:

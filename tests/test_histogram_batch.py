@@ -4,11 +4,19 @@ its run's context gives: the reference is the SDK itself, fed the same measureme
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.context import Context
+from opentelemetry.sdk.metrics import Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    ExponentialHistogramDataPoint,
+    InMemoryMetricReader,
+)
+from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation, View
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_scorers.metrics import DURATION_BUCKETS, SCORE_BUCKETS, HistogramBatch, PipelineMetrics
@@ -33,6 +41,19 @@ def measurements(count: int) -> list[tuple[str, float, dict[str, Any], Any]]:
     return found
 
 
+def buckets(point: Any) -> tuple[int, ...]:
+    if isinstance(point, ExponentialHistogramDataPoint):
+        return (point.scale, point.zero_count, point.positive.offset, *point.positive.bucket_counts)
+    return tuple(point.bucket_counts)
+
+
+def exemplars(point: Any) -> tuple[Any, ...]:
+    # An exponential histogram's reservoir samples at random: which exemplars it keeps is chance.
+    if isinstance(point, ExponentialHistogramDataPoint):
+        return ()
+    return tuple((e.trace_id, e.span_id, e.value) for e in point.exemplars)
+
+
 def points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
     data = reader.get_metrics_data()
     assert data is not None
@@ -47,22 +68,48 @@ def points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
                         tuple(sorted(point.attributes.items())),
                         point.count,
                         round(point.sum, 9),
-                        tuple(point.bucket_counts),
+                        buckets(point),
                         point.min,
                         point.max,
-                        tuple((e.trace_id, e.span_id, e.value) for e in point.exemplars),
+                        exemplars(point),
                     )
                     for point in metric.data.data_points
                 )
     return found
 
 
-def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_context_does() -> None:
+def delta_reader() -> InMemoryMetricReader:
+    return InMemoryMetricReader(preferred_temporality={Histogram: AggregationTemporality.DELTA})
+
+
+SETUPS: dict[str, Callable[[], tuple[list[InMemoryMetricReader], list[View]]]] = {
+    "one reader": lambda: ([InMemoryMetricReader()], []),
+    "cumulative and delta readers": lambda: ([InMemoryMetricReader(), delta_reader()], []),
+    # A view keeping only some attributes: the SDK's aggregation is found by the attributes kept.
+    "a view that drops attributes": lambda: (
+        [InMemoryMetricReader()],
+        [View(instrument_name="gen_ai.evaluation.score", attribute_keys={"gen_ai.evaluation.name"})],
+    ),
+    # Aggregations other than explicit buckets take the public path.
+    "an exponential histogram view": lambda: (
+        [InMemoryMetricReader()],
+        [
+            View(
+                instrument_name="otel_scorers.scorer.duration",
+                aggregation=ExponentialBucketHistogramAggregation(),
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("setup", sorted(SETUPS))
+def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_context_does(setup: str) -> None:
     recorded = measurements(200)
-    readers = []
+    found: list[list[dict[str, list[Any]]]] = []
     for batched in (False, True):
-        reader = InMemoryMetricReader()
-        metrics = PipelineMetrics(MeterProvider(metric_readers=[reader]))
+        readers, views = SETUPS[setup]()
+        metrics = PipelineMetrics(MeterProvider(metric_readers=readers, views=views))
         batch = HistogramBatch()
         for kind, value, attributes, context in recorded:
             histogram, boundaries = (
@@ -77,8 +124,34 @@ def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_con
             else:
                 histogram.record(value, attributes, context=context)
         batch.record()
-        readers.append(reader)
-    expected, got = points(readers[0]), points(readers[1])
-    assert set(expected) == {"gen_ai.evaluation.score", "otel_scorers.scorer.duration"}
-    assert any(exemplars for *_, exemplars in expected["gen_ai.evaluation.score"])
+        found.append([points(reader) for reader in readers])
+    expected, got = found
+    for points_of_reader in expected:
+        assert set(points_of_reader) == {"gen_ai.evaluation.score", "otel_scorers.scorer.duration"}
+        assert any(exemplars for *_, exemplars in points_of_reader["gen_ai.evaluation.score"])
     assert got == expected
+
+
+def test_values_the_sdk_refuses_are_left_to_it() -> None:
+    """Negative and non-finite values are dropped by the SDK (with its warning), batched or not."""
+    reader = InMemoryMetricReader()
+    metrics = PipelineMetrics(MeterProvider(metric_readers=[reader]))
+    batch = HistogramBatch()
+    for value in (0.5, -1.0, float("nan"), float("inf"), 0.5, 1.0):
+        batch.add(metrics.score, SCORE_BUCKETS, value, {"gen_ai.evaluation.name": "odd"}, Context())
+    batch.record()
+    [point] = [(count, total) for _, count, total, *_ in points(reader)["gen_ai.evaluation.score"]]
+    assert point == (3, 2.0)
+
+
+def test_a_collection_records_what_a_batch_holds_back() -> None:
+    """A reader that collects mid-batch sees every measurement emitted before it."""
+    reader = InMemoryMetricReader()
+    metrics = PipelineMetrics(MeterProvider(metric_readers=[reader]))
+    batch = HistogramBatch()
+    metrics.before_collect(batch.record)
+    for value in (0.0, 1.0, 1.0):
+        batch.add(metrics.score, SCORE_BUCKETS, value, {"gen_ai.evaluation.name": "check"}, Context())
+    [(_, count, total, *_)] = points(reader)["gen_ai.evaluation.score"]
+    assert (count, total) == (3, 2.0)
+    assert len(batch) == 0
