@@ -269,21 +269,30 @@ def _missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
 
 
 def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall]) -> list[ToolCall]:
-    """A finished call whose tool span carries no result (AutoGen's) has the one the model was
-    sent back: the `tool_call_response` part with its call id in a later model call's input."""
-    if all(call.result is not None or call.call_id is None for call in calls):
+    """What the model was sent back for a finished call (the `tool_call_response` part with its
+    call id in a later model call's input) is its result when the tool span carries none
+    (AutoGen's), and a failure when the part says the call failed (OpenInference's AgentChat
+    TOOL spans stay OK when the tool raised)."""
+    if all(call.call_id is None for call in calls):
         return calls
-    sent: dict[str, Any] = {}
+    sent: dict[str, Mapping[str, Any]] = {}
     for model in models:
-        for part in tool_response_parts(model.input.items):
-            if isinstance(part.get("id"), str):
-                sent.setdefault(part["id"], tool_response_value(part))
-    return [
-        replace(call, result=sent[call.call_id])
-        if call.result is None and call.state != "incomplete" and call.call_id in sent
-        else call
-        for call in calls
-    ]
+        for response_part in tool_response_parts(model.input.items):
+            if isinstance(response_part.get("id"), str):
+                sent.setdefault(response_part["id"], response_part)
+    found = []
+    for call in calls:
+        part = sent.get(call.call_id) if call.call_id is not None and call.state != "incomplete" else None
+        if part is None:
+            found.append(call)
+            continue
+        if call.result is None:
+            call = replace(call, result=tool_response_value(part))
+        if part.get("error") is True and call.state == "ok":
+            response = tool_response_value(part)
+            call = replace(call, state="error", error=str(response) if response else "error")
+        found.append(call)
+    return found
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:

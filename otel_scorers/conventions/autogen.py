@@ -4,15 +4,18 @@ autogen-core writes GenAI `invoke_agent {agent}` and `execute_tool {tool}` spans
 the tool's name, description and call id, never its arguments or result); the model calls come
 from whatever instrumentation the OpenAI client has. AutoGen-specific: a Swarm agent hands the
 conversation on by calling a handoff tool (`transfer_to_{target}`, described as
-`Handoff to {target}.` unless the user says otherwise): a handoff, not a tool call.
+`Handoff to {target}.` unless the user says otherwise): a handoff, not a tool call. The same
+handoff tools appear in OpenInference's AgentChat instrumentation, which reads them from here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats.messages import as_str
+from otel_scorers.conventions.formats.messages import as_str, decode_json
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -21,6 +24,7 @@ SYSTEM = "autogen"
 HANDOFF_PREFIX = "transfer_to_"
 #: The description AutoGen gives a `Handoff` that has none of its own; it keeps the target's case.
 _HANDOFF_DESCRIPTION = re.compile(r"Handoff to (.+)\.")
+_AGENT_SPAN_SUFFIX = ".on_messages_stream"
 _GENAI = GenAIConvention()
 
 
@@ -51,14 +55,44 @@ class AutoGenConvention(Convention):
         return self.handoff_target(span) is not None
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        """The agent a Swarm handoff tool passes the conversation to: from AutoGen's default
-        description (the target as named), else from the tool's name (lower-cased by AutoGen)."""
         if span.attributes.get("gen_ai.operation.name") != "execute_tool":
             return None
-        tool = as_str(span.attributes.get("gen_ai.tool.name")) or ""
-        if not tool.startswith(HANDOFF_PREFIX):
-            return None
-        described = _HANDOFF_DESCRIPTION.fullmatch(
-            as_str(span.attributes.get("gen_ai.tool.description")) or ""
-        )
-        return described.group(1) if described else tool[len(HANDOFF_PREFIX) :] or None
+        attributes = span.attributes
+        return handoff_target(attributes.get("gen_ai.tool.name"), attributes.get("gen_ai.tool.description"))
+
+
+def handoff_target(tool_name: object, description: object) -> str | None:
+    """The agent a Swarm handoff tool passes the conversation to: from AutoGen's default
+    description (the target as named), else from the tool's name (lower-cased by AutoGen);
+    None for any other tool."""
+    tool = as_str(tool_name) or ""
+    if not tool.startswith(HANDOFF_PREFIX):
+        return None
+    described = _HANDOFF_DESCRIPTION.fullmatch(as_str(description) or "")
+    return described.group(1) if described else tool[len(HANDOFF_PREFIX) :] or None
+
+
+def agent_name_of(span_name: str) -> str | None:
+    """OpenInference's AgentChat instrumentation names an agent's span `{agent}.on_messages_stream`."""
+    return span_name[: -len(_AGENT_SPAN_SUFFIX)] or None if span_name.endswith(_AGENT_SPAN_SUFFIX) else None
+
+
+def function_results(items: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The tool results of a `function` message as OpenInference's AgentChat instrumentation
+    flattens it (`function.{k}` = JSON `{name, content, call_id, is_error}`), as
+    `tool_call_response` parts; `error` marks a result that reports the tool failed, which is
+    the only sign of it: the instrumentation's TOOL span stays OK."""
+    parts: list[dict[str, Any]] = []
+    for item in items.values():
+        result = decode_json(item.get(""))
+        if not isinstance(result, Mapping):
+            continue
+        part = {
+            "type": "tool_call_response",
+            "id": as_str(result.get("call_id")),
+            "response": result.get("content"),
+        }
+        if result.get("is_error") is True:
+            part["error"] = True
+        parts.append(part)
+    return parts

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from otel_scorers.conventions import autogen
 from otel_scorers.conventions.base import (
     Convention,
     Document,
@@ -41,19 +42,24 @@ REDACTED = frozenset({"__REDACTED__", "[REDACTED]"})
 
 _OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 _SMOLAGENTS = "openinference.instrumentation.smolagents"
+_AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 _LANGCHAIN = "openinference.instrumentation.langchain"
 _LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
 _SMOLAGENTS_RUN_SUFFIX = ".run"
 _MESSAGE_KEY = re.compile(r"(\d+)\.message\.(.+)")
+#: AutoGen AgentChat's instrumentation flattens a tool-results message as `{i}.function.{k}`.
+_FUNCTION_RESULT_KEY = re.compile(r"(\d+)\.(function\.\d+)")
 _DOCUMENTS = "retrieval.documents."
 _DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id)")
 
 
 class OpenInferenceConvention(Convention):
     name = "openinference"
-    run_start_names: tuple[str, ...] = ()
+    # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
+    # stays open until it ends, so the agents handed to join the run in-process too.
+    run_start_names: tuple[str, ...] = ("Swarm.run_stream",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's instrumentation sets every attribute (span kind included) when a span ends.
     run_start_scopes: tuple[str, ...] = ("openinference.instrumentation.langchain",)
@@ -165,6 +171,10 @@ class OpenInferenceConvention(Convention):
         return langchain.messages_of(_content(span.attributes.get("input.value"))) is not None
 
     def handoff_target(self, span: SpanRecord) -> str | None:
+        if span.scope == _AUTOGEN:  # a Swarm's transfer_to_{agent} tool
+            return autogen.handoff_target(
+                span.attributes.get("tool.name"), span.attributes.get("tool.description")
+            )
         if not span.name.startswith(_HANDOFF_PREFIX) or "tool.name" in span.attributes:
             return None
         target = _content(span.attributes.get("output.value"))  # the SDK records the agent handed to
@@ -173,6 +183,8 @@ class OpenInferenceConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in span.attributes:
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
+        if span.scope == _AUTOGEN:
+            return self.handoff_target(span) is not None
         return span.scope == _SMOLAGENTS and span.attributes.get("tool.name") == _SMOLAGENTS_FINAL_ANSWER
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
@@ -220,6 +232,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return name
     if span.scope == _SMOLAGENTS and span.name.endswith(_SMOLAGENTS_RUN_SUFFIX):
         return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
+    if span.scope == _AUTOGEN:
+        return autogen.agent_name_of(span.name) or span.name or None
     return span.name or None
 
 
@@ -284,7 +298,7 @@ def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
     for key, value in attributes.items():
         if not key.startswith(prefix):
             continue
-        match = _MESSAGE_KEY.fullmatch(key, len(prefix))
+        match = _MESSAGE_KEY.fullmatch(key, len(prefix)) or _FUNCTION_RESULT_KEY.fullmatch(key, len(prefix))
         if match is None:
             continue
         found.setdefault(int(match.group(1)), {})[match.group(2)] = value
@@ -317,6 +331,8 @@ def _message(fields: Mapping[str, Any]) -> Message:
     parts: list[dict[str, Any]] = []
     if role == "tool":
         parts.append({"type": "tool_call_response", "id": fields.get("tool_call_id"), "response": text})
+    elif role == "function":
+        parts.extend(autogen.function_results(_indexed(fields, "function.")))
     elif text is not None:
         parts.append({"type": "text", "content": text})
     for call in _indexed(fields, "tool_calls.").values():
