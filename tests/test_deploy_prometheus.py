@@ -175,7 +175,9 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
             },
             {"type": "answer_relevancy", "args": {"model": "openai/gpt-4o-mini"}},
         ],
-        "judge": {"api_base": judge.url, "api_key": "test-key", "max_retries": 0, "timeout_s": 10},
+        # A deadline no judge call on 127.0.0.1 comes near, even on a loaded machine: the errors
+        # counted here must be the scripted ones, not timeouts.
+        "judge": {"api_base": judge.url, "api_key": "test-key", "max_retries": 0, "timeout_s": 120},
         "sidecar": {
             "grpc": {"port": 0},
             "http": {"port": 0},
@@ -271,6 +273,18 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, message: str) -> N
         time.sleep(0.1)
 
 
+def judged_evaluations(metrics: str) -> float:
+    """How many answer_relevancy evaluations have ended, whatever their outcome."""
+    return sum(
+        float(match.group(1))
+        for match in re.finditer(
+            r'^otel_scorers_evaluations_total\{[^}]*gen_ai_evaluation_name="answer_relevancy"[^}]*\} (\S+)$',
+            metrics,
+            re.MULTILINE,
+        )
+    )
+
+
 def scrape(url: str) -> str:
     with urllib.request.urlopen(url, timeout=5) as response:
         text: str = response.read().decode()
@@ -320,6 +334,12 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                 lambda: all(name in scrape(metrics_url) for name in wanted),
                 45,
                 f"the sidecar's metrics lack one of {wanted}: {scrape(metrics_url)}",
+            )
+            # Every run's judge evaluation has ended: 19 runs, 16 of them with content to judge.
+            wait_for(
+                lambda: judged_evaluations(scrape(metrics_url)) == 19,
+                120,
+                "the judge did not finish the 19 runs",
             )
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
