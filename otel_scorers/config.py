@@ -61,7 +61,9 @@ class ScorerConfig(BaseModel):
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
     # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
-    needs: list[Literal["input", "output", "tool_arguments", "tool_results", "agent_name"]] | None = None
+    needs: (
+        list[Literal["input", "output", "tool_arguments", "tool_results", "tool_errors", "agent_name"]] | None
+    ) = None
 
 
 class ProcessorConfig(BaseModel):

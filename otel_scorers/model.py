@@ -12,7 +12,11 @@ ContextKind = Literal["tool_result", "document", "system_instructions", "given"]
 RunStatus = Literal["ok", "error", "unset"]
 
 #: Fields a trace may fail to carry; a scorer that needs one of them is skipped, not scored 0.
-MISSABLE_FIELDS = frozenset({"input", "output", "tool_arguments", "tool_results", "agent_name"})
+#: `tool_errors`: whether tool calls failed, for instrumentations that record a failure only
+#: with the content.
+MISSABLE_FIELDS = frozenset(
+    {"input", "output", "tool_arguments", "tool_results", "tool_errors", "agent_name"}
+)
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

@@ -205,6 +205,8 @@ def _build(parts: _RunParts) -> AgentRun:
     if content.agent_name is None:
         missing.add("agent_name")
     missing |= _missing_tool_content(tool_calls)
+    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
+        missing.add("tool_errors")
 
     input_messages = content.input.items or next((m.input.items for m in models if m.input.captured), ())
     output_messages = content.output.items or next(

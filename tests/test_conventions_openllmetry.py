@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from otel_scorers import bind, checks
 from otel_scorers.conventions import may_start_run
 from otel_scorers.conventions.openllmetry import indexed_messages
+from otel_scorers.model import Score
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import only_run, span
@@ -323,3 +325,19 @@ def test_agno_a_failure_is_the_tool_results_status_as_the_span_ends_ok() -> None
 def test_agno_output_that_is_no_tool_result_is_read_as_any_output() -> None:
     (call,) = agno_calls("status='success' result=")  # cut short
     assert (call.state, call.result) == ("ok", "status='success' result=")
+
+
+def test_agno_without_content_whether_a_tool_failed_is_missing_and_no_tool_errors_is_skipped() -> None:
+    run = span(
+        "weather_agent.agent",
+        scope=AGNO,
+        **{"traceloop.span.kind": "agent", "gen_ai.agent.name": "weather_agent"},
+    )
+    (built,) = build_runs([run, agno_tool(run, None)])
+    assert "tool_errors" in built.missing and built.tool_calls[0].state == "ok"
+    score = bind(checks.no_tool_errors()).evaluate(built)
+    assert isinstance(score, Score) and score.value is None and score.skipped is not None
+    with_content = only_run(
+        [run, agno_tool(run, f"status='success' result='Sunny' error=None {AFTER_ERROR}")]
+    )
+    assert "tool_errors" not in with_content.missing

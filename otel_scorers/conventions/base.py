@@ -125,6 +125,12 @@ class Convention(Protocol):
         carries no agent label of its own: its metadata is the calling graph's)."""
         return False
 
+    def failure_unrecorded(self, span: SpanRecord) -> bool:
+        """The tool span says nothing of whether the call failed: its instrumentation records a
+        failure only with the content, which was not captured (Agno's under OpenLLMetry). The run
+        then lists `tool_errors` as missing instead of counting the call as a success."""
+        return False
+
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""

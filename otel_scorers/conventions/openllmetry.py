@@ -152,6 +152,17 @@ class OpenLLMetryConvention(Convention):
             error=error,
         )
 
+    def failure_unrecorded(self, span: SpanRecord) -> bool:
+        """Agno catches what a tool raised and ends its span OK: only the `ToolResult` in the
+        output, written with content capture on, says that the call failed."""
+        return (
+            span.scope == AGNO_SCOPE
+            and span.ended
+            and span.status != "error"
+            and ENTITY_OUTPUT not in span.attributes
+            and "gen_ai.tool.call.result" not in span.attributes
+        )
+
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
         input_messages = genai_messages(attributes.get("gen_ai.input.messages"))

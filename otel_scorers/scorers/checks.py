@@ -21,6 +21,7 @@ from otel_scorers.model import AgentRun, Score, ToolCall
 
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_NOTHING: frozenset[str] = frozenset()
+_NEEDS_TOOL_ERRORS = frozenset({"tool_errors"})
 _FAILED_STATES = frozenset({"error", "incomplete", "result_error"})
 #: How long one regular-expression search may take unless the binding allows less.
 DEFAULT_REGEX_TIMEOUT_S = 30.0
@@ -296,7 +297,8 @@ _FAILURE_WORDS = {"error": "failed", "incomplete": "did not finish", "result_err
 
 
 def no_tool_errors() -> Check:
-    """1 if no call is in state error, incomplete or result_error. A run without calls passes."""
+    """1 if no call is in state error, incomplete or result_error. A run without calls passes; a
+    run whose trace cannot show a failure (`tool_errors` missing) is skipped."""
 
     def score(run: AgentRun) -> Score:
         for call in run.tool_calls:
@@ -309,7 +311,7 @@ def no_tool_errors() -> Check:
         count = len(run.tool_calls)
         return _verdict("no_tool_errors", True, f"{_calls(count)}, none failed" if count else "no tool calls")
 
-    return Check("no_tool_errors", score)
+    return Check("no_tool_errors", score, _NEEDS_TOOL_ERRORS)
 
 
 #: Every check by its config `type`: a plain dict, the one registry of built-in checks.
