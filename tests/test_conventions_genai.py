@@ -291,6 +291,7 @@ _FAMILY = (
     "google-adk",
     "google-adk-legacy",
     "autogen-builtin",
+    "semantic-kernel",
 )
 _FIXTURE_TRACES = [
     list(read_spans(path, []))

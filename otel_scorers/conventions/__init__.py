@@ -14,6 +14,7 @@ from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
+from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
 from otel_scorers.conventions.strands import StrandsConvention
 from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
@@ -29,6 +30,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     GoogleADKConvention(),
     StrandsConvention(),
     AutoGenConvention(),
+    SemanticKernelConvention(),
     GenAIConvention(),
 )
 
