@@ -292,6 +292,7 @@ _FAMILY = (
     "google-adk-legacy",
     "autogen-builtin",
     "semantic-kernel",
+    "ag2",
 )
 _FIXTURE_TRACES = [
     list(read_spans(path, []))
