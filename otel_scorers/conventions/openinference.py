@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions import autogen
+from otel_scorers.conventions import ag2, autogen
 from otel_scorers.conventions.base import (
     Convention,
     Document,
@@ -76,6 +76,8 @@ class OpenInferenceConvention(Convention):
         if kind == "RETRIEVER":
             return "retriever"
         if kind == "AGENT":
+            if span.scope == ag2.SCOPE and ag2.is_turn(span):
+                return None  # a turn of an AG2 chat: the chat is the run
             if span.scope == _LANGCHAIN and "tool.name" in span.attributes:
                 return "tool"  # a LangChain tool whose name contains "agent" is marked AGENT
             return "run" if _is_agent_run(span) else None
@@ -121,7 +123,7 @@ class OpenInferenceConvention(Convention):
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         name = as_str(attributes.get("tool.name")) or span.name
-        call_id = as_str(attributes.get("tool.id"))
+        call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in attributes:
             name = handoff_tool_name(self.handoff_target(span) or "")
         arguments = _tool_arguments(span, attributes.get("input.value"))
@@ -132,7 +134,12 @@ class OpenInferenceConvention(Convention):
             result = decode_json(message.get("content"))
         else:
             result = decode_json(result)
+        succeeded = None
+        if span.scope == ag2.SCOPE:
+            result, succeeded = ag2.tool_result(result)
         state, error = tool_state(span, result)
+        if state == "ok" and succeeded is False:
+            state, error = "error", str(result)
         if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         if state == "error":
@@ -227,6 +234,8 @@ def _is_agent_run(span: SpanRecord) -> bool:
 
 def _agent_name(span: SpanRecord) -> str | None:
     attributes = span.attributes
+    if span.scope == ag2.SCOPE and (recipient := ag2.chat_agent(span)) is not None:
+        return recipient  # agent.name is the agent that started the chat
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
@@ -252,7 +261,8 @@ def _run_input(span: SpanRecord) -> str | None:
     if isinstance(decoded, str):
         return decoded
     if isinstance(decoded, Mapping):
-        for key in ("task", "input", "question", "query"):  # smolagents' run(task=...) and the like
+        # smolagents' run(task=...), AG2's initiate_chat(message=...) and the like
+        for key in ("task", "input", "question", "query", "message"):
             if isinstance(decoded.get(key), str):
                 return str(decoded[key])
         messages = langchain.messages_of(decoded)
@@ -289,7 +299,7 @@ def _tool_arguments(span: SpanRecord, value: Any) -> Any:
         and not decoded.get("args")
     ):
         return dict(decoded["kwargs"])  # smolagents records the call as {"args", "kwargs", ...}
-    return decoded
+    return ag2.tool_arguments(decoded) if span.scope == ag2.SCOPE else decoded
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
