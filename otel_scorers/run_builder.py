@@ -25,7 +25,7 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_parts,
     tool_response_value,
 )
-from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall
+from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall, ToolState
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 
@@ -185,12 +185,12 @@ def _build(parts: _RunParts) -> AgentRun:
     tool_calls = [
         _failed_without_result(call)
         for call in _results_sent_back(
-            _match_requested_calls(tools, models, run_span, internal_parts), models
+            _match_requested_calls(tools, models, run_span, internal_parts), models, parts
         )
     ]
 
     missing: set[str] = set()
-    run_input = _input_text(content, models)
+    run_input = _input_text(content, models, parts)
     if run_input is None:
         missing.add("input")
     # Joined by handoffs: the answer is the last agent's, and the run spans' token aggregates
@@ -270,11 +270,16 @@ def _missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
     return missing
 
 
-def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall]) -> list[ToolCall]:
-    """What the model was sent back for a finished call (the `tool_call_response` part with its
-    call id in a later model call's input) is its result when the tool span carries none
-    (AutoGen's), and a failure when the part says the call failed (OpenInference's AgentChat
-    TOOL spans stay OK when the tool raised)."""
+def _results_sent_back(
+    calls: list[ToolCall], models: Sequence[ModelCall], parts: _RunParts
+) -> list[ToolCall]:
+    """What the model was sent back for a call (the `tool_call_response` part with its call id
+    in a later model call's input) is its result when the tool span carries none (AutoGen's),
+    and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
+    OK when the tool raised). A call that no tool span recorded but whose response the model
+    got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
+    failed when the run's convention reads the response as a failure
+    (`Convention.sent_back_error`)."""
     if all(call.call_id is None for call in calls):
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
@@ -284,9 +289,22 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall]) -> li
                 sent.setdefault(response_part["id"], response_part)
     found = []
     for call in calls:
-        part = sent.get(call.call_id) if call.call_id is not None and call.state != "incomplete" else None
+        part = sent.get(call.call_id) if call.call_id is not None else None
         if part is None:
             found.append(call)
+            continue
+        if call.state == "incomplete":
+            response = tool_response_value(part)
+            error = parts.convention.sent_back_error(parts.span, response)
+            state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
+            found.append(
+                replace(
+                    call,
+                    state=state,
+                    result=response if state == "ok" else None,
+                    error=(error or str(response)) if state == "error" else None,
+                )
+            )
             continue
         if call.result is None:
             call = replace(call, result=tool_response_value(part))
@@ -314,7 +332,7 @@ def _start_call(call: ToolCall) -> int:
     return call.start_ns or 0
 
 
-def _input_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | None:
+def _input_text(content: RunSpanContent, models: Sequence[ModelCall], parts: _RunParts) -> str | None:
     if content.input_text is not None:
         return content.input_text
     if content.input.captured:
@@ -323,7 +341,8 @@ def _input_text(content: RunSpanContent, models: Sequence[ModelCall]) -> str | N
             return text
     for model in models:
         if model.input.captured:
-            return last_user_text(model.input.items)
+            text = last_user_text(model.input.items)
+            return parts.convention.prompt_input(parts.span, text) if text is not None else None
     return None
 
 

@@ -392,7 +392,7 @@ def test_a_span_of_another_openinference_framework_uses_the_generic_rules() -> N
         "crew",
         None,
         "AGENT",
-        "openinference.instrumentation.crewai",
+        "openinference.instrumentation.dspy",
         **{
             "input.value": "Plan a trip",
             "input.mime_type": "text/plain",

@@ -34,6 +34,11 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         "an agent called as a plugin is passed them by keyword, so the inner run has no input",
         frozenset({"input"}),
     ),
+    ("crewai-openllmetry", "no_content"): (
+        "OpenLLMetry's CrewAI instrumentation writes no tool spans: with content capture off the "
+        "chat spans hold no tool-call parts either, so the trace does not carry the call",
+        frozenset({"tool_calls"}),
+    ),
 }
 
 
@@ -126,6 +131,9 @@ SCENARIO_CHECKS: dict[str, list[tuple[Any, float]]] = {
 )
 def test_quick_checks_agree_across_conventions(truth_path: Path) -> None:
     scenario = truth_path.name.removesuffix(".truth.json")
+    why, spared = TOLERATED.get((truth_path.parent.name, scenario), ("", frozenset()))
+    if "tool_calls" in spared:
+        pytest.skip(why)
     run = rebuilt_runs(truth_path)[0]
     for check, expected in SCENARIO_CHECKS[scenario]:
         score = bind(check).evaluate(run)

@@ -135,3 +135,15 @@ class Convention(Protocol):
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""
         return ()
+
+    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
+        """The user's request in `text`, the last user message of the run's first model call,
+        read when the run span carries no input: the text itself, unless the framework wraps
+        the request in a prompt of its own (CrewAI's "Current Task: ...")."""
+        return text
+
+    def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
+        """The failure that `response`, what the model was sent back for a call that no tool
+        span recorded, says the call had (CrewAI's "Error executing tool: ..."); None when it
+        reads as the call's result."""
+        return None

@@ -23,11 +23,12 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats import crewai, langchain
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
+    genai_messages,
     handoff_tool_name,
     last_user_text,
     span_tool_call,
@@ -44,6 +45,7 @@ _OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 _SMOLAGENTS = "openinference.instrumentation.smolagents"
 _AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 _LANGCHAIN = "openinference.instrumentation.langchain"
+_CREWAI = "openinference.instrumentation.crewai"
 _LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
@@ -170,6 +172,12 @@ class OpenInferenceConvention(Convention):
             output_tokens=as_int(attributes.get("llm.token_count.completion")),
         )
 
+    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
+        """A CrewAI task whose span kept no TaskOutput (it failed): the task in its model prompt."""
+        if run_span.scope == _CREWAI:
+            return crewai.task_in_prompt(text) or text
+        return text
+
     def run_under_tool(self, span: SpanRecord) -> bool:
         """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's
         messages state."""
@@ -239,6 +247,8 @@ def _agent_name(span: SpanRecord) -> str | None:
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
+    if span.scope == _CREWAI and as_str(attributes.get("graph.node.id")):
+        return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     if span.scope == _SMOLAGENTS and span.name.endswith(_SMOLAGENTS_RUN_SUFFIX):
         return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
     if span.scope == _AUTOGEN:
@@ -254,6 +264,8 @@ def _content(value: Any) -> Any:
 
 
 def _run_input(span: SpanRecord) -> str | None:
+    if span.scope == _CREWAI and (task := _crewai_input(span)) is not None:
+        return task
     value = _content(span.attributes.get("input.value"))
     if value is None:
         return None
@@ -271,11 +283,28 @@ def _run_input(span: SpanRecord) -> str | None:
     return None
 
 
+def _crewai_input(span: SpanRecord) -> str | None:
+    """A task span's input holds the agent, not the task: the task description is in the
+    TaskOutput it returned. A kickoff's input holds the messages it was given."""
+    task = crewai.output_field(decode_json(_content(span.attributes.get("output.value"))), "description")
+    if task is not None:
+        return task
+    kickoff = decode_json(_content(span.attributes.get("input.value")))
+    messages = kickoff.get("messages") if isinstance(kickoff, Mapping) else None
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list):
+        return last_user_text(genai_messages(messages).items)  # [{role, content}, ...]
+    return None
+
+
 def _run_output(span: SpanRecord) -> str | None:
     value = _content(span.attributes.get("output.value"))
     if value is None:
         return None
     decoded = decode_json(value)
+    if span.scope == _CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
+        return answer  # TaskOutput / LiteAgentOutput
     if isinstance(decoded, str):
         return decoded
     messages = langchain.messages_of(decoded)

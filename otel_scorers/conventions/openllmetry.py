@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats import agno, langchain
+from otel_scorers.conventions.formats import agno, crewai, langchain
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -45,6 +45,9 @@ MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "co
 #: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
 AGNO_TEAM_NAME = "agno.team.name"
+#: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
+#: `{description}.task` span over the `{role}.agent` run span; no tool spans (`formats.crewai`).
+CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 
 
@@ -68,6 +71,7 @@ class OpenLLMetryConvention(Convention):
             or "gen_ai.prompt.0.role" in attributes
             or "gen_ai.completion.0.role" in attributes
             or WORKFLOW_NODES in attributes
+            or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
         )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
@@ -98,6 +102,15 @@ class OpenLLMetryConvention(Convention):
             attributes.get(SPAN_KIND) == "task"
             and langchain.messages_of(attributes.get(ENTITY_INPUT)) is not None
         )
+
+    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
+        """A CrewAI agent's task, from its model prompt: its span does not carry it."""
+        if run_span.scope == CREWAI_SCOPE:
+            return crewai.task_in_prompt(text) or text
+        return text
+
+    def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
+        return crewai.tool_error(response) if run_span.scope == CREWAI_SCOPE else None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes

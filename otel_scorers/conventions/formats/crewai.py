@@ -1,0 +1,53 @@
+"""CrewAI's own texts and objects, as OpenInference and OpenLLMetry record them.
+
+A CrewAI run, as its user means it, is one agent's work on one task (or one `Agent.kickoff`):
+the agent is its role, the input the task description it got, the output its final answer. The
+crew around the tasks is not a run. The task reaches the model only inside CrewAI's prompt
+template (its English default), as the last user message:
+
+    \\nCurrent Task: {description}\\n\\nThis is the expected criteria for your final answer: ...
+
+followed, when the task has them, by the context of earlier tasks and the closing line; a kicked
+off agent's message arrives as `\\nCurrent Task: {message}`. A tool that raised is sent back to
+the model as `Error executing tool: {error}`. OpenInference's task span writes the `TaskOutput`
+(`description`, `raw`, ...) and a kickoff's `LiteAgentOutput` (`raw`, ...) as JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_TASK_PREFIX = "Current Task: "
+#: What CrewAI's template writes after the task description (the first that occurs ends it).
+_AFTER_TASK = (
+    "\n\nThis is the expected criteria for your final answer:",
+    "\n\nThis is the context you're working with:",
+    "\n\nBegin! This is VERY important to you",
+    "\n\nProvide your complete response:",
+)
+TOOL_ERROR_PREFIX = "Error executing tool: "
+
+
+def task_in_prompt(text: str) -> str | None:
+    """The task description in the user message CrewAI's template made, None for other text."""
+    body = text.lstrip("\n")
+    if not body.startswith(_TASK_PREFIX):
+        return None
+    body = body[len(_TASK_PREFIX) :]
+    ends = [index for marker in _AFTER_TASK if (index := body.find(marker)) >= 0]
+    return body[: min(ends)] if ends else body.rstrip("\n")
+
+
+def tool_error(response: Any) -> str | None:
+    """The error of a call whose result CrewAI sent back as its failure text; None otherwise."""
+    if isinstance(response, str) and response.startswith(TOOL_ERROR_PREFIX):
+        return response[len(TOOL_ERROR_PREFIX) :] or response
+    return None
+
+
+def output_field(output: Any, key: str) -> str | None:
+    """A text field (`raw`, `description`) of a TaskOutput or LiteAgentOutput decoded from JSON."""
+    if isinstance(output, Mapping) and isinstance(output.get(key), str):
+        return str(output[key])
+    return None
