@@ -29,6 +29,7 @@ _MISSING_REASON = {
     "output": "the trace did not carry the run's output (content capture off or unreadable)",
     "input": "the trace did not carry the run's input (content capture off or unreadable)",
     "tool_errors": "the trace did not say whether the run's tool calls failed (content capture off)",
+    "tool_calls": "the trace did not carry the run's tool calls (content capture off)",
 }
 
 

@@ -62,7 +62,12 @@ class ScorerConfig(BaseModel):
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
     # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
     needs: (
-        list[Literal["input", "output", "tool_arguments", "tool_results", "tool_errors", "agent_name"]] | None
+        list[
+            Literal[
+                "input", "output", "tool_arguments", "tool_results", "tool_errors", "tool_calls", "agent_name"
+            ]
+        ]
+        | None
     ) = None
 
 

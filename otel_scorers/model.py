@@ -13,9 +13,10 @@ RunStatus = Literal["ok", "error", "unset"]
 
 #: Fields a trace may fail to carry; a scorer that needs one of them is skipped, not scored 0.
 #: `tool_errors`: whether tool calls failed, for instrumentations that record a failure only
-#: with the content.
+#: with the content; `tool_calls`: the calls themselves, for instrumentations that record them
+#: only in the model's messages.
 MISSABLE_FIELDS = frozenset(
-    {"input", "output", "tool_arguments", "tool_results", "tool_errors", "agent_name"}
+    {"input", "output", "tool_arguments", "tool_results", "tool_errors", "tool_calls", "agent_name"}
 )
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

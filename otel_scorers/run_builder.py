@@ -207,6 +207,8 @@ def _build(parts: _RunParts) -> AgentRun:
     missing |= _missing_tool_content(tool_calls)
     if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
         missing.add("tool_errors")
+    if parts.convention.calls_only_in_messages(run_span) and not any(m.output.captured for m in models):
+        missing |= {"tool_calls", "tool_errors"}
 
     input_messages = content.input.items or next((m.input.items for m in models if m.input.captured), ())
     output_messages = content.output.items or next(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from otel_scorers import bind, checks
 from otel_scorers.conventions.formats.crewai import task_in_prompt, tool_error
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
@@ -144,3 +145,15 @@ def test_openllmetry_a_crew_is_not_a_run_and_its_tool_calls_come_from_what_the_m
         ("get_weather", "error", None, "service down"),
         ("get_time", "ok", "14:05", None),
     ]
+
+
+def test_openllmetry_without_content_the_calls_are_unknown_and_the_tool_checks_skip() -> None:
+    agent = span("Weather Reporter.agent", None, scope=OPENLLMETRY, **{"traceloop.span.kind": "agent"})
+    model = span(
+        "openai.chat", agent, scope="opentelemetry.instrumentation.openai.v1", gen_ai__operation__name="chat"
+    )
+    (run,) = build_runs([agent, model])
+    assert {"tool_calls", "tool_errors"} <= run.missing and run.tool_calls == ()
+    for check in (checks.used_no_tools(), checks.called_tool("get_weather"), checks.no_tool_errors()):
+        score = bind(check).evaluate(run)
+        assert score is not None and score.value is None and score.skipped is not None

@@ -24,8 +24,9 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 PENDING: dict[str, str] = {}
 
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
-#: a call failed is unknown (docs/instrumentations.md).
-FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry"})
+#: a call failed is unknown (docs/instrumentations.md). CrewAI's under OpenLLMetry records its
+#: tool calls themselves only with the content.
+FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry", "crewai-openllmetry"})
 
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
 TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
@@ -131,14 +132,14 @@ SCENARIO_CHECKS: dict[str, list[tuple[Any, float]]] = {
 )
 def test_quick_checks_agree_across_conventions(truth_path: Path) -> None:
     scenario = truth_path.name.removesuffix(".truth.json")
-    why, spared = TOLERATED.get((truth_path.parent.name, scenario), ("", frozenset()))
-    if "tool_calls" in spared:
-        pytest.skip(why)
     run = rebuilt_runs(truth_path)[0]
     for check, expected in SCENARIO_CHECKS[scenario]:
         score = bind(check).evaluate(run)
         assert isinstance(score, Score)
-        assert score.value == expected, (check.name, check.args)
+        if "tool_calls" in run.missing:  # a trace that could not carry them: skipped, never a guess
+            assert score.value is None and score.skipped is not None, (check.name, check.args)
+        else:
+            assert score.value == expected, (check.name, check.args)
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,13 @@ class Convention(Protocol):
         then lists `tool_errors` as missing instead of counting the call as a success."""
         return False
 
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        """The run's instrumentation writes no tool spans: its tool calls are only the model's
+        tool-call parts and the responses it was sent (CrewAI's under OpenLLMetry), so a trace
+        without the models' content does not carry them. The run then lists `tool_calls` (and
+        `tool_errors`) as missing instead of having called nothing."""
+        return False
+
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""

@@ -112,6 +112,9 @@ class OpenLLMetryConvention(Convention):
     def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
         return crewai.tool_error(response) if run_span.scope == CREWAI_SCOPE else None
 
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        return run_span.scope == CREWAI_SCOPE
+
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
         # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.

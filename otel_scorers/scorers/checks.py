@@ -22,6 +22,9 @@ from otel_scorers.model import AgentRun, Score, ToolCall
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_NOTHING: frozenset[str] = frozenset()
 _NEEDS_TOOL_ERRORS = frozenset({"tool_errors"})
+#: Tool checks read the calls: a trace that could not carry them (`tool_calls` in `missing`) is
+#: skipped, or a run that called tools would pass `used_no_tools`.
+_NEEDS_TOOL_CALLS = frozenset({"tool_calls"})
 _FAILED_STATES = frozenset({"error", "incomplete", "result_error"})
 #: How long one regular-expression search may take unless the binding allows less.
 DEFAULT_REGEX_TIMEOUT_S = 30.0
@@ -222,7 +225,7 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
         passed = count >= times
         return _verdict("called_tool", passed, f"{tool} called {count} times, wanted at least {times}")
 
-    return Check("called_tool", score, args={"tool": tool, "times": times})
+    return Check("called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times})
 
 
 def did_not_call(tool: str) -> Check:
@@ -237,7 +240,7 @@ def did_not_call(tool: str) -> Check:
             return _verdict("did_not_call", False, f"{tool} called {_times(count)}, wanted never")
         return _verdict("did_not_call", True, f"{tool} not called")
 
-    return Check("did_not_call", score, args={"tool": tool})
+    return Check("did_not_call", score, _NEEDS_TOOL_CALLS, args={"tool": tool})
 
 
 def _names(calls: Sequence[ToolCall], limit: int = 8) -> str:
@@ -267,7 +270,7 @@ def tool_order(order: Sequence[str]) -> Check:
             f"{step} (step {position + 1} of {len(wanted)}) not called{after}; calls: {_names(run.tool_calls)}",
         )
 
-    return Check("tool_order", score, args={"order": list(wanted)})
+    return Check("tool_order", score, _NEEDS_TOOL_CALLS, args={"order": list(wanted)})
 
 
 def max_tool_calls(max: int) -> Check:
@@ -278,7 +281,7 @@ def max_tool_calls(max: int) -> Check:
         count = len(run.tool_calls)
         return _verdict("max_tool_calls", count <= limit, f"{_calls(count)}, at most {limit} allowed")
 
-    return Check("max_tool_calls", score, args={"max": limit})
+    return Check("max_tool_calls", score, _NEEDS_TOOL_CALLS, args={"max": limit})
 
 
 def used_no_tools() -> Check:
@@ -290,7 +293,7 @@ def used_no_tools() -> Check:
         count = len(run.tool_calls)
         return _verdict("used_no_tools", False, f"{_calls(count)} ({_names(run.tool_calls)}), wanted none")
 
-    return Check("used_no_tools", score)
+    return Check("used_no_tools", score, _NEEDS_TOOL_CALLS)
 
 
 _FAILURE_WORDS = {"error": "failed", "incomplete": "did not finish", "result_error": "returned an error"}
