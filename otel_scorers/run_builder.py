@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from otel_scorers.ancestry import nearest_marked
+from otel_scorers.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, classify, detect
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
@@ -41,6 +41,8 @@ class _RunParts:
     #: Agents this run's conversation was handed to, in order, and the run that answered last.
     handoffs: list[Handoff] = field(default_factory=list)
     final: _RunParts | None = None
+    #: The agent of the first turn a conversation absorbed (`Convention.absorbs_turns`).
+    first_turn_agent: str | None = None
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -72,6 +74,7 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     if not runs:
         return []
     parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    _absorb_turns(runs, roles, parents)
     owners: dict[int, _RunParts | None] = {}
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
@@ -98,6 +101,31 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     wanted = set(only) if only is not None else None
     ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
     return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _absorb_turns(
+    runs: dict[int, _RunParts],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    parents: Mapping[int, int | None],
+) -> None:
+    """Runs nested in a conversation that absorbs its turns, not through a tool span, are turns
+    of it: they leave `runs`, so their spans belong to the conversation."""
+    conversations = {span_id for span_id, parts in runs.items() if parts.convention.absorbs_turns(parts.span)}
+    if not conversations:
+        return
+    for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
+        current = parts.span.parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or roles.get(current, (None, None))[1] == "tool":
+                break
+            if current in runs:
+                outer = runs[current]
+                if current in conversations:
+                    if outer.first_turn_agent is None:
+                        outer.first_turn_agent = parts.convention.run_content(parts.span).agent_name
+                    del runs[span_id]
+                break
+            current = parents.get(current)
 
 
 def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | None]) -> list[_RunParts]:
@@ -202,7 +230,7 @@ def _build(parts: _RunParts) -> AgentRun:
         run_output = None
     if run_output is None:
         missing.add("output")
-    if content.agent_name is None:
+    if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
     missing |= _missing_tool_content(tool_calls)
     if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
@@ -229,7 +257,7 @@ def _build(parts: _RunParts) -> AgentRun:
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
         parent_span_id=run_span.parent_span_id,
-        agent_name=content.agent_name,
+        agent_name=content.agent_name or parts.first_turn_agent,
         input=run_input,
         output=run_output,
         tool_calls=tuple(tool_calls),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_scorers.conventions.ag2 import AG2Convention
 from otel_scorers.conventions.autogen import AutoGenConvention
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
@@ -31,6 +32,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     StrandsConvention(),
     AutoGenConvention(),
     SemanticKernelConvention(),
+    AG2Convention(),
     GenAIConvention(),
 )
 

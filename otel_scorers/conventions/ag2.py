@@ -1,5 +1,14 @@
-"""AG2 0.x (`autogen`'s ConversableAgent) under OpenInference's `openinference-instrumentation-ag2`.
+"""AG2's own tracing (scope `opentelemetry.instrumentation.ag2`), and AG2 0.x under OpenInference.
 
+AG2's tracing writes GenAI spans: AG2 1.x's `TelemetryMiddleware` `invoke_agent` / `chat` /
+`execute_tool`; AG2 0.x's `autogen.opentelemetry` (`instrument_agent`) the same under a
+`conversation {sender}` span per `initiate_chat` (`gen_ai.operation.name` = `conversation`,
+the chat's first message in `gen_ai.input.messages`, its whole history in
+`gen_ai.output.messages`), with one `invoke_agent {agent}` span per reply. The conversation is
+the run, named after the agent that replied first (the one the chat was started with); its
+replies are its turns (`Convention.absorbs_turns`).
+
+AG2 0.x (`autogen`'s ConversableAgent) under OpenInference's `openinference-instrumentation-ag2`:
 A chat is `{sender}.initiate_chat` (AGENT; `ag2.recipient.name`, input.value JSON
 `{message, sender, recipient}`, output.value the last message) over one `{agent}.generate_reply`
 AGENT span per turn, the tools the executing agent runs under its turn as TOOL spans (input.value
@@ -11,12 +20,56 @@ runs of their own: each agent's replies, tool calls included, make up the one co
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import as_str, decode_json
+from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.messages import as_str, decode_json, has_text, text_of
+from otel_scorers.conventions.genai import OPERATION, GenAIConvention
+from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 SCOPE = "openinference.instrumentation.ag2"
+TRACING_SCOPE = "opentelemetry.instrumentation.ag2"
+_CONVERSATION = "conversation"
+_GENAI = GenAIConvention()
+
+
+class AG2Convention(Convention):
+    name = "ag2"
+    # AG2 0.x sets a conversation span's attributes after it starts: its name says what it is.
+    run_start_names: tuple[str, ...] = ("invoke_agent", "conversation ")
+    run_start_markers: tuple[tuple[str, str | None], ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        return span.scope == TRACING_SCOPE and OPERATION in span.attributes
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        return "run" if span.attributes.get(OPERATION) == _CONVERSATION else _GENAI.role(span)
+
+    def absorbs_turns(self, span: SpanRecord) -> bool:
+        return span.attributes.get(OPERATION) == _CONVERSATION
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        content = _GENAI.run_content(span)
+        if not self.absorbs_turns(span):
+            return content
+        # A conversation's gen_ai.agent.name is the agent that started the chat (a user proxy),
+        # and its history is that agent's view, where the other agent's replies are `user`
+        # messages: the chat's answer is its last message with text, whoever wrote it.
+        last = next((message for message in reversed(content.output.items) if has_text(message)), None)
+        return replace(content, agent_name=None, output_text=text_of(last) if last is not None else None)
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        return _GENAI.tool_call(span)
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        return _GENAI.model_call(span)
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        return _GENAI.documents(span)
+
+
 _TURN_SUFFIX = ".generate_reply"
 
 

@@ -138,6 +138,13 @@ class Convention(Protocol):
         `tool_errors`) as missing instead of having called nothing."""
         return False
 
+    def absorbs_turns(self, span: SpanRecord) -> bool:
+        """The run span is a conversation whose agents' replies are runs of their own kind
+        (AG2 0.x's `conversation` over `invoke_agent` turns): the runs nested in it, other than
+        through a tool span, are its turns, not runs; it is named after its first turn's agent
+        when it names none itself."""
+        return False
+
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""
