@@ -45,7 +45,11 @@ _OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 _SMOLAGENTS = "openinference.instrumentation.smolagents"
 _AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 _LANGCHAIN = "openinference.instrumentation.langchain"
-_CREWAI = "openinference.instrumentation.crewai"
+#: CrewAI's two modes: wrapped methods (the default) and `use_event_listener=True`, whose spans
+#: come from CrewAI's event bus (`{role}.{task}.execute`, `{model}.llm_call`).
+_CREWAI = frozenset(
+    {"openinference.instrumentation.crewai", "openinference.instrumentation.crewai._event_listener"}
+)
 _LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
@@ -174,7 +178,7 @@ class OpenInferenceConvention(Convention):
 
     def prompt_input(self, run_span: SpanRecord, text: str) -> str:
         """A CrewAI task whose span kept no TaskOutput (it failed): the task in its model prompt."""
-        if run_span.scope == _CREWAI:
+        if run_span.scope in _CREWAI:
             return crewai.task_in_prompt(text) or text
         return text
 
@@ -247,7 +251,7 @@ def _agent_name(span: SpanRecord) -> str | None:
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
-    if span.scope == _CREWAI and as_str(attributes.get("graph.node.id")):
+    if span.scope in _CREWAI and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     if span.scope == _SMOLAGENTS and span.name.endswith(_SMOLAGENTS_RUN_SUFFIX):
         return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
@@ -264,7 +268,7 @@ def _content(value: Any) -> Any:
 
 
 def _run_input(span: SpanRecord) -> str | None:
-    if span.scope == _CREWAI and (task := _crewai_input(span)) is not None:
+    if span.scope in _CREWAI and (task := _crewai_input(span)) is not None:
         return task
     value = _content(span.attributes.get("input.value"))
     if value is None:
@@ -284,8 +288,13 @@ def _run_input(span: SpanRecord) -> str | None:
 
 
 def _crewai_input(span: SpanRecord) -> str | None:
-    """A task span's input holds the agent, not the task: the task description is in the
-    TaskOutput it returned. A kickoff's input holds the messages it was given."""
+    """A task span's input holds the agent (or, from the event bus, the whole task prompt), not
+    the task: the task description is in the TaskOutput it returned, or in `task_description`.
+    A kickoff's input holds the messages it was given."""
+    if _content(span.attributes.get("input.value")) is None and "input.value" in span.attributes:
+        return None  # inputs hidden (TraceConfig): `task_description` is written regardless
+    if isinstance(span.attributes.get("task_description"), str):
+        return str(span.attributes["task_description"])
     task = crewai.output_field(decode_json(_content(span.attributes.get("output.value"))), "description")
     if task is not None:
         return task
@@ -303,7 +312,7 @@ def _run_output(span: SpanRecord) -> str | None:
     if value is None:
         return None
     decoded = decode_json(value)
-    if span.scope == _CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
+    if span.scope in _CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput
     if isinstance(decoded, str):
         return decoded
