@@ -4,7 +4,9 @@ Each tool and model span belongs to its nearest run ancestor, so a sub-agent is 
 the outer run sees only the tool call that started it. Input and output come from the run span
 when it carries them, else from its first and last model spans. Tool spans are matched to the
 tool-call parts of the model's output by call id, or by order and name when ids are absent;
-a requested call that no finished tool span answers is `incomplete`.
+a requested call that no finished tool span answers is `incomplete`. When the run span names no
+agent or holds no answer, the spans inside it that play no role may (`Convention.step_content`):
+the first one's agent, the last one's answer.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from otel_scorers.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.context import run_context
-from otel_scorers.conventions import Convention, SpanRole, classify, detect
+from otel_scorers.conventions import Convention, SpanRole, detect
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats.messages import (
     decode_json,
@@ -43,28 +45,39 @@ class _RunParts:
     final: _RunParts | None = None
     #: The agent of the first turn a conversation absorbed (`Convention.absorbs_turns`).
     first_turn_agent: str | None = None
+    #: What the run's own spans without a role said of it, in start order (`step_content`).
+    steps: list[tuple[int, RunSpanContent]] = field(default_factory=list)
+    #: The agent that answered last, when handoffs happened inside the run span itself.
+    final_name: str | None = None
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
     """Every run in `spans` (one trace), or only those whose run span id is in `only`."""
     by_id: dict[int, SpanRecord] = {}
     roles: dict[int, tuple[Convention, SpanRole]] = {}
+    unroled: dict[int, Convention] = {}
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
-        classified = classify(span)
-        if classified is not None:
-            roles[span.span_id] = classified
+        found = detect(span)
+        if found is None:
+            continue
+        role = found.role(span)
+        if role is not None:
+            roles[span.span_id] = (found, role)
+        else:
+            unroled[span.span_id] = found
 
     # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
     for span_id, span in by_id.items():
         parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
         if span_id in roles or parent_role is None or parent_role[1] != "tool":
             continue
-        convention = detect(span)
+        convention = unroled.get(span_id)
         if convention is not None and convention.run_under_tool(span):
             roles[span_id] = (convention, "run")
+            del unroled[span_id]
 
     runs: dict[int, _RunParts] = {
         span_id: _RunParts(by_id[span_id], convention)
@@ -93,6 +106,14 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
+    for span_id, convention in unroled.items():
+        span = by_id[span_id]
+        step = convention.step_content(span)
+        if step is None:
+            continue
+        owner = nearest_marked(span.parent_span_id, parents, runs, owners)
+        if owner is not None:
+            owner.steps.append((span.start_ns, step))
     outer: dict[int, _RunParts | None] = {}
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
@@ -156,6 +177,8 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
                 None,
             )
             if follower is None:
+                if current is head:
+                    _handoffs_within(head)
                 break
             joined.add(follower.span.span_id)
             head.handoffs.append(Handoff(_agent_name(current), target, start_ns))
@@ -165,6 +188,22 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
             head.sub_runs.extend(follower.sub_runs)
             head.final = current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
+
+
+def _handoffs_within(parts: _RunParts) -> None:
+    """Handoffs to agents that have no run of their own: the agents take turns inside the one
+    run span (LlamaIndex's `AgentWorkflow`). Each hands on from the agent handed to before."""
+    agent = _agent_name(parts)
+    found = []
+    for convention, span in parts.tools:
+        target = convention.handoff_target(span)
+        if target is not None:
+            found.append((span.start_ns, target))
+    for start_ns, target in sorted(found):
+        parts.handoffs.append(Handoff(agent, target, start_ns))
+        agent = target
+    if found:
+        parts.final_name = agent
 
 
 def _last_handoff(parts: _RunParts) -> tuple[str, int] | None:
@@ -178,7 +217,22 @@ def _last_handoff(parts: _RunParts) -> tuple[str, int] | None:
 
 
 def _agent_name(parts: _RunParts) -> str | None:
-    return parts.convention.run_content(parts.span).agent_name
+    return _content(parts).agent_name
+
+
+def _content(parts: _RunParts) -> RunSpanContent:
+    """The run span's content, with what its steps say where the run span says nothing."""
+    content = parts.convention.run_content(parts.span)
+    if not parts.steps or (content.agent_name is not None and content.output_text is not None):
+        return content
+    steps = [step for _, step in sorted(parts.steps, key=lambda pair: pair[0])]
+    agent = next((step.agent_name for step in steps if step.agent_name is not None), None)
+    answer = next((step.output_text for step in reversed(steps) if step.output_text is not None), None)
+    return replace(
+        content,
+        agent_name=content.agent_name if content.agent_name is not None else agent,
+        output_text=content.output_text if content.output_text is not None else answer,
+    )
 
 
 def _add_sub_run_call(
@@ -202,7 +256,7 @@ def _add_sub_run_call(
 
 def _build(parts: _RunParts) -> AgentRun:
     run_span = parts.span
-    content = parts.convention.run_content(run_span)
+    content = _content(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted(
         [(convention.tool_call(span), convention.internal_tool(span)) for convention, span in parts.tools]
@@ -224,7 +278,7 @@ def _build(parts: _RunParts) -> AgentRun:
     # Joined by handoffs: the answer is the last agent's, and the run spans' token aggregates
     # count one agent each, so the model spans are summed instead.
     last = parts.final or parts
-    last_content = last.convention.run_content(last.span) if parts.final is not None else content
+    last_content = _content(last) if parts.final is not None else content
     run_output = _output_text(last_content, models, last.span)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
@@ -275,7 +329,7 @@ def _build(parts: _RunParts) -> AgentRun:
         missing=frozenset(missing),
         context=context,
         handoffs=tuple(parts.handoffs),
-        final_agent=_agent_name(final) if final is not None else None,
+        final_agent=_agent_name(final) if final is not None else parts.final_name,
     )
 
 

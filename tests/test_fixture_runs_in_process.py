@@ -3,8 +3,8 @@ ScoringSpanProcessor attached: the in-process path must rebuild the same runs as
 
 Each recorded span is started and ended again with the SDK, in its recorded tree, scope, kind,
 status and events. Attributes are set when the span starts, as most instrumentations do, except
-for instrumentation scopes that write them only when the span ends (LangChain's, in OpenInference
-and OpenLLMetry), which are replayed that way: their runs cannot be seen starting.
+for instrumentation scopes that write them only when the span ends (LangChain's and LlamaIndex's,
+in OpenInference and OpenLLMetry), which are replayed that way: their runs cannot be seen starting.
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from otel_scorers.span_record import SpanRecord
 from .conftest import RunRecorder, Telemetry
 from .test_fixture_runs import assert_runs_match, params
 
-ATTRIBUTES_AT_END = {"openinference.instrumentation.langchain", "opentelemetry.instrumentation.langchain"}
+ATTRIBUTES_AT_END = {
+    "openinference.instrumentation.langchain",
+    "opentelemetry.instrumentation.langchain",
+    "openinference.instrumentation.llama_index",
+    "opentelemetry.instrumentation.llamaindex",
+}
 KINDS = {
     "internal": SpanKind.INTERNAL,
     "server": SpanKind.SERVER,

@@ -58,6 +58,24 @@ def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_cont
                 assert json.loads(item.text) == call["result"]
 
 
+def cases_with_documents() -> list[Any]:
+    cases = []
+    for truth_path in sorted(TRACES.glob("*/*.truth.json")):
+        truth = json.loads(truth_path.read_text())
+        if any(run.get("documents") for run in truth["runs"]):
+            cases.append(pytest.param(truth_path, id=f"{truth_path.parent.name}/{truth['scenario']}"))
+    return cases
+
+
+@pytest.mark.parametrize("truth_path", cases_with_documents())
+def test_every_document_the_generators_retriever_returned_is_in_the_runs_context(truth_path: Path) -> None:
+    truth = json.loads(truth_path.read_text())
+    runs = fixture_runs(truth_path.with_name(truth_path.name.replace(".truth.json", ".json")))
+    for run, expected in zip(runs, truth["runs"], strict=True):
+        documents = [item.text for item in run.context if item.kind == "document"]
+        assert documents == expected.get("documents", []), run.agent_name
+
+
 #: The instructions each fixture's generator gave its agent (tests/fixtures/generate/*).
 INSTRUCTIONS = {
     "openai-v2": ("gen_ai.system_instructions", "You answer questions about the weather and the time."),

@@ -161,3 +161,10 @@ class Convention(Protocol):
         span recorded, says the call had (CrewAI's "Error executing tool: ..."); None when it
         reads as the call's result."""
         return None
+
+    def step_content(self, span: SpanRecord) -> RunSpanContent | None:
+        """What a span inside a run, playing no role of its own, says about the run when its run
+        span does not: LlamaIndex's workflow steps name the agent at work and hold its answer.
+        The run's agent is the first such step's `agent_name`, its answer the last one's
+        `output_text`; None for spans that say nothing of the kind."""
+        return None

@@ -3,8 +3,10 @@
 One mapper for every framework OpenInference instruments, with the few rules that tell their
 layouts apart: OpenAI Agents (a root AGENT "Agent workflow" that is the trace, not an agent;
 handoff spans), LangChain/LangGraph (graph nodes marked AGENT; runs named in `metadata`;
-ToolMessage results) and smolagents (`{name}.run` AGENT spans, tool arguments under `kwargs`,
-the `final_answer` tool that is the answer, managed agents started without a tool span).
+ToolMessage results), smolagents (`{name}.run` AGENT spans, tool arguments under `kwargs`,
+the `final_answer` tool that is the answer, managed agents started without a tool span) and
+LlamaIndex (a CHAIN `{AgentClass}.run` workflow span, its steps naming the agent; see
+`formats.llamaindex`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import crewai, langchain
+from otel_scorers.conventions.formats import crewai, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -50,6 +52,10 @@ _LANGCHAIN = "openinference.instrumentation.langchain"
 _CREWAI = frozenset(
     {"openinference.instrumentation.crewai", "openinference.instrumentation.crewai._event_listener"}
 )
+_LLAMA_INDEX = "openinference.instrumentation.llama_index"
+_LLAMA_INDEX_RUN_SUFFIX = ".run"
+#: LlamaIndex's LLM span that only builds the request of the LLM span beside it.
+_LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 _LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
 _SMOLAGENTS_FINAL_ANSWER = "final_answer"
@@ -67,8 +73,9 @@ class OpenInferenceConvention(Convention):
     # stays open until it ends, so the agents handed to join the run in-process too.
     run_start_names: tuple[str, ...] = ("Swarm.run_stream",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
-    # LangChain's instrumentation sets every attribute (span kind included) when a span ends.
-    run_start_scopes: tuple[str, ...] = ("openinference.instrumentation.langchain",)
+    # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
+    # when a span ends.
+    run_start_scopes: tuple[str, ...] = (_LANGCHAIN, _LLAMA_INDEX)
 
     def detect(self, span: SpanRecord) -> bool:
         return KIND in span.attributes
@@ -76,6 +83,8 @@ class OpenInferenceConvention(Convention):
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
         if kind == "LLM":
+            if span.scope == _LLAMA_INDEX and span.name.endswith(_LLAMA_INDEX_PREPARE):
+                return None
             return "model"
         if kind == "TOOL":
             return "tool"
@@ -96,6 +105,8 @@ class OpenInferenceConvention(Convention):
                 return "run"
             graph = metadata.get("ls_integration") in _LANGGRAPH_INTEGRATIONS
             return "run" if graph and "langgraph_node" not in metadata else None
+        if kind == "CHAIN" and span.scope == _LLAMA_INDEX:
+            return "run" if _is_llama_index_run(span) else None
         return None
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
@@ -116,6 +127,13 @@ class OpenInferenceConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
+        if span.scope == _LLAMA_INDEX and attributes.get(KIND) == "CHAIN":
+            # The workflow span names no agent, its input is the workflow's state and its output
+            # a shortened repr: the steps say who ran and what it answered (`step_content`).
+            return RunSpanContent(
+                model=as_str(attributes.get("llm.model_name")),
+                conversation_id=as_str(attributes.get("session.id")),
+            )
         return RunSpanContent(
             agent_name=_agent_name(span),
             input_text=_run_input(span),
@@ -135,7 +153,10 @@ class OpenInferenceConvention(Convention):
         arguments = _tool_arguments(span, attributes.get("input.value"))
         result = _content(attributes.get("output.value"))
         message = langchain.tool_message(result)
-        if message is not None:
+        failed = False
+        if span.scope == _LLAMA_INDEX:
+            result, failed = llamaindex.tool_output(result)
+        elif message is not None:
             call_id = call_id or as_str(message.get("tool_call_id"))
             result = decode_json(message.get("content"))
         else:
@@ -147,6 +168,8 @@ class OpenInferenceConvention(Convention):
         if state == "ok" and succeeded is False:
             state, error = "error", str(result)
         if state == "ok" and message is not None and message.get("status") == "error":
+            state, error = "error", str(result)
+        if state == "ok" and failed:
             state, error = "error", str(result)
         if state == "error":
             # What a failed tool "returned" is the framework's error text for the model.
@@ -194,6 +217,9 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
+        if span.scope == _LLAMA_INDEX:
+            arguments = _tool_arguments(span, span.attributes.get("input.value"))
+            return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), arguments)
         if not span.name.startswith(_HANDOFF_PREFIX) or "tool.name" in span.attributes:
             return None
         target = _content(span.attributes.get("output.value"))  # the SDK records the agent handed to
@@ -204,6 +230,8 @@ class OpenInferenceConvention(Convention):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         if span.scope == _AUTOGEN:
             return self.handoff_target(span) is not None
+        if span.scope == _LLAMA_INDEX:
+            return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
         return span.scope == _SMOLAGENTS and span.attributes.get("tool.name") == _SMOLAGENTS_FINAL_ANSWER
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
@@ -224,6 +252,32 @@ class OpenInferenceConvention(Convention):
             start_ns=run_span.start_ns,
             end_ns=run_span.end_ns,
         )
+
+    def step_content(self, span: SpanRecord) -> RunSpanContent | None:
+        """A LlamaIndex workflow step: the event it got (`input.value` `ev`, a Python repr) names
+        the agent at work (`AgentInput` / `AgentSetup`) or holds its answer (`AgentOutput`)."""
+        if span.scope != _LLAMA_INDEX or span.attributes.get(KIND) != "CHAIN":
+            return None
+        event = llamaindex.step_event(_content(span.attributes.get("input.value")))
+        if event is None:
+            return None
+        agent = llamaindex.repr_agent_name(event)
+        if agent is not None:
+            return RunSpanContent(agent_name=agent)
+        answer = llamaindex.repr_answer(event)
+        return RunSpanContent(output_text=answer) if answer is not None else None
+
+
+def _is_llama_index_run(span: SpanRecord) -> bool:
+    """An agent's workflow run: `{AgentClass}.run`, or any workflow run started with the agents'
+    start event (a custom agent class)."""
+    if not span.name.endswith(_LLAMA_INDEX_RUN_SUFFIX):
+        return False
+    if llamaindex.is_agent_class(span.name, _LLAMA_INDEX_RUN_SUFFIX):
+        return True
+    started = decode_json(_content(span.attributes.get("input.value")))
+    event = started.get("start_event") if isinstance(started, Mapping) else None
+    return isinstance(event, str) and event.startswith("AgentWorkflowStartEvent(")
 
 
 def _metadata(span: SpanRecord) -> Mapping[str, Any]:
@@ -330,6 +384,8 @@ def _tool_arguments(span: SpanRecord, value: Any) -> Any:
     if value is None:
         return None
     decoded = decode_json(value)
+    if span.scope == _LLAMA_INDEX:
+        return llamaindex.kwargs_of(decoded)
     if (
         span.scope == _SMOLAGENTS
         and isinstance(decoded, Mapping)

@@ -9,6 +9,9 @@ sub-agent as an `execute_task {graph}` span, tool spans whose arguments and resu
 the tool got and returned, and a one-span `create_agent {name}` trace that is not a run. Its
 Agno instrumentation names a team's `workflow` span in `agno.team.name` and writes a tool's
 output as the repr of Agno's `ToolResult` (`formats.agno`), its only record of a failure.
+Its LlamaIndex instrumentation writes an agent run as a `{AgentClass}.workflow` span whose `task`
+steps name the agent and hold its answer, and a tool call as the `call_tool` step, which
+carries `tool.name` (see `formats.llamaindex`).
 """
 
 from __future__ import annotations
@@ -17,8 +20,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats import agno, crewai, langchain
+from otel_scorers.conventions.base import (
+    Convention,
+    Document,
+    Message,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
+from otel_scorers.conventions.formats import agno, crewai, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -49,6 +60,9 @@ AGNO_TEAM_NAME = "agno.team.name"
 #: `{description}.task` span over the `{role}.agent` run span; no tool spans (`formats.crewai`).
 CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
+_LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
+_LLAMA_INDEX_RUN_SUFFIX = ".workflow"
+_LLAMA_INDEX_RETRIEVER = "Retriever.task"
 
 
 class OpenLLMetryConvention(Convention):
@@ -58,8 +72,8 @@ class OpenLLMetryConvention(Convention):
         (SPAN_KIND, "workflow"),
         (SPAN_KIND, "agent"),
     )
-    # Its LangChain instrumentation labels the `{graph}.workflow` run span after it started.
-    run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain",)
+    # Its LangChain and LlamaIndex instrumentations label a run span after it started.
+    run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain", _LLAMA_INDEX)
 
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
@@ -79,6 +93,14 @@ class OpenLLMetryConvention(Convention):
         kind = attributes.get(SPAN_KIND)
         if kind == "tool" or attributes.get(OPERATION) == "execute_tool":
             return "tool"
+        if span.scope == _LLAMA_INDEX:
+            if kind == "task" and "tool.name" in attributes:
+                return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
+            if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
+                return "retriever"
+            if kind == "workflow":
+                # Query engines, ingestion and embeddings are workflows too: not agent runs.
+                return "run" if llamaindex.is_agent_class(span.name, _LLAMA_INDEX_RUN_SUFFIX) else None
         if kind in ("workflow", "agent"):
             return "run"
         if kind == "task":
@@ -117,6 +139,10 @@ class OpenLLMetryConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
+        if span.scope == _LLAMA_INDEX:
+            # The workflow span holds no content and its entity name is the class's: the steps
+            # say who ran and what it answered (`step_content`).
+            return RunSpanContent(conversation_id=as_str(attributes.get("gen_ai.conversation.id")))
         # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.
         task_name = as_str(attributes.get(ENTITY_NAME)) if attributes.get(SPAN_KIND) == "task" else None
         return RunSpanContent(
@@ -133,6 +159,8 @@ class OpenLLMetryConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
+        if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
+            return _llama_index_tool_call(span)
         raw_arguments = decode_json(
             attributes.get("gen_ai.tool.call.arguments", attributes.get(ENTITY_INPUT))
         )
@@ -203,6 +231,60 @@ class OpenLLMetryConvention(Convention):
                 attributes.get("gen_ai.usage.output_tokens", attributes.get("gen_ai.usage.completion_tokens"))
             ),
         )
+
+    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
+        """A LlamaIndex retriever's nodes, from its output (a retriever's inner `_retrieve`
+        span repeats them: the run's context keeps each text once)."""
+        nodes = llamaindex.retrieved_nodes(span.attributes.get(ENTITY_OUTPUT))
+        return tuple(Document(text, node_id) for text, node_id in nodes)
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        return span.scope == _LLAMA_INDEX and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
+
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        if span.scope != _LLAMA_INDEX:
+            return None
+        call = _llama_index_call_result(span)
+        return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
+
+    def step_content(self, span: SpanRecord) -> RunSpanContent | None:
+        """A LlamaIndex workflow step: its output event (JSON) names the agent at work, and the
+        last one, a `StopEvent`, holds the run's answer."""
+        if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
+            return None
+        output = decode_json(span.attributes.get(ENTITY_OUTPUT))
+        answer = llamaindex.json_answer(output)
+        agent = llamaindex.json_agent_name(output)
+        if answer is None and agent is None:
+            return None
+        return RunSpanContent(agent_name=agent, output_text=answer)
+
+
+def _llama_index_call_result(span: SpanRecord) -> Mapping[str, Any]:
+    """The `ToolCallResult` a LlamaIndex `call_tool` step returned (content capture on)."""
+    output = decode_json(span.attributes.get(ENTITY_OUTPUT))
+    return output if isinstance(output, Mapping) else {}
+
+
+def _llama_index_tool_call(span: SpanRecord) -> ToolCall:
+    """A LlamaIndex `call_tool` step. Its `tool.arguments` is written even with content capture
+    off; the arguments are read from the step's output, as the result is, so that both follow
+    the capture setting."""
+    call = _llama_index_call_result(span)
+    arguments = call.get("tool_kwargs")
+    result, failed = llamaindex.tool_output(call.get("tool_output"))
+    state, error = tool_state(span, result)
+    if state == "ok" and failed:
+        state, error = "error", str(result)
+    return span_tool_call(
+        span,
+        name=as_str(span.attributes.get("tool.name")) or span.name,
+        call_id=as_str(call.get("tool_id")),
+        arguments=dict(arguments) if isinstance(arguments, Mapping) else None,
+        result=result if call else None,
+        state=state,
+        error=error,
+    )
 
 
 def _name_suffix(span_name: str, operation: str) -> str | None:
