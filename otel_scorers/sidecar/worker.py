@@ -9,8 +9,11 @@ receivers and trace assembly; a spawned child builds the runs, scores them and e
 scores with its own OpenTelemetry SDK providers (same `export` settings, its own
 `service.instance.id`).
 
-A ready trace goes to the child as an OTLP request holding the spans of its runs' subtrees; the
-score attributes of each run come back (inline mode attaches them to the held run spans).
+Ready traces go to a child in batches: one OTLP request holding the spans of their runs'
+subtrees, whatever the number of traces (a message per trace costs a pickle, a pipe write and
+a wake-up of the child each, which at thousands of traces a second was most of the hand-over).
+The score attributes of each run come back in batches too (inline mode attaches them to the held
+run spans).
 `sidecar.scoring_processes: N` starts N such children (each ready trace goes to the one with
 the fewest traces in hand), for machines with the cores. `/metrics` serves every process's
 metrics, merged. If a child dies, the traces it had are counted as dropped
@@ -65,6 +68,10 @@ from otel_scorers.throttled_log import throttled
 logger = logging.getLogger("otel_scorers")
 
 _RESTART_DELAY_S = 1.0
+#: Traces at most in one message to a scoring process, and replies in one message back.
+_MAX_BATCH_TRACES = 256
+#: Longest a finished trace's reply waits for others to share its message.
+_REPLY_WAIT_S = 0.02
 _METRICS_TIMEOUT_S = 2.0
 
 
@@ -78,7 +85,10 @@ class _Child:
     index: int
     process: multiprocessing.process.BaseProcess
     connection: Connection
-    outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
+    #: Ready traces (by job id) and messages for the child, in order; None ends the sending thread.
+    outbox: queue.SimpleQueue[tuple[int, PendingTrace] | bytes | None] = field(
+        default_factory=queue.SimpleQueue
+    )
     pending: dict[int, PendingTrace] = field(default_factory=dict)
     alive: bool = True
     ready: threading.Event = field(default_factory=threading.Event)
@@ -148,15 +158,14 @@ class ProcessScoring:
     # ---- Scoring ---------------------------------------------------------------------------
 
     def submit(self, trace: PendingTrace) -> None:
-        spans = run_subtrees(trace.spans, trace.run_spans)
-        payload = encode_spans((item, {}) for item in spans)
+        # Encoded on the sending thread, with the traces queued behind it: the loop only queues.
         with self._lock:
             alive = self._alive()
             child = min(alive, key=lambda candidate: len(candidate.pending)) if alive else None
             if child is not None:
                 job_id = next(self._ids)
                 child.pending[job_id] = trace
-                child.outbox.put(pickle.dumps(("job", job_id, payload)))
+                child.outbox.put((job_id, trace))
         if child is None:
             self._metrics.run_outcome("dropped", "worker_exited")
             self._done(trace, None)
@@ -205,12 +214,32 @@ class ProcessScoring:
     # ---- the pipe --------------------------------------------------------------------------
 
     def _send_forever(self, child: _Child) -> None:
+        outbox = child.outbox
         while True:
-            message = child.outbox.get()
-            if message is None:
-                return
+            message = outbox.get()
+            # Whatever queued up meanwhile goes in the same batch (a message other than a trace
+            # goes after it, in order).
+            traces: list[tuple[int, PendingTrace]] = []
+            after: list[bytes | None] = []
+            while True:
+                if isinstance(message, tuple):
+                    traces.append(message)
+                    if len(traces) >= _MAX_BATCH_TRACES:
+                        break
+                else:
+                    after.append(message)
+                    break
+                try:
+                    message = outbox.get_nowait()
+                except queue.Empty:
+                    break
             try:
-                child.connection.send_bytes(message)
+                if traces:
+                    child.connection.send_bytes(encode_batch(traces))
+                for other in after:
+                    if other is None:
+                        return
+                    child.connection.send_bytes(other)
             except (OSError, ValueError):
                 return  # the child is gone: the receiving thread notices and cleans up
 
@@ -225,9 +254,10 @@ class ProcessScoring:
                 child.ready.set()
             elif kind == "done":
                 with self._lock:
-                    trace = child.pending.pop(message[1], None)
-                if trace is not None:
-                    self._done(trace, message[2])
+                    finished = [(child.pending.pop(job_id, None), scores) for job_id, scores in message[1]]
+                for trace, scores in finished:
+                    if trace is not None:
+                        self._done(trace, scores)
             elif kind == "metrics":
                 waiter = self._metric_waiters.get(message[1])
                 if waiter is not None:
@@ -262,6 +292,16 @@ class ProcessScoring:
                 self._children[child.index] = self._spawn(child.index)
                 return
         child.stopped.set()
+
+
+def encode_batch(traces: Sequence[tuple[int, PendingTrace]]) -> bytes:
+    """Ready traces as one message: the job ids with their trace ids, and one OTLP request holding
+    the spans of their runs' subtrees (a trace's spans are told apart by their trace id)."""
+    jobs = [(job_id, trace.key) for job_id, trace in traces]
+    payload = encode_spans(
+        (item, {}) for _, trace in traces for item in run_subtrees(trace.spans, trace.run_spans)
+    )
+    return pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _resolve(future: asyncio.Future[bytes], text: bytes) -> None:
@@ -307,27 +347,64 @@ def merge_prometheus_text(*texts: bytes) -> bytes:
 # ---- the scoring process ---------------------------------------------------------------------
 
 
+def decode_batch(payload: bytes) -> dict[bytes, list[OtlpSpan]]:
+    """The spans of a batch's request, by trace id."""
+    request = ExportTraceServiceRequest.FromString(payload)
+    batch = Batch(0)
+    traces: dict[bytes, list[OtlpSpan]] = {}
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, batch)
+            for span in scope_spans.spans:
+                spans = traces.get(span.trace_id)
+                if spans is None:
+                    spans = traces[span.trace_id] = []
+                spans.append(OtlpSpan(span, origin))
+    return traces
+
+
+class _Replies:
+    """Finished jobs, sent back in batches: when the last job of a received batch is done, when
+    `_MAX_BATCH_TRACES` wait, and every `_REPLY_WAIT_S` (`flush`, on the engine's loop) for the
+    rest (a trace waiting for a judge finishes after the others of its batch)."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        self._send = send
+        self._pending: list[tuple[int, list[RunScores] | None]] = []
+        # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
+        self._lock = threading.Lock()
+
+    def add(self, job: _TraceJob, scores: list[RunScores] | None) -> None:
+        with self._lock:
+            self._pending.append((job.job_id, scores))
+            job.batch[0] -= 1
+            due = job.batch[0] <= 0 or len(self._pending) >= _MAX_BATCH_TRACES
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:
+            self._send(("done", pending))
+
+
 @dataclass(frozen=True, slots=True)
-class _PayloadJob:
+class _TraceJob:
     job_id: int
-    payload: bytes
-    reply: Callable[[tuple[Any, ...]], None]
+    spans: list[OtlpSpan]
+    replies: _Replies
+    #: How many jobs of the batch this one came in are not done yet (shared by them).
+    batch: list[int]
 
     def build(self) -> Sequence[AgentRun]:
-        request = ExportTraceServiceRequest.FromString(self.payload)
-        batch = Batch(0)
-        spans: list[OtlpSpan] = []
-        for resource_spans in request.resource_spans:
-            for scope_spans in resource_spans.scope_spans:
-                origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, batch)
-                spans.extend(OtlpSpan(span, origin) for span in scope_spans.spans)
-        return build_trace_runs(spans)
+        return build_trace_runs(self.spans)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.reply(("done", self.job_id, run_scores(results)))
+        self.replies.add(self, run_scores(results))
 
     def dropped(self, reason: str) -> None:
-        self.reply(("done", self.job_id, None))
+        self.replies.add(self, None)
 
 
 class _Stop(Exception):
@@ -359,6 +436,8 @@ def worker_main(config: Config, connection: Connection) -> None:
         with sending, contextlib.suppress(OSError, ValueError):
             connection.send_bytes(data)
 
+    replies = _Replies(reply)
+    engine.call_every(_REPLY_WAIT_S, replies.flush)
     reply(("ready",))
     flush_s = min(2.0, settings.shutdown_timeout_s / 4)
     timeout_s = settings.shutdown_timeout_s - flush_s  # unless the parent says otherwise
@@ -370,8 +449,11 @@ def worker_main(config: Config, connection: Connection) -> None:
                 timeout_s = 2.0  # the parent disappeared without saying stop
                 break
             kind = message[0]
-            if kind == "job":
-                engine.submit(_PayloadJob(message[1], message[2], reply))
+            if kind == "jobs":
+                traces = decode_batch(message[2])
+                left = [len(message[1])]
+                for job_id, trace_id in message[1]:
+                    engine.submit(_TraceJob(job_id, traces.get(trace_id, []), replies, left))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":
@@ -383,6 +465,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     deadline = time.monotonic() + timeout_s + flush_s
     if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
         logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
+    replies.flush()
     telemetry.shutdown(max(0.1, deadline - time.monotonic()))
     connection.close()
     # Everything worth keeping is sent or counted; tearing the interpreter down (gRPC's and the
