@@ -308,6 +308,7 @@ def agno_calls(*outputs: str | None) -> list[Any]:
         ("'Sunny, 72F'", "Sunny, 72F"),
         ("{'temp_c': 21, 'sunny': True, 'wind': None}", {"temp_c": 21, "sunny": True, "wind": None}),
         ("'it said error=None here'", "it said error=None here"),  # the field separator inside the result
+        ("'" + " error=1" * 500 + "'", " error=1" * 500),  # only the first and last few places are tried
         ("Report(city='Paris')", "Report(city='Paris')"),  # no literal: the repr's text
         ("<generator object delegate.<locals>.run at 0x7f3a2c>", None),  # no value at all
     ],

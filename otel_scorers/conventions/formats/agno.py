@@ -19,6 +19,7 @@ _ERROR = " error="
 #: The fields after `error` (session state, media) say nothing about the call's outcome.
 _AFTER_ERROR = " updated_session_state="
 _UNREAD = object()
+_MAX_SPLITS_EACH_END = 4
 _OBJECT_REPR = re.compile(r"<[^\n]* at 0x[0-9a-fA-F]+>")
 
 
@@ -46,8 +47,11 @@ def tool_result(text: Any) -> ToolResult | None:
     tail = body.rfind(_AFTER_ERROR)
     if tail >= 0:
         body = body[:tail]
-    # The result's repr may itself contain " error=": the split is where both sides read.
+    # The result's repr may itself contain " error=": the split is where both sides read. Each
+    # try parses up to the whole text, so only the first and last few places are tried.
     splits = [match.start() for match in re.finditer(re.escape(_ERROR), body)]
+    if len(splits) > 2 * _MAX_SPLITS_EACH_END:
+        splits = splits[:_MAX_SPLITS_EACH_END] + splits[-_MAX_SPLITS_EACH_END:]
     for at in splits:
         error = python_literal(body[at + len(_ERROR) :], _UNREAD)
         result = python_literal(body[:at], _UNREAD)
