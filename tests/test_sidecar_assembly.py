@@ -3,6 +3,7 @@ max wait, late spans, sampling from the trace id alone, bounded buffers."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, scan
+from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.jobs import run_subtrees
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
@@ -254,6 +256,22 @@ def test_at_the_limit_run_less_traces_go_first_and_then_requests_are_refused() -
     ) == len(orphans)
     commit(built, agent_spans(DEMO_RUNS[3:4]))
     assert built.make_room() is not None  # only traces with runs left: refuse, do not drop
+
+
+def test_a_full_intake_says_so_before_a_request_is_sorted_out_and_refuses_it_whole() -> None:
+    clock = Clock()
+    built, _ = assembler(clock, max_traces=2)
+    intake = Intake(built, threshold_for(1.0), PipelineMetrics(MeterProvider()))
+    assert intake.has_room()
+    commit(built, agent_spans(DEMO_RUNS[:2]))
+    assert not intake.has_room()  # the receivers then only decode it, to count its spans
+    request, buffered = request_of(agent_spans(DEMO_RUNS[2:3])), built.buffered_spans
+    with pytest.raises(Refused) as refused:
+        asyncio.run(intake.export(request, None, request.ByteSize()))
+    assert refused.value.kind == "busy"
+    assert built.buffered_spans == buffered
+    intake.closing = True
+    assert not intake.has_room()
 
 
 def test_runs_are_built_from_run_subtrees_only() -> None:

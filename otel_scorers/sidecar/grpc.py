@@ -112,9 +112,10 @@ class GrpcReceiver:
 
         def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
             request, unparsed, why = decode_salvaging(body, "protobuf")
-            return request, unparsed, why, (intake.sort_out(request, len(body)) if big else None)
+            return request, unparsed, why, (intake.sort_out(request, len(body)) if sort else None)
 
         big = len(body) >= OFFLOAD_BYTES
+        sort = big and intake.has_room()
         try:
             request, unparsed, why, sorted_out = await self._offload.run(unpack) if big else unpack()
         except PayloadError as exc:

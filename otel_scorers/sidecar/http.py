@@ -260,10 +260,11 @@ class HttpReceiver:
             # Inflating is quick C code; decoding and sorting out a large body is slow Python.
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
             big = len(data) >= OFFLOAD_BYTES
+            sort = big and intake.has_room()
 
             def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
                 otlp_request, unparsed, problem = decode_salvaging(data, encoding)
-                sorted_out = intake.sort_out(otlp_request, len(data)) if big else None
+                sorted_out = intake.sort_out(otlp_request, len(data)) if sort else None
                 return otlp_request, unparsed, problem, sorted_out
 
             otlp_request, unparsed, problem, sorted_out = await self._offload.run(unpack) if big else unpack()

@@ -61,6 +61,12 @@ class Intake:
         self._metrics.receiver_spans.add(spans, {OUTCOME: "refused", REASON: reason})
         return Refused(kind, message, self._retry_after_s)
 
+    def has_room(self) -> bool:
+        """Whether a request arriving now can be admitted (on the event loop's thread). When it
+        cannot, `export` refuses it whole, so receivers do not sort it out first: under pushback,
+        sorting out the requests about to be refused was most of the receiving process's work."""
+        return not self.closing and self.assembler.make_room() is None
+
     def sort_out(self, request: ExportTraceServiceRequest, size: int) -> Scan:
         """What `export` would make of the request: on any thread (it reads nothing shared)."""
         return scan(request, size, self._min_threshold)

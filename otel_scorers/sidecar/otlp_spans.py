@@ -56,7 +56,9 @@ class OtlpSpan:
 
 def is_run_span(span: Span) -> bool:
     """Whether the span may be an agent run (`may_start_run`), reading only the values of the
-    marker keys the conventions name."""
-    return may_start_run(
-        span.name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
+    marker keys the conventions name, and only when its name (remembered per name) does not
+    already say so: walking a protobuf span's attributes is most of what sorting a span out costs."""
+    name = span.name
+    return may_start_run(name, None) or may_start_run(
+        name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
     )
