@@ -173,3 +173,11 @@ def test_a_mastra_run_span_is_spotted_by_its_type() -> None:
     assert may_start_run("invoke_agent a", {"mastra.span.type": "agent_run"})
     assert may_start_run("agent.weatherAgent", {"mastra.span.type": "agent_run"})
     assert not may_start_run("tool.execute t", {"mastra.span.type": "tool_call"})
+
+
+def test_a_bridged_mastra_span_is_spotted_by_its_scope_when_it_starts() -> None:
+    # OtelBridge starts each span under Mastra's own name with no attributes yet; a run's name is
+    # `agent run: '{id}'` unless `tracingOptions.rootSpanName` replaces it.
+    assert may_start_run("agent run: 'weather-agent'", {}, "@mastra/otel-bridge")
+    assert may_start_run("weather request", {}, "@mastra/otel-bridge")
+    assert not may_start_run("weather request", {}, "@mastra/otel-exporter")

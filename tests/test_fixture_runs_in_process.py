@@ -4,7 +4,9 @@ ScoringSpanProcessor attached: the in-process path must rebuild the same runs as
 Each recorded span is started and ended again with the SDK, in its recorded tree, scope, kind,
 status and events. Attributes are set when the span starts, as most instrumentations do, except
 for instrumentation scopes that write them only when the span ends (LangChain's and LlamaIndex's,
-in OpenInference and OpenLLMetry), which are replayed that way: their runs cannot be seen starting.
+in OpenInference and OpenLLMetry; Mastra's bridge), which are replayed that way: their runs cannot
+be seen starting. Mastra's bridge also starts each span under Mastra's own name and renames it when
+it ends: its spans start under a name no convention knows.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ ATTRIBUTES_AT_END = {
     "opentelemetry.instrumentation.langchain",
     "openinference.instrumentation.llama_index",
     "opentelemetry.instrumentation.llamaindex",
+    "@mastra/otel-bridge",
 }
+#: Scopes whose spans are renamed when they end, with the name they start under in the replay.
+NAMED_AT_END = {"@mastra/otel-bridge": "mastra span"}
 KINDS = {
     "internal": SpanKind.INTERNAL,
     "server": SpanKind.SERVER,
@@ -73,8 +78,9 @@ def replay_span(
 ) -> None:
     at_end = record.scope in ATTRIBUTES_AT_END
     attributes = sdk_attributes(record.attributes)
+    start_name = NAMED_AT_END.get(record.scope or "", record.name)
     span = provider.get_tracer(record.scope or "unknown").start_span(
-        record.name,
+        start_name,
         context=trace.set_span_in_context(parent) if parent is not None else None,
         kind=KINDS.get(record.kind, SpanKind.INTERNAL),
         attributes=None if at_end else attributes,
@@ -84,6 +90,8 @@ def replay_span(
         replay_span(provider, child, children, span)
     if at_end:
         span.set_attributes(attributes)
+    if start_name != record.name:
+        span.update_name(record.name)
     for event in record.events:
         span.add_event(event.name, sdk_attributes(event.attributes), timestamp=event.time_ns)
     if record.status == "error":

@@ -30,7 +30,12 @@ from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.span_record import SpanRecord
 
 SPAN_TYPE = "mastra.span.type"
-SCOPES = frozenset({"@mastra/otel-exporter", "@mastra/otel"})
+EXPORTER_SCOPE = "@mastra/otel-exporter"
+#: `@mastra/otel-bridge` makes Mastra's spans spans of the application's tracer provider. It
+#: starts each one under Mastra's own name (`agent run: '{id}'`) with no attributes, and renames
+#: it and writes every attribute when it ends.
+BRIDGE_SCOPE = "@mastra/otel-bridge"
+SCOPES = frozenset({EXPORTER_SCOPE, BRIDGE_SCOPE, "@mastra/otel"})
 RUN_TYPES = frozenset({"agent_run"})
 MODEL_TYPES = frozenset({"model_generation", "llm_generation"})
 TOOL_TYPES = frozenset({"tool_call", "mcp_tool_call"})
@@ -40,6 +45,7 @@ class MastraConvention(Convention):
     name = "mastra"
     run_start_names: tuple[str, ...] = ()
     run_start_markers: tuple[tuple[str, str | None], ...] = ((SPAN_TYPE, "agent_run"),)
+    run_start_scopes: tuple[str, ...] = (BRIDGE_SCOPE,)
 
     def detect(self, span: SpanRecord) -> bool:
         return SPAN_TYPE in span.attributes or span.scope in SCOPES
