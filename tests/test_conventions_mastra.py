@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from otel_scorers.conventions import may_start_run
+from otel_scorers.otlp_files import InputProblem, runs_from_files
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import only_run, span
 
 V1 = "@mastra/otel-exporter"
 V03 = "@mastra/otel"
+TRACES = Path(__file__).parent / "fixtures" / "traces"
 
 
 def mastra(
@@ -181,3 +186,16 @@ def test_a_bridged_mastra_span_is_spotted_by_its_scope_when_it_starts() -> None:
     assert may_start_run("agent run: 'weather-agent'", {}, "@mastra/otel-bridge")
     assert may_start_run("weather request", {}, "@mastra/otel-bridge")
     assert not may_start_run("weather request", {}, "@mastra/otel-exporter")
+
+
+@pytest.mark.parametrize("corpus", ["mastra-exporter", "mastra-bridge"])
+def test_real_mastra_runs_count_each_model_call_once(corpus: str) -> None:
+    # The generator's scripted model reports 42 input and 12 output tokens per call; the run
+    # called it twice (the tool call, then the answer). The exporter writes the usage on each
+    # call's span, the bridge the sum on the loop's span: either way it is counted once.
+    trace = TRACES / corpus / "tool_then_answer.json"
+    problems: list[InputProblem] = []
+    (run,) = runs_from_files([trace], problems)
+    assert not problems
+    assert run.models == ("mock-model",)
+    assert (run.usage.input_tokens, run.usage.output_tokens) == (2 * 42, 2 * 12)

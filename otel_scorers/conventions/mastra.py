@@ -1,4 +1,4 @@
-"""Mastra's OpenTelemetry exporter (`mastra.span.type`), 1.x and 0.3.x.
+"""Mastra's OpenTelemetry spans (`mastra.span.type`): its exporter, 1.x and 0.3.x, and its bridge.
 
 1.x writes GenAI spans (`invoke_agent {name}`, `chat {model}` with GenAI messages,
 `execute_tool {tool}`) and keeps the agent's own input and output in `mastra.agent_run.input` /
@@ -38,6 +38,12 @@ BRIDGE_SCOPE = "@mastra/otel-bridge"
 SCOPES = frozenset({EXPORTER_SCOPE, BRIDGE_SCOPE, "@mastra/otel"})
 RUN_TYPES = frozenset({"agent_run"})
 MODEL_TYPES = frozenset({"model_generation", "llm_generation"})
+#: One model call of a `model_generation` loop. `@mastra/otel-exporter` 1.4 makes these the
+#: `chat {model}` spans (output messages, each call's usage) and leaves the loop span named by
+#: its type (`model_generation {model}`, Mastra's own keys only); `@mastra/otel-bridge` 1.5 does
+#: the opposite, so whichever of the two is `chat` is the model span, and usage is not counted twice.
+INFERENCE_TYPE = "model_inference"
+OPERATION = "gen_ai.operation.name"
 TOOL_TYPES = frozenset({"tool_call", "mcp_tool_call"})
 
 
@@ -57,6 +63,8 @@ class MastraConvention(Convention):
         if span_type in TOOL_TYPES:
             return "tool"
         if span_type in MODEL_TYPES:
+            return None if span.attributes.get(OPERATION) == span_type else "model"
+        if span_type == INFERENCE_TYPE and span.attributes.get(OPERATION) == "chat":
             return "model"
         return None
 
