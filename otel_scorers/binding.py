@@ -85,7 +85,8 @@ class Binding:
             return Score(self.name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
-        if type(result) is not float and inspect.isawaitable(result):
+        # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
+        if type(result) is not Score and type(result) is not float and inspect.isawaitable(result):
             return self._finish(result, started, start_ns)
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
@@ -118,12 +119,26 @@ class Binding:
                     self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns
                 )
             label = result.label or (self.label(result.value) if result.value is not None else None)
-            return replace(
-                result,
-                scorer=self.name,
-                label=label,
-                duration_s=result.duration_s or duration_s,
-                start_ns=result.start_ns or start_ns,
+            if type(result) is not Score:  # a subclass keeps its type and fields
+                return replace(
+                    result,
+                    scorer=self.name,
+                    label=label,
+                    duration_s=result.duration_s or duration_s,
+                    start_ns=result.start_ns or start_ns,
+                )
+            # As `replace` does, without its per-call walk over the fields (twice per check and run).
+            return Score(
+                self.name,
+                result.value,
+                label,
+                result.reason,
+                result.details,
+                result.error,
+                result.skipped,
+                result.duration_s or duration_s,
+                result.usage,
+                result.start_ns or start_ns,
             )
         if isinstance(result, bool):
             value = 1.0 if result else 0.0

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
@@ -24,6 +26,7 @@ from otel_scorers.metrics import (
     SCORE_BUCKETS,
     SCORE_LABEL,
     HistogramBatch,
+    HistogramEntry,
     PipelineMetrics,
 )
 from otel_scorers.model import AgentRun, Score
@@ -133,6 +136,7 @@ class Emitter:
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
         self._histograms = HistogramBatch()
         self._runs_in_batch = 0
+        self._metric_parts_by_verdict: dict[tuple[Any, ...], _MetricParts] = {}
         metrics.before_collect(self.flush)
 
     def _instruments(self) -> tuple[trace.Tracer, Any]:
@@ -225,9 +229,42 @@ class Emitter:
 
     def _record_metrics(self, run: AgentRun, scores: Sequence[Score], context: Context) -> None:
         metrics = self._metrics
-        histograms = self._histograms
         agent_name = run.agent_name or None
+        entries: list[HistogramEntry] = []
+        outcomes: dict[tuple[Any, ...], float] = {}
+        results: dict[tuple[Any, ...], float] = {}
         for score in scores:
+            if (
+                score.usage is None
+                and score.skipped is None
+                and score.error is None
+                and score.value is not None
+            ):
+                # A scored result, the common case: its attribute sets made once per verdict.
+                parts = self._metric_parts(score.scorer, score.label, agent_name)
+                entries.append(
+                    (
+                        metrics.scorer_duration,
+                        score.duration_s,
+                        parts.duration_attributes,
+                        context,
+                        parts.duration_group,
+                        bisect_left(DURATION_BUCKETS, score.duration_s),
+                    )
+                )
+                entries.append(
+                    (
+                        metrics.score,
+                        score.value,
+                        parts.score_attributes,
+                        context,
+                        parts.score_group,
+                        bisect_left(SCORE_BUCKETS, score.value),
+                    )
+                )
+                outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
+                results[parts.result] = results.get(parts.result, 0) + 1
+                continue
             if score.usage is not None:
                 record_judge_usage(metrics, score)
             if score.skipped is not None:
@@ -235,12 +272,11 @@ class Emitter:
                 if score.skipped.startswith(BUDGET_SKIP_PREFIX):
                     metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
                 continue
-            histograms.add(
-                metrics.scorer_duration,
-                DURATION_BUCKETS,
-                score.duration_s,
-                {EVALUATION_NAME: score.scorer},
-                context,
+            duration_attributes = {EVALUATION_NAME: score.scorer}
+            entries.append(
+                HistogramBatch.entry(
+                    metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, duration_attributes, context
+                )
             )
             if score.error is not None:
                 metrics.evaluation_outcome(score.scorer, "error")
@@ -248,17 +284,61 @@ class Emitter:
                 continue
             metrics.evaluation_outcome(score.scorer, "scored")
             if score.value is not None:
-                metric_attributes = {EVALUATION_NAME: score.scorer}
-                if agent_name:
-                    metric_attributes[AGENT_NAME] = agent_name
-                if score.label is not None:
-                    metric_attributes[SCORE_LABEL] = score.label
-                histograms.add(metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context)
+                metric_attributes = _score_metric_attributes(score.scorer, score.label, agent_name)
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
+                    )
+                )
             metrics.results.add(1, score.scorer, score.label, agent_name)
+        if outcomes:
+            metrics.evaluations.add_counts(outcomes)
+            metrics.results.add_counts(results)
+        self._histograms.extend(entries)
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
             self._runs_in_batch = 0
-            histograms.record()
+            self._histograms.record()
+
+    def _metric_parts(self, scorer: str, label: str | None, agent_name: str | None) -> _MetricParts:
+        key = (scorer, label, agent_name)
+        parts = self._metric_parts_by_verdict.get(key)
+        if parts is None:
+            if len(self._metric_parts_by_verdict) >= _MAX_WRITTEN:
+                self._metric_parts_by_verdict.clear()
+            duration_attributes = {EVALUATION_NAME: scorer}
+            score_attributes = _score_metric_attributes(scorer, label, agent_name)
+            parts = self._metric_parts_by_verdict[key] = _MetricParts(
+                duration_attributes,
+                HistogramBatch.group(self._metrics.scorer_duration, duration_attributes),
+                score_attributes,
+                HistogramBatch.group(self._metrics.score, score_attributes),
+                (scorer, "scored"),
+                key,
+            )
+        return parts
+
+
+@dataclass(frozen=True, slots=True)
+class _MetricParts:
+    """A scored result's metric attribute sets, and its keys in the tallies (never mutated: the
+    same dicts go with every run's measurements)."""
+
+    duration_attributes: Mapping[str, Any]
+    duration_group: tuple[Any, ...]
+    score_attributes: Mapping[str, Any]
+    score_group: tuple[Any, ...]
+    scored: tuple[Any, ...]
+    result: tuple[Any, ...]
+
+
+def _score_metric_attributes(scorer: str, label: str | None, agent_name: str | None) -> dict[str, Any]:
+    attributes = {EVALUATION_NAME: scorer}
+    if agent_name:
+        attributes[AGENT_NAME] = agent_name
+    if label is not None:
+        attributes[SCORE_LABEL] = label
+    return attributes
 
 
 def error_description(score: Score) -> str:

@@ -74,6 +74,15 @@ class Tally:
                 values = _OVERFLOW
             counts[values] = counts.get(values, 0) + amount
 
+    def add_counts(self, amounts: Mapping[tuple[Any, ...], float]) -> None:
+        """`add(amount, *values)` for each item, under one lock (a run's several scores)."""
+        counts = self._counts
+        with self._lock:
+            for values, amount in amounts.items():
+                if values not in counts and len(counts) >= TALLY_LIMIT:
+                    values = _OVERFLOW
+                counts[values] = counts.get(values, 0) + amount
+
     def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         if self._before_observe is not None:
             self._before_observe()
@@ -89,6 +98,10 @@ class Tally:
 
 #: Recording without a span in the context: no exemplar offered.
 _NO_SPAN = Context()
+
+
+#: (histogram, value, attributes, run context, attribute-set group, bucket): `HistogramBatch.entry`.
+HistogramEntry = tuple[Histogram, float, Mapping[str, Any], Context, tuple[Any, ...], int]
 
 
 class HistogramBatch:
@@ -108,12 +121,37 @@ class HistogramBatch:
     are those that recording every measurement in its run's context gives."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Histogram, float, Mapping[str, Any], Context, tuple[Any, ...]]] = []
+        self._pending: list[HistogramEntry] = []
         self._lock = threading.Lock()
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
+
+    @staticmethod
+    def group(histogram: Histogram, attributes: Mapping[str, Any]) -> tuple[Any, ...]:
+        """What tells a histogram's attribute sets apart (`entry`'s `group`: worth keeping)."""
+        return (id(histogram), *attributes.items())
+
+    @staticmethod
+    def entry(
+        histogram: Histogram,
+        boundaries: Sequence[float],
+        value: float,
+        attributes: Mapping[str, Any],
+        context: Context,
+        group: tuple[Any, ...] | None = None,
+    ) -> HistogramEntry:
+        # The bucket as the SDK picks it: the first boundary the value does not exceed.
+        bucket = bisect_left(boundaries, value)
+        return (
+            histogram,
+            value,
+            attributes,
+            context,
+            group or HistogramBatch.group(histogram, attributes),
+            bucket,
+        )
 
     def add(
         self,
@@ -123,10 +161,11 @@ class HistogramBatch:
         attributes: Mapping[str, Any],
         context: Context,
     ) -> None:
-        # The bucket as the SDK picks it: the first boundary the value does not exceed.
-        key = (id(histogram), bisect_left(boundaries, value), *attributes.items())
+        self.extend((self.entry(histogram, boundaries, value, attributes, context),))
+
+    def extend(self, entries: Iterable[HistogramEntry]) -> None:
         with self._lock:
-            self._pending.append((histogram, value, attributes, context, key))
+            self._pending.extend(entries)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -136,13 +175,12 @@ class HistogramBatch:
             pending, self._pending = self._pending, []
             if not pending:
                 return
-            last = {entry[4]: index for index, entry in enumerate(pending)}
+            last = {(entry[4], entry[5]): index for index, entry in enumerate(pending)}
             groups: dict[tuple[Any, ...], tuple[Histogram, Mapping[str, Any], list[float]]] = {}
-            for index, (histogram, value, attributes, context, key) in enumerate(pending):
-                if last[key] == index:
+            for index, (histogram, value, attributes, context, group_key, bucket) in enumerate(pending):
+                if last[group_key, bucket] == index:
                     histogram.record(value, attributes, context=context)
                     continue
-                group_key = (key[0], *key[2:])
                 group = groups.get(group_key)
                 if group is None:
                     group = groups[group_key] = (histogram, attributes, [])
