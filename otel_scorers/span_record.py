@@ -73,25 +73,62 @@ def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
 
 def from_readable_span(span: ReadableSpan) -> SpanRecord:
     """Wrap an SDK span without copying its attributes (they are immutable once it ended)."""
-    context = span.get_span_context()
-    parent = span.parent
-    status = span.status
-    scope = span.instrumentation_scope
-    resource = span.resource
+    if type(span) in _SDK_SPAN_TYPES:
+        # The SDK's own spans, read past their properties: the engine does this for every span of
+        # every run, and each property is a call (`events` copies the list even when empty).
+        context = span._context
+        parent = span._parent
+        status = span._status
+        scope = span._instrumentation_scope
+        resource = span._resource
+        events = span._events
+        kind = span._kind
+        name = span._name
+        start_ns = span._start_time
+        end_ns = span._end_time
+    else:
+        context = span.get_span_context()
+        parent = span.parent
+        status = span.status
+        scope = span.instrumentation_scope
+        resource = span.resource
+        events = span.events
+        kind = span.kind
+        name = span.name
+        start_ns = span.start_time
+        end_ns = span.end_time
     return SpanRecord(
-        trace_id=context.trace_id if context else 0,
-        span_id=context.span_id if context else 0,
-        parent_span_id=parent.span_id if parent else None,
-        name=span.name,
-        kind=_KIND_NAMES[span.kind.value + 1] if span.kind is not None else "internal",
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time,
-        status=_STATUS_BY_SDK_CODE.get(status.status_code.value, "unset"),  # type: ignore[arg-type]
-        status_message=status.description,
-        attributes=_attributes(span),
-        events=tuple(
-            SpanEvent(event.name, event.timestamp or 0, event.attributes or _EMPTY) for event in span.events
-        ),
-        resource=resource.attributes if resource is not None else _EMPTY,
-        scope=scope.name if scope is not None else "",
+        context.trace_id if context else 0,
+        context.span_id if context else 0,
+        parent.span_id if parent else None,
+        name,
+        _KIND_BY_SDK_KIND.get(kind, "internal") if kind is not None else "internal",
+        start_ns or 0,
+        end_ns,
+        _STATUS_BY_SDK_STATUS.get(status.status_code, "unset"),  # type: ignore[arg-type]
+        status.description,
+        _attributes(span),
+        tuple(SpanEvent(event.name, event.timestamp or 0, event.attributes or _EMPTY) for event in events)
+        if events
+        else (),
+        resource.attributes if resource is not None else _EMPTY,
+        scope.name if scope is not None else "",
     )
+
+
+def _sdk_span_types() -> tuple[type, ...]:
+    from opentelemetry.sdk.trace import ReadableSpan, Span
+
+    return (ReadableSpan, Span)
+
+
+def _sdk_codes() -> tuple[dict[Any, str], dict[Any, str]]:
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    kinds = {kind: _KIND_NAMES[kind.value + 1] for kind in SpanKind}
+    statuses = {code: _STATUS_BY_SDK_CODE.get(code.value, "unset") for code in StatusCode}
+    return kinds, statuses
+
+
+_SDK_SPAN_TYPES = frozenset(_sdk_span_types())
+_KIND_BY_SDK_KIND, _STATUS_BY_SDK_STATUS = _sdk_codes()
