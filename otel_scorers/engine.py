@@ -25,6 +25,7 @@ from otel_scorers.emitter import Emitter
 from otel_scorers.fork_safety import renew_in_child, restart_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.protocol import FunctionScorer
 from otel_scorers.throttled_log import throttled
 
@@ -35,6 +36,8 @@ DEFAULT_MAX_JUDGE_RUNS = 256
 
 
 _YIELD_EVERY_S = 0.0005
+#: Jobs scored inline (quick checks only) between two turns of the engine's loop.
+_INLINE_JOBS_PER_TURN = 8
 #: How long after its last run the engine records the histogram measurements it held back.
 _METRICS_FLUSH_DELAY_S = 0.25
 #: Longest the engine waits for exporters that fell behind before it scores the next run.
@@ -110,6 +113,10 @@ class ScoringEngine:
             raise ValueError(f"max_judge_runs must be at least 1, got {max_judge_runs}")
         self.bindings = tuple(bindings)
         self._quick = tuple(binding for binding in self.bindings if not binding.uses_judge)
+        #: Every binding a quick check (`Check.score` returns a `Score`, synchronously).
+        self._inline = all(
+            isinstance(binding.scorer, Check) and not binding.uses_judge for binding in self.bindings
+        )
         self._judged = tuple(binding for binding in self.bindings if binding.uses_judge)
         self._max_judge_runs = max_judge_runs
         self._emitter = emitter
@@ -284,6 +291,7 @@ class ScoringEngine:
     async def _consume(self) -> None:
         assert self._wakeup is not None
         slots = asyncio.Semaphore(self._max_concurrent_runs)
+        inline_jobs = 0
         while True:
             if not self._queue:
                 self._sleeping = True
@@ -296,6 +304,18 @@ class ScoringEngine:
             if self._exports_behind is not None and self._exports_behind():
                 await self._wait_for_exports(self._exports_behind)
             job = self._queue.popleft()
+            if self._inline:
+                # Only quick checks: scored here, without a task per job (a task's creation, step
+                # and callbacks cost more than six checks). The loop gets a turn every few jobs,
+                # for its timers (held spans' timeouts, the metrics flush).
+                try:
+                    self._process_inline(job)
+                except Exception:  # the loop goes on: this job was finished, its runs counted
+                    logger.exception("otel_scorers: scoring a trace failed")
+                inline_jobs += 1
+                if inline_jobs % _INLINE_JOBS_PER_TURN == 0:
+                    await asyncio.sleep(0)
+                continue
             await slots.acquire()
             task = asyncio.get_running_loop().create_task(self._process(job))
             self._tasks.add(task)
@@ -307,6 +327,26 @@ class ScoringEngine:
         deadline = time.monotonic() + _MAX_EXPORT_WAIT_S
         while behind() and time.monotonic() < deadline:
             await asyncio.sleep(0.005)
+
+    def _process_inline(self, job: Job) -> None:
+        """`_process` for engines whose bindings are all quick checks (synchronous, never a judge)."""
+        results: list[ScoredRun] = []
+        try:
+            try:
+                runs = job.build()
+            except Exception:
+                logger.exception("otel_scorers: could not build runs from a trace; skipping it")
+                self._metrics.run_outcome("dropped", "build_error")
+                runs = ()
+            self._yield()
+            for run in runs:
+                self._metrics.run_outcome("assembled")
+                scores = score_run_now(self._quick, run, self._metrics.evaluation_outcome)
+                self._emit(run, scores)
+                self._yield()
+                results.append((run, scores))
+        finally:
+            self._finish(job, results)
 
     async def _process(self, job: Job) -> None:
         """Build the job's runs, score and emit their quick checks, and hand their judge work to
@@ -419,6 +459,24 @@ async def score_run(
     """Admit the run per binding and score it with every binding that admits it: synchronous
     scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest."""
     return await evaluate_all(admit_all(bindings, run, not_admitted), run)
+
+
+def score_run_now(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+) -> list[Score]:
+    """`score_run` for bindings whose scorers are all synchronous (quick checks)."""
+    scores: list[Score] = []
+    for binding in admit_all(bindings, run, not_admitted):
+        result = binding.evaluate(run)
+        if not isinstance(result, Score):  # a hand-made `Check` around a coroutine function
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            result = binding.error(TypeError("a quick check returned an awaitable"), 0.0)
+        scores.append(result)
+    return scores
 
 
 def admit_all(

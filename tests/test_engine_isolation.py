@@ -240,3 +240,27 @@ def test_a_binding_knows_whether_its_scorer_asks_a_judge() -> None:
     assert bind(relevant).uses_judge and bind(answer_relevancy(judge=shared)).uses_judge
     assert not bind(checks.no_tool_errors()).uses_judge and not bind(asks_itself).uses_judge
     assert bind(asks_itself, uses_judge=True).uses_judge, "a custom scorer that asks the judge says so"
+
+
+def test_a_quick_check_that_returns_an_awaitable_is_an_error_result_and_scoring_goes_on(
+    telemetry: Telemetry,
+) -> None:
+    """Quick checks are scored inline, without a task per run: one that is really a coroutine
+    function fails its own evaluation only."""
+
+    async def eventually(run: AgentRun) -> Any:
+        return None
+
+    odd = checks.Check("odd", eventually)  # type: ignore[arg-type]
+    processor = ScoringSpanProcessor([odd, checks.no_tool_errors()], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
+    agent.run(PARIS)
+    agent.run(PARIS)
+    assert processor.force_flush(10_000)
+    assert [span.attributes["error.type"] for span in evaluations_of(telemetry, "odd")] == ["TypeError"] * 2
+    assert [
+        span.attributes["gen_ai.evaluation.score.value"]
+        for span in evaluations_of(telemetry, "no_tool_errors")
+    ] == [1.0] * 2
+    processor.shutdown()
