@@ -251,6 +251,7 @@ def test_a_quick_check_that_returns_an_awaitable_is_an_error_result_and_scoring_
     async def eventually(run: AgentRun) -> Any:
         return None
 
+    telemetry.export_spans_directly()
     odd = checks.Check("odd", eventually)  # type: ignore[arg-type]
     processor = ScoringSpanProcessor([odd, checks.no_tool_errors()], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
