@@ -132,7 +132,10 @@ class TraceAssembler:
             traces = self._traces
             if not traces:  # nothing buffered: the common case outside agent runs
                 return False
-            context = span.context
+            try:
+                context: Any = span._context  # type: ignore[attr-defined]  # past the property
+            except AttributeError:
+                context = span.context
             buffer = traces.get(context.trace_id)
             if buffer is None:
                 return False
