@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import socket
 import subprocess
 import sys
@@ -122,15 +123,24 @@ _LISTENING = re.compile(r"OTLP/(gRPC|HTTP) receiver.* on ([\d.]+):(\d+)")
 
 
 class ServeProcess:
-    def __init__(self, config: Path) -> None:
+    """`otel-scorers serve -c config` as a child process, its stderr kept line by line (with the
+    time each line came); `max_open_files` lowers its file descriptor limit."""
+
+    def __init__(self, config: Path, max_open_files: int | None = None) -> None:
+        def limit_files() -> None:
+            if max_open_files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+
         self.process = subprocess.Popen(
             [sys.executable, "-m", "otel_scorers.cli", "serve", "-c", str(config)],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=limit_files if max_open_files is not None else None,
         )
         self.lines: list[str] = []
+        self.times: list[float] = []
         self.ports: dict[str, int] = {}
         self._seen = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -139,6 +149,7 @@ class ServeProcess:
     def _read(self) -> None:
         assert self.process.stderr is not None
         for line in self.process.stderr:
+            self.times.append(time.monotonic())
             self.lines.append(line)
             match = _LISTENING.search(line)
             if match:
@@ -153,6 +164,11 @@ class ServeProcess:
     def http_port(self, timeout_s: float = 20) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["HTTP"]
+
+    def lines_between(self, start: float, end: float) -> list[str]:
+        """The stderr lines that came between two `time.monotonic()` readings."""
+        count = min(len(self.times), len(self.lines))
+        return [self.lines[i] for i in range(count) if start <= self.times[i] <= end]
 
     def rss_bytes(self) -> int:
         """The process's resident memory, from /proc."""

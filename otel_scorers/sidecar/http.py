@@ -28,6 +28,7 @@ from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
 from otel_scorers.sidecar.assembler import Scan
 from otel_scorers.sidecar.intake import Intake, Refused
+from otel_scorers.sidecar.listener import Listener, bind
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode_salvaging, decompress
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
@@ -124,7 +125,7 @@ class HttpReceiver:
             keepalive_timeout=read_timeout_s,
             lingering_time=1.0,
         )
-        self._listener: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._sweeper: asyncio.Task[None] | None = None
         #: When each connection last started or finished a request (or connected), by handler.
         self._last_seen: dict[object, float] = {}
@@ -133,18 +134,15 @@ class HttpReceiver:
 
     async def start(self) -> int:
         await self._runner.setup()
-        loop = asyncio.get_running_loop()
         try:
-            self._listener = await loop.create_server(
-                self._connection, self._host, self._port, ssl=self._ssl, reuse_address=True
-            )
+            sockets = await bind(self._host, self._port)
         except OSError as exc:
             await self._runner.cleanup()
             raise ListenError(
                 f"cannot listen for OTLP/HTTP on {self._host}:{self._port}: "
                 + (os.strerror(exc.errno).lower() if exc.errno else str(exc))
             ) from None
-        sockets = self._listener.sockets
+        self._listener = Listener("OTLP/HTTP", sockets, self._connection, self._ssl)
         self.port = sockets[0].getsockname()[1] if sockets else self._port
         self._sweeper = asyncio.create_task(self._sweep_forever())
         return self.port
