@@ -5,10 +5,29 @@ from __future__ import annotations
 import logging
 import os
 
+from otel_scorers.throttled_log import throttled
+
 #: litellm logs each completion at INFO ("LiteLLM completion() model= ..."): at a few hundred
 #: judge calls a minute that buries everything else. Its warnings and errors still show, and
 #: setting LITELLM_LOG brings the rest back.
 _CHATTY = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+class _UndecodableGrpcError(logging.Filter):
+    """grpcio logs a traceback each time an error text from its core is not UTF-8, then goes on
+    with it decoded as Latin-1. Out of file descriptors, every failed connect says "socket: Too
+    many open files" followed by a raw socket address, and the exporter that made the call logs
+    the error itself: this keeps one throttled line of it, with the count."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != "Invalid encoding on %s":
+            return True
+        text = record.args[0] if isinstance(record.args, tuple) and record.args else b""
+        shown = text[:80] if isinstance(text, bytes) else b""
+        throttled.warning(
+            "grpc_undecodable", "otel_scorers: gRPC reported an error that is not UTF-8: %r", shown
+        )
+        return False
 
 
 def setup_logging(tag: str = "") -> None:
@@ -18,3 +37,4 @@ def setup_logging(tag: str = "") -> None:
     if "LITELLM_LOG" not in os.environ:
         for name in _CHATTY:
             logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger("grpc._cython.cygrpc").addFilter(_UndecodableGrpcError())
