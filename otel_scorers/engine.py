@@ -439,8 +439,13 @@ class ScoringEngine:
             # The end of a burst: its held-back measurements are recorded a moment later, so that
             # runs that come one at a time are still recorded in batches (a metric reader's
             # collection records them before it reads, whenever it comes).
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_later(_METRICS_FLUSH_DELAY_S, self._flush_emitter)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a task closed outside its loop (at shutdown): record them now
+                self._flush_emitter()
+            else:
+                self._flush_scheduled = True
+                loop.call_later(_METRICS_FLUSH_DELAY_S, self._flush_emitter)
         try:
             job.finished(results)
         except Exception:
