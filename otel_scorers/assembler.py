@@ -7,6 +7,12 @@ pick its trace id. Each span that ends in a buffered trace is appended (a refere
 When the last open run span of the trace ends, a `CompletedTrace` hands the buffer to the engine,
 which builds every run in it, nested ones included. Memory is bounded by `max_traces` and
 `max_spans_per_trace`; what does not fit is counted.
+
+One exception: a run that handed the conversation on through a handoff whose next run starts
+only after it ended (AutoGen's Swarm, `Convention.handoff_start_names`). Its trace waits, still
+buffering, for the run handed to; when that run starts and ends, the trace completes with both.
+A trace whose handoff is not taken up within `handoff_wait_s` is completed as it is by
+`complete_expired`, which the engine's thread calls (the agent's thread never waits for it).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from otel_scorers.conventions import may_start_run
+from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
@@ -29,6 +35,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("otel_scorers")
 
+#: How long a trace whose last run handed the conversation on waits for the next run to start.
+HANDOFF_WAIT_S = 3.0
+
 
 @dataclass(slots=True)
 class _TraceBuffer:
@@ -37,6 +46,10 @@ class _TraceBuffer:
     open_runs: set[int] = field(default_factory=set)
     ended_runs: list[int] = field(default_factory=list)
     started: dict[int, ReadableSpan] = field(default_factory=dict)
+    #: Handoff spans (`may_hand_off`) started since the trace's last run started.
+    handoffs: list[int] = field(default_factory=list)
+    #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
+    waiting_until: float | None = None
 
 
 class CompletedTrace(NamedTuple):
@@ -68,6 +81,7 @@ class TraceAssembler:
         max_traces: int = 4096,
         max_spans_per_trace: int = 2048,
         max_trace_age_s: float = 900.0,
+        handoff_wait_s: float = HANDOFF_WAIT_S,
     ) -> None:
         self._could_sample = could_sample
         self._on_completed = on_completed
@@ -76,7 +90,12 @@ class TraceAssembler:
         self._max_traces = max_traces
         self._max_spans = max_spans_per_trace
         self._max_age_s = max_trace_age_s
+        self._handoff_wait_s = handoff_wait_s
         self._traces: dict[int, _TraceBuffer] = {}
+        #: Traces whose runs have all ended while a handoff waits to be taken up.
+        self._waiting: dict[int, _TraceBuffer] = {}
+        #: Recent traces completed before their handoff was taken up (a run starting in one is late).
+        self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
         renew_in_child(self)
@@ -85,10 +104,17 @@ class TraceAssembler:
         # The open runs buffered here belong to the parent's threads, which the child has not.
         self._lock = threading.Lock()
         self._traces = {}
+        self._waiting = {}
+        self._given_up = {}
 
     @property
     def buffered_traces(self) -> int:
         return len(self._traces)
+
+    @property
+    def waiting_traces(self) -> int:
+        """Traces whose runs have all ended, kept open for the run a handoff passed to."""
+        return len(self._waiting)
 
     def on_start(self, span: ReadableSpan, parent_context: Any = None) -> None:
         """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
@@ -119,7 +145,11 @@ class TraceAssembler:
                     return
                 buffer.open_runs.add(context.span_id)
             elif may_start_run(name, attributes):
-                buffer.open_runs.add(context.span_id)
+                buffer = self._run_started(buffer, context)
+                if buffer is None:
+                    return
+            elif may_hand_off(name):
+                buffer.handoffs.append(context.span_id)
             buffer.started[context.span_id] = span
         except Exception:  # never into the agent
             logger.debug("otel_scorers: on_start failed", exc_info=True)
@@ -155,6 +185,11 @@ class TraceAssembler:
                 buffer.ended_runs.append(span_id)
                 if buffer.open_runs:
                     return True
+                if buffer.handoffs and self._handoff_ended(buffer):
+                    # The agent handed to starts its run after this one: keep the trace open.
+                    buffer.waiting_until = time.monotonic() + self._handoff_wait_s
+                    self._waiting[context.trace_id] = buffer
+                    return True
                 self._traces.pop(context.trace_id, None)
             self._on_completed(
                 CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
@@ -163,6 +198,61 @@ class TraceAssembler:
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
+
+    def _run_started(self, buffer: _TraceBuffer, context: Any) -> _TraceBuffer | None:
+        """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
+        lock, for a waiting trace may be completed meanwhile by `complete_waiting`."""
+        trace_id = context.trace_id
+        with self._lock:
+            if self._traces.get(trace_id) is buffer:
+                buffer.open_runs.add(context.span_id)
+                buffer.handoffs.clear()  # taken up: this run goes on from the handoff
+                buffer.waiting_until = None
+                self._waiting.pop(trace_id, None)
+                return buffer
+        # Completed just now, its handoff given up: this run is a trace's first again.
+        reopened = self._open(trace_id)
+        if reopened is not None:
+            reopened.open_runs.add(context.span_id)
+        return reopened
+
+    @staticmethod
+    def _handoff_ended(buffer: _TraceBuffer) -> bool:
+        # A handoff span that is no longer open ended inside the run that just ended.
+        started = buffer.started
+        return any(span_id not in started for span_id in buffer.handoffs)
+
+    def complete_expired(self) -> None:
+        """Complete the traces whose handoff was not taken up within `handoff_wait_s`: called
+        periodically on the engine's thread."""
+        self._complete_waiting(all_of_them=False)
+
+    def complete_waiting(self) -> None:
+        """Complete every trace waiting for a handoff to be taken up (a flush, a shutdown)."""
+        self._complete_waiting(all_of_them=True)
+
+    def _complete_waiting(self, all_of_them: bool) -> None:
+        if not self._waiting:
+            return
+        now = time.monotonic()
+        completed: list[_TraceBuffer] = []
+        with self._lock:
+            for trace_id, buffer in list(self._waiting.items()):
+                if not all_of_them and (buffer.waiting_until is None or buffer.waiting_until > now):
+                    continue
+                del self._waiting[trace_id]
+                if self._traces.get(trace_id) is buffer:
+                    del self._traces[trace_id]
+                completed.append(buffer)
+                self._given_up[trace_id] = None
+                if len(self._given_up) > self._max_traces:
+                    del self._given_up[next(iter(self._given_up))]
+        for buffer in completed:
+            # The handoff may have ended the conversation (a Swarm handing back to the user).
+            logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
+            self._on_completed(
+                CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
+            )
 
     def _span_limit_reached(self) -> None:
         self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
@@ -177,6 +267,15 @@ class TraceAssembler:
             buffer = self._traces.get(trace_id)
             if buffer is not None:
                 return buffer
+            if self._given_up and trace_id in self._given_up:
+                del self._given_up[trace_id]
+                self._metrics.late_spans.add(1)
+                throttled.warning(
+                    "handoff_given_up",
+                    "otel_scorers: an agent's run started after its trace was scored (its handoff came "
+                    "after %.1f s): it is scored as a run of its own",
+                    self._handoff_wait_s,
+                )
             now = time.monotonic()
             # The scan for stale traces walks them all: at most once a second, or a full buffer
             # would make every run start on the agent's thread pay for it.
@@ -201,6 +300,7 @@ class TraceAssembler:
         ]
         for trace_id in stale:
             del self._traces[trace_id]
+            self._waiting.pop(trace_id, None)
         if stale:
             self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
 

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("otel_scorers")
 
+#: How often the engine's thread looks for traces whose handoff was not taken up in time.
+HANDOFF_CHECK_INTERVAL_S = 0.5
+
 
 def _hold(held: HoldQueue[int, ReadableSpan]) -> Callable[[ReadableSpan], None]:
     """What the assembler calls for a run span that ended (on the agent's thread): hold it."""
@@ -161,6 +164,8 @@ class ScoringSpanProcessor(SpanProcessor):
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )
+        # A trace kept open for the run a handoff passed to is given up on the engine's thread.
+        self.engine.call_every(HANDOFF_CHECK_INTERVAL_S, self.assembler.complete_expired)
         if self._held is not None:
             self.engine.call_every(min(0.1, hold_timeout_s / 4), self._held.release_expired)
         else:
@@ -211,6 +216,8 @@ class ScoringSpanProcessor(SpanProcessor):
         def remaining_ms() -> int:
             return max(0, int((deadline - time.monotonic()) * 1000))
 
+        # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
+        self.assembler.complete_waiting()
         flushed = self.engine.force_flush(timeout_millis / 1000)
         if self._export is not None:
             flushed = self._export.force_flush(remaining_ms()) and flushed
@@ -238,6 +245,7 @@ class ScoringSpanProcessor(SpanProcessor):
         if self._shut_down:
             return
         self._shut_down = True
+        self.assembler.complete_waiting()
         self.engine.shutdown(timeout_s)
         if self._export is not None:
             self._export.shutdown()

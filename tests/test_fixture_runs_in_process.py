@@ -102,12 +102,7 @@ def replay_span(
 
 
 #: (framework, scenario) -> why the in-process path cannot rebuild that trace's runs as the files do.
-IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
-    ("autogen-builtin", "swarm"): (
-        "no AutoGen span encloses a Swarm's agents: the trace is handed on when the first agent's "
-        "turn ends, before the agent it handed off to starts, so in-process each turn is a run"
-    ),
-}
+IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {}
 
 
 def in_process_params() -> list[Any]:

@@ -48,11 +48,15 @@ for _convention in CONVENTIONS:
 #: Instrumentation scopes whose run spans carry their markers only when they end
 #: (`Convention.run_start_scopes`).
 RUN_START_SCOPES = frozenset(scope for c in CONVENTIONS for scope in c.run_start_scopes)
+#: Span-name prefixes of handoffs whose next run starts after the handing run ended
+#: (`Convention.handoff_start_names`).
+HANDOFF_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.handoff_start_names))
 #: The attribute keys worth reading from a span that starts (or arrives over OTLP) to spot a run.
 RUN_MARKER_KEYS = frozenset(RUN_MARKERS)
 #: Span names whose check is remembered (names are few; past this many, each is checked anew).
 _MAX_REMEMBERED_NAMES = 4096
 _run_names: dict[str, bool] = {}
+_handoff_names: dict[str, bool] = {}
 
 
 def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | None = None) -> bool:
@@ -85,6 +89,18 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
     return scope is not None and scope in RUN_START_SCOPES
 
 
+def may_hand_off(name: str) -> bool:
+    """Whether a span starting inside a run, not itself a run, is a handoff whose next run starts
+    only after the handing run ends (`Convention.handoff_start_names`). One remembered lookup:
+    it runs on the agent's thread for the spans of buffered traces."""
+    hands_off = _handoff_names.get(name)
+    if hands_off is None:
+        hands_off = name.startswith(HANDOFF_NAME_PREFIXES)
+        if len(_handoff_names) < _MAX_REMEMBERED_NAMES:
+            _handoff_names[name] = hands_off
+    return hands_off
+
+
 def detect(span: SpanRecord) -> Convention | None:
     for convention in CONVENTIONS:
         if convention.detect(span):
@@ -103,6 +119,7 @@ def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
 
 __all__ = [
     "CONVENTIONS",
+    "HANDOFF_NAME_PREFIXES",
     "RUN_MARKERS",
     "RUN_MARKER_KEYS",
     "RUN_NAME_PREFIXES",
@@ -111,5 +128,6 @@ __all__ = [
     "SpanRole",
     "classify",
     "detect",
+    "may_hand_off",
     "may_start_run",
 ]

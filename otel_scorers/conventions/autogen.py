@@ -32,6 +32,9 @@ class AutoGenConvention(Convention):
     name = "autogen"
     run_start_names: tuple[str, ...] = ("invoke_agent",)
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
+    # No AutoGen span encloses a Swarm's agents: the agent handed to starts its run once the
+    # handing agent's run has ended, under another of the runtime's message spans.
+    handoff_start_names: tuple[str, ...] = (f"execute_tool {HANDOFF_PREFIX}",)
 
     def detect(self, span: SpanRecord) -> bool:
         return span.attributes.get("gen_ai.system") == SYSTEM

@@ -87,6 +87,11 @@ class Convention(Protocol):
     #: Instrumentation scopes that label runs only when they end: the first span of one of these
     #: scopes in a trace opens the trace's buffer, as a run span would.
     run_start_scopes: tuple[str, ...] = ()
+    #: Span-name prefixes of the tool spans that hand the conversation on to an agent whose run
+    #: span starts only after the handing run's span has ended, with no run span around both
+    #: (AutoGen's Swarm): the in-process processor keeps such a trace open for the next run
+    #: (`may_hand_off`) instead of handing it to scoring when the first agent's run ends.
+    handoff_start_names: tuple[str, ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
         """The span carries this convention's markers. Cheap: a few key lookups."""
