@@ -201,7 +201,7 @@ class TraceAssembler:
 
     def _run_started(self, buffer: _TraceBuffer, context: Any) -> _TraceBuffer | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
-        lock, for a waiting trace may be completed meanwhile by `complete_waiting`."""
+        lock, because a waiting trace may be completed meanwhile off the agent's thread."""
         trace_id = context.trace_id
         with self._lock:
             if self._traces.get(trace_id) is buffer:
@@ -246,13 +246,22 @@ class TraceAssembler:
                 completed.append(buffer)
                 self._given_up[trace_id] = None
                 if len(self._given_up) > self._max_traces:
-                    del self._given_up[next(iter(self._given_up))]
+                    self._given_up.pop(next(iter(self._given_up)), None)  # the oldest
         for buffer in completed:
             # The handoff may have ended the conversation (a Swarm handing back to the user).
             logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
             self._on_completed(
                 CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
             )
+
+    def _handoff_too_late(self) -> None:
+        self._metrics.late_spans.add(1)
+        throttled.warning(
+            "handoff_given_up",
+            "otel_scorers: an agent's run started in a trace already scored while it waited for a "
+            "handoff (given up after %.1f s, or by a flush): it is scored as a run of its own",
+            self._handoff_wait_s,
+        )
 
     def _span_limit_reached(self) -> None:
         self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
@@ -263,19 +272,13 @@ class TraceAssembler:
         )
 
     def _open(self, trace_id: int) -> _TraceBuffer | None:
+        # Outside the lock: a single dict operation (the values are None, the default is not).
+        if self._given_up and self._given_up.pop(trace_id, False) is None:
+            self._handoff_too_late()
         with self._lock:
             buffer = self._traces.get(trace_id)
             if buffer is not None:
                 return buffer
-            if self._given_up and trace_id in self._given_up:
-                del self._given_up[trace_id]
-                self._metrics.late_spans.add(1)
-                throttled.warning(
-                    "handoff_given_up",
-                    "otel_scorers: an agent's run started after its trace was scored (its handoff came "
-                    "after %.1f s): it is scored as a run of its own",
-                    self._handoff_wait_s,
-                )
             now = time.monotonic()
             # The scan for stale traces walks them all: at most once a second, or a full buffer
             # would make every run start on the agent's thread pay for it.
