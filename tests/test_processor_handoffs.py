@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, Tracer
 
 from otel_scorers import AgentRun, ScoringSpanProcessor
@@ -162,4 +163,24 @@ def test_nothing_outside_a_trace_is_kept_waiting(telemetry: Telemetry) -> None:
     with tracer.start_as_current_span("execute_tool transfer_to_weather_agent"):
         pass
     assert processor.assembler.buffered_traces == 0
+    processor.shutdown()
+
+
+def test_held_back_the_starting_agents_run_span_carries_the_joined_runs_scores(telemetry: Telemetry) -> None:
+    processor = ScoringSpanProcessor(
+        [RunRecorder()], downstream=SimpleSpanProcessor(telemetry.spans), **telemetry.providers()
+    )
+    telemetry.tracer_provider.add_span_processor(processor)
+    turns = swarm(telemetry.tracer_provider.get_tracer(AUTOGEN))
+    next(turns)
+    next(turns, None)
+    assert processor.force_flush(5000)
+    runs = {
+        span.name: span.attributes or {}
+        for span in telemetry.finished_spans()
+        if span.name.startswith("invoke_agent ")
+    }
+    assert set(runs) == {"invoke_agent triage_agent", "invoke_agent weather_agent"}
+    assert runs["invoke_agent triage_agent"]["otel_scorers.score.record"] == 1.0
+    assert not any(key.startswith("otel_scorers.") for key in runs["invoke_agent weather_agent"])
     processor.shutdown()
