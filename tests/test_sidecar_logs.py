@@ -44,8 +44,10 @@ def test_judge_calls_log_nothing_per_call(tmp_path: Path, judge: JudgeServer, sc
         serve = ServeProcess(config)
         try:
             send_grpc(f"127.0.0.1:{serve.grpc_port()}", encode(agent_spans(DEMO_RUNS)).SerializeToString())
+            # The first judge call imports litellm in the scoring process: seconds on a loaded machine.
             assert capture.wait_for(
-                lambda: sum(1 for _, scope, _ in capture.spans() if scope == OWN_SCOPE) >= len(DEMO_RUNS)
+                lambda: sum(1 for _, scope, _ in capture.spans() if scope == OWN_SCOPE) >= len(DEMO_RUNS),
+                timeout_s=60,
             ), "".join(serve.lines)
             serve.process.send_signal(signal.SIGTERM)
             assert serve.process.wait(15) == 0
