@@ -328,17 +328,22 @@ class ScoringEngine:
         while behind() and time.monotonic() < deadline:
             await asyncio.sleep(0.005)
 
+    def _build(self, job: Job) -> Sequence[AgentRun]:
+        """The job's runs; none, counted and logged, when its spans cannot be built into runs."""
+        try:
+            runs = job.build()
+        except Exception:
+            logger.exception("otel_scorers: could not build runs from a trace; skipping it")
+            self._metrics.run_outcome("dropped", "build_error")
+            runs = ()
+        self._yield()
+        return runs
+
     def _process_inline(self, job: Job) -> None:
         """`_process` for engines whose bindings are all quick checks (synchronous, never a judge)."""
         results: list[ScoredRun] = []
         try:
-            try:
-                runs = job.build()
-            except Exception:
-                logger.exception("otel_scorers: could not build runs from a trace; skipping it")
-                self._metrics.run_outcome("dropped", "build_error")
-                runs = ()
-            self._yield()
+            runs = self._build(job)
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = score_run_now(self._quick, run, self._metrics.evaluation_outcome)
@@ -354,13 +359,7 @@ class ScoringEngine:
         results: list[ScoredRun] = []
         judged: list[tuple[int, asyncio.Task[list[Score]]]] = []  # (index in results, its judging)
         try:
-            try:
-                runs = job.build()
-            except Exception:
-                logger.exception("otel_scorers: could not build runs from a trace; skipping it")
-                self._metrics.run_outcome("dropped", "build_error")
-                runs = ()
-            self._yield()
+            runs = self._build(job)
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = await score_run(self._quick, run, self._metrics.evaluation_outcome)
