@@ -90,7 +90,9 @@ def is_placeholder(value: Any) -> bool:
 
 def decode_content(value: Any) -> Any:
     """A captured value (tool arguments, a result) decoded; None for a capture-off placeholder."""
-    return None if is_placeholder(value) else decode_json(value)
+    if isinstance(value, str) and value.strip() in PLACEHOLDERS:
+        return None
+    return decode_json(value)
 
 
 def genai_messages(value: Any) -> Messages:
@@ -98,19 +100,32 @@ def genai_messages(value: Any) -> Messages:
     if value is None or is_placeholder(value):
         return Messages()
     decoded = decode_json_strict(value)
-    if isinstance(decoded, Mapping):
+    if is_mapping(decoded):
         decoded = [decoded]
     if not isinstance(decoded, list):
         return Messages()
-    messages = tuple(_normalize_message(item) for item in decoded if isinstance(item, Mapping))
+    messages = tuple(_normalize_message(item) for item in decoded if is_mapping(item))
     return Messages(messages, captured=carries_content(messages))
+
+
+def is_mapping(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, answered first for a plain dict: what decoded JSON holds.
+    The check against the ABC costs about ten times a type comparison, and run assembly makes
+    it for every message, part and result of a run."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def carries_content(messages: Sequence[Message]) -> bool:
     """With content capture off some instrumentations keep the parts' type, id and name but
     drop their text, arguments and results: such messages say nothing about the content."""
-    parts = [part for message in messages for part in message.get("parts", ())]
-    return not parts or any(key not in _SHAPE_KEYS for part in parts for key in part)
+    no_parts = True
+    for message in messages:
+        for part in message.get("parts", ()):
+            no_parts = False
+            for key in part:
+                if key not in _SHAPE_KEYS:
+                    return True
+    return no_parts
 
 
 _SHAPE_KEYS = frozenset({"type", "id", "name"})
@@ -126,7 +141,7 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
         parts = []
     return {
         "role": str(message.get("role") or ""),
-        "parts": [part for part in parts if isinstance(part, Mapping)],
+        "parts": [part for part in parts if is_mapping(part)],
         **({"name": message["name"]} if message.get("name") else {}),
     }
 
@@ -183,7 +198,8 @@ def tool_response_value(part: Mapping[str, Any]) -> Any:
 def span_failed(span: SpanRecord) -> str | None:
     """Why a span failed (its error message or type), or None when it did not."""
     attributes = span.attributes
-    exception = next((event for event in span.events if event.name == "exception"), None)
+    events = span.events
+    exception = next((event for event in events if event.name == "exception"), None) if events else None
     if not (span.status == "error" or "error.type" in attributes or exception is not None):
         return None
     if exception is not None:
@@ -199,7 +215,9 @@ def span_failed(span: SpanRecord) -> str | None:
 def result_has_error(result: Any) -> bool:
     """A result object with a top-level `error` that JavaScript reads as true (Mastra's rule): any
     object or array (even empty), a non-empty string, a non-zero number, `true`."""
-    if not isinstance(result, Mapping) or "error" not in result:
+    kind = type(result)
+    # Most results are text or a plain dict: answered without the check against the ABC.
+    if kind is str or (kind is not dict and not isinstance(result, Mapping)) or "error" not in result:
         return False
     error = result["error"]
     if error is None or error is False:
