@@ -97,15 +97,18 @@ def from_readable_span(span: ReadableSpan) -> SpanRecord:
         name = span.name
         start_ns = span.start_time
         end_ns = span.end_time
+    code = status.status_code
     return SpanRecord(
         context.trace_id if context else 0,
         context.span_id if context else 0,
         parent.span_id if parent else None,
         name,
-        _KIND_BY_SDK_KIND.get(kind, "internal") if kind is not None else "internal",
+        # An enum member hashes in Python, so a dict lookup costs a call: the kind and status
+        # most spans have are answered by identity first.
+        "internal" if kind is _INTERNAL or kind is None else _KIND_BY_SDK_KIND.get(kind, "internal"),
         start_ns or 0,
         end_ns,
-        _STATUS_BY_SDK_STATUS.get(status.status_code, "unset"),  # type: ignore[arg-type]
+        "unset" if code is _UNSET else _STATUS_BY_SDK_STATUS.get(code, "unset"),  # type: ignore[arg-type]
         status.description,
         _attributes(span),
         tuple(SpanEvent(event.name, event.timestamp or 0, event.attributes or _EMPTY) for event in events)
@@ -122,13 +125,13 @@ def _sdk_span_types() -> tuple[type, ...]:
     return (ReadableSpan, Span)
 
 
-def _sdk_codes() -> tuple[dict[Any, str], dict[Any, str]]:
+def _sdk_codes() -> tuple[dict[Any, str], dict[Any, str], Any, Any]:
     from opentelemetry.trace import SpanKind, StatusCode
 
     kinds = {kind: _KIND_NAMES[kind.value + 1] for kind in SpanKind}
     statuses = {code: _STATUS_BY_SDK_CODE.get(code.value, "unset") for code in StatusCode}
-    return kinds, statuses
+    return kinds, statuses, SpanKind.INTERNAL, StatusCode.UNSET
 
 
 _SDK_SPAN_TYPES = frozenset(_sdk_span_types())
-_KIND_BY_SDK_KIND, _STATUS_BY_SDK_STATUS = _sdk_codes()
+_KIND_BY_SDK_KIND, _STATUS_BY_SDK_STATUS, _INTERNAL, _UNSET = _sdk_codes()
