@@ -292,11 +292,11 @@ def _build(parts: _RunParts) -> AgentRun:
     if parts.convention.calls_only_in_messages(run_span) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
 
-    input_messages = content.input.items or next((m.input.items for m in models if m.input.captured), ())
+    first_model_input = next((m.input.items for m in models if m.input.captured), ())
+    input_messages = content.input.items or first_model_input
     output_messages = content.output.items or next(
         (m.output.items for m in reversed(models) if m.output.captured), ()
     )
-    first_model_input = next((m.input.items for m in models if m.input.captured), ())
     context = run_context(
         run_span.attributes,
         (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
