@@ -90,9 +90,7 @@ def is_placeholder(value: Any) -> bool:
 
 def decode_content(value: Any) -> Any:
     """A captured value (tool arguments, a result) decoded; None for a capture-off placeholder."""
-    if isinstance(value, str) and value.strip() in PLACEHOLDERS:
-        return None
-    return decode_json(value)
+    return None if is_placeholder(value) else decode_json(value)
 
 
 def genai_messages(value: Any) -> Messages:
@@ -215,9 +213,8 @@ def span_failed(span: SpanRecord) -> str | None:
 def result_has_error(result: Any) -> bool:
     """A result object with a top-level `error` that JavaScript reads as true (Mastra's rule): any
     object or array (even empty), a non-empty string, a non-zero number, `true`."""
-    kind = type(result)
     # Most results are text or a plain dict: answered without the check against the ABC.
-    if kind is str or (kind is not dict and not isinstance(result, Mapping)) or "error" not in result:
+    if type(result) is str or not is_mapping(result) or "error" not in result:
         return False
     error = result["error"]
     if error is None or error is False:
