@@ -51,6 +51,9 @@ class _TraceBuffer:
     #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
     waiting_until: float | None = None
 
+    def completed(self) -> CompletedTrace:
+        return CompletedTrace(self.spans, tuple(self.started.values()), tuple(self.ended_runs))
+
 
 class CompletedTrace(NamedTuple):
     """The last open run span of a trace ended: the spans the trace buffered, those still open,
@@ -191,9 +194,7 @@ class TraceAssembler:
                     self._waiting[context.trace_id] = buffer
                     return True
                 self._traces.pop(context.trace_id, None)
-            self._on_completed(
-                CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
-            )
+            self._on_completed(buffer.completed())
             return True
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
@@ -250,9 +251,7 @@ class TraceAssembler:
         for buffer in completed:
             # The handoff may have ended the conversation (a Swarm handing back to the user).
             logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
-            self._on_completed(
-                CompletedTrace(buffer.spans, tuple(buffer.started.values()), tuple(buffer.ended_runs))
-            )
+            self._on_completed(buffer.completed())
 
     def _handoff_too_late(self) -> None:
         self._metrics.late_spans.add(1)
