@@ -82,7 +82,15 @@ class Listener:
                 continue  # the connection went away before it was accepted
             except OSError as exc:
                 if exc.errno not in _EXHAUSTED:
-                    raise
+                    # Anything else ends one accept, not the listener (as asyncio's server does).
+                    throttled.warning(
+                        f"sidecar_accept_{self.name}_error",
+                        "otel_scorers: %s could not accept a connection: %s",
+                        self.name,
+                        exc,
+                    )
+                    await asyncio.sleep(self._retry_s)
+                    continue
                 if exhausted_since is None:
                     exhausted_since = time.monotonic()
                 throttled.warning(
