@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import time
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -243,23 +242,23 @@ class Emitter:
                 # A scored result, the common case: its attribute sets made once per verdict.
                 parts = self._metric_parts(score.scorer, score.label, agent_name)
                 entries.append(
-                    (
+                    HistogramBatch.entry(
                         metrics.scorer_duration,
+                        DURATION_BUCKETS,
                         score.duration_s,
                         parts.duration_attributes,
                         context,
                         parts.duration_group,
-                        bisect_left(DURATION_BUCKETS, score.duration_s),
                     )
                 )
                 entries.append(
-                    (
+                    HistogramBatch.entry(
                         metrics.score,
+                        SCORE_BUCKETS,
                         score.value,
                         parts.score_attributes,
                         context,
                         parts.score_group,
-                        bisect_left(SCORE_BUCKETS, score.value),
                     )
                 )
                 outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
