@@ -173,9 +173,12 @@ def matches(
 def _search(compiled: regex.Pattern[str], text: str, timeout_s: float) -> regex.Match[str] | None:
     """`compiled.search(text)` that gives up after `timeout_s`, holding the interpreter lock for at
     most `_HOLDING_LOCK_S`: nearly every search is over by then, and releasing the lock costs a
-    contended process far more than the search (the lock comes back only at the next switch)."""
+    contended process far more than the search (the lock comes back only at the next switch).
+    `concurrent=False` is spelled out: left to its default, `regex` may release the lock during a
+    search too (measured in the sidecar's scoring process: 90 µs of wall time per search of a
+    40-character answer, 1.9 ms at the 99th percentile, against 27 µs with it)."""
     try:
-        return compiled.search(text, timeout=min(timeout_s, _HOLDING_LOCK_S))
+        return compiled.search(text, timeout=min(timeout_s, _HOLDING_LOCK_S), concurrent=False)
     except TimeoutError:
         if timeout_s <= _HOLDING_LOCK_S:
             raise
