@@ -2,8 +2,9 @@
 
 Every phase gets the same load: pre-encoded realistic agent traces (the example agent's runs with
 their messages, tool calls and results), 500 spans a request, several requests in flight, from a
-load process that retries refused requests as a collector would (so only acknowledged spans
-count). Trace ids are rewritten per request, so every request carries new traces.
+load process that retries refused requests as a collector would, so only acknowledged spans
+count; spans a partial success refuses (OTLP's `rejected_spans`, which a collector does not retry)
+are not counted either. Trace ids are rewritten per request, so every request carries new traces.
 
     rotel, discarding          the baseline: a Rust collector receiving and dropping
     rotel, forwarding          rotel sending everything on to a counting sink: acknowledged vs delivered
@@ -117,19 +118,21 @@ async def _load(
 ) -> dict[str, float]:
     import grpc
     import grpc.aio
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", -1)])
     export = channel.unary_unary(EXPORT)
     sequence = 0
     acked = 0
     refused = 0
+    partially_refused = 0
     started = time.perf_counter()
     deadline = started + seconds
     halfway = started + seconds / 2
     acked_at_halfway: int | None = None
 
     async def worker() -> None:
-        nonlocal sequence, acked, refused, acked_at_halfway
+        nonlocal sequence, acked, refused, partially_refused, acked_at_halfway
         while time.perf_counter() < deadline:
             sequence += 1
             template, offsets = templates[sequence % len(templates)]
@@ -140,10 +143,14 @@ async def _load(
             payload = bytes(body)
             while time.perf_counter() < deadline:
                 try:
-                    await export(payload, timeout=30)
+                    answer = await export(payload, timeout=30)
                     if acked_at_halfway is None and time.perf_counter() >= halfway:
                         acked_at_halfway = acked
-                    acked += counts[sequence % len(templates)]
+                    # A partial success acknowledges the request but refuses some of its spans
+                    # (not retried, as a collector does not): only the rest count.
+                    rejected = ExportTraceServiceResponse.FromString(answer).partial_success.rejected_spans
+                    acked += counts[sequence % len(templates)] - rejected
+                    partially_refused += rejected
                     break
                 except grpc.aio.AioRpcError as error:
                     if error.code() not in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
@@ -155,7 +162,13 @@ async def _load(
     elapsed = time.perf_counter() - started
     await channel.close()
     second_half = (acked - (acked_at_halfway or 0)) / max(1e-9, elapsed - seconds / 2)
-    return {"acked": acked, "refused": refused, "seconds": elapsed, "second_half": second_half}
+    return {
+        "acked": acked,
+        "refused": refused,
+        "partially_refused": partially_refused,
+        "seconds": elapsed,
+        "second_half": second_half,
+    }
 
 
 # ---- a counting sink ----------------------------------------------------------------------------
@@ -301,6 +314,7 @@ class Result:
     delivered_per_s: float | None
     runs_per_s: float
     refused: int
+    partially_refused: int
     peak_rss_mb: float
 
 
@@ -357,12 +371,13 @@ def run_phase(
         sunk / (outcome["seconds"] + settle_s) if delivered else None,
         scored / outcome["seconds"],
         int(outcome["refused"]),
+        int(outcome["partially_refused"]),
         rss,
     )
 
 
 def rates(text: str) -> list[float]:
-    return [float(part) for part in text.split(",")]
+    return [float(part) for part in text.split(",") if part.strip()]
 
 
 def main() -> None:
@@ -437,14 +452,14 @@ def main() -> None:
     header = (
         f"{'phase':52} {'acked spans/s':>14} {'2nd half':>10} {'delivered/s':>12} {'x rotel discard':>16}"
     )
-    print(f"{header} {'runs scored/s':>14} {'refusals':>9} {'peak RSS':>9}")
+    print(f"{header} {'runs scored/s':>14} {'refusals':>9} {'spans refused':>14} {'peak RSS':>9}")
     for result in results:
         delivered = f"{result.delivered_per_s:12,.0f}" if result.delivered_per_s is not None else f"{'-':>12}"
         runs = result.runs_per_s
         print(
             f"{result.name:52} {result.acked_per_s:14,.0f} {result.sustained_per_s:10,.0f} {delivered}"
             f" {result.sustained_per_s / baseline:16.2f}"
-            f" {runs:14,.0f} {result.refused:9d} {result.peak_rss_mb:7.0f}MB"
+            f" {runs:14,.0f} {result.refused:9d} {result.partially_refused:14,d} {result.peak_rss_mb:7.0f}MB"
         )
     print()
     for result in results[2:]:
