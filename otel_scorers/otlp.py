@@ -94,7 +94,14 @@ def any_value(value: AnyValue) -> Any:
 
 
 def attributes(kvs: Any) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in kvs}
+    converted = {}
+    for kv in kvs:
+        value = kv.value
+        # Most attribute values are non-empty strings: read first, they need no `WhichOneof`
+        # (an empty string is also what every other kind of value reads as).
+        text = value.string_value
+        converted[kv.key] = text if text else any_value(value)
+    return converted
 
 
 def find_attribute(kvs: Any, key: str) -> KeyValue | None:
@@ -106,23 +113,29 @@ def find_attribute(kvs: Any, key: str) -> KeyValue | None:
 
 
 def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanRecord:
+    # Each field read from a protobuf message makes a Python object (a submessage, a wrapper):
+    # every one is read once, and the usual cases (no events, a known kind) answered first.
     parent = span.parent_span_id
+    kind = span.kind
+    status = span.status
+    code = status.code
+    events = span.events
     return SpanRecord(
-        trace_id=int.from_bytes(span.trace_id, "big"),
-        span_id=int.from_bytes(span.span_id, "big"),
-        parent_span_id=int.from_bytes(parent, "big") if parent else None,
-        name=span.name,
-        kind=_KIND_NAMES[span.kind] if 0 <= span.kind < len(_KIND_NAMES) else "unspecified",
-        start_ns=span.start_time_unix_nano,
-        end_ns=span.end_time_unix_nano or None,
-        status=_STATUS_NAMES[span.status.code] if 0 <= span.status.code < 3 else "unset",  # type: ignore[arg-type]
-        status_message=span.status.message or None,
-        attributes=attributes(span.attributes),
-        events=tuple(
-            SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in span.events
-        ),
-        resource=resource,
-        scope=scope,
+        int.from_bytes(span.trace_id, "big"),
+        int.from_bytes(span.span_id, "big"),
+        int.from_bytes(parent, "big") if parent else None,
+        span.name,
+        _KIND_NAMES[kind] if 0 <= kind < 6 else "unspecified",
+        span.start_time_unix_nano,
+        span.end_time_unix_nano or None,
+        _STATUS_NAMES[code] if 0 <= code < 3 else "unset",  # type: ignore[arg-type]
+        status.message or None,
+        attributes(span.attributes),
+        tuple(SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in events)
+        if events
+        else (),
+        resource,
+        scope,
     )
 
 
