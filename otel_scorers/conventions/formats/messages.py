@@ -84,8 +84,17 @@ def decode_json_strict(value: Any) -> Any:
 PLACEHOLDERS = frozenset({"[REDACTED]", "__REDACTED__"})
 
 
+#: No placeholder is longer: a longer string that neither starts nor ends with whitespace is not one.
+_LONGEST_PLACEHOLDER = max(len(placeholder) for placeholder in PLACEHOLDERS)
+
+
 def is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() in PLACEHOLDERS
+    if not isinstance(value, str):
+        return False
+    # Captured content is usually long: answered without copying it to strip it.
+    if len(value) > _LONGEST_PLACEHOLDER and not (value[0].isspace() or value[-1].isspace()):
+        return False
+    return value.strip() in PLACEHOLDERS
 
 
 def decode_content(value: Any) -> Any:
@@ -102,8 +111,8 @@ def genai_messages(value: Any) -> Messages:
         decoded = [decoded]
     if not isinstance(decoded, list):
         return Messages()
-    messages = tuple(_normalize_message(item) for item in decoded if is_mapping(item))
-    return Messages(messages, captured=carries_content(messages))
+    messages = tuple([_normalize_message(item) for item in decoded if type(item) is dict or is_mapping(item)])
+    return Messages(messages, carries_content(messages))
 
 
 def is_mapping(value: Any) -> bool:
@@ -135,13 +144,17 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
         # Older single-content shape: {"role", "content": str | [parts]}.
         content = message.get("content")
         parts = [{"type": "text", "content": content}] if isinstance(content, str) else content
-    if not isinstance(parts, list):
-        parts = []
-    return {
-        "role": str(message.get("role") or ""),
-        "parts": [part for part in parts if is_mapping(part)],
-        **({"name": message["name"]} if message.get("name") else {}),
+    role = message.get("role")
+    normalized: dict[str, Any] = {
+        "role": role if type(role) is str else str(role or ""),
+        "parts": [part for part in parts if type(part) is dict or is_mapping(part)]
+        if isinstance(parts, list)
+        else [],
     }
+    name = message.get("name")
+    if name:
+        normalized["name"] = name
+    return normalized
 
 
 def text_of(message: Message) -> str:
