@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from otel_scorers.quick_init import quick_init
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
@@ -25,6 +27,7 @@ _KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consu
 OWN_SCOPE = "otel_scorers"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SpanEvent:
     name: str
@@ -32,6 +35,7 @@ class SpanEvent:
     attributes: Mapping[str, Any] = field(default_factory=_empty)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SpanRecord:
     """A finished (or, for `end_ns is None`, still open) span.

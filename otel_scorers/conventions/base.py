@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from otel_scorers.model import ToolCall
+from otel_scorers.quick_init import quick_init
 from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
@@ -22,6 +23,7 @@ SpanRole = Literal["run", "tool", "model", "retriever"]
 Message = Mapping[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Messages:
     """Messages read from a span; `captured` is False when the span carried no content at all."""
@@ -33,6 +35,7 @@ class Messages:
 NOT_CAPTURED = Messages()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelCall:
     """What one model (LLM) span says."""
@@ -46,6 +49,7 @@ class ModelCall:
     output_tokens: int | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Document:
     """One document a retriever span returned: its text and, when the span says, its id."""
@@ -54,6 +58,7 @@ class Document:
     id: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunSpanContent:
     """What a run span itself says. Text fields win over messages when a convention has them."""
