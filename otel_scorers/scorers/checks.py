@@ -136,7 +136,8 @@ def matches(
     around the pattern) with the same flags, `$` being the very end unless `m` is set. A search
     holds the interpreter lock for a millisecond at most, goes on with it released, and gives up
     after `timeout_s` (a `TimeoutError`, an error result `timeout`), so a catastrophic pattern
-    costs neither the host's threads nor more than that time.
+    costs neither the host's threads nor more than that time. Both limits are the process's CPU
+    time, the clock `regex` reads (C's `clock()`): other busy threads bring them sooner.
     """
     if isinstance(pattern, re.Pattern):
         flags = "".join(letter for bit, letter in _RE_FLAGS.items() if pattern.flags & bit)
