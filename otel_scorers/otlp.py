@@ -125,7 +125,7 @@ def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanReco
         int.from_bytes(span.span_id, "big"),
         int.from_bytes(parent, "big") if parent else None,
         span.name,
-        _KIND_NAMES[kind] if 0 <= kind < 6 else "unspecified",
+        _KIND_NAMES[kind] if 0 <= kind < len(_KIND_NAMES) else "unspecified",
         span.start_time_unix_nano,
         span.end_time_unix_nano or None,
         _STATUS_NAMES[code] if 0 <= code < 3 else "unset",  # type: ignore[arg-type]

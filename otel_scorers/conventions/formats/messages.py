@@ -111,7 +111,7 @@ def genai_messages(value: Any) -> Messages:
         decoded = [decoded]
     if not isinstance(decoded, list):
         return Messages()
-    messages = tuple([_normalize_message(item) for item in decoded if type(item) is dict or is_mapping(item)])
+    messages = tuple([_normalize_message(item) for item in decoded if is_mapping(item)])
     return Messages(messages, carries_content(messages))
 
 
@@ -147,9 +147,7 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
     role = message.get("role")
     normalized: dict[str, Any] = {
         "role": role if type(role) is str else str(role or ""),
-        "parts": [part for part in parts if type(part) is dict or is_mapping(part)]
-        if isinstance(parts, list)
-        else [],
+        "parts": [part for part in parts if is_mapping(part)] if isinstance(parts, list) else [],
     }
     name = message.get("name")
     if name:
