@@ -35,7 +35,8 @@ _FACTORY = _Factory()
 def quick_init(cls: type[T]) -> type[T]:
     """Give the frozen, slotted dataclass `cls` the cheaper `__init__` (same signature and
     behaviour). A dataclass it cannot do that for (not frozen or not slotted, with keyword-only
-    or init-less fields, init-only variables or a `__post_init__`) is returned unchanged."""
+    or init-less fields, init-only variables, fields inherited from a base class or a
+    `__post_init__`) is returned unchanged."""
     params = getattr(cls, "__dataclass_params__", None)
     fields = dataclasses.fields(cls) if params is not None else ()  # type: ignore[arg-type]
     if (
@@ -43,7 +44,8 @@ def quick_init(cls: type[T]) -> type[T]:
         or not params.frozen
         or "__slots__" not in cls.__dict__
         or hasattr(cls, "__post_init__")
-        or any(not field.init or field.kw_only for field in fields)
+        # A field whose slot a base class holds, or that is not set by `__init__`.
+        or any(not field.init or field.kw_only or field.name not in cls.__dict__ for field in fields)
         or len(fields) != len(getattr(cls, "__dataclass_fields__", {}))  # an InitVar
     ):
         return cls

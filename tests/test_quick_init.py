@@ -87,6 +87,18 @@ def test_a_dataclass_it_cannot_speed_up_is_left_as_it_is() -> None:
     with pytest.raises(ValueError):
         Checked(-1)
 
+    @dataclass(frozen=True, slots=True)
+    class Base:
+        x: int
+
+    @dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        y: int = 0
+
+    original_derived = Derived.__init__
+    assert quick_init(Derived).__init__ is original_derived
+    assert Derived(1, 2) == Derived(x=1, y=2)
+
     @dataclass(slots=True)
     class Mutable:
         x: int
