@@ -21,7 +21,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_scorers.conventions import may_hand_off, may_start_run
@@ -39,17 +38,22 @@ logger = logging.getLogger("otel_scorers")
 HANDOFF_WAIT_S = 3.0
 
 
-@dataclass(slots=True)
 class _TraceBuffer:
-    created: float
-    spans: list[ReadableSpan] = field(default_factory=list)
-    open_runs: set[int] = field(default_factory=set)
-    ended_runs: list[int] = field(default_factory=list)
-    started: dict[int, ReadableSpan] = field(default_factory=dict)
-    #: Handoff spans (`may_hand_off`) started since the trace's last run started.
-    handoffs: list[int] = field(default_factory=list)
-    #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
-    waiting_until: float | None = None
+    """A buffered trace. A plain slotted class, not a dataclass with default factories: one is
+    made on the agent's thread for every run, and literals build its containers faster."""
+
+    __slots__ = ("created", "ended_runs", "handoffs", "open_runs", "spans", "started", "waiting_until")
+
+    def __init__(self, created: float) -> None:
+        self.created = created
+        self.spans: list[ReadableSpan] = []
+        self.open_runs: set[int] = set()
+        self.ended_runs: list[int] = []
+        self.started: dict[int, ReadableSpan] = {}
+        #: Handoff spans (`may_hand_off`) started since the trace's last run started.
+        self.handoffs: list[int] = []
+        #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
+        self.waiting_until: float | None = None
 
     def completed(self) -> CompletedTrace:
         return CompletedTrace(self.spans, tuple(self.started.values()), tuple(self.ended_runs))
@@ -130,30 +134,34 @@ class TraceAssembler:
                 context: Any = span._context  # type: ignore[attr-defined]
                 name: str = span._name  # type: ignore[attr-defined]
                 attributes: Any = span._attributes._dict  # type: ignore[attr-defined,union-attr]
-                scope: str | None = span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr]
             except AttributeError:
                 context = span.context
                 name = span.name
                 attributes = span.attributes
-                scope = span.instrumentation_scope.name if span.instrumentation_scope is not None else None
-            buffer = self._traces.get(context.trace_id)
+            # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
+            trace_id: int = context[0]
+            span_id: int = context[1]
+            buffer = self._traces.get(trace_id)
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
-                if not may_start_run(name, attributes, scope):
+                scope = _scope_name(span)
+                if (
+                    not may_start_run(name, attributes, scope)
+                    or not self._could_sample(trace_id)
+                    or scope == OWN_SCOPE
+                ):
                     return
-                if not self._could_sample(context.trace_id) or _is_own(span):
-                    return
-                buffer = self._open(context.trace_id)
+                buffer = self._open(trace_id)
                 if buffer is None:
                     return
-                buffer.open_runs.add(context.span_id)
+                buffer.open_runs.add(span_id)
             elif may_start_run(name, attributes):
-                buffer = self._run_started(buffer, context)
+                buffer = self._run_started(buffer, trace_id, span_id)
                 if buffer is None:
                     return
             elif may_hand_off(name):
-                buffer.handoffs.append(context.span_id)
-            buffer.started[context.span_id] = span
+                buffer.handoffs.append(span_id)
+            buffer.started[span_id] = span
         except Exception:  # never into the agent
             logger.debug("otel_scorers: on_start failed", exc_info=True)
 
@@ -169,13 +177,14 @@ class TraceAssembler:
                 context: Any = span._context  # type: ignore[attr-defined]  # past the property
             except AttributeError:
                 context = span.context
-            buffer = traces.get(context.trace_id)
+            trace_id: int = context[0]
+            buffer = traces.get(trace_id)
             if buffer is None:
                 return False
-            span_id = context.span_id
+            span_id: int = context[1]
             buffer.started.pop(span_id, None)
             is_run = span_id in buffer.open_runs
-            if len(buffer.spans) < self._max_spans or is_run:
+            if is_run or len(buffer.spans) < self._max_spans:
                 buffer.spans.append(span)
             else:
                 self._span_limit_reached()
@@ -191,22 +200,21 @@ class TraceAssembler:
                 if buffer.handoffs and self._handoff_ended(buffer):
                     # The agent handed to starts its run after this one: keep the trace open.
                     buffer.waiting_until = time.monotonic() + self._handoff_wait_s
-                    self._waiting[context.trace_id] = buffer
+                    self._waiting[trace_id] = buffer
                     return True
-                self._traces.pop(context.trace_id, None)
+                self._traces.pop(trace_id, None)
             self._on_completed(buffer.completed())
             return True
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
 
-    def _run_started(self, buffer: _TraceBuffer, context: Any) -> _TraceBuffer | None:
+    def _run_started(self, buffer: _TraceBuffer, trace_id: int, span_id: int) -> _TraceBuffer | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
         lock, because a waiting trace may be completed meanwhile off the agent's thread."""
-        trace_id = context.trace_id
         with self._lock:
             if self._traces.get(trace_id) is buffer:
-                buffer.open_runs.add(context.span_id)
+                buffer.open_runs.add(span_id)
                 buffer.handoffs.clear()  # taken up: this run goes on from the handoff
                 buffer.waiting_until = None
                 self._waiting.pop(trace_id, None)
@@ -214,7 +222,7 @@ class TraceAssembler:
         # Completed just now, its handoff given up: this run is a trace's first again.
         reopened = self._open(trace_id)
         if reopened is not None:
-            reopened.open_runs.add(context.span_id)
+            reopened.open_runs.add(span_id)
         return reopened
 
     @staticmethod
@@ -307,9 +315,9 @@ class TraceAssembler:
             self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
 
 
-def _is_own(span: ReadableSpan) -> bool:
+def _scope_name(span: ReadableSpan) -> str | None:
     try:
-        return bool(span._instrumentation_scope._name == OWN_SCOPE)  # type: ignore[attr-defined,union-attr]
+        return span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr,no-any-return]
     except AttributeError:
         scope = span.instrumentation_scope
-        return scope is not None and scope.name == OWN_SCOPE
+        return scope.name if scope is not None else None
