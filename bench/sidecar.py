@@ -97,20 +97,28 @@ def build_templates() -> list[tuple[bytes, list[int]]]:
     return templates
 
 
-def spans_in(templates: Sequence[tuple[bytes, list[int]]]) -> list[int]:
+def spans_in(templates: Sequence[tuple[bytes, list[int]]]) -> tuple[list[int], float]:
+    """Spans in each template, and spans per trace over all of them."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     counts = []
+    traces = 0
     for body, _ in templates:
         request = ExportTraceServiceRequest.FromString(body)
-        counts.append(sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans))
-    return counts
+        spans = [span for r in request.resource_spans for s in r.scope_spans for span in s.spans]
+        counts.append(len(spans))
+        traces += len({span.trace_id for span in spans})
+    return counts, sum(counts) / traces
 
 
 def load_main(port: int, seconds: float, in_flight: int, results: Any) -> None:
     templates = build_templates()
-    counts = spans_in(templates)
-    results.put(asyncio.run(_load(port, templates, counts, seconds, in_flight)))
+    counts, spans_per_trace = spans_in(templates)
+    cpu_before = time.process_time()
+    outcome = asyncio.run(_load(port, templates, counts, seconds, in_flight))
+    outcome["cpu_s"] = time.process_time() - cpu_before
+    outcome["spans_per_trace"] = spans_per_trace
+    results.put(outcome)
 
 
 async def _load(
@@ -250,6 +258,17 @@ def peak_rss_mb(pid: int) -> float:
     return total
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the process and its live descendants, added up."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(FileNotFoundError):  # exited in between
+                total += cpu_seconds(int(child))
+    return total
+
+
 def start_rotel(workdir: Path, port: int, sink_port: int | None) -> subprocess.Popen[bytes]:
     import rotel
 
@@ -316,6 +335,10 @@ class Result:
     refused: int
     partially_refused: int
     peak_rss_mb: float
+    #: CPU seconds per second of the phase: the server's processes, and the load generator's and sink's.
+    server_cores: float
+    load_and_sink_cores: float
+    spans_per_trace: float
 
 
 def runs_assembled(http_port: int | None) -> float:
@@ -338,6 +361,7 @@ def run_phase(
     server: subprocess.Popen[bytes],
     port: int,
     sink_spans: Synchronized,  # type: ignore[type-arg]
+    sink_pid: int,
     seconds: float,
     in_flight: int,
     delivered: bool,
@@ -351,7 +375,10 @@ def run_phase(
         before = sink_spans.value
         load = context.Process(target=load_main, args=(port, seconds, in_flight, results))
         load.start()
+        server_cpu, sink_cpu = cpu_seconds(server.pid), cpu_seconds(sink_pid)
         outcome = results.get(timeout=seconds + 120)
+        # From the load process's start: the server idles while the load builds its requests.
+        server_cpu, sink_cpu = cpu_seconds(server.pid) - server_cpu, cpu_seconds(sink_pid) - sink_cpu
         load.join(30)
         time.sleep(settle_s)  # let what was acknowledged reach the sink
         sunk = sink_spans.value - before
@@ -373,6 +400,9 @@ def run_phase(
         int(outcome["refused"]),
         int(outcome["partially_refused"]),
         rss,
+        server_cpu / outcome["seconds"],
+        (outcome["cpu_s"] + sink_cpu) / outcome["seconds"],
+        outcome["spans_per_trace"],
     )
 
 
@@ -436,7 +466,15 @@ def main() -> None:
                 server = start(port, http_port)
                 results.append(
                     run_phase(
-                        name, server, port, sink_spans, args.seconds, args.in_flight, delivered, http_port
+                        name,
+                        server,
+                        port,
+                        sink_spans,
+                        sink.pid or 0,
+                        args.seconds,
+                        args.in_flight,
+                        delivered,
+                        http_port,
                     )
                 )
                 print(f"  measured: {name}", file=sys.stderr, flush=True)
@@ -452,16 +490,29 @@ def main() -> None:
     header = (
         f"{'phase':52} {'acked spans/s':>14} {'2nd half':>10} {'delivered/s':>12} {'x rotel discard':>16}"
     )
-    print(f"{header} {'runs scored/s':>14} {'refusals':>9} {'spans refused':>14} {'peak RSS':>9}")
+    print(
+        f"{header} {'runs scored/s':>14} {'refusals':>9} {'spans refused':>14} {'peak RSS':>9}"
+        f" {'server cores':>13} {'server µs/run':>14} {'load+sink cores':>16}"
+    )
     for result in results:
         delivered = f"{result.delivered_per_s:12,.0f}" if result.delivered_per_s is not None else f"{'-':>12}"
         runs = result.runs_per_s
+        per_run = f"{result.server_cores / runs * 1e6:14,.0f}" if runs else f"{'-':>14}"
         print(
             f"{result.name:52} {result.acked_per_s:14,.0f} {result.sustained_per_s:10,.0f} {delivered}"
             f" {result.sustained_per_s / baseline:16.2f}"
             f" {runs:14,.0f} {result.refused:9d} {result.partially_refused:14,d} {result.peak_rss_mb:7.0f}MB"
+            f" {result.server_cores:13.2f} {per_run} {result.load_and_sink_cores:16.2f}"
         )
     print()
+    # What 0.1 times rotel's discard rate leaves per run, for everything on the machine together.
+    cores = os.cpu_count() or 1
+    target_runs = 0.1 * baseline / results[0].spans_per_trace
+    print(
+        f"at 0.1 x rotel discarding ({0.1 * baseline:,.0f} spans/s, {target_runs:,.0f} traces/s of"
+        f" {results[0].spans_per_trace:.1f} spans), {cores} cores allow {cores / target_runs * 1e6:,.0f} µs"
+        " of CPU a trace for the server, the load generator and the sink together"
+    )
     for result in results[2:]:
         if result.name.startswith("sidecar tap"):
             ratio = result.sustained_per_s / baseline
