@@ -6,7 +6,8 @@ them here as one item per run. The SDK stays in charge of everything about sendi
 that drops and logs when full, its fork handling), and the SDK's own OTLP exporters send each
 batch as one traces and one logs request, with their retries, timeouts, compression, headers and
 `OTEL_EXPORTER_OTLP_*` configuration. Only the step that turns SDK objects into protobuf is
-replaced, by a subclass that takes the request already written.
+replaced, by a subclass that takes the request already written (over gRPC, also the stub, which
+would serialise a message, by one that sends the written bytes).
 """
 
 from __future__ import annotations
@@ -59,26 +60,67 @@ class _Sender:
         self.exporter.shutdown()
 
 
+class _WrittenStub:
+    """A gRPC stub whose `Export` sends the request's bytes as they were written. The exporters'
+    own stubs serialise a message: each written request would be parsed only to be serialised
+    again (about 1.5 µs per evaluation span or event)."""
+
+    def __init__(self, channel: Any, method: str, response: Any) -> None:
+        self.Export = channel.unary_unary(
+            method, request_serializer=_as_written, response_deserializer=response.FromString
+        )
+
+
+def _as_written(body: bytes) -> bytes:
+    return body
+
+
 def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
     from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
 
     # The gRPC exporters' `_export` owns the retry loop and asks `_translate_data` for the
-    # message to send: that step alone is replaced (parsing written bytes is C code).
+    # request to send. Their channel (made again to reconnect) gets a stub that sends the
+    # written bytes; should an SDK make its stub elsewhere, the bytes are parsed into the
+    # message its own stub expects (C code).
     class WrittenSpans(OTLPSpanExporter):
-        def _translate_data(self, data: Any) -> ExportTraceServiceRequest:
-            request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(data.body)
-            return request
+        def _initialize_channel_and_stub(self) -> None:
+            self._stub = lambda channel: _WrittenStub(
+                channel,
+                "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                ExportTraceServiceResponse,
+            )
+            super()._initialize_channel_and_stub()  # type: ignore[no-untyped-call]
+
+        def _translate_data(self, data: Any) -> Any:
+            if isinstance(self._client, _WrittenStub):
+                return data.body
+            return ExportTraceServiceRequest.FromString(data.body)
 
         def _count_data(self, data: Any) -> int:
             return int(data.count)
 
     class WrittenLogs(OTLPLogExporter):
-        def _translate_data(self, data: Any) -> ExportLogsServiceRequest:
-            request: ExportLogsServiceRequest = ExportLogsServiceRequest.FromString(data.body)
-            return request
+        def _initialize_channel_and_stub(self) -> None:
+            self._stub = lambda channel: _WrittenStub(
+                channel,
+                "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+                ExportLogsServiceResponse,
+            )
+            super()._initialize_channel_and_stub()  # type: ignore[no-untyped-call]
+
+        def _translate_data(self, data: Any) -> Any:
+            if isinstance(self._client, _WrittenStub):
+                return data.body
+            return ExportLogsServiceRequest.FromString(data.body)
 
         def _count_data(self, data: Any) -> int:
             return int(data.count)

@@ -37,6 +37,8 @@ class OtlpCapture:
         self.logs: list[ExportLogsServiceRequest] = []
         self.metrics: list[ExportMetricsServiceRequest] = []
         self.fail_with: grpc.StatusCode | None = None
+        #: Requests answered with `fail_with`.
+        self.failed = 0
         self.delay_s = 0.0
         self._changed = threading.Condition()
         self._server = grpc.server(ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 0)])
@@ -73,6 +75,8 @@ class OtlpCapture:
             if self.delay_s:
                 time.sleep(self.delay_s)
             if self.fail_with is not None:
+                with self._changed:
+                    self.failed += 1
                 context.abort(self.fail_with, "capture told to fail")
             with self._changed:
                 sink.append(request)

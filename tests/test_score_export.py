@@ -15,6 +15,7 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -159,6 +160,25 @@ def test_written_spans_and_events_over_grpc_equal_the_sdk_encoding_of_sdk_spans_
     ]
     assert span.parent_span_id == RUN.span_id.to_bytes(8, "big")
     assert span.status.code == 2 and span.status.message == "timeout: scorer did not finish within 30s"
+
+
+def test_written_scores_reach_a_collector_unavailable_at_first_as_the_sdk_encodes_them() -> None:
+    """The SDK's gRPC exporter makes its channel again after UNAVAILABLE, then retries."""
+    with OtlpCapture() as capture:
+        capture.fail_with = grpc.StatusCode.UNAVAILABLE
+        recovered = threading.Timer(0.3, lambda: setattr(capture, "fail_with", None))
+        recovered.start()
+        try:
+            written(OtlpScoreExport(capture.endpoint, resource=RESOURCE), RUNS, SCORES)
+        finally:
+            recovered.cancel()
+        got = comparable(
+            merged(capture.traces, ExportTraceServiceRequest), merged(capture.logs, ExportLogsServiceRequest)
+        )
+    assert capture.failed >= 1, "the capture never answered UNAVAILABLE: no reconnection was exercised"
+    expected = comparable(*through_sdk(RUNS, SCORES))
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
 
 
 class _HttpCapture:
