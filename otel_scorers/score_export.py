@@ -91,40 +91,32 @@ def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
     # request to send. Their channel (made again to reconnect) gets a stub that sends the
     # written bytes; should an SDK make its stub elsewhere, the bytes are parsed into the
     # message its own stub expects (C code).
-    class WrittenSpans(OTLPSpanExporter):
-        def _initialize_channel_and_stub(self) -> None:
-            self._stub = lambda channel: _WrittenStub(
-                channel,
-                "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-                ExportTraceServiceResponse,
-            )
-            super()._initialize_channel_and_stub()  # type: ignore[no-untyped-call]
+    def written(exporter: Any, method: str, request: Any, response: Any) -> Any:
+        class Written(exporter):  # type: ignore[misc]
+            def _initialize_channel_and_stub(self) -> None:
+                self._stub = lambda channel: _WrittenStub(channel, method, response)
+                super()._initialize_channel_and_stub()
 
-        def _translate_data(self, data: Any) -> Any:
-            if isinstance(self._client, _WrittenStub):
-                return data.body
-            return ExportTraceServiceRequest.FromString(data.body)
+            def _translate_data(self, data: Any) -> Any:
+                return data.body if isinstance(self._client, _WrittenStub) else request.FromString(data.body)
 
-        def _count_data(self, data: Any) -> int:
-            return int(data.count)
+            def _count_data(self, data: Any) -> int:
+                return int(data.count)
 
-    class WrittenLogs(OTLPLogExporter):
-        def _initialize_channel_and_stub(self) -> None:
-            self._stub = lambda channel: _WrittenStub(
-                channel,
-                "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
-                ExportLogsServiceResponse,
-            )
-            super()._initialize_channel_and_stub()  # type: ignore[no-untyped-call]
+        return Written
 
-        def _translate_data(self, data: Any) -> Any:
-            if isinstance(self._client, _WrittenStub):
-                return data.body
-            return ExportLogsServiceRequest.FromString(data.body)
-
-        def _count_data(self, data: Any) -> int:
-            return int(data.count)
-
+    WrittenSpans = written(
+        OTLPSpanExporter,
+        "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+    WrittenLogs = written(
+        OTLPLogExporter,
+        "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
     spans, logs = WrittenSpans(**options), WrittenLogs(**options)
     return (
         _Sender(spans, lambda request: spans.export(request).name == "SUCCESS"),
