@@ -13,10 +13,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.span_record import SpanEvent, SpanRecord
+from otel_scorers.span_record import KIND_NAMES, STATUS_NAMES, SpanEvent, SpanRecord
 
-_KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
-_STATUS_NAMES = ("unset", "ok", "error")
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
 
@@ -125,10 +123,10 @@ def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanReco
         int.from_bytes(span.span_id, "big"),
         int.from_bytes(parent, "big") if parent else None,
         span.name,
-        _KIND_NAMES[kind] if 0 <= kind < len(_KIND_NAMES) else "unspecified",
+        KIND_NAMES[kind] if 0 <= kind < len(KIND_NAMES) else "unspecified",
         span.start_time_unix_nano,
         span.end_time_unix_nano or None,
-        _STATUS_NAMES[code] if 0 <= code < 3 else "unset",  # type: ignore[arg-type]
+        STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else "unset",  # type: ignore[arg-type]
         status.message or None,
         attributes(span.attributes),
         tuple(SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in events)

@@ -20,8 +20,10 @@ def _empty() -> Mapping[str, Any]:
     return _EMPTY
 
 
-_STATUS_BY_SDK_CODE = {0: "unset", 1: "ok", 2: "error"}
-_KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
+#: Span kinds and status codes by their number, in OTLP (the SDK's `StatusCode` numbers the same;
+#: its `SpanKind` starts at internal, one less).
+KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
+STATUS_NAMES = ("unset", "ok", "error")
 
 #: Instrumentation scope of everything this project emits; such spans are never scored.
 OWN_SCOPE = "otel_scorers"
@@ -132,8 +134,11 @@ def _sdk_span_types() -> tuple[type, ...]:
 def _sdk_codes() -> tuple[dict[Any, str], dict[Any, str], Any, Any]:
     from opentelemetry.trace import SpanKind, StatusCode
 
-    kinds = {kind: _KIND_NAMES[kind.value + 1] for kind in SpanKind}
-    statuses = {code: _STATUS_BY_SDK_CODE.get(code.value, "unset") for code in StatusCode}
+    kinds = {kind: KIND_NAMES[kind.value + 1] for kind in SpanKind}
+    statuses = {
+        code: STATUS_NAMES[code.value] if 0 <= code.value < len(STATUS_NAMES) else "unset"
+        for code in StatusCode
+    }
     return kinds, statuses, SpanKind.INTERNAL, StatusCode.UNSET
 
 
