@@ -245,27 +245,34 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float
     raise RuntimeError(f"nothing listening on {port}")
 
 
-def peak_rss_mb(pid: int) -> float:
-    """VmHWM of the process and its descendants (the sidecar's scoring process, say), added up."""
-    total = 0.0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            total += int(line.split()[1]) / 1024
+def family(pid: int) -> list[int]:
+    """The process and its live descendants (the sidecar's scoring processes, say)."""
+    pids = [pid]
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            with contextlib.suppress(FileNotFoundError):  # exited in between
-                total += peak_rss_mb(int(child))
+        with contextlib.suppress(FileNotFoundError):  # a thread or child exited in between
+            for child in (task / "children").read_text().split():
+                pids.extend(family(int(child)))
+    return pids
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of the process and its descendants, added up."""
+    total = 0.0
+    for member in family(pid):
+        with contextlib.suppress(FileNotFoundError):  # exited in between
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1]) / 1024
     return total
 
 
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time of the process and its live descendants, added up."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            with contextlib.suppress(FileNotFoundError):  # exited in between
-                total += cpu_seconds(int(child))
+    total = 0.0
+    for member in family(pid):
+        with contextlib.suppress(FileNotFoundError):  # exited in between
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
     return total
 
 
