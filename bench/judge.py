@@ -382,13 +382,18 @@ def client_cpu(url: str, calls: int = 100) -> tuple[float, float]:
     Judge.ask (the same call with parsing, validation, usage and cost)."""
     import asyncio
 
-    from otel_scorers.scorers.answer_relevancy import SingleReply, single_prompt
-    from otel_scorers.scorers.judge import import_litellm
+    from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply
+    from otel_scorers.scorers.judge import Question, import_litellm
+    from otel_scorers.scorers.judge.prompt import render
 
     litellm = import_litellm()
     judge = Judge(JudgeConfig(model=MODEL, api_base=url, api_key="bench", cache_size=0))
     question, sentences = PAIRS[7]
-    messages = single_prompt(question, " ".join(s for s, _ in sentences))
+    rule = AnswerRelevancyRule()
+    data = (("question", question), ("answer", " ".join(s for s, _ in sentences)))
+    messages = render(
+        Question("answer_relevancy", rule.instructions, data, RelevancyReply, rule.reply_format), 16_000
+    )
 
     async def raw() -> None:
         for _ in range(calls):
@@ -398,7 +403,7 @@ def client_cpu(url: str, calls: int = 100) -> tuple[float, float]:
 
     async def ours() -> None:
         for _ in range(calls):
-            await judge.ask(messages, SingleReply, judge.tally(MODEL))
+            await judge.ask_messages(messages, RelevancyReply, judge.consultation(MODEL))
 
     results = []
     for work in (raw, ours, raw, ours):

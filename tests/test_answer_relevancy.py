@@ -17,14 +17,9 @@ from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorers
 from otel_scorers.config import parse_config
 from otel_scorers.demo import demo_document, run_demo
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
-from otel_scorers.scorers.answer_relevancy import (
-    AnswerRelevancy,
-    JudgedStatement,
-    preprocess,
-    score_verdicts,
-    single_prompt,
-)
+from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, delimit
+from otel_scorers.scorers.judged.base import JudgedScorer
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry
@@ -76,7 +71,7 @@ def judge_for(url: str, **options: Any) -> Judge:
     return Judge(JudgeConfig(**settings))
 
 
-def relevancy(server: JudgeServer, judge: Judge | None = None, **options: Any) -> AnswerRelevancy:
+def relevancy(server: JudgeServer, judge: Judge | None = None, **options: Any) -> JudgedScorer[Any]:
     return scorers.answer_relevancy(model=MODEL, judge=judge or judge_for(server.url), **options)
 
 
@@ -99,8 +94,6 @@ def evaluate(scorer: Any, run: AgentRun, timeout_s: float = 30.0) -> Score:
         (["yes", "unsure", "no"], 0.5, 1, 0.5),
         (["yes", "unsure", "no"], 0.3, 10, 4.33),
         (["unsure", "unsure"], 0.0, 1, 0.0),
-        ([" YES ", "Unsure", "No"], 0.3, 1, 0.43),  # read case-insensitively after trimming
-        (["yes", "maybe"], 0.3, 1, 0.5),  # anything else counts as no
         (["no", "no"], 0.3, 1, 0.0),
         ([], 0.3, 1, 0.0),
         # Mastra's round2 (the spec's worked examples): Python's round gives 0.57 and 0.22.
@@ -114,23 +107,20 @@ def test_the_score_is_computed_from_the_verdicts(
     assert score_verdicts(verdicts, weight, scale) == expected
 
 
-def test_an_unrecognised_verdict_is_read_as_no() -> None:
-    statement = JudgedStatement("x", " Perhaps ")
-    assert (statement.verdict_read, statement.recognised) == ("no", False)
-
-
 def test_empty_output_scores_zero_without_the_judge() -> None:
-    score = preprocess(run_of(output="  "))
-    assert score is not None and score.value == 0.0 and "empty" in (score.reason or "")
+    score = AnswerRelevancyRule().prepare(run_of(output="  "))
+    assert isinstance(score, Score) and score.value == 0.0 and "empty" in (score.reason or "")
 
 
 def test_output_not_captured_is_skipped() -> None:
-    score = preprocess(run_of(output=None))
-    assert score is not None and score.skipped is not None and score.value is None
+    score = AnswerRelevancyRule().prepare(run_of(output=None))
+    assert isinstance(score, Score) and score.skipped is not None and score.value is None
 
 
-def test_the_prompt_carries_the_texts_as_delimited_data() -> None:
-    system, user = single_prompt(QUESTION, ANSWER)
+def test_the_prompt_carries_the_texts_as_delimited_data(server: JudgeServer) -> None:
+    server.then(Reply(single(VERDICTS)))
+    evaluate(relevancy(server), run_of())
+    system, user = server.requests[-1].body["messages"]
     assert "never an instruction" in system["content"]
     assert user["content"] == f"{delimit('question', QUESTION)}\n{delimit('answer', ANSWER)}"
 
@@ -168,8 +158,8 @@ def test_steps_3_is_three_calls_and_the_same_score_for_the_same_verdicts(server:
     assert score.reason == "Answers the weather, then drifts."
     assert score.usage is not None and score.usage.calls == 3
     judged = server.requests[1].messages[-1]["content"]
-    assert all(delimit("statement", s) in judged for s, _ in VERDICTS)
-    assert f"Score: {EXPECTED:g} of 1" in server.requests[2].messages[-1]["content"]
+    assert all(delimit(f"statement_{n}", s) in judged for n, (s, _) in enumerate(VERDICTS, 1))
+    assert delimit("score", f"{EXPECTED:g} of 1") in server.requests[2].messages[-1]["content"]
 
 
 def test_uncertainty_weight_scale_and_threshold_apply(server: JudgeServer) -> None:
@@ -202,11 +192,21 @@ def test_a_cache_hit_makes_no_call(server: JudgeServer) -> None:
     assert server.calls == 2
 
 
-def test_an_unrecognised_verdict_is_recorded(server: JudgeServer) -> None:
-    server.then(Reply(single([("It is sunny.", "yes"), ("Turtles.", "irrelevant-ish")])))
+def test_verdicts_are_read_whatever_their_case_and_spaces(server: JudgeServer) -> None:
+    server.then(Reply(single([("a", " YES "), ("b", "Unsure"), ("c", "No")])))
+    assert evaluate(relevancy(server), run_of()).value == 0.43
+
+
+@pytest.mark.parametrize("verdict", ["irrelevant-ish", "yes|unsure|no", ""])
+def test_a_verdict_outside_yes_unsure_no_is_an_invalid_reply_not_a_no(
+    server: JudgeServer, verdict: str
+) -> None:
+    """A small model that copies the prompt's example verdict must not score 0.0 as if judged."""
+    server.then(Reply(single([("It is sunny.", "yes"), ("Turtles.", verdict)])))
+    server.then(Reply(single([("It is sunny.", "yes"), ("Turtles.", verdict)])))
     score = evaluate(relevancy(server), run_of())
-    assert score.value == 0.5
-    assert score.details["unrecognised_verdicts"] == ["irrelevant-ish"]
+    assert score.value is None and score.error is not None
+    assert score.error.type == "judge_invalid_response"
 
 
 def test_the_judged_output_cannot_instruct_the_judge(server: JudgeServer) -> None:
@@ -263,9 +263,15 @@ def test_connection_refused_is_an_error_result() -> None:
     assert score.error is not None and score.error.type == "judge_unavailable"
 
 
+#: A budget with room for one call as expected (a short prompt and 256 output tokens, about
+#: $0.0002 at gpt-4o-mini's price), spent by that call's long reply (2,000 words, $0.0012).
+ONE_CALL_BUDGET = 5e-4
+LONG_REPLY = single(VERDICTS, "word " * 2000)
+
+
 def test_the_budget_skips_judge_scores_once_spent(server: JudgeServer) -> None:
-    server.responder = lambda _body: single(VERDICTS)
-    scorer = relevancy(server, judge=judge_for(server.url, cost_budget_usd_per_hour=1e-9))
+    server.responder = lambda _body: LONG_REPLY
+    scorer = relevancy(server, judge=judge_for(server.url, cost_budget_usd_per_hour=ONE_CALL_BUDGET))
     assert evaluate(scorer, run_of()).value == EXPECTED
     skipped = evaluate(scorer, run_of(output="It is sunny."))
     assert skipped.skipped is not None and skipped.skipped.startswith("budget:")
@@ -323,8 +329,10 @@ def test_a_failing_judge_is_an_error_span_never_an_exception(
 
 
 def test_budget_skips_are_counted_on_a_metric(server: JudgeServer, telemetry: Telemetry) -> None:
-    server.responder = lambda _body: single(VERDICTS)
-    scorer = relevancy(server, judge=judge_for(server.url, cost_budget_usd_per_hour=1e-9, cache_size=0))
+    server.responder = lambda _body: LONG_REPLY
+    scorer = relevancy(
+        server, judge=judge_for(server.url, cost_budget_usd_per_hour=ONE_CALL_BUDGET, cache_size=0)
+    )
     processor = ScoringSpanProcessor([scorer], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     agent = ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent"))
@@ -461,7 +469,7 @@ def test_a_scorer_can_have_its_own_judge_in_yaml(server: JudgeServer) -> None:
         }
     )
     shared, own = (binding.scorer for binding in config.bindings())
-    assert isinstance(shared, AnswerRelevancy) and isinstance(own, AnswerRelevancy)
+    assert isinstance(shared, JudgedScorer) and isinstance(own, JudgedScorer)
     assert (shared.model, shared.judge.config.api_base) == (MODEL, server.url)
     assert (own.model, own.judge.config.concurrency) == ("openai/gpt-4o", 1)
     assert own.judge is not shared.judge

@@ -28,15 +28,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, JudgeUsage, Score
+from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import (
-    DATA_NOTICE,
     Judge,
     JudgeConfig,
     JudgeError,
     JudgeReply,
+    Question,
     as_judge,
-    delimit,
     require_litellm,
 )
 
@@ -48,14 +47,12 @@ def default_data(run: AgentRun) -> Mapping[str, str | None]:
     return {"question": run.input, "answer": run.output}
 
 
-def judge_messages(
-    prompt: str, data: Mapping[str, str | None], system: str | None = None
-) -> list[dict[str, str]]:
+def judge_question(
+    name: str, prompt: str, shape: Any, data: Mapping[str, str | None], system: str | None = None
+) -> Question:
     """The prompt, then each data item as delimited, escaped data the judge is told not to obey."""
-    blocks = [delimit(tag, text or "") for tag, text in data.items()]
-    instructions = f"{system}\n{DATA_NOTICE}" if system else DATA_NOTICE
-    user = "\n".join([prompt, *blocks]) if blocks else prompt
-    return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
+    blocks = tuple((tag, text or "") for tag, text in data.items())
+    return Question(name, system or "", blocks, shape, request=prompt)
 
 
 async def ask_judge(
@@ -73,19 +70,9 @@ async def ask_judge(
     when the judge fails or the hourly budget is spent; never anything else from the judge."""
     the_judge = as_judge(judge)
     the_model = the_judge.resolve_model(model)
-    messages = judge_messages(prompt, data or {}, system)
-    key = (the_model, prompt_version, repr(shape), tuple(tuple(m.items()) for m in messages))
-    tally = the_judge.tally(the_model)
-
-    async def ask() -> T:
-        the_judge.check_budget()
-        reply: T = await the_judge.ask(messages, shape, tally)
-        return reply
-
-    value, cached = await the_judge.once(key, ask)
-    if cached:
-        return JudgeReply(value, JudgeUsage(the_model, 0, 0, 0, 0.0), cached=True)
-    return JudgeReply(value, tally.usage(), transcript=tuple(tally.transcript or ()))
+    question = judge_question(getattr(shape, "__name__", "reply"), prompt, shape, data or {}, system)
+    key = (the_model, prompt_version, repr(shape), question.instructions, question.request, question.data)
+    return await the_judge.ask_one(key, question, model=the_model)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,21 @@
 """The judge layer: LLM calls through litellm for judge scorers, with everything a bill needs.
 
 One concern per module: `config` (JudgeConfig), `errors` (JudgeError and its cause, secrets
-redacted), `data` (the judged text as delimited data), `repair` (reading JSON out of a reply),
-`retry` (what to retry, backoff), `budget` (the hourly cost cap), `cache`, `usage` (what calls
-return and cost), `provider` (litellm, imported lazily) and `calls` (the `Judge` itself).
+redacted), `data` (the judged text as delimited data), `prompt` (a `Question` as messages,
+within the prompt bound), `repair` (reading JSON out of a reply), `retry` (what to retry,
+backoff), `budget` (the hourly caps), `breaker` (failing fast when the judge refuses
+connections), `batch` (one call for a run's questions), `cache`, `usage` (what calls return and
+cost), `provider` (litellm, imported lazily) and `calls` (the `Judge` and its one call path,
+`consult`).
 """
 
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.calls import Judge, as_judge, default_judge
-from otel_scorers.scorers.judge.config import ENV_API_BASE, ENV_API_KEY, ENV_MODEL, JudgeConfig
+from otel_scorers.scorers.judge.config import ENV_API_BASE, ENV_API_KEY, ENV_MODEL, JudgeConfig, Prices
 from otel_scorers.scorers.judge.data import DATA_NOTICE, delimit
 from otel_scorers.scorers.judge.errors import BUDGET_SKIP_PREFIX, JudgeError, describe_cause, redact
+from otel_scorers.scorers.judge.prompt import Data, Question
 from otel_scorers.scorers.judge.provider import (
     import_litellm,
     litellm_installed,
@@ -20,7 +24,7 @@ from otel_scorers.scorers.judge.provider import (
 )
 from otel_scorers.scorers.judge.repair import JudgeParseError, json_objects, parse_reply
 from otel_scorers.scorers.judge.retry import backoff_s
-from otel_scorers.scorers.judge.usage import Completion, JudgeReply, Message, Tally, judge_cost
+from otel_scorers.scorers.judge.usage import Completion, Consultation, JudgeReply, Message, judge_cost
 
 __all__ = [
     "BUDGET_SKIP_PREFIX",
@@ -30,14 +34,17 @@ __all__ = [
     "ENV_MODEL",
     "BoundedCache",
     "Completion",
+    "Consultation",
     "CostBudget",
+    "Data",
     "Judge",
     "JudgeConfig",
     "JudgeError",
     "JudgeParseError",
     "JudgeReply",
     "Message",
-    "Tally",
+    "Prices",
+    "Question",
     "as_judge",
     "backoff_s",
     "default_judge",

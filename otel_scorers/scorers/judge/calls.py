@@ -1,12 +1,15 @@
-"""The `Judge`: sends prompts to the judge model through litellm, within one score's deadline.
+"""The `Judge`: asks the judge model through litellm, within one deadline, and owns everything a
+judge call needs around it.
 
-One `Judge` is shared by the judge bindings of a pipeline: it owns the concurrency limit (a
-semaphore across all of them), the hourly cost budget, and a bounded cache. `ask()` sends a
-prompt, reads one JSON object of the expected shape out of the reply, and asks once more with
-the parse error when that fails. `complete()` retries timeouts, 429 (honouring Retry-After) and
-5xx with exponential backoff and jitter, within the score's deadline. A failure is a
-`JudgeError` with a stable `type` (it becomes the score's `error.type`) and the underlying
-exception as its `cause`, never anything else.
+One `Judge` is shared by the judge bindings of a pipeline. `consult()` is the one way a scorer's
+judge work runs: the budget check, single flight and the cache, the deadline, usage, and a
+failure as a `JudgeError` that carries its usage and transcript (`to_score` makes the error
+result). `ask_one()` is `consult()` for one question, batched with the run's other questions when
+the config says so. Below them, `ask()` renders a question within the prompt bound, reads one
+JSON object of the expected shape out of the reply, and asks once more with the parse error
+when that fails; `complete()` makes one call, retried on timeouts, 429 (honouring Retry-After)
+and 5xx with backoff and jitter within the deadline, after reserving its expected cost and
+checking the connection breaker.
 """
 
 from __future__ import annotations
@@ -20,20 +23,31 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from otel_scorers.fork_safety import renew_in_child, renew_module_state_in_child
+from otel_scorers.model import JudgeUsage
 from otel_scorers.scorers.judge import provider
+from otel_scorers.scorers.judge.batch import Batches
+from otel_scorers.scorers.judge.breaker import THRESHOLD, Breaker
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError, describe_cause
+from otel_scorers.scorers.judge.prompt import Question, render
+from otel_scorers.scorers.judge.prompt import repair as repair_messages
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
 from otel_scorers.scorers.judge.retry import backoff_s, classify
-from otel_scorers.scorers.judge.usage import Completion, Message, Tally, completion_of, judge_cost
+from otel_scorers.scorers.judge.usage import (
+    Completion,
+    Consultation,
+    JudgeReply,
+    Message,
+    completion_of,
+    judge_cost,
+)
 from otel_scorers.throttled_log import throttled
 
 T = TypeVar("T")
-_MAX_REPLY_IN_REPAIR = 4000
-#: Output tokens a model's first call is expected to cost, before it has replied once.
-_EXPECTED_OUTPUT_TOKENS = 400
+#: Output tokens a question's first call is expected to cost, before one like it has replied.
+_EXPECTED_OUTPUT_TOKENS = 256
 
 
 class Judge:
@@ -45,12 +59,18 @@ class Judge:
         self.cache = BoundedCache(self.config.cache_size)
         budget = self.config.cost_budget_usd_per_hour
         self.budget = CostBudget(budget) if budget is not None else None
+        calls = self.config.max_calls_per_hour
+        self.call_budget = CostBudget(float(calls)) if calls is not None else None
+        self.breaker = Breaker()
+        self.batches = Batches(self)
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
-        self._output_tokens: dict[str, int] = {}  # per model, its last reply's: the next call's estimate
+        # per (model, question name): output tokens of its replies so far (sum, count), whose
+        # mean is what the next call reserves for its reply
+        self._output_tokens: dict[tuple[str, str], tuple[int, int]] = {}
         self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
         self._inflight: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[Hashable, asyncio.Future[Any]]
@@ -65,8 +85,11 @@ class Judge:
         self._semaphores = weakref.WeakKeyDictionary()
         self._inflight = weakref.WeakKeyDictionary()
         self.cache.after_fork()
-        if self.budget is not None:
-            self.budget.after_fork()
+        self.breaker.after_fork()
+        self.batches.renew_after_fork()
+        for budget in (self.budget, self.call_budget):
+            if budget is not None:
+                budget.after_fork()
 
     def resolve_model(self, model: str | None) -> str:
         """The model a scorer uses: its own, else the judge config's, else the environment's."""
@@ -77,15 +100,114 @@ class Judge:
             )
         return resolved
 
-    def tally(self, model: str) -> Tally:
-        """Start one score's judge work: its deadline is `timeout_s` from now."""
-        deadline = time.monotonic() + self.config.timeout_s
-        return Tally(model, deadline, transcript=[] if self.config.record_prompts else None)
+    def consultation(self, model: str, deadline: float | None = None) -> Consultation:
+        """Start one score's judge work: its deadline is `timeout_s` from now unless given."""
+        if deadline is None:
+            deadline = time.monotonic() + self.config.timeout_s
+        return Consultation(model, deadline, transcript=[] if self.config.record_prompts else None)
+
+    # ---- the one call path ----------------------------------------------------------------
+
+    async def consult(
+        self,
+        key: Hashable,
+        work: Callable[[Consultation], Awaitable[T]],
+        *,
+        model: str,
+        deadline: float | None = None,
+    ) -> JudgeReply[T]:
+        """`work`'s answer for `key`: from the cache, from an identical question already being
+        asked (both with zero usage), or computed now within the deadline after the budget
+        check. A failure is a `JudgeError` carrying the usage and transcript so far."""
+        consultation = self.consultation(model, deadline)
+
+        async def compute() -> T:
+            self.check_budget()
+            return await work(consultation)
+
+        try:
+            value, cached = await self.once(key, compute)
+        except JudgeError as exc:
+            exc.usage = exc.usage or consultation.usage()
+            exc.transcript = consultation.transcript
+            raise
+        if cached:
+            return JudgeReply(value, JudgeUsage(model, 0, 0, 0, 0.0), cached=True)
+        return JudgeReply(value, consultation.usage(), transcript=tuple(consultation.transcript or ()))
+
+    async def ask_one(
+        self, key: Hashable, question: Question, *, model: str, group: Hashable | None = None
+    ) -> JudgeReply[Any]:
+        """`consult()` for one question; with `batch` on, it shares a call with the other
+        questions of its `group` (a run) that arrive together."""
+        if group is not None and self.config.batch:
+            return await self.batches.ask(key, question, model=model, group=group)
+        return await self.consult(key, lambda consultation: self.ask(question, consultation), model=model)
+
+    # ---- asking and parsing ---------------------------------------------------------------
+
+    async def ask(self, question: Question, consultation: Consultation, *, repair: bool = True) -> Any:
+        """The question's reply, parsed as its shape."""
+        messages = render(question, self.config.max_prompt_tokens)
+        return await self.ask_messages(
+            messages, question.shape, consultation, name=question.name, repair=repair
+        )
+
+    async def ask_messages(
+        self,
+        messages: Sequence[Message],
+        shape: Any,
+        consultation: Consultation,
+        *,
+        name: str = "reply",
+        schema: Any = None,
+        repair: bool = True,
+    ) -> Any:
+        """The reply to `messages` parsed as `shape` (`schema`, when given, is the type whose JSON
+        schema the request carries). With `repair`, one more round with the parse error; then
+        `judge_invalid_response`."""
+        completion = await self.complete(messages, consultation, name=name, schema=schema or shape)
+        try:
+            return parse_reply(completion.text, shape)
+        except JudgeParseError as exc:
+            if not repair:
+                raise self._invalid(exc, completion, consultation) from None
+            problem = str(exc)
+        completion = await self.complete(
+            repair_messages(messages, completion.text, problem),
+            consultation,
+            name=name,
+            schema=schema or shape,
+        )
+        try:
+            return parse_reply(completion.text, shape)
+        except JudgeParseError as exc:
+            raise self._invalid(exc, completion, consultation) from None
+
+    def _invalid(
+        self, exc: JudgeParseError, completion: Completion, consultation: Consultation
+    ) -> JudgeError:
+        model = consultation.model
+        throttled.warning(
+            f"judge_invalid_response:{model}", "otel_scorers: judge %s gave an unusable reply: %s", model, exc
+        )
+        excerpt = " ".join(completion.text[:60].split())
+        return JudgeError(
+            "judge_invalid_response",
+            f"{exc}; the reply began {excerpt!r}",
+            consultation.usage(),
+            cause=f"JudgeParseError: {exc}",
+        )
+
+    # ---- one call -------------------------------------------------------------------------
 
     def check_budget(self) -> None:
-        """`JudgeError("budget")` when the hourly budget is spent: checked before any call."""
+        """`JudgeError("budget")` when the hourly budget (cost or calls) is spent: checked before
+        any call."""
         if self.budget is not None and self.budget.exhausted():
             self._budget_spent()
+        if self.call_budget is not None and self.call_budget.exhausted():
+            self._calls_spent()
 
     def _budget_spent(self) -> None:
         assert self.budget is not None
@@ -97,6 +219,19 @@ class Judge:
         raise JudgeError(
             "budget",
             f"the judge's hourly cost budget (${self.budget.usd_per_hour:g}) is spent; "
+            "judge scorers resume as it refills",
+        )
+
+    def _calls_spent(self) -> None:
+        assert self.call_budget is not None
+        throttled.warning(
+            "judge_calls",
+            "otel_scorers: the judge's max_calls_per_hour (%d) is reached; skipping judge scores",
+            int(self.call_budget.usd_per_hour),
+        )
+        raise JudgeError(
+            "budget",
+            f"the judge's max_calls_per_hour ({int(self.call_budget.usd_per_hour)}) is reached; "
             "judge scorers resume as it refills",
         )
 
@@ -141,50 +276,24 @@ class Judge:
         future.set_result(value)
         return value, False
 
-    async def ask(self, messages: Sequence[Message], shape: Any, tally: Tally) -> Any:
-        """The reply parsed as `shape`. One repair round with the parse error, then
-        `judge_invalid_response`."""
-        model = tally.model
-        completion = await self.complete(messages, tally)
-        try:
-            return parse_reply(completion.text, shape)
-        except JudgeParseError as exc:
-            repair = [
-                *messages,
-                {"role": "assistant", "content": completion.text[:_MAX_REPLY_IN_REPAIR]},
-                {
-                    "role": "user",
-                    "content": f"That reply could not be used: {exc}. "
-                    "Reply again with only the JSON object, in the shape asked for.",
-                },
-            ]
-        completion = await self.complete(repair, tally)
-        try:
-            return parse_reply(completion.text, shape)
-        except JudgeParseError as exc:
-            throttled.warning(
-                f"judge_invalid_response:{model}",
-                "otel_scorers: judge %s gave an unusable reply: %s",
-                model,
-                exc,
-            )
-            raise JudgeError(
-                "judge_invalid_response",
-                f"{exc}; the reply began {completion.text[:200]!r}",
-                tally.usage(),
-                cause=f"JudgeParseError: {exc}",
-            ) from None
-
-    async def complete(self, messages: Sequence[Message], tally: Tally) -> Completion:
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        consultation: Consultation,
+        *,
+        name: str = "reply",
+        schema: Any = None,
+    ) -> Completion:
         """One judge call, retried on timeouts, 429 and 5xx while the deadline allows. Each
-        attempt reserves its expected cost from the hourly budget before it is sent."""
-        model = tally.model
+        attempt reserves its expected cost from the hourly budget before it is sent; while the
+        breaker is open (the judge refused connections again and again) it fails at once."""
+        model = consultation.model
         if not provider.litellm_loaded():  # the first import takes seconds; not the judge's slowness
             started = time.monotonic()
             await provider.load_litellm()
-            tally.deadline += time.monotonic() - started
+            consultation.deadline += time.monotonic() - started
         litellm = await provider.load_litellm()
-        deadline = tally.deadline
+        deadline = consultation.deadline
         attempt = 0
         while True:
             pause = self._resume_at - time.monotonic()
@@ -193,7 +302,7 @@ class Judge:
                     raise JudgeError(
                         "rate_limited",
                         f"judge {model} asked to wait {pause:.1f}s (Retry-After), past this score's deadline",
-                        tally.usage(),
+                        consultation.usage(),
                     )
                 await asyncio.sleep(pause)
             failure: Exception | None = None
@@ -201,13 +310,15 @@ class Judge:
                 # waiting for a slot counts against the deadline; the call gets what is left
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise JudgeError("timeout", self._no_reply(attempt), tally.usage())
+                    raise JudgeError("timeout", self._no_reply(attempt), consultation.usage())
+                self._check_breaker(model, consultation)
                 if self.config.attempt_timeout_s is not None:
                     remaining = min(remaining, self.config.attempt_timeout_s)
-                reserved = self._reserve(litellm, model, messages, tally)
+                reserved = self._reserve(litellm, model, name, messages, consultation)
                 try:
                     response = await asyncio.wait_for(
-                        litellm.acompletion(**self._request(litellm, model, messages)), remaining
+                        litellm.acompletion(**self._request(litellm, model, messages, schema, name)),
+                        remaining,
                     )
                 except BaseException as exc:
                     if self.budget is not None:
@@ -215,6 +326,7 @@ class Judge:
                     if not isinstance(exc, Exception):
                         raise  # cancelled: the reservation is given back all the same
                     failure = exc
+                    self.breaker.failed(exc)
             if failure is not None:
                 kind, retryable, retry_after = classify(failure)
                 if kind == "rate_limited" and retry_after is not None:
@@ -222,41 +334,88 @@ class Judge:
                     self._resume_at = max(self._resume_at, time.monotonic() + retry_after)
                 wait = retry_after if retry_after is not None else backoff_s(attempt)
                 if not retryable or attempt >= self.config.max_retries or time.monotonic() + wait >= deadline:
-                    raise self._failed(failure, kind, model, attempt, tally)
+                    raise self._failed(failure, kind, model, attempt, consultation)
                 attempt += 1
                 await asyncio.sleep(wait)  # outside the slot: a backing-off call does not hold one
                 continue
-            completion = completion_of(litellm, model, response)
-            tally.add(messages, completion)
-            self._output_tokens[model] = completion.output_tokens
+            self.breaker.succeeded()
+            completion = completion_of(litellm, model, response, self.config.prices)
+            consultation.add(messages, completion)
+            self._learn_output(model, name, completion.output_tokens)
             if self.budget is not None:
                 self.budget.settle(reserved, completion.cost_usd)
             return completion
 
-    def _reserve(self, litellm: Any, model: str, messages: Sequence[Message], tally: Tally) -> float:
+    def _check_breaker(self, model: str, consultation: Consultation) -> None:
+        wait = self.breaker.wait()
+        if wait <= 0:
+            return
+        throttled.warning(
+            f"judge_breaker:{model}",
+            "otel_scorers: judge %s refused %d connections in a row; judge calls fail at once "
+            "until one gets through (%d shed so far)",
+            model,
+            THRESHOLD,
+            self.breaker.shed,
+        )
+        raise JudgeError(
+            "judge_unavailable",
+            f"judge {model} refused {THRESHOLD} connections in a row; calls fail at once until a "
+            f"probe in {wait:.1f}s gets through",
+            consultation.usage(),
+            cause="circuit breaker open",
+        )
+
+    def _reserve(
+        self, litellm: Any, model: str, name: str, messages: Sequence[Message], consultation: Consultation
+    ) -> float:
         """Reserve this call's expected cost (its prompt's tokens, and as many output tokens as
-        this model's last reply had) before it is sent; `JudgeError("budget")` when the hourly
-        cap leaves nothing for it."""
+        replies to this question have had on average) and one call, before it is sent;
+        `JudgeError("budget")` when the hourly caps leave nothing for it, or when the call alone
+        would cost more than the whole budget."""
+        if self.call_budget is not None and not self.call_budget.reserve(1.0):
+            self._raise_with_usage(self._calls_spent, consultation)
         if self.budget is None:
             return 0.0
-        expected = self._expected_cost(litellm, model, messages)
+        expected = self._expected_cost(litellm, model, name, messages)
+        if expected > self.budget.usd_per_hour:
+            raise JudgeError(
+                "budget",
+                f"this call's expected cost (${expected:.4g}) is more than the whole hourly budget "
+                f"(${self.budget.usd_per_hour:g}); raise cost_budget_usd_per_hour or lower max_prompt_tokens",
+                consultation.usage(),
+            )
         if not self.budget.reserve(expected):
-            try:
-                self._budget_spent()
-            except JudgeError as exc:
-                exc.usage = tally.usage()
-                raise
+            self._raise_with_usage(self._budget_spent, consultation)
         return expected
 
-    def _expected_cost(self, litellm: Any, model: str, messages: Sequence[Message]) -> float:
+    @staticmethod
+    def _raise_with_usage(spent: Callable[[], None], consultation: Consultation) -> None:
+        try:
+            spent()
+        except JudgeError as exc:
+            exc.usage = consultation.usage()
+            raise
+
+    def _expected_cost(self, litellm: Any, model: str, name: str, messages: Sequence[Message]) -> float:
         try:
             prompt_tokens = int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))
         except Exception:
             prompt_tokens = sum(len(str(message.get("content", ""))) for message in messages) // 3
-        output_tokens = self._output_tokens.get(model, _EXPECTED_OUTPUT_TOKENS)
-        return judge_cost(litellm, model, prompt_tokens, output_tokens) or 0.0
+        total, count = self._output_tokens.get((model, name), (0, 0))
+        output_tokens = round(total / count) if count else _EXPECTED_OUTPUT_TOKENS
+        return judge_cost(litellm, model, prompt_tokens, output_tokens, self.config.prices) or 0.0
 
-    def _failed(self, failure: Exception, kind: str, model: str, attempt: int, tally: Tally) -> JudgeError:
+    def _learn_output(self, model: str, name: str, output_tokens: int) -> None:
+        with self._lock:
+            total, count = self._output_tokens.get((model, name), (0, 0))
+            if count >= 64:  # a running mean that follows a model whose replies change
+                total, count = total * 63 // 64, 63
+            self._output_tokens[(model, name)] = (total + output_tokens, count + 1)
+
+    def _failed(
+        self, failure: Exception, kind: str, model: str, attempt: int, consultation: Consultation
+    ) -> JudgeError:
         """The error for a call that will not be retried, logged (throttled) with its cause."""
         cause = describe_cause(failure, self._secrets())
         throttled.warning(
@@ -267,7 +426,7 @@ class Judge:
             message = f"{self._no_reply(attempt)} ({cause})"
         else:
             message = f"judge {model}{after}: {cause}"
-        return JudgeError(kind, message, tally.usage(), cause=cause)
+        return JudgeError(kind, message, consultation.usage(), cause=cause)
 
     def _secrets(self) -> tuple[str | None, ...]:
         return (self.config.api_key, os.environ.get("OTEL_SCORERS_JUDGE_API_KEY"))
@@ -279,7 +438,9 @@ class Judge:
             f"or more scores than concurrency={self.config.concurrency} can serve"
         )
 
-    def _request(self, litellm: Any, model: str, messages: Sequence[Message]) -> dict[str, Any]:
+    def _request(
+        self, litellm: Any, model: str, messages: Sequence[Message], schema: Any, name: str
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": model,
             "messages": [dict(message) for message in messages],

@@ -11,6 +11,18 @@ ENV_API_BASE = "OTEL_SCORERS_JUDGE_API_BASE"
 ENV_API_KEY = "OTEL_SCORERS_JUDGE_API_KEY"
 
 
+class Prices(BaseModel):
+    """What the judge model costs, in USD per million tokens: for models litellm cannot price
+    (a self-hosted one), or to override its table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    input_usd_per_million: float = Field(ge=0)
+    output_usd_per_million: float = Field(ge=0)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_usd_per_million + output_tokens * self.output_usd_per_million) / 1e6
+
+
 class JudgeConfig(BaseModel):
     """How judge scorers reach their model: the YAML `judge:` section, or `JudgeConfig(...)`.
 
@@ -19,8 +31,12 @@ class JudgeConfig(BaseModel):
     stalled call is retried while the deadline allows (default: a call may use all that is
     left). `api_key` unset: litellm reads the provider's environment variable
     (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...). `cost_budget_usd_per_hour` is a cap: each call
-    reserves its expected cost before it is sent. `batch`: the judge scorers bound to one run
-    share one call.
+    reserves its expected cost before it is sent, and a call whose expected cost is more than
+    the whole budget is refused. `prices` (USD per million input/output tokens) price a model
+    litellm cannot, or override its table; `max_calls_per_hour` caps calls whatever they cost.
+    `max_prompt_tokens` bounds each request's prompt (the judged texts are cut to fit, fairly
+    between question, answer and context, each cut marked; counted at 3 characters a token).
+    `batch`: the judge scorers bound to one run share one call.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -33,6 +49,9 @@ class JudgeConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(8, ge=1)
     cost_budget_usd_per_hour: float | None = Field(None, gt=0)
+    prices: Prices | None = None
+    max_calls_per_hour: int | None = Field(None, ge=1)
+    max_prompt_tokens: int = Field(16_000, ge=1_000)
     cache_size: int = Field(1024, ge=0)
     record_prompts: bool = False
     batch: bool = False

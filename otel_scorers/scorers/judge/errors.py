@@ -70,11 +70,16 @@ class JudgeError(Exception):
         self.message = message
         self.usage = usage
         self.cause = cause
+        self.transcript: list[dict[str, Any]] | None = None  # with record_prompts: the calls made
 
     def to_score(self, scorer: str, details: Mapping[str, Any] | None = None) -> Score:
+        """The error result (a skipped score for `budget`), with the calls it made."""
         if self.type == "budget":
             return Score(scorer, skipped=f"{BUDGET_SKIP_PREFIX} {self.message}", usage=self.usage)
-        all_details = dict(details or {})
+        all_details: dict[str, Any] = {"judge_calls": self.usage.calls if self.usage is not None else 0}
+        all_details.update(details or {})
         if self.cause is not None:
             all_details["cause"] = self.cause
+        if self.transcript:
+            all_details["prompts"] = self.transcript
         return Score(scorer, error=ScoreError(self.type, self.message), usage=self.usage, details=all_details)

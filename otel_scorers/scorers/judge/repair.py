@@ -67,3 +67,13 @@ def parse_reply(text: str, shape: Any) -> Any:
         for error in first_error.errors()[:3]
     )
     raise JudgeParseError(f"the JSON object does not have the expected shape ({problems})")
+
+
+def conforms(value: Any, shape: Any) -> Any | None:
+    """`value` validated as `shape`, or None when it is not of that shape."""
+    if value is None:
+        return None
+    try:
+        return _adapter(shape).validate_python(value)
+    except ValidationError:
+        return None

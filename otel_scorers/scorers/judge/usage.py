@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from otel_scorers.model import JudgeUsage
+from otel_scorers.scorers.judge.config import Prices
 from otel_scorers.throttled_log import throttled
 
 T = TypeVar("T")
@@ -24,9 +25,9 @@ class Completion:
 
 
 @dataclass
-class Tally:
-    """One score's judge work: its model and deadline, and what its calls add up to
-    (`transcript` only with record_prompts)."""
+class Consultation:
+    """One score's judge work (or one batch's): its model and deadline, and what its calls add
+    up to (`transcript` only with record_prompts)."""
 
     model: str
     deadline: float
@@ -51,16 +52,21 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class JudgeReply(Generic[T]):
-    """A parsed, validated judge reply, and the usage of the calls that produced it."""
+    """A parsed, validated judge reply, and the usage of the calls that produced it: zero when
+    it came from the cache or from an identical question asked at the same time (`cached`).
+    `batched_with` names the other questions its call answered; `fallback` says a batch could
+    not answer it and it was asked alone."""
 
     value: T
     usage: JudgeUsage
     cached: bool = False
     transcript: tuple[Mapping[str, Any], ...] = ()
+    batched_with: tuple[str, ...] = ()
+    fallback: bool = False
 
 
-def completion_of(litellm: Any, model: str, response: Any) -> Completion:
-    """A litellm response's text, tokens and cost."""
+def completion_of(litellm: Any, model: str, response: Any, prices: Prices | None = None) -> Completion:
+    """A litellm response's text, tokens and cost (the configured `prices` first)."""
     usage = getattr(response, "usage", None)
     input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -68,15 +74,22 @@ def completion_of(litellm: Any, model: str, response: Any) -> Completion:
         text = response.choices[0].message.content or ""
     except (AttributeError, IndexError, TypeError):
         text = ""
-    # litellm prices each response already; recompute only when it did not
-    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    cost: Any = None
+    if prices is None:
+        # litellm prices each response already; recompute only when it did not
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     if not isinstance(cost, (int, float)):
-        cost = judge_cost(litellm, model, input_tokens, output_tokens)
+        cost = judge_cost(litellm, model, input_tokens, output_tokens, prices)
     return Completion(text, input_tokens, output_tokens, float(cost) if cost is not None else None)
 
 
-def judge_cost(litellm: Any, model: str, input_tokens: int, output_tokens: int) -> float | None:
-    """USD from litellm's cost table; None for a model it does not price (a local one, say)."""
+def judge_cost(
+    litellm: Any, model: str, input_tokens: int, output_tokens: int, prices: Prices | None = None
+) -> float | None:
+    """USD at the configured `prices`, else from litellm's cost table; None for a model neither
+    prices (a local one, say)."""
+    if prices is not None:
+        return prices.cost(input_tokens, output_tokens)
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
@@ -84,6 +97,8 @@ def judge_cost(litellm: Any, model: str, input_tokens: int, output_tokens: int) 
         return float(prompt_cost) + float(completion_cost)
     except Exception:
         throttled.warning(
-            f"judge_cost:{model}", "otel_scorers: no price for judge model %s; its cost is not counted", model
+            f"judge_cost:{model}",
+            "otel_scorers: no price for judge model %s; its cost is not counted (give judge.prices)",
+            model,
         )
         return None

@@ -1,6 +1,7 @@
 """What every judged scorer shares: a `Rule` says what the judge is asked and how the score
-follows from its verdicts; `JudgedScorer` runs it (edge cases, one call or Mastra's steps, the
-cache, the reason, usage and details, batching) and turns it into a `Score`.
+follows from its verdicts; `JudgedScorer` runs it through the judge's one call path
+(`Judge.ask_one` for one call, batched when configured; `Judge.consult` for Mastra's steps) and
+turns the reply into a `Score`.
 
 A rule is Mastra's scorer shape in small testable parts: `prepare` (what the run must carry,
 and the data the judge sees, or a `Score` when no judge is needed), the one-call prompt and its
@@ -12,19 +13,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, ContextItem, JudgeUsage, Score
-from otel_scorers.scorers.judge import DATA_NOTICE, Judge, JudgeError, Tally, delimit
+from otel_scorers.model import AgentRun, ContextItem, Score
+from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
 from otel_scorers.scorers.rounding import round2
 
 R = TypeVar("R", bound=BaseModel)
 R_co = TypeVar("R_co", bound=BaseModel, covariant=True)
-#: The judged text, as (tag, text) blocks: each goes to the judge delimited and escaped.
-Data = tuple[tuple[str, str], ...]
 #: The context kinds that ground an answer's facts (system instructions are not evidence).
 GROUNDING = frozenset({"document", "tool_result", "given"})
 NO_CONTEXT = "the run has no context (tool results, retrieved documents) to judge the answer against"
@@ -92,12 +91,6 @@ class Rule(Protocol[R]):
         ...
 
 
-def messages(instructions: str, reply_format: str, data: Data) -> list[dict[str, str]]:
-    system = f"{instructions}\n{DATA_NOTICE}\nReply with only this JSON object: {reply_format}"
-    user = "\n".join(delimit(tag, text) for tag, text in data) or "(no data)"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
 _REASON = (
     "You explain an evaluation score in one or two sentences: what in the verdicts decided it. "
     'Reply with only this JSON object: {"reason":"..."}'
@@ -161,16 +154,17 @@ def question_answer_context(kind: str, run: AgentRun) -> Task | Score:
 
 @dataclass(frozen=True, slots=True)
 class Analysis(Generic[R]):
-    """What the judge said about one task; cached as is."""
+    """What the judge said about one task in Mastra's steps: the verdicts, and the reason its
+    last call gave; cached as is."""
 
     reply: R
-    calls: int
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class JudgedScorer(Generic[R]):
-    """A rule bound to a judge, with the options every judged scorer takes."""
+    """A rule bound to a judge, with the options every judged scorer takes. `labels` are the
+    words for reaching the threshold and not."""
 
     rule: Rule[R]
     judge: Judge
@@ -181,6 +175,7 @@ class JudgedScorer(Generic[R]):
     name: str = ""
     needs: frozenset[str] = frozenset()
     binary: bool = False
+    labels: tuple[str, str] = ("pass", "fail")
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -188,41 +183,42 @@ class JudgedScorer(Generic[R]):
         if not self.needs:
             object.__setattr__(self, "needs", self.rule.needs)
 
-    @property
-    def batched(self) -> bool:
-        return self.steps == 1 and self.judge.config.batch
-
     def cache_key(self, task: Task) -> tuple[Any, ...]:
-        return (self.model, self.rule.version, f"steps{self.steps}", self.rule.instructions, task.data)
+        # Mastra's reason call quotes the score, so its scale is part of what was asked
+        steps = f"steps{self.steps}" if self.steps == 1 else f"steps{self.steps}/scale{self.scale:g}"
+        return (self.model, self.rule.version, steps, self.rule.instructions, task.data)
+
+    def question(self, task: Task) -> Question:
+        rule = self.rule
+        return Question(self.name, rule.instructions, task.data, rule.shape, rule.reply_format)
 
     async def score(self, run: AgentRun) -> Score:
         prepared = self.rule.prepare(run)
         if isinstance(prepared, Score):
-            return prepared if prepared.scorer == self.name else _renamed(prepared, self.name)
+            return prepared if prepared.scorer == self.name else replace(prepared, scorer=self.name)
         task = prepared
-        if self.batched:
-            from otel_scorers.scorers.judged.batch import batched_analysis
-
-            return await batched_analysis(self, run, task)
-        tally = self.judge.tally(self.model)
-
-        async def analyze() -> Analysis[R]:
-            self.judge.check_budget()
-            return await self.analyze(task, tally)
-
+        key = self.cache_key(task)
         try:
-            analysis, cached = await self.judge.once(self.cache_key(task), analyze)
+            if self.steps == 1:
+                one = await self.judge.ask_one(
+                    key, self.question(task), model=self.model, group=(run.trace_id, run.span_id)
+                )
+                return self.result(one, one.value, self.rule.reason(one.value), task)
+            steps = await self.judge.consult(
+                key, lambda consultation: self.analyze(task, consultation), model=self.model
+            )
         except JudgeError as exc:
-            return exc.to_score(self.name, self._call_details(tally))
-        usage = JudgeUsage(self.model, 0, 0, 0, 0.0) if cached else tally.usage()
-        return self.result(analysis, task, usage, cached, None if cached else tally.transcript)
+            return exc.to_score(self.name, {"steps": self.steps})
+        return self.result(steps, steps.value.reply, steps.value.reason, task)
 
-    async def analyze(self, task: Task, tally: Tally) -> Analysis[R]:
-        ask = self.asker(tally)
-        if self.steps == 1:
-            reply = await ask(self.rule.instructions, self.rule.reply_format, task.data, self.rule.shape)
-            return Analysis(reply, tally.calls, self.rule.reason(reply))
+    async def analyze(self, task: Task, consultation: Consultation) -> Analysis[R]:
+        """Mastra's calls: the rule's steps, then a call for the reason (none when the steps
+        settled it, as when the judge found nothing to judge)."""
+        ask = self.asker(consultation)
         reply = await self.rule.steps(ask, task)
+        settled = self.rule.reason(reply)
+        if settled:
+            return Analysis(reply, settled)
         value, _ = self.rule.value(reply, task)
         verdicts = json.dumps(reply.model_dump(exclude={"reason"}), ensure_ascii=False)[:6000]
         explained = await ask(
@@ -231,57 +227,35 @@ class JudgedScorer(Generic[R]):
             (("score", f"{round2(value * self.scale):g} of {self.scale:g}"), ("verdicts", verdicts)),
             ReasonReply,
         )
-        return Analysis(reply, tally.calls, explained.reason.strip())
+        return Analysis(reply, explained.reason.strip())
 
-    def asker(self, tally: Tally) -> Ask[Any]:
+    def asker(self, consultation: Consultation) -> Ask[Any]:
         async def ask(instructions: str, reply_format: str, data: Data, shape: type[Any]) -> Any:
-            return await self.judge.ask(messages(instructions, reply_format, data), shape, tally)
+            question = Question(self.name, instructions, data, shape, reply_format)
+            return await self.judge.ask(question, consultation)
 
         return ask
 
-    def result(
-        self,
-        analysis: Analysis[R],
-        task: Task,
-        usage: JudgeUsage,
-        cached: bool,
-        transcript: list[dict[str, Any]] | None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> Score:
+    def result(self, judged: JudgeReply[Any], reply: R, reason: str, task: Task) -> Score:
+        usage = judged.usage
         try:
-            raw, details = self.rule.value(analysis.reply, task)
+            raw, details = self.rule.value(reply, task)
         except JudgeError as exc:
             exc.usage = exc.usage or usage
-            return exc.to_score(self.name, {"judge_calls": usage.calls})
+            return exc.to_score(self.name, {"steps": self.steps})
         value = round2(max(0.0, raw) * self.scale)
-        details = {
-            **details,
-            "judge_calls": usage.calls,
-            "steps": self.steps,
-            "cached": cached,
-            **(extra or {}),
-        }
-        if transcript:
-            details["prompts"] = transcript
+        details = {**details, "judge_calls": usage.calls, "steps": self.steps, "cached": judged.cached}
+        if judged.batched_with:
+            details["batched_with"] = list(judged.batched_with)
+        if judged.fallback:
+            details["batch_fallback"] = True
+        if judged.transcript:
+            details["prompts"] = list(judged.transcript)
         label = None
         if self.threshold is not None:
             passed = value <= self.threshold if self.rule.higher_is_worse else value >= self.threshold
-            label = "pass" if passed else "fail"
-        return Score(
-            self.name, value=value, label=label, reason=analysis.reason or None, details=details, usage=usage
-        )
-
-    def _call_details(self, tally: Tally) -> dict[str, Any]:
-        details: dict[str, Any] = {"judge_calls": tally.calls, "steps": self.steps}
-        if tally.transcript is not None:
-            details["prompts"] = tally.transcript
-        return details
-
-
-def _renamed(score: Score, name: str) -> Score:
-    from dataclasses import replace
-
-    return replace(score, scorer=name)
+            label = self.labels[0] if passed else self.labels[1]
+        return Score(self.name, value=value, label=label, reason=reason or None, details=details, usage=usage)
 
 
 # ---- what rules read from a run -------------------------------------------------------------

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judge import JudgeError
-from otel_scorers.scorers.judged.base import Ask, Data, Task, read_verdict
+from otel_scorers.scorers.judge import Data, JudgeError
+from otel_scorers.scorers.judged.base import Ask, Task, read_verdict
 
 
 class Unit(BaseModel):
