@@ -20,10 +20,16 @@ _CONNECTION_ERRORS = frozenset(
 
 def connection_failed(exc: BaseException) -> bool:
     """The judge could not be reached at all (refused, unresolvable, reset before a reply), as
-    opposed to a reply with an error status or a slow reply."""
-    if getattr(exc, "status_code", None) not in (None, 0):
-        return False
-    return type(exc).__name__ in _CONNECTION_ERRORS or isinstance(exc, ConnectionError)
+    opposed to a reply with an error status or a slow reply. litellm wraps a refused connection
+    in errors that carry a status of their own (500), so the whole chain is read."""
+    seen: BaseException | None = exc
+    for _ in range(16):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionError) or type(seen).__name__ in _CONNECTION_ERRORS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class Breaker:

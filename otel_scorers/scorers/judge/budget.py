@@ -1,4 +1,4 @@
-"""The judge's hourly cost budget."""
+"""The judge's hourly caps: dollars, and calls."""
 
 from __future__ import annotations
 
@@ -12,12 +12,18 @@ class CostBudget:
     budget/3600 per second. It is a cap: each call `reserve`s its expected cost before it is
     sent, and is admitted only while something is left after the calls already reserved, then
     `settle`s with what it really cost. However many calls race for the last cent, the
-    overshoot is at most one call's worth. When it is empty, judges skip."""
+    overshoot is at most one call's worth. When it is empty, judges skip.
+
+    The same bucket counts calls (`whole=True`: a call is admitted only while a whole one is
+    left). `pending` is what calls in flight have reserved: while a refused call would fit once
+    they settle (they reserved more than they will cost), it is worth waiting for them rather
+    than refusing with most of the budget unspent."""
 
     def __init__(self, usd_per_hour: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.usd_per_hour = usd_per_hour
         self._clock = clock
         self._available = usd_per_hour
+        self._pending = 0.0
         self._updated = clock()
         self._lock = threading.Lock()
 
@@ -34,24 +40,42 @@ class CostBudget:
             self._refill()
             return self._available
 
-    def exhausted(self) -> bool:
-        return self.available <= 0
+    @property
+    def pending(self) -> float:
+        with self._lock:
+            return self._pending
 
-    def reserve(self, usd: float) -> bool:
+    def exhausted(self, whole: bool = False) -> bool:
+        """Spent: nothing left, not even once the calls in flight settle."""
+        with self._lock:
+            self._refill()
+            left = self._available + self._pending
+            return left < 1.0 if whole else left <= 0
+
+    def reserve(self, usd: float, whole: bool = False) -> bool:
         """Set `usd` aside for a call about to be sent; False (nothing set aside) when the
         budget is spent, counting what calls in flight have reserved."""
         with self._lock:
             self._refill()
-            if self._available <= 0:
+            if (self._available < usd) if whole else (self._available <= 0):
                 return False
             self._available -= usd
+            self._pending += usd
             return True
+
+    def could_fit_later(self) -> bool:
+        """Whether a call could be admitted once the calls in flight give back what they
+        reserved beyond their cost."""
+        with self._lock:
+            self._refill()
+            return self._pending > 0 and self._available + self._pending > 0
 
     def settle(self, reserved: float, actual: float | None) -> None:
         """A reserved call finished: give back its reservation, take what it really cost
         (None: nothing, as for a call that failed before the provider billed it)."""
         with self._lock:
             self._refill()
+            self._pending = max(0.0, self._pending - reserved)
             self._available += reserved - (actual or 0.0)
 
     def spend(self, usd: float) -> None:

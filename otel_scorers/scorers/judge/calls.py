@@ -48,6 +48,8 @@ from otel_scorers.throttled_log import throttled
 T = TypeVar("T")
 #: Output tokens a question's first call is expected to cost, before one like it has replied.
 _EXPECTED_OUTPUT_TOKENS = 256
+#: How often a call refused by the budget looks again while calls in flight may give some back.
+_RESERVE_POLL_S = 0.01
 
 
 class Judge:
@@ -206,7 +208,7 @@ class Judge:
         any call."""
         if self.budget is not None and self.budget.exhausted():
             self._budget_spent()
-        if self.call_budget is not None and self.call_budget.exhausted():
+        if self.call_budget is not None and self.call_budget.exhausted(whole=True):
             self._calls_spent()
 
     def _budget_spent(self) -> None:
@@ -314,15 +316,14 @@ class Judge:
                 self._check_breaker(model, consultation)
                 if self.config.attempt_timeout_s is not None:
                     remaining = min(remaining, self.config.attempt_timeout_s)
-                reserved = self._reserve(litellm, model, name, messages, consultation)
+                reserved = await self._reserve(litellm, model, name, messages, consultation)
                 try:
                     response = await asyncio.wait_for(
                         litellm.acompletion(**self._request(litellm, model, messages, schema, name)),
                         remaining,
                     )
                 except BaseException as exc:
-                    if self.budget is not None:
-                        self.budget.settle(reserved, None)
+                    self._settle(reserved, None)
                     if not isinstance(exc, Exception):
                         raise  # cancelled: the reservation is given back all the same
                     failure = exc
@@ -342,8 +343,7 @@ class Judge:
             completion = completion_of(litellm, model, response, self.config.prices)
             consultation.add(messages, completion)
             self._learn_output(model, name, completion.output_tokens)
-            if self.budget is not None:
-                self.budget.settle(reserved, completion.cost_usd)
+            self._settle(reserved, completion.cost_usd)
             return completion
 
     def _check_breaker(self, model: str, consultation: Consultation) -> None:
@@ -366,28 +366,39 @@ class Judge:
             cause="circuit breaker open",
         )
 
-    def _reserve(
+    async def _reserve(
         self, litellm: Any, model: str, name: str, messages: Sequence[Message], consultation: Consultation
     ) -> float:
         """Reserve this call's expected cost (its prompt's tokens, and as many output tokens as
         replies to this question have had on average) and one call, before it is sent;
         `JudgeError("budget")` when the hourly caps leave nothing for it, or when the call alone
-        would cost more than the whole budget."""
-        if self.call_budget is not None and not self.call_budget.reserve(1.0):
+        would cost more than the whole budget. While calls in flight hold reservations that may
+        prove larger than their cost, it waits for them (within the deadline) instead."""
+        if self.budget is not None:
+            expected = self._expected_cost(litellm, model, name, messages)
+            if expected > self.budget.usd_per_hour:
+                raise JudgeError(
+                    "budget",
+                    f"this call's expected cost (${expected:.4g}) is more than the whole hourly budget "
+                    f"(${self.budget.usd_per_hour:g}); raise cost_budget_usd_per_hour or lower max_prompt_tokens",
+                    consultation.usage(),
+                )
+            while not self.budget.reserve(expected):
+                if not self.budget.could_fit_later() or time.monotonic() >= consultation.deadline:
+                    self._raise_with_usage(self._budget_spent, consultation)
+                await asyncio.sleep(_RESERVE_POLL_S)
+        else:
+            expected = 0.0
+        if self.call_budget is not None and not self.call_budget.reserve(1.0, whole=True):
+            self._settle(expected, None)
             self._raise_with_usage(self._calls_spent, consultation)
-        if self.budget is None:
-            return 0.0
-        expected = self._expected_cost(litellm, model, name, messages)
-        if expected > self.budget.usd_per_hour:
-            raise JudgeError(
-                "budget",
-                f"this call's expected cost (${expected:.4g}) is more than the whole hourly budget "
-                f"(${self.budget.usd_per_hour:g}); raise cost_budget_usd_per_hour or lower max_prompt_tokens",
-                consultation.usage(),
-            )
-        if not self.budget.reserve(expected):
-            self._raise_with_usage(self._budget_spent, consultation)
         return expected
+
+    def _settle(self, reserved: float, cost: float | None) -> None:
+        if self.budget is not None:
+            self.budget.settle(reserved, cost)
+        if self.call_budget is not None:
+            self.call_budget.settle(1.0, 1.0)  # a call sent is spent, whatever came of it
 
     @staticmethod
     def _raise_with_usage(spent: Callable[[], None], consultation: Consultation) -> None:

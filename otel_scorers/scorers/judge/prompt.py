@@ -66,8 +66,8 @@ def system_text(question: Question) -> str:
 def render(question: Question, max_prompt_tokens: int) -> list[dict[str, str]]:
     """The question as a system and a user message, its data cut to fit the bound."""
     system = system_text(question)
-    room = _room(max_prompt_tokens, len(system) + len(question.request))
-    blocks = "\n".join(delimit(tag, text) for tag, text in fit(question.data, room))
+    fixed = len(system) + len(question.request) + 1
+    blocks = _delimited(question.data, max_prompt_tokens, fixed)
     user = "\n".join(part for part in (question.request, blocks) if part) or "(no data)"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -85,8 +85,9 @@ def render_batch(questions: Sequence[Question], max_prompt_tokens: int) -> list[
             shared.setdefault(tag, text)
     keys = ", ".join(f'"{q.name}": {{...}}' for q in questions)
     system = f"{_BATCH_SYSTEM}\n{DATA_NOTICE}\nReply with only this JSON object: {{{keys}}}"
-    room = _room(max_prompt_tokens, len(system) + sum(len(task) + 2 for task in tasks))
-    data = "\n".join(delimit(tag, text) for tag, text in fit(tuple(shared.items()), room))
+    data = _delimited(
+        tuple(shared.items()), max_prompt_tokens, len(system) + sum(len(task) + 2 for task in tasks)
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join([*tasks, data])}]
 
 
@@ -108,11 +109,17 @@ def prompt_chars(messages: Sequence[Message]) -> int:
     return sum(len(str(message.get("content", ""))) for message in messages)
 
 
-def _room(max_prompt_tokens: int, fixed_chars: int) -> int:
-    """Characters left for the data blocks: the bound less the fixed text and a repair round,
-    and less each block's tags and escaping (a tenth, with a floor)."""
-    room = max_prompt_tokens * CHARS_PER_TOKEN - fixed_chars - REPAIR_ALLOWANCE
-    return max(MIN_BLOCK_CHARS, int(room * 0.9))
+def _delimited(data: Data, max_prompt_tokens: int, fixed_chars: int) -> str:
+    """The blocks, delimited, in what the bound leaves after the fixed text and a repair round.
+    Tags and escaping add to the texts: when they push the blocks over, fit again in less."""
+    room = max(MIN_BLOCK_CHARS, max_prompt_tokens * CHARS_PER_TOKEN - fixed_chars - REPAIR_ALLOWANCE)
+    target = room
+    for _ in range(4):
+        blocks = "\n".join(delimit(tag, text) for tag, text in fit(data, target))
+        if len(blocks) <= room or target <= MIN_BLOCK_CHARS:
+            return blocks
+        target = max(MIN_BLOCK_CHARS, int(target * room / len(blocks) * 0.95))
+    return blocks
 
 
 def fit(data: Data, room: int) -> Data:
