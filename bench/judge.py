@@ -43,13 +43,9 @@ from otel_scorers import AgentRun, Score, bind, scorers
 from otel_scorers.emitter import Emitter
 from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.scorers.answer_relevancy import (
-    EXTRACT_SYSTEM,
-    JUDGE_SYSTEM,
-    REASON_SYSTEM,
-    score_verdicts,
-)
-from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply, score_verdicts
+from otel_scorers.scorers.judge import Judge, JudgeConfig, Question
+from otel_scorers.scorers.judge.prompt import render
 from tests.judge_server import JudgeServer, judge_server
 
 MODEL = "openai/gpt-4o-mini"
@@ -159,7 +155,16 @@ REASONS = {
 
 
 def _tagged(tag: str, text: str) -> list[str]:
-    return [json.loads(raw) for raw in re.findall(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL)]
+    return [json.loads(raw) for _, raw in re.findall(rf"<({tag})>(.*?)</\1>", text, re.DOTALL)]
+
+
+def single_prompt(question: str, answer: str) -> list[dict[str, str]]:
+    """answer_relevancy's one-call request for this pair, as the scorer sends it."""
+    rule = AnswerRelevancyRule()
+    data = (("question", question), ("answer", answer))
+    return render(
+        Question("answer_relevancy", rule.instructions, data, RelevancyReply, rule.reply_format), 16_000
+    )
 
 
 def _sentences(answer: str) -> list[str]:
@@ -170,12 +175,12 @@ def judge_reply(body: dict[str, Any]) -> str:
     """What a careful judge answers to each of answer_relevancy's prompts."""
     system = body["messages"][0]["content"]
     user = body["messages"][-1]["content"]
-    if system == EXTRACT_SYSTEM:
+    if system.startswith("You split an AI agent's answer into statements"):
         return json.dumps({"statements": _sentences(_tagged("answer", user)[0])})
-    if system == JUDGE_SYSTEM:
-        verdicts = [VERDICT_OF.get(s, "no") for s in _tagged("statement", user)]
+    if "Judge each numbered statement" in system:
+        verdicts = [VERDICT_OF.get(s, "no") for s in _tagged(r"statement_\d+", user)]
         return json.dumps({"verdicts": [{"verdict": v, "reason": REASONS[v]} for v in verdicts]})
-    if system == REASON_SYSTEM:
+    if system.startswith("You explain an evaluation score"):
         return json.dumps(
             {
                 "reason": "The answer addresses the question in most statements, but some sentences add "
@@ -350,7 +355,6 @@ def litellm_alone(url: str, latency_s: float, concurrency: int, count: int) -> f
     with no engine, parsing or telemetry. Returns achieved / ideal."""
     import asyncio
 
-    from otel_scorers.scorers.answer_relevancy import single_prompt
     from otel_scorers.scorers.judge import import_litellm
 
     litellm = import_litellm()
@@ -382,9 +386,7 @@ def client_cpu(url: str, calls: int = 100) -> tuple[float, float]:
     Judge.ask (the same call with parsing, validation, usage and cost)."""
     import asyncio
 
-    from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply
-    from otel_scorers.scorers.judge import Question, import_litellm
-    from otel_scorers.scorers.judge.prompt import render
+    from otel_scorers.scorers.judge import import_litellm
 
     litellm = import_litellm()
     judge = Judge(JudgeConfig(model=MODEL, api_base=url, api_key="bench", cache_size=0))

@@ -37,13 +37,18 @@ const make = {
       availableTools: (c.availableTools || []).map(([id, description]) => ({ id, description })),
     }),
   trajectory_accuracy_llm: () => prebuilt.createTrajectoryAccuracyScorerLLM({ model }),
-  rubric: () => prebuilt.createRubricScorer({ model, rubric: c.criteria }),
+  rubric: () =>
+    prebuilt.createRubricScorer({
+      model,
+      criteria: c.criteria.map((x) => ({ description: x.criterion, required: x.required ?? true })),
+    }),
   multi_turn: () => prebuilt.createMultiTurnJudgeScorer({ model, criterion: c.criterion }),
 };
 
 const scorer = make[name]();
 const run = { input, output, groundTruth: c.reference };
-if (name === "multi_turn") run.output = c.turns.map((t) => ({ role: "assistant", content: t }));
+if (name === "multi_turn")
+  run.output = c.turns.map((t, i) => ({ id: `m${i}`, role: "assistant", content: t, createdAt: new Date(0) }));
 if (name === "trajectory_accuracy_llm")
   run.output = {
     steps: (c.toolCalls || []).map((t) => ({ stepType: "tool_call", name: t.name, toolArgs: t.args || {} })),

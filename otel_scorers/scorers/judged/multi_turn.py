@@ -61,14 +61,13 @@ class MultiTurn:
     needs = frozenset({"output"})
     higher_is_worse = False
     instructions = (
-        "You judge a conversation between a user and an AI agent, its numbered turns oldest first, "
-        "against a criterion: satisfied = the agent's turns, taken together, meet it."
+        "Do the agent's turns of this conversation (oldest first), taken together, satisfy the criterion?"
     )
     reply_format = '{"satisfied":true,"reason":"..."}'
 
     @property
     def version(self) -> str:
-        return "multi_turn/1"
+        return "multi_turn/2"
 
     def prepare(self, run: AgentRun) -> Task | Score:
         early = need_output(run, self.kind)

@@ -51,16 +51,12 @@ class Rubric:
     mastra_steps = 1
     needs = frozenset({"output"})
     higher_is_worse = False
-    instructions = (
-        "You check an AI agent's answer against each numbered criterion of a rubric: satisfied = the answer "
-        "meets it, judging by the request and the answer only. One verdict per criterion, `criterion` being "
-        "its number."
-    )
-    reply_format = '{"criteria":[{"criterion":1,"satisfied":true,"reason":"..."}],"reason":"..."}'
+    instructions = "Does the answer to the request satisfy each numbered criterion?"
+    reply_format = '{"criteria":[{"criterion":1,"satisfied":true}],"reason":"..."}'
 
     @property
     def version(self) -> str:
-        return "rubric/1"
+        return "rubric/2"
 
     def prepare(self, run: AgentRun) -> Task | Score:
         if not self.criteria:
