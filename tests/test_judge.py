@@ -236,10 +236,38 @@ def test_connection_refused_is_unavailable() -> None:
 
 
 def test_a_rejected_request_is_not_retried(server: JudgeServer) -> None:
-    server.then(Status(401, message="bad key"), Reply('{"verdict": "yes"}'))
+    server.then(Status(400, message="bad request"), Reply('{"verdict": "yes"}'))
     error, _ = ask(make_judge(server.url))
     assert isinstance(error, JudgeError) and error.type == "judge_error"
     assert server.calls == 1
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_credentials_are_judge_auth_and_never_retried(server: JudgeServer, status: int) -> None:
+    server.then(Status(status, message="bad key"), Reply('{"verdict": "yes"}'))
+    error, _ = ask(make_judge(server.url))
+    assert isinstance(error, JudgeError) and error.type == "judge_auth"
+    assert server.calls == 1
+
+
+def test_a_hosted_judge_without_its_key_is_judge_auth_at_once_with_no_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judge = Judge(JudgeConfig(model=MODEL, max_retries=3, timeout_s=20.0))
+    started = time.monotonic()
+    with pytest.raises(JudgeError) as raised:
+        asyncio.run(ask_judge("JSON?", Verdict, data={"answer": "x"}, judge=judge))
+    assert raised.value.type == "judge_auth" and "OPENAI_API_KEY" in raised.value.message
+    assert time.monotonic() - started < 1.0  # before: 16 s of retries, then judge_unavailable
+
+
+def test_a_server_of_ones_own_needs_no_key(server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.then(Reply('{"verdict": "yes"}'))
+    judge = Judge(JudgeConfig(model=MODEL, api_base=server.url))
+    reply = asyncio.run(ask_judge("JSON?", Verdict, data={"answer": "x"}, judge=judge))
+    assert reply.value.verdict == "yes" and server.calls == 1
 
 
 def test_connection_refused_names_the_exception_in_the_error_and_the_log(
@@ -260,7 +288,7 @@ def test_a_judge_error_carries_its_cause_with_keys_and_tokens_redacted(
     server: JudgeServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     leaked = "Incorrect API key provided: sk-proj-Zx81LmQ0aa77. Header was Bearer eyJhbGciOiJIUzI1NiJ9.e30"
-    server.then(Status(401, message=leaked))
+    server.then(Status(400, message=leaked))
     configured_key = "my-own-secret-key-4242"
     failing = llm_scorer(
         "relevant",
@@ -268,16 +296,16 @@ def test_a_judge_error_carries_its_cause_with_keys_and_tokens_redacted(
         Verdict,
         score=lambda r: 1.0,
         judge=Judge(
-            JudgeConfig(model="openai/cause-401", api_base=server.url, api_key=configured_key, max_retries=0)
+            JudgeConfig(model="openai/cause-400", api_base=server.url, api_key=configured_key, max_retries=0)
         ),
     )
     with caplog.at_level("WARNING", logger="otel_scorers"):
         score = asyncio.run(bind(failing).evaluate(RUN))  # type: ignore[arg-type]
     assert score.error is not None and score.error.type == "judge_error"
     cause = score.details["cause"]
-    assert cause.startswith("AuthenticationError: ") and "Incorrect API key provided" in cause
+    assert cause.startswith("BadRequestError: ") and "Incorrect API key provided" in cause
     logged = "\n".join(record.getMessage() for record in caplog.records)
-    assert "AuthenticationError: " in logged and "Incorrect API key provided" in logged
+    assert "BadRequestError: " in logged and "Incorrect API key provided" in logged
     for text in (cause, score.error.message, logged):
         assert (
             "Zx81LmQ0aa77" not in text and "eyJhbGciOiJIUzI1NiJ9" not in text and configured_key not in text

@@ -70,6 +70,7 @@ class Judge:
         )
         self._lock = threading.Lock()
         self._json_mode: dict[str, bool] = {}
+        self._missing_keys: dict[str, tuple[str, ...]] = {}  # per model: the credentials it lacks
         # per (model, question name): output tokens of its replies so far (sum, count), whose
         # mean is what the next call reserves for its reply
         self._output_tokens: dict[tuple[str, str], tuple[int, int]] = {}
@@ -295,6 +296,7 @@ class Judge:
             await provider.load_litellm()
             consultation.deadline += time.monotonic() - started
         litellm = await provider.load_litellm()
+        api_key = self._api_key(litellm, model, consultation)
         deadline = consultation.deadline
         attempt = 0
         while True:
@@ -319,7 +321,7 @@ class Judge:
                 reserved = await self._reserve(litellm, model, name, messages, consultation)
                 try:
                     response = await asyncio.wait_for(
-                        litellm.acompletion(**self._request(litellm, model, messages, schema, name)),
+                        litellm.acompletion(**self._request(litellm, model, messages, schema, name, api_key)),
                         remaining,
                     )
                 except BaseException as exc:
@@ -449,8 +451,42 @@ class Judge:
             f"or more scores than concurrency={self.config.concurrency} can serve"
         )
 
+    def _api_key(self, litellm: Any, model: str, consultation: Consultation) -> str | None:
+        """The key to send: the configured one; none when the provider's variable is set (litellm
+        reads it); a placeholder for a server at `api_base` that needs none (the OpenAI client
+        refuses to send without one). A hosted provider whose key is missing is `judge_auth` at
+        once, with no call and no retry."""
+        if self.config.api_key:
+            return self.config.api_key
+        missing = self._missing_keys.get(model)
+        if missing is None:
+            try:
+                found = litellm.validate_environment(model=model, api_base=self.config.api_base)
+                named = found.get("missing_keys") or ()
+            except Exception:
+                named = ()
+            # only credentials: litellm also lists a provider's base URL, which has a default
+            missing = tuple(str(key) for key in named if "BASE" not in str(key))
+            self._missing_keys[model] = missing
+        if not missing:
+            return None
+        if self.config.api_base:
+            return "no-key"
+        raise JudgeError(
+            "judge_auth",
+            f"judge {model} needs {' or '.join(missing)} in the environment, or judge.api_key in the "
+            "config; no call was made",
+            consultation.usage(),
+        )
+
     def _request(
-        self, litellm: Any, model: str, messages: Sequence[Message], schema: Any, name: str
+        self,
+        litellm: Any,
+        model: str,
+        messages: Sequence[Message],
+        schema: Any,
+        name: str,
+        api_key: str | None,
     ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": model,
@@ -466,8 +502,8 @@ class Judge:
         }
         if self.config.api_base:
             request["api_base"] = self.config.api_base
-        if self.config.api_key:
-            request["api_key"] = self.config.api_key
+        if api_key:
+            request["api_key"] = api_key
         if self._supports_json(litellm, model):
             request["response_format"] = {"type": "json_object"}
         return request

@@ -14,6 +14,8 @@ def classify(exc: BaseException) -> tuple[str, bool, float | None]:
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timeout", True, None
     status = getattr(exc, "status_code", None)
+    if status in (401, 403) or type(exc).__name__ in ("AuthenticationError", "PermissionDeniedError"):
+        return "judge_auth", False, None  # the same key would be refused again
     if status == 408 or type(exc).__name__ in ("Timeout", "APITimeoutError"):
         return "timeout", True, None
     if status == 429:
