@@ -24,7 +24,7 @@ from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
-from otel_scorers.scorers.judge.errors import JudgeError, describe_cause
+from otel_scorers.scorers.judge.errors import JudgeError, describe_cause, invalid_reply
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
 from otel_scorers.scorers.judge.retry import backoff_s, classify
 from otel_scorers.scorers.judge.usage import Completion, Message, Tally, completion_of, judge_cost
@@ -162,18 +162,14 @@ class Judge:
         try:
             return parse_reply(completion.text, shape)
         except JudgeParseError as exc:
+            error = invalid_reply(exc, completion.text, messages, tally.usage())
             throttled.warning(
                 f"judge_invalid_response:{model}",
                 "otel_scorers: judge %s gave an unusable reply: %s",
                 model,
-                exc,
+                error.message,
             )
-            raise JudgeError(
-                "judge_invalid_response",
-                f"{exc}; the reply began {completion.text[:200]!r}",
-                tally.usage(),
-                cause=f"JudgeParseError: {exc}",
-            ) from None
+            raise error from None
 
     async def complete(self, messages: Sequence[Message], tally: Tally) -> Completion:
         """One judge call, retried on timeouts, 429 and 5xx while the deadline allows. Each
@@ -222,7 +218,7 @@ class Judge:
                     self._resume_at = max(self._resume_at, time.monotonic() + retry_after)
                 wait = retry_after if retry_after is not None else backoff_s(attempt)
                 if not retryable or attempt >= self.config.max_retries or time.monotonic() + wait >= deadline:
-                    raise self._failed(failure, kind, model, attempt, tally)
+                    raise self._failed(failure, kind, model, attempt, tally, messages)
                 attempt += 1
                 await asyncio.sleep(wait)  # outside the slot: a backing-off call does not hold one
                 continue
@@ -256,9 +252,18 @@ class Judge:
         output_tokens = self._output_tokens.get(model, _EXPECTED_OUTPUT_TOKENS)
         return judge_cost(litellm, model, prompt_tokens, output_tokens) or 0.0
 
-    def _failed(self, failure: Exception, kind: str, model: str, attempt: int, tally: Tally) -> JudgeError:
-        """The error for a call that will not be retried, logged (throttled) with its cause."""
-        cause = describe_cause(failure, self._secrets())
+    def _failed(
+        self,
+        failure: Exception,
+        kind: str,
+        model: str,
+        attempt: int,
+        tally: Tally,
+        messages: Sequence[Message],
+    ) -> JudgeError:
+        """The error for a call that will not be retried, logged (throttled) with its cause (without
+        secrets, and without the prompt a provider's error may echo)."""
+        cause = describe_cause(failure, self._secrets(), messages)
         throttled.warning(
             f"judge:{kind}:{model}", "otel_scorers: judge %s failed: %s (%s)", model, kind, cause
         )

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from otel_scorers.scorers.judge.errors import remember_secret
 
 ENV_MODEL = "OTEL_SCORERS_JUDGE_MODEL"
 ENV_API_BASE = "OTEL_SCORERS_JUDGE_API_BASE"
@@ -18,7 +21,8 @@ class JudgeConfig(BaseModel):
     keep it below the binding's `timeout_s`. `attempt_timeout_s` bounds one call, so that a
     stalled call is retried while the deadline allows (default: a call may use all that is
     left). `api_key` unset: litellm reads the provider's environment variable
-    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...). `cost_budget_usd_per_hour` is a cap: each call
+    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...); set or not, no key ever appears in an error or
+    in telemetry. `cost_budget_usd_per_hour` is a cap: each call
     reserves its expected cost before it is sent. `batch`: the judge scorers bound to one run
     share one call.
     """
@@ -36,6 +40,9 @@ class JudgeConfig(BaseModel):
     cache_size: int = Field(1024, ge=0)
     record_prompts: bool = False
     batch: bool = False
+
+    def model_post_init(self, context: Any, /) -> None:
+        remember_secret(self.api_key)  # redacted from every error from now on
 
     @classmethod
     def from_env(cls) -> JudgeConfig:
