@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from otel_scorers.fork_safety import renew_module_state_in_child
 from otel_scorers.model import JudgeUsage, Score, ScoreError
 
 #: A judge scorer skipped for cost reasons says so with this prefix (the emitter counts them).
@@ -27,7 +29,8 @@ _MAX_CAUSE = 500
 _MAX_MESSAGE = 1000
 #: How much of a judge's reply an error quotes.
 MAX_EXCERPT = 80
-#: A stretch of this many letters and digits found in the prompt is prompt text, not the error's own.
+#: A stretch of this many characters (punctuation and whitespace aside) found in the prompt is
+#: prompt text, not the error's own.
 PROMPT_WINDOW = 24
 #: An error text is compared with the prompt over at most this many characters (the rest is cut:
 #: no message keeps more than `_MAX_MESSAGE`), so that the comparison's cost is bounded.
@@ -65,13 +68,25 @@ _MIN_SECRET = 4
 
 # Keys given in a judge config (`JudgeConfig(api_key=...)` remembers its own). Process-wide, as
 # the environment is: a custom scorer's error may echo the judge's key as well as a judge's.
-_configured: set[str] = set()
+# Replaced, never changed in place, so that `redact` reads it without a lock.
+_configured: frozenset[str] = frozenset()
+_configured_lock = threading.Lock()
+
+
+def _renew_configured_lock() -> None:
+    global _configured_lock
+    _configured_lock = threading.Lock()  # a fork while a key was being added must not leave it held
+
+
+renew_module_state_in_child(_renew_configured_lock)
 
 
 def remember_secret(secret: str | None) -> None:
     """Redact `secret` from every text `redact` sees from now on (a key given in configuration)."""
-    if secret and len(secret) >= _MIN_SECRET:
-        _configured.add(secret)
+    global _configured
+    if secret and len(secret) >= _MIN_SECRET and secret not in _configured:
+        with _configured_lock:
+            _configured = _configured | {secret}
 
 
 def is_secret_variable(name: str) -> bool:
