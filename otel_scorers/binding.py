@@ -21,6 +21,7 @@ from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
+from otel_scorers.scorers.judge.errors import redact
 from otel_scorers.scorers.protocol import JudgedScorer, Scorer, ScoreResult, as_scorer
 
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
@@ -81,7 +82,9 @@ class Binding:
         try:
             result = self.scorer.score(run)
         except TimeoutError as exc:  # a check that gave up in time (a regular expression)
-            error = ScoreError("timeout", str(exc) or f"scorer did not finish within {self.timeout_s:g}s")
+            error = ScoreError(
+                "timeout", redact(str(exc)) or f"scorer did not finish within {self.timeout_s:g}s"
+            )
             return Score(self.name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
@@ -105,9 +108,11 @@ class Binding:
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
     def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
+        """A scorer's exception as an error score; its message may quote a key (a custom scorer
+        that called a provider itself), so it is redacted as the judge's errors are."""
         return Score(
             self.name,
-            error=ScoreError(type(exc).__name__, str(exc)[:1000]),
+            error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
             duration_s=duration_s,
             start_ns=start_ns,
         )

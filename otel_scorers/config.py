@@ -38,8 +38,11 @@ from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.judge import Judge, JudgeConfig
-from otel_scorers.scorers.protocol import Scorer, import_scorer, requiring
+from otel_scorers.scorers.judge.config import check_model
+from otel_scorers.scorers.protocol import JudgedScorer, Scorer, import_scorer, requiring
 
+#: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
+_UNCHECKED_MODEL = "openai/unchecked"
 # `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -282,8 +285,26 @@ def _valid_parts(
             entries.append((index, ScorerConfig.model_validate(kept)))
         except ValidationError:
             continue
-    judge = document.get("judge")
-    return entries, JudgeConfig.model_validate(judge) if judge is not None and clean("judge") else None
+    return entries, _checkable_judge(document.get("judge"), clean)
+
+
+def _checkable_judge(judge: Any, clean: Callable[[str], bool]) -> JudgeConfig | None:
+    """The judge section's valid keys, to check the scorers that use it. A bad key is reported
+    where it is written; when that is the model (or the whole section), the scorers are checked
+    as if it named one, so that a bad judge model is one error, not also a "no judge model" for
+    each judge scorer."""
+    if judge is None:
+        return None
+    if not isinstance(judge, Mapping):
+        return JudgeConfig(model=_UNCHECKED_MODEL)
+    kept = {key: value for key, value in judge.items() if clean(f"judge.{key}")}
+    try:
+        config = JudgeConfig.model_validate(kept)
+    except ValidationError:
+        return JudgeConfig(model=_UNCHECKED_MODEL)
+    if "model" in judge and "model" not in kept:
+        config = config.model_copy(update={"model": _UNCHECKED_MODEL})
+    return config
 
 
 def load_config(path: str | Path) -> Config:
@@ -352,6 +373,8 @@ def _binding_errors(
                 )
             elif scorer is not None:
                 scorer = requiring(scorer, entry.needs)
+        if isinstance(scorer, JudgedScorer):
+            errors.extend(_judge_errors(entry, scorer, path, judge_config is not None))
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
         if name in seen:
@@ -385,6 +408,34 @@ def _binding_errors(
     return errors
 
 
+def _judge_errors(
+    entry: ScorerConfig, scorer: JudgedScorer, path: str, judge_section: bool
+) -> list[ConfigError]:
+    """What keeps a judge scorer's binding from ever working: a model litellm cannot route, or a
+    binding timeout that cuts the judge's work off before the judge's own deadline."""
+    errors: list[ConfigError] = []
+    model = entry.args.get("model")
+    if isinstance(model, str):
+        try:
+            check_model(model)
+        except ValueError as exc:
+            errors.append(ConfigError(f"{path}.args.model", str(exc)))
+    judge = scorer.judge
+    if isinstance(judge, Judge) and judge.config.timeout_s >= entry.timeout_s:
+        if "judge" in entry.args:
+            where = f"{path}.args.judge.timeout_s"
+        else:
+            where = "judge.timeout_s" if judge_section else "the judge's timeout_s"
+        errors.append(
+            ConfigError(
+                f"{path}.timeout_s",
+                f"{entry.timeout_s:g}s is not above {where} ({judge.config.timeout_s:g}s): the binding "
+                f"would cut the judge's work off before its deadline; raise it, or lower {where}",
+            )
+        )
+    return errors
+
+
 def _context(spec: list[str] | str | None, path: str) -> list[str] | str | None:
     """The binding's `context:` checked at load, so a bad path names its key."""
     if spec is not None:
@@ -407,7 +458,13 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
             f"{path}.type",
             f"unknown scorer type {kind!r}; {hint}{', '.join(known)}, or 'pkg.module:function'",
         )
-    if judge is not None and "judge" not in args and "judge" in inspect.signature(factory).parameters:
+    takes_judge = "judge" in inspect.signature(factory).parameters
+    if takes_judge and isinstance(args.get("judge"), Mapping):  # a judge of its own, checked as `judge:` is
+        try:
+            args = {**args, "judge": JudgeConfig.model_validate(args["judge"])}
+        except ValidationError as exc:
+            raise ConfigError.combine(_validation_errors(exc, JudgeConfig, (path, "args", "judge"))) from None
+    if judge is not None and "judge" not in args and takes_judge:
         args = {**args, "judge": judge}
     scorer: Scorer = _call_factory(kind, factory, args, f"{path}.args")
     return scorer

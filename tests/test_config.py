@@ -361,3 +361,105 @@ def test_the_same_limits_hold_in_python() -> None:
         assert caught.value.path == where
     with pytest.raises(TypeError, match="takes one argument, the AgentRun"):
         bind(lambda: 1.0)
+
+
+# ---- the judge section: settings that could never work --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "message"),
+    [
+        (
+            "judge: {model: notaprovider/xyz}",
+            "judge.model",
+            "unknown provider 'notaprovider'",
+        ),
+        (
+            "judge: {model: deepseek-v4-pro}",
+            "judge.model",
+            "litellm needs the provider in the model's name: deepseek/deepseek-v4-pro",
+        ),
+        (
+            "judge: {model: openai/gpt-4o-mini, api_base: 'localhost:8000'}",
+            "judge.api_base",
+            "should be an http(s) URL",
+        ),
+        (
+            "judge: {model: openai/gpt-4o-mini, api_base: 'ftp://models.example.com'}",
+            "judge.api_base",
+            "should be an http(s) URL",
+        ),
+        (
+            "judge: {model: openai/gpt-4o-mini, timeout_s: 45}",
+            "scorers[0].timeout_s",
+            "30s is not above judge.timeout_s (45s)",
+        ),
+    ],
+)
+def test_a_judge_setting_that_could_never_work_is_one_error_naming_its_key(
+    document: str, where: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_SCORERS_JUDGE_MODEL", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        parse_config(yaml.safe_load(f"scorers:\n  - type: answer_relevancy\n{document}\n"))
+    assert [error.path for error in caught.value.errors] == [where]  # not also "no judge model"
+    assert message in caught.value.message
+
+
+def test_a_scorers_own_model_and_timeout_are_checked_against_the_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OTEL_SCORERS_JUDGE_MODEL", raising=False)
+    document = """
+scorers:
+  - type: answer_relevancy
+    args: {model: notaprovider/xyz}
+  - type: faithfulness
+    timeout_s: 5
+  - type: toxicity
+    args: {judge: {model: notaprovider/xyz}}
+  - type: bias
+    args: {judge: {model: openai/gpt-4o, timeout_s: 60}}
+judge: {model: openai/gpt-4o-mini, timeout_s: 5}
+"""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(yaml.safe_load(document))
+    found = {error.path: error.message for error in caught.value.errors}
+    assert set(found) == {
+        "scorers[0].args.model",
+        "scorers[1].timeout_s",
+        "scorers[2].args.judge.model",
+        "scorers[3].timeout_s",
+    }
+    assert "unknown provider 'notaprovider'" in found["scorers[0].args.model"]
+    assert found["scorers[1].timeout_s"].startswith("5s is not above judge.timeout_s (5s)")
+    assert found["scorers[2].args.judge.model"].startswith("unknown provider 'notaprovider'")
+    assert found["scorers[3].timeout_s"].startswith("30s is not above scorers[3].args.judge.timeout_s (60s)")
+
+
+def test_a_judge_model_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_SCORERS_JUDGE_MODEL", "notaprovider/xyz")
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"scorers": [{"type": "answer_relevancy"}]})
+    assert caught.value.path == "scorers[0].args"
+    assert caught.value.message.startswith("OTEL_SCORERS_JUDGE_MODEL: unknown provider 'notaprovider'")
+
+
+def test_judge_models_are_refused_only_when_litellm_cannot_route_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OTEL_SCORERS_JUDGE_MODEL", raising=False)
+    usable = [
+        {"model": "openai/gpt-4o-mini"},
+        {"model": "gpt-4o-mini"},
+        {"model": "claude-sonnet-4-5"},
+        {"model": "ollama/llama3", "api_base": "http://localhost:11434"},
+        {"model": "hosted_vllm/my-finetune", "api_base": "https://vllm.internal:8000/v1"},
+    ]
+    for judge in usable:
+        (binding,) = parse_config({"scorers": [{"type": "answer_relevancy"}], "judge": judge}).bindings()
+        assert binding.uses_judge
+    for model in ("notaprovider/xyz", "my-local-model", "OpenAI/gpt-4o-mini"):
+        with pytest.raises(ConfigError) as caught:
+            parse_config({"scorers": [{"type": "answer_relevancy"}], "judge": {"model": model}})
+        assert [error.path for error in caught.value.errors] == ["judge.model"]

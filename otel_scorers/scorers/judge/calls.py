@@ -30,7 +30,7 @@ from otel_scorers.scorers.judge.breaker import THRESHOLD, Breaker
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
-from otel_scorers.scorers.judge.errors import JudgeError, describe_cause
+from otel_scorers.scorers.judge.errors import JudgeError, describe_cause, invalid_reply
 from otel_scorers.scorers.judge.prompt import Question, render
 from otel_scorers.scorers.judge.prompt import repair as repair_messages
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
@@ -174,7 +174,7 @@ class Judge:
             return parse_reply(completion.text, shape)
         except JudgeParseError as exc:
             if not repair:
-                raise self._invalid(exc, completion, consultation) from None
+                raise self._invalid(exc, completion, messages, consultation) from None
             problem = str(exc)
         completion = await self.complete(
             repair_messages(messages, completion.text, problem),
@@ -185,22 +185,27 @@ class Judge:
         try:
             return parse_reply(completion.text, shape)
         except JudgeParseError as exc:
-            raise self._invalid(exc, completion, consultation) from None
+            raise self._invalid(exc, completion, messages, consultation) from None
 
     def _invalid(
-        self, exc: JudgeParseError, completion: Completion, consultation: Consultation
+        self,
+        problem: JudgeParseError,
+        completion: Completion,
+        messages: Sequence[Message],
+        consultation: Consultation,
     ) -> JudgeError:
+        """`judge_invalid_response`, logged (throttled): what was wrong, and a short excerpt of
+        the reply, without secrets or text of the prompt (the first request's, not the repair's,
+        which quotes the problem)."""
+        error = invalid_reply(problem, completion.text, messages, consultation.usage())
         model = consultation.model
         throttled.warning(
-            f"judge_invalid_response:{model}", "otel_scorers: judge %s gave an unusable reply: %s", model, exc
+            f"judge_invalid_response:{model}",
+            "otel_scorers: judge %s gave an unusable reply: %s",
+            model,
+            error.message,
         )
-        excerpt = " ".join(completion.text[:60].split())
-        return JudgeError(
-            "judge_invalid_response",
-            f"{exc}; the reply began {excerpt!r}",
-            consultation.usage(),
-            cause=f"JudgeParseError: {exc}",
-        )
+        return error
 
     # ---- one call -------------------------------------------------------------------------
 
@@ -337,7 +342,7 @@ class Judge:
                     self._resume_at = max(self._resume_at, time.monotonic() + retry_after)
                 wait = retry_after if retry_after is not None else backoff_s(attempt)
                 if not retryable or attempt >= self.config.max_retries or time.monotonic() + wait >= deadline:
-                    raise self._failed(failure, kind, model, attempt, consultation)
+                    raise self._failed(failure, kind, model, attempt, consultation, messages)
                 attempt += 1
                 await asyncio.sleep(wait)  # outside the slot: a backing-off call does not hold one
                 continue
@@ -427,10 +432,17 @@ class Judge:
             self._output_tokens[(model, name)] = (total + output_tokens, count + 1)
 
     def _failed(
-        self, failure: Exception, kind: str, model: str, attempt: int, consultation: Consultation
+        self,
+        failure: Exception,
+        kind: str,
+        model: str,
+        attempt: int,
+        consultation: Consultation,
+        messages: Sequence[Message],
     ) -> JudgeError:
-        """The error for a call that will not be retried, logged (throttled) with its cause."""
-        cause = describe_cause(failure, self._secrets())
+        """The error for a call that will not be retried, logged (throttled) with its cause (without
+        secrets, and without the prompt a provider's error may echo)."""
+        cause = describe_cause(failure, self._secrets(), messages)
         throttled.warning(
             f"judge:{kind}:{model}", "otel_scorers: judge %s failed: %s (%s)", model, kind, cause
         )

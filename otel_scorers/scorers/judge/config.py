@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from otel_scorers.scorers.judge import models
+from otel_scorers.scorers.judge.errors import remember_secret
 
 ENV_MODEL = "OTEL_SCORERS_JUDGE_MODEL"
 ENV_API_BASE = "OTEL_SCORERS_JUDGE_API_BASE"
 ENV_API_KEY = "OTEL_SCORERS_JUDGE_API_KEY"
+_ENV = {"model": ENV_MODEL, "api_base": ENV_API_BASE, "api_key": ENV_API_KEY}
+logger = logging.getLogger("otel_scorers")
 
 
 class Prices(BaseModel):
@@ -26,11 +34,13 @@ class Prices(BaseModel):
 class JudgeConfig(BaseModel):
     """How judge scorers reach their model: the YAML `judge:` section, or `JudgeConfig(...)`.
 
-    `timeout_s` is the deadline for one score's judge work (every call and retry included);
-    keep it below the binding's `timeout_s`. `attempt_timeout_s` bounds one call, so that a
-    stalled call is retried while the deadline allows (default: a call may use all that is
-    left). `api_key` unset: litellm reads the provider's environment variable
-    (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...). `cost_budget_usd_per_hour` is a cap: each call
+    `model` is a litellm model string (`openai/gpt-4o-mini`): one litellm cannot route is
+    refused here. `api_base` is an http(s) URL. `timeout_s` is the deadline for one score's judge
+    work (every call and retry included); keep it below the binding's `timeout_s`.
+    `attempt_timeout_s` bounds one call, so that a stalled call is retried while the deadline
+    allows (default: a call may use all that is left). `api_key` unset: litellm reads the
+    provider's environment variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`...); set or not, no
+    key ever appears in an error or in telemetry. `cost_budget_usd_per_hour` is a cap: each call
     reserves its expected cost before it is sent, and a call whose expected cost is more than
     the whole budget is refused. `prices` (USD per million input/output tokens) price a model
     litellm cannot, or override its table; `max_calls_per_hour` caps calls whatever they cost.
@@ -56,11 +66,56 @@ class JudgeConfig(BaseModel):
     record_prompts: bool = False
     batch: bool = False
 
+    @field_validator("model")
+    @classmethod
+    def _routable(cls, model: str | None) -> str | None:
+        if model is not None:
+            check_model(model)
+        return model
+
+    @field_validator("api_base")
+    @classmethod
+    def _http_url(cls, api_base: str | None) -> str | None:
+        if api_base is not None:
+            parts = urlsplit(api_base)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(
+                    f"should be an http(s) URL such as http://localhost:11434 or "
+                    f"https://api.example.com/v1, got {api_base!r}"
+                )
+        return api_base
+
+    def model_post_init(self, context: Any, /) -> None:
+        remember_secret(self.api_key)  # redacted from every error from now on
+
     @classmethod
     def from_env(cls) -> JudgeConfig:
-        """`OTEL_SCORERS_JUDGE_MODEL`, `..._API_BASE` and `..._API_KEY`; defaults otherwise."""
-        return cls(
-            model=os.environ.get(ENV_MODEL) or None,
-            api_base=os.environ.get(ENV_API_BASE) or None,
-            api_key=os.environ.get(ENV_API_KEY) or None,
-        )
+        """`OTEL_SCORERS_JUDGE_MODEL`, `..._API_BASE` and `..._API_KEY`; defaults otherwise. A bad
+        value is a `ValueError` naming its variable."""
+        values = {field: os.environ.get(name) or None for field, name in _ENV.items()}
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            problems = [
+                f"{_ENV.get(str(error['loc'][0]), error['loc'][0])}: {_message(error)}"
+                for error in exc.errors(include_url=False)
+            ]
+            raise ValueError("; ".join(problems)) from None
+
+
+def check_model(model: str) -> None:
+    """A `ValueError` saying why litellm cannot route `model`. A bare name that litellm's bundled
+    cost map does not know only warns when litellm fetches a newer map
+    (`LITELLM_LOCAL_MODEL_COST_MAP=False`), which may know it."""
+    problem = models.unknown_model(model)
+    if problem is None:
+        return
+    if "/" not in model and not models.cost_map_is_litellms():
+        logger.warning("otel_scorers: judge model %r: %s", model, problem)
+        return
+    raise ValueError(problem)
+
+
+def _message(error: Any) -> str:
+    context = error.get("ctx") or {}
+    return str(context["error"]) if "error" in context else str(error["msg"])
