@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -128,3 +128,133 @@ def test_a_hostile_reply_is_refused_in_bounded_time() -> None:
         with pytest.raises(ValueError):
             parse_reply(hostile, dict[str, Any])
     assert time.monotonic() - started < 2.0  # about 0.3 s here; a scan per brace would take minutes
+
+
+# ---- verdicts and sub-scores the rules allow --------------------------------------------------------
+
+FactoryOf = Callable[[Judge], Any]
+# Per rule: a reply with a verdict outside its set, and the same reply with an allowed verdict
+# in another case or with spaces around it, and the score that one gives.
+OUTSIDE_THE_SET: list[tuple[str, FactoryOf, dict[str, Any], dict[str, Any], float]] = [
+    # the prompt's example copied, instead of a verdict: read as "no" before, a score of 0
+    ("faithfulness", lambda j: catalogue.faithfulness(judge=j), units("yes|unsure|no"), units(" YES "), 1.0),
+    ("bias", lambda j: catalogue.bias(judge=j), units("unsure"), units("Yes"), 1.0),  # bias: yes or no only
+    (
+        "context_precision",
+        lambda j: catalogue.context_precision(judge=j),
+        {"verdicts": [{"context": 1, "verdict": "maybe"}]},
+        {"verdicts": [{"context": 1, "verdict": " Yes"}]},
+        1.0,
+    ),
+    (
+        "context_relevance",
+        lambda j: catalogue.context_relevance(judge=j),
+        {"items": [{"context": 1, "relevance": "very high", "used": True}]},
+        {"items": [{"context": 1, "relevance": " High ", "used": True}]},
+        1.0,
+    ),
+    (
+        "noise_sensitivity",
+        lambda j: catalogue.noise_sensitivity(baseline="Rain, 12°C.", judge=j),
+        {"robustness": 0.9, "dimensions": [{"dimension": "completeness", "impact": "catastrophic"}]},
+        {"robustness": 0.9, "dimensions": [{"dimension": "completeness", "impact": "None "}]},
+        0.9,  # within 0.2 of the impacts' 1.0: the judge's robustness stands
+    ),
+    (
+        "answer_similarity",
+        lambda j: catalogue.answer_similarity(reference="Rain, 12°C.", judge=j),
+        {"matches": [{"unit": "rain", "match": "close"}]},
+        {"matches": [{"unit": "rain", "match": "EXACT"}]},
+        1.0,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "factory", "outside", "spelled", "value"), OUTSIDE_THE_SET, ids=[c[0] for c in OUTSIDE_THE_SET]
+)
+def test_a_verdict_outside_the_allowed_set_is_an_invalid_reply_not_a_no(
+    server: JudgeServer,
+    kind: str,
+    factory: FactoryOf,
+    outside: dict[str, Any],
+    spelled: dict[str, Any],
+    value: float,
+) -> None:
+    always(server, json.dumps(outside))
+    assert_invalid_reply(score(factory(judge(server))), "Input should be")
+    always(server, json.dumps(spelled))
+    assert score(factory(judge(server))).value == value
+
+
+OUT_OF_RANGE: list[tuple[str, FactoryOf, dict[str, Any]]] = [
+    (
+        "prompt_alignment_7",
+        lambda j: catalogue.prompt_alignment(judge=j),
+        {"intent": 7, "requirements": 0.5, "completeness": 0.5, "appropriateness": 1},
+    ),
+    (
+        "prompt_alignment_negative",
+        lambda j: catalogue.prompt_alignment(judge=j),
+        {"intent": 1, "requirements": -1, "completeness": 0.5, "appropriateness": 1},
+    ),
+    (
+        "noise_sensitivity_negative",
+        lambda j: catalogue.noise_sensitivity(baseline="Rain, 12°C.", judge=j),
+        {"robustness": -1, "dimensions": []},
+    ),
+    (
+        "noise_sensitivity_7",
+        lambda j: catalogue.noise_sensitivity(baseline="Rain, 12°C.", judge=j),
+        {"robustness": 7, "dimensions": []},
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "factory", "reply"), OUT_OF_RANGE, ids=[c[0] for c in OUT_OF_RANGE])
+def test_a_sub_score_outside_0_to_1_is_an_invalid_reply_not_clamped(
+    server: JudgeServer, case: str, factory: FactoryOf, reply: dict[str, Any]
+) -> None:
+    always(server, json.dumps(reply))
+    assert_invalid_reply(score(factory(judge(server))), "Input should be")
+
+
+def _enums(schema: dict[str, Any]) -> list[list[str]]:
+    found: list[list[str]] = []
+    pending: list[Any] = [schema]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if "enum" in item:
+                found.append(item["enum"])
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def test_each_rules_reply_schema_states_the_verdicts_and_ranges_it_accepts(server: JudgeServer) -> None:
+    j = judge(server)
+
+    def schema(scorer: Any) -> dict[str, Any]:
+        result: dict[str, Any] = scorer.rule.shape.model_json_schema()
+        return result
+
+    # the sets and ranges each prompt states (spec/llm-scorers.md)
+    assert _enums(schema(catalogue.faithfulness(judge=j))) == [["yes", "unsure", "no"]]
+    for yes_no in (catalogue.hallucination, catalogue.bias, catalogue.toxicity, catalogue.context_precision):
+        assert _enums(schema(yes_no(judge=j))) == [["yes", "no"]]
+    assert _enums(schema(catalogue.context_recall(reference="x", judge=j))) == [["yes", "no"]]
+    assert _enums(schema(catalogue.context_relevance(judge=j))) == [["high", "medium", "low", "none"]]
+    assert _enums(schema(catalogue.answer_similarity(reference="x", judge=j))) == [
+        ["exact", "semantic", "partial", "missing"]
+    ]
+    noise = schema(catalogue.noise_sensitivity(baseline="x", judge=j))
+    assert _enums(noise) == [["none", "minimal", "moderate", "significant", "severe"]]
+    assert (noise["properties"]["robustness"]["minimum"], noise["properties"]["robustness"]["maximum"]) == (
+        0,
+        1,
+    )
+    alignment = schema(catalogue.prompt_alignment(judge=j))["properties"]
+    for part in ("intent", "requirements", "completeness", "appropriateness"):
+        assert (alignment[part]["minimum"], alignment[part]["maximum"]) == (0, 1)

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_output
+from otel_scorers.scorers.judged.replies import Ordinal
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +21,7 @@ class Criterion:
 
 
 class CriterionVerdict(BaseModel):
-    criterion: int
+    criterion: Ordinal
     satisfied: bool
     reason: str = ""
 
