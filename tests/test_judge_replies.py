@@ -19,7 +19,7 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_li
 from otel_scorers.scorers.judged import catalogue
 from otel_scorers.scorers.llm import ask_judge
 
-from .judge_server import JudgeServer, judge_server
+from .judge_server import JudgeServer, Reply, Status, judge_server
 
 MODEL = "openai/gpt-4o-mini"
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
@@ -258,3 +258,31 @@ def test_each_rules_reply_schema_states_the_verdicts_and_ranges_it_accepts(serve
     alignment = schema(catalogue.prompt_alignment(judge=j))["properties"]
     for part in ("intent", "requirements", "completeness", "appropriateness"):
         assert (alignment[part]["minimum"], alignment[part]["maximum"]) == (0, 1)
+
+
+# ---- Retry-After ---------------------------------------------------------------------------------
+
+
+def ask_verdict(server: JudgeServer, **options: Any) -> Any:
+    async def ask() -> Any:
+        return await ask_judge("Reply in JSON.", dict[str, Any], judge=judge(server, **options))
+
+    return asyncio.run(ask())
+
+
+def test_retry_after_inf_is_ignored_for_the_usual_backoff_not_the_judge_switched_off(
+    server: JudgeServer,
+) -> None:
+    server.then(Status(429, {"Retry-After": "inf"}), Reply('{"verdict": "yes"}'))
+    reply = ask_verdict(server)
+    assert reply.value == {"verdict": "yes"} and server.calls == 2
+
+
+@pytest.mark.parametrize("value", ["-5", "nan"])
+def test_a_negative_or_nan_retry_after_still_backs_off(server: JudgeServer, value: str) -> None:
+    server.then(Status(429, {"Retry-After": value}), Status(429, {"Retry-After": value}))
+    server.responder = lambda _body: '{"verdict": "yes"}'
+    assert ask_verdict(server).value == {"verdict": "yes"}
+    assert server.calls == 3
+    gaps = [b.at - a.at for a, b in zip(server.requests, server.requests[1:], strict=False)]
+    assert all(gap >= 0.1 for gap in gaps), gaps  # backoff 0.25 s then 0.5 s, each times 0.5..1
