@@ -286,3 +286,19 @@ def test_a_negative_or_nan_retry_after_still_backs_off(server: JudgeServer, valu
     assert server.calls == 3
     gaps = [b.at - a.at for a, b in zip(server.requests, server.requests[1:], strict=False)]
     assert all(gap >= 0.1 for gap in gaps), gaps  # backoff 0.25 s then 0.5 s, each times 0.5..1
+
+
+# ---- rubric criteria given as text -------------------------------------------------------------------
+
+
+def test_a_rubric_given_as_text_has_one_criterion_per_line_bullets_stripped(server: JudgeServer) -> None:
+    always(server, '{"criteria": [{"criterion": 1, "satisfied": true}, {"criterion": 2, "satisfied": true}]}')
+    rubric = catalogue.rubric("- Gives the temperature\n\n2) Names the city", judge=judge(server))
+    assert score(rubric).value == 1.0  # both criteria met
+    prompt = server.requests[0].text
+    assert '<criterion_1>"Gives the temperature"</criterion_1>' in prompt
+    assert '<criterion_2>"Names the city"</criterion_2>' in prompt
+    assert "criterion_3" not in prompt
+    one = catalogue.rubric("Gives the temperature", judge=judge(server))
+    assert score(one).value == 1.0
+    assert "criterion_2>" not in server.requests[1].text
