@@ -86,10 +86,11 @@ def test_prose_around_one_object_is_tolerated() -> None:
     assert parse_reply(text, Verdict).verdict == "no"
 
 
-def test_the_first_object_of_the_expected_shape_wins() -> None:
+def test_several_different_objects_in_prose_are_ambiguous_not_the_first_that_fits() -> None:
     text = 'The answer said {"note": 1}; my verdict: {"verdict": "unsure"} then {"verdict": "yes"}'
-    assert parse_reply(text, Verdict).verdict == "unsure"
     assert len(json_objects(text)) == 3
+    with pytest.raises(ValueError, match="ambiguous"):
+        parse_reply(text, Verdict)
 
 
 def test_a_reply_without_json_or_of_the_wrong_shape_says_why() -> None:

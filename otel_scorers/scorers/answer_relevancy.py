@@ -12,23 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
 from otel_scorers.scorers.judged.base import Ask, JudgedScorer, Task, need_input, need_output
+from otel_scorers.scorers.judged.replies import YesUnsureNo
 from otel_scorers.scorers.rounding import round2
-
-VERDICTS = ("yes", "unsure", "no")
-
-
-def _verdict_word(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-#: A verdict as the judge may write it: yes, unsure or no, case and spaces aside. Anything else
-#: makes the reply invalid (a model that copies the prompt's "yes|unsure|no" is not read as no).
-Verdict = Annotated[Literal["yes", "unsure", "no"], BeforeValidator(_verdict_word)]
 
 _TASK = (
     "You rate how relevant an AI agent's answer is to the user's question: whether it addresses what "
@@ -43,7 +33,7 @@ _VERDICT = 'Verdicts: "yes" addresses the question, "unsure" related or partial,
 
 class StatementReply(BaseModel):
     statement: str
-    verdict: Verdict
+    verdict: YesUnsureNo
     reason: str = ""
 
 
@@ -57,7 +47,7 @@ class ExtractReply(BaseModel):
 
 
 class VerdictReply(BaseModel):
-    verdict: Verdict
+    verdict: YesUnsureNo
     reason: str = ""
 
 

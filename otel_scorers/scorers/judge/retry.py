@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+from typing import Any
 
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
+#: The longest wait a Retry-After is honoured for: a provider's `1e9` must not switch the
+#: judge off for years (every binding sharing the judge holds off while it lasts).
+MAX_RETRY_AFTER_S = 60.0
 
 
 def classify(exc: BaseException) -> tuple[str, bool, float | None]:
@@ -28,19 +33,28 @@ def classify(exc: BaseException) -> tuple[str, bool, float | None]:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """The wait a 429/5xx response asked for (`retry-after-ms`, `retry-after` in seconds)."""
+    """The wait a 429/5xx response asked for (`retry-after-ms`, `retry-after` in seconds), at
+    most `MAX_RETRY_AFTER_S`. A value that is not a usable wait (negative, `nan`, `inf`, an HTTP
+    date, text) is as if absent, so the usual backoff applies."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None) or getattr(exc, "litellm_response_headers", None)
     if not headers:
         return None
-    try:
-        if headers.get("retry-after-ms") is not None:
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        if headers.get("retry-after") is not None:
-            return max(0.0, float(headers["retry-after"]))
-    except (TypeError, ValueError):
-        return None  # an HTTP date: rare from LLM providers; fall back to our own backoff
+    for name, per_second in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        wait = _wait_s(headers.get(name), per_second)
+        if wait is not None:
+            return wait
     return None
+
+
+def _wait_s(value: Any, per_second: float) -> float | None:
+    try:
+        wait = float(value) / per_second
+    except (TypeError, ValueError):
+        return None  # absent, or an HTTP date: rare from LLM providers
+    if not math.isfinite(wait) or wait < 0:
+        return None
+    return min(wait, MAX_RETRY_AFTER_S)
 
 
 def backoff_s(attempt: int) -> float:

@@ -9,13 +9,12 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Reference, Task, need_output, skipped, zero
-
-MATCHES = ("exact", "semantic", "partial", "missing")
+from otel_scorers.scorers.judged.replies import MatchKind, choices
 
 
 class Match(BaseModel):
     unit: str
-    match: str
+    match: MatchKind
     reason: str = ""
 
 
@@ -55,7 +54,7 @@ class AnswerSimilarity:
         "reference does not have (extra)."
     )
     reply_format = (
-        '{"matches":[{"unit":"...","match":"exact|semantic|partial|missing","reason":"..."}],'
+        f'{{"matches":[{{"unit":"...","match":"{choices(MatchKind)}","reason":"..."}}],'
         '"contradictions":["..."],"extra":["..."],"reason":"..."}'
     )
 
@@ -71,16 +70,15 @@ class AnswerSimilarity:
         return Task((("answer", run.output or ""), ("reference", expected)))
 
     def value(self, reply: SimilarityReply, task: Task) -> tuple[float, dict[str, Any]]:
-        read = [match.match.strip().lower() for match in reply.matches]
-        read = [match if match in MATCHES else "missing" for match in read]
+        read = [match.match for match in reply.matches]
         details: dict[str, Any] = {
-            "matches": [{"unit": m.unit, "match": r} for m, r in zip(reply.matches, read, strict=True)],
+            "matches": [{"unit": m.unit, "match": m.match} for m in reply.matches],
             "contradictions": reply.contradictions,
             "extra": reply.extra,
         }
         if not read:
             return 0.0, details
-        weights = {
+        weights: dict[MatchKind, float] = {
             "exact": 1 + self.exact_bonus,
             "semantic": self.semantic_weight,
             "partial": self.semantic_weight * 0.5,

@@ -109,12 +109,6 @@ def context_blocks(items: Sequence[ContextItem], kinds: frozenset[str] = GROUNDI
     )
 
 
-def read_verdict(verdict: str, allowed: Sequence[str] = ("yes", "no")) -> str:
-    """A verdict as scored: case and spaces ignored; anything else is `no`."""
-    read = verdict.strip().lower()
-    return read if read in allowed else "no"
-
-
 def share(counts: Sequence[str], wanted: str) -> float:
     return sum(1 for value in counts if value == wanted) / len(counts) if counts else 0.0
 

@@ -214,7 +214,7 @@ def trajectory_accuracy_llm(
 
 
 def rubric(
-    criteria: Sequence[str | Mapping[str, Any]],
+    criteria: str | Sequence[str | Mapping[str, Any]],
     model: str | None = None,
     scale: float = 1.0,
     threshold: float | None = None,

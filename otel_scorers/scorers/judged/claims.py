@@ -8,40 +8,60 @@ judge left out counts as `no` and is recorded in the details.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import Data, JudgeError
-from otel_scorers.scorers.judged.base import Ask, Task, read_verdict
+from otel_scorers.scorers.judged.base import Ask, Task
+from otel_scorers.scorers.judged.replies import allowed, choices
+
+#: A rule's verdict type (`YesNo`, `YesUnsureNo`): the replies' models are made for it.
+V = TypeVar("V", bound=str)
 
 
-class Unit(BaseModel):
+class _ForVerdicts(BaseModel):
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        # `UnitsReply_yes_no`, not the annotated type's repr, in the schema the judge is given
+        return "_".join([cls.__name__, *allowed(params[0])])
+
+
+class Unit(_ForVerdicts, Generic[V]):
     text: str
-    verdict: str
+    verdict: V
     reason: str = ""
 
 
-class UnitsReply(BaseModel):
-    units: list[Unit]
+class UnitsReply(_ForVerdicts, Generic[V]):
+    units: list[Unit[V]]
     reason: str = ""
-    missing_verdicts: int = 0  # steps mode: units the judge gave no verdict for (read as "no")
+    # steps mode: units the judge gave no verdict for (read as "no"); not the judge's to say
+    missing_verdicts: SkipJsonSchema[int] = Field(0, ge=0)
 
 
 class Extracted(BaseModel):
     units: list[str]
 
 
-class Verdict(BaseModel):
-    verdict: str
+class Verdict(_ForVerdicts, Generic[V]):
+    verdict: V
     reason: str = ""
 
 
-class Verdicts(BaseModel):
-    verdicts: list[Verdict]
+class Verdicts(_ForVerdicts, Generic[V]):
+    verdicts: list[Verdict[V]]
+
+
+@functools.cache
+def _for(model: Any, verdict: Any) -> Any:
+    """`model[verdict]`, made once per verdict type."""
+    return model[verdict]
 
 
 #: What a claims rule reads from a run: the data blocks and what they are, or a Score.
@@ -55,22 +75,25 @@ class UnitsRule:
     unit: str  # "claim", "opinion", "statement"
     extract: str  # how to split the text into units
     judge: str  # how to judge each unit
-    verdicts: tuple[str, ...]  # the verdicts the judge may give, the counted one first
+    verdict: Any  # the verdict type (replies.YesNo, replies.YesUnsureNo), the counted one first
     prepare_run: Prepare
     needs: frozenset[str]
     higher_is_worse: bool = False
     mastra_steps: int = 3  # extract, judge, reason (toxicity: judge, reason)
     no_units_is_invalid: bool = False  # toxicity: a reply without verdicts is not a clean bill
 
-    shape = UnitsReply
+    @property
+    def shape(self) -> type[UnitsReply[Any]]:
+        shape: type[UnitsReply[Any]] = _for(UnitsReply, self.verdict)
+        return shape
 
     @property
     def counted(self) -> str:
-        return self.verdicts[0]
+        return allowed(self.verdict)[0]
 
     @property
     def instructions(self) -> str:
-        allowed = "|".join(self.verdicts)
+        allowed = choices(self.verdict)
         return (
             f"1. {self.extract} Give each {self.unit} as `text`.\n"
             f"2. {self.judge} Verdict, one of {allowed}, and a short reason.\n"
@@ -79,25 +102,19 @@ class UnitsRule:
 
     @property
     def reply_format(self) -> str:
-        allowed = "|".join(self.verdicts)
+        allowed = choices(self.verdict)
         return f'{{"units":[{{"text":"...","verdict":"{allowed}","reason":"..."}}],"reason":"..."}}'
 
     def prepare(self, run: AgentRun) -> Task | Score:
         return self.prepare_run(run)
 
-    def value(self, reply: UnitsReply, task: Task) -> tuple[float, dict[str, Any]]:
-        read = [read_verdict(unit.verdict, self.verdicts) for unit in reply.units]
+    def value(self, reply: UnitsReply[Any], task: Task) -> tuple[float, dict[str, Any]]:
+        read = [unit.verdict for unit in reply.units]
         details: dict[str, Any] = {
             f"{self.unit}s": [
-                {"text": unit.text, "verdict": verdict, "reason": unit.reason}
-                for unit, verdict in zip(reply.units, read, strict=True)
+                {"text": unit.text, "verdict": unit.verdict, "reason": unit.reason} for unit in reply.units
             ]
         }
-        unrecognised = [
-            unit.verdict for unit in reply.units if unit.verdict.strip().lower() not in self.verdicts
-        ]
-        if unrecognised:
-            details["unrecognised_verdicts"] = unrecognised
         if reply.missing_verdicts:
             details["missing_verdicts"] = reply.missing_verdicts
         if not read:
@@ -109,10 +126,10 @@ class UnitsRule:
             return 0.0, details
         return read.count(self.counted) / len(read), details
 
-    def reason(self, reply: UnitsReply) -> str:
+    def reason(self, reply: UnitsReply[Any]) -> str:
         return reply.reason.strip()
 
-    async def steps(self, ask: Ask[Any], task: Task) -> UnitsReply:
+    async def steps(self, ask: Ask[Any], task: Task) -> UnitsReply[Any]:
         data: Data = task.data
         if self.mastra_steps >= 3:
             extracted: Extracted = await ask(
@@ -125,27 +142,26 @@ class UnitsRule:
         else:
             texts = []
         if self.mastra_steps >= 3 and not texts:
-            return UnitsReply(units=[], reason=f"The judge found no {self.unit}s.")
+            return self.shape(units=[], reason=f"The judge found no {self.unit}s.")
         numbered = tuple((f"{self.unit}_{n}", text) for n, text in enumerate(texts, 1))
-        allowed = "|".join(self.verdicts)
+        allowed = choices(self.verdict)
         if texts:
-            judged: Verdicts = await ask(
+            judged: Verdicts[Any] = await ask(
                 f"{self.judge} One verdict per numbered {self.unit}, in order.",
                 f'{{"verdicts":[{{"verdict":"{allowed}","reason":"..."}}]}}',
                 (*data, *numbered),
-                Verdicts,
+                _for(Verdicts, self.verdict),
             )
             verdicts = judged.verdicts
-            missing = max(0, len(texts) - len(verdicts))
             units = [
-                Unit(
-                    text=text,
-                    verdict=verdicts[n].verdict if n < len(verdicts) else "no",
-                    reason=verdicts[n].reason if n < len(verdicts) else "no verdict returned",
-                )
+                {"text": text, "verdict": verdicts[n].verdict, "reason": verdicts[n].reason}
+                if n < len(verdicts)
+                else {"text": text, "verdict": "no", "reason": "no verdict returned"}
                 for n, text in enumerate(texts)
             ]
-            return UnitsReply(units=units, missing_verdicts=missing)
+            return self.shape.model_validate(
+                {"units": units, "missing_verdicts": max(0, len(texts) - len(verdicts))}
+            )
         # toxicity's two calls: the judge splits and judges in one, then the reason
-        one: UnitsReply = await ask(self.instructions, self.reply_format, data, UnitsReply)
+        one: UnitsReply[Any] = await ask(self.instructions, self.reply_format, data, self.shape)
         return one

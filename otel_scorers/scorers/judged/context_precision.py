@@ -13,13 +13,13 @@ from otel_scorers.scorers.judged.base import (
     Task,
     ask_once,
     question_answer_context,
-    read_verdict,
 )
+from otel_scorers.scorers.judged.replies import Ordinal, YesNo, choices
 
 
 class ItemVerdict(BaseModel):
-    context: int
-    verdict: str
+    context: Ordinal
+    verdict: YesNo
     reason: str = ""
 
 
@@ -40,7 +40,9 @@ class ContextPrecision:
         "You judge, for each numbered context block, whether it was useful for reaching the answer to the "
         "question: yes = relevant to it, no = not. One verdict per block, `context` being its number."
     )
-    reply_format = '{"verdicts":[{"context":1,"verdict":"yes|no","reason":"..."}],"reason":"..."}'
+    reply_format = (
+        f'{{"verdicts":[{{"context":1,"verdict":"{choices(YesNo)}","reason":"..."}}],"reason":"..."}}'
+    )
 
     def prepare(self, run: AgentRun) -> Task | Score:
         return question_answer_context(self.kind, run)
@@ -50,7 +52,7 @@ class ContextPrecision:
         by_item: dict[int, str] = {}
         for verdict in reply.verdicts:
             if 1 <= verdict.context <= items and verdict.context not in by_item:
-                by_item[verdict.context] = read_verdict(verdict.verdict)
+                by_item[verdict.context] = verdict.verdict
         ordered = [by_item.get(n, "no") for n in range(1, items + 1)]
         details: dict[str, Any] = {"verdicts": ordered}
         if len(by_item) < items:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import GROUNDING, NO_CONTEXT, Reference, Task, context_blocks, skipped
 from otel_scorers.scorers.judged.claims import UnitsRule
+from otel_scorers.scorers.judged.replies import YesNo
 
 
 def context_recall_rule(reference: Reference) -> UnitsRule:
@@ -26,7 +27,7 @@ def context_recall_rule(reference: Reference) -> UnitsRule:
             "For each claim of the reference say whether the context blocks contain what it needs: yes = it "
             "can be attributed to the context; no = it cannot."
         ),
-        verdicts=("yes", "no"),
+        verdict=YesNo,
         prepare_run=prepare,
         needs=frozenset(),
     )

@@ -15,13 +15,14 @@ from otel_scorers.scorers.judged.base import (
     ask_once,
     question_answer_context,
 )
+from otel_scorers.scorers.judged.replies import Ordinal, Relevance, choices
 
-LEVELS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+LEVELS: dict[Relevance, float] = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 
 
 class ItemRelevance(BaseModel):
-    context: int
-    relevance: str
+    context: Ordinal
+    relevance: Relevance
     used: bool = False
     reason: str = ""
 
@@ -51,7 +52,7 @@ class ContextRelevance:
         "missing that a good answer needed (empty if none)."
     )
     reply_format = (
-        '{"items":[{"context":1,"relevance":"high|medium|low|none","used":true,"reason":"..."}],'
+        f'{{"items":[{{"context":1,"relevance":"{choices(Relevance)}","used":true,"reason":"..."}}],'
         '"missing":["..."],"reason":"..."}'
     )
 
@@ -64,12 +65,11 @@ class ContextRelevance:
         for item in reply.items:
             if 1 <= item.context <= items and item.context not in by_item:
                 by_item[item.context] = item
-        levels = []
+        levels: list[Relevance] = []
         unused_high = 0
         for n in range(1, items + 1):
             judged = by_item.get(n)
-            level = judged.relevance.strip().lower() if judged is not None else "none"
-            level = level if level in LEVELS else "none"
+            level: Relevance = judged.relevance if judged is not None else "none"
             levels.append(level)
             if level == "high" and judged is not None and not judged.used:
                 unused_high += 1

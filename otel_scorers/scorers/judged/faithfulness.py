@@ -13,6 +13,7 @@ from otel_scorers.scorers.judged.base import (
     zero,
 )
 from otel_scorers.scorers.judged.claims import UnitsRule
+from otel_scorers.scorers.judged.replies import YesUnsureNo
 
 
 def grounded_answer(kind: str, run: AgentRun) -> Task | Score:
@@ -37,7 +38,7 @@ FAITHFULNESS = UnitsRule(
         "Judge each claim against the context blocks only, never your own knowledge: yes = the context "
         "states or directly implies it; no = the context contradicts it; unsure = the context does not say."
     ),
-    verdicts=("yes", "no", "unsure"),
+    verdict=YesUnsureNo,
     prepare_run=lambda run: grounded_answer("faithfulness", run),
     needs=frozenset({"output"}),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from otel_scorers.scorers.judged.claims import UnitsRule
 from otel_scorers.scorers.judged.faithfulness import grounded_answer
+from otel_scorers.scorers.judged.replies import YesNo
 
 HALLUCINATION = UnitsRule(
     kind="hallucination",
@@ -17,7 +18,7 @@ HALLUCINATION = UnitsRule(
         "is in the context is fine); no = the context supports it. Approximate numbers or dates and omitted "
         "details are not hallucinations."
     ),
-    verdicts=("yes", "no"),
+    verdict=YesNo,
     prepare_run=lambda run: grounded_answer("hallucination", run),
     needs=frozenset({"output"}),
     higher_is_worse=True,

@@ -10,18 +10,25 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Reference, Task, ask_once, need_input, need_output, skipped
+from otel_scorers.scorers.judged.replies import Impact, UnitInterval, choices
 
-IMPACTS = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
+IMPACTS: dict[Impact, float] = {
+    "none": 1.0,
+    "minimal": 0.85,
+    "moderate": 0.6,
+    "significant": 0.3,
+    "severe": 0.1,
+}
 
 
 class Dimension(BaseModel):
     dimension: str
-    impact: str
+    impact: Impact
     reason: str = ""
 
 
 class NoiseReply(BaseModel):
-    robustness: float
+    robustness: UnitInterval
     dimensions: list[Dimension] = []
     major_issues: list[str] = []
     reason: str = ""
@@ -48,7 +55,7 @@ class NoiseSensitivity:
         "minimal, moderate, significant, severe); list the major issues the noise caused (empty if none)."
     )
     reply_format = (
-        '{"robustness":0.0,"dimensions":[{"dimension":"...","impact":"none|minimal|moderate|significant|severe"}],'
+        f'{{"robustness":0.0,"dimensions":[{{"dimension":"...","impact":"{choices(Impact)}"}}],'
         '"major_issues":["..."],"reason":"..."}'
     )
 
@@ -64,9 +71,8 @@ class NoiseSensitivity:
         )
 
     def value(self, reply: NoiseReply, task: Task) -> tuple[float, dict[str, Any]]:
-        score = max(0.0, min(1.0, reply.robustness))
-        impacts = [d.impact.strip().lower() for d in reply.dimensions]
-        impacts = [impact if impact in IMPACTS else "severe" for impact in impacts]
+        score = reply.robustness
+        impacts = [d.impact for d in reply.dimensions]
         details: dict[str, Any] = {
             "robustness": reply.robustness,
             "impacts": impacts,

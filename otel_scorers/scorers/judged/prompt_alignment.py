@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_input, need_output, skipped, zero
+from otel_scorers.scorers.judged.replies import UnitInterval
 
 WEIGHTS = {
     "user": (0.4, 0.3, 0.2, 0.1),
@@ -17,10 +18,10 @@ WEIGHTS = {
 
 
 class AlignmentReply(BaseModel):
-    intent: float
-    requirements: float
-    completeness: float
-    appropriateness: float
+    intent: UnitInterval
+    requirements: UnitInterval
+    completeness: UnitInterval
+    appropriateness: UnitInterval
     reason: str = ""
 
 
@@ -65,7 +66,6 @@ class PromptAlignment:
 
     def value(self, reply: AlignmentReply, task: Task) -> tuple[float, dict[str, Any]]:
         parts = [reply.intent, reply.requirements, reply.completeness, reply.appropriateness]
-        parts = [max(0.0, min(1.0, part)) for part in parts]
         weights = WEIGHTS[self.mode]
         details = dict(zip(("intent", "requirements", "completeness", "appropriateness"), parts, strict=True))
         return sum(w * p for w, p in zip(weights, parts, strict=True)), {

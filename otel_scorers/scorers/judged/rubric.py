@@ -3,6 +3,7 @@ Which criteria are required comes from the configuration, not from the judge's r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_output
+from otel_scorers.scorers.judged.replies import Ordinal
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +22,7 @@ class Criterion:
 
 
 class CriterionVerdict(BaseModel):
-    criterion: int
+    criterion: Ordinal
     satisfied: bool
     reason: str = ""
 
@@ -30,7 +32,19 @@ class RubricReply(BaseModel):
     reason: str = ""
 
 
-def as_criteria(criteria: Sequence[str | Mapping[str, Any] | Criterion]) -> tuple[Criterion, ...]:
+#: A list item's marker at the start of a line: `-`, `*`, `•`, `1.`, `1)`, then spaces.
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+
+
+def as_criteria(
+    criteria: str | Sequence[str | Mapping[str, Any] | Criterion],
+) -> tuple[Criterion, ...]:
+    """The criteria as given: a list of texts, `{criterion, required}` mappings or `Criterion`s;
+    or one text, read as a list with one criterion per non-empty line, bullets and numbers
+    stripped (so a one-line text is one criterion, never one per character)."""
+    if isinstance(criteria, str):
+        lines = (_BULLET.sub("", line.strip()).strip() for line in criteria.splitlines())
+        return tuple(Criterion(line) for line in lines if line)
     found = []
     for entry in criteria:
         if isinstance(entry, Criterion):
