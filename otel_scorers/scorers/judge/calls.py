@@ -26,6 +26,7 @@ from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError, describe_cause
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
+from otel_scorers.scorers.judge.request import judge_request
 from otel_scorers.scorers.judge.retry import backoff_s, classify
 from otel_scorers.scorers.judge.usage import Completion, Message, Tally, completion_of, judge_cost
 from otel_scorers.throttled_log import throttled
@@ -49,7 +50,6 @@ class Judge:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
-        self._json_mode: dict[str, bool] = {}
         self._output_tokens: dict[str, int] = {}  # per model, its last reply's: the next call's estimate
         self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
         self._inflight: weakref.WeakKeyDictionary[
@@ -141,11 +141,19 @@ class Judge:
         future.set_result(value)
         return value, False
 
-    async def ask(self, messages: Sequence[Message], shape: Any, tally: Tally) -> Any:
+    async def ask(
+        self,
+        messages: Sequence[Message],
+        shape: Any,
+        tally: Tally,
+        *,
+        name: str | None = None,
+        max_tokens: int | None = None,
+    ) -> Any:
         """The reply parsed as `shape`. One repair round with the parse error, then
-        `judge_invalid_response`."""
+        `judge_invalid_response`. `name` (the scorer's) and `max_tokens` go to `judge_request`."""
         model = tally.model
-        completion = await self.complete(messages, tally)
+        completion = await self.complete(messages, tally, shape, name=name, max_tokens=max_tokens)
         try:
             return parse_reply(completion.text, shape)
         except JudgeParseError as exc:
@@ -158,7 +166,7 @@ class Judge:
                     "Reply again with only the JSON object, in the shape asked for.",
                 },
             ]
-        completion = await self.complete(repair, tally)
+        completion = await self.complete(repair, tally, shape, name=name, max_tokens=max_tokens)
         try:
             return parse_reply(completion.text, shape)
         except JudgeParseError as exc:
@@ -175,7 +183,15 @@ class Judge:
                 cause=f"JudgeParseError: {exc}",
             ) from None
 
-    async def complete(self, messages: Sequence[Message], tally: Tally) -> Completion:
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tally: Tally,
+        shape: Any = dict[str, Any],
+        *,
+        name: str | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
         """One judge call, retried on timeouts, 429 and 5xx while the deadline allows. Each
         attempt reserves its expected cost from the hourly budget before it is sent."""
         model = tally.model
@@ -207,7 +223,10 @@ class Judge:
                 reserved = self._reserve(litellm, model, messages, tally)
                 try:
                     response = await asyncio.wait_for(
-                        litellm.acompletion(**self._request(litellm, model, messages)), remaining
+                        litellm.acompletion(
+                            **judge_request(self.config, litellm, model, messages, shape, name, max_tokens)
+                        ),
+                        remaining,
                     )
                 except BaseException as exc:
                     if self.budget is not None:
@@ -278,38 +297,6 @@ class Judge:
             f"no judge reply within the judge's timeout_s={self.config.timeout_s:g}s{tries}; slow model, "
             f"or more scores than concurrency={self.config.concurrency} can serve"
         )
-
-    def _request(self, litellm: Any, model: str, messages: Sequence[Message]) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "model": model,
-            "messages": [dict(message) for message in messages],
-            "temperature": self.config.temperature,
-            # constant, so litellm reuses its client and connections (a per-call value would not);
-            # the score's deadline is enforced around the call
-            "timeout": self.config.attempt_timeout_s or self.config.timeout_s,
-            # our loop retries within the deadline; litellm's and the SDK's own retries would not
-            "max_retries": 0,
-            "num_retries": 0,
-            "drop_params": True,
-        }
-        if self.config.api_base:
-            request["api_base"] = self.config.api_base
-        if self.config.api_key:
-            request["api_key"] = self.config.api_key
-        if self._supports_json(litellm, model):
-            request["response_format"] = {"type": "json_object"}
-        return request
-
-    def _supports_json(self, litellm: Any, model: str) -> bool:
-        supported = self._json_mode.get(model)
-        if supported is None:
-            try:
-                params = litellm.get_supported_openai_params(model=model) or []
-                supported = "response_format" in params
-            except Exception:
-                supported = False
-            self._json_mode[model] = supported
-        return supported
 
 
 _default_judge: Judge | None = None

@@ -235,7 +235,9 @@ class JudgedScorer(Generic[R]):
 
     def asker(self, tally: Tally) -> Ask[Any]:
         async def ask(instructions: str, reply_format: str, data: Data, shape: type[Any]) -> Any:
-            return await self.judge.ask(messages(instructions, reply_format, data), shape, tally)
+            return await self.judge.ask(
+                messages(instructions, reply_format, data), shape, tally, name=self.name
+            )
 
         return ask
 
