@@ -192,3 +192,20 @@ def test_a_bad_bound_or_schema_form_is_an_error_naming_the_key(settings: dict[st
     with pytest.raises(ValidationError) as raised:
         JudgeConfig(**settings)
     assert next(iter(settings)) in str(raised.value)
+
+
+class Step(BaseModel):
+    name: str
+    substeps: list[Step] = []
+
+
+def test_a_recursive_shape_keeps_its_definitions_and_still_goes_out_as_a_schema(server: JudgeServer) -> None:
+    reply = {"name": "plan", "substeps": [{"name": "look", "substeps": []}]}
+    server.then(Reply(json.dumps(reply)))
+
+    async def go() -> Step:
+        return (await ask_judge("Plan it.", Step, judge=make_judge(server))).value
+
+    assert asyncio.run(go()).substeps[0].name == "look"
+    schema = sent_schema(server.requests[0].body)
+    assert accepts(schema, reply) and not accepts(schema, {"name": "plan", "substeps": [{"substeps": []}]})
