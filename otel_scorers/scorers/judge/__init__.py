@@ -3,7 +3,8 @@
 One concern per module: `config` (JudgeConfig), `errors` (JudgeError and its cause, secrets
 redacted), `data` (the judged text as delimited data), `repair` (reading JSON out of a reply),
 `retry` (what to retry, backoff), `budget` (the hourly cost cap), `cache`, `usage` (what calls
-return and cost), `provider` (litellm, imported lazily) and `calls` (the `Judge` itself).
+return and cost), `provider` (litellm, imported lazily), `request` (what one call sends: the
+output bound and the reply's schema) and `calls` (the `Judge` itself).
 """
 
 from otel_scorers.scorers.judge.budget import CostBudget
