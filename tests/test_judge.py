@@ -153,11 +153,12 @@ def test_a_reply_is_parsed_with_usage_and_cost_from_the_cost_table(server: Judge
     assert usage.cost_usd > 0
 
 
-def test_the_request_asks_for_json_at_temperature_zero_with_the_key(server: JudgeServer) -> None:
+def test_the_request_asks_for_the_reply_schema_at_temperature_zero_with_the_key(server: JudgeServer) -> None:
     server.then(Reply('{"verdict": "yes"}'))
     ask(make_judge(server.url))
     body = server.requests[0].body
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["verdict"]
     assert body["temperature"] == 0
     assert body["model"] == "gpt-4o-mini"
     assert server.requests[0].headers.get("Authorization") == "Bearer test-key"

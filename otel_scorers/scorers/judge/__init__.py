@@ -1,12 +1,13 @@
 """The judge layer: LLM calls through litellm for judge scorers, with everything a bill needs.
 
 One concern per module: `config` (JudgeConfig), `errors` (JudgeError and its cause, secrets
-redacted), `data` (the judged text as delimited data), `prompt` (a `Question` as messages,
-within the prompt bound), `repair` (reading JSON out of a reply), `retry` (what to retry,
-backoff), `budget` (the hourly caps), `breaker` (failing fast when the judge refuses
-connections), `batch` (one call for a run's questions), `cache`, `usage` (what calls return and
-cost), `provider` (litellm, imported lazily) and `calls` (the `Judge` and its one call path,
-`consult`).
+redacted), `models` (which models litellm routes, and their prices, without importing it),
+`data` (the judged text as delimited data), `prompt` (a `Question` as messages, within the prompt
+bound), `request` (what one call sends: the output bound and the reply's schema), `repair`
+(reading JSON out of a reply), `retry` (what to retry, backoff), `budget` (the hourly caps),
+`breaker` (failing fast when the judge refuses connections), `batch` (one call for a run's
+questions), `cache`, `usage` (what calls return and cost), `provider` (litellm, imported lazily)
+and `calls` (the `Judge` and its one call path, `consult`).
 """
 
 from otel_scorers.scorers.judge.budget import CostBudget

@@ -34,6 +34,7 @@ from otel_scorers.scorers.judge.errors import JudgeError, describe_cause, invali
 from otel_scorers.scorers.judge.prompt import Question, render
 from otel_scorers.scorers.judge.prompt import repair as repair_messages
 from otel_scorers.scorers.judge.repair import JudgeParseError, parse_reply
+from otel_scorers.scorers.judge.request import judge_request
 from otel_scorers.scorers.judge.retry import backoff_s, classify
 from otel_scorers.scorers.judge.usage import (
     Completion,
@@ -69,7 +70,6 @@ class Judge:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
-        self._json_mode: dict[str, bool] = {}
         self._missing_keys: dict[str, tuple[str, ...]] = {}  # per model: the credentials it lacks
         # per (model, question name): output tokens of its replies so far (sum, count), whose
         # mean is what the next call reserves for its reply
@@ -323,12 +323,10 @@ class Judge:
                 self._check_breaker(model, consultation)
                 if self.config.attempt_timeout_s is not None:
                     remaining = min(remaining, self.config.attempt_timeout_s)
-                reserved = await self._reserve(litellm, model, name, messages, consultation)
+                request = judge_request(self.config, litellm, model, messages, schema, name, api_key=api_key)
+                reserved = await self._reserve(litellm, model, name, request, consultation)
                 try:
-                    response = await asyncio.wait_for(
-                        litellm.acompletion(**self._request(litellm, model, messages, schema, name, api_key)),
-                        remaining,
-                    )
+                    response = await asyncio.wait_for(litellm.acompletion(**request), remaining)
                 except BaseException as exc:
                     self._settle(reserved, None)
                     if not isinstance(exc, Exception):
@@ -374,7 +372,7 @@ class Judge:
         )
 
     async def _reserve(
-        self, litellm: Any, model: str, name: str, messages: Sequence[Message], consultation: Consultation
+        self, litellm: Any, model: str, name: str, request: Mapping[str, Any], consultation: Consultation
     ) -> float:
         """Reserve this call's expected cost (its prompt's tokens, and as many output tokens as
         replies to this question have had on average) and one call, before it is sent;
@@ -382,7 +380,7 @@ class Judge:
         would cost more than the whole budget. While calls in flight hold reservations that may
         prove larger than their cost, it waits for them (within the deadline) instead."""
         if self.budget is not None:
-            expected = self._expected_cost(litellm, model, name, messages)
+            expected = self._expected_cost(litellm, model, name, request["messages"], request["max_tokens"])
             if expected > self.budget.usd_per_hour:
                 raise JudgeError(
                     "budget",
@@ -415,13 +413,15 @@ class Judge:
             exc.usage = consultation.usage()
             raise
 
-    def _expected_cost(self, litellm: Any, model: str, name: str, messages: Sequence[Message]) -> float:
+    def _expected_cost(
+        self, litellm: Any, model: str, name: str, messages: Sequence[Message], output_bound: int
+    ) -> float:
         try:
             prompt_tokens = int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))
         except Exception:
             prompt_tokens = sum(len(str(message.get("content", ""))) for message in messages) // 3
         total, count = self._output_tokens.get((model, name), (0, 0))
-        output_tokens = round(total / count) if count else _EXPECTED_OUTPUT_TOKENS
+        output_tokens = round(total / count) if count else min(_EXPECTED_OUTPUT_TOKENS, output_bound)
         return judge_cost(litellm, model, prompt_tokens, output_tokens, self.config.prices) or 0.0
 
     def _learn_output(self, model: str, name: str, output_tokens: int) -> None:
@@ -490,46 +490,6 @@ class Judge:
             "config; no call was made",
             consultation.usage(),
         )
-
-    def _request(
-        self,
-        litellm: Any,
-        model: str,
-        messages: Sequence[Message],
-        schema: Any,
-        name: str,
-        api_key: str | None,
-    ) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "model": model,
-            "messages": [dict(message) for message in messages],
-            "temperature": self.config.temperature,
-            # constant, so litellm reuses its client and connections (a per-call value would not);
-            # the score's deadline is enforced around the call
-            "timeout": self.config.attempt_timeout_s or self.config.timeout_s,
-            # our loop retries within the deadline; litellm's and the SDK's own retries would not
-            "max_retries": 0,
-            "num_retries": 0,
-            "drop_params": True,
-        }
-        if self.config.api_base:
-            request["api_base"] = self.config.api_base
-        if api_key:
-            request["api_key"] = api_key
-        if self._supports_json(litellm, model):
-            request["response_format"] = {"type": "json_object"}
-        return request
-
-    def _supports_json(self, litellm: Any, model: str) -> bool:
-        supported = self._json_mode.get(model)
-        if supported is None:
-            try:
-                params = litellm.get_supported_openai_params(model=model) or []
-                supported = "response_format" in params
-            except Exception:
-                supported = False
-            self._json_mode[model] = supported
-        return supported
 
 
 _default_judge: Judge | None = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.errors import remember_secret
@@ -31,6 +31,10 @@ class Prices(BaseModel):
         return (input_tokens * self.input_usd_per_million + output_tokens * self.output_usd_per_million) / 1e6
 
 
+#: How the reply's JSON schema is sent: `auto` picks the form the provider accepts.
+ReplySchema = Literal["auto", "json_schema", "json_object_schema", "json_object", "off"]
+
+
 class JudgeConfig(BaseModel):
     """How judge scorers reach their model: the YAML `judge:` section, or `JudgeConfig(...)`.
 
@@ -47,6 +51,14 @@ class JudgeConfig(BaseModel):
     `max_prompt_tokens` bounds each request's prompt (the judged texts are cut to fit, fairly
     between question, answer and context, each cut marked; counted at 3 characters a token).
     `batch`: the judge scorers bound to one run share one call.
+
+    `max_output_tokens` bounds each reply (`max_tokens`), one bound for every call or a mapping
+    of scorer name to bound (a scorer not named keeps its default: 256 for a reply of fixed
+    fields, 1024 for one that holds a list); a runaway reply then cannot hold a model's slot
+    until the deadline. `reply_schema` says how the reply's JSON schema is sent: `auto` (the
+    form the provider accepts), `json_schema` (OpenAI's structured outputs; Ollama, vLLM, LM
+    Studio), `json_object_schema` (llama.cpp's `{"type": "json_object", "schema": ...}`),
+    `json_object` (JSON mode, no schema) or `off` (neither).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -65,6 +77,8 @@ class JudgeConfig(BaseModel):
     cache_size: int = Field(1024, ge=0)
     record_prompts: bool = False
     batch: bool = False
+    max_output_tokens: PositiveInt | dict[str, PositiveInt] | None = None
+    reply_schema: ReplySchema = "auto"
 
     @field_validator("model")
     @classmethod
