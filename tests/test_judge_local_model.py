@@ -126,7 +126,7 @@ def test_judged_scorers_on_a_local_model_send_schema_and_bound_and_parse_every_r
     assert_every_request_carries_schema_and_bound(proxy.exchanges)
     assert proxy.max_in_flight == 1  # concurrency: 1 kept the calls off each other's slot
     shapes = {tuple(sorted(e.body["response_format"]["schema"]["properties"])) for e in proxy.exchanges}
-    assert ("missing_verdicts", "reason", "units") in shapes  # the claim scorers' reply
+    assert ("reason", "units") in shapes  # the claim scorers' reply
     assert ("explanation", "statements") in shapes  # answer_relevancy's
 
 

@@ -16,7 +16,9 @@ import threading
 import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict
 
 from otel_scorers.model import JudgeUsage
 from otel_scorers.scorers.judge.errors import JudgeError

@@ -45,6 +45,13 @@ class UnitsReply(_ForVerdicts, Generic[V]):
     missing_verdicts: SkipJsonSchema[int] = Field(0, ge=0)
 
 
+class SomeUnitsReply(UnitsReply[V], Generic[V]):
+    """A reply that must judge at least one unit (toxicity: no verdicts is no clean bill), said
+    in its schema too, so that a grammar-bound local model cannot answer with none."""
+
+    units: list[Unit[V]] = Field(min_length=1)
+
+
 class Extracted(BaseModel):
     units: list[str]
 
@@ -84,7 +91,9 @@ class UnitsRule:
 
     @property
     def shape(self) -> type[UnitsReply[Any]]:
-        shape: type[UnitsReply[Any]] = _for(UnitsReply, self.verdict)
+        shape: type[UnitsReply[Any]] = _for(
+            SomeUnitsReply if self.no_units_is_invalid else UnitsReply, self.verdict
+        )
         return shape
 
     @property
