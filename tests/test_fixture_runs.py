@@ -23,10 +23,12 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
 PENDING: dict[str, str] = {}
 
+#: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
+#: without the content, the trace does not carry the calls (docs/instrumentations.md).
+CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
-#: a call failed is unknown (docs/instrumentations.md). CrewAI's under OpenLLMetry records its
-#: tool calls themselves only with the content.
-FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry", "crewai-openllmetry"})
+#: a call failed is unknown.
+FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry"}) | CALLS_NEED_CONTENT
 
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
 TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
@@ -35,11 +37,14 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         "an agent called as a plugin is passed them by keyword, so the inner run has no input",
         frozenset({"input"}),
     ),
-    ("crewai-openllmetry", "no_content"): (
-        "OpenLLMetry's CrewAI instrumentation writes no tool spans: with content capture off the "
-        "chat spans hold no tool-call parts either, so the trace does not carry the call",
-        frozenset({"tool_calls"}),
-    ),
+    **{
+        (framework, "no_content"): (
+            "the instrumentation writes no tool spans: with content capture off the model spans "
+            "hold no tool-call parts either, so the trace does not carry the call",
+            frozenset({"tool_calls"}),
+        )
+        for framework in CALLS_NEED_CONTENT
+    },
     **{
         (framework, "no_content"): (
             "LlamaIndex names the agent only in its workflow events, which content capture hides: "

@@ -6,7 +6,8 @@ handoff spans), LangChain/LangGraph (graph nodes marked AGENT; runs named in `me
 ToolMessage results), smolagents (`{name}.run` AGENT spans, tool arguments under `kwargs`,
 the `final_answer` tool that is the answer, managed agents started without a tool span) and
 LlamaIndex (a CHAIN `{AgentClass}.run` workflow span, its steps naming the agent; see
-`formats.llamaindex`).
+`formats.llamaindex`) and Haystack (a CHAIN `Agent.run` span whose tools run without spans, so
+its calls are read from the messages, written as Python reprs; see `formats.haystack`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import crewai, langchain, llamaindex
+from otel_scorers.conventions.formats import crewai, haystack, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
     genai_messages,
     handoff_tool_name,
+    last_assistant_text,
     last_user_text,
     span_tool_call,
     tool_state,
@@ -53,6 +55,10 @@ _CREWAI = frozenset(
     {"openinference.instrumentation.crewai", "openinference.instrumentation.crewai._event_listener"}
 )
 _LLAMA_INDEX = "openinference.instrumentation.llama_index"
+#: Haystack's Agent is a CHAIN span `{AgentClass}.run` (or `.run_async`) that runs its tools
+#: without tool spans: its calls are only in its messages (`formats.haystack`).
+_HAYSTACK = "openinference.instrumentation.haystack"
+_HAYSTACK_RUN_SUFFIXES = (".run", ".run_async")
 _LLAMA_INDEX_RUN_SUFFIX = ".run"
 #: LlamaIndex's LLM span that only builds the request of the LLM span beside it.
 _LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
@@ -71,7 +77,7 @@ class OpenInferenceConvention(Convention):
     name = "openinference"
     # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
     # stays open until it ends, so the agents handed to join the run in-process too.
-    run_start_names: tuple[str, ...] = ("Swarm.run_stream",)
+    run_start_names: tuple[str, ...] = ("Swarm.run_stream", "Agent.run")
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
     # when a span ends.
@@ -107,6 +113,8 @@ class OpenInferenceConvention(Convention):
             return "run" if graph and "langgraph_node" not in metadata else None
         if kind == "CHAIN" and span.scope == _LLAMA_INDEX:
             return "run" if _is_llama_index_run(span) else None
+        if kind == "CHAIN" and span.scope == _HAYSTACK:
+            return "run" if _haystack_agent_class(span) is not None else None
         return None
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
@@ -186,13 +194,19 @@ class OpenInferenceConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        output = flattened_messages(attributes, "llm.output_messages.")
+        if span.scope == _HAYSTACK:
+            # The flattened messages drop the call ids and the tool results; the reprs keep them.
+            input_messages = haystack.component_messages(_content(attributes.get("input.value")), "messages")
+            output = haystack.component_messages(_content(attributes.get("output.value")), "replies")
+        else:
+            input_messages = flattened_messages(attributes, "llm.input_messages.")
+            output = flattened_messages(attributes, "llm.output_messages.")
         if not output.captured:
             output = _responses_output(attributes.get("output.value"))
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
-            input=flattened_messages(attributes, "llm.input_messages."),
+            input=input_messages,
             output=output,
             model=as_str(attributes.get("llm.model_name")),
             input_tokens=as_int(attributes.get("llm.token_count.prompt")),
@@ -204,6 +218,10 @@ class OpenInferenceConvention(Convention):
         if run_span.scope in _CREWAI:
             return crewai.task_in_prompt(text) or text
         return text
+
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        """Haystack's Agent runs its tools without tool spans."""
+        return run_span.scope == _HAYSTACK
 
     def run_under_tool(self, span: SpanRecord) -> bool:
         """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's
@@ -280,6 +298,16 @@ def _is_llama_index_run(span: SpanRecord) -> bool:
     return isinstance(event, str) and event.startswith("AgentWorkflowStartEvent(")
 
 
+def _haystack_agent_class(span: SpanRecord) -> str | None:
+    """The agent class of a Haystack `{Class}.run` span, when the class is an agent: Haystack's
+    `Agent` or a class named like one; pipelines and other components are not runs."""
+    for suffix in _HAYSTACK_RUN_SUFFIXES:
+        if span.name.endswith(suffix):
+            name = span.name[: -len(suffix)]
+            return name if name.endswith("Agent") else None
+    return None
+
+
 def _metadata(span: SpanRecord) -> Mapping[str, Any]:
     metadata = decode_json(span.attributes.get("metadata"))
     return metadata if isinstance(metadata, Mapping) else {}
@@ -311,6 +339,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
     if span.scope == _AUTOGEN:
         return autogen.agent_name_of(span.name) or span.name or None
+    if span.scope == _HAYSTACK:
+        return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
     return span.name or None
 
 
@@ -327,6 +357,8 @@ def _run_input(span: SpanRecord) -> str | None:
     value = _content(span.attributes.get("input.value"))
     if value is None:
         return None
+    if span.scope == _HAYSTACK:
+        return last_user_text(haystack.component_messages(value, "messages").items)
     decoded = decode_json(value)
     if isinstance(decoded, str):
         return decoded
@@ -365,6 +397,9 @@ def _run_output(span: SpanRecord) -> str | None:
     value = _content(span.attributes.get("output.value"))
     if value is None:
         return None
+    if span.scope == _HAYSTACK:
+        last = haystack.last_message(value)
+        return last_assistant_text([last]) if last is not None else None
     decoded = decode_json(value)
     if span.scope in _CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput
