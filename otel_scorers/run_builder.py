@@ -18,7 +18,7 @@ from typing import Any
 from otel_scorers.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, detect
-from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
+from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent, framework_tool
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -259,7 +259,7 @@ def _build(parts: _RunParts) -> AgentRun:
     content = _content(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted(
-        [(convention.tool_call(span), convention.internal_tool(span)) for convention, span in parts.tools]
+        [_tool_call(convention, span) for convention, span in parts.tools]
         + [(call, False) for call in parts.sub_runs],
         key=lambda pair: _start_call(pair[0]),
     )
@@ -331,6 +331,13 @@ def _build(parts: _RunParts) -> AgentRun:
         handoffs=tuple(parts.handoffs),
         final_agent=_agent_name(final) if final is not None else parts.final_name,
     )
+
+
+def _tool_call(convention: Convention, span: SpanRecord) -> tuple[ToolCall, bool]:
+    """The span's call, and whether it is machinery rather than the agent's tool: a handoff, or
+    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`)."""
+    call = convention.tool_call(span)
+    return call, convention.internal_tool(span) or framework_tool(span, call.name)
 
 
 def _retrievals(parts: _RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
