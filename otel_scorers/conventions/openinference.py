@@ -7,7 +7,9 @@ ToolMessage results), smolagents (`{name}.run` AGENT spans, tool arguments under
 the `final_answer` tool that is the answer, managed agents started without a tool span) and
 LlamaIndex (a CHAIN `{AgentClass}.run` workflow span, its steps naming the agent; see
 `formats.llamaindex`) and Haystack (a CHAIN `Agent.run` span whose tools run without spans, so
-its calls are read from the messages, written as Python reprs; see `formats.haystack`).
+its calls are read from the messages, written as Python reprs; see `formats.haystack`), DSPy (a
+CHAIN `ReAct.forward` span, `{tool}.__call__` TOOL spans) and BeeAI (its emitter events written
+as child spans with `metadata.path`, which are not components).
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ _HAYSTACK = "openinference.instrumentation.haystack"
 _HAYSTACK_RUN_SUFFIXES = (".run", ".run_async")
 #: DSPy: an agent module (`dspy.ReAct`) is a CHAIN span `ReAct.forward`; its tools are TOOL spans
 #: `{tool}.__call__` with `{"kwargs": {...}}` as input.
+#: BeeAI writes a component's emitter events (a tool's `error`, the agent's `final_answer`) as
+#: child spans, marked by the event's `metadata.path`: records of their parent, not components.
+_BEEAI = "openinference.instrumentation.beeai"
+_BEEAI_EVENT = "metadata.path"
 _DSPY = "openinference.instrumentation.dspy"
 _DSPY_RUN_SUFFIXES = (".forward", ".aforward")
 _DSPY_AGENTS = ("ReAct", "CodeAct")
@@ -95,6 +101,8 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
+        if span.scope == _BEEAI and _BEEAI_EVENT in span.attributes:
+            return None
         if kind == "LLM":
             if span.scope == _LLAMA_INDEX and span.name.endswith(_LLAMA_INDEX_PREPARE):
                 return None
@@ -468,6 +476,8 @@ def _tool_arguments(span: SpanRecord, value: Any) -> Any:
         and not decoded.get("args")
     ):
         return dict(decoded["kwargs"])  # recorded as {"args", "kwargs", ...} / {"kwargs"}
+    if span.scope == _BEEAI and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
+        return decoded.get("input")  # BeeAI records a tool's run(input, options)
     return ag2.tool_arguments(decoded) if span.scope == ag2.SCOPE else decoded
 
 
