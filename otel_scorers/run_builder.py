@@ -18,7 +18,13 @@ from typing import Any
 from otel_scorers.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, detect
-from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent, framework_tool
+from otel_scorers.conventions.base import (
+    UNNAMED_AGENT,
+    Document,
+    ModelCall,
+    RunSpanContent,
+    framework_tool,
+)
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -172,7 +178,7 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
                     # spans of their own (AutoGen's runtime).
                     and outer.get(parts.span.span_id) is outer.get(current.span.span_id)
                     and parts.span.start_ns >= start_ns
-                    and _agent_name(parts) == target
+                    and (target == UNNAMED_AGENT or _agent_name(parts) == target)
                 ),
                 None,
             )
@@ -181,6 +187,7 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
                     _handoffs_within(head)
                 break
             joined.add(follower.span.span_id)
+            target = target or _agent_name(follower) or UNNAMED_AGENT
             head.handoffs.append(Handoff(_agent_name(current), target, start_ns))
             head.tools.extend(follower.tools)
             head.models.extend(follower.models)
@@ -197,7 +204,7 @@ def _handoffs_within(parts: _RunParts) -> None:
     found = []
     for convention, span in parts.tools:
         target = convention.handoff_target(span)
-        if target is not None:
+        if target:  # an unnamed agent has no turn inside the run span to hand to
             found.append((span.start_ns, target))
     for start_ns, target in sorted(found):
         parts.handoffs.append(Handoff(agent, target, start_ns))
@@ -282,8 +289,11 @@ def _build(parts: _RunParts) -> AgentRun:
     run_output = _output_text(last_content, models, last.span)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
+    unrecorded: set[str] = set()
     if run_output is None:
         missing.add("output")
+        if _answer_unrecorded(last_content, models, last.span):
+            unrecorded.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
     missing |= _missing_tool_content(tool_calls)
@@ -327,6 +337,7 @@ def _build(parts: _RunParts) -> AgentRun:
         resource=run_span.resource,
         convention=parts.convention.name,
         missing=frozenset(missing),
+        unrecorded=frozenset(unrecorded),
         context=context,
         handoffs=tuple(parts.handoffs),
         final_agent=_agent_name(final) if final is not None else parts.final_name,
@@ -453,6 +464,16 @@ def _output_text(content: RunSpanContent, models: Sequence[ModelCall], run_span:
     if content.output.captured:
         return ""
     return None
+
+
+def _answer_unrecorded(content: RunSpanContent, models: Sequence[ModelCall], run_span: SpanRecord) -> bool:
+    """The run has no answer because its instrumentation writes none, not because content capture
+    was off: the model calls' input messages were captured, yet none of them recorded its output
+    and the run span holds none (OpenLLMetry's OpenAI Agents spans with a chat-completions model).
+    A run that failed may have ended before the model answered: that says nothing of the kind."""
+    if run_span.status == "error" or content.output.captured or content.output_text is not None:
+        return False
+    return any(m.input.captured for m in models) and not any(m.output.captured for m in models)
 
 
 def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:

@@ -30,6 +30,17 @@ CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
 #: a call failed is unknown.
 FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry"}) | CALLS_NEED_CONTENT
 
+#: Frameworks whose instrumentation never writes the run's answer (docs/instrumentations.md), with
+#: the scenarios that do hold it: OpenLLMetry's OpenAI Agents spans record a chat-completions
+#: model's input but not its output; the Responses API model's they record.
+ANSWER_UNRECORDED: dict[str, frozenset[str]] = {"openai-agents-openllmetry": frozenset({"responses_api"})}
+UNRECORDED_SCENARIOS = sorted(
+    (framework, path.name.removesuffix(".truth.json"))
+    for framework, recorded in ANSWER_UNRECORDED.items()
+    for path in (TRACES / framework).glob("*.truth.json")
+    if path.name.removesuffix(".truth.json") not in recorded | {"no_content"}
+)
+
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
 TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
     ("semantic-kernel", "agent_as_plugin"): (
@@ -52,6 +63,14 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             frozenset({"agent_name"}),
         )
         for framework in ("llamaindex-openinference", "llamaindex-openllmetry")
+    },
+    **{
+        case: (
+            "the instrumentation does not record the model's answer: the run's output is unrecorded, "
+            "not guessed",
+            frozenset({"output"}),
+        )
+        for case in UNRECORDED_SCENARIOS
     },
 }
 
@@ -114,6 +133,8 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
                 assert run.input == expected["input"], where
             if "output" not in spared:
                 assert _strip(run.output) == _strip(expected["output"]), where
+            else:
+                assert run.output is None and "output" in run.missing & run.unrecorded, where
         else:
             assert {"input", "output"} <= run.missing, where
             assert run.input is None and run.output is None, where
@@ -185,3 +206,15 @@ def test_without_content_a_failure_the_trace_cannot_show_is_unknown_not_a_pass(t
         else:
             assert "tool_errors" not in run.missing
             assert score.value == 1.0
+
+
+@pytest.mark.parametrize("case", UNRECORDED_SCENARIOS, ids=lambda case: "/".join(case))
+def test_an_answer_the_instrumentation_never_records_skips_output_checks_saying_so(
+    case: tuple[str, str],
+) -> None:
+    framework, scenario = case
+    for run in rebuilt_runs(TRACES / framework / f"{scenario}.truth.json"):
+        score = bind(checks.includes("sunny")).evaluate(run)
+        assert isinstance(score, Score)
+        assert score.value is None and score.skipped is not None
+        assert "does not record" in score.skipped and "output" in score.skipped

@@ -30,6 +30,12 @@ FRAMEWORK_TOOLS: Mapping[str, frozenset[str]] = {
 }
 
 
+#: What `Convention.handoff_target` gives for a handoff whose instrumentation did not record the
+#: agent handed to (OpenLLMetry's OpenAI Agents spans): the next agent run beside the handing
+#: one, in the same outer run, is the one handed to.
+UNNAMED_AGENT = ""
+
+
 def framework_tool(span: SpanRecord, tool_name: str) -> bool:
     """The tool span is one of its framework's own loop-ending tools (`FRAMEWORK_TOOLS`)."""
     names = FRAMEWORK_TOOLS.get(span.scope or "")
@@ -138,7 +144,8 @@ class Convention(Protocol):
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         """The agent a tool span hands the conversation to (OpenAI Agents' `handoff to X`), whose
-        run goes on as the same run; None for any other span."""
+        run goes on as the same run (`UNNAMED_AGENT` when the span does not say which); None for
+        any other span."""
         return None
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
