@@ -55,6 +55,9 @@ class _RunParts:
     steps: list[tuple[int, RunSpanContent]] = field(default_factory=list)
     #: The agent that answered last, when handoffs happened inside the run span itself.
     final_name: str | None = None
+    #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
+    #: execution seen by a lower layer, which may know that it failed.
+    executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -97,10 +100,18 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     owners: dict[int, _RunParts | None] = {}
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
+    # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
+    # MCP server continuing the caller's trace, a tool that calls a traced function).
     model_or_run = {
         span_id: role == "model" for span_id, (_, role) in roles.items() if role in ("model", "run")
     }
+    tool_or_run = {
+        span_id: span_id if role == "tool" else None
+        for span_id, (_, role) in roles.items()
+        if role in ("tool", "run")
+    }
     in_model: dict[int, bool | None] = {}
+    in_tool: dict[int, int | None] = {}
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
@@ -109,6 +120,11 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         if owner is None:
             continue
         if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
+            continue
+        if role == "tool" and (
+            outer_tool := nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
+        ):
+            owner.executions.setdefault(outer_tool, []).append((convention, span))
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
@@ -193,6 +209,7 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
             head.models.extend(follower.models)
             head.retrievers.extend(follower.retrievers)
             head.sub_runs.extend(follower.sub_runs)
+            head.executions.update(follower.executions)
             head.final = current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
 
@@ -266,7 +283,10 @@ def _build(parts: _RunParts) -> AgentRun:
     content = _content(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted(
-        [_tool_call(convention, span) for convention, span in parts.tools]
+        [
+            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
+            for convention, span in parts.tools
+        ]
         + [(call, False) for call in parts.sub_runs],
         key=lambda pair: _start_call(pair[0]),
     )
@@ -344,10 +364,20 @@ def _build(parts: _RunParts) -> AgentRun:
     )
 
 
-def _tool_call(convention: Convention, span: SpanRecord) -> tuple[ToolCall, bool]:
+def _tool_call(
+    convention: Convention, span: SpanRecord, executions: Sequence[tuple[Convention, SpanRecord]]
+) -> tuple[ToolCall, bool]:
     """The span's call, and whether it is machinery rather than the agent's tool: a handoff, or
-    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`)."""
+    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`). A call whose execution failed
+    failed, though the caller's span may not say so (an MCP server's error, which the calling
+    framework hands the model as a result)."""
     call = convention.tool_call(span)
+    if call.state == "ok":
+        for inner_convention, inner in executions:
+            inner_call = inner_convention.tool_call(inner)
+            if inner_call.state == "error":
+                call = replace(call, state="error", error=inner_call.error or "error")
+                break
     return call, convention.internal_tool(span) or framework_tool(span, call.name)
 
 
