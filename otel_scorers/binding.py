@@ -32,6 +32,8 @@ _MISSING_REASON = {
     "tool_errors": "the trace did not say whether the run's tool calls failed (content capture off)",
     "tool_calls": "the trace did not carry the run's tool calls (content capture off)",
 }
+#: For a field the run's instrumentation never writes (`AgentRun.unrecorded`).
+_UNRECORDED_REASON = "the run's instrumentation does not record its {field} (whatever the capture settings)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,10 @@ class Binding:
         missing = run.missing and self.scorer.needs & run.missing
         if missing:
             field_name = sorted(missing)[0]
-            reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
+            if field_name in run.unrecorded:
+                reason = _UNRECORDED_REASON.format(field=field_name.replace("_", " "))
+            else:
+                reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
             return Score(self.name, skipped=reason)
         if self.context is not None:
             given = self.context(run)

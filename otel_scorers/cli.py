@@ -37,6 +37,8 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
             for call in run.tool_calls
         ],
         "missing": sorted(run.missing),
+        # What no capture setting would have recorded, said only when there is some.
+        **({"unrecorded": sorted(run.unrecorded)} if run.unrecorded else {}),
         **(
             {
                 "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs],

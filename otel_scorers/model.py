@@ -89,6 +89,9 @@ class AgentRun:
 
     `missing` names what the trace did not carry (content capture off, unparsable JSON): text
     scorers are skipped for those runs instead of scoring an absent answer as a wrong one.
+    `unrecorded` names those of them that the run's instrumentation never writes, whatever its
+    settings (OpenLLMetry's OpenAI Agents spans keep no answer of a chat-completions model): the
+    skip says so, since turning content capture on would not help.
     `context` is what grounded the answer: the system instructions, the documents retriever
     spans returned and the tools' results, in that order, each with its source.
     A run whose agent handed the conversation on is one run with every agent's tool calls:
@@ -114,6 +117,7 @@ class AgentRun:
     resource: Mapping[str, Any] = field(default_factory=_empty)
     convention: str = "unknown"
     missing: frozenset[str] = frozenset()
+    unrecorded: frozenset[str] = frozenset()
     parent_span_id: int | None = None
     context: tuple[ContextItem, ...] = ()
     handoffs: tuple[Handoff, ...] = ()

@@ -18,7 +18,13 @@ from typing import Any
 from otel_scorers.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.context import run_context
 from otel_scorers.conventions import Convention, SpanRole, detect
-from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
+from otel_scorers.conventions.base import (
+    UNNAMED_AGENT,
+    Document,
+    ModelCall,
+    RunSpanContent,
+    framework_tool,
+)
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -49,6 +55,9 @@ class _RunParts:
     steps: list[tuple[int, RunSpanContent]] = field(default_factory=list)
     #: The agent that answered last, when handoffs happened inside the run span itself.
     final_name: str | None = None
+    #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
+    #: execution seen by a lower layer, which may know that it failed.
+    executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -91,10 +100,18 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     owners: dict[int, _RunParts | None] = {}
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
+    # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
+    # MCP server continuing the caller's trace, a tool that calls a traced function).
     model_or_run = {
         span_id: role == "model" for span_id, (_, role) in roles.items() if role in ("model", "run")
     }
+    tool_or_run = {
+        span_id: span_id if role == "tool" else None
+        for span_id, (_, role) in roles.items()
+        if role in ("tool", "run")
+    }
     in_model: dict[int, bool | None] = {}
+    in_tool: dict[int, int | None] = {}
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
@@ -103,6 +120,11 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         if owner is None:
             continue
         if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
+            continue
+        if role == "tool" and (
+            outer_tool := nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
+        ):
+            owner.executions.setdefault(outer_tool, []).append((convention, span))
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
@@ -172,7 +194,7 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
                     # spans of their own (AutoGen's runtime).
                     and outer.get(parts.span.span_id) is outer.get(current.span.span_id)
                     and parts.span.start_ns >= start_ns
-                    and _agent_name(parts) == target
+                    and (target == UNNAMED_AGENT or _agent_name(parts) == target)
                 ),
                 None,
             )
@@ -181,11 +203,13 @@ def _join_handoffs(ordered: list[_RunParts], outer: Mapping[int, _RunParts | Non
                     _handoffs_within(head)
                 break
             joined.add(follower.span.span_id)
+            target = target or _agent_name(follower) or UNNAMED_AGENT
             head.handoffs.append(Handoff(_agent_name(current), target, start_ns))
             head.tools.extend(follower.tools)
             head.models.extend(follower.models)
             head.retrievers.extend(follower.retrievers)
             head.sub_runs.extend(follower.sub_runs)
+            head.executions.update(follower.executions)
             head.final = current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
 
@@ -197,7 +221,7 @@ def _handoffs_within(parts: _RunParts) -> None:
     found = []
     for convention, span in parts.tools:
         target = convention.handoff_target(span)
-        if target is not None:
+        if target:  # an unnamed agent has no turn inside the run span to hand to
             found.append((span.start_ns, target))
     for start_ns, target in sorted(found):
         parts.handoffs.append(Handoff(agent, target, start_ns))
@@ -259,7 +283,10 @@ def _build(parts: _RunParts) -> AgentRun:
     content = _content(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tools = sorted(
-        [(convention.tool_call(span), convention.internal_tool(span)) for convention, span in parts.tools]
+        [
+            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
+            for convention, span in parts.tools
+        ]
         + [(call, False) for call in parts.sub_runs],
         key=lambda pair: _start_call(pair[0]),
     )
@@ -282,8 +309,11 @@ def _build(parts: _RunParts) -> AgentRun:
     run_output = _output_text(last_content, models, last.span)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
+    unrecorded: set[str] = set()
     if run_output is None:
         missing.add("output")
+        if _answer_unrecorded(last_content, models, last.span):
+            unrecorded.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
     missing |= _missing_tool_content(tool_calls)
@@ -327,10 +357,28 @@ def _build(parts: _RunParts) -> AgentRun:
         resource=run_span.resource,
         convention=parts.convention.name,
         missing=frozenset(missing),
+        unrecorded=frozenset(unrecorded),
         context=context,
         handoffs=tuple(parts.handoffs),
         final_agent=_agent_name(final) if final is not None else parts.final_name,
     )
+
+
+def _tool_call(
+    convention: Convention, span: SpanRecord, executions: Sequence[tuple[Convention, SpanRecord]]
+) -> tuple[ToolCall, bool]:
+    """The span's call, and whether it is machinery rather than the agent's tool: a handoff, or
+    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`). A call whose execution failed
+    failed, though the caller's span may not say so (an MCP server's error, which the calling
+    framework hands the model as a result)."""
+    call = convention.tool_call(span)
+    if call.state == "ok":
+        for inner_convention, inner in executions:
+            inner_call = inner_convention.tool_call(inner)
+            if inner_call.state == "error":
+                call = replace(call, state="error", error=inner_call.error or "error")
+                break
+    return call, convention.internal_tool(span) or framework_tool(span, call.name)
 
 
 def _retrievals(parts: _RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
@@ -446,6 +494,16 @@ def _output_text(content: RunSpanContent, models: Sequence[ModelCall], run_span:
     if content.output.captured:
         return ""
     return None
+
+
+def _answer_unrecorded(content: RunSpanContent, models: Sequence[ModelCall], run_span: SpanRecord) -> bool:
+    """The run has no answer because its instrumentation writes none, not because content capture
+    was off: the model calls' input messages were captured, yet none of them recorded its output
+    and the run span holds none (OpenLLMetry's OpenAI Agents spans with a chat-completions model).
+    A run that failed may have ended before the model answered: that says nothing of the kind."""
+    if run_span.status == "error" or content.output.captured or content.output_text is not None:
+        return False
+    return any(m.input.captured for m in models) and not any(m.output.captured for m in models)
 
 
 def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:

@@ -76,6 +76,14 @@ def test_runs_prints_one_json_line_per_rebuilt_run() -> None:
     assert len(str(first["trace_id"])) == 32 and len(str(first["span_id"])) == 16
 
 
+def test_runs_says_what_the_instrumentation_never_records() -> None:
+    trace = TRACES.parent / "openai-agents-openllmetry" / "tool_then_answer.json"
+    result = run_cli("runs", str(trace))
+    assert result.returncode == 0, result.stderr
+    (run,) = lines(result.stdout)
+    assert (run["output"], run["missing"], run["unrecorded"]) == (None, ["output"], ["output"])
+
+
 def test_collector_file_format_gzip_and_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     requests = [
         json.loads((TRACES / name).read_text()) for name in ("tool_then_answer.json", "failing_tool.json")

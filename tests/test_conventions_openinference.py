@@ -440,3 +440,19 @@ def test_in_process_an_agent_span_is_spotted_by_its_kind_when_it_starts(telemetr
         "Sunny.",
     )
     processor.shutdown()
+
+
+def test_a_loop_ending_tool_is_left_out_only_under_the_framework_that_owns_it() -> None:
+    """`final_answer` is BeeAI's own tool, so it is not a call of a BeeAI run; an agent of
+    another framework may well have a tool of its own by that name."""
+    beeai = "openinference.instrumentation.beeai"
+    other = "openinference.instrumentation.example"
+    runs = []
+    for scope in (beeai, other):
+        agent = oi("weather_agent", None, "AGENT", scope, **{"agent.name": "weather_agent"})
+        tool = oi(
+            "final_answer", agent, "TOOL", scope, **{"tool.name": "final_answer", "output.value": "sent"}
+        )
+        (run,) = build_runs([agent, tool])
+        runs.append(run.tool_names)
+    assert runs == [[], ["final_answer"]]

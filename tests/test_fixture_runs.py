@@ -23,10 +23,23 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
 PENDING: dict[str, str] = {}
 
+#: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
+#: without the content, the trace does not carry the calls (docs/instrumentations.md).
+CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
-#: a call failed is unknown (docs/instrumentations.md). CrewAI's under OpenLLMetry records its
-#: tool calls themselves only with the content.
-FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry", "crewai-openllmetry"})
+#: a call failed is unknown.
+FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry"}) | CALLS_NEED_CONTENT
+
+#: Frameworks whose instrumentation never writes the run's answer (docs/instrumentations.md), with
+#: the scenarios that do hold it: OpenLLMetry's OpenAI Agents spans record a chat-completions
+#: model's input but not its output; the Responses API model's they record.
+ANSWER_UNRECORDED: dict[str, frozenset[str]] = {"openai-agents-openllmetry": frozenset({"responses_api"})}
+UNRECORDED_SCENARIOS = sorted(
+    (framework, path.name.removesuffix(".truth.json"))
+    for framework, recorded in ANSWER_UNRECORDED.items()
+    for path in (TRACES / framework).glob("*.truth.json")
+    if path.name.removesuffix(".truth.json") not in recorded | {"no_content"}
+)
 
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
 TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
@@ -35,11 +48,14 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         "an agent called as a plugin is passed them by keyword, so the inner run has no input",
         frozenset({"input"}),
     ),
-    ("crewai-openllmetry", "no_content"): (
-        "OpenLLMetry's CrewAI instrumentation writes no tool spans: with content capture off the "
-        "chat spans hold no tool-call parts either, so the trace does not carry the call",
-        frozenset({"tool_calls"}),
-    ),
+    **{
+        (framework, "no_content"): (
+            "the instrumentation writes no tool spans: with content capture off the model spans "
+            "hold no tool-call parts either, so the trace does not carry the call",
+            frozenset({"tool_calls"}),
+        )
+        for framework in CALLS_NEED_CONTENT
+    },
     **{
         (framework, "no_content"): (
             "LlamaIndex names the agent only in its workflow events, which content capture hides: "
@@ -47,6 +63,14 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             frozenset({"agent_name"}),
         )
         for framework in ("llamaindex-openinference", "llamaindex-openllmetry")
+    },
+    **{
+        case: (
+            "the instrumentation does not record the model's answer: the run's output is unrecorded, "
+            "not guessed",
+            frozenset({"output"}),
+        )
+        for case in UNRECORDED_SCENARIOS
     },
 }
 
@@ -109,6 +133,8 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
                 assert run.input == expected["input"], where
             if "output" not in spared:
                 assert _strip(run.output) == _strip(expected["output"]), where
+            else:
+                assert run.output is None and "output" in run.missing & run.unrecorded, where
         else:
             assert {"input", "output"} <= run.missing, where
             assert run.input is None and run.output is None, where
@@ -180,3 +206,15 @@ def test_without_content_a_failure_the_trace_cannot_show_is_unknown_not_a_pass(t
         else:
             assert "tool_errors" not in run.missing
             assert score.value == 1.0
+
+
+@pytest.mark.parametrize("case", UNRECORDED_SCENARIOS, ids=lambda case: "/".join(case))
+def test_an_answer_the_instrumentation_never_records_skips_output_checks_saying_so(
+    case: tuple[str, str],
+) -> None:
+    framework, scenario = case
+    for run in rebuilt_runs(TRACES / framework / f"{scenario}.truth.json"):
+        score = bind(checks.includes("sunny")).evaluate(run)
+        assert isinstance(score, Score)
+        assert score.value is None and score.skipped is not None
+        assert "does not record" in score.skipped and "output" in score.skipped

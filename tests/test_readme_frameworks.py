@@ -21,7 +21,7 @@ def table_rows() -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[2].startswith("`"):
+        if len(cells) == 7 and cells[2].startswith("`"):
             rows[cells[2].strip("`")] = cells
     return rows
 

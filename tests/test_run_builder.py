@@ -289,3 +289,17 @@ def test_unparsable_messages_count_as_missing() -> None:
     )
     run = only_run([root])
     assert {"input", "output"} <= run.missing
+
+
+def test_a_tool_span_inside_a_tool_span_is_that_calls_execution_and_its_failure_is_the_calls() -> None:
+    """An MCP server continues the caller's trace: its `execute_tool` span under the caller's
+    tool span is the same call, executed elsewhere. One call; failed when the execution failed,
+    though the caller's span, which hands the model the error as a result, says nothing of it."""
+    root = run_span()
+    called = tool(root, "get_weather", gen_ai__tool__call__result="Error executing tool get_weather")
+    client = span("MCP send tools/call get_weather", called)
+    executed = tool(client, "get_weather", status="error", status_message="weather service unavailable")
+    run = only_run([root, called, client, executed])
+    assert [(call.name, call.state, call.result) for call in run.tool_calls] == [
+        ("get_weather", "error", None)
+    ]

@@ -18,6 +18,30 @@ from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
 
+#: Tools a framework gives its agent to end the loop, by the instrumentation scope of their tool
+#: spans: smolagents' and BeeAI's `final_answer` carry the answer, DSPy ReAct's `finish` says it
+#: is done. The model asks for them as for any tool, but they are the framework's machinery, not
+#: the agent's tools: run assembly lets such a call answer the model's request of that name, then
+#: leaves it out of the run's tool calls (the answer is the run's output, not a tool result).
+FRAMEWORK_TOOLS: Mapping[str, frozenset[str]] = {
+    "openinference.instrumentation.smolagents": frozenset({"final_answer"}),
+    "openinference.instrumentation.dspy": frozenset({"finish"}),
+    "openinference.instrumentation.beeai": frozenset({"final_answer"}),
+}
+
+
+#: What `Convention.handoff_target` gives for a handoff whose instrumentation did not record the
+#: agent handed to (OpenLLMetry's OpenAI Agents spans): the next agent run beside the handing
+#: one, in the same outer run, is the one handed to.
+UNNAMED_AGENT = ""
+
+
+def framework_tool(span: SpanRecord, tool_name: str) -> bool:
+    """The tool span is one of its framework's own loop-ending tools (`FRAMEWORK_TOOLS`)."""
+    names = FRAMEWORK_TOOLS.get(span.scope or "")
+    return names is not None and tool_name in names
+
+
 #: A message in the neutral shape of the GenAI conventions: {"role": str, "parts": [part, ...]},
 #: each part a dict with a "type" (text, tool_call, tool_call_response, ...).
 Message = Mapping[str, Any]
@@ -113,14 +137,15 @@ class Convention(Protocol):
     def model_call(self, span: SpanRecord) -> ModelCall: ...
 
     def internal_tool(self, span: SpanRecord) -> bool:
-        """The tool span is framework machinery (a handoff, a finishing tool such as smolagents'
-        `final_answer`): it answers the model's tool-call part of the same name, but it is not
-        a tool call of the run."""
+        """The tool span is framework machinery of this convention's reading (a handoff): it
+        answers the model's tool-call part of the same name, but it is not a tool call of the
+        run. Loop-ending tools are one rule for every convention: `FRAMEWORK_TOOLS`."""
         return False
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         """The agent a tool span hands the conversation to (OpenAI Agents' `handoff to X`), whose
-        run goes on as the same run; None for any other span."""
+        run goes on as the same run (`UNNAMED_AGENT` when the span does not say which); None for
+        any other span."""
         return None
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:

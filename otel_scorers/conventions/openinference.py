@@ -6,7 +6,10 @@ handoff spans), LangChain/LangGraph (graph nodes marked AGENT; runs named in `me
 ToolMessage results), smolagents (`{name}.run` AGENT spans, tool arguments under `kwargs`,
 the `final_answer` tool that is the answer, managed agents started without a tool span) and
 LlamaIndex (a CHAIN `{AgentClass}.run` workflow span, its steps naming the agent; see
-`formats.llamaindex`).
+`formats.llamaindex`) and Haystack (a CHAIN `Agent.run` span whose tools run without spans, so
+its calls are read from the messages, written as Python reprs; see `formats.haystack`), DSPy (a
+CHAIN `ReAct.forward` span, `{tool}.__call__` TOOL spans) and BeeAI (its emitter events written
+as child spans with `metadata.path`, which are not components).
 """
 
 from __future__ import annotations
@@ -25,13 +28,14 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import crewai, langchain, llamaindex
+from otel_scorers.conventions.formats import crewai, haystack, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
     genai_messages,
     handoff_tool_name,
+    last_assistant_text,
     last_user_text,
     span_tool_call,
     tool_state,
@@ -53,12 +57,27 @@ _CREWAI = frozenset(
     {"openinference.instrumentation.crewai", "openinference.instrumentation.crewai._event_listener"}
 )
 _LLAMA_INDEX = "openinference.instrumentation.llama_index"
+#: Haystack's Agent is a CHAIN span `{AgentClass}.run` (or `.run_async`) that runs its tools
+#: without tool spans: its calls are only in its messages (`formats.haystack`).
+_HAYSTACK = "openinference.instrumentation.haystack"
+_HAYSTACK_RUN_SUFFIXES = (".run", ".run_async")
+#: DSPy: an agent module (`dspy.ReAct`) is a CHAIN span `ReAct.forward`; its tools are TOOL spans
+#: `{tool}.__call__` with `{"kwargs": {...}}` as input.
+#: BeeAI writes a component's emitter events (a tool's `error`, the agent's `final_answer`) as
+#: child spans, marked by the event's `metadata.path`: records of their parent, not components.
+_BEEAI = "openinference.instrumentation.beeai"
+_BEEAI_EVENT = "metadata.path"
+_DSPY = "openinference.instrumentation.dspy"
+_DSPY_RUN_SUFFIXES = (".forward", ".aforward")
+_DSPY_AGENTS = ("ReAct", "CodeAct")
+_DSPY_TOOL_SUFFIX = ".__call__"
+#: What a DSPy agent's Prediction holds besides the signature's outputs.
+_DSPY_STEPS = frozenset({"trajectory", "reasoning"})
 _LLAMA_INDEX_RUN_SUFFIX = ".run"
 #: LlamaIndex's LLM span that only builds the request of the LLM span beside it.
 _LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 _LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 _HANDOFF_PREFIX = "handoff to "
-_SMOLAGENTS_FINAL_ANSWER = "final_answer"
 _SMOLAGENTS_RUN_SUFFIX = ".run"
 _MESSAGE_KEY = re.compile(r"(\d+)\.message\.(.+)")
 #: AutoGen AgentChat's instrumentation flattens a tool-results message as `{i}.function.{k}`.
@@ -71,7 +90,7 @@ class OpenInferenceConvention(Convention):
     name = "openinference"
     # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
     # stays open until it ends, so the agents handed to join the run in-process too.
-    run_start_names: tuple[str, ...] = ("Swarm.run_stream",)
+    run_start_names: tuple[str, ...] = ("Swarm.run_stream", "Agent.run", "ReAct.forward", "ReAct.aforward")
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
     # when a span ends.
@@ -82,6 +101,8 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
+        if span.scope == _BEEAI and _BEEAI_EVENT in span.attributes:
+            return None
         if kind == "LLM":
             if span.scope == _LLAMA_INDEX and span.name.endswith(_LLAMA_INDEX_PREPARE):
                 return None
@@ -107,6 +128,10 @@ class OpenInferenceConvention(Convention):
             return "run" if graph and "langgraph_node" not in metadata else None
         if kind == "CHAIN" and span.scope == _LLAMA_INDEX:
             return "run" if _is_llama_index_run(span) else None
+        if kind == "CHAIN" and span.scope == _DSPY:
+            return "run" if _dspy_agent_class(span) is not None else None
+        if kind == "CHAIN" and span.scope == _HAYSTACK:
+            return "run" if _haystack_agent_class(span) is not None else None
         return None
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
@@ -147,6 +172,8 @@ class OpenInferenceConvention(Convention):
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         name = as_str(attributes.get("tool.name")) or span.name
+        if span.scope == _DSPY:
+            name = name.removesuffix(_DSPY_TOOL_SUFFIX)
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if span.name.startswith(_HANDOFF_PREFIX) and "tool.name" not in attributes:
             name = handoff_tool_name(self.handoff_target(span) or "")
@@ -186,13 +213,19 @@ class OpenInferenceConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        output = flattened_messages(attributes, "llm.output_messages.")
+        if span.scope == _HAYSTACK:
+            # The flattened messages drop the call ids and the tool results; the reprs keep them.
+            input_messages = haystack.component_messages(_content(attributes.get("input.value")), "messages")
+            output = haystack.component_messages(_content(attributes.get("output.value")), "replies")
+        else:
+            input_messages = flattened_messages(attributes, "llm.input_messages.")
+            output = flattened_messages(attributes, "llm.output_messages.")
         if not output.captured:
             output = _responses_output(attributes.get("output.value"))
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
-            input=flattened_messages(attributes, "llm.input_messages."),
+            input=input_messages,
             output=output,
             model=as_str(attributes.get("llm.model_name")),
             input_tokens=as_int(attributes.get("llm.token_count.prompt")),
@@ -204,6 +237,10 @@ class OpenInferenceConvention(Convention):
         if run_span.scope in _CREWAI:
             return crewai.task_in_prompt(text) or text
         return text
+
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        """Haystack's Agent runs its tools without tool spans."""
+        return run_span.scope == _HAYSTACK
 
     def run_under_tool(self, span: SpanRecord) -> bool:
         """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's
@@ -232,7 +269,7 @@ class OpenInferenceConvention(Convention):
             return self.handoff_target(span) is not None
         if span.scope == _LLAMA_INDEX:
             return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
-        return span.scope == _SMOLAGENTS and span.attributes.get("tool.name") == _SMOLAGENTS_FINAL_ANSWER
+        return False
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
@@ -280,6 +317,26 @@ def _is_llama_index_run(span: SpanRecord) -> bool:
     return isinstance(event, str) and event.startswith("AgentWorkflowStartEvent(")
 
 
+def _dspy_agent_class(span: SpanRecord) -> str | None:
+    """The agent module of a DSPy `{Module}.forward` span: `ReAct`, `CodeAct` or a subclass
+    named like one; other modules (`Predict`, `ChainOfThought`, programs) are not runs."""
+    for suffix in _DSPY_RUN_SUFFIXES:
+        if span.name.endswith(suffix):
+            name = span.name[: -len(suffix)]
+            return name if name.endswith(_DSPY_AGENTS) else None
+    return None
+
+
+def _haystack_agent_class(span: SpanRecord) -> str | None:
+    """The agent class of a Haystack `{Class}.run` span, when the class is an agent: Haystack's
+    `Agent` or a class named like one; pipelines and other components are not runs."""
+    for suffix in _HAYSTACK_RUN_SUFFIXES:
+        if span.name.endswith(suffix):
+            name = span.name[: -len(suffix)]
+            return name if name.endswith("Agent") else None
+    return None
+
+
 def _metadata(span: SpanRecord) -> Mapping[str, Any]:
     metadata = decode_json(span.attributes.get("metadata"))
     return metadata if isinstance(metadata, Mapping) else {}
@@ -311,6 +368,10 @@ def _agent_name(span: SpanRecord) -> str | None:
         return span.name[: -len(_SMOLAGENTS_RUN_SUFFIX)] or None
     if span.scope == _AUTOGEN:
         return autogen.agent_name_of(span.name) or span.name or None
+    if span.scope == _HAYSTACK:
+        return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
+    if span.scope == _DSPY:
+        return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
     return span.name or None
 
 
@@ -327,6 +388,14 @@ def _run_input(span: SpanRecord) -> str | None:
     value = _content(span.attributes.get("input.value"))
     if value is None:
         return None
+    if span.scope == _HAYSTACK:
+        return last_user_text(haystack.component_messages(value, "messages").items)
+    if (
+        span.scope == _DSPY
+        and isinstance(arguments := decode_json(value), Mapping)
+        and "input_args" in arguments
+    ):
+        return _only_text(arguments["input_args"])
     decoded = decode_json(value)
     if isinstance(decoded, str):
         return decoded
@@ -365,6 +434,11 @@ def _run_output(span: SpanRecord) -> str | None:
     value = _content(span.attributes.get("output.value"))
     if value is None:
         return None
+    if span.scope == _HAYSTACK:
+        last = haystack.last_message(value)
+        return last_assistant_text([last]) if last is not None else None
+    if span.scope == _DSPY and isinstance(prediction := decode_json(value), Mapping):
+        return _only_text({key: item for key, item in prediction.items() if key not in _DSPY_STEPS})
     decoded = decode_json(value)
     if span.scope in _CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput
@@ -379,6 +453,15 @@ def _run_output(span: SpanRecord) -> str | None:
     return None
 
 
+def _only_text(fields: Any) -> str | None:
+    """The one text field of a DSPy signature's inputs or outputs (`question -> answer`); None
+    when there are several, which no one of them answers alone."""
+    if not isinstance(fields, Mapping) or len(fields) != 1:
+        return None
+    (value,) = fields.values()
+    return value if isinstance(value, str) else None
+
+
 def _tool_arguments(span: SpanRecord, value: Any) -> Any:
     value = _content(value)
     if value is None:
@@ -387,12 +470,14 @@ def _tool_arguments(span: SpanRecord, value: Any) -> Any:
     if span.scope == _LLAMA_INDEX:
         return llamaindex.kwargs_of(decoded)
     if (
-        span.scope == _SMOLAGENTS
+        span.scope in (_SMOLAGENTS, _DSPY)
         and isinstance(decoded, Mapping)
         and isinstance(decoded.get("kwargs"), Mapping)
         and not decoded.get("args")
     ):
-        return dict(decoded["kwargs"])  # smolagents records the call as {"args", "kwargs", ...}
+        return dict(decoded["kwargs"])  # recorded as {"args", "kwargs", ...} / {"kwargs"}
+    if span.scope == _BEEAI and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
+        return decoded.get("input")  # BeeAI records a tool's run(input, options)
     return ag2.tool_arguments(decoded) if span.scope == ag2.SCOPE else decoded
 
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import (
+    UNNAMED_AGENT,
     Convention,
     Document,
     Message,
@@ -35,6 +36,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_json,
     genai_messages,
+    handoff_tool_name,
     last_assistant_text,
     last_user_text,
     python_literal,
@@ -59,6 +61,12 @@ AGNO_TEAM_NAME = "agno.team.name"
 #: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
 #: `{description}.task` span over the `{role}.agent` run span; no tool spans (`formats.crewai`).
 CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
+#: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
+#: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
+#: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
+#: only when the SDK knew it when the span started, which it never does.
+OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
+_HANDOFF_KIND = "handoff"
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 _LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
 _LLAMA_INDEX_RUN_SUFFIX = ".workflow"
@@ -91,6 +99,11 @@ class OpenLLMetryConvention(Convention):
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes
         kind = attributes.get(SPAN_KIND)
+        if span.scope == OPENAI_AGENTS_SCOPE:
+            if kind == "workflow":
+                return None  # the SDK's trace around a Runner.run: its agents are the runs
+            if kind == _HANDOFF_KIND:
+                return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
         if kind == "tool" or attributes.get(OPERATION) == "execute_tool":
             return "tool"
         if span.scope == _LLAMA_INDEX:
@@ -159,6 +172,10 @@ class OpenLLMetryConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
+        if (target := self.handoff_target(span)) is not None and span.scope == OPENAI_AGENTS_SCOPE:
+            # Named as the model asks for it, so that it answers that request.
+            name = handoff_tool_name(target) if target else span.name
+            return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
         if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
             return _llama_index_tool_call(span)
         raw_arguments = decode_json(
@@ -239,9 +256,15 @@ class OpenLLMetryConvention(Convention):
         return tuple(Document(text, node_id) for text, node_id in nodes)
 
     def internal_tool(self, span: SpanRecord) -> bool:
+        if span.scope == OPENAI_AGENTS_SCOPE:
+            return span.attributes.get(SPAN_KIND) == _HANDOFF_KIND
         return span.scope == _LLAMA_INDEX and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
 
     def handoff_target(self, span: SpanRecord) -> str | None:
+        if span.scope == OPENAI_AGENTS_SCOPE:
+            if span.attributes.get(SPAN_KIND) != _HANDOFF_KIND:
+                return None
+            return as_str(span.attributes.get("gen_ai.handoff.to_agent")) or UNNAMED_AGENT
         if span.scope != _LLAMA_INDEX:
             return None
         call = _llama_index_call_result(span)

@@ -1,0 +1,135 @@
+"""What Haystack's `Agent` leaves in OpenInference's spans: its messages as Python reprs.
+
+OpenInference writes a Haystack component's inputs and outputs as JSON whose values are the
+`repr` of Haystack's objects, so a conversation is a list of strings such as
+`ChatMessage(_role=<ChatRole.TOOL: 'tool'>, _content=[ToolCallResult(result='Sunny',
+origin=ToolCall(tool_name='get_weather', arguments={'city': 'Paris'}, id='call_1', extra=None),
+error=False)], _name=None, _meta={})`. The agent runs its tools itself, without tool spans: its
+tool calls and their results exist only as these messages. They are read here into GenAI
+messages (text, `tool_call` and `tool_call_response` parts, the last with `error` when the tool
+failed), without running any code: the repr is parsed, never evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import Message, Messages
+from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, as_str, decode_json
+
+#: `<ChatRole.USER: 'user'>` is not Python syntax: it is replaced by its value before parsing.
+_ROLE = re.compile(r"<ChatRole\.[A-Z_]+: '([a-z_]+)'>")
+_CLASS = "__class__"
+
+
+def messages(value: Any) -> Messages:
+    """A list of `ChatMessage` reprs (an `input.value`'s `messages`, an output's `replies`) as
+    GenAI messages; not captured when any of them cannot be read."""
+    if not isinstance(value, list) or not value:
+        return Messages()
+    found = []
+    for item in value:
+        message = chat_message(item)
+        if message is None:
+            return Messages()
+        found.append(message)
+    return Messages(tuple(found), captured=True)
+
+
+def component_messages(value: Any, key: str) -> Messages:
+    """The messages under `key` of a component's JSON input or output (`messages`, `replies`)."""
+    decoded = decode_json(value)
+    return messages(decoded.get(key)) if isinstance(decoded, Mapping) else Messages()
+
+
+def last_message(value: Any) -> Message | None:
+    """The `last_message` of an agent's JSON output: its answer."""
+    decoded = decode_json(value)
+    return chat_message(decoded.get("last_message")) if isinstance(decoded, Mapping) else None
+
+
+def chat_message(text: Any) -> Message | None:
+    """One `ChatMessage(...)` repr as a GenAI message, None when it is not one."""
+    if not isinstance(text, str) or not text.startswith("ChatMessage(") or len(text) > MAX_LITERAL_CHARS:
+        return None
+    fields = _object(_ROLE.sub(r"'\1'", text))
+    if not isinstance(fields, Mapping) or fields.get(_CLASS) != "ChatMessage":
+        return None
+    content = fields.get("_content")
+    parts = [part for item in content for part in _parts(item)] if isinstance(content, list) else []
+    message: dict[str, Any] = {"role": as_str(fields.get("_role")) or "", "parts": parts}
+    if isinstance(fields.get("_name"), str):
+        message["name"] = fields["_name"]
+    return message
+
+
+def _parts(item: Any) -> list[dict[str, Any]]:
+    if not isinstance(item, Mapping):
+        return []
+    kind = item.get(_CLASS)
+    if kind == "TextContent" and isinstance(item.get("text"), str):
+        return [{"type": "text", "content": item["text"]}]
+    if kind == "ToolCall":
+        return [_tool_call(item)]
+    if kind == "ToolCallResult":
+        origin = item.get("origin")
+        call_id = origin.get("id") if isinstance(origin, Mapping) else None
+        part = {"type": "tool_call_response", "id": call_id, "response": item.get("result")}
+        if item.get("error") is True:
+            part["error"] = True
+        return [part]
+    return []  # reasoning, images, files: not what a run is scored on
+
+
+def _tool_call(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "id": item.get("id"),
+        "name": item.get("tool_name"),
+        "arguments": item.get("arguments"),
+    }
+
+
+def _object(text: str) -> Any:
+    """The repr as data: calls become dicts of their keyword arguments (with `__class__`),
+    literals stay literals; anything else (names, attributes, operators) is not read."""
+    try:
+        tree = ast.parse(text, mode="eval")
+        return _node(tree.body)
+    except (Exception, MemoryError, RecursionError):  # bad input is not a message, never an error
+        return None
+
+
+def _node(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant) and (
+        node.value is None or isinstance(node.value, (str, bool, int, float))
+    ):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_node(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        keys = [_node(key) if key is not None else None for key in node.keys]
+        if not all(isinstance(key, str) for key in keys):
+            raise ValueError("a dict key that is not a string")
+        return {key: _node(value) for key, value in zip(keys, node.values, strict=True)}
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+    ):
+        return -node.operand.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+        fields: dict[str, Any] = {_CLASS: node.func.id}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise ValueError("** in a repr")
+            try:
+                fields[keyword.arg] = _node(keyword.value)
+            except ValueError:
+                fields[keyword.arg] = None  # a field that is not data (`_meta` of a custom object)
+        return fields
+    raise ValueError(f"not data: {type(node).__name__}")
