@@ -38,6 +38,7 @@ from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.config import check_model
 from otel_scorers.scorers.protocol import JudgedScorer, Scorer, import_scorer, requiring
 
@@ -411,8 +412,9 @@ def _binding_errors(
 def _judge_errors(
     entry: ScorerConfig, scorer: JudgedScorer, path: str, judge_section: bool
 ) -> list[ConfigError]:
-    """What keeps a judge scorer's binding from ever working: a model litellm cannot route, or a
-    binding timeout that cuts the judge's work off before the judge's own deadline."""
+    """What keeps a judge scorer's binding from ever working: a model litellm cannot route, a
+    binding timeout that cuts the judge's work off before the judge's own deadline, or a cost
+    budget on a model nobody prices (it would let every call through)."""
     errors: list[ConfigError] = []
     model = entry.args.get("model")
     if isinstance(model, str):
@@ -421,6 +423,21 @@ def _judge_errors(
         except ValueError as exc:
             errors.append(ConfigError(f"{path}.args.model", str(exc)))
     judge = scorer.judge
+    section = f"{path}.args.judge" if "judge" in entry.args else "judge"
+    if (
+        isinstance(judge, Judge)
+        and judge.config.cost_budget_usd_per_hour is not None
+        and judge.config.prices is None
+        and models.price(scorer.model) is None
+    ):
+        errors.append(
+            ConfigError(
+                f"{section}.cost_budget_usd_per_hour",
+                f"litellm has no price for {scorer.model}, so a cost budget could not count its calls: "
+                f"give {section}.prices (input_usd_per_million, output_usd_per_million), or cap the calls "
+                f"with {section}.max_calls_per_hour instead",
+            )
+        )
     if isinstance(judge, Judge) and judge.config.timeout_s >= entry.timeout_s:
         if "judge" in entry.args:
             where = f"{path}.args.judge.timeout_s"

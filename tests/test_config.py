@@ -394,6 +394,11 @@ def test_the_same_limits_hold_in_python() -> None:
             "scorers[0].timeout_s",
             "30s is not above judge.timeout_s (45s)",
         ),
+        (
+            "judge: {model: openai/my-local-judge, api_base: 'http://127.0.0.1:8080/v1', cost_budget_usd_per_hour: 1}",
+            "judge.cost_budget_usd_per_hour",
+            "litellm has no price for openai/my-local-judge",
+        ),
     ],
 )
 def test_a_judge_setting_that_could_never_work_is_one_error_naming_its_key(
@@ -435,6 +440,20 @@ judge: {model: openai/gpt-4o-mini, timeout_s: 5}
     assert found["scorers[1].timeout_s"].startswith("5s is not above judge.timeout_s (5s)")
     assert found["scorers[2].args.judge.model"].startswith("unknown provider 'notaprovider'")
     assert found["scorers[3].timeout_s"].startswith("30s is not above scorers[3].args.judge.timeout_s (60s)")
+
+
+def test_a_cost_budget_on_an_unpriced_model_loads_once_prices_or_a_call_cap_are_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OTEL_SCORERS_JUDGE_MODEL", raising=False)
+    local = "model: openai/my-local-judge, api_base: 'http://127.0.0.1:8080/v1'"
+    for judge in (
+        f"{{{local}, cost_budget_usd_per_hour: 1, prices: {{input_usd_per_million: 0.1, output_usd_per_million: 0.2}}}}",
+        f"{{{local}, max_calls_per_hour: 100}}",
+        "{model: openai/gpt-4o-mini, cost_budget_usd_per_hour: 1}",  # litellm prices it
+    ):
+        config = parse_config(yaml.safe_load(f"scorers:\n  - type: answer_relevancy\njudge: {judge}\n"))
+        assert len(config.bindings()) == 1
 
 
 def test_a_judge_model_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:

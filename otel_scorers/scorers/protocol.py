@@ -45,6 +45,7 @@ class JudgedScorer(Scorer, Protocol):
     engine scores it in its judge lane, so a slow judge never holds up the quick checks."""
 
     judge: Judge
+    model: str
 
 
 @dataclass(frozen=True, slots=True)
