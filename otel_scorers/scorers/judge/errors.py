@@ -231,26 +231,11 @@ def invalid_reply(
 
 class JudgeError(Exception):
     """A judge call that did not produce a usable reply. `type` is short and stable; it becomes
-    the score's `error.type`. The kinds, what each means, and whether it is retried:
-
-    - `timeout`: no reply within the judge's `timeout_s` (a slow model, or more scores than
-      `concurrency` serves); each attempt that timed out was retried while the deadline allowed.
-    - `rate_limited`: 429; retried after Retry-After (capped) or backoff, within the deadline.
-    - `judge_unavailable`: 5xx, or the judge could not be reached; retried within the deadline,
-      except while the connection breaker is open (the judge refused connections again and
-      again): then it fails at once.
-    - `judge_auth`: the provider refused the credentials (401/403), or a hosted provider's key
-      is missing; never retried.
-    - `judge_error`: the provider refused the request otherwise (400: a bad model name, a
-      request it will not take); never retried.
-    - `judge_invalid_response`: the reply is not exactly the JSON asked for (no object, an
-      ambiguous one, a verdict outside the allowed set, a non-finite or out-of-range number);
-      asked once more with the problem, then this.
-    - `budget`: not an error: the hourly cost or call budget is spent, or one call would cost
-      more than the whole budget; the score is skipped.
-
-    `cause` is the underlying exception's class and message, when there was one. Both `message`
-    and `cause` are redacted here, whoever builds the error."""
+    the score's `error.type`: `timeout`, `rate_limited`, `judge_unavailable`, `judge_auth`,
+    `judge_error`, `judge_invalid_response`, or `budget` (not an error: the score is skipped).
+    What each means and whether it is retried: the README, "When the judge fails". `cause` is the
+    underlying exception's class and message, when there was one. Both `message` and `cause`
+    are redacted here, whoever builds the error."""
 
     def __init__(
         self, type: str, message: str, usage: JudgeUsage | None = None, cause: str | None = None
