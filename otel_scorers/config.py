@@ -37,8 +37,7 @@ from otel_scorers.filters import parse_filter
 from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
-from otel_scorers.scorers.judge import Judge, JudgeConfig
-from otel_scorers.scorers.judge import models
+from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
 from otel_scorers.scorers.protocol import JudgedScorer, Scorer, import_scorer, requiring
 

@@ -14,20 +14,55 @@ import asyncio
 import dataclasses
 import threading
 import weakref
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from typing_extensions import TypedDict
 
 from otel_scorers.model import JudgeUsage
+from otel_scorers.scorers.judge.cache import BoundedCache
+from otel_scorers.scorers.judge.config import JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError
 from otel_scorers.scorers.judge.prompt import Question, render_batch
 from otel_scorers.scorers.judge.repair import conforms
-from otel_scorers.scorers.judge.usage import JudgeReply
+from otel_scorers.scorers.judge.usage import Consultation, JudgeReply, Message
 
-if TYPE_CHECKING:
-    from otel_scorers.scorers.judge.calls import Judge
+T = TypeVar("T")
+
+
+class Asking(Protocol):
+    """What a batch needs of the judge that owns it (`Judge`)."""
+
+    config: JudgeConfig
+    cache: BoundedCache
+
+    def consultation(self, model: str, deadline: float | None = None) -> Consultation: ...
+
+    def check_budget(self) -> None: ...
+
+    async def consult(
+        self,
+        key: Hashable,
+        work: Callable[[Consultation], Awaitable[T]],
+        *,
+        model: str,
+        deadline: float | None = None,
+    ) -> JudgeReply[T]: ...
+
+    async def ask(self, question: Question, consultation: Consultation, *, repair: bool = True) -> Any: ...
+
+    async def ask_messages(
+        self,
+        messages: Sequence[Message],
+        shape: Any,
+        consultation: Consultation,
+        *,
+        name: str = "reply",
+        schema: Any = None,
+        repair: bool = True,
+    ) -> Any: ...
+
 
 #: How long the first question of a run waits for the others before the call goes out.
 WINDOW_S = 0.005
@@ -50,7 +85,7 @@ class _Batch:
 class Batches:
     """The open batches of one judge, by event loop and run."""
 
-    def __init__(self, judge: Judge) -> None:
+    def __init__(self, judge: Asking) -> None:
         self._judge = judge
         self._open: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, _Batch]] = (
             weakref.WeakKeyDictionary()
