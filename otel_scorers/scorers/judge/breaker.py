@@ -83,6 +83,6 @@ class Breaker:
         with self._lock:
             return self._failures >= THRESHOLD
 
-    def after_fork(self) -> None:
+    def renew_after_fork(self) -> None:
         """A forked child must not inherit a lock another thread held at fork time."""
         self._lock = threading.Lock()

@@ -32,7 +32,7 @@ class BoundedCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
-    def after_fork(self) -> None:
+    def renew_after_fork(self) -> None:
         """A forked child must not inherit a lock another thread held at fork time."""
         self._lock = threading.Lock()
 

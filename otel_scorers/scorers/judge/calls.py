@@ -87,12 +87,12 @@ class Judge:
         self._lock = threading.Lock()
         self._semaphores = weakref.WeakKeyDictionary()
         self._inflight = weakref.WeakKeyDictionary()
-        self.cache.after_fork()
-        self.breaker.after_fork()
+        self.cache.renew_after_fork()
+        self.breaker.renew_after_fork()
         self.batches.renew_after_fork()
         for budget in (self.budget, self.call_budget):
             if budget is not None:
-                budget.after_fork()
+                budget.renew_after_fork()
 
     def resolve_model(self, model: str | None) -> str:
         """The model a scorer uses: its own, else the judge config's, else the environment's."""
