@@ -50,11 +50,9 @@ class Progress:
             self.out.flush()
 
     def done(self) -> None:
+        """Clear the progress line: the summary that follows says the same, terminal or not."""
         if self.live:
-            elapsed = time.monotonic() - self.started
-            self.out.write(
-                f"\rotel-scorers: scored {self.runs} runs, {self.scores} scores in {elapsed:.1f}s\n"
-            )
+            self.out.write("\r\x1b[K")
             self.out.flush()
 
 
