@@ -195,7 +195,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return 2
     setup_logging()
-    return run(args.config)
+    return run(args.config, console=args.console)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -322,6 +322,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         help="the YAML configuration file, with its sidecar section",
+    )
+    serve.add_argument(
+        "--console",
+        action="store_true",
+        help=(
+            "print one line per score on standard output (trace, run span, agent, scorer, value, label, "
+            "reason), as sidecar.console: true does; with no OTLP endpoint configured (sidecar.export."
+            "endpoint, OTEL_EXPORTER_OTLP_ENDPOINT) the scores then go there only"
+        ),
     )
     serve.set_defaults(handler=cmd_serve)
     return parser

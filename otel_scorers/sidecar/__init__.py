@@ -5,7 +5,7 @@
     ...
     await sidecar.stop()
 
-Needs the `sidecar` extra: `pip install 'otel-scorers[sidecar]'`.
+Needs the `sidecar` extra: from a checkout of the project, `pip install -e '.[sidecar]'`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from otel_scorers.config import Config, load_config
 from otel_scorers.sidecar.service import Sidecar
 from otel_scorers.sidecar.signals import stop_on_signals
+from otel_scorers.sidecar.telemetry import endpoint_configured
 
 
 async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
@@ -30,9 +31,23 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
         await sidecar.stop()
 
 
-def run(config_path: str | Path) -> int:
-    asyncio.run(serve(load_config(config_path)))
+def with_console(config: Config) -> Config:
+    """`serve --console`: a line per score on standard output. With no OTLP endpoint named
+    (neither `sidecar.export.endpoint` nor `OTEL_EXPORTER_OTLP_ENDPOINT`), the console is then
+    where scores go, instead of retrying a collector that nobody started."""
+    sidecar = config.sidecar
+    export = sidecar.export
+    if not endpoint_configured(export):
+        export = export.model_copy(update={"enabled": False})
+    return config.model_copy(
+        update={"sidecar": sidecar.model_copy(update={"console": True, "export": export})}
+    )
+
+
+def run(config_path: str | Path, console: bool = False) -> int:
+    config = load_config(config_path)
+    asyncio.run(serve(with_console(config) if console else config))
     return 0
 
 
-__all__ = ["Sidecar", "run", "serve"]
+__all__ = ["Sidecar", "run", "serve", "with_console"]
