@@ -14,6 +14,7 @@ import orjson
 
 from otel_scorers.config import load_config
 from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
 from otel_scorers.score_summary import Gate, ScoreSummary, parse_gate
@@ -190,7 +191,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from otel_scorers.sidecar.logs import setup_logging
     except ImportError as exc:
         print(
-            f"otel-scorers: serve needs the sidecar extra (pip install 'otel-scorers[sidecar]'): {exc}",
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}",
             file=sys.stderr,
         )
         return 2
@@ -313,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sidecar: receive OTLP traces from a collector, score them, export the scores",
         description=(
             "The sidecar: receive OTLP traces from a collector, score them, export the scores. "
-            "Needs the sidecar extra: pip install 'otel-scorers[sidecar]'."
+            f"Needs the sidecar extra: {install_hint('sidecar')} (or make sidecar)."
         ),
     )
     serve.add_argument(

@@ -186,10 +186,12 @@ def test_every_command_and_argument_has_help_text() -> None:
         assert action.help, f"otel-scorers {action.option_strings or action.dest} has help text"
 
 
-def test_serve_help_says_it_needs_the_sidecar_extra() -> None:
+def test_serve_help_says_it_needs_the_sidecar_extra_installed_from_the_checkout() -> None:
     result = run_cli("serve", "--help")
     assert result.returncode == 0
-    assert "pip install 'otel-scorers[sidecar]'" in " ".join(result.stdout.split())
+    text = " ".join(result.stdout.split())
+    assert "pip install -e '.[sidecar]' in a checkout of the otel-scorers repository" in text
+    assert "make sidecar" in text
 
 
 def test_validate_reports_every_error_and_never_a_traceback(tmp_path: Path) -> None:

@@ -159,3 +159,21 @@ def test_serve_says_where_scores_go(monkeypatch) -> None:  # type: ignore[no-unt
     assert destinations({}) == "OTLP (grpc) at http://otel:4317 (from OTEL_EXPORTER_OTLP_ENDPOINT)"
     kept = with_console(parse_config({"scorers": [{"type": "no_tool_errors"}]}))
     assert kept.sidecar.console and kept.sidecar.export.enabled, "an endpoint from the environment is kept"
+
+
+def test_what_shutdown_could_not_send_names_the_endpoint_even_when_it_is_the_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from otel_scorers.config import ExportConfig
+    from otel_scorers.sidecar.telemetry import build_telemetry
+
+    for variable in (
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    for protocol, default in (("grpc", "http://localhost:4317"), ("http/protobuf", "http://localhost:4318")):
+        telemetry = build_telemetry(ExportConfig(protocol=protocol))  # type: ignore[arg-type]
+        try:
+            assert telemetry.endpoint == default
+        finally:
+            telemetry.shutdown(0.2)

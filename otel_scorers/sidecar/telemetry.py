@@ -116,6 +116,7 @@ class Telemetry:
     scores: OtlpScoreExport | None = None
     #: The providers' span, log and metric exporters, when they count what they could not send.
     exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
+    #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
 
     def export_backlog(self) -> float:
@@ -291,7 +292,7 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         (span_processor, log_processor),
         scores,
         (span_exporter, log_exporter, metric_exporter),
-        config.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "the OTLP endpoint"),
+        export_endpoint(config),
     )
 
 
@@ -316,18 +317,26 @@ def endpoint_configured(config: ExportConfig) -> bool:
     return bool(config.endpoint) or any(os.environ.get(variable) for variable in ENDPOINT_VARIABLES)
 
 
-def export_destination(config: ExportConfig) -> str:
-    """Where the export sends scores, in words, saying when that is only the SDK's default."""
-    if not config.enabled:
-        return "no OTLP endpoint (sidecar.export.enabled is false)"
-    protocol = _protocol(config)
+def export_endpoint(config: ExportConfig) -> str:
+    """The endpoint the exporters send to: the config's, the environment's, or the SDK's default."""
     if config.endpoint:
-        return f"OTLP ({protocol}) at {config.endpoint}"
+        return config.endpoint
     for variable in ENDPOINT_VARIABLES:
         if os.environ.get(variable):
-            return f"OTLP ({protocol}) at {os.environ[variable]} (from {variable})"
-    default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+            return os.environ[variable]
+    return "http://localhost:4317" if _protocol(config) == "grpc" else "http://localhost:4318"
+
+
+def export_destination(config: ExportConfig) -> str:
+    """Where the export sends scores, in words, saying where the endpoint comes from."""
+    if not config.enabled:
+        return "no OTLP endpoint (sidecar.export.enabled is false)"
+    where = f"OTLP ({_protocol(config)}) at {export_endpoint(config)}"
+    if config.endpoint:
+        return where
+    for variable in ENDPOINT_VARIABLES:
+        if os.environ.get(variable):
+            return f"{where} (from {variable})"
     return (
-        f"OTLP ({protocol}) at {default}, the SDK's default: neither sidecar.export.endpoint nor "
-        "OTEL_EXPORTER_OTLP_ENDPOINT is set"
+        f"{where}, the SDK's default: neither sidecar.export.endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT is set"
     )
