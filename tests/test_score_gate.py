@@ -9,10 +9,13 @@ agent (`DEMO_RUNS`), whose scripts say what each run did: one of the six has a f
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import yaml
 
 from otel_scorers.example_agent import DEMO_RUNS
 
@@ -21,13 +24,17 @@ TRACES = ROOT / "examples" / "traces.json"
 CONFIG = ROOT / "examples" / "scorers.yaml"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it, from the checkout's root unless told otherwise."""
     return subprocess.run(
         [sys.executable, "-m", "otel_scorers.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        cwd=cwd,
         env={**os.environ, **(env or {})},
     )
 
@@ -196,3 +203,28 @@ def test_backfill_is_another_name_for_score() -> None:
     listing = run_cli("--help").stdout
     assert "backfill" in listing
     assert "--fail-under" in run_cli("score", "--help").stdout
+
+
+def test_the_readme_shows_what_the_ci_gate_prints(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ otel-scorers score examples/traces.json", 1)[1].split("```", 1)[0]
+    command, _, rest = shown.partition("> scores.jsonl\n")
+    arguments = command.replace("\\\n", " ").split()
+    output, _, exit_line = rest.partition("$ echo $?\n")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")  # the README runs it in the checkout
+    result = run_cli("score", "examples/traces.json", *arguments, cwd=tmp_path)
+    assert result.returncode == int(exit_line.strip())
+    normalise = re.compile(r" in \d+\.\ds$")
+    assert [normalise.sub("", line) for line in result.stderr.splitlines()] == [
+        normalise.sub("", line) for line in output.splitlines()
+    ]
+    assert (tmp_path / "scores.xml").is_file()
+
+
+def test_the_example_collector_config_records_traces_with_the_file_exporter() -> None:
+    config = yaml.safe_load((ROOT / "examples" / "collector-record-traces.yaml").read_text())
+    (traces,) = config["service"]["pipelines"].values()
+    assert traces["receivers"] == ["otlp"] and traces["exporters"] == ["file/traces"]
+    assert traces["processors"] == ["memory_limiter", "batch"]
+    assert config["exporters"]["file/traces"]["path"].endswith(".jsonl")
+    assert set(config["processors"]) == set(traces["processors"])
