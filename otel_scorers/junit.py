@@ -25,9 +25,9 @@ def _text(value: str) -> str:
 
 def _tally_text(tally: ScorerTally) -> str:
     mean = f"{tally.mean:.3f}" if tally.mean is not None else "-"
-    labels = ", ".join(f"{label} {count}" for label, count in sorted(tally.labels.items())) or "-"
     return (
-        f"scored {tally.scored}, mean {mean}, labels {labels}, skipped {tally.skipped}, errors {tally.errors}"
+        f"scored {tally.scored}, mean {mean}, labels {tally.labels_text}, "
+        f"skipped {tally.skipped}, errors {tally.errors}"
     )
 
 

@@ -36,9 +36,6 @@ class Gate:
     statistic: Statistic
     threshold: float
 
-    def __str__(self) -> str:
-        return f"{self.statistic} >= {self.threshold:g}"
-
 
 def parse_gate(text: str) -> Gate:
     """`SCORER=THRESHOLD` (the mean), `SCORER:mean=THRESHOLD` or `SCORER:pass_rate=THRESHOLD`."""
@@ -48,7 +45,7 @@ def parse_gate(text: str) -> Gate:
     statistic: Statistic = "mean"
     head, colon, tail = name.rpartition(":")
     if colon and tail in STATISTICS:
-        name, statistic = head, tail  # type: ignore[assignment]  # checked against STATISTICS
+        name, statistic = head, ("mean" if tail == "mean" else "pass_rate")
     try:
         threshold = float(number)
     except ValueError:
@@ -105,6 +102,11 @@ class ScorerTally:
         self.failure_count += 1
         if len(self.failures) < _MAX_FAILURES_KEPT:
             self.failures.append(Failure(run.trace_id_hex, run.span_id_hex, run.agent_name, reason))
+
+    @property
+    def labels_text(self) -> str:
+        """`fail 1, pass 5`: each label and its count, or `-` for none."""
+        return ", ".join(f"{label} {count}" for label, count in sorted(self.labels.items())) or "-"
 
     @property
     def only_errors(self) -> bool:
@@ -193,14 +195,13 @@ class ScoreSummary:
         rows = [header]
         for name, tally in self.tallies.items():
             mean = tally.mean
-            labels = ", ".join(f"{label} {count}" for label, count in sorted(tally.labels.items())) or "-"
             gates = "; ".join(str(v) for v in verdicts.get(name, ())) or "-"
             rows.append(
                 (
                     name,
                     str(tally.scored),
                     f"{mean:.3f}" if mean is not None else "-",
-                    labels,
+                    tally.labels_text,
                     str(tally.skipped),
                     str(tally.errors),
                     gates,
