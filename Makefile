@@ -1,9 +1,10 @@
-# Two commands do all the setup on a fresh machine: `make demo` and `make test`.
+# Two commands do all the setup on a fresh machine: `make demo` and `make test` (`make sidecar`
+# adds what `otel-scorers serve` needs).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint typecheck pytest bench bench-mastra fixtures clean
+.PHONY: demo sidecar test lint typecheck pytest bench bench-mastra fixtures clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +16,18 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed $(VENV)/.installed-sidecar
+
+$(VENV)/.installed-sidecar: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[sidecar]'
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/otel-scorers demo
+
+# The sidecar's extra (grpcio, aiohttp, prometheus-client) in .venv, then how to start it.
+sidecar: $(VENV)/.installed-sidecar
+	@echo "installed; start the sidecar with: $(VENV)/bin/otel-scorers serve -c examples/scorers.yaml --console"
 
 test: $(VENV)/.installed-dev lint typecheck pytest
 
@@ -29,7 +38,9 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
 
+# The dashboard and alert tests run a real Prometheus and promtool; without them they are skipped.
 pytest: $(VENV)/.installed-dev
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
 	$(VENV)/bin/pytest -q
 
 bench: $(VENV)/.installed-dev

@@ -50,11 +50,9 @@ class Progress:
             self.out.flush()
 
     def done(self) -> None:
+        """Clear the progress line: the summary that follows says the same, terminal or not."""
         if self.live:
-            elapsed = time.monotonic() - self.started
-            self.out.write(
-                f"\rotel-scorers: scored {self.runs} runs, {self.scores} scores in {elapsed:.1f}s\n"
-            )
+            self.out.write("\r\x1b[K")
             self.out.flush()
 
 
@@ -126,7 +124,7 @@ class TelemetryOut:
 
         self.endpoint, self.protocol = endpoint, protocol
         spans, logs, metrics = exporters(endpoint, protocol)
-        self.spans, self.logs = _Counting(spans), _Counting(logs)
+        self.spans, self.logs = ExportTally(spans), ExportTally(logs)
         resource = Resource.create({"service.name": "otel-scorers"})
         self.tracer_provider = TracerProvider(resource=resource)
         self.tracer_provider.add_span_processor(BatchSpanProcessor(self.spans))  # type: ignore[arg-type]
@@ -154,13 +152,15 @@ class TelemetryOut:
         return f"sent {what}, and the metrics, over OTLP ({self.protocol}) to {self.endpoint}"
 
 
-class _Counting:
-    """An exporter that counts what its wrapped exporter accepted."""
+class ExportTally:
+    """A span or log exporter that counts what its wrapped exporter accepted: items `sent`, and
+    the `failed` batches with the `unsent` items in them."""
 
     def __init__(self, exporter: Any) -> None:
         self._exporter = exporter
         self.sent = 0
         self.failed = 0
+        self.unsent = 0
 
     def export(self, batch: Sequence[Any]) -> Any:
         result = self._exporter.export(batch)
@@ -168,6 +168,7 @@ class _Counting:
             self.sent += len(batch)
         else:
             self.failed += 1
+            self.unsent += len(batch)
         return result
 
     def shutdown(self) -> None:

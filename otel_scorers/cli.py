@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,10 @@ import orjson
 
 from otel_scorers.config import load_config
 from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_files import InputProblem, runs_from_files
+from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
+from otel_scorers.score_summary import Gate, ScoreSummary, parse_gate
 from otel_scorers.version import __version__
 
 
@@ -78,17 +81,44 @@ def _report(problems: Sequence[InputProblem]) -> int:
     return 1 if problems else 0
 
 
+def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
+    """1, with the reason on stderr, when the files gave no runs; else 0."""
+    why = reading.nothing_read(paths)
+    if why is None:
+        return 0
+    print(f"otel-scorers: nothing to work on: {why}", file=sys.stderr)
+    return 1
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     problems: list[InputProblem] = []
-    for run in runs_from_files(args.files, problems, _progress):
+    reading = Reading()
+    for run in runs_from_files(args.files, problems, _progress, reading):
         _write_line(run_to_json(run))
-    return _report(problems)
+    return max(_report(problems), _nothing_read(args.files, reading))
+
+
+def _gate(text: str) -> Gate:
+    try:
+        return parse_gate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
+    from otel_scorers.junit import write_junit_xml
 
     bindings = load_config(args.config).bindings()
+    names = [binding.name for binding in bindings]
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
+    if unknown:
+        print(
+            f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
+            f"(its scorers: {', '.join(names)})",
+            file=sys.stderr,
+        )
+        return 2
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
@@ -99,21 +129,45 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
+    summary = ScoreSummary(names, args.fail_under)
+
+    def scored(run: AgentRun, scores: Sequence[Score]) -> None:
+        summary.add_run(run, scores)
+        if out is not None:
+            out.emit(run, scores)
+
     concurrency = args.concurrency or judge_concurrency(bindings)
-    runs = runs_from_files(args.files, problems, _progress)
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, _progress, reading)
+    progress = Progress()
     asyncio.run(
         score_runs(
             bindings,
             runs,
             lambda run, score: _write_line(score_to_json(run, score)),
             concurrency,
-            out.emit if out is not None else None,
-            Progress(),
+            scored,
+            progress,
         )
     )
+    elapsed = time.monotonic() - progress.started
     if out is not None:
         print(f"otel-scorers: {out.close()}", file=sys.stderr)
-    return _report(problems)
+    code = max(_report(problems), _nothing_read(args.files, reading))
+    print(
+        f"otel-scorers: scored {summary.runs} runs, {summary.scores} scores in {elapsed:.1f}s\n{summary.table()}",
+        file=sys.stderr,
+    )
+    if args.junit_xml is not None:
+        write_junit_xml(args.junit_xml, summary, elapsed)
+        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+    for name in summary.only_errors():
+        print(f"otel-scorers: every score of {name} is an error", file=sys.stderr)
+        code = 1
+    failed = [verdict for verdict in summary.verdicts() if not verdict.passed]
+    for verdict in failed:
+        print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
+    return 1 if failed else code
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -125,7 +179,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from otel_scorers.demo import run_demo
 
-    return run_demo(otlp_endpoint=args.otlp_endpoint, protocol=args.otlp_protocol, config_path=args.config)
+    return run_demo(
+        otlp_endpoint=args.otlp_endpoint,
+        protocol=args.otlp_protocol,
+        config_path=args.config,
+        traces_out=args.traces_out,
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -134,12 +193,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from otel_scorers.sidecar.logs import setup_logging
     except ImportError as exc:
         print(
-            f"otel-scorers: serve needs the sidecar extra (pip install 'otel-scorers[sidecar]'): {exc}",
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}",
             file=sys.stderr,
         )
         return 2
     setup_logging()
-    return run(args.config)
+    return run(args.config, console=args.console)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "-c", "--config", type=Path, help="score with this configuration file instead of the built-in one"
     )
+    demo.add_argument(
+        "--traces-out",
+        type=Path,
+        metavar="PATH",
+        help="also write the example agent's traces to PATH as OTLP/JSON, for `runs` and `score`",
+    )
     demo.set_defaults(handler=cmd_demo)
 
     runs = commands.add_parser(
@@ -187,11 +252,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = commands.add_parser(
         "score",
-        help="score the runs in OTLP/JSON files, one JSON line per score",
-        description="Score the runs in OTLP/JSON files with a configuration's scorers, one JSON line per score.",
+        aliases=["backfill"],
+        help="score (backfill) the runs in OTLP/JSON files, one JSON line per score; gate CI on them",
+        description=(
+            "Score the runs in OTLP/JSON trace files (recorded test traffic, or a backfill of "
+            "yesterday's traces) with a configuration's scorers: one JSON line per score on stdout, "
+            "and a summary per scorer (runs scored, mean, labels, skipped, errors) on stderr. "
+            "Exit code 1 when an input could not be read or held no agent run, when a scorer failed "
+            "on every run, or when a --fail-under gate is not met; 2 for a bad configuration or gate."
+        ),
     )
     score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
     score.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    score.add_argument(
+        "--fail-under",
+        type=_gate,
+        action="append",
+        default=[],
+        metavar="SCORER=THRESHOLD",
+        help=(
+            "exit 1 when SCORER falls short; repeatable. SCORER=0.8 (or SCORER:mean=0.8) gates the "
+            "mean value of its scored runs, SCORER:pass_rate=0.9 the share of its pass/fail labels "
+            "that are pass; skipped runs and errors count in neither, and a gated scorer with "
+            "nothing to measure fails"
+        ),
+    )
+    score.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a JUnit XML report to PATH: one test case per scorer, failed when its gate is not met",
+    )
     score.add_argument(
         "--concurrency",
         type=int,
@@ -224,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sidecar: receive OTLP traces from a collector, score them, export the scores",
         description=(
             "The sidecar: receive OTLP traces from a collector, score them, export the scores. "
-            "Needs the sidecar extra: pip install 'otel-scorers[sidecar]'."
+            f"Needs the sidecar extra: {install_hint('sidecar')} (or make sidecar)."
         ),
     )
     serve.add_argument(
@@ -233,6 +325,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         help="the YAML configuration file, with its sidecar section",
+    )
+    serve.add_argument(
+        "--console",
+        action="store_true",
+        help=(
+            "print one line per score on standard output (trace, run span, agent, scorer, value, label, "
+            "reason), as sidecar.console: true does; with no OTLP endpoint configured (sidecar.export."
+            "endpoint, OTEL_EXPORTER_OTLP_ENDPOINT) the scores then go there only"
+        ),
     )
     serve.set_defaults(handler=cmd_serve)
     return parser

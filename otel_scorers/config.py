@@ -12,6 +12,7 @@ scorers:
     needs: [output]             # custom scorers only: skipped when the trace lacks these
 processor:                      # optional, in-process knobs
   hold_timeout_s: 5
+  console: true                 # one line per score on stdout
 judge:                          # optional, for LLM judge scorers (answer_relevancy...)
   model: openai/gpt-4o-mini
   cost_budget_usd_per_hour: 2
@@ -80,6 +81,8 @@ class ProcessorConfig(BaseModel):
     max_queue_size: int = Field(int(environment.default("max_queue_size")), ge=1)
     max_traces: int = Field(int(environment.default("max_traces")), ge=1)
     max_spans_per_trace: int = Field(int(environment.default("max_spans_per_trace")), ge=1)
+    #: One line per score on standard output, as the Collector's debug exporter prints.
+    console: bool = False
 
 
 class ListenConfig(BaseModel):
@@ -99,9 +102,11 @@ class TlsConfig(BaseModel):
 
 
 class ExportConfig(BaseModel):
-    """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables."""
+    """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables;
+    `enabled: false` sends nothing over OTLP (the console and `/metrics` still show the scores)."""
 
     model_config = _STRICT
+    enabled: bool = True
     endpoint: str | None = None
     protocol: Literal["grpc", "http/protobuf"] | None = None
     headers: dict[str, str] = Field(default_factory=dict)
@@ -152,6 +157,8 @@ class SidecarConfig(BaseModel):
     retry_after_s: float = Field(1.0, gt=0)
     shutdown_timeout_s: float = Field(10.0, gt=0)
     export: ExportConfig = ExportConfig()
+    #: One line per score on standard output (`serve --console`), beside the export.
+    console: bool = False
     forward: ForwardConfig | None = None
 
     @model_validator(mode="after")
@@ -178,7 +185,7 @@ class Config(BaseModel):
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""
         options = self.processor.model_dump()
-        for key in options:
+        for key in environment.PROCESSOR_SETTINGS:
             found = environment.from_environment(key)
             if found is not None:
                 options[key] = found

@@ -22,6 +22,7 @@ from otel_scorers import demo_otlp
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.otlp_files import write_traces
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
@@ -73,7 +74,10 @@ def demo_document(out: Any = None) -> dict[str, Any]:
 
 
 def run_demo(
-    otlp_endpoint: str | None = None, protocol: str = "grpc", config_path: Path | None = None
+    otlp_endpoint: str | None = None,
+    protocol: str = "grpc",
+    config_path: Path | None = None,
+    traces_out: Path | None = None,
 ) -> int:
     config = load_config(config_path) if config_path else parse_config(demo_document(), "demo config")
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
@@ -85,6 +89,9 @@ def run_demo(
     problem = demo_otlp.unreachable(otlp_endpoint, protocol) if otlp_endpoint else None
     meter_provider = MeterProvider(resource=resource, metric_readers=[metric_reader])
     tracer_provider = TracerProvider(resource=resource)
+    recorded = InMemorySpanExporter()
+    if traces_out is not None:  # the agent's spans as it ended them, before any score is added
+        tracer_provider.add_span_processor(SimpleSpanProcessor(recorded))
     processor = ScoringSpanProcessor.from_config(
         config,
         downstream=SimpleSpanProcessor(spans),
@@ -112,9 +119,18 @@ def run_demo(
     logger_provider.shutdown()
     meter_provider.shutdown()
     print()
-    print(
-        f"Scores went out as {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),"
-    )
+    if traces_out is not None:
+        agent_spans = [
+            span
+            for span in recorded.get_finished_spans()
+            if not (span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE)
+        ]
+        written = write_traces(traces_out, agent_spans)
+        print(
+            f"The agent's traces ({written} traces, {len(agent_spans)} spans) are in {traces_out}, as OTLP/JSON:"
+        )
+        print(f"  otel-scorers score {traces_out} -c CONFIG   scores them again, with any scorers.")
+    print(f"The scores are {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")
     print(f"{len(finished_events)} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
     print(
         "gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans."

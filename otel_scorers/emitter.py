@@ -18,6 +18,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
+from otel_scorers.console_output import ScoreOutput
 from otel_scorers.metrics import (
     AGENT_NAME,
     DURATION_BUCKETS,
@@ -117,7 +118,8 @@ def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
 class Emitter:
     """Turns the scores of one run into telemetry: through the given (or global) SDK providers,
     or, with `export`, written straight as OTLP (the same spans and events, at a fraction of the
-    CPU). Metrics always go through the meter provider of `metrics`."""
+    CPU). Metrics always go through the meter provider of `metrics`. Each of `outputs` (the
+    console's, say) receives the run's scores too, after the telemetry."""
 
     def __init__(
         self,
@@ -125,7 +127,9 @@ class Emitter:
         tracer_provider: TracerProviderApi | None = None,
         logger_provider: LoggerProvider | None = None,
         export: OtlpScoreExport | None = None,
+        outputs: Sequence[ScoreOutput] = (),
     ) -> None:
+        self._outputs = tuple(outputs)
         self._metrics = metrics
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
@@ -156,6 +160,8 @@ class Emitter:
         else:
             self._through_sdk(run, scores, context)
         self._record_metrics(run, scores, context)
+        for output in self._outputs:
+            output.emit(run, scores)
 
     def _through_sdk(self, run: AgentRun, scores: Sequence[Score], context: Context) -> None:
         tracer, logger = self._instruments()

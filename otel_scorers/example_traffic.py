@@ -6,6 +6,7 @@ Jaeger) always has fresh runs to score.
 
 Without `--endpoint` the OpenTelemetry SDK's `OTEL_EXPORTER_OTLP_ENDPOINT` (or its default,
 localhost:4317) applies. SIGTERM or SIGINT stops it after the current run, with the traces sent.
+At the end it says how many spans the endpoint accepted, and exits 1 when any was not sent.
 """
 
 from __future__ import annotations
@@ -16,13 +17,34 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from otel_scorers.backfill import ExportTally
+from otel_scorers.demo_otlp import unreachable
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficSent:
+    """What a stretch of example traffic made, and what of it the endpoint accepted."""
+
+    runs: int
+    spans: int
+    unsent: int
+
+
+def _destination(endpoint: str | None, protocol: str) -> str:
+    """The endpoint the exporter sends to, with the SDK's fallbacks."""
+    if endpoint:
+        return endpoint
+    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or (
+        "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+    )
 
 
 def _span_exporter(endpoint: str | None, protocol: str) -> Any:
@@ -45,13 +67,14 @@ def send_traffic(
     interval_s: float = 1.0,
     rounds: int | None = None,
     stop: threading.Event | None = None,
-) -> int:
+) -> TrafficSent:
     """Run every demo script once per round, `interval_s` apart, until `rounds` are done or `stop`
-    is set; return the number of runs made. The traces are flushed before it returns."""
+    is set. The traces are flushed before it returns what was made and sent."""
     stop = stop or threading.Event()
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "weather-service")})
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(_span_exporter(endpoint, protocol)))
+    exporter = ExportTally(_span_exporter(endpoint, protocol))
+    provider.add_span_processor(BatchSpanProcessor(exporter))  # type: ignore[arg-type]
     agent = ExampleAgent(tracer=provider.get_tracer("example-agent"))
     made = 0
     done = 0
@@ -65,7 +88,7 @@ def send_traffic(
             done += 1
     finally:
         provider.shutdown()  # sends what is still batched
-    return made
+    return TrafficSent(made, exporter.sent + exporter.unsent, exporter.unsent)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,8 +108,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda _signum, _frame: stop.set())
-    made = send_traffic(args.endpoint, args.protocol, args.interval, args.rounds, stop)
-    print(f"example traffic: {made} runs sent", file=sys.stderr)
+    destination = _destination(args.endpoint, args.protocol)
+    problem = unreachable(destination, args.protocol)
+    if problem is not None:  # a collector may still come up: say so, and keep going
+        print(f"example traffic: nothing accepts traces at {destination} yet: {problem}", file=sys.stderr)
+    sent = send_traffic(args.endpoint, args.protocol, args.interval, args.rounds, stop)
+    if sent.unsent:
+        print(
+            f"example traffic: {sent.runs} runs made, but {sent.unsent} of their {sent.spans} spans were "
+            f"not sent to {destination} (the exporter's messages above say why)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"example traffic: {sent.runs} runs sent ({sent.spans} spans) to {destination}", file=sys.stderr)
     return 0
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from opentelemetry import trace
 from opentelemetry._logs import get_logger_provider
@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
+from otel_scorers.console_output import ConsoleOutput
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.hold_queue import HoldQueue
@@ -124,7 +125,10 @@ class ScoringSpanProcessor(SpanProcessor):
         max_traces: int | None = None,
         max_spans_per_trace: int | None = None,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
+        console: bool | TextIO = False,
     ) -> None:
+        """`console=True` also prints one line per score on standard output (or on the given
+        stream), from the scoring thread."""
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
@@ -144,7 +148,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
-        emitter = Emitter(self.metrics, tracer_provider, logger_provider, export)
+        outputs = [ConsoleOutput(None if console is True else console)] if console else []
+        emitter = Emitter(self.metrics, tracer_provider, logger_provider, export, outputs)
         self.engine = ScoringEngine(
             bindings, emitter, self.metrics, max_queue_size=max_queue_size, max_judge_runs=max_judge_runs
         )

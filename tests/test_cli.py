@@ -22,6 +22,7 @@ from .judge_server import ALL_RELEVANT, judge_server
 from .otlp_capture import OtlpCapture
 
 TRACES = Path(__file__).parent / "fixtures" / "traces" / "openai-v2"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CONFIG = """
 scorers:
   - type: called_tool
@@ -178,8 +179,13 @@ def test_version_prints_the_installed_packages_version() -> None:
 def test_every_command_and_argument_has_help_text() -> None:
     parser = build_parser()
     (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
-    assert set(commands.choices) == {"demo", "runs", "score", "validate", "serve"}
-    listed = {choice.dest: choice.help for choice in commands._choices_actions}
+    assert set(commands.choices) == {"demo", "runs", "score", "backfill", "validate", "serve"}
+    # An alias is listed with its command: "score (backfill)".
+    listed = {
+        name.strip("() ,"): choice.help
+        for choice in commands._choices_actions
+        for name in str(choice.metavar).split()
+    }
     for name, subparser in commands.choices.items():
         assert listed.get(name), f"{name} has a one-line help in the command list"
         for action in subparser._actions:
@@ -188,10 +194,12 @@ def test_every_command_and_argument_has_help_text() -> None:
         assert action.help, f"otel-scorers {action.option_strings or action.dest} has help text"
 
 
-def test_serve_help_says_it_needs_the_sidecar_extra() -> None:
+def test_serve_help_says_it_needs_the_sidecar_extra_installed_from_the_checkout() -> None:
     result = run_cli("serve", "--help")
     assert result.returncode == 0
-    assert "pip install 'otel-scorers[sidecar]'" in " ".join(result.stdout.split())
+    text = " ".join(result.stdout.split())
+    assert "pip install -e '.[sidecar]' in a checkout of the otel-scorers repository" in text
+    assert "make sidecar" in text
 
 
 def test_validate_reports_every_error_and_never_a_traceback(tmp_path: Path) -> None:
@@ -234,6 +242,7 @@ def test_demo_to_an_unreachable_endpoint_says_nothing_was_sent_without_waiting_o
     last = result.stdout.splitlines()[-1]
     assert last.startswith(f"Nothing was sent to {endpoint}: cannot connect to 127.0.0.1:")
     assert "All of it was sent" not in result.stdout
+    assert "went out" not in result.stdout, "nothing says the scores went anywhere"
     assert "Transient error" not in result.stderr and "Failed to export" not in result.stderr
     assert elapsed < 12, f"took {elapsed:.1f}s"
 
@@ -263,3 +272,62 @@ def test_demo_says_which_signals_an_endpoint_refused() -> None:
         f"Sending over OTLP (grpc) to {capture.endpoint} failed for the spans, events and metrics; "
         "the exporter's messages above say why."
     )
+
+
+def test_json_that_is_not_otlp_is_named_and_ends_in_exit_1(tmp_path: Path) -> None:
+    jaeger = tmp_path / "jaeger.json"
+    jaeger.write_text(json.dumps({"data": [{"traceID": "abc", "spans": [], "processes": {}}]}))
+    result = run_cli("runs", str(jaeger))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert f"otel-scorers: skipped {jaeger}: this looks like Jaeger's JSON export" in result.stderr
+    assert '{"resourceSpans": [...]}' in result.stderr
+    assert f"otel-scorers: nothing to work on: no spans were read from {jaeger}" in result.stderr
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text(
+        json.dumps({"resourceLogs": []}) + "\n" + json.dumps([{"traceId": "1", "kind": "CLIENT"}])
+    )
+    result = run_cli("score", str(logs), "-c", str(EXAMPLES / "scorers.yaml"))
+    assert result.returncode == 1
+    assert f"{logs}:1: these are OTLP logs, not traces" in result.stderr
+    assert f"{logs}:2: this looks like Zipkin's JSON" in result.stderr
+
+
+def test_traces_without_an_agent_run_say_so_and_exit_1(tmp_path: Path) -> None:
+    request = json.loads((TRACES / "tool_then_answer.json").read_text())
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if not s["name"].startswith("invoke_agent")]
+            for span in scope["spans"]:  # without their run, model and tool spans make no run
+                span["attributes"] = []
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(request))
+    result = run_cli("runs", str(plain))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "none of them an agent run" in result.stderr
+
+
+def test_jaegers_query_api_reply_is_read_as_the_otlp_it_wraps(tmp_path: Path) -> None:
+    wrapped = tmp_path / "jaeger-api-v3.json"
+    wrapped.write_text(json.dumps({"result": json.loads((TRACES / "tool_then_answer.json").read_text())}))
+    result = run_cli("runs", str(wrapped))
+    assert result.returncode == 0, result.stderr
+    assert [run["input"] for run in lines(result.stdout)] == ["What is the weather in Paris?"]
+
+
+def test_demo_writes_its_traces_for_runs_and_score(tmp_path: Path) -> None:
+    from otel_scorers.example_agent import DEMO_RUNS
+
+    out = tmp_path / "traces.jsonl"
+    result = run_cli("demo", "--traces-out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"are in {out}" in result.stdout
+    assert len(out.read_text().splitlines()) == len(DEMO_RUNS), "one OTLP request per line, one per trace"
+    runs = run_cli("runs", str(out))
+    assert runs.returncode == 0, runs.stderr
+    rebuilt = lines(runs.stdout)
+    assert [run["input"] for run in rebuilt] == [
+        script.question if script.capture_content else None for script in DEMO_RUNS
+    ]
+    assert all(not run["trace_id"].startswith("0000") for run in rebuilt)
+    assert "otel_scorers.score" not in out.read_text(), "the traces as the agent made them, unscored"

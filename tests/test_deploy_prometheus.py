@@ -306,7 +306,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             metrics_url = f"http://127.0.0.1:{sidecar.http_port()}/metrics"
             prometheus = Prometheus(workdir, [metrics_url.removeprefix("http://").removesuffix("/metrics")])
             # The example traffic entry point, three rounds of the demo questions.
-            assert send_traffic(f"http://{grpc_endpoint}", "grpc", interval_s=0, rounds=3) == 3 * len(
+            assert send_traffic(f"http://{grpc_endpoint}", "grpc", interval_s=0, rounds=3).runs == 3 * len(
                 DEMO_RUNS
             )
             spans = agent_spans(DEMO_RUNS[:1])

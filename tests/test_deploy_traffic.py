@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,9 +24,9 @@ def capture() -> Iterator[OtlpCapture]:
         yield running
 
 
-def traffic(*args: str) -> subprocess.Popen[str]:
+def traffic(*args: str, **extra_env: str) -> subprocess.Popen[str]:
     # A short batch delay, so spans show up while it runs rather than at exit only.
-    env = {**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "weather-service"}
+    env = {**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "weather-service", **extra_env}
     return subprocess.Popen(
         [sys.executable, "-m", "otel_scorers.example_traffic", *args],
         stdout=subprocess.DEVNULL,
@@ -79,3 +80,18 @@ def test_bad_arguments_are_refused_by_name(args: list[str], named: str) -> None:
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 2
     assert named in stderr
+
+
+def test_nothing_listening_is_said_and_ends_in_exit_1() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    # The exporter's timeout bounds its retries, so the test does not wait 10 s for them.
+    process = traffic(
+        "--endpoint", endpoint, "--interval", "0", "--rounds", "1", OTEL_EXPORTER_OTLP_TIMEOUT="1"
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1, stderr
+    assert f"nothing accepts traces at {endpoint} yet: cannot connect to 127.0.0.1:" in stderr
+    assert f"{len(DEMO_RUNS)} runs made, but " in stderr and f"not sent to {endpoint}" in stderr
+    assert "runs sent" not in stderr

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
+from otel_scorers.console_output import ConsoleOutput
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
@@ -50,10 +51,21 @@ class Scoring(Protocol):
 
 
 def sidecar_engine(
-    bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics, max_queue_size: int
+    bindings: Sequence[Binding],
+    telemetry: Telemetry,
+    metrics: PipelineMetrics,
+    max_queue_size: int,
+    console: bool = False,
 ) -> ScoringEngine:
-    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`."""
-    emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider, telemetry.scores)
+    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`
+    (and with `console`, printing a line per score on standard output)."""
+    emitter = Emitter(
+        metrics,
+        telemetry.tracer_provider,
+        telemetry.logger_provider,
+        telemetry.scores,
+        [ConsoleOutput()] if console else [],
+    )
     # No agent shares the process: the engine need not hand the GIL over between steps.
     return ScoringEngine(
         bindings,

@@ -26,7 +26,12 @@ from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
 from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, sidecar_engine
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
-from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
+from otel_scorers.sidecar.telemetry import (
+    Telemetry,
+    build_telemetry,
+    endpoint_configured,
+    export_destination,
+)
 from otel_scorers.sidecar.worker import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
@@ -56,7 +61,9 @@ class Sidecar:
                 processes=settings.scoring_processes,
             )
         else:
-            engine = sidecar_engine(bindings, self.telemetry, self.metrics, settings.max_runs_in_flight)
+            engine = sidecar_engine(
+                bindings, self.telemetry, self.metrics, settings.max_runs_in_flight, settings.console
+            )
             self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text)
         self.assembler = BatchAssembler(
             self.metrics,
@@ -116,6 +123,20 @@ class Sidecar:
         self._started = False
         self._stopped = False
 
+    def destinations(self) -> str:
+        """Where scores go, in words, for the line `serve` logs when it starts."""
+        export = self.settings.export
+        where = export_destination(export)
+        if self.settings.console:
+            return (
+                f"standard output, one line each, and {where}"
+                if export.enabled
+                else "standard output, one line each"
+            )
+        if not endpoint_configured(export):
+            where += " (serve --console prints each score here instead)"
+        return where
+
     @property
     def in_flight(self) -> int:
         return self._in_flight
@@ -144,6 +165,7 @@ class Sidecar:
             self.settings.http.host,
             port,
         )
+        logger.info("otel_scorers: scores go to %s", self.destinations())
         tick = min(0.05, self.settings.decision_wait_s / 4)
         self._tasks.append(asyncio.create_task(self._tick_forever(tick)))
         if self.held is not None:

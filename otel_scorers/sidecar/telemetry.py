@@ -42,6 +42,8 @@ EXPORT_QUEUE_SIZE = 16_384
 #: What a run's queued item is reckoned to hold (its evaluation spans), to bound the scores' queue
 #: in runs by about the same memory.
 SCORES_PER_RUN = 8
+#: The SDK's variables that name where OTLP goes, when the config does not.
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
 
 
@@ -114,6 +116,7 @@ class Telemetry:
     scores: OtlpScoreExport | None = None
     #: The providers' span, log and metric exporters, when they count what they could not send.
     exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
+    #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
 
     def export_backlog(self) -> float:
@@ -241,6 +244,8 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
             "service.instance.id": str(uuid.uuid4()),
         }
     )
+    if not config.enabled:
+        return _without_export(resource)
     inner_spans, inner_logs, inner_metrics = _exporters(config)
     span_exporter = CountingExporter(inner_spans, SpanExportResult.FAILURE)
     log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE)
@@ -287,5 +292,51 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         (span_processor, log_processor),
         scores,
         (span_exporter, log_exporter, metric_exporter),
-        config.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "the OTLP endpoint"),
+        export_endpoint(config),
+    )
+
+
+def _without_export(resource: Resource) -> Telemetry:
+    """Providers that send nothing: the metrics are still served on `/metrics`."""
+    registry = CollectorRegistry(auto_describe=True)
+    return Telemetry(
+        TracerProvider(resource=resource, shutdown_on_exit=False),
+        LoggerProvider(resource=resource, shutdown_on_exit=False),
+        MeterProvider(
+            resource=resource,
+            metric_readers=[PrometheusMetricReader(registry=registry)],
+            shutdown_on_exit=False,
+        ),
+        registry,
+        endpoint="",
+    )
+
+
+def endpoint_configured(config: ExportConfig) -> bool:
+    """Whether the config or the environment names an OTLP endpoint (else the SDK's default)."""
+    return bool(config.endpoint) or any(os.environ.get(variable) for variable in ENDPOINT_VARIABLES)
+
+
+def export_endpoint(config: ExportConfig) -> str:
+    """The endpoint the exporters send to: the config's, the environment's, or the SDK's default."""
+    if config.endpoint:
+        return config.endpoint
+    for variable in ENDPOINT_VARIABLES:
+        if os.environ.get(variable):
+            return os.environ[variable]
+    return "http://localhost:4317" if _protocol(config) == "grpc" else "http://localhost:4318"
+
+
+def export_destination(config: ExportConfig) -> str:
+    """Where the export sends scores, in words, saying where the endpoint comes from."""
+    if not config.enabled:
+        return "no OTLP endpoint (sidecar.export.enabled is false)"
+    where = f"OTLP ({_protocol(config)}) at {export_endpoint(config)}"
+    if config.endpoint:
+        return where
+    for variable in ENDPOINT_VARIABLES:
+        if os.environ.get(variable):
+            return f"{where} (from {variable})"
+    return (
+        f"{where}, the SDK's default: neither sidecar.export.endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT is set"
     )

@@ -427,7 +427,9 @@ def worker_main(config: Config, connection: Connection) -> None:
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    engine = sidecar_engine(config.bindings(), telemetry, metrics, settings.max_runs_in_flight)
+    engine = sidecar_engine(
+        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console
+    )
     sending = threading.Lock()
 
     def reply(message: tuple[Any, ...]) -> None:

@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.checks import Check
 
@@ -37,7 +38,7 @@ def lexicon() -> dict[str, int]:
         afinn = importlib.resources.files("afinn").joinpath("data/AFINN-en-165.txt")
         emoji = importlib.resources.files("emosent").joinpath("data/Emoji_Sentiment_Data_v1.0.csv")
     except ModuleNotFoundError:
-        raise ImportError("the tone scorer needs its lexicons: pip install 'otel-scorers[tone]'") from None
+        raise ImportError(f"the tone scorer needs its lexicons: {install_hint('tone')}") from None
     labels: dict[str, int] = {}
     for line in afinn.read_text("utf-8").splitlines():
         if line:

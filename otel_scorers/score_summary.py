@@ -1,0 +1,219 @@
+"""What a batch of scores came to, per scorer, and the gates a CI run holds it to.
+
+`otel-scorers score` tallies every score it writes: how many runs each scorer scored, their
+labels, how many it skipped or failed on, and the mean value. A gate (`--fail-under`) names a
+scorer, a statistic and the least it may be:
+
+- `SCORER=0.8`, or `SCORER:mean=0.8`: the mean value of the scorer's scored runs;
+- `SCORER:pass_rate=0.9`: the share of its `pass`/`fail` labels that are `pass`.
+
+Skipped runs and scorer errors are in neither statistic (they are counted and shown beside
+them); a gated scorer with nothing to compute the statistic from fails its gate, so an empty or
+broken input never passes a CI run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from otel_scorers.model import AgentRun, Score
+
+Statistic = Literal["mean", "pass_rate"]
+STATISTICS: tuple[Statistic, ...] = ("mean", "pass_rate")
+#: Failing runs kept per scorer, to show in a report (the count is always whole).
+_MAX_FAILURES_KEPT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """The least `statistic` of `scorer`'s scores may be."""
+
+    scorer: str
+    statistic: Statistic
+    threshold: float
+
+
+def parse_gate(text: str) -> Gate:
+    """`SCORER=THRESHOLD` (the mean), `SCORER:mean=THRESHOLD` or `SCORER:pass_rate=THRESHOLD`."""
+    name, equals, number = text.rpartition("=")
+    if not equals or not name:
+        raise ValueError(f"expected SCORER=THRESHOLD (e.g. no_tool_errors=0.9), got {text!r}")
+    statistic: Statistic = "mean"
+    head, colon, tail = name.rpartition(":")
+    if colon and tail in STATISTICS:
+        name, statistic = head, ("mean" if tail == "mean" else "pass_rate")
+    try:
+        threshold = float(number)
+    except ValueError:
+        raise ValueError(f"the threshold of {text!r} is not a number: {number!r}") from None
+    if not (math.isfinite(threshold) and 0.0 <= threshold <= 1.0):
+        raise ValueError(f"the threshold of {text!r} must be between 0 and 1, got {number}")
+    if not name:
+        raise ValueError(f"no scorer name in {text!r}")
+    return Gate(name, statistic, threshold)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A run a scorer failed (label `fail`) or failed on (an error), for reports."""
+
+    trace_id: str
+    span_id: str
+    agent_name: str | None
+    reason: str
+
+
+@dataclass
+class ScorerTally:
+    """One scorer's scores so far."""
+
+    scorer: str
+    scored: int = 0
+    skipped: int = 0
+    errors: int = 0
+    labels: Counter[str] = field(default_factory=Counter)
+    total: float = 0.0
+    valued: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    failure_count: int = 0
+
+    def add(self, run: AgentRun, score: Score) -> None:
+        if score.skipped is not None:
+            self.skipped += 1
+            return
+        if score.error is not None:
+            self.errors += 1
+            self._keep(run, f"error {score.error.type}: {score.error.message}")
+            return
+        self.scored += 1
+        if score.label is not None:
+            self.labels[score.label] += 1
+            if score.label == "fail":
+                self._keep(run, score.reason or "fail")
+        if score.value is not None:
+            self.total += score.value
+            self.valued += 1
+
+    def _keep(self, run: AgentRun, reason: str) -> None:
+        self.failure_count += 1
+        if len(self.failures) < _MAX_FAILURES_KEPT:
+            self.failures.append(Failure(run.trace_id_hex, run.span_id_hex, run.agent_name, reason))
+
+    @property
+    def labels_text(self) -> str:
+        """`fail 1, pass 5`: each label and its count, or `-` for none."""
+        return ", ".join(f"{label} {count}" for label, count in sorted(self.labels.items())) or "-"
+
+    @property
+    def only_errors(self) -> bool:
+        """The scorer failed on every run it was given (and it was given one)."""
+        return self.errors > 0 and self.scored == 0 and self.skipped == 0
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.valued if self.valued else None
+
+    @property
+    def pass_rate(self) -> float | None:
+        judged = self.labels["pass"] + self.labels["fail"]
+        return self.labels["pass"] / judged if judged else None
+
+    def statistic(self, statistic: Statistic) -> float | None:
+        return self.mean if statistic == "mean" else self.pass_rate
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A gate held against its scorer's tally."""
+
+    gate: Gate
+    value: float | None
+
+    @property
+    def passed(self) -> bool:
+        return self.value is not None and self.value >= self.gate.threshold
+
+    @property
+    def measured(self) -> str:
+        """What was measured against what was needed, e.g. `mean 0.833 < 0.9`."""
+        if self.value is None:
+            missing = "no scored runs" if self.gate.statistic == "mean" else "no pass/fail labels"
+            return f"{self.gate.statistic}: {missing} (needs >= {self.gate.threshold:g})"
+        sign = ">=" if self.passed else "<"
+        return f"{self.gate.statistic} {self.value:.3f} {sign} {self.gate.threshold:g}"
+
+    def __str__(self) -> str:
+        return f"{self.measured}: {'ok' if self.passed else 'FAIL'}"
+
+
+class ScoreSummary:
+    """Tallies, per scorer in the order the bindings were given, and the gates' verdicts."""
+
+    def __init__(self, scorers: Sequence[str], gates: Sequence[Gate] = ()) -> None:
+        self.tallies = {name: ScorerTally(name) for name in scorers}
+        self.gates = tuple(gates)
+        self.runs = 0
+
+    def add_run(self, run: AgentRun, scores: Iterable[Score]) -> None:
+        self.runs += 1
+        for score in scores:
+            tally = self.tallies.get(score.scorer)
+            if tally is None:
+                tally = self.tallies[score.scorer] = ScorerTally(score.scorer)
+            tally.add(run, score)
+
+    @property
+    def scores(self) -> int:
+        return sum(t.scored + t.skipped + t.errors for t in self.tallies.values())
+
+    def only_errors(self) -> list[str]:
+        """The scorers that failed on every run they were given: they measured nothing."""
+        return [name for name, tally in self.tallies.items() if tally.only_errors]
+
+    def verdicts(self) -> list[Verdict]:
+        return [
+            Verdict(gate, self.tallies[gate.scorer].statistic(gate.statistic))
+            if gate.scorer in self.tallies
+            else Verdict(gate, None)
+            for gate in self.gates
+        ]
+
+    @property
+    def passed(self) -> bool:
+        return all(verdict.passed for verdict in self.verdicts())
+
+    def table(self) -> str:
+        """One row per scorer: scored, mean, labels, skipped, errors, and its gates' verdicts."""
+        verdicts: dict[str, list[Verdict]] = {}
+        for verdict in self.verdicts():
+            verdicts.setdefault(verdict.gate.scorer, []).append(verdict)
+        header = ("scorer", "scored", "mean", "labels", "skipped", "errors", "gate")
+        rows = [header]
+        for name, tally in self.tallies.items():
+            mean = tally.mean
+            gates = "; ".join(str(v) for v in verdicts.get(name, ())) or "-"
+            rows.append(
+                (
+                    name,
+                    str(tally.scored),
+                    f"{mean:.3f}" if mean is not None else "-",
+                    tally.labels_text,
+                    str(tally.skipped),
+                    str(tally.errors),
+                    gates,
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        right = {1, 2, 4, 5}  # numbers line up on the right
+        lines = []
+        for row in rows:
+            cells = [
+                cell.rjust(w) if i in right else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ]
+            lines.append("  ".join(cells).rstrip())
+        return "\n".join(lines)
