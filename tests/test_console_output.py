@@ -4,6 +4,7 @@ scripts, which say what each run did (Atlantis: the weather tool fails)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import signal
@@ -143,11 +144,14 @@ def test_serve_says_where_scores_go(monkeypatch) -> None:  # type: ignore[no-unt
         monkeypatch.delenv(variable, raising=False)
 
     def destinations(document: dict[str, object]) -> str:
-        sidecar = Sidecar(parse_config({"scorers": [{"type": "no_tool_errors"}], **document}))
-        try:
-            return sidecar.destinations()
-        finally:
-            sidecar.telemetry.shutdown(0.5)
+        async def made_in_a_loop() -> str:  # the sidecar's gRPC server belongs to a running loop
+            sidecar = Sidecar(parse_config({"scorers": [{"type": "no_tool_errors"}], **document}))
+            try:
+                return sidecar.destinations()
+            finally:
+                sidecar.telemetry.shutdown(0.5)
+
+        return asyncio.run(made_in_a_loop())
 
     assert destinations({}) == (
         "OTLP (grpc) at http://localhost:4317, the SDK's default: neither sidecar.export.endpoint nor "

@@ -11,7 +11,7 @@ from otel_scorers.install import install_command, install_hint
 
 ROOT = Path(__file__).resolve().parent.parent
 #: `pip install otel-scorers...`: an install from a package index, where the project is not.
-FROM_AN_INDEX = re.compile(r"pip install\s+['\"]?otel-scorers(?!\[llm\])")  # the llm extra is empty
+FROM_AN_INDEX = re.compile(r"pip install\s+['\"]?otel-scorers")
 
 
 def texts() -> dict[str, str]:

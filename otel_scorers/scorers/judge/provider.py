@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 from otel_scorers.fork_safety import renew_module_state_in_child
+from otel_scorers.install import install_hint
 from otel_scorers.scorers.judge.errors import JudgeError
 
 _litellm: Any = None
@@ -53,11 +54,11 @@ async def load_litellm() -> Any:
     except ImportError as exc:
         raise JudgeError(
             "judge_unavailable",
-            f"litellm is not installed ({exc}); pip install 'otel-scorers[llm]'",
+            f"litellm is not installed ({exc}); {install_hint('llm')}",
             cause=f"{type(exc).__name__}: {exc}",
         ) from None
 
 
 def require_litellm(scorer: str) -> None:
     if not litellm_installed():
-        raise ValueError(f"{scorer} needs litellm: pip install 'otel-scorers[llm]'")
+        raise ValueError(f"{scorer} needs litellm: {install_hint('llm')}")
