@@ -173,7 +173,8 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
                 "args": {"expected": "sunny"},
                 "sampling": {"rate": 0.5},
             },
-            {"type": "answer_relevancy", "args": {"model": "openai/gpt-4o-mini"}},
+            # the binding's deadline above the judge's, which the config requires
+            {"type": "answer_relevancy", "args": {"model": "openai/gpt-4o-mini"}, "timeout_s": 150},
         ],
         # A deadline no judge call on 127.0.0.1 comes near, even on a loaded machine: the errors
         # counted here must be the scripted ones, not timeouts.
