@@ -1,6 +1,7 @@
-"""Every Python block in README.md runs as written, each in a fresh interpreter.
+"""Every Python block in README.md and in the manual (docs/*.md) runs as written, each in a fresh
+interpreter.
 
-Blocks are found when the tests are collected, so a block added to the README is a test too.
+Blocks are found when the tests are collected, so a block added to a page is a test too.
 A block runs in an empty working directory, with no OpenTelemetry exporter settings from this
 environment and no network beyond 127.0.0.1 needed: blocks that name a collector or a judge
 model only configure them.
@@ -17,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
 
@@ -25,29 +28,34 @@ _HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
 @dataclass(frozen=True)
 class Block:
     code: str
-    line: int  # where the block starts in README.md
+    page: str
+    line: int  # where the block starts in its page
     section: str
 
     def __str__(self) -> str:
-        return f"README.md:{self.line} ({self.section})"
+        return f"{self.page}:{self.line} ({self.section})"
 
 
-def python_blocks(text: str) -> list[Block]:
+def python_blocks(text: str, page: str = "README.md") -> list[Block]:
     blocks = []
     for match in _FENCE.finditer(text):
         headings = _HEADING.findall(text, 0, match.start())
         line = text.count("\n", 0, match.start()) + 1
-        blocks.append(Block(match.group(1), line, headings[-1] if headings else "top"))
+        blocks.append(Block(match.group(1), page, line, headings[-1] if headings else "top"))
     return blocks
 
 
-BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in python_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
+]
 
 
-def test_the_readme_has_python_blocks_and_the_finder_sees_each_one() -> None:
-    fences = README.read_text(encoding="utf-8").count("```python")
-    assert fences >= 5
-    assert len(BLOCKS) == fences, "every ```python fence is closed and found"
+def test_the_pages_have_python_blocks_and_the_finder_sees_each_one() -> None:
+    fences = sum(page.read_text(encoding="utf-8").count("```python") for page in PAGES)
+    assert README.read_text(encoding="utf-8").count("```python") >= 2
+    assert len(BLOCKS) == fences >= 5, "every ```python fence is closed and found"
 
 
 def _clean_environment() -> dict[str, str]:

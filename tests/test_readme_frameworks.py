@@ -1,4 +1,4 @@
-"""README's framework table lists every fixture corpus with the versions its generator wrote."""
+"""The framework table (docs/frameworks.md) lists every fixture corpus with the versions its generator wrote."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ LEFT_OUT = {"opentelemetry-sdk", "opentelemetry-api", "@opentelemetry/sdk-trace-
 
 def table_rows() -> dict[str, list[str]]:
     """The framework table's rows by their fixtures column."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### Frameworks read right", 1)[1].split("\n#", 1)[0]
+    text = (ROOT / "docs" / "frameworks.md").read_text()
+    section = text.split("## Frameworks read right", 1)[1].split("\n#", 1)[0]
     rows: dict[str, list[str]] = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -29,7 +29,7 @@ def table_rows() -> dict[str, list[str]]:
 @pytest.mark.parametrize("corpus", CORPORA, ids=lambda path: path.name)
 def test_the_readme_lists_the_corpus_with_its_versions(corpus: Path) -> None:
     row = table_rows().get(corpus.name)
-    assert row is not None, f"README's framework table has no row for {corpus.name}"
+    assert row is not None, f"the framework table has no row for {corpus.name}"
     truths = sorted(corpus.glob("*.truth.json"))
     assert row[3] == str(len(truths))
     versions = json.loads(truths[0].read_text())["versions"]

@@ -205,13 +205,13 @@ def test_backfill_is_another_name_for_score() -> None:
     assert "--fail-under" in run_cli("score", "--help").stdout
 
 
-def test_the_readme_shows_what_the_ci_gate_prints(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_show_what_the_ci_gate_prints(tmp_path: Path) -> None:
+    readme = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     shown = readme.split("$ otel-scorers score examples/traces.json", 1)[1].split("```", 1)[0]
     command, _, rest = shown.partition("> scores.jsonl\n")
     arguments = command.replace("\\\n", " ").split()
     output, _, exit_line = rest.partition("$ echo $?\n")
-    (tmp_path / "examples").symlink_to(ROOT / "examples")  # the README runs it in the checkout
+    (tmp_path / "examples").symlink_to(ROOT / "examples")  # the docs run it in the checkout
     result = run_cli("score", "examples/traces.json", *arguments, cwd=tmp_path)
     assert result.returncode == int(exit_line.strip())
     normalise = re.compile(r" in \d+\.\ds$")

@@ -233,7 +233,7 @@ class JudgeError(Exception):
     """A judge call that did not produce a usable reply. `type` is short and stable; it becomes
     the score's `error.type`: `timeout`, `rate_limited`, `judge_unavailable`, `judge_auth`,
     `judge_error`, `judge_invalid_response`, or `budget` (not an error: the score is skipped).
-    What each means and whether it is retried: the README, "When the judge fails". `cause` is the
+    What each means and whether it is retried: docs/llm-judges.md, "When the judge fails". `cause` is the
     underlying exception's class and message, when there was one. Both `message` and `cause`
     are redacted here, whoever builds the error."""
 
