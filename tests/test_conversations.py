@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from typing import Any
+
+import pytest
 
 from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conversations.pipeline import ConversationSettings
@@ -110,3 +113,87 @@ def test_a_thousand_conversations_sampled_at_a_tenth_are_each_scored_once_after_
         linked = {link.context.span_id for link in span.links}
         assert linked == run_spans[conversation_id]
     processor.shutdown()
+
+
+def _run(tracer: Any, conversation_id: str, text: str, **attributes: Any) -> None:
+    with tracer.start_as_current_span(
+        "invoke_agent trip",
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "trip",
+            "gen_ai.conversation.id": conversation_id,
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
+            ),
+            **attributes,
+        },
+    ):
+        pass
+
+
+@pytest.mark.parametrize(("at_shutdown", "scored"), [("score", 3), ("drop", 0)])
+def test_at_shutdown_open_conversations_are_scored_or_dropped_and_counted(
+    telemetry: Telemetry, at_shutdown: str, scored: int
+) -> None:
+    clock = FakeClock()
+    processor = _processor(telemetry, clock, sampling=1.0, at_shutdown=at_shutdown)
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    for conversation in ("a", "b", "c"):
+        _run(tracer, conversation, "hello")
+    processor.shutdown(5.0)
+    spans = [s for s in _conversation_spans(telemetry) if s.attributes["gen_ai.evaluation.name"] == "turns"]
+    assert len(spans) == scored
+    assert all(s.attributes["otel_scorers.conversation.ended_by"] == "shutdown" for s in spans)
+    dropped = telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="dropped_shutdown")
+    assert dropped == 3 - scored
+
+
+def test_a_config_files_end_predicate_ends_the_conversation_without_waiting(
+    telemetry: Telemetry, tmp_path: Any
+) -> None:
+    path = tmp_path / "scorers.yaml"
+    path.write_text(
+        "conversations:\n"
+        "  idle_timeout_s: 600\n"
+        "  end_when: {op: truthy, left: {path: attributes.app.goodbye}}\n"
+        "  scorers:\n"
+        "    - type: turns\n"
+        "    - type: user_frustration\n"
+        "      threshold: 0.5\n"
+    )
+    processor = ScoringSpanProcessor.from_config(path, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.export_spans_directly()
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    _run(tracer, "c-1", "Where is my parcel?")
+    _run(tracer, "c-1", "where is my parcel??")
+    _run(tracer, "c-1", "thanks, bye", **{"app.goodbye": True})
+    assert processor.force_flush()
+    spans = {s.attributes["gen_ai.evaluation.name"]: s for s in _conversation_spans(telemetry)}
+    assert spans["turns"].attributes["gen_ai.evaluation.score.value"] == 3
+    assert spans["turns"].attributes["otel_scorers.conversation.ended_by"] == "end_marker"
+    frustration = spans["user_frustration"].attributes
+    assert (
+        frustration["gen_ai.evaluation.score.value"] == 0.5
+        and frustration["gen_ai.evaluation.score.label"] == "pass"
+    )
+    (event,) = [e for e in telemetry.events() if e.log_record.attributes["gen_ai.evaluation.name"] == "turns"]
+    assert event.log_record.attributes["gen_ai.conversation.id"] == "c-1"
+    assert event.log_record.span_id == spans["turns"].parent.span_id
+    # Metrics by scorer and agent, never by conversation.
+    points = telemetry.metric_points("gen_ai.evaluation.score")
+    assert points and all("gen_ai.conversation.id" not in p.attributes for p in points)
+    assert {p.attributes.get("gen_ai.agent.name") for p in points} == {"trip"}
+    processor.shutdown()
+
+
+def test_a_conversation_scorer_listed_among_run_scorers_is_a_config_error() -> None:
+    from otel_scorers.config import parse_config
+    from otel_scorers.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"scorers": [{"type": "multi_turn", "args": {"criterion": "x"}}]})
+    assert "conversations.scorers" in str(caught.value)

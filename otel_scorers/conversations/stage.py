@@ -168,8 +168,8 @@ class ConversationStage:
             conversation.bytes += size
             self._bytes += size
             if len(turns) > limits.max_turns_kept:
-                # The first turn says what the conversation was about, the last how it ended.
-                dropped = turns.pop(len(turns) - 2)
+                # The first turn says what the conversation was about, the latest where it went.
+                dropped = turns.pop(1)  # the oldest after the first
                 conversation.trimmed += 1
                 conversation.bytes -= dropped.size
                 self._bytes -= dropped.size
