@@ -82,6 +82,8 @@ class ConversationLane:
     def add(self, turn: Turn) -> None:
         if not self._closed:
             self.stage.add(turn)
+            if self._thread is None:  # its timer closes the conversations that idle
+                self.start()
 
     def add_all(self, turns: Sequence[Turn]) -> None:
         for turn in turns:

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
 from otel_scorers.conversations.lane import ConversationLane
 from otel_scorers.conversations.scoring import ConversationBinding, widest
-from otel_scorers.conversations.stage import AtShutdown, Clock, ConversationStage, StageLimits
+from otel_scorers.conversations.stage import (
+    AtShutdown,
+    Clock,
+    ConversationSampler,
+    ConversationStage,
+    StageLimits,
+)
 from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.filters import Predicate
@@ -46,18 +52,27 @@ class ConversationSettings:
 
 
 class Conversations:
+    """`keep`: keep turns and score conversations in this process (default: when there are
+    bindings). `send`: send each turn as a log record (default: `settings.turn_records`). A
+    sidecar's scoring side only sends; its receiving side only keeps, the turns the Collector
+    routed to it. Turn records go out only for conversations some binding samples (all, without
+    bindings)."""
+
     def __init__(
         self,
         settings: ConversationSettings,
         metrics: PipelineMetrics,
         tracer_provider: TracerProvider | None = None,
         logger_provider: LoggerProvider | None = None,
+        *,
+        keep: bool | None = None,
+        send: bool | None = None,
     ) -> None:
         self.settings = settings
         self.counts = ConversationCounts(metrics)
-        self.sampler = widest(settings.bindings)
+        self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)
         self.lane: ConversationLane | None = None
-        if settings.bindings:
+        if settings.bindings if keep is None else keep:
             stage = ConversationStage(settings.limits, self.sampler, settings.clock, self._counted)
             self.lane = ConversationLane(
                 stage,
@@ -67,7 +82,8 @@ class Conversations:
                 tick_s=settings.tick_s,
                 at_shutdown=settings.at_shutdown,
             )
-        self.writer = TurnLogWriter(logger_provider) if settings.turn_records else None
+        sending = settings.turn_records if send is None else send
+        self.writer = TurnLogWriter(logger_provider) if sending else None
 
     def _counted(self, outcome: str, amount: int) -> None:
         self.counts.add(outcome, amount)
@@ -88,7 +104,7 @@ class Conversations:
             turn = self.turn(run)
             if turn is None:
                 continue
-            if self.writer is not None:
+            if self.writer is not None and self.sampler.sampled(turn.conversation_id):
                 self.writer.emit(turn)
             if self.lane is not None:
                 self.lane.add(turn)

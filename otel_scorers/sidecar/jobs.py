@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
+from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
@@ -50,9 +51,25 @@ class Scoring(Protocol):
 
 
 def sidecar_engine(
-    bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics, max_queue_size: int
+    bindings: Sequence[Binding],
+    telemetry: Telemetry,
+    metrics: PipelineMetrics,
+    max_queue_size: int,
+    conversations: ConversationSettings | None = None,
 ) -> ScoringEngine:
-    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`."""
+    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`.
+    With `conversations.turn_records`, each run rebuilt goes out as a turn record, for the
+    sidecar the Collector routes its conversation to (never kept here: the routed record is)."""
+    on_runs = None
+    if conversations is not None and conversations.turn_records:
+        on_runs = Conversations(
+            conversations,
+            metrics,
+            telemetry.tracer_provider,
+            telemetry.logger_provider,
+            keep=False,
+            send=True,
+        ).observe
     emitter = Emitter(metrics, telemetry.tracer_provider, telemetry.logger_provider, telemetry.scores)
     # No agent shares the process: the engine need not hand the GIL over between steps.
     return ScoringEngine(
@@ -65,6 +82,7 @@ def sidecar_engine(
         # Traces waiting for a judge count among those in flight: at most half of them may, so
         # the quick checks of the rest keep being dispatched however slow the judge is.
         max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, max_queue_size // 2)),
+        on_runs=on_runs,
     )
 
 

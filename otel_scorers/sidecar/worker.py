@@ -427,7 +427,8 @@ def worker_main(config: Config, connection: Connection) -> None:
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    engine = sidecar_engine(config.bindings(), telemetry, metrics, settings.max_runs_in_flight)
+    conversations = config.conversations.settings(config.judge) if config.conversations is not None else None
+    engine = sidecar_engine(config.bindings(), telemetry, metrics, settings.max_runs_in_flight, conversations)
     sending = threading.Lock()
 
     def reply(message: tuple[Any, ...]) -> None:

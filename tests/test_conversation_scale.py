@@ -1,0 +1,78 @@
+"""Two sidecars behind a router that routes turn records by conversation, as the Collector's
+load-balancing exporter does: each conversation is scored once, by one sidecar, with all its turns,
+though its turns were rebuilt by both."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+
+from otel_scorers.example_agent import ScriptedRun
+
+from .conversation_router import LoadBalancingRouter
+from .otlp_capture import attrs
+from .sidecar_harness import (
+    RunningSidecar,
+    agent_spans,
+    encode,
+    free_port,
+    is_run,
+    send_grpc,
+    sidecar_document,
+)
+
+
+def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_its_turns() -> None:
+    generator = random.Random(7)
+    lengths = {f"chat-{n}": generator.randint(2, 6) for n in range(24)}
+    scripts = [
+        ScriptedRun(f"turn {turn} of {conversation}", (), f"answer {turn}", conversation_id=conversation)
+        for turn in range(max(lengths.values()))
+        for conversation, length in lengths.items()
+        if turn < length
+    ]
+    spans = agent_spans(scripts)
+    ports = [free_port(), free_port()]
+    backends = [f"127.0.0.1:{port}" for port in ports]
+    conversations = {
+        "idle_timeout_s": 1.0,
+        "tick_s": 0.1,
+        "turn_records": True,
+        "scorers": [{"type": "turns"}],
+    }
+    with LoadBalancingRouter(backends) as router:
+        documents = []
+        for port in ports:
+            document = sidecar_document(router.endpoint, grpc={"port": port}, scoring_process=False)
+            document.pop("scorers")
+            document["conversations"] = conversations
+            documents.append(document)
+        with RunningSidecar(documents[0]) as first, RunningSidecar(documents[1]) as second:
+            sidecars = [first, second]
+            # Traces go to the sidecars by trace id (the trace-level load balancing), so most
+            # conversations have turns rebuilt by both.
+            rebuilt_by: dict[str, set[int]] = {}
+            for trace_id in sorted({span.context.trace_id for span in spans}):
+                trace = [span for span in spans if span.context.trace_id == trace_id]
+                index = trace_id % 2
+                send_grpc(sidecars[index].grpc_endpoint, encode(trace).SerializeToString())
+                conversation = next(str(s.attributes["gen_ai.conversation.id"]) for s in trace if is_run(s))
+                rebuilt_by.setdefault(conversation, set()).add(index)
+            assert sum(len(sides) == 2 for sides in rebuilt_by.values()) >= 5
+
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and len(router.evaluation_spans()) < len(lengths):
+                time.sleep(0.1)
+            time.sleep(1.5)  # anything scored twice would arrive by now
+            scored = [attrs(span.attributes) for span in router.evaluation_spans()]
+            by_sidecar = [side.service.conversations.counts.totals.get("scored", 0) for side in sidecars]
+
+    counts = Counter(str(a["gen_ai.conversation.id"]) for a in scored)
+    assert counts == Counter(dict.fromkeys(lengths, 1))  # every conversation, each once
+    for a in scored:
+        assert a["gen_ai.evaluation.score.value"] == lengths[str(a["gen_ai.conversation.id"])]  # all turns
+    assert all(len(backends_for) == 1 for backends_for in router.routed.values())
+    routed_to = Counter(next(iter(b)) for b in router.routed.values())
+    assert by_sidecar == [routed_to[backends[0]], routed_to[backends[1]]]  # each by the one routed to
+    assert all(by_sidecar)  # both sidecars had conversations to score
