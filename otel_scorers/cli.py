@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.config import load_config
+from otel_scorers.config import Config, load_config
+from otel_scorers.conversations.backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_files import InputProblem, runs_from_files
@@ -88,7 +89,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
 
-    bindings = load_config(args.config).bindings()
+    config = load_config(args.config)
+    bindings = config.bindings()
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
@@ -101,6 +103,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
     concurrency = args.concurrency or judge_concurrency(bindings)
     runs = runs_from_files(args.files, problems, _progress)
+    conversations = _conversation_backfill(config)
+    if conversations is not None:  # grouped across every file, scored at the end of the input
+        runs = conversations.runs(runs)
     asyncio.run(
         score_runs(
             bindings,
@@ -111,9 +116,23 @@ def cmd_score(args: argparse.Namespace) -> int:
             Progress(),
         )
     )
+    if conversations is not None:
+        asyncio.run(
+            conversations.finish(
+                lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
+                out.emit_conversation if out is not None else None,
+                concurrency,
+            )
+        )
     if out is not None:
         print(f"otel-scorers: {out.close()}", file=sys.stderr)
     return _report(problems)
+
+
+def _conversation_backfill(config: Config) -> ConversationBackfill | None:
+    if config.conversations is None or not config.conversations.scorers:
+        return None
+    return ConversationBackfill(config.conversations.settings(config.judge))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
