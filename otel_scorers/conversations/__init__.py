@@ -5,3 +5,18 @@ record of a run a conversation keeps; `stage` holds open conversations within bo
 when each has ended; `lane` scores the ended ones, off the caller's thread; `emission` writes
 their scores as telemetry; `turn_logs` carries turns between processes as OTLP log records.
 """
+
+from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
+from otel_scorers.conversations.stage import StageLimits
+from otel_scorers.conversations.turns import Conversation, ToolSummary, Turn
+
+__all__ = [
+    "Conversation",
+    "ConversationBinding",
+    "ConversationSettings",
+    "StageLimits",
+    "ToolSummary",
+    "Turn",
+    "bind_conversation",
+]

@@ -14,7 +14,8 @@ from otel_scorers.model import AgentRun, RunStatus, ToolState
 
 #: Longest input or output a turn keeps (characters); longer text is cut and the cut recorded.
 MAX_TURN_TEXT = 4000
-#: What a turn costs besides its text (bytes, measured on CPython 3.12 by bench/conversations.py).
+#: What a turn costs besides its text: its objects and its share of the stage (bytes; about what
+#: bench/conversations.py measures).
 TURN_OVERHEAD_BYTES = 400
 
 EndReason = Literal["idle", "max_duration", "max_turns", "end_marker", "shutdown", "end_of_input"]
