@@ -8,6 +8,8 @@ import random
 import time
 from collections import Counter
 
+import pytest
+
 from otel_scorers.example_agent import ScriptedRun
 
 from .conversation_router import LoadBalancingRouter
@@ -23,7 +25,10 @@ from .sidecar_harness import (
 )
 
 
-def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_its_turns() -> None:
+@pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
+def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_its_turns(
+    scoring_process: bool,
+) -> None:
     generator = random.Random(7)
     lengths = {f"chat-{n}": generator.randint(2, 6) for n in range(24)}
     scripts = [
@@ -44,7 +49,7 @@ def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_it
     with LoadBalancingRouter(backends) as router:
         documents = []
         for port in ports:
-            document = sidecar_document(router.endpoint, grpc={"port": port}, scoring_process=False)
+            document = sidecar_document(router.endpoint, grpc={"port": port}, scoring_process=scoring_process)
             document.pop("scorers")
             document["conversations"] = conversations
             documents.append(document)
@@ -76,3 +81,48 @@ def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_it
     routed_to = Counter(next(iter(b)) for b in router.routed.values())
     assert by_sidecar == [routed_to[backends[0]], routed_to[backends[1]]]  # each by the one routed to
     assert all(by_sidecar)  # both sidecars had conversations to score
+
+
+def test_a_sidecar_takes_turn_records_over_http_and_reports_a_malformed_one() -> None:
+    import urllib.request
+
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from otel_scorers.conversations.turn_logs import TurnLogWriter
+    from otel_scorers.conversations.turns import Turn
+
+    from .otlp_capture import OtlpCapture
+
+    logs = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    writer = TurnLogWriter(provider)
+    for n in (1, 2, 3):
+        writer.emit(Turn("web-1", 0xAB, n, start_ns=n, end_ns=n + 1, input=f"q{n}", output=f"a{n}"))
+    request = encode_logs(logs.get_finished_logs())
+    bad = request.resource_logs[0].scope_logs[0].log_records[2]
+    for attribute in bad.attributes:
+        if attribute.key == "otel_scorers.turn.end_ns":
+            attribute.value.string_value = "later"
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, scoring_process=False)
+        document.pop("scorers")
+        document["conversations"] = {"idle_timeout_s": 0.5, "tick_s": 0.1, "scorers": [{"type": "turns"}]}
+        with RunningSidecar(document) as sidecar:
+            posted = urllib.request.Request(
+                f"{sidecar.http_url}/v1/logs",
+                data=request.SerializeToString(),
+                headers={"Content-Type": "application/x-protobuf"},
+            )
+            with urllib.request.urlopen(posted, timeout=10) as reply:
+                response = ExportLogsServiceResponse.FromString(reply.read())
+            assert response.partial_success.rejected_log_records == 1
+            assert "otel_scorers.turn.end_ns" in response.partial_success.error_message
+            assert capture.wait_for(lambda: any(s.name == "evaluate turns" for s in capture.span_list()))
+        (span,) = [s for s in capture.span_list() if s.name == "evaluate turns"]
+        values = attrs(span.attributes)
+        assert values["gen_ai.conversation.id"] == "web-1" and values["gen_ai.evaluation.score.value"] == 2
+        assert [link.span_id for link in span.links] == [(1).to_bytes(8, "big"), (2).to_bytes(8, "big")]

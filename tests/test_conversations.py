@@ -197,3 +197,23 @@ def test_a_conversation_scorer_listed_among_run_scorers_is_a_config_error() -> N
     with pytest.raises(ConfigError) as caught:
         parse_config({"scorers": [{"type": "multi_turn", "args": {"criterion": "x"}}]})
     assert "conversations.scorers" in str(caught.value)
+
+
+def test_with_turn_records_each_run_of_a_sampled_conversation_goes_out_as_a_log_record(
+    telemetry: Telemetry,
+) -> None:
+    conversations = ConversationSettings(turn_records=True)  # no scorers here: a sidecar scores
+    processor = ScoringSpanProcessor([], conversations=conversations, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    _run(tracer, "c-9", "first")
+    _run(tracer, "c-9", "second")
+    with tracer.start_as_current_span(
+        "invoke_agent trip", attributes={"gen_ai.operation.name": "invoke_agent"}
+    ):
+        pass  # a run of no conversation: no record
+    assert processor.force_flush()
+    records = telemetry.events("otel_scorers.conversation.turn")
+    assert [r.log_record.attributes["otel_scorers.turn.input"] for r in records] == ["first", "second"]
+    assert {r.log_record.attributes["gen_ai.conversation.id"] for r in records} == {"c-9"}
+    processor.shutdown()
