@@ -28,6 +28,7 @@ from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -87,6 +88,15 @@ class Conversations:
 
     def _counted(self, outcome: str, amount: int) -> None:
         self.counts.add(outcome, amount)
+        if outcome == "evicted":
+            limits = self.settings.limits
+            throttled.warning(
+                "conversation_evicted",
+                "otel_scorers: open conversations over their limits (max_open %d, max_bytes %d); "
+                "evicting the least recently active ones unscored",
+                limits.max_open,
+                limits.max_bytes,
+            )
 
     def turn(self, run: AgentRun) -> Turn | None:
         end_when = self.settings.end_when
