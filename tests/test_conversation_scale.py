@@ -110,7 +110,12 @@ def test_a_sidecar_takes_turn_records_over_http_and_reports_a_malformed_one() ->
     with OtlpCapture() as capture:
         document = sidecar_document(capture.endpoint, scoring_process=False)
         document.pop("scorers")
-        document["conversations"] = {"idle_timeout_s": 0.5, "tick_s": 0.1, "scorers": [{"type": "turns"}]}
+        document["conversations"] = {
+            "idle_timeout_s": 0.5,
+            "tick_s": 0.1,
+            "turn_records": True,  # conversations come routed, as turn records
+            "scorers": [{"type": "turns"}],
+        }
         with RunningSidecar(document) as sidecar:
             posted = urllib.request.Request(
                 f"{sidecar.http_url}/v1/logs",
@@ -126,3 +131,28 @@ def test_a_sidecar_takes_turn_records_over_http_and_reports_a_malformed_one() ->
         values = attrs(span.attributes)
         assert values["gen_ai.conversation.id"] == "web-1" and values["gen_ai.evaluation.score.value"] == 2
         assert [link.span_id for link in span.links] == [(1).to_bytes(8, "big"), (2).to_bytes(8, "big")]
+
+
+@pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
+def test_one_sidecar_scores_the_conversations_of_the_traces_it_receives(scoring_process: bool) -> None:
+    from .otlp_capture import OtlpCapture
+
+    scripts = [
+        ScriptedRun(f"turn {turn}", (), f"answer {turn}", conversation_id=conversation)
+        for turn in range(3)
+        for conversation in ("solo-a", "solo-b")
+    ]
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, scoring_process=scoring_process)
+        document["conversations"] = {"idle_timeout_s": 0.5, "tick_s": 0.1, "scorers": [{"type": "turns"}]}
+        with RunningSidecar(document) as sidecar:
+            send_grpc(sidecar.grpc_endpoint, encode(agent_spans(scripts)).SerializeToString())
+
+            def scored() -> list[dict[str, object]]:
+                return [attrs(s.attributes) for s in capture.span_list() if s.name == "evaluate turns"]
+
+            assert capture.wait_for(lambda: len(scored()) == 2, timeout_s=15)
+    assert {(a["gen_ai.conversation.id"], a["gen_ai.evaluation.score.value"]) for a in scored()} == {
+        ("solo-a", 3),
+        ("solo-b", 3),
+    }

@@ -9,7 +9,8 @@ conversations:
   max_turns_kept: 50           # per conversation: the first and the latest kept, the trim recorded
   max_bytes: 67108864          # all open conversations together
   at_shutdown: score           # or drop (counted)
-  turn_records: false          # also send each turn as an OTLP log record (scoring across replicas)
+  turn_records: false          # send each turn as an OTLP log record: a sidecar then scores the
+                               # conversations the Collector routes to it (collector-config/conversations.yaml)
   scorers:
     - type: multi_turn
       args: {criterion: "The agent resolved the user's request"}

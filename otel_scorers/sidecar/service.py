@@ -27,7 +27,7 @@ from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
-from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, sidecar_engine
+from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, scoring_conversations, sidecar_engine
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import Telemetry, build_telemetry
 from otel_scorers.sidecar.worker import ProcessScoring
@@ -55,7 +55,7 @@ class Sidecar:
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
         self.conversations: Conversations | None = None
         logs: ConversationIntake | None = None
-        if conversations is not None and conversations.bindings:
+        if conversations is not None and conversations.turn_records and conversations.bindings:
             self.conversations = Conversations(
                 conversations,
                 self.metrics,
@@ -75,10 +75,11 @@ class Sidecar:
                 processes=settings.scoring_processes,
             )
         else:
+            scoring_side = scoring_conversations(conversations, self.telemetry, self.metrics)
             engine = sidecar_engine(
-                bindings, self.telemetry, self.metrics, settings.max_runs_in_flight, conversations
+                bindings, self.telemetry, self.metrics, settings.max_runs_in_flight, scoring_side
             )
-            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text)
+            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text, scoring_side)
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
@@ -99,9 +100,9 @@ class Sidecar:
                 self.assembler.unretain,
             )
         # A trace some binding may sample: the lowest threshold among the bindings' samplers;
-        # every trace when each run goes out as a turn record (its conversation decides).
+        # every trace when runs make conversations' turns (their conversation decides).
         thresholds = [binding.sampler.threshold for binding in bindings]
-        if conversations is not None and conversations.turn_records:
+        if conversations is not None and (conversations.turn_records or conversations.bindings):
             thresholds.append(0)
         min_threshold = min(thresholds, default=threshold_for(0.0))
         self.intake = Intake(
