@@ -70,10 +70,12 @@ class Conversations:
         send: bool | None = None,
     ) -> None:
         self.settings = settings
-        self.counts = ConversationCounts(metrics)
         self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)
         self.lane: ConversationLane | None = None
+        #: What became of conversations and turns; only where they are kept (one per pipeline).
+        self.counts: ConversationCounts | None = None
         if settings.bindings if keep is None else keep:
+            self.counts = ConversationCounts(metrics)
             stage = ConversationStage(settings.limits, self.sampler, settings.clock, self._counted)
             self.lane = ConversationLane(
                 stage,
@@ -87,7 +89,8 @@ class Conversations:
         self.writer = TurnLogWriter(logger_provider) if sending else None
 
     def _counted(self, outcome: str, amount: int) -> None:
-        self.counts.add(outcome, amount)
+        if self.counts is not None:
+            self.counts.add(outcome, amount)
         if outcome == "evicted":
             limits = self.settings.limits
             throttled.warning(

@@ -37,6 +37,7 @@ class ConversationIntake:
             raise PayloadError(400, f"not an OTLP logs request: {exc}"[:300]) from None
         turns, rejected, problem = turns_from_request(request)
         counts = self.conversations.counts
+        assert counts is not None  # an intake is made only where conversations are kept
         if turns:
             counts.add("turn_received", len(turns))
             self.conversations.add_turns(turns)
