@@ -177,6 +177,10 @@ class ConversationLane:
             self._ready.set()
             with contextlib.suppress(asyncio.CancelledError):
                 loop.run_until_complete(self._tick_forever())
+            # Let the cancelled scorings unwind: a task destroyed while pending logs a traceback.
+            unwinding = asyncio.all_tasks(loop)
+            if unwinding:
+                loop.run_until_complete(asyncio.wait(unwinding, timeout=1.0))
         finally:
             otel_context.detach(token)
             loop.close()
