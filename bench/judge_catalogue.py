@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
+from otel_scorers.conversations.scoring import bind_conversation, score_conversation
+from otel_scorers.conversations.turns import Conversation, turn_of
 from otel_scorers.engine import score_run
+from otel_scorers.scorers.conversation.judged import ConversationJudged
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from tests.judge_server import JudgeServer, count_tokens, prompt_tokens
 
@@ -501,13 +504,20 @@ def score_alone(server: JudgeServer, case: Case, steps: int = 1) -> tuple[Score,
     replies = our_steps_replies(case) if steps != 1 else None
     server.responder = our_responder(case, meter, replies)
     judge = Judge(JudgeConfig(model=MODEL, api_base=server.url, api_key="bench", cache_size=0))
-    result = bind(make(case, judge, steps)).evaluate(our_run(case))
+    scorer = make(case, judge, steps)
+    if isinstance(scorer, ConversationJudged):  # multi_turn judges a conversation: here, of one turn
+        run = our_run(case)
+        turn = turn_of(run)
+        assert turn is not None
+        (scored,) = asyncio.run(score_conversation([bind_conversation(scorer)], Conversation("c1", (turn,))))
+        return scored, meter
+    result = bind(scorer).evaluate(our_run(case))
     scored = result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
     return scored, meter
 
 
 def score_batched(server: JudgeServer, all_cases: list[Case]) -> tuple[dict[str, Score], Meter]:
-    """All fifteen bound to one run, batched: one call."""
+    """All the run-level ones bound to one run, batched: one call."""
     meter = Meter()
 
     def respond(body: dict[str, Any]) -> str:
@@ -524,7 +534,7 @@ def score_batched(server: JudgeServer, all_cases: list[Case]) -> tuple[dict[str,
             },
         )
     )
-    bindings = [bind(make(c, judge)) for c in all_cases if c.name != "summarization"]
+    bindings = [bind(make(c, judge)) for c in all_cases if c.name not in ("summarization", "multi_turn")]
     results = asyncio.run(score_run(bindings, run))
     return {s.scorer: s for s in results}, meter
 

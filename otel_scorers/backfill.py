@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from otel_scorers.binding import Binding
+from otel_scorers.conversations.turns import Conversation
 from otel_scorers.engine import score_run
 from otel_scorers.model import AgentRun, Score
 
@@ -118,6 +119,7 @@ class TelemetryOut:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+        from otel_scorers.conversations.emission import ConversationEmitter
         from otel_scorers.demo_otlp import exporters
         from otel_scorers.emitter import Emitter
         from otel_scorers.metrics import PipelineMetrics
@@ -132,12 +134,15 @@ class TelemetryOut:
         self.logger_provider.add_log_record_processor(BatchLogRecordProcessor(self.logs))  # type: ignore[arg-type]
         reader = PeriodicExportingMetricReader(metrics, export_interval_millis=60_000)
         self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-        self.emitter = Emitter(
-            PipelineMetrics(self.meter_provider), self.tracer_provider, self.logger_provider
-        )
+        metrics = PipelineMetrics(self.meter_provider)
+        self.emitter = Emitter(metrics, self.tracer_provider, self.logger_provider)
+        self.conversation_emitter = ConversationEmitter(metrics, self.tracer_provider, self.logger_provider)
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         self.emitter.emit(run, scores)
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        self.conversation_emitter.emit(conversation, scores)
 
     def close(self) -> str:
         self.tracer_provider.shutdown()

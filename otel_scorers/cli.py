@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.config import load_config
+from otel_scorers.config import Config, load_config
+from otel_scorers.conversations.backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score
@@ -109,7 +110,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
     from otel_scorers.junit import write_junit_xml
 
-    bindings = load_config(args.config).bindings()
+    config = load_config(args.config)
+    bindings = config.bindings()
     names = [binding.name for binding in bindings]
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
     if unknown:
@@ -139,6 +141,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     concurrency = args.concurrency or judge_concurrency(bindings)
     reading = Reading()
     runs = runs_from_files(args.files, problems, _progress, reading)
+    conversations = _conversation_backfill(config)
+    if conversations is not None:  # grouped across every file, scored at the end of the input
+        runs = conversations.runs(runs)
     progress = Progress()
     asyncio.run(
         score_runs(
@@ -150,6 +155,14 @@ def cmd_score(args: argparse.Namespace) -> int:
             progress,
         )
     )
+    if conversations is not None:
+        asyncio.run(
+            conversations.finish(
+                lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
+                out.emit_conversation if out is not None else None,
+                concurrency,
+            )
+        )
     elapsed = time.monotonic() - progress.started
     if out is not None:
         print(f"otel-scorers: {out.close()}", file=sys.stderr)
@@ -168,6 +181,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     for verdict in failed:
         print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
     return 1 if failed else code
+
+
+def _conversation_backfill(config: Config) -> ConversationBackfill | None:
+    if config.conversations is None or not config.conversations.scorers:
+        return None
+    return ConversationBackfill(config.conversations.settings(config.judge))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -33,11 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from otel_scorers import environment
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
+from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
 from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
+from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
 from otel_scorers.scorers.protocol import JudgedScorer, Scorer, import_scorer, requiring
@@ -174,10 +176,12 @@ class Config(BaseModel):
     """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, allow_inf_nan=False)
-    scorers: list[ScorerConfig] = Field(min_length=1)
+    scorers: list[ScorerConfig] = Field(default_factory=list)
     processor: ProcessorConfig = ProcessorConfig()
     sidecar: SidecarConfig = SidecarConfig()
     judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
+    #: Conversation scorers and the stage that holds conversations until they end.
+    conversations: ConversationsConfig | None = None
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)
@@ -190,6 +194,13 @@ class Config(BaseModel):
             if found is not None:
                 options[key] = found
         return options
+
+
+class _RunScorers(BaseModel):
+    """Without a `conversations` section, a config needs at least one run-level scorer."""
+
+    model_config = ConfigDict(extra="ignore")
+    scorers: list[Any] = Field(min_length=1)
 
 
 def _loc(loc: Sequence[Any]) -> str:
@@ -264,6 +275,8 @@ def parse_config(document: Any, source: str = "config") -> Config:
             "", f"{source} must be a mapping with a 'scorers' list, got {type(document).__name__}"
         )
     try:
+        if document.get("conversations") is None:  # then run-level scorers are what it scores
+            _RunScorers.model_validate({"scorers": document["scorers"]} if "scorers" in document else {})
         config = Config.model_validate(document)
     except ValidationError as exc:
         errors = _validation_errors(exc, Config)
@@ -271,6 +284,8 @@ def parse_config(document: Any, source: str = "config") -> Config:
         entries, judge = _valid_parts(document, {error.path for error in errors})
         raise ConfigError.combine([*errors, *_binding_errors(entries, judge)]) from None
     build_bindings(config)  # every scorer, argument and filter is checked before anything starts
+    if config.conversations is not None:
+        config.conversations.settings(config.judge)
     return config
 
 
@@ -474,6 +489,10 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
                 return import_scorer(kind, dict(args))
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"{path}.type", str(exc)) from None
+        if kind in CONVERSATION_FACTORIES:
+            raise ConfigError(
+                f"{path}.type", f"{kind} scores whole conversations: list it under conversations.scorers"
+            )
         known = [*CHECKS, *SCORER_FACTORIES]
         close = difflib.get_close_matches(kind, known, n=1)
         hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "

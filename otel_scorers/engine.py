@@ -96,8 +96,11 @@ class ScoringEngine:
         yield_to_host: bool = True,
         exports_behind: Callable[[], bool] | None = None,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
+        on_runs: Callable[[Sequence[AgentRun]], None] | None = None,
     ) -> None:
-        """`yield_to_host=False` where no host thread shares the process (the sidecar): each
+        """`on_runs(runs)` hears every job's runs as soon as they are built, before any scoring
+        (the conversation stage keeps their turns).
+        `yield_to_host=False` where no host thread shares the process (the sidecar): each
         yield costs a context switch, worth it only when an agent's thread may be waiting.
         `exports_behind()` true makes the engine wait (up to a few seconds) before its next run:
         scores emitted faster than the exporters send them would be dropped by the SDK.
@@ -125,6 +128,7 @@ class ScoringEngine:
         self._max_concurrent_runs = max_concurrent_runs
         self._yield: Callable[[], None] = _let_the_host_run if yield_to_host else _keep_going
         self._exports_behind = exports_behind
+        self._on_runs = on_runs
         self._periodic: list[tuple[float, Callable[[], None]]] = []
         self._started = False
         self._reset()
@@ -336,6 +340,11 @@ class ScoringEngine:
             logger.exception("otel_scorers: could not build runs from a trace; skipping it")
             self._metrics.run_outcome("dropped", "build_error")
             runs = ()
+        if self._on_runs is not None and runs:
+            try:
+                self._on_runs(runs)
+            except Exception:
+                throttled.warning("on_runs", "otel_scorers: keeping conversation turns failed", exc_info=True)
         self._yield()
         return runs
 

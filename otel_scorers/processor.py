@@ -28,12 +28,14 @@ from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.console_output import ConsoleOutput
+from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
+from otel_scorers.sampling import TraceIdSampler
 from otel_scorers.score_export import OtlpScoreExport
 from otel_scorers.scorers.protocol import Scorer
 
@@ -126,6 +128,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_spans_per_trace: int | None = None,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         console: bool | TextIO = False,
+        conversations: ConversationSettings | None = None,
     ) -> None:
         """`console=True` also prints one line per score on standard output (or on the given
         stream), from the scoring thread."""
@@ -150,13 +153,26 @@ class ScoringSpanProcessor(SpanProcessor):
         self._flushing = threading.local()
         outputs = [ConsoleOutput(None if console is True else console)] if console else []
         emitter = Emitter(self.metrics, tracer_provider, logger_provider, export, outputs)
+        # Conversation scorers sample by conversation, which a trace's id does not tell.
+        self.conversations = (
+            Conversations(conversations, self.metrics, tracer_provider, logger_provider)
+            if conversations is not None
+            else None
+        )
         self.engine = ScoringEngine(
-            bindings, emitter, self.metrics, max_queue_size=max_queue_size, max_judge_runs=max_judge_runs
+            bindings,
+            emitter,
+            self.metrics,
+            max_queue_size=max_queue_size,
+            max_judge_runs=max_judge_runs,
+            on_runs=self.conversations.observe if self.conversations is not None else None,
         )
-        # A trace is worth buffering when the most permissive binding would sample it.
-        widest = min(
-            (binding.sampler for binding in bindings), key=lambda sampler: sampler.threshold, default=None
-        )
+        # A trace is worth buffering when the most permissive binding would sample it; with
+        # conversations, every trace is (its run's conversation is known once it is built).
+        samplers = [binding.sampler for binding in bindings]
+        if self.conversations is not None:
+            samplers.append(TraceIdSampler(1.0))
+        widest = min(samplers, key=lambda sampler: sampler.threshold, default=None)
         self._downstream = downstream
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
@@ -188,6 +204,8 @@ class ScoringSpanProcessor(SpanProcessor):
         config = source if isinstance(source, Config) else load_config(source)
         options = config.processor_options()
         options.update(kwargs)
+        if config.conversations is not None:
+            options.setdefault("conversations", config.conversations.settings(config.judge))
         return cls(config.bindings(), **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
@@ -224,6 +242,8 @@ class ScoringSpanProcessor(SpanProcessor):
         # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
         self.assembler.complete_waiting()
         flushed = self.engine.force_flush(timeout_millis / 1000)
+        if self.conversations is not None:  # the conversations that have ended by now
+            flushed = self.conversations.flush(remaining_ms() / 1000) and flushed
         if self._export is not None:
             flushed = self._export.force_flush(remaining_ms()) and flushed
         if self._downstream is not None:
@@ -251,7 +271,10 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.assembler.complete_waiting()
+        deadline = time.monotonic() + timeout_s
         self.engine.shutdown(timeout_s)
+        if self.conversations is not None:
+            self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
         if self._export is not None:
             self._export.shutdown()
         if self._held is not None:

@@ -33,6 +33,7 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_parts,
     tool_response_value,
 )
+from otel_scorers.conversations.identity import conversation_id_of
 from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall, ToolState
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -352,7 +353,7 @@ def _build(parts: _RunParts) -> AgentRun:
         start_ns=run_span.start_ns,
         end_ns=end_ns,
         status=status,
-        conversation_id=content.conversation_id,
+        conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
         attributes=run_span.attributes,
         resource=run_span.resource,
         convention=parts.convention.name,

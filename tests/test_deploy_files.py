@@ -216,8 +216,45 @@ def test_the_sidecars_results_never_go_back_to_the_sidecar() -> None:
         }
         assert to_sidecar, name
         for pipeline_id, pipeline in config["service"]["pipelines"].items():
-            if set(pipeline["exporters"]) & to_sidecar:
+            if set(pipeline["exporters"]) & to_sidecar and not routes_only_turn_records(config, pipeline):
                 assert pipeline["receivers"] == ["otlp"], f"{name}: {pipeline_id}"
+
+
+TURN_RECORDS_ONLY = 'attributes["otel_scorers.turn.start_ns"] == nil'
+
+
+def routes_only_turn_records(config: dict[str, Any], pipeline: dict[str, Any]) -> bool:
+    """A logs pipeline that drops every record but turn records and routes them by conversation:
+    turn records go back to a sidecar by design (the one that scores their conversation)."""
+    exporters = [config["exporters"][exporter] for exporter in pipeline["exporters"]]
+    filters = [
+        config["processors"][p] for p in pipeline.get("processors", []) if component_type(p) == "filter"
+    ]
+    return (
+        bool(exporters)
+        and all(
+            e.get("routing_key") == "attributes" and e.get("routing_attributes") == ["gen_ai.conversation.id"]
+            for e in exporters
+        )
+        and any(TURN_RECORDS_ONLY in f.get("logs", {}).get("log_record", []) for f in filters)
+    )
+
+
+def test_conversations_route_turn_records_by_conversation_and_nothing_else() -> None:
+    config = load_yaml(COLLECTOR_CONFIGS / "conversations.yaml")
+    pipelines = config["service"]["pipelines"]
+    routed = [p for p in pipelines.values() if "loadbalancing/conversations" in p["exporters"]]
+    assert len(routed) == 1 and routes_only_turn_records(config, routed[0])
+    assert component_type(next(k for k, p in pipelines.items() if p is routed[0])) == "logs"
+    assert set(routed[0]["receivers"]) == {"otlp", "otlp/scores"}  # agents' and sidecars' turn records
+    balancer = config["exporters"]["loadbalancing/conversations"]
+    assert "endpoint" not in balancer["protocol"]["otlp"] and set(balancer["resolver"]) == {"dns"}
+    # The attribute and the filter's key are the ones turn records carry.
+    from otel_scorers.conversations.turn_logs import CONVERSATION_ID, turn_attributes
+    from otel_scorers.conversations.turns import Turn
+
+    record = turn_attributes(Turn("c", 1, 1, 0, 1))
+    assert CONVERSATION_ID in balancer["routing_attributes"] and "otel_scorers.turn.start_ns" in record
 
 
 # ---- Grafana --------------------------------------------------------------------------------

@@ -315,18 +315,6 @@ def test_rubric_requires_the_configured_required_criteria_whatever_the_judge_say
     assert score(scorers.rubric([], judge=judge(server))).value == 1.0 and server.calls == 2
 
 
-def test_multi_turn_judges_the_conversation_so_far(server: JudgeServer) -> None:
-    server.then(Reply('{"satisfied": false}'), Reply('{"satisfied": true, "reason": "both cities"}'))
-    multi = scorers.multi_turn("The agent gave forecasts for London and Paris.", judge=judge(server))
-    first = replace(RUN, span_id=1, start_ns=1, input="Weather in London?", output="Rainy in London.")
-    second = replace(RUN, span_id=2, start_ns=2, input="And Paris?", output="Sunny in Paris.")
-    assert score(multi, first).value == 0.0
-    result = score(multi, second)
-    assert result.value == 1.0 and result.details["turns"] == 2
-    assert "Rainy in London." in server.requests[1].text
-    assert score(multi, replace(RUN, conversation_id=None)).skipped is not None
-
-
 # ---- batching ---------------------------------------------------------------------------------
 
 
@@ -380,5 +368,4 @@ def test_every_scorer_is_a_config_type() -> None:
         "tool_call_accuracy_llm",
         "trajectory_accuracy_llm",
         "rubric",
-        "multi_turn",
     } <= set(SCORER_FACTORIES)

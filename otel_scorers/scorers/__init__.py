@@ -23,6 +23,7 @@ from otel_scorers.scorers.code import (
     tool_call_accuracy,
     trajectory_accuracy,
 )
+from otel_scorers.scorers.conversation import multi_turn
 from otel_scorers.scorers.judged.catalogue import (
     JUDGED_FACTORIES,
     answer_similarity,
@@ -32,7 +33,6 @@ from otel_scorers.scorers.judged.catalogue import (
     context_relevance,
     faithfulness,
     hallucination,
-    multi_turn,
     noise_sensitivity,
     prompt_alignment,
     rubric,

@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
 from otel_scorers.sidecar.assembler import Scan
+from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import PayloadError, decode_salvaging
@@ -31,6 +32,7 @@ from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
 from otel_scorers.throttled_log import throttled
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
 _OK_RESPONSE: bytes = ExportTraceServiceResponse().SerializeToString()
 
 
@@ -61,8 +63,10 @@ class GrpcReceiver:
         *,
         read_timeout_s: float = 30.0,
         max_connections: int = 512,
+        logs: ConversationIntake | None = None,
     ) -> None:
         self._intake = intake
+        self._logs = logs
         self._token = token
         self._address = f"{host}:{port}"
         self._tls = tls
@@ -80,6 +84,14 @@ class GrpcReceiver:
         self._server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),)
         )
+        if logs is not None:  # turn records, for the conversation stage
+            self._server.add_generic_rpc_handlers(
+                (
+                    grpc.method_handlers_generic_handler(
+                        LOGS_SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(self._export_logs)}
+                    ),
+                )
+            )
         self.port = 0
         self._offload = Offload()
 
@@ -99,6 +111,21 @@ class GrpcReceiver:
     async def stop(self, grace_s: float) -> None:
         await self._server.stop(grace_s)
         self._offload.close()
+
+    async def _export_logs(self, body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        assert self._logs is not None
+        metadata = context.invocation_metadata() or ()
+        authorization = next((str(value) for key, value in metadata if key == "authorization"), None)
+        problem = self._token.problem(authorization) if self._token.enabled else None
+        if problem is not None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+        try:
+            response = self._logs.export(body)
+        except PayloadError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+            raise
+        encoded: bytes = response.SerializeToString()
+        return encoded
 
     async def _export(self, body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         if self._token.enabled:

@@ -27,6 +27,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
 from otel_scorers.sidecar.assembler import Scan
+from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.listener import Listener, bind
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
@@ -91,6 +92,7 @@ class HttpReceiver:
         read_timeout_s: float = 30.0,
         max_connections: int = 512,
         retry_after_s: float = 1.0,
+        logs: ConversationIntake | None = None,
     ) -> None:
         self._intake = intake
         self._token = token
@@ -111,6 +113,9 @@ class HttpReceiver:
         app = web.Application(client_max_size=max_request_bytes, middlewares=[self._track])
         if receive_traces:
             app.router.add_post("/v1/traces", self._traces)
+        self._logs = logs
+        if logs is not None:  # turn records, for the conversation stage
+            app.router.add_post("/v1/logs", self._turn_logs)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
@@ -284,6 +289,27 @@ class HttpReceiver:
         if accepted.rejected:
             response.partial_success.rejected_spans = accepted.rejected
             response.partial_success.error_message = accepted.message
+        if encoding == "json":
+            return web.Response(body=orjson.dumps(MessageToDict(response)), content_type=_JSON)
+        return web.Response(body=response.SerializeToString(), content_type=_PROTOBUF)
+
+    async def _turn_logs(self, request: web.Request) -> web.Response:
+        assert self._logs is not None
+        try:
+            encoding = body_encoding(request.content_type)
+        except PayloadError as exc:
+            return _reply(exc.status, "protobuf", exc.message)
+        problem = self._token.problem(request.headers.get("Authorization"))
+        if problem is not None:
+            return _reply(401, encoding, problem, {"WWW-Authenticate": "Bearer"})
+        try:
+            raw = await asyncio.wait_for(request.read(), self._read_timeout_s)
+            data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
+            response = self._logs.export(data, encoding)
+        except PayloadError as exc:
+            return _reply(exc.status, encoding, exc.message)
+        except asyncio.TimeoutError:
+            return _reply(408, encoding, f"body not received within {self._read_timeout_s:g} s")
         if encoding == "json":
             return web.Response(body=orjson.dumps(MessageToDict(response)), content_type=_JSON)
         return web.Response(body=response.SerializeToString(), content_type=_PROTOBUF)

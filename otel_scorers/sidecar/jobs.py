@@ -8,6 +8,7 @@ to the held run spans).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
 from otel_scorers.console_output import ConsoleOutput
+from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emitter import Emitter, score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
@@ -50,15 +52,34 @@ class Scoring(Protocol):
         ...
 
 
+def scoring_conversations(
+    settings: ConversationSettings | None, telemetry: Telemetry, metrics: PipelineMetrics
+) -> Conversations | None:
+    """The scoring side's part in conversations. With `turn_records`, each run rebuilt goes out as
+    a turn record, for the sidecar the Collector routes its conversation to (which keeps it: see
+    `Sidecar.conversations`); without, the conversations are kept and scored here, from the traces
+    this sidecar receives (one sidecar, or replicas each getting whole conversations)."""
+    if settings is None:
+        return None
+    providers = (telemetry.tracer_provider, telemetry.logger_provider)
+    if settings.turn_records:
+        return Conversations(settings, metrics, *providers, keep=False, send=True)
+    if settings.bindings:
+        return Conversations(settings, metrics, *providers, keep=True, send=False)
+    return None
+
+
 def sidecar_engine(
     bindings: Sequence[Binding],
     telemetry: Telemetry,
     metrics: PipelineMetrics,
     max_queue_size: int,
     console: bool = False,
+    conversations: Conversations | None = None,
 ) -> ScoringEngine:
     """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`
-    (and with `console`, printing a line per score on standard output)."""
+    (and with `console`, printing a line per score on standard output); the runs it rebuilds go
+    to `conversations` too."""
     emitter = Emitter(
         metrics,
         telemetry.tracer_provider,
@@ -77,6 +98,7 @@ def sidecar_engine(
         # Traces waiting for a judge count among those in flight: at most half of them may, so
         # the quick checks of the rest keep being dispatched however slow the judge is.
         max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, max_queue_size // 2)),
+        on_runs=conversations.observe if conversations is not None else None,
     )
 
 
@@ -117,8 +139,15 @@ class TraceJob:
 class ThreadScoring:
     """Scoring on the engine's thread, in this process (shares the GIL with the receivers)."""
 
-    def __init__(self, engine: ScoringEngine, done: Done, prometheus_text: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        engine: ScoringEngine,
+        done: Done,
+        prometheus_text: Callable[[], bytes],
+        conversations: Conversations | None = None,
+    ) -> None:
         self.engine = engine
+        self.conversations = conversations
         self._done = done
         self._prometheus_text = prometheus_text
 
@@ -129,7 +158,10 @@ class ThreadScoring:
         self.engine.submit(TraceJob(trace, self._done))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
         self.engine.shutdown(timeout_s)  # the sidecar flushes the telemetry it shares
+        if self.conversations is not None:  # the runs scored last are among their turns
+            self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
 
     async def prometheus_text(self) -> bytes:
         return self._prometheus_text()

@@ -15,16 +15,19 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
+from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.sampling import threshold_for
 from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
+from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
-from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, sidecar_engine
+from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, scoring_conversations, sidecar_engine
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import (
     Telemetry,
@@ -51,6 +54,22 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
+        conversations = (
+            config.conversations.settings(config.judge) if config.conversations is not None else None
+        )
+        #: The conversations the Collector routes here, as turn records (`/v1/logs`).
+        self.conversations: Conversations | None = None
+        logs: ConversationIntake | None = None
+        if conversations is not None and conversations.turn_records and conversations.bindings:
+            self.conversations = Conversations(
+                conversations,
+                self.metrics,
+                self.telemetry.tracer_provider,
+                self.telemetry.logger_provider,
+                keep=True,
+                send=False,
+            )
+            logs = ConversationIntake(self.conversations)
         self.scoring: Scoring
         if settings.scoring_process and telemetry is None:
             self.scoring = ProcessScoring(
@@ -61,10 +80,16 @@ class Sidecar:
                 processes=settings.scoring_processes,
             )
         else:
+            scoring_side = scoring_conversations(conversations, self.telemetry, self.metrics)
             engine = sidecar_engine(
-                bindings, self.telemetry, self.metrics, settings.max_runs_in_flight, settings.console
+                bindings,
+                self.telemetry,
+                self.metrics,
+                settings.max_runs_in_flight,
+                settings.console,
+                scoring_side,
             )
-            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text)
+            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text, scoring_side)
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
@@ -84,8 +109,12 @@ class Sidecar:
                 self.assembler.retain,
                 self.assembler.unretain,
             )
-        # A trace some binding may sample: the lowest threshold among the bindings' samplers.
-        min_threshold = min(binding.sampler.threshold for binding in bindings)
+        # A trace some binding may sample: the lowest threshold among the bindings' samplers;
+        # every trace when runs make conversations' turns (their conversation decides).
+        thresholds = [binding.sampler.threshold for binding in bindings]
+        if conversations is not None and (conversations.turn_records or conversations.bindings):
+            thresholds.append(0)
+        min_threshold = min(thresholds, default=threshold_for(0.0))
         self.intake = Intake(
             self.assembler, min_threshold, self.metrics, settings.retry_after_s, self._forwarder, self.held
         )
@@ -100,6 +129,7 @@ class Sidecar:
                 settings.tls,
                 read_timeout_s=settings.read_timeout_s,
                 max_connections=settings.max_connections,
+                logs=logs,
             )
         self.http = HttpReceiver(
             self.intake,
@@ -116,6 +146,7 @@ class Sidecar:
             read_timeout_s=settings.read_timeout_s,
             max_connections=settings.max_connections,
             retry_after_s=settings.retry_after_s,
+            logs=logs,
         )
         self._in_flight = 0
         self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()
@@ -264,6 +295,14 @@ class Sidecar:
         ):
             logger.warning("otel_scorers: scoring did not stop within %.1f s; exiting anyway", scoring_s)
         self._collect_done()
+        if self.conversations is not None:  # those still open: scored or dropped, as configured
+            conversations = self.conversations
+            conversations_s = max(0.1, scoring_end - time.monotonic())
+            await within(
+                lambda: conversations.shutdown(conversations_s),
+                conversations_s + 0.2,
+                "conversations shutdown",
+            )
         if self.held is not None:
             self.held.release_all()
             await self.held.flush()  # after any send in progress: flushes take turns

@@ -59,6 +59,7 @@ from otel_scorers.sidecar.jobs import (
     build_trace_runs,
     run_scores,
     run_subtrees,
+    scoring_conversations,
     sidecar_engine,
 )
 from otel_scorers.sidecar.logs import setup_logging
@@ -427,8 +428,13 @@ def worker_main(config: Config, connection: Connection) -> None:
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
+    conversations = scoring_conversations(
+        config.conversations.settings(config.judge) if config.conversations is not None else None,
+        telemetry,
+        metrics,
+    )
     engine = sidecar_engine(
-        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console
+        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console, conversations
     )
     sending = threading.Lock()
 
@@ -467,6 +473,9 @@ def worker_main(config: Config, connection: Connection) -> None:
     deadline = time.monotonic() + timeout_s + flush_s
     if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
         logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
+    if conversations is not None:
+        closing_s = max(0.1, deadline - flush_s - time.monotonic())
+        call_within(lambda: conversations.shutdown(closing_s), closing_s + 0.1, "conversations shutdown")
     replies.flush()
     telemetry.shutdown(max(0.1, deadline - time.monotonic()))
     connection.close()

@@ -21,7 +21,6 @@ from otel_scorers.scorers.judged.context_recall import context_recall_rule
 from otel_scorers.scorers.judged.context_relevance import ContextRelevance
 from otel_scorers.scorers.judged.faithfulness import FAITHFULNESS
 from otel_scorers.scorers.judged.hallucination import HALLUCINATION
-from otel_scorers.scorers.judged.multi_turn import MultiTurn
 from otel_scorers.scorers.judged.noise_sensitivity import NoiseSensitivity
 from otel_scorers.scorers.judged.prompt_alignment import PromptAlignment
 from otel_scorers.scorers.judged.rubric import Rubric, as_criteria
@@ -224,19 +223,6 @@ def rubric(
     return _build(Rubric(as_criteria(criteria)), model, scale, threshold, 1, judge)
 
 
-def multi_turn(
-    criterion: str,
-    model: str | None = None,
-    scale: float = 1.0,
-    threshold: float | None = None,
-    judge: JudgeArg = None,
-) -> JudgedScorer[Any]:
-    """1 when the conversation so far (the runs sharing this run's conversation id) meets `criterion`."""
-    if not criterion.strip():
-        raise ValueError("multi_turn needs a criterion")
-    return _build(MultiTurn(criterion), model, scale, threshold, 1, judge)
-
-
 JUDGED_FACTORIES: dict[str, Callable[..., JudgedScorer[Any]]] = {
     "faithfulness": faithfulness,
     "hallucination": hallucination,
@@ -252,5 +238,4 @@ JUDGED_FACTORIES: dict[str, Callable[..., JudgedScorer[Any]]] = {
     "tool_call_accuracy_llm": tool_call_accuracy_llm,
     "trajectory_accuracy_llm": trajectory_accuracy_llm,
     "rubric": rubric,
-    "multi_turn": multi_turn,
 }

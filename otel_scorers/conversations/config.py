@@ -1,0 +1,144 @@
+"""The `conversations:` section of the config file.
+
+conversations:
+  idle_timeout_s: 300          # ended after this long without a turn
+  max_duration_s: 3600         # or this long after its first turn
+  max_turns: 100               # or at this many turns
+  end_when: {op: truthy, left: {path: attributes.app.conversation_ended}}   # or after a run like this
+  max_open: 10000              # open conversations kept (least recently active evicted, counted)
+  max_turns_kept: 50           # per conversation: the first and the latest kept, the trim recorded
+  max_bytes: 67108864          # all open conversations together
+  at_shutdown: score           # or drop (counted)
+  turn_records: false          # send each turn as an OTLP log record: a sidecar then scores the
+                               # conversations the Collector routes to it (collector-config/conversations.yaml)
+  scorers:
+    - type: multi_turn
+      args: {criterion: "The agent resolved the user's request"}
+      sampling: {rate: 0.1}    # by conversation: all of its turns or none
+      threshold: 1
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, validate_call
+
+from otel_scorers.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
+from otel_scorers.conversations.stage import StageLimits
+from otel_scorers.errors import ConfigError
+from otel_scorers.filters import parse_filter
+from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ConversationSampling(BaseModel):
+    model_config = _STRICT
+    rate: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class ConversationScorerConfig(BaseModel):
+    model_config = _STRICT
+    type: str
+    name: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    sampling: ConversationSampling = ConversationSampling()
+    threshold: float | None = None
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+
+
+class ConversationsConfig(BaseModel):
+    model_config = _STRICT
+    idle_timeout_s: float = Field(300.0, gt=0)
+    max_duration_s: float = Field(3600.0, gt=0)
+    max_turns: int = Field(100, ge=1)
+    end_when: dict[str, Any] | None = None
+    max_open: int = Field(10_000, ge=1)
+    max_turns_kept: int = Field(50, ge=2)
+    max_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    at_shutdown: Literal["score", "drop"] = "score"
+    turn_records: bool = False
+    tick_s: float = Field(1.0, gt=0)
+    scorers: list[ConversationScorerConfig] = Field(default_factory=list)
+
+    def settings(
+        self, judge_config: JudgeConfig | None = None, path: str = "conversations"
+    ) -> ConversationSettings:
+        """The section as settings; a `ConfigError` names each bad key."""
+        errors: list[ConfigError] = []
+        end_when = None
+        if self.end_when is not None:
+            try:
+                end_when = parse_filter(self.end_when, f"{path}.end_when")
+            except ConfigError as exc:
+                errors.append(exc)
+        judge = Judge(judge_config) if judge_config is not None else None
+        bindings: list[ConversationBinding] = []
+        seen: set[str] = set()
+        for index, entry in enumerate(self.scorers):
+            where = f"{path}.scorers[{index}]"
+            try:
+                scorer = _make(entry.type, entry.args, where, judge)
+            except ConfigError as exc:
+                errors.append(exc)
+                continue
+            name = entry.name or entry.type
+            if name in seen:
+                errors.append(ConfigError(f"{where}.name", f"duplicate conversation scorer name {name!r}"))
+                continue
+            seen.add(name)
+            bindings.append(
+                bind_conversation(
+                    scorer,
+                    name=name,
+                    sampling=entry.sampling.rate,
+                    threshold=entry.threshold,
+                    timeout_s=entry.timeout_s,
+                )
+            )
+        if errors:
+            raise ConfigError.combine(errors)
+        limits = StageLimits(
+            self.idle_timeout_s,
+            self.max_duration_s,
+            self.max_turns,
+            self.max_open,
+            self.max_turns_kept,
+            self.max_bytes,
+        )
+        return ConversationSettings(
+            tuple(bindings), limits, end_when, self.at_shutdown, self.turn_records, self.tick_s
+        )
+
+
+def _make(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None) -> Any:
+    factory = CONVERSATION_FACTORIES.get(kind)
+    if factory is None:
+        close = difflib.get_close_matches(kind, list(CONVERSATION_FACTORIES), n=1)
+        hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "
+        raise ConfigError(
+            f"{path}.type", f"unknown conversation scorer {kind!r}; {hint}{', '.join(CONVERSATION_FACTORIES)}"
+        )
+    parameters = inspect.signature(factory).parameters
+    unknown = [key for key in args if key not in parameters]
+    if unknown:
+        raise ConfigError(
+            f"{path}.args.{unknown[0]}",
+            f"unknown argument for {kind}; expected: {', '.join(parameters) or 'none'}",
+        )
+    if judge is not None and "judge" in parameters and "judge" not in args:
+        args = {**args, "judge": judge}
+    try:
+        return validate_call(config=ConfigDict(arbitrary_types_allowed=True))(factory)(**args)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise ConfigError(f"{path}.args", f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{path}.args", str(exc)) from None

@@ -1,0 +1,59 @@
+"""Where each convention keeps the id of the conversation a run belongs to.
+
+A convention module reads its own primary key (`gen_ai.conversation.id`, OpenInference's
+`session.id`) into `RunSpanContent.conversation_id`; when it found none, these keys of the run
+span are read in order. The table is the one statement of which framework writes which key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+#: (attribute, who writes it). First found wins.
+CONVERSATION_KEYS: tuple[tuple[str, str], ...] = (
+    ("gen_ai.conversation.id", "OpenTelemetry GenAI semantic conventions, Pydantic AI, Mastra, Google ADK"),
+    ("session.id", "OpenInference (`using_session`), Strands, Agno"),
+    ("traceloop.association.properties.thread_id", "OpenLLMetry over LangGraph (`configurable.thread_id`)"),
+    ("traceloop.association.properties.session_id", "OpenLLMetry (`Traceloop.set_association_properties`)"),
+    ("ai.telemetry.metadata.sessionId", "Vercel AI SDK (`experimental_telemetry.metadata`)"),
+    ("ai.telemetry.metadata.threadId", "Vercel AI SDK (`experimental_telemetry.metadata`)"),
+    ("ai.telemetry.metadata.conversationId", "Vercel AI SDK (`experimental_telemetry.metadata`)"),
+    ("mastra.metadata.threadId", "Mastra (memory thread)"),
+    ("gcp.vertex.agent.session_id", "Google ADK, legacy schema"),
+    ("langfuse.session.id", "Langfuse SDKs' attributes"),
+)
+#: OpenInference over LangGraph keeps the run's metadata as one JSON object: its thread id.
+_METADATA = "metadata"
+_METADATA_KEYS = ("thread_id", "session_id", "conversation_id")
+_MAX_ID = 256
+
+
+def _as_id(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int)):
+        text = str(value).strip()
+        return text[:_MAX_ID] if text else None
+    return None
+
+
+def conversation_id_of(attributes: Mapping[str, Any]) -> str | None:
+    """The conversation id a run span's attributes carry under any known key, else None."""
+    for key, _ in CONVERSATION_KEYS:
+        found = _as_id(attributes.get(key))
+        if found is not None:
+            return found
+    metadata = attributes.get(_METADATA)
+    if isinstance(metadata, str) and metadata.startswith("{"):
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return None
+    if isinstance(metadata, Mapping):
+        for key in _METADATA_KEYS:
+            found = _as_id(metadata.get(key))
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,138 @@
+"""`Conversations`: the conversation stage as a pipeline plugs it in.
+
+Wherever runs are rebuilt (the processor's engine, the sidecar's scoring side, backfill), each
+run that names a conversation becomes a `Turn`: kept in this process's stage when it scores
+conversations here, and sent as an OTLP log record (`turn_logs`) when `turn_records` is on, for
+the sidecar that the Collector routes the conversation to.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
+from otel_scorers.conversations.lane import ConversationLane
+from otel_scorers.conversations.scoring import ConversationBinding, widest
+from otel_scorers.conversations.stage import (
+    AtShutdown,
+    Clock,
+    ConversationSampler,
+    ConversationStage,
+    StageLimits,
+)
+from otel_scorers.conversations.turn_logs import TurnLogWriter
+from otel_scorers.conversations.turns import Turn, turn_of
+from otel_scorers.filters import Predicate
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun
+from otel_scorers.throttled_log import throttled
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+    from opentelemetry.trace import TracerProvider
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSettings:
+    """What the `conversations:` section of the config file says.
+
+    `bindings`: the conversation scorers to run here (none: this process only sends turn
+    records). `end_when`: a filter (the run-level filter language) that, true for a run, ends its
+    conversation after it. `turn_records`: send each turn as an OTLP log record."""
+
+    bindings: tuple[ConversationBinding, ...] = ()
+    limits: StageLimits = field(default_factory=StageLimits)
+    end_when: Predicate | None = None
+    at_shutdown: AtShutdown = "score"
+    turn_records: bool = False
+    tick_s: float = 1.0
+    clock: Clock = field(default=time.monotonic, compare=False)
+
+
+class Conversations:
+    """`keep`: keep turns and score conversations in this process (default: when there are
+    bindings). `send`: send each turn as a log record (default: `settings.turn_records`). A
+    sidecar's scoring side only sends; its receiving side only keeps, the turns the Collector
+    routed to it. Turn records go out only for conversations some binding samples (all, without
+    bindings)."""
+
+    def __init__(
+        self,
+        settings: ConversationSettings,
+        metrics: PipelineMetrics,
+        tracer_provider: TracerProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
+        *,
+        keep: bool | None = None,
+        send: bool | None = None,
+    ) -> None:
+        self.settings = settings
+        self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)
+        self.lane: ConversationLane | None = None
+        #: What became of conversations and turns; only where they are kept (one per pipeline).
+        self.counts: ConversationCounts | None = None
+        if settings.bindings if keep is None else keep:
+            self.counts = ConversationCounts(metrics)
+            stage = ConversationStage(settings.limits, self.sampler, settings.clock, self._counted)
+            self.lane = ConversationLane(
+                stage,
+                settings.bindings,
+                ConversationEmitter(metrics, tracer_provider, logger_provider),
+                self.counts,
+                tick_s=settings.tick_s,
+                at_shutdown=settings.at_shutdown,
+            )
+        sending = settings.turn_records if send is None else send
+        self.writer = TurnLogWriter(logger_provider) if sending else None
+
+    def _counted(self, outcome: str, amount: int) -> None:
+        if self.counts is not None:
+            self.counts.add(outcome, amount)
+        if outcome == "evicted":
+            limits = self.settings.limits
+            throttled.warning(
+                "conversation_evicted",
+                "otel_scorers: open conversations over their limits (max_open %d, max_bytes %d); "
+                "evicting the least recently active ones unscored",
+                limits.max_open,
+                limits.max_bytes,
+            )
+
+    def turn(self, run: AgentRun) -> Turn | None:
+        end_when = self.settings.end_when
+        ends = False
+        if end_when is not None and run.conversation_id:
+            try:
+                ends = bool(end_when(run))
+            except Exception:  # a user's callable predicate: a failure ends nothing
+                ends = False
+        return turn_of(run, ends)
+
+    def observe(self, runs: Sequence[AgentRun]) -> None:
+        """The runs just rebuilt (on the engine's thread): their turns, kept and/or sent."""
+        for run in runs:
+            turn = self.turn(run)
+            if turn is None:
+                continue
+            if self.writer is not None and self.sampler.sampled(turn.conversation_id):
+                self.writer.emit(turn)
+            if self.lane is not None:
+                self.lane.add(turn)
+
+    def add_turns(self, turns: Sequence[Turn]) -> None:
+        """Turns that arrived as log records (the sidecar's conversation intake)."""
+        if self.lane is not None:
+            self.lane.add_all(turns)
+
+    def poll(self) -> int:
+        return self.lane.poll() if self.lane is not None else 0
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        return self.lane.flush(timeout_s) if self.lane is not None else True
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        if self.lane is not None:
+            self.lane.shutdown(timeout_s)

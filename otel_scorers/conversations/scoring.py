@@ -1,0 +1,123 @@
+"""Conversation bindings and the pure function that scores one ended conversation with them.
+
+A binding samples by conversation (`ConversationSampler`: all of a conversation's turns or none,
+the same in every process), labels by its threshold, and turns whatever its scorer raises or
+fails to return in time into an error `Score`, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field, replace
+
+from otel_scorers.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.conversations.stage import ConversationSampler
+from otel_scorers.conversations.turns import Conversation
+from otel_scorers.errors import ConfigError
+from otel_scorers.model import Score, ScoreError
+from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.scorers.judge.errors import redact
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationBinding:
+    scorer: ConversationScorer
+    name: str
+    sampler: ConversationSampler = field(default_factory=ConversationSampler)
+    threshold: float | None = None
+    #: For judged scorers: pass means at most the threshold (the scorer's `higher_is_worse`).
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def admits(self, conversation: Conversation) -> bool:
+        return self.sampler.sampled(conversation.id)
+
+    def evaluate(self, conversation: Conversation) -> Score | Awaitable[Score]:
+        start_ns, started = time.time_ns(), time.perf_counter()
+        try:
+            result = self.scorer.score(conversation)
+        except Exception as exc:
+            return self._error(exc, started, start_ns)
+        if isinstance(result, Score):
+            return self._finish(result, started, start_ns)
+        return self._wait(result, started, start_ns)
+
+    async def _wait(self, pending: Awaitable[Score], started: float, start_ns: int) -> Score:
+        try:
+            result = await asyncio.wait_for(pending, self.timeout_s)
+        except asyncio.TimeoutError:
+            return Score(
+                self.name,
+                error=ScoreError("timeout", f"scorer did not finish within {self.timeout_s:g}s"),
+                duration_s=time.perf_counter() - started,
+                start_ns=start_ns,
+            )
+        except Exception as exc:
+            return self._error(exc, started, start_ns)
+        return self._finish(result, started, start_ns)
+
+    def _error(self, exc: BaseException, started: float, start_ns: int) -> Score:
+        return Score(
+            self.name,
+            error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
+            duration_s=time.perf_counter() - started,
+            start_ns=start_ns,
+        )
+
+    def _finish(self, result: Score, started: float, start_ns: int) -> Score:
+        label = result.label
+        if label is None and result.value is not None and self.threshold is not None:
+            label = "pass" if result.value >= self.threshold else "fail"
+        return replace(
+            result,
+            scorer=self.name,
+            label=label,
+            duration_s=result.duration_s or time.perf_counter() - started,
+            start_ns=result.start_ns or start_ns,
+        )
+
+
+def bind_conversation(
+    scorer: ConversationScorer,
+    *,
+    name: str | None = None,
+    sampling: float = 1.0,
+    threshold: float | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ConversationBinding:
+    """A conversation scorer with its name, conversation-level sampling rate and threshold."""
+    try:
+        sampler = ConversationSampler(float(sampling))
+    except ValueError as exc:
+        raise ConfigError("sampling.rate", str(exc)) from None
+    if not timeout_s > 0:
+        raise ConfigError("timeout_s", f"must be a positive number of seconds, got {timeout_s}")
+    return ConversationBinding(scorer, name or scorer.name, sampler, threshold, timeout_s)
+
+
+def widest(bindings: Sequence[ConversationBinding]) -> ConversationSampler:
+    """The sampler that keeps every conversation some binding samples."""
+    return min(
+        (binding.sampler for binding in bindings), key=lambda s: s.threshold, default=ConversationSampler(0.0)
+    )
+
+
+async def score_conversation(
+    bindings: Sequence[ConversationBinding], conversation: Conversation
+) -> list[Score]:
+    """Score an ended conversation with each binding that samples it, the awaitable scorers
+    concurrently (so judged ones meet in one batch when the judge batches)."""
+    scores: list[Score] = []
+    waiting: list[Awaitable[Score]] = []
+    for binding in bindings:
+        if not binding.admits(conversation):
+            continue
+        result = binding.evaluate(conversation)
+        if isinstance(result, Score):
+            scores.append(result)
+        else:
+            waiting.append(result)
+    if waiting:
+        scores.extend(await asyncio.gather(*waiting))
+    return scores

@@ -1,0 +1,112 @@
+"""A turn: the small record of one run that a conversation keeps, and the conversation itself.
+
+A turn holds what conversation scorers read (the user's input, the agent's answer, a summary of
+its tool calls) and where the run is (its span context), never the run's spans: it is what
+travels between processes as a log record, and what an open conversation costs in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from otel_scorers.model import AgentRun, RunStatus, ToolState
+
+#: Longest input or output a turn keeps (characters); longer text is cut and the cut recorded.
+MAX_TURN_TEXT = 4000
+#: What a turn costs besides its text: its objects and its share of the stage (bytes; about what
+#: bench/conversations.py measures).
+TURN_OVERHEAD_BYTES = 400
+
+EndReason = Literal["idle", "max_duration", "max_turns", "end_marker", "shutdown", "end_of_input"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSummary:
+    """One tool call of a turn: its name and how it went."""
+
+    name: str
+    state: ToolState = "ok"
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One run of a conversation. `ends_conversation`: the run matched the end predicate."""
+
+    conversation_id: str
+    trace_id: int
+    span_id: int
+    start_ns: int
+    end_ns: int
+    agent_name: str | None = None
+    input: str | None = None
+    output: str | None = None
+    tools: tuple[ToolSummary, ...] = ()
+    status: RunStatus = "unset"
+    ends_conversation: bool = False
+    truncated: bool = False
+
+    @property
+    def size(self) -> int:
+        """About what the turn holds in memory, in bytes."""
+        text = len(self.input or "") + len(self.output or "")
+        return (
+            TURN_OVERHEAD_BYTES
+            + text
+            + sum(64 + len(tool.name) + len(tool.error or "") for tool in self.tools)
+        )
+
+
+def _cut(text: str | None, limit: int) -> tuple[str | None, bool]:
+    if text is None or len(text) <= limit:
+        return text, False
+    return text[:limit], True
+
+
+def turn_of(run: AgentRun, ends_conversation: bool = False, max_text: int = MAX_TURN_TEXT) -> Turn | None:
+    """The run as a turn of its conversation; None when the run names no conversation."""
+    if not run.conversation_id:
+        return None
+    user, cut_input = _cut(run.input, max_text)
+    agent, cut_output = _cut(run.output, max_text)
+    return Turn(
+        conversation_id=run.conversation_id,
+        trace_id=run.trace_id,
+        span_id=run.span_id,
+        start_ns=run.start_ns,
+        end_ns=run.end_ns,
+        agent_name=run.final_agent or run.agent_name,
+        input=user,
+        output=agent,
+        tools=tuple(
+            ToolSummary(call.name, call.state, (call.error or "")[:200] or None) for call in run.tool_calls
+        ),
+        status=run.status,
+        ends_conversation=ends_conversation,
+        truncated=cut_input or cut_output,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """An ended conversation as its scorers see it: its turns in start order (the first and the
+    last always among them), how many turns were left out to keep within bounds, and what ended it."""
+
+    id: str
+    turns: tuple[Turn, ...]
+    trimmed: int = 0
+    ended_by: EndReason = "idle"
+
+    @property
+    def last(self) -> Turn:
+        return self.turns[-1]
+
+    @property
+    def turn_count(self) -> int:
+        """Every turn the conversation had, those trimmed included."""
+        return len(self.turns) + self.trimmed
+
+    @property
+    def agent_name(self) -> str | None:
+        return next((turn.agent_name for turn in reversed(self.turns) if turn.agent_name), None)
