@@ -1,7 +1,5 @@
 """otel-scorers: live quality scoring for AI agents on OpenTelemetry."""
 
-import sys
-
 from otel_scorers import scorers
 from otel_scorers.binding import Binding, bind
 from otel_scorers.config import Config, load_config
@@ -17,18 +15,11 @@ from otel_scorers.model import (
     ToolCall,
 )
 from otel_scorers.processor import ScoringSpanProcessor
-from otel_scorers.scorers import checks, judge
+from otel_scorers.scorers import checks
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.protocol import Scorer, scorer
 from otel_scorers.version import __version__
-
-# The modules' former homes, so `import otel_scorers.checks`, `from otel_scorers.scorer import
-# Scorer` and `from otel_scorers.judge import Judge` keep working: the same module objects, not
-# copies (the name `scorer` on this package stays the decorator).
-sys.modules[f"{__name__}.checks"] = checks
-sys.modules[f"{__name__}.scorer"] = scorers.protocol
-sys.modules[f"{__name__}.judge"] = judge
 
 __all__ = [
     "AgentRun",
