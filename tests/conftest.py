@@ -80,13 +80,13 @@ class Telemetry:
         )
 
 
-@pytest.fixture
-def telemetry() -> Iterator[Telemetry]:
+def make_telemetry() -> Telemetry:
+    """Providers with in-memory exporters and reader (shut down by whoever makes them)."""
     logs = InMemoryLogRecordExporter()
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     reader = InMemoryMetricReader()
-    telemetry = Telemetry(
+    return Telemetry(
         tracer_provider=TracerProvider(),
         logger_provider=logger_provider,
         meter_provider=MeterProvider(metric_readers=[reader]),
@@ -94,6 +94,11 @@ def telemetry() -> Iterator[Telemetry]:
         logs=logs,
         metric_reader=reader,
     )
+
+
+@pytest.fixture
+def telemetry() -> Iterator[Telemetry]:
+    telemetry = make_telemetry()
     yield telemetry
     telemetry.tracer_provider.shutdown()
     telemetry.logger_provider.shutdown()
