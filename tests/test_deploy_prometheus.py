@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.example_traffic import send_traffic
 from otel_scorers.metrics import REASON
 from tests.judge_server import JudgeServer, judge_server
@@ -187,7 +187,24 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
             "shutdown_timeout_s": 5.0,
             "export": {"endpoint": export_endpoint, "protocol": "grpc", "metric_interval_s": 1},
         },
+        # Two conversations of two turns (CONVERSATION_TURNS), closed a second after their last.
+        "conversations": {"idle_timeout_s": 1.0, "tick_s": 0.1, "scorers": [{"type": "tool_error_rate"}]},
     }
+
+
+#: Two conversations of two weather turns each, their content not captured: the tool checks and
+#: the conversation scorer score them, the text check and the judge skip them.
+CONVERSATION_TURNS = [
+    ScriptedRun(
+        f"turn {turn}",
+        [("get_weather", {"city": "Paris"})],
+        "Sunny.",
+        capture_content=False,
+        conversation_id=c,
+    )
+    for turn in (1, 2)
+    for c in ("conversation-a", "conversation-b")
+]
 
 
 class Prometheus:
@@ -312,13 +329,14 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             spans = agent_spans(DEMO_RUNS[:1])
             send_grpc(grpc_endpoint, encode(spans).SerializeToString())
+            send_grpc(grpc_endpoint, encode(agent_spans(CONVERSATION_TURNS)).SerializeToString())
             assembled = re.compile(
-                r'otel_scorers_runs_total\{[^}]*otel_scorers_outcome="assembled"[^}]*\} 19\.0'
+                r'otel_scorers_runs_total\{[^}]*otel_scorers_outcome="assembled"[^}]*\} 23\.0'
             )
             wait_for(
                 lambda: bool(assembled.search(scrape(metrics_url))),
                 30,
-                "the sidecar did not assemble the 19 runs",
+                "the sidecar did not assemble the 23 runs",
             )
             # A span of a trace already scored arrives late; a span without a valid trace id is refused.
             send_grpc(grpc_endpoint, encode(spans[:1]).SerializeToString())
@@ -336,11 +354,19 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                 45,
                 f"the sidecar's metrics lack one of {wanted}: {scrape(metrics_url)}",
             )
-            # Every run's judge evaluation has ended: 19 runs, 16 of them with content to judge.
+            # Every run's judge evaluation has ended: 23 runs, 16 of them with content to judge.
             wait_for(
-                lambda: judged_evaluations(scrape(metrics_url)) == 19,
+                lambda: judged_evaluations(scrape(metrics_url)) == 23,
                 120,
-                "the judge did not finish the 19 runs",
+                "the judge did not finish the 23 runs",
+            )
+            scored_conversations = re.compile(
+                r'otel_scorers_conversations_total\{[^}]*otel_scorers_outcome="scored"[^}]*\} 2\.0'
+            )
+            wait_for(
+                lambda: bool(scored_conversations.search(scrape(metrics_url))),
+                30,
+                "the sidecar did not score the 2 conversations",
             )
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
@@ -498,8 +524,9 @@ def test_the_pass_rate_is_what_the_checks_decided(scored_prometheus: Prometheus)
         for item in result
     }
     # Per round of the six demo runs, weather-agent: Atlantis's tool fails (1 of 5 fails
-    # no_tool_errors), plus one more passing Paris run; chat-agent never calls a tool and passes.
-    assert rates[("no_tool_errors", "weather-agent")] == pytest.approx(13 / 16)
+    # no_tool_errors), plus one more passing Paris run and four passing conversation turns;
+    # chat-agent never calls a tool and passes.
+    assert rates[("no_tool_errors", "weather-agent")] == pytest.approx(17 / 20)
     assert rates[("no_tool_errors", "chat-agent")] == pytest.approx(1.0)
     assert ("called_tool", "chat-agent") not in rates  # filtered: weather-agent only
 
