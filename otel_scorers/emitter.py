@@ -27,6 +27,7 @@ from otel_scorers.metrics import (
     HistogramBatch,
     HistogramEntry,
     PipelineMetrics,
+    WeightedResult,
 )
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_wire import (
@@ -46,6 +47,7 @@ EVALUATION_EVENT = "gen_ai.evaluation.result"
 SCORE_VALUE = "gen_ai.evaluation.score.value"
 EXPLANATION = "gen_ai.evaluation.explanation"
 SKIPPED = "otel_scorers.skipped"
+SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
@@ -75,6 +77,8 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
         attributes["error.type"] = score.error.type
     if score.skipped is not None:
         attributes[SKIPPED] = score.skipped
+    if score.sampling_probability is not None:
+        attributes[SAMPLING_PROBABILITY] = score.sampling_probability
     if run.agent_name:
         attributes[AGENT_NAME] = run.agent_name
     usage = score.usage
@@ -203,6 +207,7 @@ class Emitter:
             score.skipped,
             score.usage,
             run.agent_name,
+            score.sampling_probability,
         )
         try:
             parts = self._written.get(key)
@@ -232,6 +237,7 @@ class Emitter:
         entries: list[HistogramEntry] = []
         outcomes: dict[tuple[Any, ...], float] = {}
         results: dict[tuple[Any, ...], float] = {}
+        weighted: list[WeightedResult] = []
         for score in scores:
             if (
                 score.usage is None
@@ -263,6 +269,7 @@ class Emitter:
                 )
                 outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
                 results[parts.result] = results.get(parts.result, 0) + 1
+                weighted.append((parts.result, score.value, score.sampling_probability))
                 continue
             if score.usage is not None:
                 record_judge_usage(metrics, score)
@@ -290,9 +297,15 @@ class Emitter:
                     )
                 )
             metrics.results.add(1, score.scorer, score.label, agent_name)
+            if score.value is not None:
+                weighted.append(
+                    ((score.scorer, score.label, agent_name), score.value, score.sampling_probability)
+                )
         if outcomes:
             metrics.evaluations.add_counts(outcomes)
             metrics.results.add_counts(results)
+        if weighted:
+            metrics.estimates.add(weighted)
         self._histograms.extend(entries)
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
