@@ -34,12 +34,14 @@ _KEYS = ("rate", "usd_per_hour", "calls_per_hour", "weights", "feedback_attribut
 
 @dataclass(frozen=True, slots=True)
 class PacingPolicy:
-    """What a paced binding spends (`per_hour` dollars or calls) and how it weighs runs."""
+    """What a paced binding spends (`per_hour` dollars or calls) and how it weighs runs.
+    `clock` (seconds, monotonic) is for simulations: a simulated hour need not take one."""
 
     per_hour: float
     unit: BudgetUnit = "usd"
     weights: RiskWeights = field(default_factory=RiskWeights)
     feedback_attribute: str = DEFAULT_FEEDBACK_ATTRIBUTE
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     @property
     def budget_key(self) -> str:
@@ -107,10 +109,12 @@ def _rate(value: Any, path: str) -> float:
 class PacedSampler:
     """The per-binding state of budget-paced sampling: risk signals and the pacing controller."""
 
-    def __init__(self, policy: PacingPolicy, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, policy: PacingPolicy) -> None:
         self.policy = policy
-        self.risk = RiskSignals(policy.weights, policy.feedback_attribute, clock)
-        self.pacing = PacingController(policy.per_hour, clock=clock)
+        self.risk = RiskSignals(policy.weights, policy.feedback_attribute, policy.clock)
+        # A judged run costs at least one call; its price in dollars is learnt from the first.
+        initial = 1.0 if policy.unit == "calls" else None
+        self.pacing = PacingController(policy.per_hour, clock=policy.clock, initial_cost=initial)
 
     def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> Decision:
         """Whether to judge `run` (`checks`: its quick scores), and its inclusion probability.
