@@ -60,9 +60,11 @@ class Binding:
         return self.sampler.rate
 
     def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
+        """Whether the binding scores `run`. A paced binding counts the run in its demand but
+        sets no spend aside: the engine uses `decide`, and settles with the score."""
         admission, decision = self.decide(run, checks)
-        if decision is not None and admission != "admitted" and self.paced is not None:
-            self.paced.settle(decision, None)  # admitted by the pacing, not by the rate limit
+        if decision is not None and self.paced is not None:
+            self.paced.settle(decision, None)
         return admission
 
     def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:

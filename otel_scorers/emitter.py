@@ -237,7 +237,8 @@ class Emitter:
         entries: list[HistogramEntry] = []
         outcomes: dict[tuple[Any, ...], float] = {}
         results: dict[tuple[Any, ...], float] = {}
-        weighted: list[WeightedResult] = []
+        sums: dict[tuple[Any, ...], float] = {}  # of the values per result key, for the estimates
+        sampled: list[WeightedResult] = []
         for score in scores:
             if (
                 score.usage is None
@@ -269,7 +270,9 @@ class Emitter:
                 )
                 outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
                 results[parts.result] = results.get(parts.result, 0) + 1
-                weighted.append((parts.result, score.value, score.sampling_probability))
+                sums[parts.result] = sums.get(parts.result, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((parts.result, score.value, score.sampling_probability))
                 continue
             if score.usage is not None:
                 record_judge_usage(metrics, score)
@@ -296,16 +299,17 @@ class Emitter:
                         metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
                     )
                 )
-            metrics.results.add(1, score.scorer, score.label, agent_name)
+            key = (score.scorer, score.label, agent_name)
+            results[key] = results.get(key, 0) + 1
             if score.value is not None:
-                weighted.append(
-                    ((score.scorer, score.label, agent_name), score.value, score.sampling_probability)
-                )
+                sums[key] = sums.get(key, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((key, score.value, score.sampling_probability))
         if outcomes:
             metrics.evaluations.add_counts(outcomes)
+        if results:
             metrics.results.add_counts(results)
-        if weighted:
-            metrics.estimates.add(weighted)
+            metrics.estimates.add(results, sums, sampled)
         self._histograms.extend(entries)
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:

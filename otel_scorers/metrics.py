@@ -96,8 +96,8 @@ class Tally:
         return {key: value for key, value in zip(self._keys, values, strict=True) if value is not None}
 
 
-#: (scorer, label, agent) of a scored result, its value, and its inclusion probability (None: 1).
-WeightedResult = tuple[tuple[Any, ...], float, float | None]
+#: (scorer, label, agent) of a scored result, its value, and its inclusion probability (below 1).
+WeightedResult = tuple[tuple[Any, ...], float, float]
 
 
 class Estimates:
@@ -132,27 +132,36 @@ class Estimates:
         self.variance_score = tally("variance_score", "{score}", "Sum of w(w-1) * score.")
         self.variance_score_squared = tally("variance_score_squared", "{score}", "Sum of w(w-1) * score^2.")
 
-    def add(self, results: Iterable[WeightedResult]) -> None:
-        weights: dict[tuple[Any, ...], float] = {}
-        scores: dict[tuple[Any, ...], float] = {}
-        variance: dict[tuple[Any, ...], float] = {}
-        variance_scores: dict[tuple[Any, ...], float] = {}
-        variance_squares: dict[tuple[Any, ...], float] = {}
-        for key, value, probability in results:
-            weight = 1.0 / probability if probability is not None and 0.0 < probability < 1.0 else 1.0
-            weights[key] = weights.get(key, 0.0) + weight
-            scores[key] = scores.get(key, 0.0) + weight * value
-            if weight > 1.0:
+    def add(
+        self,
+        counts: Mapping[tuple[Any, ...], float],
+        sums: Mapping[tuple[Any, ...], float],
+        sampled: Sequence[WeightedResult] = (),
+    ) -> None:
+        """A run's results: `counts` and `sums` of the values per key, as if each were scored
+        with probability 1 (the common case, at the cost of the counts already made for
+        `gen_ai.evaluation.results`), and those of them scored with a probability below 1."""
+        if sampled:
+            weights, scores = dict(counts), dict(sums)
+            variance: dict[tuple[Any, ...], float] = {}
+            variance_scores: dict[tuple[Any, ...], float] = {}
+            variance_squares: dict[tuple[Any, ...], float] = {}
+            for key, value, probability in sampled:
+                if not 0.0 < probability < 1.0:
+                    continue
+                weight = 1.0 / probability
+                weights[key] += weight - 1.0  # counted once already
+                scores[key] += (weight - 1.0) * value
                 spread = weight * (weight - 1.0)
                 variance[key] = variance.get(key, 0.0) + spread
                 variance_scores[key] = variance_scores.get(key, 0.0) + spread * value
                 variance_squares[key] = variance_squares.get(key, 0.0) + spread * value * value
-        self.weight.add_counts(weights)
-        self.weighted_score.add_counts(scores)
-        if variance:
+            counts, sums = weights, scores
             self.variance_weight.add_counts(variance)
             self.variance_score.add_counts(variance_scores)
             self.variance_score_squared.add_counts(variance_squares)
+        self.weight.add_counts(counts)
+        self.weighted_score.add_counts(sums)
 
 
 #: Recording without a span in the context: no exemplar offered.
