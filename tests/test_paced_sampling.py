@@ -27,7 +27,9 @@ from otel_scorers import (
     scorers,
 )
 from otel_scorers.config import parse_config
+from otel_scorers.demo import DEMO_RUNS
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.otlp import attributes
 from otel_scorers.paced_sampling import PacedSampler
 from otel_scorers.pacing import PacingController
 from otel_scorers.sampling import TraceIdSampler
@@ -36,6 +38,8 @@ from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry
 from .judge_server import JudgeServer, judge_server
+from .otlp_capture import OtlpCapture
+from .sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 PROBABILITY = "otel_scorers.sampling.probability"
@@ -386,3 +390,46 @@ def test_a_fixed_ratio_admits_exactly_the_traces_of_the_consistent_rule() -> Non
         assert binding.admit(run_of(trace_id)) == expected
         assert TraceIdSampler(0.5).sampled(trace_id) == (expected == "admitted")
     assert binding.paced is None
+
+
+# ---- the sidecar, from its config file ----------------------------------------------------------
+
+
+def test_the_sidecar_judges_by_budget_and_writes_the_probability_on_span_and_event(
+    server: JudgeServer,
+) -> None:
+    """A budget far above the traffic judges every run, each score saying it had probability 1;
+    every trace is kept for the decision, though no binding has a fixed rate that would keep it."""
+    document = sidecar_document(
+        "",
+        scorers=[
+            {"type": "no_tool_errors"},
+            {"type": "answer_relevancy", "sampling": {"calls_per_hour": 1_000_000}, "timeout_s": 60},
+        ],
+        decision_wait_s=0.05,
+        scoring_process=False,
+    )
+    document["judge"] = {"model": "openai/gpt-4o-mini", "api_base": server.url, "api_key": "test-key"}
+    with OtlpCapture() as capture:
+        document["sidecar"]["export"]["endpoint"] = capture.endpoint
+        with RunningSidecar(document) as sidecar:
+            for script in (DEMO_RUNS[0], DEMO_RUNS[2], DEMO_RUNS[0]):
+                send_grpc(sidecar.grpc_endpoint, encode(agent_spans([script])).SerializeToString())
+
+            def judged() -> list[Any]:
+                return [
+                    span
+                    for _, scope, span in capture.spans()
+                    if scope == OWN_SCOPE and span.name == "evaluate answer_relevancy"
+                ]
+
+            assert capture.wait_for(lambda: len(judged()) == 3, timeout_s=30)
+            assert capture.wait_for(lambda: len(list(capture.log_records())) >= 6, timeout_s=10)
+    assert [attributes(span.attributes)[PROBABILITY] for span in judged()] == [1.0, 1.0, 1.0]
+    events = [attributes(record.attributes) for record in capture.log_records()]
+    judged_events = [event for event in events if event["gen_ai.evaluation.name"] == "answer_relevancy"]
+    assert [event[PROBABILITY] for event in judged_events] == [1.0, 1.0, 1.0]
+    # The quick check's scores (every run, rate 1) carry no probability.
+    assert all(
+        PROBABILITY not in event for event in events if event["gen_ai.evaluation.name"] == "no_tool_errors"
+    )
