@@ -134,6 +134,7 @@ def test_the_dashboard_has_queries_for_every_required_view() -> None:
     for required in (
         "Pass rate per check and agent",
         "Estimated pass rate, last hour, with 95% interval",
+        "Estimated mean score, last hour, with 95% interval",
         "Score distribution: $scorer",
         "Evaluations by outcome",
         "Runs by outcome",
@@ -519,7 +520,7 @@ def test_the_pass_rate_is_what_the_checks_decided(scored_prometheus: Prometheus)
     assert ("called_tool", "chat-agent") not in rates  # filtered: weather-agent only
 
 
-def test_the_estimated_pass_rate_of_a_sampled_scorer_has_its_95_percent_interval(
+def test_the_estimates_of_a_sampled_scorer_have_their_95_percent_intervals(
     scored_prometheus: Prometheus,
 ) -> None:
     """says-sunny scores half the runs (rate 0.5): each result stands for two runs. The interval is
@@ -535,26 +536,30 @@ def test_the_estimated_pass_rate_of_a_sampled_scorer_has_its_95_percent_interval
     assert runs > 0
     rate = passed / runs
     half = 1.96 * math.sqrt((2 * passed * (1 - 2 * rate) + 2 * runs * rate**2) / (2 * runs) ** 2)
-    panel = {
-        legend.split(" ", 1)[1]: expression
-        for title, expression, legend in prometheus_targets()
-        if title == "Estimated pass rate, last hour, with 95% interval"
-    }
-    found = {}
-    for name, expression in panel.items():
-        (item,) = [
-            item
-            for item in scored_prometheus.query(as_totals(concrete(expression)))
-            if item["metric"]["gen_ai_evaluation_name"] == "says-sunny"
-        ]
-        found[name] = float(item["value"][1])
-    assert found["estimate"] == pytest.approx(rate)
-    assert found["95% low"] == pytest.approx(max(rate - half, 0.0))
-    assert found["95% high"] == pytest.approx(min(rate + half, 1.0))
     assert half > 0
-    # no_tool_errors scores every run: its rate is exact, and it has no interval.
-    low = scored_prometheus.query(as_totals(concrete(panel["95% low"])))
-    assert "no_tool_errors" not in {item["metric"]["gen_ai_evaluation_name"] for item in low}
+    # A check's score is 1 for pass and 0 for fail: its mean score is its pass rate, and so is the
+    # interval (the mean's, unclamped).
+    for title, low, high in (
+        ("Estimated pass rate, last hour, with 95% interval", max(rate - half, 0.0), min(rate + half, 1.0)),
+        ("Estimated mean score, last hour, with 95% interval", rate - half, rate + half),
+    ):
+        panel = {
+            legend.split(" ", 1)[1]: expression
+            for panel_title, expression, legend in prometheus_targets()
+            if panel_title == title
+        }
+        found = {}
+        for name, expression in panel.items():
+            (item,) = [
+                item
+                for item in scored_prometheus.query(as_totals(concrete(expression)))
+                if item["metric"]["gen_ai_evaluation_name"] == "says-sunny"
+            ]
+            found[name] = float(item["value"][1])
+        assert found == pytest.approx({"estimate": rate, "95% low": low, "95% high": high}), title
+        # no_tool_errors scores every run: its estimate is exact, and it has no interval.
+        lows = scored_prometheus.query(as_totals(concrete(panel["95% low"])))
+        assert "no_tool_errors" not in {item["metric"]["gen_ai_evaluation_name"] for item in lows}, title
 
 
 def test_the_recording_rules_produce_data_and_the_alert_expressions_run(
