@@ -467,8 +467,15 @@ async def score_run(
     not_admitted: Callable[[str, str], None] | None = None,
 ) -> list[Score]:
     """Admit the run per binding and score it with every binding that admits it: synchronous
-    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest."""
-    return await evaluate_decided(decide_all(bindings, run, not_admitted), run)
+    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest.
+    Budget-paced bindings decide last, weighing the other bindings' scores (as the engine's
+    judge lane weighs the quick checks')."""
+    first = [binding for binding in bindings if binding.paced is None]
+    scores = await evaluate_decided(decide_all(first, run, not_admitted), run)
+    if len(first) < len(bindings):
+        paced = [binding for binding in bindings if binding.paced is not None]
+        scores.extend(await evaluate_decided(decide_all(paced, run, not_admitted, scores), run))
+    return scores
 
 
 def score_run_now(

@@ -4,6 +4,7 @@ it was to be judged."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Iterator
@@ -24,10 +25,12 @@ from otel_scorers import (
     ToolCall,
     bind,
     checks,
+    scorer,
     scorers,
 )
 from otel_scorers.config import parse_config
 from otel_scorers.demo import DEMO_RUNS
+from otel_scorers.engine import score_run
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.otlp import attributes
 from otel_scorers.paced_sampling import PacedSampler
@@ -211,6 +214,11 @@ def test_a_fixed_rate_is_carried_and_weighted_and_a_full_rate_is_not(telemetry: 
     assert telemetry.counter(
         "otel_scorers.estimate.variance_weight", gen_ai__evaluation__name="excludes"
     ) == (12 * len(sampled))
+    # Every one of them scored 1: the score sums are the weight sums.
+    for name in ("variance_score", "variance_score_squared"):
+        assert telemetry.counter(f"otel_scorers.estimate.{name}", gen_ai__evaluation__name="excludes") == (
+            12 * len(sampled)
+        )
     assert telemetry.counter("otel_scorers.estimate.weight", gen_ai__evaluation__name="includes") == 40
     assert (
         telemetry.counter("otel_scorers.estimate.variance_weight", gen_ai__evaluation__name="includes") == 0
@@ -433,3 +441,21 @@ def test_the_sidecar_judges_by_budget_and_writes_the_probability_on_span_and_eve
     assert all(
         PROBABILITY not in event for event in events if event["gen_ai.evaluation.name"] == "no_tool_errors"
     )
+
+
+def test_score_run_weighs_the_other_bindings_scores_in_a_paced_decision() -> None:
+    """Outside the engine (backfill), the paced binding decides after the others, on their scores:
+    a failed check multiplies the chance by its weight."""
+    clock = Clock()
+    policy = PacingPolicy(36, "calls", RiskWeights(failed_check=8), clock=clock)
+    judged = bind(scorer(lambda run: 1.0), name="judged", sampling=policy, uses_judge=True)
+    assert judged.paced is not None
+    generator = random.Random(4)
+    for _ in range(6000):
+        clock.now += 0.1
+        asyncio.run(score_run([judged], run_of(generator.getrandbits(128))))
+    plain = judged.paced.pacing.probability(1.0)
+    kept_everywhere = (1 << 56) - 1  # the largest randomness: kept at any probability above 0
+    scores = asyncio.run(score_run([judged, bind(checks.includes("rain"))], run_of(kept_everywhere)))
+    (score,) = [score for score in scores if score.scorer == "judged"]
+    assert score.sampling_probability == pytest.approx(8 * plain, rel=1e-2)
