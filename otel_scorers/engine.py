@@ -499,7 +499,8 @@ def score_run_now(
 def admit_all(
     bindings: Sequence[Binding], run: AgentRun, not_admitted: Callable[[str, str], None] | None = None
 ) -> list[Binding]:
-    """The bindings that admit the run (none of them budget-paced: those go through `decide_all`)."""
+    """The bindings that admit the run (a budget-paced binding's probability and spend need
+    `decide_all`: quick checks, which this is for, are never paced)."""
     admitted: list[Binding] = []
     for binding in bindings:
         admission = binding.admit(run)
