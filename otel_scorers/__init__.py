@@ -14,7 +14,9 @@ from otel_scorers.model import (
     TokenUsage,
     ToolCall,
 )
+from otel_scorers.paced_sampling import PacingPolicy
 from otel_scorers.processor import ScoringSpanProcessor
+from otel_scorers.risk import RiskWeights
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
@@ -32,6 +34,8 @@ __all__ = [
     "JudgeConfig",
     "JudgeError",
     "JudgeUsage",
+    "PacingPolicy",
+    "RiskWeights",
     "Score",
     "ScoreError",
     "Scorer",

@@ -1,7 +1,8 @@
 """A scorer binding: one scorer with its name, filter, sampling rate, threshold and limits.
 
 `admit(run)` decides whether the binding looks at a run (filter, then trace-id sampling, then
-the rate limit); `evaluate(run)` turns whatever the scorer returns, raises or fails to return in
+the rate limit); a judge binding with a budget (`paced_sampling`) decides by the run's risk and
+the budget's pace instead of a fixed rate (`decide(run, checks)`, given the run's quick scores); `evaluate(run)` turns whatever the scorer returns, raises or fails to return in
 time into a `Score`. Never an exception: a failing scorer is an error result.
 """
 
@@ -19,6 +20,7 @@ from otel_scorers.context import ContextOverride, context_override
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
+from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.judge.errors import redact
@@ -50,23 +52,40 @@ class Binding:
     context: ContextOverride | None = field(default=None, repr=False, compare=False)
     #: Scored in the engine's judge lane (bounded, apart from the quick checks).
     uses_judge: bool = False
+    #: Budget-paced, risk-weighted sampling instead of the fixed rate (`sampler` then keeps all).
+    paced: PacedSampler | None = field(default=None, repr=False, compare=False)
 
     @property
     def sampling_rate(self) -> float:
         return self.sampler.rate
 
-    def admit(self, run: AgentRun) -> Admission:
+    def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
+        """Whether the binding scores `run`. A paced binding counts the run in its demand but
+        sets no spend aside: the engine uses `decide`, and settles with the score."""
+        admission, decision = self.decide(run, checks)
+        if decision is not None and self.paced is not None:
+            self.paced.settle(decision, None)
+        return admission
+
+    def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
+        """`admit`, with the pacing's decision for a paced binding (None for the others): an
+        admitted run's decision is to be settled with its score (`paced.settle`)."""
         if self.filter is not None:
             try:
                 if not self.filter(run):
-                    return "filtered"
+                    return "filtered", None
             except Exception:  # a user's callable filter: a failure filters the run out
-                return "filtered"
+                return "filtered", None
         if not self.sampler.sampled(run.trace_id):
-            return "sampled_out"
+            return "sampled_out", None
+        decision = None
+        if self.paced is not None:
+            decision = self.paced.decide(run, checks)
+            if not decision.included:
+                return "sampled_out", decision
         if self.limiter is not None and not self.limiter.try_acquire():
-            return "rate_limited"
-        return "admitted"
+            return "rate_limited", decision
+        return "admitted", decision
 
     def evaluate(self, run: AgentRun) -> Score | Awaitable[Score]:
         """The score, directly for synchronous scorers, as an awaitable for asynchronous ones."""
@@ -136,6 +155,7 @@ class Binding:
                     label=label,
                     duration_s=result.duration_s or duration_s,
                     start_ns=result.start_ns or start_ns,
+                    sampling_probability=self._fixed_probability,
                 )
             # As `replace` does, without its per-call walk over the fields (twice per check and run).
             return Score(
@@ -149,6 +169,7 @@ class Binding:
                 result.duration_s or duration_s,
                 result.usage,
                 result.start_ns or start_ns,
+                self._fixed_probability,
             )
         if isinstance(result, bool):
             value = 1.0 if result else 0.0
@@ -165,7 +186,21 @@ class Binding:
             )
         # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
         label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
-        return Score(self.name, value=value, label=label, duration_s=duration_s, start_ns=start_ns)
+        return Score(
+            self.name,
+            value=value,
+            label=label,
+            duration_s=duration_s,
+            start_ns=start_ns,
+            sampling_probability=self._fixed_probability,
+        )
+
+    @property
+    def _fixed_probability(self) -> float | None:
+        """A fixed rate below 1, the probability of every score of this binding (a paced
+        binding's scores get theirs per run)."""
+        rate = self.sampler.rate
+        return rate if rate < 1.0 and self.paced is None else None
 
     def label(self, value: float) -> str | None:
         if self.threshold is not None:
@@ -179,7 +214,7 @@ def bind(
     scorer: Scorer | Callable[[AgentRun], Any],
     *,
     name: str | None = None,
-    sampling: float | Mapping[str, float] = 1.0,
+    sampling: float | Mapping[str, Any] | PacingPolicy = 1.0,
     filter: Predicate | Mapping[str, Any] | None = None,
     threshold: float | None = None,
     max_per_minute: int | None = None,
@@ -189,7 +224,9 @@ def bind(
 ) -> Binding:
     """Attach a name, sampling rate, filter, threshold and limits to a scorer.
 
-    `sampling` is a rate in [0, 1] (or `{"rate": r}` as in the config file); `filter` a
+    `sampling` is a rate in [0, 1] (or `{"rate": r}` as in the config file), or, for a judge
+    scorer, a budget: `{"usd_per_hour": 2}` or `{"calls_per_hour": 600}`, with optional risk
+    `weights` and `feedback_attribute` (see `otel_scorers.paced_sampling`); `filter` a
     predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
     `context` replaces the run's own context (`AgentRun.context`) for this scorer: a list of
     texts, or a path into the run (`attributes.<key>`: a string or a list of strings).
@@ -197,11 +234,18 @@ def bind(
     scorers) go there. Set it for a custom scorer that calls `ask_judge` itself.
     """
     the_scorer = as_scorer(scorer)
-    rate = sampling.get("rate", 1.0) if isinstance(sampling, Mapping) else sampling
-    try:
-        sampler = TraceIdSampler(float(rate))
-    except ValueError as exc:
-        raise ConfigError("sampling.rate", str(exc)) from None
+    judged = isinstance(the_scorer, JudgedScorer) if uses_judge is None else uses_judge
+    policy = parse_sampling(sampling)
+    paced = None
+    if isinstance(policy, PacingPolicy):
+        if not judged:
+            raise ConfigError(
+                f"sampling.{policy.budget_key}",
+                "a budget paces judge scorers only; a quick check costs nothing: give it a rate",
+            )
+        paced = PacedSampler(policy)
+        policy = 1.0  # every trace is kept until its run is decided
+    sampler = TraceIdSampler(policy)
     if not 0 < timeout_s < math.inf:
         raise ConfigError("timeout_s", f"must be a positive, finite number of seconds, got {timeout_s}")
     if threshold is not None and not math.isfinite(threshold):
@@ -222,7 +266,8 @@ def bind(
         timeout_s=timeout_s,
         limiter=limiter,
         context=context_override(context) if context is not None else None,
-        uses_judge=isinstance(the_scorer, JudgedScorer) if uses_judge is None else uses_judge,
+        uses_judge=judged,
+        paced=paced,
     )
 
 

@@ -4,7 +4,7 @@ scorers:
   - type: includes              # a check, an LLM scorer, or "pkg.module:function"
     name: says-sunny            # optional, unique; default = type
     args: {expected: sunny}
-    sampling: {rate: 0.5}
+    sampling: {rate: 0.5}       # judge scorers: or a budget, {usd_per_hour: 2} / {calls_per_hour: 600}
     filter: {op: eq, left: {path: agent.name}, right: {literal: weather}}
     threshold: 0.7
     max_per_minute: 600
@@ -36,6 +36,7 @@ from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
@@ -51,8 +52,14 @@ _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class SamplingConfig(BaseModel):
+    """A fixed rate, or (judge scorers) a budget with risk weights: `paced_sampling`."""
+
     model_config = _STRICT
-    rate: float = Field(1.0, ge=0.0, le=1.0)
+    rate: float | None = Field(None, ge=0.0, le=1.0)
+    usd_per_hour: float | None = Field(None, gt=0)
+    calls_per_hour: float | None = Field(None, gt=0)
+    weights: dict[str, Any] | None = None  # checked by `RiskWeights.from_mapping`, naming the key
+    feedback_attribute: str | None = None
 
 
 class ScorerConfig(BaseModel):
@@ -407,6 +414,18 @@ def _binding_errors(
                 )
             )
         seen.setdefault(name, index)
+        sampling: float | PacingPolicy = 1.0
+        try:
+            sampling = parse_sampling(entry.sampling.model_dump(exclude_none=True), f"{path}.sampling")
+        except ConfigError as exc:
+            errors.append(exc)
+        if isinstance(sampling, PacingPolicy) and scorer is not None and not isinstance(scorer, JudgedScorer):
+            errors.append(
+                ConfigError(
+                    f"{path}.sampling.{sampling.budget_key}",
+                    f"a budget paces judge scorers only; {entry.type} costs nothing to run: give it a rate",
+                )
+            )
         predicate = None
         if entry.filter is not None:
             try:
@@ -419,7 +438,7 @@ def _binding_errors(
             bind(
                 scorer,
                 name=name,
-                sampling=entry.sampling.rate,
+                sampling=sampling,
                 filter=predicate,
                 threshold=entry.threshold,
                 max_per_minute=entry.max_per_minute,

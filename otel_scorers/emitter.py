@@ -28,6 +28,7 @@ from otel_scorers.metrics import (
     HistogramBatch,
     HistogramEntry,
     PipelineMetrics,
+    WeightedResult,
 )
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp_wire import (
@@ -47,6 +48,7 @@ EVALUATION_EVENT = "gen_ai.evaluation.result"
 SCORE_VALUE = "gen_ai.evaluation.score.value"
 EXPLANATION = "gen_ai.evaluation.explanation"
 SKIPPED = "otel_scorers.skipped"
+SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
@@ -76,6 +78,8 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
         attributes["error.type"] = score.error.type
     if score.skipped is not None:
         attributes[SKIPPED] = score.skipped
+    if score.sampling_probability is not None:
+        attributes[SAMPLING_PROBABILITY] = score.sampling_probability
     if run.agent_name:
         attributes[AGENT_NAME] = run.agent_name
     usage = score.usage
@@ -209,6 +213,7 @@ class Emitter:
             score.skipped,
             score.usage,
             run.agent_name,
+            score.sampling_probability,
         )
         try:
             parts = self._written.get(key)
@@ -238,6 +243,8 @@ class Emitter:
         entries: list[HistogramEntry] = []
         outcomes: dict[tuple[Any, ...], float] = {}
         results: dict[tuple[Any, ...], float] = {}
+        sums: dict[tuple[Any, ...], float] = {}  # of the values per result key, for the estimates
+        sampled: list[WeightedResult] = []
         for score in scores:
             if (
                 score.usage is None
@@ -269,6 +276,9 @@ class Emitter:
                 )
                 outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
                 results[parts.result] = results.get(parts.result, 0) + 1
+                sums[parts.result] = sums.get(parts.result, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((parts.result, score.value, score.sampling_probability))
                 continue
             if score.usage is not None:
                 record_judge_usage(metrics, score)
@@ -295,10 +305,17 @@ class Emitter:
                         metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
                     )
                 )
-            metrics.results.add(1, score.scorer, score.label, agent_name)
+            key = (score.scorer, score.label, agent_name)
+            results[key] = results.get(key, 0) + 1
+            if score.value is not None:
+                sums[key] = sums.get(key, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((key, score.value, score.sampling_probability))
         if outcomes:
             metrics.evaluations.add_counts(outcomes)
+        if results:
             metrics.results.add_counts(results)
+            metrics.estimates.add(results, sums, sampled)
         self._histograms.extend(entries)
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from opentelemetry import context as otel_context
@@ -25,12 +26,15 @@ from otel_scorers.emitter import Emitter
 from otel_scorers.fork_safety import renew_in_child, restart_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.paced_sampling import Decision
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.protocol import FunctionScorer
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 ScoredRun = tuple[AgentRun, list[Score]]
+#: A binding that admitted a run, with its pacing's decision (paced bindings only).
+Admitted = tuple[Binding, Decision | None]
 #: Runs at most in the judge lane (waiting for a judge or being judged) before judge work is dropped.
 DEFAULT_MAX_JUDGE_RUNS = 256
 
@@ -374,7 +378,7 @@ class ScoringEngine:
                 scores = await score_run(self._quick, run, self._metrics.evaluation_outcome)
                 self._emit(run, scores)
                 self._yield()
-                judging = self._judge_lane(run)
+                judging = self._judge_lane(run, scores)
                 if judging is not None:
                     judged.append((len(results), judging))
                 results.append((run, scores))
@@ -390,14 +394,16 @@ class ScoringEngine:
         self._judging.add(waiting)
         waiting.add_done_callback(self._judging.discard)
 
-    def _judge_lane(self, run: AgentRun) -> asyncio.Task[list[Score]] | None:
+    def _judge_lane(self, run: AgentRun, checks: Sequence[Score]) -> asyncio.Task[list[Score]] | None:
         """The run's judge work as a task in the judge lane; None when there is none, or when the
-        lane is full (then dropped and counted)."""
-        admitted = admit_all(self._judged, run, self._metrics.evaluation_outcome)
+        lane is full (then dropped and counted). `checks`, the run's quick scores, weigh in on
+        the decisions of budget-paced bindings."""
+        admitted = decide_all(self._judged, run, self._metrics.evaluation_outcome, checks)
         if not admitted:
             return None
         if self._judge_runs >= self._max_judge_runs:
-            for binding in admitted:
+            release(admitted)
+            for binding, _ in admitted:
                 self._metrics.evaluation_outcome(binding.name, "judge_lane_full")
             throttled.warning(
                 "judge_lane_full",
@@ -413,8 +419,8 @@ class ScoringEngine:
     def _left_judge_lane(self, _: asyncio.Task[list[Score]]) -> None:
         self._judge_runs -= 1
 
-    async def _judge(self, run: AgentRun, bindings: Sequence[Binding]) -> list[Score]:
-        scores = await evaluate_all(bindings, run)
+    async def _judge(self, run: AgentRun, admitted: Sequence[Admitted]) -> list[Score]:
+        scores = await evaluate_decided(admitted, run)
         self._emit(run, scores)
         return scores
 
@@ -470,8 +476,15 @@ async def score_run(
     not_admitted: Callable[[str, str], None] | None = None,
 ) -> list[Score]:
     """Admit the run per binding and score it with every binding that admits it: synchronous
-    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest."""
-    return await evaluate_all(admit_all(bindings, run, not_admitted), run)
+    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest.
+    Budget-paced bindings decide last, weighing the other bindings' scores (as the engine's
+    judge lane weighs the quick checks')."""
+    first = [binding for binding in bindings if binding.paced is None]
+    scores = await evaluate_decided(decide_all(first, run, not_admitted), run)
+    if len(first) < len(bindings):
+        paced = [binding for binding in bindings if binding.paced is not None]
+        scores.extend(await evaluate_decided(decide_all(paced, run, not_admitted, scores), run))
+    return scores
 
 
 def score_run_now(
@@ -495,6 +508,8 @@ def score_run_now(
 def admit_all(
     bindings: Sequence[Binding], run: AgentRun, not_admitted: Callable[[str, str], None] | None = None
 ) -> list[Binding]:
+    """The bindings that admit the run (a budget-paced binding's probability and spend need
+    `decide_all`: quick checks, which this is for, are never paced)."""
     admitted: list[Binding] = []
     for binding in bindings:
         admission = binding.admit(run)
@@ -503,6 +518,57 @@ def admit_all(
         elif not_admitted is not None:
             not_admitted(binding.name, admission)
     return admitted
+
+
+def decide_all(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+    checks: Sequence[Score] = (),
+) -> list[Admitted]:
+    """`admit_all` with the pacing's decisions, which `evaluate_decided` (or `release`) settles.
+    `checks`: the run's quick scores, the risk signals of paced bindings."""
+    admitted: list[Admitted] = []
+    for binding in bindings:
+        admission, decision = binding.decide(run, checks)
+        if admission == "admitted":
+            admitted.append((binding, decision))
+            continue
+        if decision is not None and binding.paced is not None:
+            binding.paced.settle(decision, None)
+        if not_admitted is not None:
+            not_admitted(binding.name, admission)
+    return admitted
+
+
+def release(admitted: Sequence[Admitted]) -> None:
+    """Admitted runs that will not be scored after all: their pacing gives back what it set aside."""
+    for binding, decision in admitted:
+        if decision is not None and binding.paced is not None:
+            binding.paced.settle(decision, None)
+
+
+async def evaluate_decided(admitted: Sequence[Admitted], run: AgentRun) -> list[Score]:
+    """`evaluate_all`; a paced binding's score carries its inclusion probability, and its cost
+    goes back to its pacing."""
+    try:
+        scores = await evaluate_all([binding for binding, _ in admitted], run)
+    except BaseException:
+        release(admitted)
+        raise
+    paced = {binding.name: (binding, decision) for binding, decision in admitted if decision is not None}
+    if not paced:
+        return scores
+    for index, score in enumerate(scores):
+        found = paced.pop(score.scorer, None)
+        if found is None:
+            continue
+        binding, decision = found
+        if binding.paced is not None:
+            binding.paced.settle(decision, score)
+        scores[index] = replace(score, sampling_probability=decision.probability)
+    release([found for found in paced.values()])  # no score came back for these
+    return scores
 
 
 async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:

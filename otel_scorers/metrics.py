@@ -96,6 +96,74 @@ class Tally:
         return {key: value for key, value in zip(self._keys, values, strict=True) if value is not None}
 
 
+#: (scorer, label, agent) of a scored result, its value, and its inclusion probability (below 1).
+WeightedResult = tuple[tuple[Any, ...], float, float]
+
+
+class Estimates:
+    """What a dashboard needs to estimate each scorer's pass rate and mean score over all runs
+    when only some were scored, with some more likely to be than others: Horvitz-Thompson sums,
+    each result weighted by the inverse of its inclusion probability `p` (`w = 1/p`), by scorer,
+    label and agent.
+
+    - `otel_scorers.estimate.weight`: sum of w (the estimated number of runs with that result);
+    - `otel_scorers.estimate.weighted_score`: sum of w * score;
+    - `otel_scorers.estimate.variance_weight`, `.variance_score`, `.variance_score_squared`: sums
+      of w(w-1), w(w-1) * score and w(w-1) * score^2, from which the estimate's variance follows
+      (zero where every run was scored: those sums are only kept for results with p < 1).
+
+    Pass rate: R = weight{pass} / weight{pass|fail}, variance (vw{pass} * (1 - 2R) +
+    R^2 * vw{pass|fail}) / weight{pass|fail}^2. Mean score: M = weighted_score / weight,
+    variance (vs2 - 2M * vs + M^2 * vw) / weight^2. README: "Honest estimates"."""
+
+    def __init__(self, meter: Meter) -> None:
+        keys = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME)
+
+        def tally(name: str, unit: str, description: str) -> Tally:
+            return Tally(meter, f"otel_scorers.estimate.{name}", unit, description, keys)
+
+        self.weight = tally("weight", "{result}", "Results weighted by 1/inclusion probability.")
+        self.weighted_score = tally(
+            "weighted_score", "{score}", "Scores weighted by 1/inclusion probability."
+        )
+        self.variance_weight = tally(
+            "variance_weight", "{result}", "Sum of w(w-1), w = 1/inclusion probability."
+        )
+        self.variance_score = tally("variance_score", "{score}", "Sum of w(w-1) * score.")
+        self.variance_score_squared = tally("variance_score_squared", "{score}", "Sum of w(w-1) * score^2.")
+
+    def add(
+        self,
+        counts: Mapping[tuple[Any, ...], float],
+        sums: Mapping[tuple[Any, ...], float],
+        sampled: Sequence[WeightedResult] = (),
+    ) -> None:
+        """A run's results: `counts` and `sums` of the values per key, as if each were scored
+        with probability 1 (the common case, at the cost of the counts already made for
+        `gen_ai.evaluation.results`), and those of them scored with a probability below 1."""
+        if sampled:
+            weights, scores = dict(counts), dict(sums)
+            variance: dict[tuple[Any, ...], float] = {}
+            variance_scores: dict[tuple[Any, ...], float] = {}
+            variance_squares: dict[tuple[Any, ...], float] = {}
+            for key, value, probability in sampled:
+                if not 0.0 < probability < 1.0:
+                    continue
+                weight = 1.0 / probability
+                weights[key] += weight - 1.0  # counted once already
+                scores[key] += (weight - 1.0) * value
+                spread = weight * (weight - 1.0)
+                variance[key] = variance.get(key, 0.0) + spread
+                variance_scores[key] = variance_scores.get(key, 0.0) + spread * value
+                variance_squares[key] = variance_squares.get(key, 0.0) + spread * value * value
+            counts, sums = weights, scores
+            self.variance_weight.add_counts(variance)
+            self.variance_score.add_counts(variance_scores)
+            self.variance_score_squared.add_counts(variance_squares)
+        self.weight.add_counts(counts)
+        self.weighted_score.add_counts(sums)
+
+
 #: Recording without a span in the context: no exemplar offered.
 _NO_SPAN = Context()
 
@@ -267,6 +335,7 @@ class PipelineMetrics:
             (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME),
             before_observe=self._collecting,
         )
+        self.estimates = Estimates(meter)
         self.runs = Tally(
             meter,
             "otel_scorers.runs",

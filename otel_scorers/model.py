@@ -167,7 +167,9 @@ class Score:
     """One scorer's verdict on one run.
 
     Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
-    the scorer needs, or `error` says why the scorer failed.
+    the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
+    probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
+    estimates weight the score by its inverse.
     """
 
     scorer: str
@@ -180,6 +182,7 @@ class Score:
     duration_s: float = 0.0
     usage: JudgeUsage | None = None
     start_ns: int = 0
+    sampling_probability: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -95,6 +95,16 @@ def prometheus_queries() -> list[tuple[str, str]]:
     return queries
 
 
+def prometheus_targets() -> list[tuple[str, str, str]]:
+    """(panel title, expression, legend format) for every Prometheus target in the dashboard."""
+    return [
+        (panel["title"], target["expr"], target.get("legendFormat", ""))
+        for panel in all_panels(dashboard()["panels"])
+        for target in panel.get("targets", [])
+        if (target.get("datasource") or panel.get("datasource") or {}).get("type") == "prometheus"
+    ]
+
+
 def concrete(expression: str) -> str:
     for variable, value in GRAFANA_VARIABLES.items():
         expression = expression.replace(variable, value)
@@ -123,6 +133,8 @@ def test_the_dashboard_has_queries_for_every_required_view() -> None:
     titles = {title for title, _ in prometheus_queries()}
     for required in (
         "Pass rate per check and agent",
+        "Estimated pass rate, last hour, with 95% interval",
+        "Estimated mean score, last hour, with 95% interval",
         "Score distribution: $scorer",
         "Evaluations by outcome",
         "Runs by outcome",
@@ -483,6 +495,10 @@ COLLECTOR_EXPOSITION = """\
 gen_ai_evaluation_results_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="fail"} 3
 gen_ai_evaluation_results_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="pass"} 5
 gen_ai_evaluation_results_total{job="otel-scorers",instance="sidecar-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="chat-agent",gen_ai_evaluation_score_label="pass"} 7
+# TYPE otel_scorers_estimate_weight_total counter
+otel_scorers_estimate_weight_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="fail"} 3
+otel_scorers_estimate_weight_total{job="weather-service",instance="agent-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="weather-agent",gen_ai_evaluation_score_label="pass"} 5
+otel_scorers_estimate_weight_total{job="otel-scorers",instance="sidecar-1",otel_scope_name="otel_scorers",gen_ai_evaluation_name="no_tool_errors",gen_ai_agent_name="chat-agent",gen_ai_evaluation_score_label="pass"} 7
 """
 
 
@@ -529,6 +545,48 @@ def test_the_pass_rate_is_what_the_checks_decided(scored_prometheus: Prometheus)
     assert rates[("no_tool_errors", "weather-agent")] == pytest.approx(17 / 20)
     assert rates[("no_tool_errors", "chat-agent")] == pytest.approx(1.0)
     assert ("called_tool", "chat-agent") not in rates  # filtered: weather-agent only
+
+
+def test_the_estimates_of_a_sampled_scorer_have_their_95_percent_intervals(
+    scored_prometheus: Prometheus,
+) -> None:
+    """says-sunny scores half the runs (rate 0.5): each result stands for two runs. The interval is
+    the README's, from the raw results: R = pass / all, variance (2 pass (1 - 2R) + 2 all R^2) /
+    (2 all)^2, R -/+ 1.96 sqrt(variance), within 0 and 1."""
+    raw = {
+        item["metric"]["gen_ai_evaluation_score_label"]: float(item["value"][1])
+        for item in scored_prometheus.query(
+            'sum by (gen_ai_evaluation_score_label) (gen_ai_evaluation_results_total{gen_ai_evaluation_name="says-sunny"})'
+        )
+    }
+    passed, runs = raw.get("pass", 0.0), raw.get("pass", 0.0) + raw.get("fail", 0.0)
+    assert runs > 0
+    rate = passed / runs
+    half = 1.96 * math.sqrt((2 * passed * (1 - 2 * rate) + 2 * runs * rate**2) / (2 * runs) ** 2)
+    assert half > 0
+    # A check's score is 1 for pass and 0 for fail: its mean score is its pass rate, and so is the
+    # interval (the mean's, unclamped).
+    for title, low, high in (
+        ("Estimated pass rate, last hour, with 95% interval", max(rate - half, 0.0), min(rate + half, 1.0)),
+        ("Estimated mean score, last hour, with 95% interval", rate - half, rate + half),
+    ):
+        panel = {
+            legend.split(" ", 1)[1]: expression
+            for panel_title, expression, legend in prometheus_targets()
+            if panel_title == title
+        }
+        found = {}
+        for name, expression in panel.items():
+            (item,) = [
+                item
+                for item in scored_prometheus.query(as_totals(concrete(expression)))
+                if item["metric"]["gen_ai_evaluation_name"] == "says-sunny"
+            ]
+            found[name] = float(item["value"][1])
+        assert found == pytest.approx({"estimate": rate, "95% low": low, "95% high": high}), title
+        # no_tool_errors scores every run: its estimate is exact, and it has no interval.
+        lows = scored_prometheus.query(as_totals(concrete(panel["95% low"])))
+        assert "no_tool_errors" not in {item["metric"]["gen_ai_evaluation_name"] for item in lows}, title
 
 
 def test_the_recording_rules_produce_data_and_the_alert_expressions_run(
