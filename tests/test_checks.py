@@ -234,7 +234,8 @@ def test_a_reason_says_what_decided_the_value(
 
 def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     """What a binding makes of a returned `Score`: the scorer's fields, the binding's name, a label
-    from its threshold when the score has none, and the timing it measured when the score has none."""
+    from its threshold when the score has none, the timing it measured when the score has none,
+    and the inclusion probability its own sampling gives (none at a rate of 1)."""
     from dataclasses import fields, replace
 
     from otel_scorers import bind
@@ -248,10 +249,14 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
         error=ScoreError("kind", "message"),
         skipped="skipped",
         usage=JudgeUsage(model="m", input_tokens=1, output_tokens=2),
+        sampling_probability=0.5,
     )
     binding = bind(lambda run: given, name="outer", threshold=0.4)
     made = binding.to_score(given, 0.25, 7)
-    assert made == replace(given, scorer="outer", label="pass", duration_s=0.25, start_ns=7)
+    assert made == replace(
+        given, scorer="outer", label="pass", duration_s=0.25, start_ns=7, sampling_probability=None
+    )
     assert {field.name for field in fields(Score)} == {
-        "scorer", "value", "label", "reason", "details", "error", "skipped", "duration_s", "usage", "start_ns"
+        "scorer", "value", "label", "reason", "details", "error", "skipped", "duration_s", "usage", "start_ns",
+        "sampling_probability",
     }  # fmt: skip
