@@ -1,6 +1,6 @@
 """Quick checks per second through the public scoring path, as the engine runs them.
 
-Each built `AgentRun` goes through `engine.score_run` with the eleven checks bound (admission:
+Each built `AgentRun` goes through `pipeline.score_run` with the eleven checks bound (admission:
 filter, trace-id sampling, rate limit; then evaluation into a `Score` with label, duration and
 start time). The baseline in the same run is the bare check functions called directly, so the
 ratio is the cost of the binding machinery. Runs vary: outputs of 20 to 300 characters, 0 to 6
@@ -18,7 +18,7 @@ import random
 import time
 
 from otel_scorers import AgentRun, ToolCall, bind, checks
-from otel_scorers.engine import score_run
+from otel_scorers.pipeline import score_run
 
 WORDS = [
     "the",

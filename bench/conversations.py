@@ -35,9 +35,9 @@ from otel_scorers.conversations.scoring import bind_conversation, score_conversa
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
 from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.emitter import Emitter
-from otel_scorers.engine import score_run_now
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, ToolCall
+from otel_scorers.pipeline import score_run_now
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.conversation import tool_error_rate, turns, user_frustration
 

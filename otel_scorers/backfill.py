@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 from otel_scorers.binding import Binding
 from otel_scorers.conversations.turns import Conversation
-from otel_scorers.engine import score_run
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline import score_run
 
 DEFAULT_CONCURRENCY = 8
 

@@ -24,7 +24,7 @@ from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, pa
 from otel_scorers.sampling import RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.judge.errors import redact
-from otel_scorers.scorers.protocol import JudgedScorer, Scorer, ScoreResult, as_scorer
+from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
 
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
 DEFAULT_TIMEOUT_S = 30.0
@@ -50,14 +50,19 @@ class Binding:
     limiter: RateLimiter | None = field(default=None, repr=False, compare=False)
     #: Replaces the run's own context for this binding's scorer (`bind(context=...)`).
     context: ContextOverride | None = field(default=None, repr=False, compare=False)
-    #: Scored in the engine's judge lane (bounded, apart from the quick checks).
-    uses_judge: bool = False
+    #: Where the engine runs the scorer (`Lane`): declared by the scorer, or `bind(uses_judge=...)`.
+    lane: Lane = "async"
     #: Budget-paced, risk-weighted sampling instead of the fixed rate (`sampler` then keeps all).
     paced: PacedSampler | None = field(default=None, repr=False, compare=False)
 
     @property
     def sampling_rate(self) -> float:
         return self.sampler.rate
+
+    @property
+    def uses_judge(self) -> bool:
+        """Scored in the engine's judge lane (bounded, apart from the quick checks)."""
+        return self.lane == "judge"
 
     def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
         """Whether the binding scores `run`. A paced binding counts the run in its demand but
@@ -230,11 +235,14 @@ def bind(
     predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
     `context` replaces the run's own context (`AgentRun.context`) for this scorer: a list of
     texts, or a path into the run (`attributes.<key>`: a string or a list of strings).
-    `uses_judge` puts the scorer in the judge lane; by default, scorers with a `judge` (the LLM
-    scorers) go there. Set it for a custom scorer that calls `ask_judge` itself.
+    The scorer's lane is the one it declares (the LLM scorers: `judge`); `uses_judge=True` puts
+    a custom scorer that calls `ask_judge` itself in the judge lane.
     """
     the_scorer = as_scorer(scorer)
-    judged = isinstance(the_scorer, JudgedScorer) if uses_judge is None else uses_judge
+    lane = lane_of(the_scorer)
+    if uses_judge is not None:
+        lane = "judge" if uses_judge else ("async" if lane == "judge" else lane)
+    judged = lane == "judge"
     policy = parse_sampling(sampling)
     paced = None
     if isinstance(policy, PacingPolicy):
@@ -266,7 +274,7 @@ def bind(
         timeout_s=timeout_s,
         limiter=limiter,
         context=context_override(context) if context is not None else None,
-        uses_judge=judged,
+        lane=lane,
         paced=paced,
     )
 

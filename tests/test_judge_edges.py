@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
-from otel_scorers.engine import score_run
+from otel_scorers.pipeline import score_run
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm
 from otel_scorers.scorers.llm import ask_judge
 

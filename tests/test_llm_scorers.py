@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
-from otel_scorers.engine import score_run
+from otel_scorers.pipeline import score_run
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.scorers.rounding import round2
 

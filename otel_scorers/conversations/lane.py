@@ -25,8 +25,8 @@ from otel_scorers.conversations.emission import ConversationCounts, Conversation
 from otel_scorers.conversations.scoring import ConversationBinding, score_conversation
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
 from otel_scorers.conversations.turns import Conversation, Turn
-from otel_scorers.engine import untraced_context
 from otel_scorers.fork_safety import renew_in_child, restart_in_child
+from otel_scorers.runner import untraced_context
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")

@@ -13,11 +13,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar
 
 import regex
 
 from otel_scorers.model import AgentRun, Score, ToolCall
+from otel_scorers.scorers.protocol import Lane
 
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_NOTHING: frozenset[str] = frozenset()
@@ -47,6 +48,7 @@ class Check:
     binary: bool = True
     args: Mapping[str, Any] = field(default_factory=dict)
     retime: Callable[[float], Check] | None = field(default=None, repr=False, compare=False)
+    lane: ClassVar[Lane] = "inline"
 
     def score(self, run: AgentRun) -> Score:
         return self.score_run(run)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -38,6 +38,7 @@ from otel_scorers.scorers.judge import (
     as_judge,
     require_litellm,
 )
+from otel_scorers.scorers.protocol import Lane
 
 T = TypeVar("T")
 DataOf = Callable[[AgentRun], Mapping[str, "str | None"]]
@@ -92,6 +93,7 @@ class LLMScorer(Generic[T]):
     prompt_version: str = "1"
     needs: frozenset[str] = field(default_factory=lambda: frozenset({"input", "output"}))
     binary: bool = False
+    lane: ClassVar[Lane] = "judge"
 
     async def score(self, run: AgentRun) -> Score:
         try:

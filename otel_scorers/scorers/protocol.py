@@ -7,7 +7,7 @@ import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload, runtime_checkable
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.workers import DEFAULT_SYNC_WORKERS, SyncWorkers
@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 #: What a scorer may return: a number in [0, 1], a bool (pass/fail), or a full `Score`.
 ScoreResult = float | int | bool | Score
 
+#: Where the engine runs a scorer: `inline`, on its loop between runs (quick, synchronous: the
+#: checks and code scorers); `async`, as a task with its timeout (a user's function, on worker
+#: threads when it is synchronous); `judge`, in the bounded judge lane after the run's quick
+#: scores are out, so that a slow judge holds up only judge work.
+Lane = Literal["inline", "async", "judge"]
+
 
 @runtime_checkable
 class Scorer(Protocol):
@@ -26,7 +32,8 @@ class Scorer(Protocol):
     `score` returns a `ScoreResult` directly (it must then be fast: it runs on the engine's loop)
     or an awaitable of one (judges). `needs` lists the run fields it cannot do without
     (`"input"`, `"output"`): when the trace did not carry one, the score is skipped, not 0.
-    `binary` scorers get the label pass/fail.
+    `binary` scorers get the label pass/fail. A scorer may also declare its `lane` (see `Lane`,
+    `DeclaresLane`); one that does not runs in the `async` lane.
     """
 
     @property
@@ -37,6 +44,19 @@ class Scorer(Protocol):
     def binary(self) -> bool: ...
 
     def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]: ...
+
+
+@runtime_checkable
+class DeclaresLane(Protocol):
+    """A scorer that says which lane the engine runs it in."""
+
+    @property
+    def lane(self) -> Lane: ...
+
+
+def lane_of(scorer: Scorer) -> Lane:
+    """The lane `scorer` declares; `async`, the lane that suits any scorer, when it declares none."""
+    return scorer.lane if isinstance(scorer, DeclaresLane) else "async"
 
 
 @runtime_checkable
@@ -59,6 +79,7 @@ class FunctionScorer:
     needs: frozenset[str] = frozenset()
     binary: bool = False
     workers: int = DEFAULT_SYNC_WORKERS
+    lane: ClassVar[Lane] = "async"
     is_async: bool = field(init=False)
     threads: SyncWorkers | None = field(init=False, repr=False, compare=False)
 
@@ -119,6 +140,10 @@ class Requiring:
     @property
     def name(self) -> str:
         return self.scorer.name
+
+    @property
+    def lane(self) -> Lane:
+        return lane_of(self.scorer)
 
     @property
     def binary(self) -> bool:

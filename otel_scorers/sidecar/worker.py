@@ -47,9 +47,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from otel_scorers.config import Config
-from otel_scorers.engine import ScoredRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.pipeline import ScoredRun
 from otel_scorers.sidecar.assembler import PendingTrace
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.hold import encode_spans

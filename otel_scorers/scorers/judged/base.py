@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, ContextItem, Score
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
+from otel_scorers.scorers.protocol import Lane
 from otel_scorers.scorers.rounding import round2
 
 R = TypeVar("R", bound=BaseModel)
@@ -170,6 +171,7 @@ class JudgedScorer(Generic[R]):
     needs: frozenset[str] = frozenset()
     binary: bool = False
     labels: tuple[str, str] = ("pass", "fail")
+    lane: ClassVar[Lane] = "judge"
 
     def __post_init__(self) -> None:
         if not self.name:
