@@ -121,7 +121,10 @@ class Runner(Generic[T]):
         if len(self._queue) >= self._max_queue_size:
             self._work.dropped(item, "queue_full")
             throttled.warning(
-                "queue_full", "otel_scorers: scoring queue full (%d runs); dropping runs", len(self._queue)
+                f"queue_full:{self._name}",
+                "otel_scorers: %s: queue full (%d waiting); dropping what comes until it drains",
+                self._name,
+                len(self._queue),
             )
             return False
         if self._thread is None:  # nobody called start() (the in-process processor always does)
