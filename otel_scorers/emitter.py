@@ -13,9 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry._logs import LoggerProvider, get_logger_provider
+from opentelemetry._logs import Logger, LoggerProvider, get_logger_provider
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+)
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
 from otel_scorers.console_output import ScoreOutput
@@ -171,20 +180,7 @@ class Emitter:
         tracer, logger = self._instruments()
         now = time.time_ns()
         for score in scores:
-            attributes = evaluation_attributes(run, score)
-            start_ns = score.start_ns or now
-            end_ns = start_ns + int(score.duration_s * 1e9)
-            span = tracer.start_span(
-                f"evaluate {score.scorer}",
-                context=context,
-                kind=SpanKind.INTERNAL,
-                attributes=attributes,
-                start_time=start_ns,
-            )
-            if score.error is not None:
-                span.set_status(Status(StatusCode.ERROR, error_description(score)))
-            span.end(end_time=end_ns)
-            logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
+            emit_evaluation(tracer, logger, context, score, evaluation_attributes(run, score), now)
 
     def _write(self, run: AgentRun, scores: Sequence[Score]) -> None:
         assert self._export is not None
@@ -375,3 +371,30 @@ def _new_span_id() -> int:
     while span_id == 0:
         span_id = random.getrandbits(64)
     return span_id
+
+
+def emit_evaluation(
+    tracer: Tracer,
+    logger: Logger,
+    context: Context,
+    score: Score,
+    attributes: Mapping[str, Any],
+    now_ns: int,
+    links: Sequence[Link] | None = None,
+) -> None:
+    """One score through the SDK: its `evaluate {scorer}` span (a child of `context`'s span,
+    timed as the score was) and its `gen_ai.evaluation.result` event."""
+    start_ns = score.start_ns or now_ns
+    end_ns = start_ns + int(score.duration_s * 1e9)
+    span = tracer.start_span(
+        f"evaluate {score.scorer}",
+        context=context,
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        links=links,
+        start_time=start_ns,
+    )
+    if score.error is not None:
+        span.set_status(Status(StatusCode.ERROR, error_description(score)))
+    span.end(end_time=end_ns)
+    logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)

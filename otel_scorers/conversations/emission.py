@@ -16,13 +16,12 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry._logs import LoggerProvider, get_logger_provider
-from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
 from otel_scorers.conversations.turns import Conversation, Turn
 from otel_scorers.emitter import (
-    EVALUATION_EVENT,
-    error_description,
+    emit_evaluation,
     evaluation_attributes,
     record_judge_usage,
 )
@@ -105,21 +104,9 @@ class ConversationEmitter:
         now = time.time_ns()
         agent = conversation.agent_name
         for score in scores:
-            attributes = conversation_attributes(conversation, score)
-            start_ns = score.start_ns or now
-            end_ns = start_ns + int(score.duration_s * 1e9)
-            span = tracer.start_span(
-                f"evaluate {score.scorer}",
-                context=context,
-                kind=SpanKind.INTERNAL,
-                attributes=attributes,
-                links=links,
-                start_time=start_ns,
+            emit_evaluation(
+                tracer, logger, context, score, conversation_attributes(conversation, score), now, links
             )
-            if score.error is not None:
-                span.set_status(Status(StatusCode.ERROR, error_description(score)))
-            span.end(end_time=end_ns)
-            logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
             self._record(score, agent)
 
     def _record(self, score: Score, agent: str | None) -> None:
