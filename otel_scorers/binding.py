@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from otel_scorers.context import ContextOverride, context_override
 from otel_scorers.errors import ConfigError
@@ -26,6 +26,7 @@ from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.judge.errors import redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
 
+T = TypeVar("T")
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
 DEFAULT_TIMEOUT_S = 30.0
 _MISSING_REASON = {
@@ -123,28 +124,11 @@ class Binding:
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
     async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
-        try:
-            result = await asyncio.wait_for(pending, self.timeout_s)
-        except asyncio.TimeoutError:
-            return Score(
-                self.name,
-                error=ScoreError("timeout", f"scorer did not finish within {self.timeout_s:g}s"),
-                duration_s=time.perf_counter() - started,
-                start_ns=start_ns,
-            )
-        except Exception as exc:
-            return self.error(exc, time.perf_counter() - started, start_ns)
-        return self.to_score(result, time.perf_counter() - started, start_ns)
+        result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
+        return failed or self.to_score(result, time.perf_counter() - started, start_ns)
 
     def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
-        """A scorer's exception as an error score; its message may quote a key (a custom scorer
-        that called a provider itself), so it is redacted as the judge's errors are."""
-        return Score(
-            self.name,
-            error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
-            duration_s=duration_s,
-            start_ns=start_ns,
-        )
+        return error_score(self.name, exc, duration_s, start_ns)
 
     def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
         if isinstance(result, Score):
@@ -281,3 +265,28 @@ def bind(
 
 def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:
     return item if isinstance(item, Binding) else bind(item)
+
+
+def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
+    """A scorer's exception as an error score; its message may quote a key (a custom scorer that
+    called a provider itself), so it is redacted as the judge's errors are."""
+    return Score(
+        name,
+        error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
+        duration_s=duration_s,
+        start_ns=start_ns,
+    )
+
+
+async def within_timeout(
+    pending: Awaitable[T], timeout_s: float, name: str, started: float, start_ns: int
+) -> tuple[T | None, Score | None]:
+    """`pending`'s result within `timeout_s`, or (None, the error score of `name`) when it timed
+    out or raised."""
+    try:
+        return await asyncio.wait_for(pending, timeout_s), None
+    except asyncio.TimeoutError:
+        timed_out = ScoreError("timeout", f"scorer did not finish within {timeout_s:g}s")
+        return None, Score(name, error=timed_out, duration_s=time.perf_counter() - started, start_ns=start_ns)
+    except Exception as exc:
+        return None, error_score(name, exc, time.perf_counter() - started, start_ns)

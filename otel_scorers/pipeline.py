@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -386,10 +386,14 @@ async def evaluate_decided(admitted: Sequence[Admitted], run: AgentRun) -> list[
 
 async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:
     """Score an admitted run with each binding, the asynchronous ones concurrently."""
+    return await gathered(binding.evaluate(run) for binding in bindings)
+
+
+async def gathered(results: Iterable[Score | Awaitable[Score]]) -> list[Score]:
+    """The scores, those still to come awaited together (so judged ones meet in one batch)."""
     scores: list[Score] = []
     waiting: list[Awaitable[Score]] = []
-    for binding in bindings:
-        result = binding.evaluate(run)
+    for result in results:
         if isinstance(result, Score):
             scores.append(result)
         else:

@@ -7,18 +7,17 @@ fails to return in time into an error `Score`, never an exception.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.conversations.turns import Conversation
 from otel_scorers.errors import ConfigError
-from otel_scorers.model import Score, ScoreError
+from otel_scorers.model import Score
+from otel_scorers.pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
-from otel_scorers.scorers.judge.errors import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,26 +43,13 @@ class ConversationBinding:
         return self._wait(result, started, start_ns)
 
     async def _wait(self, pending: Awaitable[Score], started: float, start_ns: int) -> Score:
-        try:
-            result = await asyncio.wait_for(pending, self.timeout_s)
-        except asyncio.TimeoutError:
-            return Score(
-                self.name,
-                error=ScoreError("timeout", f"scorer did not finish within {self.timeout_s:g}s"),
-                duration_s=time.perf_counter() - started,
-                start_ns=start_ns,
-            )
-        except Exception as exc:
-            return self._error(exc, started, start_ns)
+        result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
+        if failed is not None or result is None:
+            return failed or self._error(TypeError("the scorer's awaitable gave no Score"), started, start_ns)
         return self._finish(result, started, start_ns)
 
     def _error(self, exc: BaseException, started: float, start_ns: int) -> Score:
-        return Score(
-            self.name,
-            error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
-            duration_s=time.perf_counter() - started,
-            start_ns=start_ns,
-        )
+        return error_score(self.name, exc, time.perf_counter() - started, start_ns)
 
     def _finish(self, result: Score, started: float, start_ns: int) -> Score:
         label = result.label
@@ -108,16 +94,6 @@ async def score_conversation(
 ) -> list[Score]:
     """Score an ended conversation with each binding that samples it, the awaitable scorers
     concurrently (so judged ones meet in one batch when the judge batches)."""
-    scores: list[Score] = []
-    waiting: list[Awaitable[Score]] = []
-    for binding in bindings:
-        if not binding.admits(conversation):
-            continue
-        result = binding.evaluate(conversation)
-        if isinstance(result, Score):
-            scores.append(result)
-        else:
-            waiting.append(result)
-    if waiting:
-        scores.extend(await asyncio.gather(*waiting))
-    return scores
+    return await gathered(
+        binding.evaluate(conversation) for binding in bindings if binding.admits(conversation)
+    )
