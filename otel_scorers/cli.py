@@ -16,7 +16,7 @@ from otel_scorers.config import Config, load_config
 from otel_scorers.conversations.backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
 from otel_scorers.score_summary import Gate, ScoreSummary, parse_gate
 from otel_scorers.version import __version__
@@ -59,12 +59,7 @@ def score_to_json(run: AgentRun, score: Score) -> dict[str, Any]:
         "trace_id": run.trace_id_hex,
         "span_id": run.span_id_hex,
         "agent_name": run.agent_name,
-        "scorer": score.scorer,
-        "value": score.value,
-        "label": score.label,
-        "reason": score.reason,
-        "skipped": score.skipped,
-        "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+        **score_fields(score),
     }
 
 

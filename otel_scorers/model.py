@@ -187,3 +187,15 @@ class Score:
     @property
     def ok(self) -> bool:
         return self.value is not None and self.error is None and self.skipped is None
+
+
+def score_fields(score: Score) -> dict[str, Any]:
+    """What a line of `score`'s output says of the score itself, for runs and conversations."""
+    return {
+        "scorer": score.scorer,
+        "value": score.value,
+        "label": score.label,
+        "reason": score.reason,
+        "skipped": score.skipped,
+        "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+    }

@@ -13,7 +13,7 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import score_conversation, widest
 from otel_scorers.conversations.stage import ConversationStage
 from otel_scorers.conversations.turns import Conversation, turn_of
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun, Score, score_fields
 
 WriteScore = Callable[[Conversation, Score], None]
 EmitScores = Callable[[Conversation, Sequence[Score]], None]
@@ -29,12 +29,7 @@ def conversation_score_json(conversation: Conversation, score: Score) -> dict[st
         "agent_name": conversation.agent_name,
         "turns": conversation.turn_count,
         "ended_by": conversation.ended_by,
-        "scorer": score.scorer,
-        "value": score.value,
-        "label": score.label,
-        "reason": score.reason,
-        "skipped": score.skipped,
-        "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+        **score_fields(score),
     }
 
 
