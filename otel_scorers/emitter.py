@@ -40,7 +40,7 @@ from otel_scorers.metrics import (
     WeightedResult,
 )
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_wire import (
+from otel_scorers.otlp_encode import (
     ScoreParts,
     evaluation_log,
     evaluation_span,
@@ -66,7 +66,7 @@ _MAX_WRITTEN = 4096
 _RUNS_PER_METRICS_BATCH = 64
 
 
-def run_context(run: AgentRun) -> Context:
+def run_span_context(run: AgentRun) -> Context:
     """A context whose current span is the run's span, to parent evaluation spans on it."""
     parent = SpanContext(
         run.trace_id, run.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED)
@@ -167,7 +167,7 @@ class Emitter:
         """One evaluation span and one event per score, then the metrics."""
         if not scores:
             return
-        context = run_context(run)
+        context = run_span_context(run)
         if self._export is not None:
             self._write(run, scores)
         else:

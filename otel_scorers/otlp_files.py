@@ -17,7 +17,7 @@ import orjson
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_scorers.model import AgentRun
-from otel_scorers.otlp import OtlpDecodeError, parse_json_request, span_records
+from otel_scorers.otlp_decode import OtlpDecodeError, parse_json_request, span_records
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 

@@ -88,7 +88,7 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
-class _TraceJob(NamedTuple):
+class _AssembledTraceJob(NamedTuple):
     """The engine's job for a trace whose runs all ended (a NamedTuple: made on the agent's thread)."""
 
     completed: CompletedTrace
@@ -225,7 +225,7 @@ class ScoringSpanProcessor(SpanProcessor):
             self._downstream.on_end(span)
 
     def _trace_completed(self, completed: CompletedTrace) -> None:
-        self.engine.submit(_TraceJob(completed, self._held))
+        self.engine.submit(_AssembledTraceJob(completed, self._held))
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Score and emit every run that ended before the call, then flush where the scores went.

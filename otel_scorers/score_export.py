@@ -1,6 +1,6 @@
 """`OtlpScoreExport`: evaluation spans and events sent over OTLP as pre-written protobuf.
 
-The emitter writes each run's evaluation spans and events as OTLP bytes (`otlp_wire`) and hands
+The emitter writes each run's evaluation spans and events as OTLP bytes (`otlp_encode`) and hands
 them here as one item per run. The SDK stays in charge of everything about sending: a
 `BatchSpanProcessor` queues and batches the items (its `OTEL_BSP_*` settings, its bounded queue
 that drops and logs when full, its fork handling), and the SDK's own OTLP exporters send each
@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanContext, TraceFlags
 
-from otel_scorers.otlp_wire import export_request, resource_message, scope_message
+from otel_scorers.otlp_encode import export_request, resource_message, scope_message
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 

@@ -19,7 +19,7 @@ from otel_scorers.demo import demo_document, run_demo
 from otel_scorers.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, delimit
-from otel_scorers.scorers.judged.base import JudgedScorer
+from otel_scorers.scorers.rules.base import JudgedScorer
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_scorers import ScoringSpanProcessor
-from otel_scorers.otlp import parse_json_request, span_records
+from otel_scorers.otlp_decode import parse_json_request, span_records
 from otel_scorers.span_record import SpanRecord
 
 from .conftest import RunRecorder, Telemetry

@@ -16,8 +16,8 @@ import pytest
 
 from otel_scorers import AgentRun, ContextItem, Score
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm, parse_reply
-from otel_scorers.scorers.judged import catalogue
 from otel_scorers.scorers.llm import ask_judge
+from otel_scorers.scorers.rules import catalogue
 
 from .judge_server import JudgeServer, Reply, Status, judge_server
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from otel_scorers import AgentRun, ContextItem, Judge, JudgeConfig, Score, ask_judge
 from otel_scorers.scorers.judge import import_litellm
-from otel_scorers.scorers.judged.catalogue import bias, faithfulness
+from otel_scorers.scorers.rules.catalogue import bias, faithfulness
 
 from .judge_server import JudgeServer, Reply, judge_server
 

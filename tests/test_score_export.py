@@ -270,7 +270,7 @@ def test_processor_with_export_sends_one_evaluation_span_and_event_per_scorer_un
 
 
 def test_an_attribute_value_the_wire_format_cannot_carry_is_named_in_the_error() -> None:
-    from otel_scorers.otlp_wire import any_value
+    from otel_scorers.otlp_encode import encode_any_value
 
     with pytest.raises(TypeError, match="object"):
-        any_value(object())
+        encode_any_value(object())

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
-from otel_scorers.sidecar.assembler import BatchAssembler, Limits, scan
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.jobs import run_subtrees
 from otel_scorers.span_record import OWN_SCOPE

@@ -15,8 +15,8 @@ import gc, os, sys
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import MeterProvider
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.otlp import parse_protobuf_request
-from otel_scorers.sidecar.assembler import BatchAssembler, Limits, scan
+from otel_scorers.otlp_decode import parse_protobuf_request
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
 
 def rss():
     for line in open(f"/proc/{os.getpid()}/status"):

@@ -24,7 +24,8 @@ from otel_scorers.scorers.code import (
     trajectory_accuracy,
 )
 from otel_scorers.scorers.conversation import multi_turn
-from otel_scorers.scorers.judged.catalogue import (
+from otel_scorers.scorers.llm import ask_judge, llm_scorer
+from otel_scorers.scorers.rules.catalogue import (
     JUDGED_FACTORIES,
     answer_similarity,
     bias,
@@ -41,7 +42,6 @@ from otel_scorers.scorers.judged.catalogue import (
     toxicity,
     trajectory_accuracy_llm,
 )
-from otel_scorers.scorers.llm import ask_judge, llm_scorer
 
 SCORER_FACTORIES: dict[str, Callable[..., Any]] = {
     **CODE_SCORERS,

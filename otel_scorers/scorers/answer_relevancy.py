@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
-from otel_scorers.scorers.judged.base import Ask, JudgedScorer, Task, need_input, need_output
-from otel_scorers.scorers.judged.replies import YesUnsureNo
 from otel_scorers.scorers.rounding import round2
+from otel_scorers.scorers.rules.base import Ask, JudgedScorer, Task, need_input, need_output
+from otel_scorers.scorers.rules.replies import YesUnsureNo
 
 _TASK = (
     "You rate how relevant an AI agent's answer is to the user's question: whether it addresses what "

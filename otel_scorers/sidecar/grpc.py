@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
-from otel_scorers.sidecar.assembler import Scan
+from otel_scorers.sidecar.batch_assembler import Scan
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload

@@ -19,7 +19,7 @@ from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
-from otel_scorers.sidecar.assembler import BatchAssembler, Limits, PendingTrace
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, PendingTrace
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder

@@ -50,7 +50,7 @@ from otel_scorers.config import Config
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import ScoredRun
-from otel_scorers.sidecar.assembler import PendingTrace
+from otel_scorers.sidecar.batch_assembler import PendingTrace
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.hold import encode_spans
 from otel_scorers.sidecar.jobs import (
@@ -375,7 +375,7 @@ class _Replies:
         # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
         self._lock = threading.Lock()
 
-    def add(self, job: _TraceJob, scores: list[RunScores] | None) -> None:
+    def add(self, job: _ReceivedTraceJob, scores: list[RunScores] | None) -> None:
         with self._lock:
             self._pending.append((job.job_id, scores))
             job.batch[0] -= 1
@@ -391,7 +391,7 @@ class _Replies:
 
 
 @dataclass(frozen=True, slots=True)
-class _TraceJob:
+class _ReceivedTraceJob:
     job_id: int
     spans: list[OtlpSpan]
     replies: _Replies
@@ -461,7 +461,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 traces = decode_batch(message[2])
                 left = [len(message[1])]
                 for job_id, trace_id in message[1]:
-                    engine.submit(_TraceJob(job_id, traces.get(trace_id, []), replies, left))
+                    engine.submit(_ReceivedTraceJob(job_id, traces.get(trace_id, []), replies, left))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":

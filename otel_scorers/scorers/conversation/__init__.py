@@ -22,7 +22,7 @@ from otel_scorers.scorers.conversation.judged import (
 )
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
-from otel_scorers.scorers.judged.base import JudgedScorer
+from otel_scorers.scorers.rules.base import JudgedScorer
 
 JudgeArg = Judge | JudgeConfig | None
 
@@ -46,7 +46,7 @@ def multi_turn(
     judge: JudgeArg = None,
 ) -> ConversationJudged:
     """1 when the conversation, taken as a whole, meets `criterion`."""
-    from otel_scorers.scorers.judged.multi_turn import MultiTurn
+    from otel_scorers.scorers.rules.multi_turn import MultiTurn
 
     if not criterion.strip():
         raise ValueError("multi_turn needs a criterion")

@@ -1,6 +1,6 @@
 """Judged conversation scorers: a rule asks the judge once about a whole conversation.
 
-A `ConversationRule` is a judged `Rule` (`otel_scorers.scorers.judged.base`) whose data is the
+A `ConversationRule` is a judged `Rule` (`otel_scorers.scorers.rules.base`) whose data is the
 conversation's transcript; `ConversationJudged` runs it through the judge's one call path
 (`Judge.ask_one`, batched with the conversation's other judged scorers under one group) and
 turns the reply into a `Score` with `JudgedScorer.result`, as run-level judged scorers do. One
@@ -18,8 +18,8 @@ from otel_scorers.conversations.turns import Conversation
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import JudgeError
 from otel_scorers.scorers.judge.prompt import Data
-from otel_scorers.scorers.judged.base import Ask, JudgedScorer, Task, ask_once, skipped
-from otel_scorers.scorers.judged.replies import Ordinal
+from otel_scorers.scorers.rules.base import Ask, JudgedScorer, Task, ask_once, skipped
+from otel_scorers.scorers.rules.replies import Ordinal
 
 R = TypeVar("R", bound=BaseModel)
 #: Longest text of one side of one turn the judge sees.

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from otel_scorers.scorers.judged.claims import UnitsRule
-from otel_scorers.scorers.judged.faithfulness import grounded_answer
-from otel_scorers.scorers.judged.replies import YesNo
+from otel_scorers.scorers.rules.claims import UnitsRule
+from otel_scorers.scorers.rules.faithfulness import grounded_answer
+from otel_scorers.scorers.rules.replies import YesNo
 
 HALLUCINATION = UnitsRule(
     kind="hallucination",

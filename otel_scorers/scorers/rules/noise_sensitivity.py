@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, ask_once, need_input, need_output, skipped
-from otel_scorers.scorers.judged.replies import Impact, UnitInterval, choices
+from otel_scorers.scorers.rules.base import Ask, Reference, Task, ask_once, need_input, need_output, skipped
+from otel_scorers.scorers.rules.replies import Impact, UnitInterval, choices
 
 IMPACTS: dict[Impact, float] = {
     "none": 1.0,

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_input
+from otel_scorers.scorers.rules.base import Ask, Task, ask_once, need_input
 
 
 class CallEvaluation(BaseModel):

@@ -13,21 +13,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
-from otel_scorers.scorers.judged.answer_similarity import AnswerSimilarity
-from otel_scorers.scorers.judged.base import JudgedScorer, Reference, Rule
-from otel_scorers.scorers.judged.bias import BIAS
-from otel_scorers.scorers.judged.context_precision import ContextPrecision
-from otel_scorers.scorers.judged.context_recall import context_recall_rule
-from otel_scorers.scorers.judged.context_relevance import ContextRelevance
-from otel_scorers.scorers.judged.faithfulness import FAITHFULNESS
-from otel_scorers.scorers.judged.hallucination import HALLUCINATION
-from otel_scorers.scorers.judged.noise_sensitivity import NoiseSensitivity
-from otel_scorers.scorers.judged.prompt_alignment import PromptAlignment
-from otel_scorers.scorers.judged.rubric import Rubric, as_criteria
-from otel_scorers.scorers.judged.summarization import Summarization
-from otel_scorers.scorers.judged.tool_call_accuracy_llm import ToolCallAccuracyLLM, as_tool_list
-from otel_scorers.scorers.judged.toxicity import TOXICITY
-from otel_scorers.scorers.judged.trajectory_accuracy_llm import TrajectoryAccuracyLLM
+from otel_scorers.scorers.rules.answer_similarity import AnswerSimilarity
+from otel_scorers.scorers.rules.base import JudgedScorer, Reference, Rule
+from otel_scorers.scorers.rules.bias import BIAS
+from otel_scorers.scorers.rules.context_precision import ContextPrecision
+from otel_scorers.scorers.rules.context_recall import context_recall_rule
+from otel_scorers.scorers.rules.context_relevance import ContextRelevance
+from otel_scorers.scorers.rules.faithfulness import FAITHFULNESS
+from otel_scorers.scorers.rules.hallucination import HALLUCINATION
+from otel_scorers.scorers.rules.noise_sensitivity import NoiseSensitivity
+from otel_scorers.scorers.rules.prompt_alignment import PromptAlignment
+from otel_scorers.scorers.rules.rubric import Rubric, as_criteria
+from otel_scorers.scorers.rules.summarization import Summarization
+from otel_scorers.scorers.rules.tool_call_accuracy_llm import ToolCallAccuracyLLM, as_tool_list
+from otel_scorers.scorers.rules.toxicity import TOXICITY
+from otel_scorers.scorers.rules.trajectory_accuracy_llm import TrajectoryAccuracyLLM
 
 JudgeArg = Judge | JudgeConfig | None
 

@@ -4,9 +4,9 @@ Mastra, a reply without verdicts for a non-empty answer is an error, not a score
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Task, answer_only
-from otel_scorers.scorers.judged.claims import UnitsRule
-from otel_scorers.scorers.judged.replies import YesNo
+from otel_scorers.scorers.rules.base import Task, answer_only
+from otel_scorers.scorers.rules.claims import UnitsRule
+from otel_scorers.scorers.rules.replies import YesNo
 
 
 def _answer(run: AgentRun) -> Task | Score:

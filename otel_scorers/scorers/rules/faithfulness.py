@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import (
+from otel_scorers.scorers.rules.base import (
     GROUNDING,
     NO_CONTEXT,
     Task,
@@ -12,8 +12,8 @@ from otel_scorers.scorers.judged.base import (
     skipped,
     zero,
 )
-from otel_scorers.scorers.judged.claims import UnitsRule
-from otel_scorers.scorers.judged.replies import YesUnsureNo
+from otel_scorers.scorers.rules.claims import UnitsRule
+from otel_scorers.scorers.rules.replies import YesUnsureNo
 
 
 def grounded_answer(kind: str, run: AgentRun) -> Task | Score:

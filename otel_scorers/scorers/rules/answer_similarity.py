@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, need_output, skipped, zero
-from otel_scorers.scorers.judged.replies import MatchKind, choices
+from otel_scorers.scorers.rules.base import Ask, Reference, Task, need_output, skipped, zero
+from otel_scorers.scorers.rules.replies import MatchKind, choices
 
 
 class Match(BaseModel):

@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, ask_once, need_input
-from otel_scorers.scorers.judged.tool_call_accuracy_llm import tool_calls_text
+from otel_scorers.scorers.rules.base import Ask, Reference, Task, ask_once, need_input
+from otel_scorers.scorers.rules.tool_call_accuracy_llm import tool_calls_text
 
 
 class StepEvaluation(BaseModel):

@@ -47,7 +47,7 @@ def length_delimited(field: int, payload: bytes) -> bytes:
     return tag(field, _LEN) + varint(len(payload)) + payload
 
 
-def any_value(value: Any) -> bytes:
+def encode_any_value(value: Any) -> bytes:
     """An `AnyValue` message (bool before int: a bool is an int in Python)."""
     if isinstance(value, bool):
         return b"\x10\x01" if value else b"\x10\x00"
@@ -60,7 +60,7 @@ def any_value(value: Any) -> bytes:
     if isinstance(value, bytes):
         return length_delimited(7, value)
     if isinstance(value, Sequence):
-        return length_delimited(5, b"".join(length_delimited(1, any_value(item)) for item in value))
+        return length_delimited(5, b"".join(length_delimited(1, encode_any_value(item)) for item in value))
     if isinstance(value, Mapping):
         return length_delimited(
             6, b"".join(length_delimited(1, key_value(str(k), v)) for k, v in value.items())
@@ -70,7 +70,7 @@ def any_value(value: Any) -> bytes:
 
 def key_value(key: str, value: Any) -> bytes:
     """A `KeyValue` message."""
-    return length_delimited(1, key.encode()) + length_delimited(2, any_value(value))
+    return length_delimited(1, key.encode()) + length_delimited(2, encode_any_value(value))
 
 
 def attributes_field(field: int, attributes: Mapping[str, Any]) -> bytes:

@@ -9,13 +9,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import (
+from otel_scorers.scorers.rules.base import (
     Ask,
     Task,
     ask_once,
     question_answer_context,
 )
-from otel_scorers.scorers.judged.replies import Ordinal, Relevance, choices
+from otel_scorers.scorers.rules.replies import Ordinal, Relevance, choices
 
 LEVELS: dict[Relevance, float] = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 

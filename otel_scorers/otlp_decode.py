@@ -71,7 +71,7 @@ def parse_protobuf_request(data: bytes) -> ExportTraceServiceRequest:
     return request
 
 
-def any_value(value: AnyValue) -> Any:
+def decode_any_value(value: AnyValue) -> Any:
     """An OTLP `AnyValue` as a plain Python value."""
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -83,9 +83,9 @@ def any_value(value: AnyValue) -> Any:
     if which == "double_value":
         return value.double_value
     if which == "array_value":
-        return [any_value(item) for item in value.array_value.values]
+        return [decode_any_value(item) for item in value.array_value.values]
     if which == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+        return {kv.key: decode_any_value(kv.value) for kv in value.kvlist_value.values}
     if which == "bytes_value":
         return bytes(value.bytes_value)
     return None
@@ -98,7 +98,7 @@ def attributes(kvs: Any) -> dict[str, Any]:
         # Most attribute values are non-empty strings: read first, they need no `WhichOneof`
         # (an empty string is also what every other kind of value reads as).
         text = value.string_value
-        converted[kv.key] = text if text else any_value(value)
+        converted[kv.key] = text if text else decode_any_value(value)
     return converted
 
 

@@ -8,13 +8,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import (
+from otel_scorers.scorers.rules.base import (
     Ask,
     Task,
     ask_once,
     question_answer_context,
 )
-from otel_scorers.scorers.judged.replies import Ordinal, YesNo, choices
+from otel_scorers.scorers.rules.replies import Ordinal, YesNo, choices
 
 
 class ItemVerdict(BaseModel):

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Reference, Task, need_output, skipped, zero
+from otel_scorers.scorers.rules.base import Ask, Reference, Task, need_output, skipped, zero
 
 
 class SummaryClaim(BaseModel):

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_output
-from otel_scorers.scorers.judged.replies import Ordinal
+from otel_scorers.scorers.rules.base import Ask, Task, ask_once, need_output
+from otel_scorers.scorers.rules.replies import Ordinal
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judged.base import Ask, Task, ask_once, need_input, need_output, skipped, zero
-from otel_scorers.scorers.judged.replies import UnitInterval
+from otel_scorers.scorers.rules.base import Ask, Task, ask_once, need_input, need_output, skipped, zero
+from otel_scorers.scorers.rules.replies import UnitInterval
 
 WEIGHTS = {
     "user": (0.4, 0.3, 0.2, 0.1),

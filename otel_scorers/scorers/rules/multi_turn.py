@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from otel_scorers.conversations.turns import Conversation
 from otel_scorers.model import Score
 from otel_scorers.scorers.conversation.judged import ConversationRule, transcript
-from otel_scorers.scorers.judged.base import Task
+from otel_scorers.scorers.rules.base import Task
 
 
 class TurnsReply(BaseModel):

@@ -18,8 +18,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import Data, JudgeError
-from otel_scorers.scorers.judged.base import Ask, Task
-from otel_scorers.scorers.judged.replies import allowed, choices
+from otel_scorers.scorers.rules.base import Ask, Task
+from otel_scorers.scorers.rules.replies import allowed, choices
 
 #: A rule's verdict type (`YesNo`, `YesUnsureNo`): the replies' models are made for it.
 V = TypeVar("V", bound=str)
