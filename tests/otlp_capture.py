@@ -39,6 +39,8 @@ class OtlpCapture:
         self.fail_with: grpc.StatusCode | None = None
         #: Requests answered with `fail_with`.
         self.failed = 0
+        #: With `fail_with`: fail only this many requests, then take them (None: every one).
+        self.fail_times: int | None = None
         self.delay_s = 0.0
         self._changed = threading.Condition()
         self._server = grpc.server(ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 0)])
@@ -74,7 +76,7 @@ class OtlpCapture:
         def receive(request: Any, context: grpc.ServicerContext) -> Any:
             if self.delay_s:
                 time.sleep(self.delay_s)
-            if self.fail_with is not None:
+            if self.fail_with is not None and (self.fail_times is None or self.failed < self.fail_times):
                 with self._changed:
                     self.failed += 1
                 context.abort(self.fail_with, "capture told to fail")
