@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm, parse_reply
-from otel_scorers.scorers.llm import ask_judge
+from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.rules import catalogue
 
 from .judge_server import JudgeServer, Reply, Status, judge_server
@@ -302,3 +303,28 @@ def test_a_rubric_given_as_text_has_one_criterion_per_line_bullets_stripped(serv
     one = catalogue.rubric("Gives the temperature", judge=judge(server))
     assert score(one).value == 1.0
     assert "criterion_2>" not in server.requests[1].text
+
+
+def test_a_reply_key_the_custom_shape_lacks_is_warned_about_naming_both(
+    server: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A judge that answers `reason` where the shape says `explanation` leaves it empty: said."""
+
+    class Explained(BaseModel):
+        polite: bool
+        explanation: str = ""
+
+    server.then(Reply('{"polite": true, "reason": "it thanks the user"}'))
+    judged = llm_scorer(
+        "polite_explained",
+        "Polite? JSON.",
+        Explained,
+        score=lambda reply: reply.polite,
+        reason=lambda reply: reply.explanation or None,
+        judge=judge(server),
+    )
+    with caplog.at_level("WARNING", logger="otel_scorers"):
+        result = score(judged)
+    assert result.value == 1.0 and result.reason is None
+    warned = "\n".join(record.getMessage() for record in caplog.records)
+    assert "reason" in warned and "Explained" in warned and "explanation" in warned

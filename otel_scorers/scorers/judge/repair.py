@@ -25,6 +25,8 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from otel_scorers.throttled_log import throttled
+
 #: Longer than any judge's reply (its output tokens are bounded); beyond it, nothing is read.
 MAX_REPLY_CHARS = 200_000
 #: Judge replies nest four or five levels; a batch reply one more.
@@ -85,13 +87,36 @@ def parse_reply(text: str, shape: Any) -> Any:
             "and only one may be the reply"
         )
     try:
-        return _adapter(shape).validate_python(candidates[0])
+        parsed = _adapter(shape).validate_python(candidates[0])
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'reply'}: {error['msg']}"
             for error in exc.errors()[:3]
         )
         raise JudgeParseError(f"the JSON object does not have the expected shape ({problems})") from None
+    _warn_unknown_keys(candidates[0], shape)
+    return parsed
+
+
+def _warn_unknown_keys(reply: dict[str, Any], shape: Any) -> None:
+    """A pydantic reply shape ignores keys it does not have, so a judge that answers `reason`
+    where the shape says `explanation` leaves that field at its default: said in a warning (at
+    most once a minute per shape), naming both."""
+    fields = getattr(shape, "model_fields", None)
+    if not isinstance(fields, dict):
+        return
+    known = set(fields) | {field.alias for field in fields.values() if getattr(field, "alias", None)}
+    unknown = sorted(key for key in reply if key not in known)
+    if unknown:
+        name = getattr(shape, "__name__", "reply")
+        throttled.warning(
+            f"judge_unknown_keys:{name}",
+            "otel_scorers: the judge's reply has keys %s that its shape %s does not (it has: %s); "
+            "they are ignored: ask for the shape's keys in the prompt",
+            ", ".join(unknown),
+            name,
+            ", ".join(sorted(fields)),
+        )
 
 
 def conforms(value: Any, shape: Any) -> Any | None:
