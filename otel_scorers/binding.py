@@ -68,10 +68,23 @@ class Binding:
     def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
         """Whether the binding scores `run`. A paced binding counts the run in its demand but
         sets no spend aside: the engine uses `decide`, and settles with the score."""
-        admission, decision = self.decide(run, checks)
-        if decision is not None and self.paced is not None:
-            self.paced.settle(decision, None)
-        return admission
+        if self.paced is not None:
+            admission, decision = self.decide(run, checks)
+            if decision is not None:
+                self.paced.settle(decision, None)
+            return admission
+        # every quick check of every run comes here: no decision to make or settle
+        if self.filter is not None:
+            try:
+                if not self.filter(run):
+                    return "filtered"
+            except Exception:  # a user's callable filter: a failure filters the run out
+                return "filtered"
+        if not self.sampler.sampled(run.trace_id):
+            return "sampled_out"
+        if self.limiter is not None and not self.limiter.try_acquire():
+            return "rate_limited"
+        return "admitted"
 
     def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
         """`admit`, with the pacing's decision for a paced binding (None for the others): an

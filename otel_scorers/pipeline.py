@@ -293,6 +293,8 @@ async def score_run(
     Budget-paced bindings decide last, weighing the other bindings' scores (as the engine's
     judge lane weighs the quick checks')."""
     first = [binding for binding in bindings if binding.paced is None]
+    if len(first) == len(bindings):  # the usual case: no pacing to decide or settle
+        return await evaluate_all(admit_all(bindings, run, not_admitted), run)
     scores = await evaluate_decided(decide_all(first, run, not_admitted), run)
     if len(first) < len(bindings):
         paced = [binding for binding in bindings if binding.paced is not None]
