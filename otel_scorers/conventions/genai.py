@@ -84,8 +84,7 @@ class GenAIConvention(Convention):
             start_ns=span.start_ns,
             input=input_messages,
             output=output_messages,
-            model=as_str(attributes.get("gen_ai.response.model"))
-            or as_str(attributes.get("gen_ai.request.model")),
+            model=answering_model(attributes),
             input_tokens=input_tokens(attributes),
             output_tokens=output_tokens(attributes),
         )
@@ -99,6 +98,12 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     if raw_input is None and raw_output is None:
         return event_messages(span)
     return genai_messages(raw_input), genai_messages(raw_output)
+
+
+def answering_model(attributes: Mapping[str, Any]) -> str | None:
+    """The model a model span names: the one that answered (`gen_ai.response.model`), else the
+    one asked for (`gen_ai.request.model`)."""
+    return as_str(attributes.get("gen_ai.response.model")) or as_str(attributes.get("gen_ai.request.model"))
 
 
 def input_tokens(attributes: Mapping[str, Any]) -> int | None:

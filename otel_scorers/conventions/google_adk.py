@@ -35,6 +35,7 @@ from otel_scorers.conventions.genai import (
     MODEL_OPERATIONS,
     OPERATION,
     GenAIConvention,
+    answering_model,
     input_tokens,
     output_tokens,
 )
@@ -101,8 +102,7 @@ class GoogleADKConvention(Convention):
             start_ns=span.start_ns,
             input=_other_agents_apart(_request_messages(attributes.get(LLM_REQUEST))),
             output=_response_messages(attributes.get(LLM_RESPONSE)),
-            model=as_str(attributes.get("gen_ai.response.model"))
-            or as_str(attributes.get("gen_ai.request.model")),
+            model=answering_model(attributes),
             input_tokens=input_tokens(attributes),
             output_tokens=output_tokens(attributes),
         )

@@ -18,6 +18,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.genai import answering_model
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -80,8 +81,7 @@ class LogfireOpenAIAgentsConvention(Convention):
             start_ns=span.start_ns,
             input=listed_messages(attributes.get("input"), "user"),
             output=listed_messages(attributes.get("output"), "assistant"),
-            model=as_str(attributes.get("gen_ai.response.model"))
-            or as_str(attributes.get("gen_ai.request.model")),
+            model=answering_model(attributes),
             input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
             output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
         )

@@ -25,6 +25,7 @@ from otel_scorers.conventions.formats.messages import (
     span_failed,
     span_tool_call,
 )
+from otel_scorers.conventions.genai import answering_model
 from otel_scorers.conventions.vercel import ai_sdk_message
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.span_record import SpanRecord
@@ -131,8 +132,7 @@ class MastraConvention(Convention):
             start_ns=span.start_ns,
             input=input_messages,
             output=output_messages,
-            model=as_str(attributes.get("gen_ai.response.model"))
-            or as_str(attributes.get("gen_ai.request.model")),
+            model=answering_model(attributes),
             input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
             output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
         )

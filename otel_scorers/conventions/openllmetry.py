@@ -43,6 +43,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.genai import answering_model
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -232,9 +233,7 @@ class OpenLLMetryConvention(Convention):
         output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
         if not output_messages.captured:
             output_messages = indexed_messages(attributes, "gen_ai.completion.")
-        model = as_str(attributes.get("gen_ai.response.model")) or as_str(
-            attributes.get("gen_ai.request.model")
-        )
+        model = answering_model(attributes)
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
