@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import context as otel_context
 
@@ -34,14 +34,9 @@ _MAX_BEHIND_WAIT_S = 5.0
 
 
 class Work(Protocol[T_contra]):
-    """What a `Runner` runs. Each item is begun by `do_now` (`synchronous` work: done on the loop,
-    no task per item) or `do` (a task, at most `max_concurrent` at once), and is over when the
+    """What a `Runner` runs. Each item is begun by `do` (a task, at most `max_concurrent` at
+    once), or by `do_now` for work that can do it at once (`DoneAtOnce`), and is over when the
     work calls the `done` it was given, which may be later (work handed on to another lane)."""
-
-    @property
-    def synchronous(self) -> bool: ...
-
-    def do_now(self, item: T_contra, done: Callable[[], None]) -> None: ...
 
     async def do(self, item: T_contra, done: Callable[[], None]) -> None: ...
 
@@ -63,6 +58,17 @@ class Work(Protocol[T_contra]):
         """A shutdown timed out with `count` items not done."""
 
 
+@runtime_checkable
+class DoneAtOnce(Protocol[T_contra]):
+    """Work that may do its items at once on the loop, without a task each, when `synchronous`
+    (read once, when the runner is made)."""
+
+    @property
+    def synchronous(self) -> bool: ...
+
+    def do_now(self, item: T_contra, done: Callable[[], None]) -> None: ...
+
+
 def untraced_context() -> otel_context.Context:
     """The current context with OpenTelemetry instrumentation suppressed, by the SDK's own keys:
     the ones instrumentations read (the HTTP one too, for HTTP client instrumentations)."""
@@ -79,6 +85,10 @@ class Runner(Generic[T]):
         if max_queue_size < 1:
             raise ValueError(f"max_queue_size must be at least 1, got {max_queue_size}")
         self._work = work
+        #: The work, where it does its items at once on the loop (no task per item).
+        self._at_once: DoneAtOnce[T] | None = (
+            work if isinstance(work, DoneAtOnce) and work.synchronous else None
+        )
         self._max_queue_size = max_queue_size
         self._max_concurrent = max_concurrent
         self._name = name
@@ -239,7 +249,7 @@ class Runner(Generic[T]):
     async def _consume(self) -> None:
         assert self._wakeup is not None
         slots = asyncio.Semaphore(self._max_concurrent)
-        work = self._work
+        work, at_once = self._work, self._at_once
         done_now = 0
         while True:
             if not self._queue:
@@ -253,11 +263,11 @@ class Runner(Generic[T]):
             if work.behind():
                 await self._wait_while_behind()
             item = self._queue.popleft()
-            if work.synchronous:
+            if at_once is not None:
                 # Done here, without a task per item (a task's creation, step and callbacks cost
                 # more than six checks). The loop gets a turn every few items, for its timers.
                 try:
-                    work.do_now(item, self._done)
+                    at_once.do_now(item, self._done)
                 except Exception:  # the loop goes on; the work said this item was done
                     logger.exception("otel_scorers: scoring a trace failed")
                 done_now += 1

@@ -26,9 +26,8 @@ logger = logging.getLogger("otel_scorers")
 
 
 class ConversationScoring:
-    """The `Work` of the lane's runner: score an ended conversation once and emit its scores."""
-
-    synchronous = False
+    """The `Work` of the lane's runner: score an ended conversation once and emit its scores
+    (each as a task: the judged ones wait for the judge)."""
 
     def __init__(
         self,
@@ -39,9 +38,6 @@ class ConversationScoring:
         self.bindings = tuple(bindings)
         self._emitter = emitter
         self._counts = counts
-
-    def do_now(self, conversation: Conversation, done: Callable[[], None]) -> None:
-        raise NotImplementedError("conversations are scored as tasks")  # `synchronous` is False
 
     async def do(self, conversation: Conversation, done: Callable[[], None]) -> None:
         try:

@@ -9,6 +9,7 @@ judge call per conversation per scorer.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -44,9 +45,10 @@ def transcript(conversation: Conversation) -> tuple[Data, dict[str, Any]]:
     return tuple(blocks), {"turns": len(conversation.turns)}
 
 
-class ConversationRule(Generic[R]):
+class ConversationRule(ABC, Generic[R]):
     """What a judged conversation scorer adds to a `Rule`: `prepare_conversation`. Its `prepare`
-    of a single run says that it scores conversations."""
+    of a single run says that it scores conversations. A rule says `prepare_conversation` and
+    `value`; one that does not cannot be made."""
 
     kind: ClassVar[str]
     shape: ClassVar[type[BaseModel]]
@@ -60,14 +62,16 @@ class ConversationRule(Generic[R]):
     def version(self) -> str:
         return f"{self.kind}/1"
 
+    @abstractmethod
     def prepare_conversation(self, conversation: Conversation) -> Task | Score:
-        raise NotImplementedError
+        """The data the judge sees of `conversation`, or the score when no judge is needed."""
 
     def prepare(self, run: AgentRun) -> Task | Score:
         return skipped(self.kind, "a conversation scorer: bind it under conversations.scorers")
 
+    @abstractmethod
     def value(self, reply: R, task: Task) -> tuple[float, dict[str, Any]]:
-        raise NotImplementedError
+        """The score from the judge's reply, and its details."""
 
     def reason(self, reply: R) -> str:
         return str(getattr(reply, "reason", "")).strip()
