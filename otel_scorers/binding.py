@@ -74,6 +74,23 @@ class Binding:
                 self.paced.settle(decision, None)
             return admission
         # every quick check of every run comes here: no decision to make or settle
+        return self._screened(run) or self._limited()
+
+    def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
+        """`admit`, with the pacing's decision for a paced binding (None for the others): an
+        admitted run's decision is to be settled with its score (`paced.settle`)."""
+        screened = self._screened(run)
+        if screened is not None:
+            return screened, None
+        decision = None
+        if self.paced is not None:
+            decision = self.paced.decide(run, checks)
+            if not decision.included:
+                return "sampled_out", decision
+        return self._limited(), decision
+
+    def _screened(self, run: AgentRun) -> Admission | None:
+        """`filtered` or `sampled_out` when the filter or the trace-id rate turns `run` away."""
         if self.filter is not None:
             try:
                 if not self.filter(run):
@@ -82,29 +99,13 @@ class Binding:
                 return "filtered"
         if not self.sampler.sampled(run.trace_id):
             return "sampled_out"
+        return None
+
+    def _limited(self) -> Admission:
+        """`rate_limited` when `max_per_minute` has no room, else `admitted` (the room taken)."""
         if self.limiter is not None and not self.limiter.try_acquire():
             return "rate_limited"
         return "admitted"
-
-    def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
-        """`admit`, with the pacing's decision for a paced binding (None for the others): an
-        admitted run's decision is to be settled with its score (`paced.settle`)."""
-        if self.filter is not None:
-            try:
-                if not self.filter(run):
-                    return "filtered", None
-            except Exception:  # a user's callable filter: a failure filters the run out
-                return "filtered", None
-        if not self.sampler.sampled(run.trace_id):
-            return "sampled_out", None
-        decision = None
-        if self.paced is not None:
-            decision = self.paced.decide(run, checks)
-            if not decision.included:
-                return "sampled_out", decision
-        if self.limiter is not None and not self.limiter.try_acquire():
-            return "rate_limited", decision
-        return "admitted", decision
 
     def evaluate(self, run: AgentRun) -> Score | Awaitable[Score]:
         """The score, directly for synchronous scorers, as an awaitable for asynchronous ones."""
