@@ -8,7 +8,7 @@ Throughput: the same conversations closed (idle, on a fake clock) and scored by 
 conversation scorers (`turns`, `tool_error_rate`, `user_frustration`), each score emitted as an
 evaluation span with a link per turn and an event through SDK providers (in-memory exporters),
 and the metrics. The baseline, measured in the same run: scoring every turn's run with three
-quick checks through the run-level emitter (what per-turn scoring costs for the same traffic).
+quick checks through the run-level outputs (what per-turn scoring costs for the same traffic).
 
     python bench/conversations.py [--conversations 5000] [--turns 6]
 """
@@ -34,7 +34,7 @@ from otel_scorers.conversations.emission import ConversationEmitter
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
 from otel_scorers.conversations.turns import Turn, turn_of
-from otel_scorers.emitter import Emitter
+from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, ToolCall
 from otel_scorers.pipeline import score_run_now
@@ -134,7 +134,9 @@ def main() -> None:
     rate = closed / elapsed
 
     tracer_provider, logger_provider, meter_provider = providers()
-    run_emitter = Emitter(PipelineMetrics(meter_provider), tracer_provider, logger_provider)
+    run_emission = standard_emission(
+        PipelineMetrics(meter_provider), tracer_provider=tracer_provider, logger_provider=logger_provider
+    )
     run_bindings = [
         bind(checks.no_tool_errors()),
         bind(checks.max_tool_calls(3)),
@@ -142,8 +144,8 @@ def main() -> None:
     ]
     started = time.perf_counter()
     for run in all_runs:
-        run_emitter.emit(run, score_run_now(run_bindings, run))
-    run_emitter.flush()
+        run_emission.emit(run, score_run_now(run_bindings, run))
+    run_emission.flush()
     per_turn = time.perf_counter() - started
     print(
         f"throughput: {closed} conversations closed and scored by 3 scorers in {elapsed:.2f} s: "

@@ -40,7 +40,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_scorers import AgentRun, Score, bind, scorers
-from otel_scorers.emitter import Emitter
+from otel_scorers.emission import standard_emission
 from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply, score_verdicts
@@ -323,9 +323,9 @@ def throughput(
     )
     scorer = scorers.answer_relevancy(model=MODEL, steps=steps, judge=judge)
     metrics = PipelineMetrics(MeterProvider())
-    emitter = Emitter(metrics, TracerProvider(), LoggerProvider())
+    emission = standard_emission(metrics, tracer_provider=TracerProvider(), logger_provider=LoggerProvider())
     engine = ScoringEngine(
-        [bind(scorer)], emitter, metrics, max_queue_size=count + 1, max_concurrent_runs=256
+        [bind(scorer)], emission, metrics, max_queue_size=count + 1, max_concurrent_runs=256
     )
     jobs = []
     for n in range(count):

@@ -3,7 +3,7 @@
 Runs are scored concurrently, at most `concurrency` at a time (the judge's, so the judge is kept
 busy without queueing more than it serves), and their scores are written as they finish. On a
 terminal, a progress line counts the runs and scores. With an OTLP endpoint, the scores also go
-out as telemetry, through the same emitter as live scoring: evaluation spans in the runs' own
+out as telemetry, through the same outputs as live scoring: evaluation spans in the runs' own
 traces, `gen_ai.evaluation.result` events and metrics, so yesterday's traces get their scores
 in Jaeger and Prometheus too.
 """
@@ -107,7 +107,7 @@ def judge_concurrency(bindings: Sequence[Binding]) -> int:
 
 
 class TelemetryOut:
-    """The scores of a backfill as OTLP telemetry: the live pipeline's emitter over batching SDK
+    """The scores of a backfill as OTLP telemetry: the live pipeline's outputs over batching SDK
     processors and OTLP exporters to `endpoint`. `close()` flushes and says what was sent."""
 
     def __init__(self, endpoint: str, protocol: str) -> None:
@@ -121,7 +121,7 @@ class TelemetryOut:
 
         from otel_scorers.conversations.emission import ConversationEmitter
         from otel_scorers.demo_otlp import exporters
-        from otel_scorers.emitter import Emitter
+        from otel_scorers.emission import standard_emission
         from otel_scorers.metrics import PipelineMetrics
 
         self.endpoint, self.protocol = endpoint, protocol
@@ -135,11 +135,13 @@ class TelemetryOut:
         reader = PeriodicExportingMetricReader(metrics, export_interval_millis=60_000)
         self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
         metrics = PipelineMetrics(self.meter_provider)
-        self.emitter = Emitter(metrics, self.tracer_provider, self.logger_provider)
+        self.emission = standard_emission(
+            metrics, tracer_provider=self.tracer_provider, logger_provider=self.logger_provider
+        )
         self.conversation_emitter = ConversationEmitter(metrics, self.tracer_provider, self.logger_provider)
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        self.emitter.emit(run, scores)
+        self.emission.emit(run, scores)
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         self.conversation_emitter.emit(conversation, scores)

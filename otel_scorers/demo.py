@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_scorers import demo_otlp
 from otel_scorers.config import load_config, parse_config
-from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.otlp_files import write_traces
 from otel_scorers.processor import ScoringSpanProcessor

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from otel_scorers.binding import Binding
-from otel_scorers.emitter import Emitter
+from otel_scorers.emission import Emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import DEFAULT_MAX_JUDGE_RUNS, Job, ScoredRun, ScoringPipeline
@@ -23,12 +23,11 @@ class ScoringEngine:
     def __init__(
         self,
         bindings: Sequence[Binding],
-        emitter: Emitter,
+        emission: Emission,
         metrics: PipelineMetrics,
         max_queue_size: int = 2048,
         max_concurrent_runs: int = 64,
         yield_to_host: bool = True,
-        exports_behind: Callable[[], bool] | None = None,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         on_runs: Callable[[Sequence[AgentRun]], None] | None = None,
     ) -> None:
@@ -36,17 +35,15 @@ class ScoringEngine:
         (the conversation stage keeps their turns).
         `yield_to_host=False` where no host thread shares the process (the sidecar): each
         yield costs a context switch, worth it only when an agent's thread may be waiting.
-        `exports_behind()` true makes the engine wait (up to a few seconds) before its next run:
-        scores emitted faster than the exporters send them would be dropped by the SDK.
+        While an output of `emission` is behind, the engine waits (up to a few seconds) before
+        its next run: scores emitted faster than the exporters send them would be dropped.
 
         Judge bindings (`Binding.lane == "judge"`) are scored in their own lane, after the run's
         quick checks are emitted and without holding one of the `max_concurrent_runs` slots: a
         slow judge holds up only judge work. At most `max_judge_runs` runs are in that lane;
         judge work for more is dropped and counted (`otel_scorers.evaluations` with outcome
         `judge_lane_full`), never queued without bound nor pushed back to the producer."""
-        self.pipeline = ScoringPipeline(
-            bindings, emitter, metrics, yield_to_host, exports_behind, max_judge_runs, on_runs
-        )
+        self.pipeline = ScoringPipeline(bindings, emission, metrics, yield_to_host, max_judge_runs, on_runs)
         self.runner: Runner[Job] = Runner(self.pipeline, max_queue_size, max_concurrent_runs)
         self.pipeline.queued = lambda: self.runner.queue_depth
         self.bindings = self.pipeline.bindings

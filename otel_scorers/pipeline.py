@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from otel_scorers.binding import Binding
-from otel_scorers.emitter import Emitter
+from otel_scorers.emission import Emission
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
@@ -80,10 +80,9 @@ class ScoringPipeline:
     def __init__(
         self,
         bindings: Sequence[Binding],
-        emitter: Emitter,
+        emission: Emission,
         metrics: PipelineMetrics,
         yield_to_host: bool = True,
-        exports_behind: Callable[[], bool] | None = None,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         on_runs: Callable[[Sequence[AgentRun]], None] | None = None,
         queued: Callable[[], int] = lambda: 0,
@@ -96,10 +95,9 @@ class ScoringPipeline:
         #: Every binding in the inline lane: a job is scored on the loop, with no task of its own.
         self.synchronous = all(binding.lane == "inline" for binding in self.bindings)
         self._max_judge_runs = max_judge_runs
-        self._emitter = emitter
+        self._emission = emission
         self._metrics = metrics
         self._yield: Callable[[], None] = HostYield() if yield_to_host else _keep_going
-        self._exports_behind = exports_behind
         self._on_runs = on_runs
         #: How many jobs wait in the runner's queue (the end of a burst is when none do).
         self.queued = queued
@@ -128,14 +126,12 @@ class ScoringPipeline:
         self._metrics.run_outcome("dropped", reason)
 
     def behind(self) -> bool:
-        return self._exports_behind is not None and self._exports_behind()
+        """An output lags so far that more scores would be dropped."""
+        return self._emission.behind()
 
     def flush(self) -> None:
-        """Everything scored so far into the metrics too."""
-        try:
-            self._emitter.flush()
-        except Exception:
-            throttled.warning("emit", "otel_scorers: recording metrics failed", exc_info=True)
+        """What the outputs hold back for a batch (histogram measurements), passed on."""
+        self._emission.flush()
 
     def in_flight(self) -> int:
         return len(self._judging)
@@ -152,7 +148,7 @@ class ScoringPipeline:
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = score_run_now(self._quick, run, self._metrics.evaluation_outcome)
-                self._emit(run, scores)
+                self._emission.emit(run, scores)
                 self._yield()
                 results.append((run, scores))
         finally:
@@ -168,7 +164,7 @@ class ScoringPipeline:
             for run in runs:
                 self._metrics.run_outcome("assembled")
                 scores = await score_run(self._quick, run, self._metrics.evaluation_outcome)
-                self._emit(run, scores)
+                self._emission.emit(run, scores)
                 self._yield()
                 judging = self._judge_lane(run, scores)
                 if judging is not None:
@@ -233,7 +229,7 @@ class ScoringPipeline:
 
     async def _judge(self, run: AgentRun, admitted: Sequence[Admitted]) -> list[Score]:
         scores = await evaluate_decided(admitted, run)
-        self._emit(run, scores)
+        self._emission.emit(run, scores)
         return scores
 
     async def _finish_after_judges(
@@ -254,12 +250,6 @@ class ScoringPipeline:
     def _flush_later(self) -> None:
         self._flush_scheduled = False
         self.flush()
-
-    def _emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        try:
-            self._emitter.emit(run, scores)
-        except Exception:
-            throttled.warning("emit", "otel_scorers: emitting scores failed", exc_info=True)
 
     def _finish(self, job: Job, results: Sequence[ScoredRun], done: Callable[[], None]) -> None:
         if not self.queued() and not self._flush_scheduled:

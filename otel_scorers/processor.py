@@ -27,16 +27,16 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
-from otel_scorers.console_output import ConsoleOutput
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
-from otel_scorers.emitter import Emitter, score_attributes
+from otel_scorers.emission import standard_emission
+from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
 from otel_scorers.sampling import TraceIdSampler
-from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.scorers.protocol import Scorer
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class ScoringSpanProcessor(SpanProcessor):
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         logger_provider: LoggerProvider | None = None,
-        export: OtlpScoreExport | None = None,
+        export: OtlpScoreExport | bool | None = None,
         max_queue_size: int | None = None,
         max_traces: int | None = None,
         max_spans_per_trace: int | None = None,
@@ -130,7 +130,12 @@ class ScoringSpanProcessor(SpanProcessor):
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
     ) -> None:
-        """`console=True` also prints one line per score on standard output (or on the given
+        """Evaluation spans and events are written as OTLP and sent by `export` (an
+        `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
+        or go through the SDK providers (`False`). Left out, they are written as OTLP when
+        `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
+        same telemetry, else through the providers. Metrics always go through `meter_provider`.
+        `console=True` also prints one line per score on standard output (or on the given
         stream), from the scoring thread."""
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
@@ -144,15 +149,17 @@ class ScoringSpanProcessor(SpanProcessor):
             raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
         self.bindings = tuple(bindings)
         self.metrics = PipelineMetrics(meter_provider)
-        self._export = export
-        if export is not None:
-            # Evaluation spans carry the resource they would have had through the tracer provider.
-            export.start(tracer_provider.resource if isinstance(tracer_provider, SdkTracerProvider) else None)
+        self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
-        outputs = [ConsoleOutput(None if console is True else console)] if console else []
-        emitter = Emitter(self.metrics, tracer_provider, logger_provider, export, outputs)
+        emission = standard_emission(
+            self.metrics,
+            tracer_provider=tracer_provider,
+            logger_provider=logger_provider,
+            export=self._export,
+            console=console,
+        )
         # Conversation scorers sample by conversation, which a trace's id does not tell.
         self.conversations = (
             Conversations(conversations, self.metrics, tracer_provider, logger_provider)
@@ -161,7 +168,7 @@ class ScoringSpanProcessor(SpanProcessor):
         )
         self.engine = ScoringEngine(
             bindings,
-            emitter,
+            emission,
             self.metrics,
             max_queue_size=max_queue_size,
             max_judge_runs=max_judge_runs,
@@ -248,7 +255,10 @@ class ScoringSpanProcessor(SpanProcessor):
             flushed = self._export.force_flush(remaining_ms()) and flushed
         if self._downstream is not None:
             flushed = self._downstream.force_flush(remaining_ms()) and flushed
-        if self._export is None and not getattr(self._flushing, "providers", False):
+        # Through the providers go the evaluation spans when nothing is written as OTLP, and the
+        # conversations' scores always.
+        through_providers = self._export is None or self.conversations is not None
+        if through_providers and not getattr(self._flushing, "providers", False):
             self._flushing.providers = True
             try:
                 flushed = self._flush_providers(remaining_ms) and flushed

@@ -1,6 +1,6 @@
 """`OtlpScoreExport`: evaluation spans and events sent over OTLP as pre-written protobuf.
 
-The emitter writes each run's evaluation spans and events as OTLP bytes (`otlp_encode`) and hands
+The OTLP output (`emission/otlp_output.py`) writes each run's evaluation spans and events as OTLP bytes (`otlp_encode`) and hands
 them here as one item per run. The SDK stays in charge of everything about sending: a
 `BatchSpanProcessor` queues and batches the items (its `OTEL_BSP_*` settings, its bounded queue
 that drops and logs when full, its fork handling), and the SDK's own OTLP exporters send each
@@ -27,6 +27,8 @@ from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
 ExportProtocol = Literal["grpc", "http/protobuf"]
+#: The SDK's variables that name where OTLP traces go.
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 #: The batch processor queues only sampled spans; what it queues here always is.
 _SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
@@ -286,3 +288,16 @@ class OtlpScoreExport:
     def shutdown(self) -> None:
         if self._processor is not None:
             self._processor.shutdown()  # type: ignore[no-untyped-call]
+
+
+def chosen_export(export: OtlpScoreExport | bool | None) -> OtlpScoreExport | None:
+    """The export a processor writes its scores for. Given one, that one; `True`, one that the
+    SDK's `OTEL_EXPORTER_OTLP_*` variables configure; `False`, none (the SDK providers carry the
+    scores). `None` is `True` when the environment names an OTLP endpoint (the agent's own spans
+    go there through the SDK's exporters) and the SDK is not disabled, else `False`."""
+    if isinstance(export, OtlpScoreExport):
+        return export
+    if export is None:
+        disabled = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+        export = not disabled and any(os.environ.get(variable) for variable in ENDPOINT_VARIABLES)
+    return OtlpScoreExport() if export else None

@@ -1,8 +1,8 @@
 """Evaluation spans and events written as OTLP (`OtlpScoreExport`) are the messages the SDK's own
-encoders make of the SDK spans and log records the emitter builds through providers.
+encoders make of the SDK spans and log records the SDK output builds through providers.
 
-The reference is the SDK: the same scores go through `Emitter` with SDK providers (in-memory
-exporters, then the SDK's `encode_spans` / `encode_logs`) and through `Emitter` with an
+The reference is the SDK: the same scores go through `SdkOutput` with SDK providers (in-memory
+exporters, then the SDK's `encode_spans` / `encode_logs`) and through `OtlpOutput` with an
 `OtlpScoreExport` to a real OTLP receiver on loopback; the decoded messages must be equal, apart
 from what is random or read from the clock (span ids, a log's observed time).
 """
@@ -30,15 +30,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers import ScoringSpanProcessor, checks
-from otel_scorers.emitter import Emitter
-from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.emission.otlp_output import OtlpOutput
+from otel_scorers.emission.sdk_output import SdkOutput
 from otel_scorers.model import AgentRun, JudgeUsage, Score, ScoreError
 from otel_scorers.score_export import OtlpScoreExport
 from tests.otlp_capture import OtlpCapture
@@ -93,19 +92,16 @@ def through_sdk(
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     logger_provider = LoggerProvider(resource=RESOURCE)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
-    metrics = PipelineMetrics(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-    emitter = Emitter(metrics, tracer_provider, logger_provider)
+    output = SdkOutput(tracer_provider, logger_provider)
     for run in runs:
-        emitter.emit(run, scores)
+        output.emit(run, scores)
     return encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())
 
 
 def written(export: OtlpScoreExport, runs: list[AgentRun], scores: list[Score]) -> None:
-    metrics = PipelineMetrics(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-    export.start()
-    emitter = Emitter(metrics, export=export)
+    output = OtlpOutput(export)
     for run in runs:  # the second run's spans and events are made of the first's written parts
-        emitter.emit(run, scores)
+        output.emit(run, scores)
     assert export.force_flush(10_000)
     export.shutdown()
 

@@ -3,8 +3,8 @@
 Each score is an evaluation span `evaluate {scorer}` in the trace of the conversation's last run,
 a child of that run's span, with a link to each kept turn's run span, and a
 `gen_ai.evaluation.result` event in the same context; both carry `gen_ai.conversation.id`. The
-metrics are the run-level ones (`gen_ai.evaluation.score`, `gen_ai.evaluation.results`, by scorer,
-label and agent): a conversation id is never a metric attribute, since every conversation would
+metrics are the run-level ones (`gen_ai.evaluation.score`, `gen_ai.evaluation.results`,
+`otel_scorers.scorer.duration`...: by scorer, label and agent, as for the conversation's last run): a conversation id is never a metric attribute, since every conversation would
 be a new series.
 """
 
@@ -15,20 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry._logs import LoggerProvider, get_logger_provider
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
 from otel_scorers.conversations.turns import Conversation, Turn
-from otel_scorers.emitter import (
-    emit_evaluation,
-    evaluation_attributes,
-    record_judge_usage,
-)
-from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, OUTCOME, SCORE_LABEL, PipelineMetrics, Tally
+from otel_scorers.emission.attributes import evaluation_attributes
+from otel_scorers.emission.metrics_output import MetricsOutput
+from otel_scorers.emission.sdk_output import SdkOutput, emit_evaluation
+from otel_scorers.metrics import OUTCOME, PipelineMetrics, Tally
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.span_record import OWN_SCOPE
-from otel_scorers.version import __version__
 
 CONVERSATION_ID = "gen_ai.conversation.id"
 TURNS = "otel_scorers.conversation.turns"
@@ -42,11 +38,9 @@ def _span_context(turn: Turn, remote: bool) -> SpanContext:
 
 
 def conversation_attributes(conversation: Conversation, score: Score) -> dict[str, Any]:
-    """The run-level evaluation attributes (`emitter.evaluation_attributes`), for the agent of the
+    """The run-level evaluation attributes (`emission.attributes.evaluation_attributes`), for the agent of the
     conversation's last turns, and what identifies the conversation."""
-    last = conversation.last
-    subject = AgentRun(last.trace_id, last.span_id, conversation.agent_name, None, None)
-    attributes = evaluation_attributes(subject, score)
+    attributes = evaluation_attributes(_last_run(conversation), score)
     attributes[CONVERSATION_ID] = conversation.id
     attributes[TURNS] = conversation.turn_count
     attributes[ENDED_BY] = conversation.ended_by
@@ -75,56 +69,33 @@ class ConversationCounts:
 
 
 class ConversationEmitter:
+    """A conversation's scores: through the SDK providers, each evaluation span linked to the
+    kept turns' runs, and into the run-level metrics as the scores of its last run."""
+
     def __init__(
         self,
         metrics: PipelineMetrics,
         tracer_provider: TracerProviderApi | None = None,
         logger_provider: LoggerProvider | None = None,
     ) -> None:
-        self._metrics = metrics
-        self._tracer_provider = tracer_provider
-        self._logger_provider = logger_provider
-        self._tracer: trace.Tracer | None = None
-        self._logger: Any = None
-
-    def _instruments(self) -> tuple[trace.Tracer, Any]:
-        if self._tracer is None:  # on first use: a global provider set later is honoured
-            self._tracer = (self._tracer_provider or trace.get_tracer_provider()).get_tracer(
-                OWN_SCOPE, __version__
-            )
-            self._logger = (self._logger_provider or get_logger_provider()).get_logger(OWN_SCOPE, __version__)
-        return self._tracer, self._logger
+        self._spans = SdkOutput(tracer_provider, logger_provider)
+        self._metrics = MetricsOutput(metrics)
 
     def emit(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         if not scores:
             return
-        tracer, logger = self._instruments()
+        tracer, logger = self._spans.instruments()
         context = trace.set_span_in_context(NonRecordingSpan(_span_context(conversation.last, remote=False)))
         links = [Link(_span_context(turn, remote=True)) for turn in conversation.turns]
         now = time.time_ns()
-        agent = conversation.agent_name
         for score in scores:
             emit_evaluation(
                 tracer, logger, context, score, conversation_attributes(conversation, score), now, links
             )
-            self._record(score, agent)
+        self._metrics.emit(_last_run(conversation), scores)
 
-    def _record(self, score: Score, agent: str | None) -> None:
-        metrics = self._metrics
-        record_judge_usage(metrics, score)
-        if score.skipped is not None:
-            metrics.evaluation_outcome(score.scorer, "skipped")
-            return
-        if score.error is not None:
-            metrics.evaluation_outcome(score.scorer, "error")
-            metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
-            return
-        metrics.evaluation_outcome(score.scorer, "scored")
-        attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
-        if agent:
-            attributes[AGENT_NAME] = agent
-        if score.label is not None:
-            attributes[SCORE_LABEL] = score.label
-        if score.value is not None:
-            metrics.score.record(score.value, attributes)
-        metrics.results.add(1, score.scorer, score.label, agent)
+
+def _last_run(conversation: Conversation) -> AgentRun:
+    """The conversation's last run, as far as its scores' attributes and metrics tell of it."""
+    last = conversation.last
+    return AgentRun(last.trace_id, last.span_id, conversation.agent_name, None, None)

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 from otel_scorers.ancestry import nearest_marked
 from otel_scorers.binding import Binding
-from otel_scorers.console_output import ConsoleOutput
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
-from otel_scorers.emitter import Emitter, score_attributes
+from otel_scorers.emission import standard_emission
+from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
@@ -80,21 +80,21 @@ def sidecar_engine(
     """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`
     (and with `console`, printing a line per score on standard output); the runs it rebuilds go
     to `conversations` too."""
-    emitter = Emitter(
+    emission = standard_emission(
         metrics,
-        telemetry.tracer_provider,
-        telemetry.logger_provider,
-        telemetry.scores,
-        [ConsoleOutput()] if console else [],
+        tracer_provider=telemetry.tracer_provider,
+        logger_provider=telemetry.logger_provider,
+        export=telemetry.scores,
+        console=console,
+        provider_backlog=telemetry.provider_backlog,
     )
     # No agent shares the process: the engine need not hand the GIL over between steps.
     return ScoringEngine(
         bindings,
-        emitter,
+        emission,
         metrics,
         max_queue_size=max_queue_size,
         yield_to_host=False,
-        exports_behind=telemetry.exports_behind,
         # Traces waiting for a judge count among those in flight: at most half of them may, so
         # the quick checks of the rest keep being dispatched however slow the judge is.
         max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, max_queue_size // 2)),

@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
-from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.score_export import ENDPOINT_VARIABLES, OtlpScoreExport
 from otel_scorers.sidecar.deadline import call_within
 
 logger = logging.getLogger("otel_scorers")
@@ -42,8 +42,6 @@ EXPORT_QUEUE_SIZE = 16_384
 #: What a run's queued item is reckoned to hold (its evaluation spans), to bound the scores' queue
 #: in runs by about the same memory.
 SCORES_PER_RUN = 8
-#: The SDK's variables that name where OTLP goes, when the config does not.
-ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
 
 
@@ -119,19 +117,15 @@ class Telemetry:
     #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
 
-    def export_backlog(self) -> float:
-        """How full the fullest of the export queues is, 0 to 1 (0 when the SDK does not tell):
-        scoring waits when the exporters fall behind, instead of letting the SDK drop what it
-        cannot queue."""
-        fullest = self.scores.backlog() if self.scores is not None else 0.0
+    def provider_backlog(self) -> float:
+        """How full the fullest of the providers' span and log export queues is, 0 to 1 (0 when
+        the SDK does not tell). The written scores' queue is their output's to watch."""
+        fullest = 0.0
         for processor in self.batch_processors:
             queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
             if queue is not None and queue.maxlen:
                 fullest = max(fullest, len(queue) / queue.maxlen)
         return fullest
-
-    def exports_behind(self) -> bool:
-        return self.export_backlog() > 0.5
 
     def prometheus_text(self) -> bytes:
         return generate_latest(self.registry)

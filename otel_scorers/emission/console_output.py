@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Protocol, TextIO
+from typing import TextIO
 
 import orjson
 
@@ -22,12 +22,6 @@ from otel_scorers.throttled_log import throttled
 
 #: Longest reason, skip or error message shown on a line (the telemetry has them whole).
 MAX_TEXT = 300
-
-
-class ScoreOutput(Protocol):
-    """Something more that receives each run's scores, after the emitter's own telemetry."""
-
-    def emit(self, run: AgentRun, scores: Sequence[Score]) -> None: ...
 
 
 def _word(text: str | None) -> str:
@@ -75,9 +69,13 @@ class ConsoleOutput:
     def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
+    def flush(self) -> None:
+        """Nothing held: each run's lines are written as they come."""
+
+    def behind(self) -> bool:
+        return False
+
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        if not scores:
-            return
         text = "".join(score_line(run, score) + "\n" for score in scores)
         out = self._out or sys.stdout
         try:

@@ -1,0 +1,84 @@
+"""What a score says in telemetry: the `gen_ai.evaluation.*` attributes of its evaluation span and
+event, the attributes it puts on the run's own span, and the context its telemetry is recorded in
+(same trace, the run span as parent, so that a score sits next to its run in Jaeger and metric
+exemplars point at the run's trace)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL
+from otel_scorers.model import AgentRun, Score
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+SCORE_VALUE = "gen_ai.evaluation.score.value"
+EXPLANATION = "gen_ai.evaluation.explanation"
+SKIPPED = "otel_scorers.skipped"
+SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
+SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
+LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
+_MAX_EXPLANATION = 2000
+
+
+def run_span_context(run: AgentRun) -> Context:
+    """A context whose current span is the run's span, to parent evaluation spans on it."""
+    parent = SpanContext(
+        run.trace_id, run.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+    )
+    return trace.set_span_in_context(NonRecordingSpan(parent))
+
+
+def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
+    """The `gen_ai.evaluation.*` attributes shared by the span and the event."""
+    attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
+    if score.value is not None:
+        attributes[SCORE_VALUE] = score.value
+    if score.label is not None:
+        attributes[SCORE_LABEL] = score.label
+    if score.reason:
+        attributes[EXPLANATION] = score.reason[:_MAX_EXPLANATION]
+    if score.error is not None:
+        attributes["error.type"] = score.error.type
+    if score.skipped is not None:
+        attributes[SKIPPED] = score.skipped
+    if score.sampling_probability is not None:
+        attributes[SAMPLING_PROBABILITY] = score.sampling_probability
+    if run.agent_name:
+        attributes[AGENT_NAME] = run.agent_name
+    usage = score.usage
+    if usage is not None:
+        if usage.model:
+            attributes["gen_ai.request.model"] = usage.model
+        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        if usage.cost_usd is not None:
+            attributes["otel_scorers.judge.cost_usd"] = usage.cost_usd
+    return attributes
+
+
+def score_attributes(scores: Sequence[Score]) -> dict[str, Any]:
+    """`otel_scorers.score.<scorer>` and `otel_scorers.label.<scorer>` for the run's own span."""
+    attributes: dict[str, Any] = {}
+    for score in scores:
+        if score.value is not None:
+            attributes[SCORE_ATTRIBUTE_PREFIX + score.scorer] = score.value
+        if score.label is not None:
+            attributes[LABEL_ATTRIBUTE_PREFIX + score.scorer] = score.label
+    return attributes
+
+
+def error_description(score: Score) -> str:
+    """The status description of a failed scorer's evaluation span."""
+    assert score.error is not None
+    return f"{score.error.type}: {score.error.message}"
+
+
+def span_timing(score: Score, now_ns: int) -> tuple[int, int]:
+    """When a score's evaluation span starts and ends: as the scorer ran, else ending now."""
+    start_ns = score.start_ns or now_ns
+    return start_ns, start_ns + int(score.duration_s * 1e9)

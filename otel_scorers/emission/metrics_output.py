@@ -1,0 +1,191 @@
+"""Scores as metrics: `gen_ai.evaluation.score`, `gen_ai.evaluation.results` and its sampling
+estimates, `otel_scorers.scorer.duration`, `otel_scorers.evaluations`, the scorer errors and the
+judge's tokens and cost, each measurement in the run span's context (exemplars point at the run).
+
+Histogram measurements are held back and recorded in batches, the costliest part of a run's
+metrics otherwise: when a batch is full, when the pipeline flushes at the end of a burst, and
+before every metric reader's collection (so that what a reader reads is always whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from otel_scorers.emission.attributes import run_span_context
+from otel_scorers.metrics import (
+    AGENT_NAME,
+    DURATION_BUCKETS,
+    EVALUATION_NAME,
+    SCORE_BUCKETS,
+    SCORE_LABEL,
+    HistogramBatch,
+    HistogramEntry,
+    PipelineMetrics,
+    WeightedResult,
+)
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.judge import BUDGET_SKIP_PREFIX
+
+#: Most runs whose histogram measurements wait for the end of a batch.
+_RUNS_PER_METRICS_BATCH = 64
+#: Most verdicts whose metric attribute sets are remembered.
+_MAX_VERDICTS = 4096
+
+
+class MetricsOutput:
+    def __init__(self, metrics: PipelineMetrics) -> None:
+        self._metrics = metrics
+        self._histograms = HistogramBatch()
+        self._runs_in_batch = 0
+        self._parts_by_verdict: dict[tuple[Any, ...], _MetricParts] = {}
+        metrics.before_collect(self.flush)
+
+    def flush(self) -> None:
+        """Record the histogram measurements held back so far. Any thread."""
+        if self._histograms:
+            self._histograms.record()
+
+    def behind(self) -> bool:
+        return False  # the metric readers collect what is recorded, whenever they come
+
+    def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        metrics = self._metrics
+        context = run_span_context(run)
+        agent_name = run.agent_name or None
+        entries: list[HistogramEntry] = []
+        outcomes: dict[tuple[Any, ...], float] = {}
+        results: dict[tuple[Any, ...], float] = {}
+        sums: dict[tuple[Any, ...], float] = {}  # of the values per result key, for the estimates
+        sampled: list[WeightedResult] = []
+        for score in scores:
+            if (
+                score.usage is None
+                and score.skipped is None
+                and score.error is None
+                and score.value is not None
+            ):
+                # A scored result, the common case: its attribute sets made once per verdict.
+                parts = self._parts(score.scorer, score.label, agent_name)
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.scorer_duration,
+                        DURATION_BUCKETS,
+                        score.duration_s,
+                        parts.duration_attributes,
+                        context,
+                        parts.duration_group,
+                    )
+                )
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.score,
+                        SCORE_BUCKETS,
+                        score.value,
+                        parts.score_attributes,
+                        context,
+                        parts.score_group,
+                    )
+                )
+                outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
+                results[parts.result] = results.get(parts.result, 0) + 1
+                sums[parts.result] = sums.get(parts.result, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((parts.result, score.value, score.sampling_probability))
+                continue
+            if score.usage is not None:
+                record_judge_usage(metrics, score)
+            if score.skipped is not None:
+                metrics.evaluation_outcome(score.scorer, "skipped")
+                if score.skipped.startswith(BUDGET_SKIP_PREFIX):
+                    metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
+                continue
+            duration_attributes = {EVALUATION_NAME: score.scorer}
+            entries.append(
+                HistogramBatch.entry(
+                    metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, duration_attributes, context
+                )
+            )
+            if score.error is not None:
+                metrics.evaluation_outcome(score.scorer, "error")
+                metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
+                continue
+            metrics.evaluation_outcome(score.scorer, "scored")
+            if score.value is not None:
+                metric_attributes = _score_metric_attributes(score.scorer, score.label, agent_name)
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
+                    )
+                )
+            key = (score.scorer, score.label, agent_name)
+            results[key] = results.get(key, 0) + 1
+            if score.value is not None:
+                sums[key] = sums.get(key, 0.0) + score.value
+                if score.sampling_probability is not None:
+                    sampled.append((key, score.value, score.sampling_probability))
+        if outcomes:
+            metrics.evaluations.add_counts(outcomes)
+        if results:
+            metrics.results.add_counts(results)
+            metrics.estimates.add(results, sums, sampled)
+        self._histograms.extend(entries)
+        self._runs_in_batch += 1
+        if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
+            self._runs_in_batch = 0
+            self._histograms.record()
+
+    def _parts(self, scorer: str, label: str | None, agent_name: str | None) -> _MetricParts:
+        key = (scorer, label, agent_name)
+        parts = self._parts_by_verdict.get(key)
+        if parts is None:
+            if len(self._parts_by_verdict) >= _MAX_VERDICTS:
+                self._parts_by_verdict.clear()
+            duration_attributes = {EVALUATION_NAME: scorer}
+            score_attributes = _score_metric_attributes(scorer, label, agent_name)
+            parts = self._parts_by_verdict[key] = _MetricParts(
+                duration_attributes,
+                HistogramBatch.group(self._metrics.scorer_duration, duration_attributes),
+                score_attributes,
+                HistogramBatch.group(self._metrics.score, score_attributes),
+                (scorer, "scored"),
+                key,
+            )
+        return parts
+
+
+def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
+    """`otel_scorers.judge.tokens` and `.cost` from the usage a judge scorer reported (failed
+    scores included: a judge that answered badly was still paid)."""
+    usage = score.usage
+    if usage is None or usage.calls == 0:
+        return
+    attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
+    if usage.model:
+        attributes["gen_ai.request.model"] = usage.model
+    metrics.judge_tokens.add(usage.input_tokens, {**attributes, "gen_ai.token.type": "input"})
+    metrics.judge_tokens.add(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
+    if usage.cost_usd is not None:
+        metrics.judge_cost.add(usage.cost_usd, attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class _MetricParts:
+    """A scored result's metric attribute sets, and its keys in the tallies (never mutated: the
+    same dicts go with every run's measurements)."""
+
+    duration_attributes: Mapping[str, Any]
+    duration_group: tuple[Any, ...]
+    score_attributes: Mapping[str, Any]
+    score_group: tuple[Any, ...]
+    scored: tuple[Any, ...]
+    result: tuple[Any, ...]
+
+
+def _score_metric_attributes(scorer: str, label: str | None, agent_name: str | None) -> dict[str, Any]:
+    attributes = {EVALUATION_NAME: scorer}
+    if agent_name:
+        attributes[AGENT_NAME] = agent_name
+    if label is not None:
+        attributes[SCORE_LABEL] = label
+    return attributes
