@@ -172,7 +172,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for name in summary.only_errors():
         print(f"otel-scorers: every score of {name} is an error", file=sys.stderr)
         code = 1
-    failed = [verdict for verdict in summary.verdicts() if not verdict.passed]
+    failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
     for verdict in failed:
         print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
     return 1 if failed else code

@@ -43,7 +43,7 @@ from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
-from otel_scorers.scorers.protocol import JudgedScorer, Scorer, import_scorer, requiring
+from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 
 #: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
 _UNCHECKED_MODEL = "openai/unchecked"
@@ -402,7 +402,7 @@ def _binding_errors(
                 )
             elif scorer is not None:
                 scorer = requiring(scorer, entry.needs)
-        if isinstance(scorer, JudgedScorer):
+        if isinstance(scorer, UsesJudge):
             errors.extend(_judge_errors(entry, scorer, path, judge_config is not None))
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
@@ -419,7 +419,7 @@ def _binding_errors(
             sampling = parse_sampling(entry.sampling.model_dump(exclude_none=True), f"{path}.sampling")
         except ConfigError as exc:
             errors.append(exc)
-        if isinstance(sampling, PacingPolicy) and scorer is not None and not isinstance(scorer, JudgedScorer):
+        if isinstance(sampling, PacingPolicy) and scorer is not None and not isinstance(scorer, UsesJudge):
             errors.append(
                 ConfigError(
                     f"{path}.sampling.{sampling.budget_key}",
@@ -450,7 +450,7 @@ def _binding_errors(
 
 
 def _judge_errors(
-    entry: ScorerConfig, scorer: JudgedScorer, path: str, judge_section: bool
+    entry: ScorerConfig, scorer: UsesJudge, path: str, judge_section: bool
 ) -> list[ConfigError]:
     """What keeps a judge scorer's binding from ever working: a model litellm cannot route, a
     binding timeout that cuts the judge's work off before the judge's own deadline, or a cost

@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from otel_scorers.score_summary import ScorerTally, ScoreSummary, Verdict
+from otel_scorers.score_summary import GateResult, ScorerTally, ScoreSummary
 
 SUITE = "otel-scorers"
 # Characters XML 1.0 cannot carry, even escaped (trace text may hold them).
@@ -43,8 +43,8 @@ def _failures_text(tally: ScorerTally) -> str:
 
 def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
     """The report as UTF-8 XML."""
-    gates: dict[str, list[Verdict]] = {}
-    for verdict in summary.verdicts():
+    gates: dict[str, list[GateResult]] = {}
+    for verdict in summary.gate_results():
         gates.setdefault(verdict.gate.scorer, []).append(verdict)
     suite = ET.Element("testsuite", name=SUITE, time=f"{elapsed_s:.3f}")
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}

@@ -127,7 +127,7 @@ class ScorerTally:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class GateResult:
     """A gate held against its scorer's tally."""
 
     gate: Gate
@@ -151,7 +151,7 @@ class Verdict:
 
 
 class ScoreSummary:
-    """Tallies, per scorer in the order the bindings were given, and the gates' verdicts."""
+    """Tallies, per scorer in the order the bindings were given, and the gates' results."""
 
     def __init__(self, scorers: Sequence[str], gates: Sequence[Gate] = ()) -> None:
         self.tallies = {name: ScorerTally(name) for name in scorers}
@@ -174,22 +174,22 @@ class ScoreSummary:
         """The scorers that failed on every run they were given: they measured nothing."""
         return [name for name, tally in self.tallies.items() if tally.only_errors]
 
-    def verdicts(self) -> list[Verdict]:
+    def gate_results(self) -> list[GateResult]:
         return [
-            Verdict(gate, self.tallies[gate.scorer].statistic(gate.statistic))
+            GateResult(gate, self.tallies[gate.scorer].statistic(gate.statistic))
             if gate.scorer in self.tallies
-            else Verdict(gate, None)
+            else GateResult(gate, None)
             for gate in self.gates
         ]
 
     @property
     def passed(self) -> bool:
-        return all(verdict.passed for verdict in self.verdicts())
+        return all(verdict.passed for verdict in self.gate_results())
 
     def table(self) -> str:
-        """One row per scorer: scored, mean, labels, skipped, errors, and its gates' verdicts."""
-        verdicts: dict[str, list[Verdict]] = {}
-        for verdict in self.verdicts():
+        """One row per scorer: scored, mean, labels, skipped, errors, and its gates' results."""
+        verdicts: dict[str, list[GateResult]] = {}
+        for verdict in self.gate_results():
             verdicts.setdefault(verdict.gate.scorer, []).append(verdict)
         header = ("scorer", "scored", "mean", "labels", "skipped", "errors", "gate")
         rows = [header]

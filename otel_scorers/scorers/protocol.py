@@ -60,7 +60,7 @@ def lane_of(scorer: Scorer) -> Lane:
 
 
 @runtime_checkable
-class JudgedScorer(Scorer, Protocol):
+class UsesJudge(Scorer, Protocol):
     """A scorer whose verdict comes from an LLM judge (`llm_scorer`, `answer_relevancy`): the
     engine scores it in its judge lane, so a slow judge never holds up the quick checks."""
 
