@@ -38,7 +38,7 @@ logger = logging.getLogger("otel_scorers")
 HANDOFF_WAIT_S = 3.0
 
 
-class _TraceBuffer:
+class _BufferedTrace:
     """A buffered trace. A plain slotted class, not a dataclass with default factories: one is
     made on the agent's thread for every run, and literals build its containers faster."""
 
@@ -98,9 +98,9 @@ class TraceAssembler:
         self._max_spans = max_spans_per_trace
         self._max_age_s = max_trace_age_s
         self._handoff_wait_s = handoff_wait_s
-        self._traces: dict[int, _TraceBuffer] = {}
+        self._traces: dict[int, _BufferedTrace] = {}
         #: Traces whose runs have all ended while a handoff waits to be taken up.
-        self._waiting: dict[int, _TraceBuffer] = {}
+        self._waiting: dict[int, _BufferedTrace] = {}
         #: Recent traces completed before their handoff was taken up (a run starting in one is late).
         self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
@@ -209,7 +209,7 @@ class TraceAssembler:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
 
-    def _run_started(self, buffer: _TraceBuffer, trace_id: int, span_id: int) -> _TraceBuffer | None:
+    def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
         lock, because a waiting trace may be completed meanwhile off the agent's thread."""
         with self._lock:
@@ -226,7 +226,7 @@ class TraceAssembler:
         return reopened
 
     @staticmethod
-    def _handoff_ended(buffer: _TraceBuffer) -> bool:
+    def _handoff_ended(buffer: _BufferedTrace) -> bool:
         # A handoff span that is no longer open ended inside the run that just ended.
         started = buffer.started
         return any(span_id not in started for span_id in buffer.handoffs)
@@ -244,7 +244,7 @@ class TraceAssembler:
         if not self._waiting:
             return
         now = time.monotonic()
-        completed: list[_TraceBuffer] = []
+        completed: list[_BufferedTrace] = []
         with self._lock:
             for trace_id, buffer in list(self._waiting.items()):
                 if not all_of_them and (buffer.waiting_until is None or buffer.waiting_until > now):
@@ -278,7 +278,7 @@ class TraceAssembler:
             self._max_spans,
         )
 
-    def _open(self, trace_id: int) -> _TraceBuffer | None:
+    def _open(self, trace_id: int) -> _BufferedTrace | None:
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
             self._handoff_too_late()
@@ -300,7 +300,7 @@ class TraceAssembler:
                     self._max_traces,
                 )
                 return None
-            buffer = self._traces[trace_id] = _TraceBuffer(now)
+            buffer = self._traces[trace_id] = _BufferedTrace(now)
             return buffer
 
     def _evict_stale(self, now: float) -> None:
