@@ -119,7 +119,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
-        from otel_scorers.demo_otlp import unreachable
+        from otel_scorers.otlp_endpoint import unreachable
 
         problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
         if problem is not None:
@@ -191,7 +191,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from otel_scorers.demo import run_demo
+    from otel_scorers.demos.live_demo import run_demo
 
     return run_demo(
         otlp_endpoint=args.otlp_endpoint,

@@ -14,7 +14,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
+from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan

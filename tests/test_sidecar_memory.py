@@ -34,7 +34,7 @@ def bare_request(index):
     return request.SerializeToString()
 
 def agent_request(index):
-    from otel_scorers.example_agent import DEMO_RUNS
+    from otel_scorers.demos.example_agent import DEMO_RUNS
     from tests.sidecar_harness import agent_spans, encode
     request = encode(agent_spans(DEMO_RUNS * 60))
     for resource in request.resource_spans:
