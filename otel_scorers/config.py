@@ -86,10 +86,10 @@ class ScorerConfig(BaseModel):
 
 class ProcessorConfig(BaseModel):
     model_config = _STRICT
-    hold_timeout_s: float = Field(environment.default("hold_timeout_s"), gt=0)
-    max_queue_size: int = Field(int(environment.default("max_queue_size")), ge=1)
-    max_traces: int = Field(int(environment.default("max_traces")), ge=1)
-    max_spans_per_trace: int = Field(int(environment.default("max_spans_per_trace")), ge=1)
+    hold_timeout_s: float = Field(environment.HOLD_TIMEOUT_S, gt=0)
+    max_queue_size: int = Field(environment.MAX_QUEUE_SIZE, ge=1)
+    max_traces: int = Field(environment.MAX_TRACES, ge=1)
+    max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1)
     #: One line per score on standard output, as the Collector's debug exporter prints.
     console: bool = False
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from otel_scorers.binding import Binding
 from otel_scorers.emitter import Emitter
+from otel_scorers.environment import MAX_QUEUE_SIZE
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import DEFAULT_MAX_JUDGE_RUNS, Job, ScoredRun, ScoringPipeline
@@ -25,7 +26,7 @@ class ScoringEngine:
         bindings: Sequence[Binding],
         emitter: Emitter,
         metrics: PipelineMetrics,
-        max_queue_size: int = 2048,
+        max_queue_size: int = MAX_QUEUE_SIZE,
         max_concurrent_runs: int = 64,
         yield_to_host: bool = True,
         exports_behind: Callable[[], bool] | None = None,
