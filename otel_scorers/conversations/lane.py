@@ -76,8 +76,8 @@ class ConversationLane:
         emitter: ConversationEmitter,
         counts: ConversationCounts,
         *,
-        tick_s: float = 1.0,
-        at_shutdown: AtShutdown = "score",
+        tick_s: float,
+        at_shutdown: AtShutdown,
         max_concurrent: int = 32,
         max_waiting: int = 4096,
     ) -> None:
