@@ -36,6 +36,7 @@ from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.sampling import MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
@@ -117,7 +118,7 @@ class ExportConfig(BaseModel):
     model_config = _STRICT
     enabled: bool = True
     endpoint: str | None = None
-    protocol: Literal["grpc", "http/protobuf"] | None = None
+    protocol: OtlpProtocol | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     insecure: bool | None = None
     metric_interval_s: float = Field(10.0, gt=0)
@@ -130,7 +131,7 @@ class ForwardConfig(BaseModel):
 
     model_config = _STRICT
     endpoint: str
-    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    protocol: OtlpProtocol = DEFAULT_PROTOCOL
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(10.0, gt=0)
 

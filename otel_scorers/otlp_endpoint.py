@@ -7,12 +7,21 @@ retries; the exporters have a bounded timeout for the same reason.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 CONNECT_TIMEOUT_S = 1.0
 EXPORT_TIMEOUT_S = 3.0  # per signal, retries included
+#: The protocols an endpoint may speak, and the OpenTelemetry SDK's default among them.
+OtlpProtocol = Literal["grpc", "http/protobuf"]
+PROTOCOLS: tuple[OtlpProtocol, ...] = get_args(OtlpProtocol)
+DEFAULT_PROTOCOL: OtlpProtocol = "grpc"
 _DEFAULT_PORTS = {"grpc": 4317, "http/protobuf": 4318}
+
+
+def default_endpoint(protocol: str) -> str:
+    """The endpoint the OpenTelemetry SDK's exporters send to when none is configured."""
+    return f"http://localhost:{_DEFAULT_PORTS[protocol]}"
 
 
 def unreachable(endpoint: str, protocol: str) -> str | None:

@@ -26,7 +26,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_scorers.backfill import ExportTally
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
-from otel_scorers.otlp_endpoint import unreachable
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, default_endpoint, unreachable
+
+INTERVAL_S = 1.0  # between two runs: a stack's dashboards see a steady trickle
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +44,7 @@ def _destination(endpoint: str | None, protocol: str) -> str:
     """The endpoint the exporter sends to, with the SDK's fallbacks."""
     if endpoint:
         return endpoint
-    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or (
-        "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
-    )
+    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or default_endpoint(protocol)
 
 
 def _span_exporter(endpoint: str | None, protocol: str) -> Any:
@@ -63,8 +63,8 @@ def _span_exporter(endpoint: str | None, protocol: str) -> Any:
 
 def send_traffic(
     endpoint: str | None = None,
-    protocol: str = "grpc",
-    interval_s: float = 1.0,
+    protocol: str = DEFAULT_PROTOCOL,
+    interval_s: float = INTERVAL_S,
     rounds: int | None = None,
     stop: threading.Event | None = None,
 ) -> TrafficSent:
@@ -97,8 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Send the example agent's traces over OTLP, continuously.",
     )
     parser.add_argument("--endpoint", help="OTLP endpoint (default: OTEL_EXPORTER_OTLP_ENDPOINT)")
-    parser.add_argument("--protocol", choices=("grpc", "http/protobuf"), default="grpc")
-    parser.add_argument("--interval", type=float, default=1.0, help="seconds between two runs (default 1)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=DEFAULT_PROTOCOL)
+    parser.add_argument(
+        "--interval", type=float, default=INTERVAL_S, help="seconds between two runs (default %(default)g)"
+    )
     parser.add_argument("--rounds", type=int, help="stop after this many rounds of the demo questions")
     args = parser.parse_args(argv)
     if args.interval < 0:

@@ -22,7 +22,7 @@ from otel_scorers.config import load_config, parse_config
 from otel_scorers.demos import otlp_send
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emitter import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
-from otel_scorers.otlp_endpoint import unreachable
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, unreachable
 from otel_scorers.otlp_files import write_traces
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
@@ -76,7 +76,7 @@ def demo_document(out: Any = None) -> dict[str, Any]:
 
 def run_demo(
     otlp_endpoint: str | None = None,
-    protocol: str = "grpc",
+    protocol: str = DEFAULT_PROTOCOL,
     config_path: Path | None = None,
     traces_out: Path | None = None,
 ) -> int:
