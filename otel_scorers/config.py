@@ -38,7 +38,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
-from otel_scorers.sampling import MAX_PER_MINUTE
+from otel_scorers.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
@@ -415,7 +415,7 @@ def _binding_errors(
                 )
             )
         seen.setdefault(name, index)
-        sampling: float | PacingPolicy = 1.0
+        sampling: float | PacingPolicy = DEFAULT_RATE
         try:
             sampling = parse_sampling(entry.sampling.model_dump(exclude_none=True), f"{path}.sampling")
         except ConfigError as exc:

@@ -33,6 +33,7 @@ from otel_scorers.conversations.scoring import ConversationBinding, bind_convers
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 
@@ -41,7 +42,7 @@ _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 class ConversationSampling(BaseModel):
     model_config = _STRICT
-    rate: float = Field(1.0, ge=0.0, le=1.0)
+    rate: float = Field(DEFAULT_RATE, ge=0.0, le=1.0)
 
 
 class ConversationScorerConfig(BaseModel):
