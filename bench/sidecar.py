@@ -67,7 +67,7 @@ def build_templates() -> list[tuple[bytes, list[int]]]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+    from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_scorers.conventions import may_hand_off, may_start_run
+from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
@@ -85,8 +86,8 @@ class TraceAssembler:
         on_completed: Callable[[CompletedTrace], None],
         metrics: PipelineMetrics,
         on_run_span_ended: Callable[[ReadableSpan], None] | None = None,
-        max_traces: int = 4096,
-        max_spans_per_trace: int = 2048,
+        max_traces: int = MAX_TRACES,
+        max_spans_per_trace: int = MAX_SPANS_PER_TRACE,
         max_trace_age_s: float = 900.0,
         handoff_wait_s: float = HANDOFF_WAIT_S,
     ) -> None:

@@ -120,9 +120,9 @@ class TelemetryOut:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         from otel_scorers.conversations.emission import ConversationEmitter
-        from otel_scorers.demo_otlp import exporters
         from otel_scorers.emission import standard_emission
         from otel_scorers.metrics import PipelineMetrics
+        from otel_scorers.otlp_endpoint import exporters
 
         self.endpoint, self.protocol = endpoint, protocol
         spans, logs, metrics = exporters(endpoint, protocol)

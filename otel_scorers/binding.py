@@ -21,7 +21,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
-from otel_scorers.sampling import RateLimiter, TraceIdSampler
+from otel_scorers.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.judge.errors import redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
@@ -217,7 +217,7 @@ def bind(
     scorer: Scorer | Callable[[AgentRun], Any],
     *,
     name: str | None = None,
-    sampling: float | Mapping[str, Any] | PacingPolicy = 1.0,
+    sampling: float | Mapping[str, Any] | PacingPolicy = DEFAULT_RATE,
     filter: Predicate | Mapping[str, Any] | None = None,
     threshold: float | None = None,
     max_per_minute: int | None = None,

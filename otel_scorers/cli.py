@@ -12,11 +12,13 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.config import Config, load_config
 from otel_scorers.conversations.backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
 from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
 from otel_scorers.score_summary import Gate, ScoreSummary, parse_gate
 from otel_scorers.version import __version__
@@ -119,8 +121,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
-        from otel_scorers.demo_otlp import unreachable
-
         problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
         if problem is not None:
             print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
@@ -191,7 +191,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from otel_scorers.demo import run_demo
+    from otel_scorers.demos.live_demo import run_demo
 
     return run_demo(
         otlp_endpoint=args.otlp_endpoint,
@@ -241,9 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--otlp-protocol",
-        choices=("grpc", "http/protobuf"),
-        default="grpc",
-        help="the protocol of --otlp-endpoint (default: grpc)",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the protocol of --otlp-endpoint (default: %(default)s)",
     )
     demo.add_argument(
         "-c", "--config", type=Path, help="score with this configuration file instead of the built-in one"
@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency",
         type=int,
         default=None,
-        help="runs scored at once (default: the judge's concurrency, else 8)",
+        help=f"runs scored at once (default: the judge's concurrency, else {DEFAULT_CONCURRENCY})",
     )
     score.add_argument(
         "--otlp-endpoint",
@@ -311,9 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--otlp-protocol",
-        choices=["grpc", "http/protobuf"],
-        default="grpc",
-        help="the OTLP protocol of --otlp-endpoint (default grpc)",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the OTLP protocol of --otlp-endpoint (default %(default)s)",
     )
     score.set_defaults(handler=cmd_score)
 

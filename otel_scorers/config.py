@@ -36,8 +36,9 @@ from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
-from otel_scorers.sampling import MAX_PER_MINUTE
+from otel_scorers.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
@@ -86,10 +87,10 @@ class ScorerConfig(BaseModel):
 
 class ProcessorConfig(BaseModel):
     model_config = _STRICT
-    hold_timeout_s: float = Field(environment.default("hold_timeout_s"), gt=0)
-    max_queue_size: int = Field(int(environment.default("max_queue_size")), ge=1)
-    max_traces: int = Field(int(environment.default("max_traces")), ge=1)
-    max_spans_per_trace: int = Field(int(environment.default("max_spans_per_trace")), ge=1)
+    hold_timeout_s: float = Field(environment.HOLD_TIMEOUT_S, gt=0)
+    max_queue_size: int = Field(environment.MAX_QUEUE_SIZE, ge=1)
+    max_traces: int = Field(environment.MAX_TRACES, ge=1)
+    max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1)
     #: One line per score on standard output, as the Collector's debug exporter prints.
     console: bool = False
 
@@ -117,7 +118,7 @@ class ExportConfig(BaseModel):
     model_config = _STRICT
     enabled: bool = True
     endpoint: str | None = None
-    protocol: Literal["grpc", "http/protobuf"] | None = None
+    protocol: OtlpProtocol | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     insecure: bool | None = None
     metric_interval_s: float = Field(10.0, gt=0)
@@ -130,7 +131,7 @@ class ForwardConfig(BaseModel):
 
     model_config = _STRICT
     endpoint: str
-    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    protocol: OtlpProtocol = DEFAULT_PROTOCOL
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(10.0, gt=0)
 
@@ -414,7 +415,7 @@ def _binding_errors(
                 )
             )
         seen.setdefault(name, index)
-        sampling: float | PacingPolicy = 1.0
+        sampling: float | PacingPolicy = DEFAULT_RATE
         try:
             sampling = parse_sampling(entry.sampling.model_dump(exclude_none=True), f"{path}.sampling")
         except ConfigError as exc:

@@ -11,10 +11,11 @@ from collections.abc import Callable, Sequence
 
 from otel_scorers.binding import Binding
 from otel_scorers.emission import Emission
+from otel_scorers.environment import MAX_QUEUE_SIZE
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import DEFAULT_MAX_JUDGE_RUNS, Job, ScoredRun, ScoringPipeline
-from otel_scorers.runner import Runner
+from otel_scorers.runner import FLUSH_TIMEOUT_S, Runner
 
 __all__ = ["DEFAULT_MAX_JUDGE_RUNS", "Job", "ScoredRun", "ScoringEngine"]
 
@@ -25,7 +26,7 @@ class ScoringEngine:
         bindings: Sequence[Binding],
         emission: Emission,
         metrics: PipelineMetrics,
-        max_queue_size: int = 2048,
+        max_queue_size: int = MAX_QUEUE_SIZE,
         max_concurrent_runs: int = 64,
         yield_to_host: bool = True,
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
@@ -64,10 +65,10 @@ class ScoringEngine:
     def queue_depth(self) -> int:
         return self.runner.queue_depth
 
-    def force_flush(self, timeout_s: float = 30.0) -> bool:
+    def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Wait until every job submitted so far is scored and emitted. False on timeout."""
         return self.runner.force_flush(timeout_s)
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
+    def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         """Stop accepting work, finish what is pending within the timeout, count the rest."""
         self.runner.shutdown(timeout_s)

@@ -12,12 +12,19 @@ import os
 
 from otel_scorers.errors import ConfigError
 
+# The defaults, named for the parts that take these settings as arguments (the engine, the trace
+# assembler, the `processor:` section of a configuration file).
+HOLD_TIMEOUT_S = 5.0
+MAX_QUEUE_SIZE = 2048
+MAX_TRACES = 4096
+MAX_SPANS_PER_TRACE = 2048
+
 #: setting -> (environment variable, default)
 PROCESSOR_SETTINGS: dict[str, tuple[str, float | int]] = {
-    "hold_timeout_s": ("OTEL_SCORERS_HOLD_TIMEOUT_S", 5.0),
-    "max_queue_size": ("OTEL_SCORERS_MAX_QUEUE_SIZE", 2048),
-    "max_traces": ("OTEL_SCORERS_MAX_TRACES", 4096),
-    "max_spans_per_trace": ("OTEL_SCORERS_MAX_SPANS_PER_TRACE", 2048),
+    "hold_timeout_s": ("OTEL_SCORERS_HOLD_TIMEOUT_S", HOLD_TIMEOUT_S),
+    "max_queue_size": ("OTEL_SCORERS_MAX_QUEUE_SIZE", MAX_QUEUE_SIZE),
+    "max_traces": ("OTEL_SCORERS_MAX_TRACES", MAX_TRACES),
+    "max_spans_per_trace": ("OTEL_SCORERS_MAX_SPANS_PER_TRACE", MAX_SPANS_PER_TRACE),
 }
 
 

@@ -25,7 +25,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pacing import PacingController
 from otel_scorers.risk import DEFAULT_FEEDBACK_ATTRIBUTE, RiskSignals, RiskWeights
-from otel_scorers.sampling import randomness, threshold_for
+from otel_scorers.sampling import DEFAULT_RATE, randomness, threshold_for
 from otel_scorers.throttled_log import throttled
 
 BudgetUnit = Literal["usd", "calls"]
@@ -77,7 +77,7 @@ def parse_sampling(
                     f"{path}.{key}",
                     "applies to budget-paced sampling only: give usd_per_hour or calls_per_hour",
                 )
-        return _rate(given.get("rate", 1.0), f"{path}.rate")
+        return _rate(given.get("rate", DEFAULT_RATE), f"{path}.rate")
     if len(budgets) > 1:
         raise ConfigError(f"{path}.{budgets[1]}", f"give one budget: {budgets[0]} or {budgets[1]}, not both")
     key = budgets[0]

@@ -35,6 +35,7 @@ from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
+from otel_scorers.runner import FLUSH_TIMEOUT_S
 from otel_scorers.sampling import TraceIdSampler
 from otel_scorers.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.scorers.protocol import Scorer
@@ -234,7 +235,7 @@ class ScoringSpanProcessor(SpanProcessor):
     def _trace_completed(self, completed: CompletedTrace) -> None:
         self.engine.submit(_AssembledTraceJob(completed, self._held))
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int = int(FLUSH_TIMEOUT_S * 1000)) -> bool:
         """Score and emit every run that ended before the call, then flush where the scores went.
 
         The evaluation spans of the last runs reach the tracer provider's processors during
@@ -276,7 +277,7 @@ class ScoringSpanProcessor(SpanProcessor):
             flushed = logger_provider.force_flush(remaining_ms()) and flushed
         return flushed
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
+    def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         if self._shut_down:
             return
         self._shut_down = True

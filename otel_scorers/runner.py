@@ -27,6 +27,8 @@ logger = logging.getLogger("otel_scorers")
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
 
+#: How long a flush or a shutdown waits when not told, as the OpenTelemetry SDK's processors do.
+FLUSH_TIMEOUT_S = 30.0
 #: Items done at once (synchronous work) between two turns of the runner's loop.
 _ITEMS_PER_TURN = 8
 #: Longest the runner waits for work that says it is behind before it starts the next item.
@@ -158,7 +160,7 @@ class Runner(Generic[T]):
     def queue_depth(self) -> int:
         return len(self._queue)
 
-    def force_flush(self, timeout_s: float = 30.0) -> bool:
+    def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Wait until every item submitted so far is done, then flush the work. False on timeout."""
         deadline = time.monotonic() + timeout_s
         with self._idle:
@@ -170,7 +172,7 @@ class Runner(Generic[T]):
         self._work.flush()
         return True
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
+    def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         """Stop accepting items, finish what is pending within the timeout, count the rest."""
         with self._lock:
             if self._closed:

@@ -13,6 +13,8 @@ import time
 
 from otel_scorers.fork_safety import renew_in_child
 
+#: The sampling rate of a binding that names none: every trace (conversation) is scored.
+DEFAULT_RATE = 1.0
 RANDOMNESS_BITS = 56
 _MAX_RANDOMNESS = 1 << RANDOMNESS_BITS
 _RANDOMNESS_MASK = _MAX_RANDOMNESS - 1
@@ -34,7 +36,7 @@ class TraceIdSampler:
 
     __slots__ = ("rate", "threshold")
 
-    def __init__(self, rate: float = 1.0) -> None:
+    def __init__(self, rate: float = DEFAULT_RATE) -> None:
         self.rate = rate
         self.threshold = threshold_for(rate)
 

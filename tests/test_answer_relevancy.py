@@ -15,8 +15,8 @@ import pytest
 
 from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorers
 from otel_scorers.config import parse_config
-from otel_scorers.demo import demo_document, run_demo
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.live_demo import demo_document, run_demo
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, delimit
 from otel_scorers.scorers.rules.base import JudgedScorer

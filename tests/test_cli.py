@@ -316,7 +316,7 @@ def test_jaegers_query_api_reply_is_read_as_the_otlp_it_wraps(tmp_path: Path) ->
 
 
 def test_demo_writes_its_traces_for_runs_and_score(tmp_path: Path) -> None:
-    from otel_scorers.example_agent import DEMO_RUNS
+    from otel_scorers.demos.example_agent import DEMO_RUNS
 
     out = tmp_path / "traces.jsonl"
     result = run_cli("demo", "--traces-out", str(out))

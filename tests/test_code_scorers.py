@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_scorers import bind, scorers
 from otel_scorers.config import make_scorer
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.model import AgentRun, Score, ToolCall
 from tests.fixtures.generate.common.otlp_fixture import spans_to_otlp_json
 

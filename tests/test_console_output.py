@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_scorers import ScoringSpanProcessor, checks
 from otel_scorers.config import parse_config
-from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.sidecar import Sidecar, with_console
 
 from .sidecar_harness import agent_spans, encode, send_grpc

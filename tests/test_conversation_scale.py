@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from otel_scorers.example_agent import ScriptedRun
+from otel_scorers.demos.example_agent import ScriptedRun
 
 from .conversation_router import LoadBalancingRouter
 from .otlp_capture import attrs

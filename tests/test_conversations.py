@@ -13,7 +13,7 @@ from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
 from otel_scorers.conversations.stage import StageLimits
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.conversation import tool_error_rate, turns
 from tests.conftest import Telemetry
 

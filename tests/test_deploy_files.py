@@ -148,7 +148,7 @@ def test_the_compose_stack_has_every_part() -> None:
     }
     assert "opentelemetry-collector-contrib" in services["otel-collector"]["image"]
     assert services["jaeger"]["image"].startswith("jaegertracing/jaeger:2.")  # v2: OTLP in, no agent
-    assert services["example-agent"]["entrypoint"][-1] == "otel_scorers.example_traffic"
+    assert services["example-agent"]["entrypoint"][-1] == "otel_scorers.demos.example_traffic"
 
 
 # ---- collector configs ----------------------------------------------------------------------

@@ -31,8 +31,8 @@ from typing import Any
 import pytest
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
-from otel_scorers.example_traffic import send_traffic
+from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
+from otel_scorers.demos.example_traffic import send_traffic
 from otel_scorers.metrics import REASON
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture

@@ -1,4 +1,4 @@
-"""The compose stack's example agent, `python -m otel_scorers.example_traffic`: a real process that
+"""The compose stack's example agent, `python -m otel_scorers.demos.example_traffic`: a real process that
 sends the example agent's traces over OTLP to a capturing receiver, round after round until told
 to stop, and loses nothing when it stops."""
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from tests.otlp_capture import OtlpCapture
 
 
@@ -28,7 +28,7 @@ def traffic(*args: str, **extra_env: str) -> subprocess.Popen[str]:
     # A short batch delay, so spans show up while it runs rather than at exit only.
     env = {**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "weather-service", **extra_env}
     return subprocess.Popen(
-        [sys.executable, "-m", "otel_scorers.example_traffic", *args],
+        [sys.executable, "-m", "otel_scorers.demos.example_traffic", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -19,7 +19,7 @@ from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, pipeline, scorer
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers import answer_relevancy, ask_judge, llm_scorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE

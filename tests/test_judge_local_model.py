@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from otel_scorers import Judge, JudgeConfig, ScoringSpanProcessor, bind, scorers
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.judge import import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 

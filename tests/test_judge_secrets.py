@@ -17,7 +17,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorer
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm
 from otel_scorers.scorers.judge.errors import MAX_EXCERPT, PROMPT_CUT, redact, without_prompt
 from otel_scorers.scorers.llm import llm_scorer

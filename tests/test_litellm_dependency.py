@@ -37,8 +37,8 @@ def test_scoring_without_a_judge_never_imports_litellm() -> None:
         import sys
         from opentelemetry.sdk.trace import TracerProvider
         from otel_scorers import ScoringSpanProcessor, checks, load_config
-        from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
-        from otel_scorers.demo import DEMO_CONFIG
+        from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
+        from otel_scorers.demos.live_demo import DEMO_CONFIG
         from otel_scorers.config import parse_config
         import yaml
 
@@ -77,7 +77,7 @@ def test_a_judge_imports_litellm_on_the_scoring_thread_not_the_agents() -> None:
             sys.meta_path.insert(0, Watch())
             from opentelemetry.sdk.trace import TracerProvider
             from otel_scorers import ScoringSpanProcessor, scorers
-            from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+            from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
             from otel_scorers.scorers.judge import Judge, JudgeConfig
 
             judge = Judge(JudgeConfig(api_base={server.url!r}, api_key="test-key", max_retries=0))

@@ -29,8 +29,7 @@ from otel_scorers import (
     scorers,
 )
 from otel_scorers.config import parse_config
-from otel_scorers.demo import DEMO_RUNS
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent, ScriptedRun
 from otel_scorers.otlp_decode import attributes
 from otel_scorers.paced_sampling import PacedSampler
 from otel_scorers.pacing import PacingController

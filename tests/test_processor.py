@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.trace import StatusCode
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, conventions, scorer
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import RunRecorder, Telemetry

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
-from otel_scorers.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry

@@ -10,7 +10,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_scorers import ScoringSpanProcessor, checks
-from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 
 from .conftest import Telemetry, make_telemetry
 

@@ -15,8 +15,8 @@ import pytest
 
 import otel_scorers
 from otel_scorers import ScoringSpanProcessor, checks
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.errors import ConfigError
-from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
 
 from .conftest import Telemetry
 
@@ -49,6 +49,24 @@ def test_the_wheel_ships_py_typed(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("otel_scorers-*.whl")
     assert "otel_scorers/py.typed" in zipfile.ZipFile(wheel).namelist()
+
+
+def test_the_example_agents_earlier_paths_still_work() -> None:
+    """`otel_scorers.example_agent` and `python -m otel_scorers.example_traffic`, as earlier
+    releases documented them, are the modules under `otel_scorers.demos`."""
+    from otel_scorers import example_agent
+    from otel_scorers.demos import example_agent as home
+
+    assert (example_agent.ExampleAgent, example_agent.DEMO_RUNS) == (home.ExampleAgent, home.DEMO_RUNS)
+    result = subprocess.run(
+        [sys.executable, "-m", "otel_scorers.example_traffic", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--rounds" in result.stdout
 
 
 def _public_callables() -> Iterator[tuple[str, Any]]:

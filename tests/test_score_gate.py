@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "examples" / "traces.json"

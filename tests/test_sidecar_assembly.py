@@ -14,7 +14,8 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_scorers.example_agent import DEMO_RUNS, ScriptedRun
+from otel_scorers.config import SidecarConfig
+from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
@@ -26,6 +27,8 @@ from tests.sidecar_harness import RunningSidecar, agent_spans, encode, is_run, s
 from tests.test_sidecar_errors import grpc_export, post
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+SETTINGS = SidecarConfig()
 
 
 class Clock:
@@ -59,9 +62,20 @@ def counter_total(reader: InMemoryMetricReader, name: str, **attributes: Any) ->
 
 
 def assembler(clock: Clock, **limits: int) -> tuple[BatchAssembler, InMemoryMetricReader]:
+    """An assembler with the sidecar's default limits but for `limits`."""
     pipeline_metrics, reader = metrics()
+    given = {
+        "max_traces": SETTINGS.max_traces,
+        "max_spans": SETTINGS.max_spans,
+        "max_bytes": SETTINGS.max_bytes,
+    }
     built = BatchAssembler(
-        pipeline_metrics, Limits(**limits), decision_wait_s=2.0, max_wait_s=10.0, late_memory=100, clock=clock
+        pipeline_metrics,
+        Limits(**{**given, **limits}),
+        decision_wait_s=2.0,
+        max_wait_s=10.0,
+        late_memory=100,
+        clock=clock,
     )
     return built, reader
 
@@ -261,7 +275,7 @@ def test_at_the_limit_run_less_traces_go_first_and_then_requests_are_refused() -
 def test_a_full_intake_says_so_before_a_request_is_sorted_out_and_refuses_it_whole() -> None:
     clock = Clock()
     built, _ = assembler(clock, max_traces=2)
-    intake = Intake(built, threshold_for(1.0), PipelineMetrics(MeterProvider()))
+    intake = Intake(built, threshold_for(1.0), PipelineMetrics(MeterProvider()), SETTINGS.retry_after_s)
     assert intake.has_room()
     commit(built, agent_spans(DEMO_RUNS[:2]))
     assert not intake.has_room()  # the receivers then only decode it, to count its spans

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import RunningSidecar, sidecar_document

@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.sidecar.grpc import SERVICE
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document

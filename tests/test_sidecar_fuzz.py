@@ -18,7 +18,7 @@ from google.protobuf.json_format import MessageToDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, send_grpc

@@ -13,7 +13,7 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import HttpTraceCapture, OtlpCapture, attrs

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from otel_scorers.demo import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.judge import import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 from tests.judge_server import JudgeServer, judge_server

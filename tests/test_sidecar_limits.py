@@ -14,7 +14,7 @@ import pytest
 from google.rpc.error_details_pb2 import RetryInfo  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.sidecar.grpc import SERVICE
 from otel_scorers.span_record import OWN_SCOPE

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.span_record import OWN_SCOPE
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture

@@ -19,7 +19,7 @@ import yaml
 from google.protobuf.json_format import MessageToJson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc, sidecar_document
 

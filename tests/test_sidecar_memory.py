@@ -16,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.metrics import MeterProvider
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.otlp_decode import parse_protobuf_request
+from otel_scorers.config import SidecarConfig
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
 
 def rss():
@@ -34,7 +35,7 @@ def bare_request(index):
     return request.SerializeToString()
 
 def agent_request(index):
-    from otel_scorers.example_agent import DEMO_RUNS
+    from otel_scorers.demos.example_agent import DEMO_RUNS
     from tests.sidecar_harness import agent_spans, encode
     request = encode(agent_spans(DEMO_RUNS * 60))
     for resource in request.resource_spans:
@@ -56,7 +57,14 @@ while data:
     size = int.from_bytes(data[:4], "big")
     bodies.append(data[4 : 4 + size])
     data = data[4 + size :]
-assembler = BatchAssembler(PipelineMetrics(MeterProvider()), Limits(10**9, 10**9, 10**12))
+settings = SidecarConfig()
+assembler = BatchAssembler(
+    PipelineMetrics(MeterProvider()),
+    Limits(10**9, 10**9, 10**12),
+    settings.decision_wait_s,
+    settings.max_wait_s,
+    settings.late_trace_memory,
+)
 gc.collect()
 before = rss()
 for body in bodies:

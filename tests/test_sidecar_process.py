@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture

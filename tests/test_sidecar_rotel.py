@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import Rotel, RunningSidecar, agent_spans, is_run, sidecar_document

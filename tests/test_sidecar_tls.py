@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, sidecar_document

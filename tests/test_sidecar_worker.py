@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from otel_scorers.example_agent import DEMO_RUNS
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.sidecar.worker import ProcessScoring, merge_prometheus_text
 from otel_scorers.span_record import OWN_SCOPE

@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from otel_scorers.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import score_conversation, widest
 from otel_scorers.conversations.stage import ConversationStage
@@ -57,7 +58,9 @@ class ConversationBackfill:
                 self.stage.add(turn)
             yield run
 
-    async def finish(self, write: WriteScore, emit: EmitScores | None = None, concurrency: int = 8) -> int:
+    async def finish(
+        self, write: WriteScore, emit: EmitScores | None = None, concurrency: int = DEFAULT_CONCURRENCY
+    ) -> int:
         """Score every conversation (those a turn ended, then the rest, ended by the end of the
         input), at most `concurrency` at once; how many were scored."""
         conversations = [*self.stage.close_due(), *self.stage.close_all("end_of_input")]

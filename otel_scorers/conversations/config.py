@@ -33,6 +33,7 @@ from otel_scorers.conversations.scoring import ConversationBinding, bind_convers
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 
@@ -41,7 +42,7 @@ _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 class ConversationSampling(BaseModel):
     model_config = _STRICT
-    rate: float = Field(1.0, ge=0.0, le=1.0)
+    rate: float = Field(DEFAULT_RATE, ge=0.0, le=1.0)
 
 
 class ConversationScorerConfig(BaseModel):
@@ -54,18 +55,22 @@ class ConversationScorerConfig(BaseModel):
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
 
 
+# The section's defaults are the settings' own: what a stage built in code gets too.
+_DEFAULTS = ConversationSettings()
+
+
 class ConversationsConfig(BaseModel):
     model_config = _STRICT
-    idle_timeout_s: float = Field(300.0, gt=0)
-    max_duration_s: float = Field(3600.0, gt=0)
-    max_turns: int = Field(100, ge=1)
+    idle_timeout_s: float = Field(_DEFAULTS.limits.idle_timeout_s, gt=0)
+    max_duration_s: float = Field(_DEFAULTS.limits.max_duration_s, gt=0)
+    max_turns: int = Field(_DEFAULTS.limits.max_turns, ge=1)
     end_when: dict[str, Any] | None = None
-    max_open: int = Field(10_000, ge=1)
-    max_turns_kept: int = Field(50, ge=2)
-    max_bytes: int = Field(64 * 1024 * 1024, ge=1024)
-    at_shutdown: Literal["score", "drop"] = "score"
-    turn_records: bool = False
-    tick_s: float = Field(1.0, gt=0)
+    max_open: int = Field(_DEFAULTS.limits.max_open, ge=1)
+    max_turns_kept: int = Field(_DEFAULTS.limits.max_turns_kept, ge=2)
+    max_bytes: int = Field(_DEFAULTS.limits.max_bytes, ge=1024)
+    at_shutdown: Literal["score", "drop"] = _DEFAULTS.at_shutdown
+    turn_records: bool = _DEFAULTS.turn_records
+    tick_s: float = Field(_DEFAULTS.tick_s, gt=0)
     scorers: list[ConversationScorerConfig] = Field(default_factory=list)
 
     def settings(

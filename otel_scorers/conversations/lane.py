@@ -20,7 +20,7 @@ from otel_scorers.conversations.emission import ConversationCounts, Conversation
 from otel_scorers.conversations.scoring import ConversationBinding, score_conversation
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
 from otel_scorers.conversations.turns import Conversation, Turn
-from otel_scorers.runner import Runner
+from otel_scorers.runner import FLUSH_TIMEOUT_S, Runner
 
 logger = logging.getLogger("otel_scorers")
 
@@ -76,8 +76,8 @@ class ConversationLane:
         emitter: ConversationEmitter,
         counts: ConversationCounts,
         *,
-        tick_s: float = 1.0,
-        at_shutdown: AtShutdown = "score",
+        tick_s: float,
+        at_shutdown: AtShutdown,
         max_concurrent: int = 32,
         max_waiting: int = 4096,
     ) -> None:
@@ -116,12 +116,12 @@ class ConversationLane:
             self._submit(conversation)
         return len(ended)
 
-    def flush(self, timeout_s: float = 30.0) -> bool:
+    def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Close what has ended by now and wait until it is scored and emitted. False on timeout."""
         self.poll()
         return self._runner.force_flush(timeout_s)
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
+    def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         with self._lock:
             if self._closed:
                 return

@@ -28,6 +28,7 @@ from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.runner import FLUSH_TIMEOUT_S
 from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
@@ -130,9 +131,9 @@ class Conversations:
     def poll(self) -> int:
         return self.lane.poll() if self.lane is not None else 0
 
-    def flush(self, timeout_s: float = 30.0) -> bool:
+    def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         return self.lane.flush(timeout_s) if self.lane is not None else True
 
-    def shutdown(self, timeout_s: float = 30.0) -> None:
+    def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         if self.lane is not None:
             self.lane.shutdown(timeout_s)

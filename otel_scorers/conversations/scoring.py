@@ -17,6 +17,7 @@ from otel_scorers.conversations.turns import Conversation
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import Score
 from otel_scorers.pipeline import gathered
+from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 
 
@@ -68,7 +69,7 @@ def bind_conversation(
     scorer: ConversationScorer,
     *,
     name: str | None = None,
-    sampling: float = 1.0,
+    sampling: float = DEFAULT_RATE,
     threshold: float | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> ConversationBinding:

@@ -25,7 +25,7 @@ from typing import Literal
 
 from otel_scorers.conversations.turns import Conversation, EndReason, Turn
 from otel_scorers.fork_safety import renew_in_child
-from otel_scorers.sampling import RANDOMNESS_BITS, threshold_for
+from otel_scorers.sampling import DEFAULT_RATE, RANDOMNESS_BITS, threshold_for
 
 Clock = Callable[[], float]
 AtShutdown = Literal["score", "drop"]
@@ -48,7 +48,7 @@ class ConversationSampler:
 
     __slots__ = ("rate", "threshold")
 
-    def __init__(self, rate: float = 1.0) -> None:
+    def __init__(self, rate: float = DEFAULT_RATE) -> None:
         self.rate = rate
         self.threshold = threshold_for(rate)
 

@@ -20,6 +20,9 @@ from otel_scorers.scorers.rounding import round2
 from otel_scorers.scorers.rules.base import Ask, JudgedScorer, Task, need_input, need_output
 from otel_scorers.scorers.rules.replies import YesUnsureNo
 
+#: What an "unsure" verdict counts for, as a share of a "yes" (Mastra's weight).
+UNCERTAINTY_WEIGHT = 0.3
+
 _TASK = (
     "You rate how relevant an AI agent's answer is to the user's question: whether it addresses what "
     "was asked, not whether it is correct."
@@ -55,21 +58,23 @@ class VerdictsReply(BaseModel):
     verdicts: list[VerdictReply]
 
 
-def relevant_share(verdicts: Sequence[str], uncertainty_weight: float = 0.3) -> float:
+def relevant_share(verdicts: Sequence[str], uncertainty_weight: float = UNCERTAINTY_WEIGHT) -> float:
     """(yes + uncertainty_weight * unsure) / verdicts; 0 without verdicts."""
     if not verdicts:
         return 0.0
     return (verdicts.count("yes") + uncertainty_weight * verdicts.count("unsure")) / len(verdicts)
 
 
-def score_verdicts(verdicts: Sequence[str], uncertainty_weight: float = 0.3, scale: float = 1.0) -> float:
+def score_verdicts(
+    verdicts: Sequence[str], uncertainty_weight: float = UNCERTAINTY_WEIGHT, scale: float = 1.0
+) -> float:
     """The score: round2(relevant_share * scale), rounded once, after the scale."""
     return round2(relevant_share(verdicts, uncertainty_weight) * scale)
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerRelevancyRule:
-    uncertainty_weight: float = 0.3
+    uncertainty_weight: float = UNCERTAINTY_WEIGHT
 
     kind = "answer_relevancy"
     shape = RelevancyReply
@@ -145,7 +150,7 @@ class AnswerRelevancyRule:
 
 def answer_relevancy(
     model: str | None = None,
-    uncertainty_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3,
+    uncertainty_weight: Annotated[float, Field(ge=0.0, le=1.0)] = UNCERTAINTY_WEIGHT,
     scale: Annotated[float, Field(gt=0.0)] = 1.0,
     threshold: float | None = None,
     steps: Literal[1, 3] = 1,

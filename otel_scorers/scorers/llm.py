@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -41,6 +41,11 @@ from otel_scorers.scorers.judge import (
 from otel_scorers.scorers.protocol import Lane
 
 T = TypeVar("T")
+
+#: The prompt version a scorer starts at; bumped when its prompt changes, as it keys the cache.
+FIRST_PROMPT_VERSION = "1"
+#: What a judge scorer sees by default, and so what it is skipped without.
+DEFAULT_NEEDS = frozenset({"input", "output"})
 DataOf = Callable[[AgentRun], Mapping[str, "str | None"]]
 
 
@@ -64,7 +69,7 @@ async def ask_judge(
     system: str | None = None,
     model: str | None = None,
     judge: Judge | JudgeConfig | None = None,
-    prompt_version: str = "1",
+    prompt_version: str = FIRST_PROMPT_VERSION,
 ) -> JudgeReply[T]:
     """Ask the judge `prompt` about `data` (tag -> text) and parse its reply as `shape` (a
     pydantic model, TypedDict or dataclass). Raises `JudgeError` (`.type`, `.to_score(name)`)
@@ -90,8 +95,8 @@ class LLMScorer(Generic[T]):
     reason_of: Callable[[T], str | None] | None = None
     data: DataOf = default_data
     system: str | None = None
-    prompt_version: str = "1"
-    needs: frozenset[str] = field(default_factory=lambda: frozenset({"input", "output"}))
+    prompt_version: str = FIRST_PROMPT_VERSION
+    needs: frozenset[str] = DEFAULT_NEEDS
     binary: bool = False
     lane: ClassVar[Lane] = "judge"
 
@@ -136,11 +141,11 @@ def llm_scorer(
     reason: Callable[[T], str | None] | None = None,
     data: DataOf = default_data,
     system: str | None = None,
-    needs: Iterable[str] = ("input", "output"),
+    needs: Iterable[str] = DEFAULT_NEEDS,
     binary: bool = False,
     model: str | None = None,
     judge: Judge | JudgeConfig | None = None,
-    prompt_version: str = "1",
+    prompt_version: str = FIRST_PROMPT_VERSION,
 ) -> LLMScorer[T]:
     """A judge scorer from a prompt, the reply's JSON shape and a function of the reply.
 

@@ -43,9 +43,11 @@ _ZERO_SPAN = bytes(8)
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_traces: int = 20_000
-    max_spans: int = 200_000
-    max_bytes: int = 256 * 1024 * 1024
+    """What the assembler may buffer at once; the defaults are `SidecarConfig`'s."""
+
+    max_traces: int
+    max_spans: int
+    max_bytes: int
 
 
 @dataclass(slots=True, eq=False)
@@ -163,10 +165,10 @@ class BatchAssembler:
     def __init__(
         self,
         metrics: PipelineMetrics,
-        limits: Limits = Limits(),
-        decision_wait_s: float = 2.0,
-        max_wait_s: float = 30.0,
-        late_memory: int = 100_000,
+        limits: Limits,
+        decision_wait_s: float,
+        max_wait_s: float,
+        late_memory: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._metrics = metrics

@@ -61,8 +61,8 @@ class GrpcReceiver:
         max_request_bytes: int,
         tls: TlsConfig | None = None,
         *,
-        read_timeout_s: float = 30.0,
-        max_connections: int = 512,
+        read_timeout_s: float,
+        max_connections: int,
         logs: ConversationIntake | None = None,
     ) -> None:
         self._intake = intake

@@ -45,7 +45,7 @@ class Intake:
         assembler: BatchAssembler,
         min_threshold: int,
         metrics: PipelineMetrics,
-        retry_after_s: float = 1.0,
+        retry_after_s: float,
         forwarder: Forwarder | None = None,
         held: HeldRunSpans | None = None,
     ) -> None:

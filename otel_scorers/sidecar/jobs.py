@@ -74,8 +74,8 @@ def sidecar_engine(
     telemetry: Telemetry,
     metrics: PipelineMetrics,
     max_queue_size: int,
-    console: bool = False,
-    conversations: Conversations | None = None,
+    console: bool,
+    conversations: Conversations | None,
 ) -> ScoringEngine:
     """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`
     (and with `console`, printing a line per score on standard output); the runs it rebuilds go

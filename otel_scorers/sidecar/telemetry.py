@@ -32,6 +32,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, default_endpoint
 from otel_scorers.score_export import ENDPOINT_VARIABLES, OtlpScoreExport
 from otel_scorers.sidecar.deadline import call_within
 
@@ -187,7 +188,7 @@ class Telemetry:
 
 
 def _protocol(config: ExportConfig) -> str:
-    return config.protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    return config.protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", DEFAULT_PROTOCOL)
 
 
 def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
@@ -318,7 +319,7 @@ def export_endpoint(config: ExportConfig) -> str:
     for variable in ENDPOINT_VARIABLES:
         if os.environ.get(variable):
             return os.environ[variable]
-    return "http://localhost:4317" if _protocol(config) == "grpc" else "http://localhost:4318"
+    return default_endpoint(_protocol(config))
 
 
 def export_destination(config: ExportConfig) -> str:

@@ -108,7 +108,7 @@ class ProcessScoring:
         metrics: PipelineMetrics,
         done: Done,
         own_prometheus_text: Callable[[], bytes],
-        processes: int = 1,
+        processes: int,
     ) -> None:
         if processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")

@@ -18,10 +18,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers import demo_otlp
 from otel_scorers.config import load_config, parse_config
+from otel_scorers.demos import otlp_send
+from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
-from otel_scorers.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, unreachable
 from otel_scorers.otlp_files import write_traces
 from otel_scorers.processor import ScoringSpanProcessor
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
@@ -75,7 +76,7 @@ def demo_document(out: Any = None) -> dict[str, Any]:
 
 def run_demo(
     otlp_endpoint: str | None = None,
-    protocol: str = "grpc",
+    protocol: str = DEFAULT_PROTOCOL,
     config_path: Path | None = None,
     traces_out: Path | None = None,
 ) -> int:
@@ -86,7 +87,7 @@ def run_demo(
     metric_reader = InMemoryMetricReader()
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(events))
-    problem = demo_otlp.unreachable(otlp_endpoint, protocol) if otlp_endpoint else None
+    problem = unreachable(otlp_endpoint, protocol) if otlp_endpoint else None
     meter_provider = MeterProvider(resource=resource, metric_readers=[metric_reader])
     tracer_provider = TracerProvider(resource=resource)
     recorded = InMemorySpanExporter()
@@ -143,8 +144,8 @@ def run_demo(
     if problem is not None:
         print(f"Nothing was sent to {otlp_endpoint}: {problem}. Is a collector listening there?")
         return 1
-    results = demo_otlp.send(otlp_endpoint, protocol, finished, finished_events, metrics)
-    print(demo_otlp.summary(otlp_endpoint, protocol, results))
+    results = otlp_send.send(otlp_endpoint, protocol, finished, finished_events, metrics)
+    print(otlp_send.summary(otlp_endpoint, protocol, results))
     return 0 if all(result.accepted for result in results) else 1
 
 
