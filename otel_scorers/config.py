@@ -93,6 +93,9 @@ class ProcessorConfig(BaseModel):
     max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1)
     #: One line per score on standard output, as the Collector's debug exporter prints.
     console: bool = False
+    #: Evaluation spans and events written as OTLP (true) or through the SDK providers (false);
+    #: unset, written as OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (`ScoringSpanProcessor`'s `export`).
+    export: bool | None = None
 
 
 class ListenConfig(BaseModel):

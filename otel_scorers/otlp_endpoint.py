@@ -17,6 +17,8 @@ OtlpProtocol = Literal["grpc", "http/protobuf"]
 PROTOCOLS: tuple[OtlpProtocol, ...] = get_args(OtlpProtocol)
 DEFAULT_PROTOCOL: OtlpProtocol = "grpc"
 _DEFAULT_PORTS = {"grpc": 4317, "http/protobuf": 4318}
+#: The SDK's variables that name where OTLP traces go.
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
 def default_endpoint(protocol: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, cast
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
@@ -23,12 +23,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from otel_scorers.otlp_encode import export_request, resource_message, scope_message
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, ENDPOINT_VARIABLES, PROTOCOLS, OtlpProtocol
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
-ExportProtocol = Literal["grpc", "http/protobuf"]
-#: The SDK's variables that name where OTLP traces go.
-ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 #: The batch processor queues only sampled spans; what it queues here always is.
 _SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
@@ -205,7 +203,7 @@ class OtlpScoreExport:
         self,
         endpoint: str | None = None,
         *,
-        protocol: ExportProtocol | None = None,
+        protocol: OtlpProtocol | None = None,
         headers: Mapping[str, str] | None = None,
         insecure: bool | None = None,
         timeout_s: float | None = None,
@@ -214,9 +212,9 @@ class OtlpScoreExport:
         max_queue_size: int | None = None,
         max_export_batch_size: int = 64,
     ) -> None:
-        self.protocol: str = protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-        if self.protocol not in ("grpc", "http/protobuf"):
-            raise ValueError(f"unsupported OTLP protocol {self.protocol!r}; use grpc or http/protobuf")
+        self.protocol: str = protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", DEFAULT_PROTOCOL)
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unsupported OTLP protocol {self.protocol!r}; use {' or '.join(PROTOCOLS)}")
         self.endpoint = endpoint
         self._options: dict[str, Any] = {}
         if headers:

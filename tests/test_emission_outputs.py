@@ -5,6 +5,7 @@ others."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk._logs import LoggerProvider
@@ -146,3 +147,26 @@ def test_an_output_that_fails_keeps_no_score_from_the_outputs_after_it() -> None
         for metric in scope.metrics
     }
     assert {"gen_ai.evaluation.score", "otel_scorers.scorer.duration"} <= names
+
+
+def test_the_processor_section_s_export_false_keeps_scores_on_the_providers(
+    monkeypatch: pytest.MonkeyPatch, capture: OtlpCapture, tmp_path: Path
+) -> None:
+    config = tmp_path / "scorers.yaml"
+    config.write_text("scorers:\n  - type: no_tool_errors\nprocessor:\n  export: false\n")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture.endpoint)
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(resource=RESOURCE)
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    processor = ScoringSpanProcessor.from_config(
+        config, tracer_provider=provider, logger_provider=LoggerProvider(), meter_provider=MeterProvider()
+    )
+    provider.add_span_processor(processor)
+    with provider.get_tracer("agent").start_as_current_span(
+        "invoke_agent weather", attributes=RUN_ATTRIBUTES
+    ):
+        pass
+    assert processor.force_flush(10_000)
+    processor.shutdown()
+    assert evaluation_spans(spans) == ["evaluate no_tool_errors"]
+    assert capture.spans() == []

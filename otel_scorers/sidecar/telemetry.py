@@ -32,8 +32,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, default_endpoint
-from otel_scorers.score_export import ENDPOINT_VARIABLES, OtlpScoreExport
+from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, ENDPOINT_VARIABLES, default_endpoint
+from otel_scorers.score_export import OtlpScoreExport
 from otel_scorers.sidecar.deadline import call_within
 
 logger = logging.getLogger("otel_scorers")
