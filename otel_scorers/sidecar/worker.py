@@ -50,7 +50,7 @@ from otel_scorers.config import Config
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import ScoredRun
-from otel_scorers.sidecar.batch_assembler import PendingTrace
+from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.hold import encode_spans
 from otel_scorers.sidecar.jobs import (
@@ -87,10 +87,10 @@ class _Child:
     process: multiprocessing.process.BaseProcess
     connection: Connection
     #: Ready traces (by job id) and messages for the child, in order; None ends the sending thread.
-    outbox: queue.SimpleQueue[tuple[int, PendingTrace] | bytes | None] = field(
+    outbox: queue.SimpleQueue[tuple[int, BufferedTrace] | bytes | None] = field(
         default_factory=queue.SimpleQueue
     )
-    pending: dict[int, PendingTrace] = field(default_factory=dict)
+    pending: dict[int, BufferedTrace] = field(default_factory=dict)
     alive: bool = True
     ready: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
@@ -158,7 +158,7 @@ class ProcessScoring:
 
     # ---- Scoring ---------------------------------------------------------------------------
 
-    def submit(self, trace: PendingTrace) -> None:
+    def submit(self, trace: BufferedTrace) -> None:
         # Encoded on the sending thread, with the traces queued behind it: the loop only queues.
         with self._lock:
             alive = self._alive()
@@ -220,7 +220,7 @@ class ProcessScoring:
             message = outbox.get()
             # Whatever queued up meanwhile goes in the same batch (a message other than a trace
             # goes after it, in order).
-            traces: list[tuple[int, PendingTrace]] = []
+            traces: list[tuple[int, BufferedTrace]] = []
             after: list[bytes | None] = []
             while True:
                 if isinstance(message, tuple):
@@ -295,7 +295,7 @@ class ProcessScoring:
         child.stopped.set()
 
 
-def encode_batch(traces: Sequence[tuple[int, PendingTrace]]) -> bytes:
+def encode_batch(traces: Sequence[tuple[int, BufferedTrace]]) -> bytes:
     """Ready traces as one message: the job ids with their trace ids, and one OTLP request holding
     the spans of their runs' subtrees (a trace's spans are told apart by their trace id)."""
     jobs = [(job_id, trace.key) for job_id, trace in traces]
