@@ -1,7 +1,7 @@
 """Scoring ready traces: the seam between the sidecar's receiving loop and whatever scores.
 
 `ThreadScoring` scores on a `ScoringEngine` thread in this process; `ProcessScoring`
-(`worker.py`) in a child process. Either way a finished trace comes back as the score
+(`worker_pool.py`) in child processes. Either way a finished trace comes back as the score
 attributes of each of its runs, which is all the receiving side needs (inline mode attaches them
 to the held run spans).
 """

@@ -35,7 +35,7 @@ from otel_scorers.sidecar.telemetry import (
     endpoint_configured,
     export_destination,
 )
-from otel_scorers.sidecar.worker import ProcessScoring
+from otel_scorers.sidecar.worker_pool import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
 
