@@ -18,7 +18,8 @@ import yaml
 
 from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
-from otel_scorers.sidecar.worker import ProcessScoring, merge_prometheus_text
+from otel_scorers.sidecar.metrics_merge import merge_prometheus_text
+from otel_scorers.sidecar.worker_pool import ProcessScoring
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import (

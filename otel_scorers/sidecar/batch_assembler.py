@@ -72,7 +72,10 @@ class Scan:
 
 
 @dataclass(slots=True, eq=False)
-class PendingTrace:
+class BufferedTrace:
+    """A trace the assembler buffers until it is ready, then hands to scoring; its spans count
+    against the limits until scoring gives it back (`release`)."""
+
     key: bytes
     first_seen: float
     last_seen: float
@@ -178,11 +181,11 @@ class BatchAssembler:
         self._late_memory = late_memory
         self._clock = clock
         # Least recently extended first, so the traces due for a decision sit at the front.
-        self._traces: OrderedDict[bytes, PendingTrace] = OrderedDict()
+        self._traces: OrderedDict[bytes, BufferedTrace] = OrderedDict()
         # Quiet traces without a run span yet, oldest first: their run span may still come (an SDK
         # exports the root span last), until max_wait_s.
-        self._runless: OrderedDict[bytes, PendingTrace] = OrderedDict()
-        self._ready: deque[PendingTrace] = deque()
+        self._runless: OrderedDict[bytes, BufferedTrace] = OrderedDict()
+        self._ready: deque[BufferedTrace] = deque()
         self._decided: OrderedDict[bytes, None] = OrderedDict()
         self._last_full_scan = clock()
         self.buffered_spans = 0
@@ -243,7 +246,7 @@ class BatchAssembler:
         self._count_let_go(evicted_spans, "no_run_evicted", "the buffer was full")
         return reason
 
-    def _let_go(self, key: bytes, trace: PendingTrace) -> int:
+    def _let_go(self, key: bytes, trace: BufferedTrace) -> int:
         """Free a trace that has no run span; how many spans it held. Its run span may still
         come, alone: scored without its children, the run would fail tool checks falsely, so
         the trace is remembered as decided and that span counts as late."""
@@ -328,7 +331,7 @@ class BatchAssembler:
             if trace is None:
                 trace = self._runless.pop(trace_id, None)
                 if trace is None:
-                    trace = PendingTrace(trace_id, now, now)
+                    trace = BufferedTrace(trace_id, now, now)
                 trace.last_seen = now
                 traces[trace_id] = trace
             else:
@@ -382,7 +385,7 @@ class BatchAssembler:
                 else:
                     self._runless[key] = trace
 
-    def _make_ready(self, trace: PendingTrace) -> None:
+    def _make_ready(self, trace: BufferedTrace) -> None:
         self._remember(trace.key)
         self._ready.append(trace)
         self.ready_traces += 1
@@ -412,13 +415,13 @@ class BatchAssembler:
         if len(decided) > self._late_memory:
             decided.popitem(last=False)
 
-    def take_ready(self) -> PendingTrace | None:
+    def take_ready(self) -> BufferedTrace | None:
         if not self._ready:
             return None
         self.ready_traces -= 1
         return self._ready.popleft()
 
-    def release(self, trace: PendingTrace) -> None:
+    def release(self, trace: BufferedTrace) -> None:
         """A ready trace was scored (or dropped): its spans no longer count."""
         self._free(trace.spans)
         trace.spans = []

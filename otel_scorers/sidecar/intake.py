@@ -7,7 +7,7 @@ that is itself invalid (bad ids) is rejected alone and reported as a partial suc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,6 +81,19 @@ class Intake:
     ) -> Accepted:
         """Take one request. `body` is its protobuf encoding when the sender used protobuf;
         `sorted_out` is `sort_out(request, size)` when the caller already did it."""
+        self._refuse_without_room(request)
+        result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
+        over_limit = self.assembler.admit(result)
+        # Forwarded before anything is buffered: a request downstream refuses is refused whole.
+        forwarder = self._forwarder
+        held_back = await self._forward(forwarder, request, body, result) if forwarder is not None else []
+        late_runs = self.assembler.commit(result)
+        if self._held is not None and held_back:
+            _hold(self._held, held_back, late_runs)
+        return self._answer(result, self._settle_over_limit(over_limit), unparsed)
+
+    def _refuse_without_room(self, request: ExportTraceServiceRequest) -> None:
+        """Refuse the whole request (retryable) while shutting down or while the buffers are full."""
         if self.closing:
             raise self._refuse(
                 "unavailable", "shutting_down", "the sidecar is shutting down", _count(request)
@@ -91,43 +104,50 @@ class Intake:
                 "sidecar_busy", "otel_scorers: refusing requests until scoring catches up: %s", full
             )
             raise self._refuse("busy", "limit", f"too busy, retry later: {full}", _count(request))
-        result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
-        over_limit = self.assembler.admit(result)
-        holding: list[OtlpSpan] = []
-        if self._forwarder is not None:
-            assembler = self.assembler
-            holding = [
-                item
-                for trace_id, runs in result.runs.items()
-                if not assembler.is_decided(trace_id)
-                for item in runs
-            ]
-            if holding or result.rejected or body is None:
-                body = _without(request, result, holding).SerializeToString()
-            try:
-                await self._forwarder.send(body)
-            except ForwardError as exc:
-                raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
-        late_runs = self.assembler.commit(result)
-        if self._held is not None and holding:
-            late = {id(item) for item in late_runs}
-            self._held.hold(item for item in holding if id(item) not in late)
-            self._held.send_now(item for item in holding if id(item) in late)
-        # In inline mode spans past a limit were forwarded all the same: they are accepted, only
-        # not scored. In tap mode they are refused, as a partial success (not retryable: they
-        # would not fit any better next time in the same request).
-        refused_over_limit = over_limit if self._forwarder is None else 0
-        if over_limit:
-            if refused_over_limit:
-                self._metrics.receiver_spans.add(over_limit, {OUTCOME: "refused", REASON: "limit"})
-            else:
-                self._metrics.dropped_spans.add(over_limit, {REASON: "limit"})
-            throttled.warning(
-                "sidecar_admit_limit",
-                "otel_scorers: %d spans of a request did not fit the buffer limits (%s)",
-                over_limit,
-                "refused" if refused_over_limit else "forwarded, not scored",
-            )
+
+    async def _forward(
+        self, forwarder: Forwarder, request: ExportTraceServiceRequest, body: bytes | None, result: Scan
+    ) -> list[OtlpSpan]:
+        """Inline mode: send the request on without its invalid spans and without the run spans of
+        traces not scored yet, which it returns, to be held until their scores are attached.
+        Refuses the whole request (retryable) when downstream does not take it."""
+        assembler = self.assembler
+        held_back = [
+            item
+            for trace_id, runs in result.runs.items()
+            if not assembler.is_decided(trace_id)
+            for item in runs
+        ]
+        if held_back or result.rejected or body is None:
+            body = _without(request, result, held_back).SerializeToString()
+        try:
+            await forwarder.send(body)
+        except ForwardError as exc:
+            raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+        return held_back
+
+    def _settle_over_limit(self, over_limit: int) -> int:
+        """Spans past a buffer limit: how many of them are refused. In inline mode they were
+        forwarded all the same: they are accepted, only not scored. In tap mode they are refused,
+        as a partial success (not retryable: they would not fit any better next time in the same
+        request)."""
+        if not over_limit:
+            return 0
+        refused = over_limit if self._forwarder is None else 0
+        if refused:
+            self._metrics.receiver_spans.add(over_limit, {OUTCOME: "refused", REASON: "limit"})
+        else:
+            self._metrics.dropped_spans.add(over_limit, {REASON: "limit"})
+        throttled.warning(
+            "sidecar_admit_limit",
+            "otel_scorers: %d spans of a request did not fit the buffer limits (%s)",
+            over_limit,
+            "refused" if refused else "forwarded, not scored",
+        )
+        return refused
+
+    def _answer(self, result: Scan, refused_over_limit: int, unparsed: tuple[int, str]) -> Accepted:
+        """Count the request's spans by outcome and say which were not accepted, and why."""
         accepted = result.accepted - refused_over_limit
         if accepted:
             self._metrics.receiver_spans.add(accepted, {OUTCOME: "accepted"})
@@ -149,6 +169,14 @@ class Intake:
                 )
             return Accepted(rejected, "; ".join(problems))
         return Accepted()
+
+
+def _hold(held: HeldRunSpans, held_back: Sequence[OtlpSpan], late_runs: Iterable[OtlpSpan]) -> None:
+    """Inline mode: the run spans held back from downstream wait for their scores, except those of
+    traces already scored (late), which go on now."""
+    late = {id(item) for item in late_runs}
+    held.hold(item for item in held_back if id(item) not in late)
+    held.send_now(item for item in held_back if id(item) in late)
 
 
 def _count(request: ExportTraceServiceRequest) -> int:

@@ -1,7 +1,7 @@
 """Scoring ready traces: the seam between the sidecar's receiving loop and whatever scores.
 
 `ThreadScoring` scores on a `ScoringEngine` thread in this process; `ProcessScoring`
-(`worker.py`) in a child process. Either way a finished trace comes back as the score
+(`worker_pool.py`) in child processes. Either way a finished trace comes back as the score
 attributes of each of its runs, which is all the receiving side needs (inline mode attaches them
 to the held run spans).
 """
@@ -22,7 +22,7 @@ from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.run_builder import build_runs
-from otel_scorers.sidecar.batch_assembler import PendingTrace
+from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
@@ -30,7 +30,7 @@ from otel_scorers.sidecar.telemetry import Telemetry
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes.
 RunScores = tuple[bytes, dict[str, Any]]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
-Done = Callable[[PendingTrace, "Sequence[RunScores] | None"], None]
+Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
 
 class Scoring(Protocol):
@@ -38,7 +38,7 @@ class Scoring(Protocol):
         """Get ready to score; the receivers start after this."""
         ...
 
-    def submit(self, trace: PendingTrace) -> None:
+    def submit(self, trace: BufferedTrace) -> None:
         """Score a ready trace without blocking; `Done` is called when it is scored or dropped."""
         ...
 
@@ -123,7 +123,7 @@ def build_trace_runs(spans: Sequence[OtlpSpan]) -> list[AgentRun]:
 class TraceJob:
     """A ready trace as a job for the `ScoringEngine`: converted to `SpanRecord`s on its thread."""
 
-    trace: PendingTrace
+    trace: BufferedTrace
     done: Done
 
     def build(self) -> Sequence[AgentRun]:
@@ -154,7 +154,7 @@ class ThreadScoring:
     async def start(self) -> None:
         self.engine.start()
 
-    def submit(self, trace: PendingTrace) -> None:
+    def submit(self, trace: BufferedTrace) -> None:
         self.engine.submit(TraceJob(trace, self._done))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:

@@ -19,7 +19,7 @@ from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
-from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, PendingTrace
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
@@ -35,7 +35,7 @@ from otel_scorers.sidecar.telemetry import (
     endpoint_configured,
     export_destination,
 )
-from otel_scorers.sidecar.worker import ProcessScoring
+from otel_scorers.sidecar.worker_pool import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
 
@@ -149,7 +149,7 @@ class Sidecar:
             logs=logs,
         )
         self._in_flight = 0
-        self._done: deque[tuple[PendingTrace, Sequence[RunScores] | None]] = deque()
+        self._done: deque[tuple[BufferedTrace, Sequence[RunScores] | None]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
@@ -236,7 +236,7 @@ class Sidecar:
             self._in_flight += 1
             self.scoring.submit(trace)
 
-    def _job_done(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
+    def _job_done(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
         # Called on the engine's thread: hand over to the loop, which owns the buffers. A deque
         # append is thread-safe and, unlike waking the loop once per trace, costs no syscall;
         # the ticker collects the finished traces.
@@ -248,11 +248,11 @@ class Sidecar:
             trace, results = done.popleft()
             self._finish(trace, results)
 
-    def _finish(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
+    def _finish(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
         self._in_flight -= 1
         self._release(trace, results)
 
-    def _release(self, trace: PendingTrace, results: Sequence[RunScores] | None) -> None:
+    def _release(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
         held = self.held
         if held is not None:
             for key, attributes in results or ():

@@ -9,11 +9,9 @@ receivers and trace assembly; a spawned child builds the runs, scores them and e
 scores with its own OpenTelemetry SDK providers (same `export` settings, its own
 `service.instance.id`).
 
-Ready traces go to a child in batches: one OTLP request holding the spans of their runs'
-subtrees, whatever the number of traces (a message per trace costs a pickle, a pipe write and
-a wake-up of the child each, which at thousands of traces a second was most of the hand-over).
-The score attributes of each run come back in batches too (inline mode attaches them to the held
-run spans).
+Ready traces go to a child in batches (`trace_batches`), and the score attributes of each run
+come back in batches too (inline mode attaches them to the held run spans). The child runs
+`worker_process.worker_main`.
 `sidecar.scoring_processes: N` starts N such children (each ready trace goes to the one with
 the fewest traces in hand), for machines with the cores. `/metrics` serves every process's
 metrics, merged. If a child dies, the traces it had are counted as dropped
@@ -24,59 +22,30 @@ place. The children exit when their parent does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import multiprocessing
-import os
 import pickle
 import queue
-import signal
-import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
-
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from prometheus_client.exposition import generate_latest
-from prometheus_client.metrics_core import Metric
-from prometheus_client.parser import text_string_to_metric_families
-from prometheus_client.registry import Collector, CollectorRegistry
 
 from otel_scorers.config import Config
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun
-from otel_scorers.pipeline import ScoredRun
-from otel_scorers.sidecar.batch_assembler import PendingTrace
-from otel_scorers.sidecar.deadline import call_within
-from otel_scorers.sidecar.hold import encode_spans
-from otel_scorers.sidecar.jobs import (
-    Done,
-    RunScores,
-    build_trace_runs,
-    run_scores,
-    run_subtrees,
-    scoring_conversations,
-    sidecar_engine,
-)
-from otel_scorers.sidecar.logs import setup_logging
-from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+from otel_scorers.sidecar.batch_assembler import BufferedTrace
+from otel_scorers.sidecar.jobs import Done
+from otel_scorers.sidecar.metrics_merge import merge_prometheus_text
+from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, encode_batch
+from otel_scorers.sidecar.worker_process import worker_main
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 
 _RESTART_DELAY_S = 1.0
-#: Traces at most in one message to a scoring process, and replies in one message back.
-_MAX_BATCH_TRACES = 256
-#: Longest a finished trace's reply waits for others to share its message.
-_REPLY_WAIT_S = 0.02
 _METRICS_TIMEOUT_S = 2.0
-
-
-# ---- the receiving side ----------------------------------------------------------------------
 
 
 @dataclass(eq=False)
@@ -87,10 +56,10 @@ class _Child:
     process: multiprocessing.process.BaseProcess
     connection: Connection
     #: Ready traces (by job id) and messages for the child, in order; None ends the sending thread.
-    outbox: queue.SimpleQueue[tuple[int, PendingTrace] | bytes | None] = field(
+    outbox: queue.SimpleQueue[tuple[int, BufferedTrace] | bytes | None] = field(
         default_factory=queue.SimpleQueue
     )
-    pending: dict[int, PendingTrace] = field(default_factory=dict)
+    pending: dict[int, BufferedTrace] = field(default_factory=dict)
     alive: bool = True
     ready: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
@@ -158,7 +127,7 @@ class ProcessScoring:
 
     # ---- Scoring ---------------------------------------------------------------------------
 
-    def submit(self, trace: PendingTrace) -> None:
+    def submit(self, trace: BufferedTrace) -> None:
         # Encoded on the sending thread, with the traces queued behind it: the loop only queues.
         with self._lock:
             alive = self._alive()
@@ -220,12 +189,12 @@ class ProcessScoring:
             message = outbox.get()
             # Whatever queued up meanwhile goes in the same batch (a message other than a trace
             # goes after it, in order).
-            traces: list[tuple[int, PendingTrace]] = []
+            traces: list[tuple[int, BufferedTrace]] = []
             after: list[bytes | None] = []
             while True:
                 if isinstance(message, tuple):
                     traces.append(message)
-                    if len(traces) >= _MAX_BATCH_TRACES:
+                    if len(traces) >= MAX_BATCH_TRACES:
                         break
                 else:
                     after.append(message)
@@ -295,195 +264,6 @@ class ProcessScoring:
         child.stopped.set()
 
 
-def encode_batch(traces: Sequence[tuple[int, PendingTrace]]) -> bytes:
-    """Ready traces as one message: the job ids with their trace ids, and one OTLP request holding
-    the spans of their runs' subtrees (a trace's spans are told apart by their trace id)."""
-    jobs = [(job_id, trace.key) for job_id, trace in traces]
-    payload = encode_spans(
-        (item, {}) for _, trace in traces for item in run_subtrees(trace.spans, trace.run_spans)
-    )
-    return pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def _resolve(future: asyncio.Future[bytes], text: bytes) -> None:
     if not future.done():
         future.set_result(text)
-
-
-class _Families(Collector):
-    def __init__(self, families: Sequence[Metric]) -> None:
-        self._families = families
-
-    def collect(self) -> Sequence[Metric]:
-        return self._families
-
-
-def merge_prometheus_text(*texts: bytes) -> bytes:
-    """One exposition of several processes' metrics: series of the same family and labels are
-    added up (the processes count different things under the same names, e.g. runs dropped by
-    the receiving side and runs assembled by the scoring side)."""
-    families: dict[str, Metric] = {}
-    values: dict[tuple[str, str, tuple[tuple[str, str], ...]], int] = {}
-    for text in texts:
-        for family in text_string_to_metric_families(text.decode()):
-            merged = families.get(family.name)
-            if merged is None:
-                merged = families[family.name] = Metric(
-                    family.name, family.documentation, family.type, family.unit
-                )
-            for sample in family.samples:
-                key = (family.name, sample.name, tuple(sorted(sample.labels.items())))
-                index = values.get(key)
-                if index is None:
-                    values[key] = len(merged.samples)
-                    merged.samples.append(sample)
-                else:
-                    existing = merged.samples[index]
-                    merged.samples[index] = existing._replace(value=existing.value + sample.value)
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(list(families.values())))
-    return generate_latest(registry)
-
-
-# ---- the scoring process ---------------------------------------------------------------------
-
-
-def decode_batch(payload: bytes) -> dict[bytes, list[OtlpSpan]]:
-    """The spans of a batch's request, by trace id."""
-    request = ExportTraceServiceRequest.FromString(payload)
-    batch = Batch(0)
-    traces: dict[bytes, list[OtlpSpan]] = {}
-    for resource_spans in request.resource_spans:
-        for scope_spans in resource_spans.scope_spans:
-            origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, batch)
-            for span in scope_spans.spans:
-                spans = traces.get(span.trace_id)
-                if spans is None:
-                    spans = traces[span.trace_id] = []
-                spans.append(OtlpSpan(span, origin))
-    return traces
-
-
-class _Replies:
-    """Finished jobs, sent back in batches: when the last job of a received batch is done, when
-    `_MAX_BATCH_TRACES` wait, and every `_REPLY_WAIT_S` (`flush`, on the engine's loop) for the
-    rest (a trace waiting for a judge finishes after the others of its batch)."""
-
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
-        self._send = send
-        self._pending: list[tuple[int, list[RunScores] | None]] = []
-        # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
-        self._lock = threading.Lock()
-
-    def add(self, job: _ReceivedTraceJob, scores: list[RunScores] | None) -> None:
-        with self._lock:
-            self._pending.append((job.job_id, scores))
-            job.batch[0] -= 1
-            due = job.batch[0] <= 0 or len(self._pending) >= _MAX_BATCH_TRACES
-        if due:
-            self.flush()
-
-    def flush(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        if pending:
-            self._send(("done", pending))
-
-
-@dataclass(frozen=True, slots=True)
-class _ReceivedTraceJob:
-    job_id: int
-    spans: list[OtlpSpan]
-    replies: _Replies
-    #: How many jobs of the batch this one came in are not done yet (shared by them).
-    batch: list[int]
-
-    def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(self.spans)
-
-    def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.replies.add(self, run_scores(results))
-
-    def dropped(self, reason: str) -> None:
-        self.replies.add(self, None)
-
-
-class _Stop(Exception):
-    """SIGTERM reached the scoring process itself (say, sent to the whole process group)."""
-
-
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise _Stop
-
-
-def worker_main(config: Config, connection: Connection) -> None:
-    """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
-    from otel_scorers.sidecar.telemetry import build_telemetry
-
-    # The parent decides when this process stops (SIGINT reaches the whole process group); a
-    # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    setup_logging("[scoring]")
-    settings = config.sidecar
-    telemetry = build_telemetry(settings.export)
-    metrics = PipelineMetrics(telemetry.meter_provider)
-    conversations = scoring_conversations(
-        config.conversations.settings(config.judge) if config.conversations is not None else None,
-        telemetry,
-        metrics,
-    )
-    engine = sidecar_engine(
-        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console, conversations
-    )
-    sending = threading.Lock()
-
-    def reply(message: tuple[Any, ...]) -> None:
-        data = pickle.dumps(message)
-        # The parent may be gone; the loop below then ends on EOF.
-        with sending, contextlib.suppress(OSError, ValueError):
-            connection.send_bytes(data)
-
-    replies = _Replies(reply)
-    engine.call_every(_REPLY_WAIT_S, replies.flush)
-    reply(("ready",))
-    flush_s = min(2.0, settings.shutdown_timeout_s / 4)
-    timeout_s = settings.shutdown_timeout_s - flush_s  # unless the parent says otherwise
-    try:
-        while True:
-            try:
-                message = pickle.loads(connection.recv_bytes())
-            except (EOFError, OSError):
-                timeout_s = 2.0  # the parent disappeared without saying stop
-                break
-            kind = message[0]
-            if kind == "jobs":
-                traces = decode_batch(message[2])
-                left = [len(message[1])]
-                for job_id, trace_id in message[1]:
-                    engine.submit(_ReceivedTraceJob(job_id, traces.get(trace_id, []), replies, left))
-            elif kind == "metrics":
-                reply(("metrics", message[1], telemetry.prometheus_text()))
-            elif kind == "stop":
-                timeout_s, flush_s = message[1], message[2]
-                break
-    except _Stop:
-        pass
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already
-    deadline = time.monotonic() + timeout_s + flush_s
-    if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
-        logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
-    if conversations is not None:
-        closing_s = max(0.1, deadline - flush_s - time.monotonic())
-        call_within(lambda: conversations.shutdown(closing_s), closing_s + 0.1, "conversations shutdown")
-    replies.flush()
-    telemetry.shutdown(max(0.1, deadline - time.monotonic()))
-    connection.close()
-    # Everything worth keeping is sent or counted; tearing the interpreter down (gRPC's and the
-    # SDK's modules and threads) takes about half a second more, past the deadline.
-    sys.stderr.flush()
-    sys.stdout.flush()
-    os._exit(0)
-
-
-__all__ = ["ProcessScoring", "RunScores", "merge_prometheus_text", "worker_main"]

@@ -1,0 +1,167 @@
+"""The scoring process: batches of traces in, each run's score attributes back, the scores
+exported over OTLP with its own OpenTelemetry SDK providers (the `export` settings of the
+sidecar, its own `service.instance.id`).
+
+It answers the receiving process's messages on the pipe: `("jobs", ...)` (`trace_batches`), to
+score; `("metrics", request)`, with its Prometheus text; `("stop", timeout_s, flush_s)`. It says
+`("ready",)` once it can score and sends the finished traces back as `("done", [(job id, run
+scores or None), ...])`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from otel_scorers.config import Config
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun
+from otel_scorers.pipeline import ScoredRun
+from otel_scorers.sidecar.deadline import call_within
+from otel_scorers.sidecar.jobs import (
+    RunScores,
+    build_trace_runs,
+    run_scores,
+    scoring_conversations,
+    sidecar_engine,
+)
+from otel_scorers.sidecar.logs import setup_logging
+from otel_scorers.sidecar.otlp_spans import OtlpSpan
+from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
+
+logger = logging.getLogger("otel_scorers")
+
+#: Longest a finished trace's reply waits for others to share its message.
+_REPLY_WAIT_S = 0.02
+
+
+class _Replies:
+    """Finished jobs, sent back in batches: when the last job of a received batch is done, when
+    `MAX_BATCH_TRACES` wait, and every `_REPLY_WAIT_S` (`flush`, on the engine's loop) for the
+    rest (a trace waiting for a judge finishes after the others of its batch)."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        self._send = send
+        self._pending: list[tuple[int, list[RunScores] | None]] = []
+        # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
+        self._lock = threading.Lock()
+
+    def add(self, job: _ReceivedTraceJob, scores: list[RunScores] | None) -> None:
+        with self._lock:
+            self._pending.append((job.job_id, scores))
+            job.batch[0] -= 1
+            due = job.batch[0] <= 0 or len(self._pending) >= MAX_BATCH_TRACES
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:
+            self._send(("done", pending))
+
+
+@dataclass(frozen=True, slots=True)
+class _ReceivedTraceJob:
+    job_id: int
+    spans: list[OtlpSpan]
+    replies: _Replies
+    #: How many jobs of the batch this one came in are not done yet (shared by them).
+    batch: list[int]
+
+    def build(self) -> Sequence[AgentRun]:
+        return build_trace_runs(self.spans)
+
+    def finished(self, results: Sequence[ScoredRun]) -> None:
+        self.replies.add(self, run_scores(results))
+
+    def dropped(self, reason: str) -> None:
+        self.replies.add(self, None)
+
+
+class _Stop(Exception):
+    """SIGTERM reached the scoring process itself (say, sent to the whole process group)."""
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def worker_main(config: Config, connection: Connection) -> None:
+    """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
+    from otel_scorers.sidecar.telemetry import build_telemetry
+
+    # The parent decides when this process stops (SIGINT reaches the whole process group); a
+    # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    setup_logging("[scoring]")
+    settings = config.sidecar
+    telemetry = build_telemetry(settings.export)
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    conversations = scoring_conversations(
+        config.conversations.settings(config.judge) if config.conversations is not None else None,
+        telemetry,
+        metrics,
+    )
+    engine = sidecar_engine(
+        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console, conversations
+    )
+    sending = threading.Lock()
+
+    def reply(message: tuple[Any, ...]) -> None:
+        data = pickle.dumps(message)
+        # The parent may be gone; the loop below then ends on EOF.
+        with sending, contextlib.suppress(OSError, ValueError):
+            connection.send_bytes(data)
+
+    replies = _Replies(reply)
+    engine.call_every(_REPLY_WAIT_S, replies.flush)
+    reply(("ready",))
+    flush_s = min(2.0, settings.shutdown_timeout_s / 4)
+    timeout_s = settings.shutdown_timeout_s - flush_s  # unless the parent says otherwise
+    try:
+        while True:
+            try:
+                message = pickle.loads(connection.recv_bytes())
+            except (EOFError, OSError):
+                timeout_s = 2.0  # the parent disappeared without saying stop
+                break
+            kind = message[0]
+            if kind == "jobs":
+                received = decode_batch(message[1], message[2])
+                left = [len(received)]
+                for job_id, spans in received:
+                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left))
+            elif kind == "metrics":
+                reply(("metrics", message[1], telemetry.prometheus_text()))
+            elif kind == "stop":
+                timeout_s, flush_s = message[1], message[2]
+                break
+    except _Stop:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already
+    deadline = time.monotonic() + timeout_s + flush_s
+    if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
+        logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
+    if conversations is not None:
+        closing_s = max(0.1, deadline - flush_s - time.monotonic())
+        call_within(lambda: conversations.shutdown(closing_s), closing_s + 0.1, "conversations shutdown")
+    replies.flush()
+    telemetry.shutdown(max(0.1, deadline - time.monotonic()))
+    connection.close()
+    # Everything worth keeping is sent or counted; tearing the interpreter down (gRPC's and the
+    # SDK's modules and threads) takes about half a second more, past the deadline.
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(0)
