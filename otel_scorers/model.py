@@ -152,7 +152,7 @@ class JudgeUsage:
     cost_usd: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Score:
     """One scorer's verdict on one run.
 
@@ -160,6 +160,11 @@ class Score:
     the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
     estimates weight the score by its inverse.
+
+    Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
+    be written; and two are made per scorer and run (the scorer's, then the binding's with label
+    and timing), where a frozen dataclass would cost 1.6 times as much to make. Nothing hashes a
+    score (its `details` is a dict); the emitter's caches key on its fields.
     """
 
     scorer: str
