@@ -164,7 +164,8 @@ class Score:
     Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
     be written; and two are made per scorer and run (the scorer's, then the binding's with label
     and timing), where a frozen dataclass would cost 1.6 times as much to make. Nothing hashes a
-    score (its `details` is a dict); the emitter's caches key on its fields.
+    score (its `details` is a dict): what writes scores caches by its fields, and of those the
+    error and the judge usage are records of their own, frozen so that they hash.
     """
 
     scorer: str
