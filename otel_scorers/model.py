@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from otel_scorers.quick_init import quick_init
-
 ToolState = Literal["ok", "error", "incomplete", "result_error"]
 ContextKind = Literal["tool_result", "document", "system_instructions", "given"]
 RunStatus = Literal["ok", "error", "unset"]
@@ -28,7 +26,6 @@ def _empty() -> Mapping[str, Any]:
     return _EMPTY
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call of a run, in start order."""
@@ -47,7 +44,6 @@ class ToolCall:
         return self.state != "ok"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ContextItem:
     """One piece of what grounded a run's answer, and where it came from.
@@ -64,14 +60,12 @@ class ContextItem:
     span_id: int | None = None
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
     input_tokens: int | None = None
     output_tokens: int | None = None
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Handoff:
     """One agent passing the conversation to another inside a run (OpenAI Agents' handoffs): an
@@ -82,7 +76,6 @@ class Handoff:
     start_ns: int = 0
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class AgentRun:
     """One agent run rebuilt from its spans.
@@ -140,7 +133,6 @@ class AgentRun:
         return [call.name for call in self.tool_calls]
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ScoreError:
     """Why a scorer failed: `type` is short and stable (it becomes `error.type`)."""
@@ -149,7 +141,6 @@ class ScoreError:
     message: str
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class JudgeUsage:
     """What the LLM judge calls behind one score cost."""
@@ -161,8 +152,7 @@ class JudgeUsage:
     cost_usd: float | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Score:
     """One scorer's verdict on one run.
 
@@ -170,6 +160,12 @@ class Score:
     the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
     estimates weight the score by its inverse.
+
+    Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
+    be written; and two are made per scorer and run (the scorer's, then the binding's with label
+    and timing), where a frozen dataclass would cost 1.6 times as much to make. Nothing hashes a
+    score (its `details` is a dict): what writes scores caches by its fields, and of those the
+    error and the judge usage are records of their own, frozen so that they hash.
     """
 
     scorer: str

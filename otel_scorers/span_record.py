@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from otel_scorers.quick_init import quick_init
-
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
@@ -29,21 +27,23 @@ STATUS_NAMES = ("unset", "ok", "error")
 OWN_SCOPE = "otel_scorers"
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanEvent:
     name: str
     time_ns: int
     attributes: Mapping[str, Any] = field(default_factory=_empty)
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanRecord:
     """A finished (or, for `end_ns is None`, still open) span.
 
     Ids are integers as in the SDK; attribute values are plain Python values (str, bool, int,
     float, lists of those, dicts for OTLP key-value lists).
+
+    Slotted, not frozen: one is made for every span taken in, and a frozen dataclass sets each
+    field through `object.__setattr__`, about twice the cost of making one. Nothing changes a
+    record once made, nor hashes one.
     """
 
     trace_id: int

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from otel_scorers.model import ToolCall
-from otel_scorers.quick_init import quick_init
 from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
@@ -47,10 +46,11 @@ def framework_tool(span: SpanRecord, tool_name: str) -> bool:
 Message = Mapping[str, Any]
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Messages:
-    """Messages read from a span; `captured` is False when the span carried no content at all."""
+class Messages(NamedTuple):
+    """Messages read from a span; `captured` is False when the span carried no content at all.
+
+    A tuple, unlike the records below: `NOT_CAPTURED` is the one default every model call and run
+    span shares, so it must not be changeable, and a tuple is the cheapest immutable record."""
 
     items: tuple[Message, ...] = ()
     captured: bool = False
@@ -59,8 +59,7 @@ class Messages:
 NOT_CAPTURED = Messages()
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCall:
     """What one model (LLM) span says."""
 
@@ -73,8 +72,7 @@ class ModelCall:
     output_tokens: int | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Document:
     """One document a retriever span returned: its text and, when the span says, its id."""
 
@@ -82,8 +80,7 @@ class Document:
     id: str | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunSpanContent:
     """What a run span itself says. Text fields win over messages when a convention has them."""
 
