@@ -28,8 +28,8 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     handoff_agent,
+    span_tool_call,
     text_of,
-    tool_state,
 )
 from otel_scorers.conventions.genai import (
     MODEL_OPERATIONS,
@@ -119,18 +119,9 @@ class GoogleADKConvention(Convention):
                 arguments = decode_content(legacy_arguments)
             if result is None:
                 result = decode_content(legacy_result)
-        result = unwrap_result(result)
-        state, error = tool_state(span, result)
         call_id = call.call_id if call.call_id != NOT_SPECIFIED else None
-        return ToolCall(
-            name=call.name,
-            call_id=call_id,
-            arguments=arguments,
-            result=result,
-            state=state,
-            error=error,
-            start_ns=call.start_ns,
-            end_ns=call.end_ns,
+        return span_tool_call(
+            span, name=call.name, call_id=call_id, arguments=arguments, result=unwrap_result(result)
         )
 
 

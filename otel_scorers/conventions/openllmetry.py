@@ -196,7 +196,7 @@ class OpenLLMetryConvention(Convention):
             result = _unwrap_output(decode_json(raw_result))
         state, error = tool_state(span, result)
         if state == "ok" and agno_result is not None and agno_result.failed:
-            state, error, result = "error", agno_result.error or agno_result.status, None
+            state, error = "error", agno_result.error or agno_result.status
         if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":

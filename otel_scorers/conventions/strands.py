@@ -19,6 +19,7 @@ from otel_scorers.conventions.formats.messages import (
     decode_content,
     handoff_agent,
     last_user_text,
+    span_tool_call,
     tool_state,
 )
 from otel_scorers.conventions.genai import GenAIConvention
@@ -78,15 +79,14 @@ class StrandsConvention(Convention):
         if state == "ok" and span.attributes.get("gen_ai.tool.status") == "error":
             # The result Strands sends the model for a failed tool is the error's text.
             state, error = "error", result if isinstance(result, str) and result else "error"
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=call.name,
             call_id=call.call_id,
             arguments=arguments,
             result=result,
             state=state,
             error=error,
-            start_ns=call.start_ns,
-            end_ns=call.end_ns,
         )
 
 
