@@ -16,7 +16,7 @@ from typing import Any
 
 from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.formats.messages import as_str, decode_json
-from otel_scorers.conventions.genai import GenAIConvention
+from otel_scorers.conventions.genai import GenAIConvention, operation_role
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -58,7 +58,7 @@ class AutoGenConvention(Convention):
         return self.handoff_target(span) is not None
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        if span.attributes.get("gen_ai.operation.name") != "execute_tool":
+        if operation_role(span) != "tool":
             return None
         attributes = span.attributes
         return handoff_target(attributes.get("gen_ai.tool.name"), attributes.get("gen_ai.tool.description"))

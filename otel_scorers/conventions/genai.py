@@ -22,7 +22,22 @@ from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 OPERATION = "gen_ai.operation.name"
-MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+#: What a span is, by its `gen_ai.operation.name`.
+OPERATION_ROLES: Mapping[str, SpanRole] = {
+    "invoke_agent": "run",
+    "execute_tool": "tool",
+    "chat": "model",
+    "generate_content": "model",
+    "text_completion": "model",
+    "retrieval": "retriever",
+}
+
+
+def operation_role(span: SpanRecord) -> SpanRole | None:
+    """The role the span's GenAI operation gives it; None for other operations."""
+    operation = span.attributes.get(OPERATION)
+    # A malformed value (a list, say) names no operation and must not break the lookup.
+    return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
 
 
 class GenAIConvention(Convention):
@@ -33,17 +48,7 @@ class GenAIConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes
 
-    def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent":
-            return "run"
-        if operation == "execute_tool":
-            return "tool"
-        if operation in MODEL_OPERATIONS:
-            return "model"
-        if operation == "retrieval":
-            return "retriever"
-        return None
+    role = staticmethod(operation_role)
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
         """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents

@@ -25,18 +25,16 @@ from otel_scorers.conventions.base import (
     SpanRole,
 )
 from otel_scorers.conventions.formats.messages import (
-    as_str,
     decode_content,
     handoff_agent,
     span_tool_call,
     text_of,
 )
 from otel_scorers.conventions.genai import (
-    MODEL_OPERATIONS,
-    OPERATION,
     GenAIConvention,
     answering_model,
     input_tokens,
+    operation_role,
     output_tokens,
 )
 from otel_scorers.model import ToolCall
@@ -68,14 +66,12 @@ class GoogleADKConvention(Convention):
         return span.scope == SCOPE
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent":
-            return "run"
-        if operation == "execute_tool":
-            return "tool"
-        if operation in MODEL_OPERATIONS or span.name == _CALL_LLM:
-            return "model"
-        return None
+        # Runs, tools and model calls (legacy `call_llm` too): this reading has no documents for
+        # a GenAI retrieval span.
+        role = operation_role(span)
+        if role is not None and role != "retriever":
+            return role
+        return "model" if span.name == _CALL_LLM else None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         return _GENAI.run_content(span)

@@ -43,7 +43,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.genai import answering_model
+from otel_scorers.conventions.genai import OPERATION, answering_model, operation_role
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -52,10 +52,10 @@ ENTITY_NAME = "traceloop.entity.name"
 ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
 LC_AGENT_NAME = "traceloop.association.properties.lc_agent_name"
-OPERATION = "gen_ai.operation.name"
 #: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
 WORKFLOW_NODES = "gen_ai.workflow.nodes"
-MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+#: OpenLLMetry's name for a text completion, besides the GenAI operations (`text_completion`).
+_COMPLETION = "completion"
 #: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
 AGNO_TEAM_NAME = "agno.team.name"
@@ -105,7 +105,8 @@ class OpenLLMetryConvention(Convention):
                 return None  # the SDK's trace around a Runner.run: its agents are the runs
             if kind == _HANDOFF_KIND:
                 return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
-        if kind == "tool" or attributes.get(OPERATION) == "execute_tool":
+        operation = operation_role(span)
+        if kind == "tool" or operation == "tool":
             return "tool"
         if span.scope == _LLAMA_INDEX:
             if kind == "task" and "tool.name" in attributes:
@@ -122,7 +123,8 @@ class OpenLLMetryConvention(Convention):
             name = attributes.get(ENTITY_NAME)
             return "run" if name is not None and name == attributes.get(LC_AGENT_NAME) else None
         if (
-            attributes.get(OPERATION) in MODEL_OPERATIONS
+            operation == "model"
+            or attributes.get(OPERATION) == _COMPLETION
             or "gen_ai.prompt.0.role" in attributes
             or "gen_ai.completion.0.role" in attributes
         ):

@@ -38,11 +38,10 @@ from otel_scorers.conventions.formats.messages import (
     tool_call_parts,
 )
 from otel_scorers.conventions.genai import (
-    MODEL_OPERATIONS,
-    OPERATION,
     GenAIConvention,
     input_tokens,
     name_suffix,
+    operation_role,
     output_tokens,
 )
 from otel_scorers.model import ToolCall
@@ -65,14 +64,12 @@ class PydanticAIConvention(Convention):
         return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent" or span.name == _RUN_V2:
+        role = operation_role(span)
+        if role == "run" or span.name == _RUN_V2:
             return "run"
-        if operation == "execute_tool" or span.name == _TOOL_V2:
+        if role == "tool" or span.name == _TOOL_V2:
             return "tool"
-        if operation in MODEL_OPERATIONS:
-            return "model"
-        return None
+        return "model" if role == "model" else None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
