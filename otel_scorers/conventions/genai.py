@@ -2,6 +2,10 @@
 
 Messages are read from the span's `gen_ai.input.messages` / `gen_ai.output.messages`, else from
 the event forms older versions and some instrumentations use (`genai_events`).
+
+The readings are functions as well as `GenAIConvention`'s methods: the conventions of
+frameworks whose tracing writes GenAI spans (AutoGen, AG2, Semantic Kernel, Strands, ...) use
+them as their own and differ only where their framework does.
 """
 
 from __future__ import annotations
@@ -40,6 +44,55 @@ def operation_role(span: SpanRecord) -> SpanRole | None:
     return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
 
 
+def run_content(span: SpanRecord) -> RunSpanContent:
+    attributes = span.attributes
+    input_messages, output_messages = span_messages(span)
+    return RunSpanContent(
+        agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
+        input=input_messages,
+        output=output_messages,
+        model=as_str(attributes.get("gen_ai.request.model")),
+        input_tokens=input_tokens(attributes),
+        output_tokens=output_tokens(attributes),
+        conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+    )
+
+
+def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = None) -> ToolCall:
+    """An `execute_tool` span's call. `raw_arguments` and `raw_result` are what a layout that
+    predates the GenAI names holds instead of `gen_ai.tool.call.arguments` / `.result`."""
+    attributes = span.attributes
+    return span_tool_call(
+        span,
+        name=as_str(attributes.get("gen_ai.tool.name"))
+        or name_suffix(span.name, "execute_tool")
+        or span.name,
+        call_id=as_str(attributes.get("gen_ai.tool.call.id")),
+        arguments=decode_content(attributes.get("gen_ai.tool.call.arguments", raw_arguments)),
+        result=decode_content(attributes.get("gen_ai.tool.call.result", raw_result)),
+    )
+
+
+def model_call(span: SpanRecord) -> ModelCall:
+    attributes = span.attributes
+    input_messages, output_messages = span_messages(span)
+    return ModelCall(
+        span_id=span.span_id,
+        start_ns=span.start_ns,
+        input=input_messages,
+        output=output_messages,
+        model=answering_model(attributes),
+        input_tokens=input_tokens(attributes),
+        output_tokens=output_tokens(attributes),
+    )
+
+
+def documents(span: SpanRecord) -> tuple[Document, ...]:
+    """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents recorded
+    without their content (ids and scores only) give nothing to ground on."""
+    return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
+
+
 class GenAIConvention(Convention):
     name = "genai"
     run_start_names: tuple[str, ...] = ("invoke_agent",)
@@ -49,50 +102,10 @@ class GenAIConvention(Convention):
         return OPERATION in span.attributes
 
     role = staticmethod(operation_role)
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents
-        recorded without their content (ids and scores only) give nothing to ground on."""
-        return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
-
-    def run_content(self, span: SpanRecord) -> RunSpanContent:
-        attributes = span.attributes
-        input_messages, output_messages = span_messages(span)
-        return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
-            input=input_messages,
-            output=output_messages,
-            model=as_str(attributes.get("gen_ai.request.model")),
-            input_tokens=input_tokens(attributes),
-            output_tokens=output_tokens(attributes),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
-        )
-
-    def tool_call(self, span: SpanRecord) -> ToolCall:
-        attributes = span.attributes
-        result = decode_content(attributes.get("gen_ai.tool.call.result"))
-        return span_tool_call(
-            span,
-            name=as_str(attributes.get("gen_ai.tool.name"))
-            or name_suffix(span.name, "execute_tool")
-            or span.name,
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
-            arguments=decode_content(attributes.get("gen_ai.tool.call.arguments")),
-            result=result,
-        )
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        attributes = span.attributes
-        input_messages, output_messages = span_messages(span)
-        return ModelCall(
-            span_id=span.span_id,
-            start_ns=span.start_ns,
-            input=input_messages,
-            output=output_messages,
-            model=answering_model(attributes),
-            input_tokens=input_tokens(attributes),
-            output_tokens=output_tokens(attributes),
-        )
+    run_content = staticmethod(run_content)
+    tool_call = staticmethod(tool_call)
+    model_call = staticmethod(model_call)
+    documents = staticmethod(documents)
 
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
