@@ -32,7 +32,6 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import agno, crewai, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
-    as_int,
     as_str,
     decode_json,
     genai_messages,
@@ -43,7 +42,14 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.genai import OPERATION, answering_model, operation_role
+from otel_scorers.conventions.genai import (
+    OPERATION,
+    answering_model,
+    input_tokens,
+    name_suffix,
+    operation_role,
+    output_tokens,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -207,7 +213,7 @@ class OpenLLMetryConvention(Convention):
             span,
             name=as_str(attributes.get("gen_ai.tool.name"))
             or as_str(attributes.get(ENTITY_NAME))
-            or _name_suffix(span.name, "execute_tool")
+            or name_suffix(span.name, "execute_tool")
             or span.name.removesuffix(".tool"),
             call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
             arguments=arguments,
@@ -242,12 +248,8 @@ class OpenLLMetryConvention(Convention):
             input=input_messages,
             output=output_messages,
             model=None if model == "unknown" else model,
-            input_tokens=as_int(
-                attributes.get("gen_ai.usage.input_tokens", attributes.get("gen_ai.usage.prompt_tokens"))
-            ),
-            output_tokens=as_int(
-                attributes.get("gen_ai.usage.output_tokens", attributes.get("gen_ai.usage.completion_tokens"))
-            ),
+            input_tokens=input_tokens(attributes),
+            output_tokens=output_tokens(attributes),
         )
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
@@ -309,11 +311,6 @@ def _llama_index_tool_call(span: SpanRecord) -> ToolCall:
         state=state,
         error=error,
     )
-
-
-def _name_suffix(span_name: str, operation: str) -> str | None:
-    prefix = operation + " "
-    return span_name[len(prefix) :] or None if span_name.startswith(prefix) else None
 
 
 def _entity_input_text(value: Any) -> str | None:
