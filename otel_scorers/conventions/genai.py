@@ -118,10 +118,14 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     return genai_messages(raw_input), genai_messages(raw_output)
 
 
-def answering_model(attributes: Mapping[str, Any]) -> str | None:
-    """The model a model span names: the one that answered (`gen_ai.response.model`), else the
-    one asked for (`gen_ai.request.model`)."""
-    return as_str(attributes.get("gen_ai.response.model")) or as_str(attributes.get("gen_ai.request.model"))
+def answering_model(
+    attributes: Mapping[str, Any],
+    response: str = "gen_ai.response.model",
+    request: str = "gen_ai.request.model",
+) -> str | None:
+    """The model a model span names: the one that answered (`response`), else the one asked for
+    (`request`); the GenAI keys unless the instrumentation has its own."""
+    return as_str(attributes.get(response)) or as_str(attributes.get(request))
 
 
 def input_tokens(attributes: Mapping[str, Any]) -> int | None:
