@@ -23,16 +23,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions import genai
+from otel_scorers.conventions.base import Convention, RunSpanContent, SpanRole
 from otel_scorers.conventions.formats.messages import as_str, decode_json, has_text, text_of
-from otel_scorers.conventions.genai import OPERATION, GenAIConvention
-from otel_scorers.model import ToolCall
+from otel_scorers.conventions.genai import OPERATION
 from otel_scorers.span_record import SpanRecord
 
 SCOPE = "openinference.instrumentation.ag2"
 TRACING_SCOPE = "opentelemetry.instrumentation.ag2"
 _CONVERSATION = "conversation"
-_GENAI = GenAIConvention()
 
 
 class AG2Convention(Convention):
@@ -45,13 +44,13 @@ class AG2Convention(Convention):
         return span.scope == TRACING_SCOPE and OPERATION in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        return "run" if span.attributes.get(OPERATION) == _CONVERSATION else _GENAI.role(span)
+        return "run" if span.attributes.get(OPERATION) == _CONVERSATION else genai.operation_role(span)
 
     def absorbs_turns(self, span: SpanRecord) -> bool:
         return span.attributes.get(OPERATION) == _CONVERSATION
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
-        content = _GENAI.run_content(span)
+        content = genai.run_content(span)
         if not self.absorbs_turns(span):
             return content
         # A conversation's gen_ai.agent.name is the agent that started the chat (a user proxy),
@@ -60,14 +59,9 @@ class AG2Convention(Convention):
         last = next((message for message in reversed(content.output.items) if has_text(message)), None)
         return replace(content, agent_name=None, output_text=text_of(last) if last is not None else None)
 
-    def tool_call(self, span: SpanRecord) -> ToolCall:
-        return _GENAI.tool_call(span)
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        return _GENAI.model_call(span)
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        return _GENAI.documents(span)
+    tool_call = staticmethod(genai.tool_call)
+    model_call = staticmethod(genai.model_call)
+    documents = staticmethod(genai.documents)
 
 
 _TURN_SUFFIX = ".generate_reply"

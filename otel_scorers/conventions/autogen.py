@@ -14,10 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions import genai
+from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.formats.messages import as_str, decode_json
-from otel_scorers.conventions.genai import GenAIConvention
-from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 SYSTEM = "autogen"
@@ -25,7 +24,6 @@ HANDOFF_PREFIX = "transfer_to_"
 #: The description AutoGen gives a `Handoff` that has none of its own; it keeps the target's case.
 _HANDOFF_DESCRIPTION = re.compile(r"Handoff to (.+)\.")
 _AGENT_SPAN_SUFFIX = ".on_messages_stream"
-_GENAI = GenAIConvention()
 
 
 class AutoGenConvention(Convention):
@@ -39,26 +37,17 @@ class AutoGenConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         return span.attributes.get("gen_ai.system") == SYSTEM
 
-    def role(self, span: SpanRecord) -> SpanRole | None:
-        return _GENAI.role(span)
-
-    def run_content(self, span: SpanRecord) -> RunSpanContent:
-        return _GENAI.run_content(span)
-
-    def tool_call(self, span: SpanRecord) -> ToolCall:
-        return _GENAI.tool_call(span)
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        return _GENAI.model_call(span)
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        return _GENAI.documents(span)
+    role = staticmethod(genai.operation_role)
+    run_content = staticmethod(genai.run_content)
+    tool_call = staticmethod(genai.tool_call)
+    model_call = staticmethod(genai.model_call)
+    documents = staticmethod(genai.documents)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         return self.handoff_target(span) is not None
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        if span.attributes.get("gen_ai.operation.name") != "execute_tool":
+        if genai.operation_role(span) != "tool":
             return None
         attributes = span.attributes
         return handoff_target(attributes.get("gen_ai.tool.name"), attributes.get("gen_ai.tool.description"))

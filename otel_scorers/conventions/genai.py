@@ -2,6 +2,10 @@
 
 Messages are read from the span's `gen_ai.input.messages` / `gen_ai.output.messages`, else from
 the event forms older versions and some instrumentations use (`genai_events`).
+
+The readings are functions as well as `GenAIConvention`'s methods: the conventions of
+frameworks whose tracing writes GenAI spans (AutoGen, AG2, Semantic Kernel, Strands, ...) use
+them as their own and differ only where their framework does.
 """
 
 from __future__ import annotations
@@ -22,7 +26,71 @@ from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 OPERATION = "gen_ai.operation.name"
-MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+#: What a span is, by its `gen_ai.operation.name`.
+OPERATION_ROLES: Mapping[str, SpanRole] = {
+    "invoke_agent": "run",
+    "execute_tool": "tool",
+    "chat": "model",
+    "generate_content": "model",
+    "text_completion": "model",
+    "retrieval": "retriever",
+}
+
+
+def operation_role(span: SpanRecord) -> SpanRole | None:
+    """The role the span's GenAI operation gives it; None for other operations."""
+    operation = span.attributes.get(OPERATION)
+    # A malformed value (a list, say) names no operation and must not break the lookup.
+    return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
+
+
+def run_content(span: SpanRecord) -> RunSpanContent:
+    attributes = span.attributes
+    input_messages, output_messages = span_messages(span)
+    return RunSpanContent(
+        agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
+        input=input_messages,
+        output=output_messages,
+        model=as_str(attributes.get("gen_ai.request.model")),
+        input_tokens=input_tokens(attributes),
+        output_tokens=output_tokens(attributes),
+        conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+    )
+
+
+def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = None) -> ToolCall:
+    """An `execute_tool` span's call. `raw_arguments` and `raw_result` are what a layout that
+    predates the GenAI names holds instead of `gen_ai.tool.call.arguments` / `.result`."""
+    attributes = span.attributes
+    return span_tool_call(
+        span,
+        name=as_str(attributes.get("gen_ai.tool.name"))
+        or name_suffix(span.name, "execute_tool")
+        or span.name,
+        call_id=as_str(attributes.get("gen_ai.tool.call.id")),
+        arguments=decode_content(attributes.get("gen_ai.tool.call.arguments", raw_arguments)),
+        result=decode_content(attributes.get("gen_ai.tool.call.result", raw_result)),
+    )
+
+
+def model_call(span: SpanRecord) -> ModelCall:
+    attributes = span.attributes
+    input_messages, output_messages = span_messages(span)
+    return ModelCall(
+        span_id=span.span_id,
+        start_ns=span.start_ns,
+        input=input_messages,
+        output=output_messages,
+        model=answering_model(attributes),
+        input_tokens=input_tokens(attributes),
+        output_tokens=output_tokens(attributes),
+    )
+
+
+def documents(span: SpanRecord) -> tuple[Document, ...]:
+    """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents recorded
+    without their content (ids and scores only) give nothing to ground on."""
+    return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
 
 
 class GenAIConvention(Convention):
@@ -33,61 +101,11 @@ class GenAIConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes
 
-    def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent":
-            return "run"
-        if operation == "execute_tool":
-            return "tool"
-        if operation in MODEL_OPERATIONS:
-            return "model"
-        if operation == "retrieval":
-            return "retriever"
-        return None
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents
-        recorded without their content (ids and scores only) give nothing to ground on."""
-        return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
-
-    def run_content(self, span: SpanRecord) -> RunSpanContent:
-        attributes = span.attributes
-        input_messages, output_messages = span_messages(span)
-        return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
-            input=input_messages,
-            output=output_messages,
-            model=as_str(attributes.get("gen_ai.request.model")),
-            input_tokens=input_tokens(attributes),
-            output_tokens=output_tokens(attributes),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
-        )
-
-    def tool_call(self, span: SpanRecord) -> ToolCall:
-        attributes = span.attributes
-        result = decode_content(attributes.get("gen_ai.tool.call.result"))
-        return span_tool_call(
-            span,
-            name=as_str(attributes.get("gen_ai.tool.name"))
-            or name_suffix(span.name, "execute_tool")
-            or span.name,
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
-            arguments=decode_content(attributes.get("gen_ai.tool.call.arguments")),
-            result=result,
-        )
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        attributes = span.attributes
-        input_messages, output_messages = span_messages(span)
-        return ModelCall(
-            span_id=span.span_id,
-            start_ns=span.start_ns,
-            input=input_messages,
-            output=output_messages,
-            model=answering_model(attributes),
-            input_tokens=input_tokens(attributes),
-            output_tokens=output_tokens(attributes),
-        )
+    role = staticmethod(operation_role)
+    run_content = staticmethod(run_content)
+    tool_call = staticmethod(tool_call)
+    model_call = staticmethod(model_call)
+    documents = staticmethod(documents)
 
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
@@ -100,10 +118,14 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     return genai_messages(raw_input), genai_messages(raw_output)
 
 
-def answering_model(attributes: Mapping[str, Any]) -> str | None:
-    """The model a model span names: the one that answered (`gen_ai.response.model`), else the
-    one asked for (`gen_ai.request.model`)."""
-    return as_str(attributes.get("gen_ai.response.model")) or as_str(attributes.get("gen_ai.request.model"))
+def answering_model(
+    attributes: Mapping[str, Any],
+    response: str = "gen_ai.response.model",
+    request: str = "gen_ai.request.model",
+) -> str | None:
+    """The model a model span names: the one that answered (`response`), else the one asked for
+    (`request`); the GenAI keys unless the instrumentation has its own."""
+    return as_str(attributes.get(response)) or as_str(attributes.get(request))
 
 
 def input_tokens(attributes: Mapping[str, Any]) -> int | None:

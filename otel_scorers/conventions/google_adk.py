@@ -16,29 +16,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import (
-    NOT_CAPTURED,
-    Convention,
-    Messages,
-    ModelCall,
-    RunSpanContent,
-    SpanRole,
-)
+from otel_scorers.conventions import genai
+from otel_scorers.conventions.base import NOT_CAPTURED, Convention, Messages, ModelCall, SpanRole
 from otel_scorers.conventions.formats.messages import (
-    as_str,
     decode_content,
     handoff_agent,
+    span_tool_call,
     text_of,
-    tool_state,
 )
-from otel_scorers.conventions.genai import (
-    MODEL_OPERATIONS,
-    OPERATION,
-    GenAIConvention,
-    answering_model,
-    input_tokens,
-    output_tokens,
-)
+from otel_scorers.conventions.genai import answering_model, input_tokens, output_tokens
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -54,7 +40,6 @@ TRANSFER, TRANSFER_TYPE = "transfer_to_agent", "TransferToAgentTool"
 _CONTEXT_PREFIX = "For context:"
 #: The role given to other agents' turns that ADK presents to an agent as user messages.
 OTHER_AGENTS_ROLE = "other_agents"
-_GENAI = GenAIConvention()
 
 
 class GoogleADKConvention(Convention):
@@ -68,17 +53,14 @@ class GoogleADKConvention(Convention):
         return span.scope == SCOPE
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent":
-            return "run"
-        if operation == "execute_tool":
-            return "tool"
-        if operation in MODEL_OPERATIONS or span.name == _CALL_LLM:
-            return "model"
-        return None
+        # Runs, tools and model calls (legacy `call_llm` too): this reading has no documents for
+        # a GenAI retrieval span.
+        role = genai.operation_role(span)
+        if role is not None and role != "retriever":
+            return role
+        return "model" if span.name == _CALL_LLM else None
 
-    def run_content(self, span: SpanRecord) -> RunSpanContent:
-        return _GENAI.run_content(span)
+    run_content = staticmethod(genai.run_content)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         """`transfer_to_agent` hands the conversation to another agent: a handoff, not a call."""
@@ -95,7 +77,7 @@ class GoogleADKConvention(Convention):
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
         if LLM_REQUEST not in attributes and LLM_RESPONSE not in attributes:
-            call = _GENAI.model_call(span)
+            call = genai.model_call(span)
             return replace(call, input=_other_agents_apart(call.input))
         return ModelCall(
             span_id=span.span_id,
@@ -109,7 +91,7 @@ class GoogleADKConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        call = _GENAI.tool_call(span)
+        call = genai.tool_call(span)
         arguments, result = call.arguments, call.result
         legacy_arguments, legacy_result = attributes.get(TOOL_ARGS), attributes.get(TOOL_RESPONSE)
         # With content capture off the legacy schema writes "{}" for both; a real response is
@@ -119,18 +101,9 @@ class GoogleADKConvention(Convention):
                 arguments = decode_content(legacy_arguments)
             if result is None:
                 result = decode_content(legacy_result)
-        result = unwrap_result(result)
-        state, error = tool_state(span, result)
         call_id = call.call_id if call.call_id != NOT_SPECIFIED else None
-        return ToolCall(
-            name=call.name,
-            call_id=call_id,
-            arguments=arguments,
-            result=result,
-            state=state,
-            error=error,
-            start_ns=call.start_ns,
-            end_ns=call.end_ns,
+        return span_tool_call(
+            span, name=call.name, call_id=call_id, arguments=arguments, result=unwrap_result(result)
         )
 
 

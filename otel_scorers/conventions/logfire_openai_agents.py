@@ -69,7 +69,7 @@ class LogfireOpenAIAgentsConvention(Convention):
             name=as_str(attributes.get("name")) or span.name,
             call_id=None,
             arguments=decode_json(attributes.get("input")),
-            result=None if state == "error" else result,
+            result=result,
             state=state,
             error=error,
         )

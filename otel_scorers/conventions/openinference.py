@@ -198,17 +198,8 @@ class OpenInferenceConvention(Convention):
             state, error = "error", str(result)
         if state == "ok" and failed:
             state, error = "error", str(result)
-        if state == "error":
-            # What a failed tool "returned" is the framework's error text for the model.
-            result = None
         return span_tool_call(
-            span,
-            name=name,
-            call_id=call_id,
-            arguments=arguments,
-            result=result,
-            state=state,
-            error=error,
+            span, name=name, call_id=call_id, arguments=arguments, result=result, state=state, error=error
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:

@@ -32,7 +32,6 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import agno, crewai, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
-    as_int,
     as_str,
     decode_json,
     genai_messages,
@@ -43,7 +42,14 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.genai import answering_model
+from otel_scorers.conventions.genai import (
+    OPERATION,
+    answering_model,
+    input_tokens,
+    name_suffix,
+    operation_role,
+    output_tokens,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -52,10 +58,10 @@ ENTITY_NAME = "traceloop.entity.name"
 ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
 LC_AGENT_NAME = "traceloop.association.properties.lc_agent_name"
-OPERATION = "gen_ai.operation.name"
 #: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
 WORKFLOW_NODES = "gen_ai.workflow.nodes"
-MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+#: OpenLLMetry's name for a text completion, besides the GenAI operations (`text_completion`).
+_COMPLETION = "completion"
 #: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
 AGNO_TEAM_NAME = "agno.team.name"
@@ -105,7 +111,8 @@ class OpenLLMetryConvention(Convention):
                 return None  # the SDK's trace around a Runner.run: its agents are the runs
             if kind == _HANDOFF_KIND:
                 return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
-        if kind == "tool" or attributes.get(OPERATION) == "execute_tool":
+        operation = operation_role(span)
+        if kind == "tool" or operation == "tool":
             return "tool"
         if span.scope == _LLAMA_INDEX:
             if kind == "task" and "tool.name" in attributes:
@@ -122,7 +129,8 @@ class OpenLLMetryConvention(Convention):
             name = attributes.get(ENTITY_NAME)
             return "run" if name is not None and name == attributes.get(LC_AGENT_NAME) else None
         if (
-            attributes.get(OPERATION) in MODEL_OPERATIONS
+            operation == "model"
+            or attributes.get(OPERATION) == _COMPLETION
             or "gen_ai.prompt.0.role" in attributes
             or "gen_ai.completion.0.role" in attributes
         ):
@@ -196,7 +204,7 @@ class OpenLLMetryConvention(Convention):
             result = _unwrap_output(decode_json(raw_result))
         state, error = tool_state(span, result)
         if state == "ok" and agno_result is not None and agno_result.failed:
-            state, error, result = "error", agno_result.error or agno_result.status, None
+            state, error = "error", agno_result.error or agno_result.status
         if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":
@@ -205,7 +213,7 @@ class OpenLLMetryConvention(Convention):
             span,
             name=as_str(attributes.get("gen_ai.tool.name"))
             or as_str(attributes.get(ENTITY_NAME))
-            or _name_suffix(span.name, "execute_tool")
+            or name_suffix(span.name, "execute_tool")
             or span.name.removesuffix(".tool"),
             call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
             arguments=arguments,
@@ -240,12 +248,8 @@ class OpenLLMetryConvention(Convention):
             input=input_messages,
             output=output_messages,
             model=None if model == "unknown" else model,
-            input_tokens=as_int(
-                attributes.get("gen_ai.usage.input_tokens", attributes.get("gen_ai.usage.prompt_tokens"))
-            ),
-            output_tokens=as_int(
-                attributes.get("gen_ai.usage.output_tokens", attributes.get("gen_ai.usage.completion_tokens"))
-            ),
+            input_tokens=input_tokens(attributes),
+            output_tokens=output_tokens(attributes),
         )
 
     def documents(self, span: SpanRecord) -> tuple[Document, ...]:
@@ -307,11 +311,6 @@ def _llama_index_tool_call(span: SpanRecord) -> ToolCall:
         state=state,
         error=error,
     )
-
-
-def _name_suffix(span_name: str, operation: str) -> str | None:
-    prefix = operation + " "
-    return span_name[len(prefix) :] or None if span_name.startswith(prefix) else None
 
 
 def _entity_input_text(value: Any) -> str | None:

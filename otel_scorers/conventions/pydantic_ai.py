@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import (
     NOT_CAPTURED,
     Convention,
@@ -33,18 +34,10 @@ from otel_scorers.conventions.formats.messages import (
     genai_messages,
     has_text,
     is_placeholder,
-    span_tool_call,
     text_of,
     tool_call_parts,
 )
-from otel_scorers.conventions.genai import (
-    MODEL_OPERATIONS,
-    OPERATION,
-    GenAIConvention,
-    input_tokens,
-    name_suffix,
-    output_tokens,
-)
+from otel_scorers.conventions.genai import input_tokens, name_suffix, output_tokens
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -53,7 +46,6 @@ ALL_MESSAGES = "pydantic_ai.all_messages"
 _RUN_V2, _TOOL_V2 = "agent run", "running tool"
 #: Format v1 kept the run's messages as a list of v1.28-style event bodies.
 _EVENTS_V1 = "all_messages_events"
-_GENAI = GenAIConvention()
 
 
 class PydanticAIConvention(Convention):
@@ -65,14 +57,12 @@ class PydanticAIConvention(Convention):
         return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        operation = as_str(span.attributes.get(OPERATION))
-        if operation == "invoke_agent" or span.name == _RUN_V2:
+        role = genai.operation_role(span)
+        if role == "run" or span.name == _RUN_V2:
             return "run"
-        if operation == "execute_tool" or span.name == _TOOL_V2:
+        if role == "tool" or span.name == _TOOL_V2:
             return "tool"
-        if operation in MODEL_OPERATIONS:
-            return "model"
-        return None
+        return "model" if role == "model" else None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
@@ -100,21 +90,10 @@ class PydanticAIConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        raw_result = attributes.get("gen_ai.tool.call.result", attributes.get("tool_response"))
-        raw_arguments = attributes.get("gen_ai.tool.call.arguments", attributes.get("tool_arguments"))
-        result = decode_content(raw_result)
-        return span_tool_call(
-            span,
-            name=as_str(attributes.get("gen_ai.tool.name"))
-            or name_suffix(span.name, "execute_tool")
-            or span.name,
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
-            arguments=decode_content(raw_arguments),
-            result=result,
-        )
+        return genai.tool_call(span, attributes.get("tool_arguments"), attributes.get("tool_response"))
 
     def model_call(self, span: SpanRecord) -> ModelCall:
-        call = _GENAI.model_call(span)
+        call = genai.model_call(span)
         if not call.output.captured or not tool_call_parts(call.output.items):
             return call
         output = _answers_from_output_tools(call.output, _output_tool_names(span))

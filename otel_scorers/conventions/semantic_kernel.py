@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.genai import OPERATION, GenAIConvention
+from otel_scorers.conventions import genai
+from otel_scorers.conventions.base import Convention
+from otel_scorers.conventions.genai import OPERATION
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 SCOPE_PREFIX = "semantic_kernel."
 #: What a ChatCompletionAgent adds to the arguments of every function it calls.
 _AGENT_ARGUMENT = "instructions_override"
-_GENAI = GenAIConvention()
 
 
 class SemanticKernelConvention(Convention):
@@ -35,20 +35,13 @@ class SemanticKernelConvention(Convention):
         scope = span.scope
         return scope is not None and scope.startswith(SCOPE_PREFIX) and OPERATION in span.attributes
 
-    def role(self, span: SpanRecord) -> SpanRole | None:
-        return _GENAI.role(span)
-
-    def run_content(self, span: SpanRecord) -> RunSpanContent:
-        return _GENAI.run_content(span)
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        return _GENAI.model_call(span)
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        return _GENAI.documents(span)
+    role = staticmethod(genai.operation_role)
+    run_content = staticmethod(genai.run_content)
+    model_call = staticmethod(genai.model_call)
+    documents = staticmethod(genai.documents)
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
-        call = _GENAI.tool_call(span)
+        call = genai.tool_call(span)
         name = function_name(call.name)
         arguments = call.arguments
         if isinstance(arguments, Mapping) and arguments.get(_AGENT_ARGUMENT, "") is None:

@@ -14,20 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Document, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions import genai
+from otel_scorers.conventions.base import Convention, RunSpanContent
 from otel_scorers.conventions.formats.messages import (
     decode_content,
     handoff_agent,
     last_user_text,
+    span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 PROVIDER = "strands-agents"
 HANDOFF = "handoff_to_agent"
-_GENAI = GenAIConvention()
 
 
 class StrandsConvention(Convention):
@@ -42,21 +42,16 @@ class StrandsConvention(Convention):
             attributes.get("gen_ai.provider.name") == PROVIDER or attributes.get("gen_ai.system") == PROVIDER
         )
 
-    def role(self, span: SpanRecord) -> SpanRole | None:
-        return _GENAI.role(span)
+    role = staticmethod(genai.operation_role)
+    model_call = staticmethod(genai.model_call)
+    documents = staticmethod(genai.documents)
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
-        content = _GENAI.run_content(span)
+        content = genai.run_content(span)
         if not content.input.captured:
             return content
         request = swarm_request(last_user_text(content.input.items))
         return replace(content, input_text=request) if request is not None else content
-
-    def model_call(self, span: SpanRecord) -> ModelCall:
-        return _GENAI.model_call(span)
-
-    def documents(self, span: SpanRecord) -> tuple[Document, ...]:
-        return _GENAI.documents(span)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         """A Swarm's `handoff_to_agent` passes the task to another agent: a handoff, not a call."""
@@ -67,7 +62,7 @@ class StrandsConvention(Convention):
         return handoff_agent(self.tool_call(span).arguments) if self.internal_tool(span) else None
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
-        call = _GENAI.tool_call(span)
+        call = genai.tool_call(span)
         arguments, result = call.arguments, call.result
         if arguments is None or result is None:
             event_arguments, event_result = _tool_events(span)
@@ -78,15 +73,14 @@ class StrandsConvention(Convention):
         if state == "ok" and span.attributes.get("gen_ai.tool.status") == "error":
             # The result Strands sends the model for a failed tool is the error's text.
             state, error = "error", result if isinstance(result, str) and result else "error"
-        return ToolCall(
+        return span_tool_call(
+            span,
             name=call.name,
             call_id=call.call_id,
             arguments=arguments,
             result=result,
             state=state,
             error=error,
-            start_ns=call.start_ns,
-            end_ns=call.end_ns,
         )
 
 

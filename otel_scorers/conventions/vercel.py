@@ -21,6 +21,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
     span_tool_call,
 )
+from otel_scorers.conventions.genai import answering_model
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -84,7 +85,7 @@ class VercelAIConvention(Convention):
             start_ns=span.start_ns,
             input=_prompt_messages(attributes.get("ai.prompt.messages")),
             output=_response_messages(attributes),
-            model=as_str(attributes.get("ai.response.model")) or as_str(attributes.get("ai.model.id")),
+            model=answering_model(attributes, response="ai.response.model", request="ai.model.id"),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
         )

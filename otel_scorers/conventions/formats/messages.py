@@ -286,15 +286,15 @@ def span_tool_call(
     error: str | None = None,
 ) -> ToolCall:
     """A tool call read from its span. Without `state`, the span and the result decide it
-    (`tool_state`); a failed call has no result: what it "returned" is the framework's error
-    text for the model, kept in `error`."""
+    (`tool_state`). A failed call keeps what its span recorded as its result: run assembly
+    says what that is (`run_builder`: a failed call has no result, only its error)."""
     if state is None:
         state, error = tool_state(span, result)
     return ToolCall(
         name=name,
         call_id=call_id,
         arguments=arguments,
-        result=None if state == "error" else result,
+        result=result,
         state=state,
         error=error,
         start_ns=span.start_ns,
