@@ -46,7 +46,8 @@ class Tally:
     metrics are collected. Adding costs a dict update under a lock, where an SDK counter costs
     attribute hashing, one aggregation per metric reader and exemplar sampling: for the counters
     updated several times per scored run. `add(amount, *values)` takes the values of `keys` in
-    order; None leaves the attribute out."""
+    order; None leaves the attribute out. With `plus`, what is reported is this tally's counts
+    added to that one's (a tally that counts only what differs from another)."""
 
     def __init__(
         self,
@@ -56,9 +57,11 @@ class Tally:
         description: str,
         keys: tuple[str, ...],
         before_observe: Callable[[], None] | None = None,
+        plus: Tally | None = None,
     ) -> None:
         self._keys = keys
         self._before_observe = before_observe
+        self._plus = plus
         self._counts: dict[tuple[Any, ...], float] = {}
         self._lock = threading.Lock()
         renew_in_child(self)
@@ -83,12 +86,18 @@ class Tally:
                     values = _OVERFLOW
                 counts[values] = counts.get(values, 0) + amount
 
+    def counts(self) -> dict[tuple[Any, ...], float]:
+        with self._lock:
+            return dict(self._counts)
+
     def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         if self._before_observe is not None:
             self._before_observe()
-        with self._lock:
-            items = list(self._counts.items())
-        return [Observation(count, self._attributes(values)) for values, count in items]
+        counts = self.counts()
+        if self._plus is not None:
+            for values, count in self._plus.counts().items():
+                counts[values] = counts.get(values, 0) + count
+        return [Observation(count, self._attributes(values)) for values, count in counts.items()]
 
     def _attributes(self, values: tuple[Any, ...]) -> dict[str, Any]:
         if values is _OVERFLOW:
@@ -116,13 +125,15 @@ class Estimates:
     R^2 * vw{pass|fail}) / weight{pass|fail}^2. Mean score: M = weighted_score / weight,
     variance (vs2 - 2M * vs + M^2 * vw) / weight^2. README: "Honest estimates"."""
 
-    def __init__(self, meter: Meter) -> None:
+    def __init__(self, meter: Meter, results: Tally) -> None:
+        """`results`: `gen_ai.evaluation.results`, the weight of every result as if scored with
+        probability 1; `weight` keeps only what the results scored with less add to it."""
         keys = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME)
 
-        def tally(name: str, unit: str, description: str) -> Tally:
-            return Tally(meter, f"otel_scorers.estimate.{name}", unit, description, keys)
+        def tally(name: str, unit: str, description: str, plus: Tally | None = None) -> Tally:
+            return Tally(meter, f"otel_scorers.estimate.{name}", unit, description, keys, plus=plus)
 
-        self.weight = tally("weight", "{result}", "Results weighted by 1/inclusion probability.")
+        self.weight = tally("weight", "{result}", "Results weighted by 1/inclusion probability.", results)
         self.weighted_score = tally(
             "weighted_score", "{score}", "Scores weighted by 1/inclusion probability."
         )
@@ -132,17 +143,13 @@ class Estimates:
         self.variance_score = tally("variance_score", "{score}", "Sum of w(w-1) * score.")
         self.variance_score_squared = tally("variance_score_squared", "{score}", "Sum of w(w-1) * score^2.")
 
-    def add(
-        self,
-        counts: Mapping[tuple[Any, ...], float],
-        sums: Mapping[tuple[Any, ...], float],
-        sampled: Sequence[WeightedResult] = (),
-    ) -> None:
-        """A run's results: `counts` and `sums` of the values per key, as if each were scored
-        with probability 1 (the common case, at the cost of the counts already made for
-        `gen_ai.evaluation.results`), and those of them scored with a probability below 1."""
+    def add(self, sums: Mapping[tuple[Any, ...], float], sampled: Sequence[WeightedResult] = ()) -> None:
+        """A run's results: `sums` of the values per key, as if each were scored with
+        probability 1 (the common case; their counts are `gen_ai.evaluation.results`'), and
+        those of them scored with a probability below 1."""
         if sampled:
-            weights, scores = dict(counts), dict(sums)
+            weights: dict[tuple[Any, ...], float] = {}
+            scores = dict(sums)
             variance: dict[tuple[Any, ...], float] = {}
             variance_scores: dict[tuple[Any, ...], float] = {}
             variance_squares: dict[tuple[Any, ...], float] = {}
@@ -150,17 +157,17 @@ class Estimates:
                 if not 0.0 < probability < 1.0:
                     continue
                 weight = 1.0 / probability
-                weights[key] += weight - 1.0  # counted once already
+                weights[key] = weights.get(key, 0.0) + weight - 1.0  # counted once in results
                 scores[key] += (weight - 1.0) * value
                 spread = weight * (weight - 1.0)
                 variance[key] = variance.get(key, 0.0) + spread
                 variance_scores[key] = variance_scores.get(key, 0.0) + spread * value
                 variance_squares[key] = variance_squares.get(key, 0.0) + spread * value * value
-            counts, sums = weights, scores
+            sums = scores
+            self.weight.add_counts(weights)
             self.variance_weight.add_counts(variance)
             self.variance_score.add_counts(variance_scores)
             self.variance_score_squared.add_counts(variance_squares)
-        self.weight.add_counts(counts)
         self.weighted_score.add_counts(sums)
 
 
@@ -335,7 +342,7 @@ class PipelineMetrics:
             (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME),
             before_observe=self._collecting,
         )
-        self.estimates = Estimates(meter)
+        self.estimates = Estimates(meter, self.results)
         self.runs = Tally(
             meter,
             "otel_scorers.runs",

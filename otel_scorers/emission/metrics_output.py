@@ -128,7 +128,7 @@ class MetricsOutput:
             metrics.evaluations.add_counts(outcomes)
         if results:
             metrics.results.add_counts(results)
-            metrics.estimates.add(results, sums, sampled)
+            metrics.estimates.add(sums, sampled)
         self._histograms.extend(entries)
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
