@@ -176,7 +176,10 @@ _NO_SPAN = Context()
 
 
 #: (histogram, value, attributes, run context, attribute-set group, bucket): `HistogramBatch.entry`.
-HistogramEntry = tuple[Histogram, float, Mapping[str, Any], Context, tuple[Any, ...], int]
+#: The context a measurement is recorded in, or what makes it: made only for the measurements
+#: that decide an exemplar, a few per batch.
+MeasurementContext = Context | Callable[[], Context]
+HistogramEntry = tuple[Histogram, float, Mapping[str, Any], MeasurementContext, tuple[Any, ...], int]
 
 
 class HistogramBatch:
@@ -214,7 +217,7 @@ class HistogramBatch:
         boundaries: Sequence[float],
         value: float,
         attributes: Mapping[str, Any],
-        context: Context,
+        context: MeasurementContext,
         group: tuple[Any, ...] | None = None,
     ) -> HistogramEntry:
         # The bucket as the SDK picks it: the first boundary the value does not exceed.
@@ -234,7 +237,7 @@ class HistogramBatch:
         boundaries: Sequence[float],
         value: float,
         attributes: Mapping[str, Any],
-        context: Context,
+        context: MeasurementContext,
     ) -> None:
         self.extend((self.entry(histogram, boundaries, value, attributes, context),))
 
@@ -254,7 +257,7 @@ class HistogramBatch:
             groups: dict[tuple[Any, ...], tuple[Histogram, Mapping[str, Any], list[float]]] = {}
             for index, (histogram, value, attributes, context, group_key, bucket) in enumerate(pending):
                 if last[group_key, bucket] == index:
-                    histogram.record(value, attributes, context=context)
+                    histogram.record(value, attributes, context=context() if callable(context) else context)
                     continue
                 group = groups.get(group_key)
                 if group is None:

@@ -103,9 +103,22 @@ SETUPS: dict[str, Callable[[], tuple[list[InMemoryMetricReader], list[View]]]] =
 }
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["context", "made-when-needed"])
 @pytest.mark.parametrize("setup", sorted(SETUPS))
-def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_context_does(setup: str) -> None:
+def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_context_does(
+    setup: str, lazy: bool
+) -> None:
     recorded = measurements(200)
+    made = 0
+
+    def later(context: Context) -> Callable[[], Context]:
+        def make() -> Context:
+            nonlocal made
+            made += 1
+            return context
+
+        return make
+
     found: list[list[dict[str, list[Any]]]] = []
     for batched in (False, True):
         readers, views = SETUPS[setup]()
@@ -118,7 +131,7 @@ def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_con
                 else (metrics.scorer_duration, DURATION_BUCKETS)
             )
             if batched:
-                batch.add(histogram, boundaries, value, attributes, context)
+                batch.add(histogram, boundaries, value, attributes, later(context) if lazy else context)
                 if len(batch) >= 60:  # batches that end anywhere in a run
                     batch.record()
             else:
@@ -130,6 +143,8 @@ def test_a_batch_records_the_points_and_exemplars_that_recording_each_in_its_con
         assert set(points_of_reader) == {"gen_ai.evaluation.score", "otel_scorers.scorer.duration"}
         assert any(exemplars for *_, exemplars in points_of_reader["gen_ai.evaluation.score"])
     assert got == expected
+    if lazy:  # a context is made only for the measurements that decide an exemplar
+        assert 0 < made < len(recorded) / 2
 
 
 def test_values_the_sdk_refuses_are_left_to_it() -> None:
