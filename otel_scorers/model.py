@@ -152,6 +152,11 @@ class JudgeUsage:
     cost_usd: float | None = None
 
 
+#: A scorer skipped for cost reasons (a judge's budget) says so with this prefix: the metrics count
+#: those skips apart (`otel_scorers.judge.budget_skips`).
+BUDGET_SKIP_PREFIX = "budget:"
+
+
 @dataclass(slots=True)
 class Score:
     """One scorer's verdict on one run.

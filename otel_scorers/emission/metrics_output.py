@@ -25,8 +25,7 @@ from otel_scorers.metrics import (
     PipelineMetrics,
     WeightedResult,
 )
-from otel_scorers.model import AgentRun, Score
-from otel_scorers.scorers.judge import BUDGET_SKIP_PREFIX
+from otel_scorers.model import BUDGET_SKIP_PREFIX, AgentRun, Score
 
 #: Most runs whose histogram measurements wait for the end of a batch.
 _RUNS_PER_METRICS_BATCH = 64

@@ -10,12 +10,13 @@ questions), `cache`, `usage` (what calls return and cost), `provider` (litellm, 
 and `calls` (the `Judge` and its one call path, `consult`).
 """
 
+from otel_scorers.model import BUDGET_SKIP_PREFIX
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
 from otel_scorers.scorers.judge.calls import Judge, as_judge, default_judge
 from otel_scorers.scorers.judge.config import ENV_API_BASE, ENV_API_KEY, ENV_MODEL, JudgeConfig, Prices
 from otel_scorers.scorers.judge.data import DATA_NOTICE, delimit
-from otel_scorers.scorers.judge.errors import BUDGET_SKIP_PREFIX, JudgeError, describe_cause, redact
+from otel_scorers.scorers.judge.errors import JudgeError, describe_cause, redact
 from otel_scorers.scorers.judge.prompt import Data, Question
 from otel_scorers.scorers.judge.provider import (
     import_litellm,

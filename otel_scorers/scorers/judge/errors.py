@@ -18,10 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from otel_scorers.fork_safety import renew_module_state_in_child
-from otel_scorers.model import JudgeUsage, Score, ScoreError
+from otel_scorers.model import BUDGET_SKIP_PREFIX, JudgeUsage, Score, ScoreError
 
-#: A judge scorer skipped for cost reasons says so with this prefix (the metrics output counts them).
-BUDGET_SKIP_PREFIX = "budget:"
 REDACTED = "[REDACTED]"
 #: Marks where `without_prompt` cut text out.
 PROMPT_CUT = "[prompt text]"
