@@ -30,10 +30,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.binding import bind
+from otel_scorers.conversation_turns import Turn, turn_of
 from otel_scorers.conversations.emission import ConversationEmitter
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
-from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, ToolCall

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
+from otel_scorers.conversation_turns import Conversation, turn_of
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
-from otel_scorers.conversations.turns import Conversation, turn_of
 from otel_scorers.pipeline import score_run
 from otel_scorers.scorers.conversation.judged import ConversationJudged
 from otel_scorers.scorers.judge import Judge, JudgeConfig

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from otel_scorers.binding import Binding
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline import score_run
 

@@ -91,8 +91,8 @@ def test_a_sidecar_takes_turn_records_over_http_and_reports_a_malformed_one() ->
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
+    from otel_scorers.conversation_turns import Turn
     from otel_scorers.conversations.turn_logs import TurnLogWriter
-    from otel_scorers.conversations.turns import Turn
 
     from .otlp_capture import OtlpCapture
 

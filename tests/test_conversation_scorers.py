@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from otel_scorers.conversation_turns import Conversation, ToolSummary, Turn
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
-from otel_scorers.conversations.turns import Conversation, ToolSummary, Turn
 from otel_scorers.scorers.conversation import (
     conversation_completeness,
     conversation_relevancy,

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+from otel_scorers.conversation_turns import Turn
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
-from otel_scorers.conversations.turns import Turn
 
 IDS = [f"session-{n}" for n in range(2000)]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
+from otel_scorers.conversation_turns import ToolSummary, Turn
 from otel_scorers.conversations.turn_logs import TURN_EVENT, TurnLogWriter, turns_from_request
-from otel_scorers.conversations.turns import ToolSummary, Turn
 
 from .conftest import Telemetry
 

@@ -19,7 +19,7 @@ from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
-from otel_scorers.conversations.turns import Conversation, Turn
+from otel_scorers.conversation_turns import Conversation, Turn
 from otel_scorers.emission.attributes import evaluation_attributes
 from otel_scorers.emission.metrics_output import MetricsOutput
 from otel_scorers.emission.sdk_output import SdkOutput, emit_evaluation

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from otel_scorers.conversation_turns import Turn, turn_of
 from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
 from otel_scorers.conversations.lane import ConversationLane
 from otel_scorers.conversations.scoring import ConversationBinding, widest
@@ -24,7 +25,6 @@ from otel_scorers.conversations.stage import (
     StageLimits,
 )
 from otel_scorers.conversations.turn_logs import TurnLogWriter
-from otel_scorers.conversations.turns import Turn, turn_of
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun

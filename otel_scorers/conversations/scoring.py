@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
-from otel_scorers.conversations.turns import Conversation
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import Score
 from otel_scorers.pipeline import gathered

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from otel_scorers.conversations.turns import Conversation, EndReason, Turn
+from otel_scorers.conversation_turns import Conversation, EndReason, Turn
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.sampling import DEFAULT_RATE, RANDOMNESS_BITS, threshold_for
 

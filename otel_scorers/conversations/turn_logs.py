@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.conversations.turns import ToolSummary, Turn
+from otel_scorers.conversation_turns import ToolSummary, Turn
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 

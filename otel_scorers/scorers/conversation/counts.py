@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import Score
 
 

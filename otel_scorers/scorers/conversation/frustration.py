@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import Score
 
 _WORDS = re.compile(r"\w+")

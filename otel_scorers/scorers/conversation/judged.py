@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.judge import JudgeError
 from otel_scorers.scorers.judge.prompt import Data

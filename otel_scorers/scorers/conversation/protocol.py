@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol, runtime_checkable
 
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import Score
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from otel_scorers.conversations.turns import Conversation
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import Score
 from otel_scorers.scorers.conversation.judged import ConversationRule, transcript
 from otel_scorers.scorers.rules.base import Task
