@@ -14,7 +14,7 @@ import orjson
 
 from otel_scorers.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.config import Config, load_config
-from otel_scorers.conversations.backfill import ConversationBackfill, conversation_score_json
+from otel_scorers.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
