@@ -6,8 +6,8 @@ serialise: about 20 µs a span, several times what the rest of scoring a run cos
 span or event has a fixed shape (a few attributes, no events or links), so it is written as bytes
 directly, field by field in field-number order as protobuf's own serialiser does, from byte strings
 made once per scorer and verdict (see `ScoreParts`). The result decodes to the same messages the
-SDK's encoders produce for the SDK span and log record the emitter made before (tests hold
-the two side by side).
+SDK's encoders produce for the span and log record that the SDK output makes of the same score
+(tests hold the two side by side).
 
 Field numbers: `opentelemetry/proto/{common,resource,trace,logs}/v1/*.proto`.
 """
