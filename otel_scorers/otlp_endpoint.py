@@ -6,6 +6,7 @@ retries; the exporters have a bounded timeout for the same reason.
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -19,6 +20,20 @@ DEFAULT_PROTOCOL: OtlpProtocol = "grpc"
 _DEFAULT_PORTS = {"grpc": 4317, "http/protobuf": 4318}
 #: The SDK's variables that name where OTLP traces go.
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def environment_endpoint() -> tuple[str, str] | None:
+    """The OTLP endpoint the SDK's variables name, with the variable that names it; None when unset."""
+    for variable in ENDPOINT_VARIABLES:
+        value = os.environ.get(variable)
+        if value:
+            return variable, value
+    return None
+
+
+def environment_protocol() -> str:
+    """The protocol `OTEL_EXPORTER_OTLP_PROTOCOL` names, else the SDK's default."""
+    return os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", DEFAULT_PROTOCOL)
 
 
 def default_endpoint(protocol: str) -> str:

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from otel_scorers.otlp_encode import export_request, resource_message, scope_message
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, ENDPOINT_VARIABLES, PROTOCOLS, OtlpProtocol
+from otel_scorers.otlp_endpoint import PROTOCOLS, OtlpProtocol, environment_endpoint, environment_protocol
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
@@ -212,7 +212,7 @@ class OtlpScoreExport:
         max_queue_size: int | None = None,
         max_export_batch_size: int = 64,
     ) -> None:
-        self.protocol: str = protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", DEFAULT_PROTOCOL)
+        self.protocol: str = protocol or environment_protocol()
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unsupported OTLP protocol {self.protocol!r}; use {' or '.join(PROTOCOLS)}")
         self.endpoint = endpoint
@@ -263,11 +263,7 @@ class OtlpScoreExport:
 
     def backlog(self) -> float:
         """How full the queue is, 0 to 1."""
-        processor = self._processor
-        queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
-        if queue is None or not queue.maxlen:
-            return 0.0
-        return float(len(queue) / queue.maxlen)
+        return queue_fullness(self._processor)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self._processor.force_flush(timeout_millis) if self._processor is not None else True
@@ -297,5 +293,13 @@ def chosen_export(export: OtlpScoreExport | bool | None) -> OtlpScoreExport | No
         return export
     if export is None:
         disabled = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
-        export = not disabled and any(os.environ.get(variable) for variable in ENDPOINT_VARIABLES)
+        export = not disabled and environment_endpoint() is not None
     return OtlpScoreExport() if export else None
+
+
+def queue_fullness(processor: object) -> float:
+    """How full an SDK batch processor's queue is, 0 to 1 (0 when the SDK does not tell)."""
+    queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
+    if queue is None or not queue.maxlen:
+        return 0.0
+    return float(len(queue) / queue.maxlen)

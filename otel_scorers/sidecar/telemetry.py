@@ -32,8 +32,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, ENDPOINT_VARIABLES, default_endpoint
-from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.otlp_endpoint import default_endpoint, environment_endpoint, environment_protocol
+from otel_scorers.score_export import OtlpScoreExport, queue_fullness
 from otel_scorers.sidecar.deadline import call_within
 
 logger = logging.getLogger("otel_scorers")
@@ -121,12 +121,7 @@ class Telemetry:
     def provider_backlog(self) -> float:
         """How full the fullest of the providers' span and log export queues is, 0 to 1 (0 when
         the SDK does not tell). The written scores' queue is their output's to watch."""
-        fullest = 0.0
-        for processor in self.batch_processors:
-            queue = getattr(getattr(processor, "_batch_processor", None), "_queue", None)
-            if queue is not None and queue.maxlen:
-                fullest = max(fullest, len(queue) / queue.maxlen)
-        return fullest
+        return max((queue_fullness(processor) for processor in self.batch_processors), default=0.0)
 
     def prometheus_text(self) -> bytes:
         return generate_latest(self.registry)
@@ -188,7 +183,7 @@ class Telemetry:
 
 
 def _protocol(config: ExportConfig) -> str:
-    return config.protocol or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", DEFAULT_PROTOCOL)
+    return config.protocol or environment_protocol()
 
 
 def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
@@ -309,17 +304,15 @@ def _without_export(resource: Resource) -> Telemetry:
 
 def endpoint_configured(config: ExportConfig) -> bool:
     """Whether the config or the environment names an OTLP endpoint (else the SDK's default)."""
-    return bool(config.endpoint) or any(os.environ.get(variable) for variable in ENDPOINT_VARIABLES)
+    return bool(config.endpoint) or environment_endpoint() is not None
 
 
 def export_endpoint(config: ExportConfig) -> str:
     """The endpoint the exporters send to: the config's, the environment's, or the SDK's default."""
     if config.endpoint:
         return config.endpoint
-    for variable in ENDPOINT_VARIABLES:
-        if os.environ.get(variable):
-            return os.environ[variable]
-    return default_endpoint(_protocol(config))
+    named = environment_endpoint()
+    return named[1] if named is not None else default_endpoint(_protocol(config))
 
 
 def export_destination(config: ExportConfig) -> str:
@@ -329,9 +322,9 @@ def export_destination(config: ExportConfig) -> str:
     where = f"OTLP ({_protocol(config)}) at {export_endpoint(config)}"
     if config.endpoint:
         return where
-    for variable in ENDPOINT_VARIABLES:
-        if os.environ.get(variable):
-            return f"{where} (from {variable})"
+    named = environment_endpoint()
+    if named is not None:
+        return f"{where} (from {named[0]})"
     return (
         f"{where}, the SDK's default: neither sidecar.export.endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT is set"
     )
