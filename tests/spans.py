@@ -1,8 +1,10 @@
-"""Hand-built SpanRecords for the tests: finished spans of one trace, ids and times in order."""
+"""Hand-built SpanRecords for the tests (finished spans of one trace, ids and times in order), and
+conversation turns as an agent run ends them through a real tracer."""
 
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from otel_scorers.model import AgentRun
@@ -49,3 +51,26 @@ def event(name: str, **attributes: Any) -> SpanEvent:
 def only_run(spans: list[SpanRecord]) -> AgentRun:
     (run,) = build_runs(spans)
     return run
+
+
+def conversation_turn(
+    tracer: Any, conversation_id: str, text: str, answer: str = "ok", **attributes: Any
+) -> None:
+    """One GenAI `invoke_agent` run of the `trip` agent in conversation `conversation_id`: the
+    user says `text`, the agent answers `answer`; `attributes` go on the run span too."""
+    with tracer.start_as_current_span(
+        "invoke_agent trip",
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "trip",
+            "gen_ai.conversation.id": conversation_id,
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+            ),
+            **attributes,
+        },
+    ):
+        pass

@@ -17,6 +17,7 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 
 from .conftest import Telemetry
 from .judge_server import judge_server
+from .spans import conversation_turn
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -29,24 +30,6 @@ def _reply(body: dict[str, Any]) -> str:
     if "multi_turn" in prompt and "knowledge_retention" in prompt:  # a batch of both
         return json.dumps({"multi_turn": {"satisfied": True}, "knowledge_retention": {"turns": []}})
     return json.dumps({"satisfied": True}) if "criterion" in prompt else json.dumps({"turns": []})
-
-
-def _run(tracer: Any, conversation_id: str, text: str) -> None:
-    with tracer.start_as_current_span(
-        "invoke_agent trip",
-        attributes={
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "trip",
-            "gen_ai.conversation.id": conversation_id,
-            "gen_ai.input.messages": json.dumps(
-                [{"role": "user", "parts": [{"type": "text", "content": text}]}]
-            ),
-            "gen_ai.output.messages": json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": f"re: {text}"}]}]
-            ),
-        },
-    ):
-        pass
 
 
 def _processor(telemetry: Telemetry, judge: Judge, **settings: Any) -> ScoringSpanProcessor:
@@ -71,7 +54,8 @@ def test_five_conversations_of_three_turns_make_one_batched_judge_call_each(tele
         tracer = telemetry.tracer_provider.get_tracer("agent")
         for turn in range(3):
             for conversation in range(5):
-                _run(tracer, f"c-{conversation}", f"question {turn} of c-{conversation}")
+                question = f"question {turn} of c-{conversation}"
+                conversation_turn(tracer, f"c-{conversation}", question, answer=f"re: {question}")
         processor.shutdown(10.0)  # ends the five conversations (at_shutdown: score)
         assert server.calls == 5  # one per conversation: both scorers in one batched call
     spans = [s for s in telemetry.finished_spans() if s.name.startswith("evaluate ")]
@@ -86,7 +70,7 @@ def test_shutdown_keeps_to_its_timeout_with_a_slow_judge_and_counts_what_it_cut_
         processor = _processor(telemetry, judge)
         tracer = telemetry.tracer_provider.get_tracer("agent")
         for conversation in range(3):
-            _run(tracer, f"slow-{conversation}", "hello")
+            conversation_turn(tracer, f"slow-{conversation}", "hello", answer="re: hello")
         started = time.monotonic()
         processor.shutdown(0.5)
         # the timeout, then at most the lane's thread join (2 s) while the cancelled calls unwind

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from typing import Any
@@ -16,6 +15,7 @@ from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.conversation import tool_error_rate, turns
 from tests.conftest import Telemetry
+from tests.spans import conversation_turn
 
 IDLE_S = 300.0
 
@@ -115,25 +115,6 @@ def test_a_thousand_conversations_sampled_at_a_tenth_are_each_scored_once_after_
     processor.shutdown()
 
 
-def _run(tracer: Any, conversation_id: str, text: str, **attributes: Any) -> None:
-    with tracer.start_as_current_span(
-        "invoke_agent trip",
-        attributes={
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "trip",
-            "gen_ai.conversation.id": conversation_id,
-            "gen_ai.input.messages": json.dumps(
-                [{"role": "user", "parts": [{"type": "text", "content": text}]}]
-            ),
-            "gen_ai.output.messages": json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
-            ),
-            **attributes,
-        },
-    ):
-        pass
-
-
 @pytest.mark.parametrize(("at_shutdown", "scored"), [("score", 3), ("drop", 0)])
 def test_at_shutdown_open_conversations_are_scored_or_dropped_and_counted(
     telemetry: Telemetry, at_shutdown: str, scored: int
@@ -142,7 +123,7 @@ def test_at_shutdown_open_conversations_are_scored_or_dropped_and_counted(
     processor = _processor(telemetry, clock, sampling=1.0, at_shutdown=at_shutdown)
     tracer = telemetry.tracer_provider.get_tracer("agent")
     for conversation in ("a", "b", "c"):
-        _run(tracer, conversation, "hello")
+        conversation_turn(tracer, conversation, "hello")
     processor.shutdown(5.0)
     spans = [s for s in _conversation_spans(telemetry) if s.attributes["gen_ai.evaluation.name"] == "turns"]
     assert len(spans) == scored
@@ -168,9 +149,9 @@ def test_a_config_files_end_predicate_ends_the_conversation_without_waiting(
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.export_spans_directly()
     tracer = telemetry.tracer_provider.get_tracer("agent")
-    _run(tracer, "c-1", "Where is my parcel?")
-    _run(tracer, "c-1", "where is my parcel??")
-    _run(tracer, "c-1", "thanks, bye", **{"app.goodbye": True})
+    conversation_turn(tracer, "c-1", "Where is my parcel?")
+    conversation_turn(tracer, "c-1", "where is my parcel??")
+    conversation_turn(tracer, "c-1", "thanks, bye", **{"app.goodbye": True})
     assert processor.force_flush()
     spans = {s.attributes["gen_ai.evaluation.name"]: s for s in _conversation_spans(telemetry)}
     assert spans["turns"].attributes["gen_ai.evaluation.score.value"] == 3
@@ -206,8 +187,8 @@ def test_with_turn_records_each_run_of_a_sampled_conversation_goes_out_as_a_log_
     processor = ScoringSpanProcessor([], conversations=conversations, **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer("agent")
-    _run(tracer, "c-9", "first")
-    _run(tracer, "c-9", "second")
+    conversation_turn(tracer, "c-9", "first")
+    conversation_turn(tracer, "c-9", "second")
     with tracer.start_as_current_span(
         "invoke_agent trip", attributes={"gen_ai.operation.name": "invoke_agent"}
     ):
