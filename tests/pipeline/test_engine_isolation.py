@@ -18,8 +18,9 @@ from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrument
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from pydantic import BaseModel
 
-from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, pipeline, scorer
+from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.pipeline import scoring_pipeline
 from otel_scorers.scorers import answer_relevancy, ask_judge, llm_scorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
@@ -183,7 +184,7 @@ def test_quick_checks_keep_flowing_past_a_slow_judge_whose_excess_work_is_droppe
     telemetry: Telemetry, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A log of its own: an earlier test in this process may have used the minute's one line.
-    monkeypatch.setattr(pipeline, "throttled", ThrottledLog())
+    monkeypatch.setattr(scoring_pipeline, "throttled", ThrottledLog())
     with judge_server(responder=lambda _body: '{"verdict": "yes"}', latency_s=2.0) as slow_judge:
         relevant = llm_scorer(
             "relevant",
