@@ -66,8 +66,11 @@ _COMPLETION = "completion"
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
 AGNO_TEAM_NAME = "agno.team.name"
 #: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
-#: `{description}.task` span over the `{role}.agent` run span; no tool spans (`formats.crewai`).
+#: `{description}.task` run span, which holds the agent's role, the task and the answer, over a
+#: `{role}.agent` span that holds none of them; no tool spans (`formats.crewai`).
 CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
+CREWAI_TASK_AGENT = "crewai.task.agent"
+CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 #: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
 #: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
 #: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
@@ -111,6 +114,10 @@ class OpenLLMetryConvention(Convention):
                 return None  # the SDK's trace around a Runner.run: its agents are the runs
             if kind == _HANDOFF_KIND:
                 return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
+        if span.scope == CREWAI_SCOPE:
+            # A run is an agent's work on one task: the task span holds the task and the answer
+            # (whatever the content setting); the agent span inside it names the agent only.
+            return "run" if kind == "task" else None
         operation = operation_role(span)
         if kind == "tool" or operation == "tool":
             return "tool"
@@ -165,6 +172,12 @@ class OpenLLMetryConvention(Convention):
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
             return RunSpanContent(conversation_id=as_str(attributes.get("gen_ai.conversation.id")))
+        if span.scope == CREWAI_SCOPE:
+            return RunSpanContent(
+                agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
+                input_text=as_str(attributes.get(CREWAI_TASK_DESCRIPTION)),
+                output_text=_entity_output_text(attributes.get(ENTITY_OUTPUT)),
+            )
         # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.
         task_name = as_str(attributes.get(ENTITY_NAME)) if attributes.get(SPAN_KIND) == "task" else None
         return RunSpanContent(
@@ -275,7 +288,10 @@ class OpenLLMetryConvention(Convention):
 
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """A LlamaIndex workflow step: its output event (JSON) names the agent at work, and the
-        last one, a `StopEvent`, holds the run's answer."""
+        last one, a `StopEvent`, holds the run's answer. A CrewAI agent span names its agent,
+        for a task span that does not."""
+        if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
+            return RunSpanContent(agent_name=as_str(span.attributes.get("gen_ai.agent.name")))
         if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
