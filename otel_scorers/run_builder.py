@@ -311,6 +311,9 @@ def _build(parts: _RunParts) -> AgentRun:
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()
+    if run_output == "" and _went_on_unrecorded(last.models, models):
+        run_output = None
+        unrecorded.add("output")
     if run_output is None:
         missing.add("output")
         if _answer_unrecorded(last_content, models, last.span):
@@ -505,6 +508,15 @@ def _answer_unrecorded(content: RunSpanContent, models: Sequence[ModelCall], run
     if run_span.status == "error" or content.output.captured or content.output_text is not None:
         return False
     return any(m.input.captured for m in models) and not any(m.output.captured for m in models)
+
+
+def _went_on_unrecorded(spans: Sequence[tuple[Convention, SpanRecord]], models: Sequence[ModelCall]) -> bool:
+    """The run's last model call asked for tools, and its instrumentation writes model calls
+    after they returned (`Convention.written_after_return`): the call that followed the tools
+    came too late for the trace as read, so the answer is not recorded, not empty."""
+    if not models or not tool_call_parts(models[-1].output.items):
+        return False
+    return any(convention.written_after_return(span) for convention, span in spans)
 
 
 def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:
