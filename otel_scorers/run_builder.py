@@ -59,6 +59,8 @@ class _RunParts:
     #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
     #: execution seen by a lower layer, which may know that it failed.
     executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    #: The agent's name as the span around the run gives it (`Convention.name_within`).
+    given_name: str | None = None
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -98,6 +100,11 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         return []
     parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
     _absorb_turns(runs, roles, parents)
+    for parts in runs.values():
+        parent_id = parts.span.parent_span_id
+        parent = by_id.get(parent_id) if parent_id is not None else None
+        if parent is not None:
+            parts.given_name = parts.convention.name_within(parts.span, parent)
     owners: dict[int, _RunParts | None] = {}
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
@@ -248,6 +255,8 @@ def _agent_name(parts: _RunParts) -> str | None:
 def _content(parts: _RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
     content = parts.convention.run_content(parts.span)
+    if parts.given_name is not None:
+        content = replace(content, agent_name=parts.given_name)
     if not parts.steps or (content.agent_name is not None and content.output_text is not None):
         return content
     steps = [step for _, step in sorted(parts.steps, key=lambda pair: pair[0])]

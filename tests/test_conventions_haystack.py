@@ -35,3 +35,17 @@ def test_text_that_is_not_a_chat_message_reads_as_nothing() -> None:
     assert haystack.chat_message("ChatMessage(_role=<ChatRole.USER") is None
     assert haystack.chat_message("print('x')") is None
     assert not haystack.messages(["ChatMessage(oops", TOOL_RESULT]).captured
+
+
+def test_a_pipeline_names_the_component_whose_inputs_or_outputs_are_the_runs_and_never_guesses() -> None:
+    question = {"messages": ["ChatMessage(...question...)"]}
+    run_input = {**question, "streaming_callback": None}
+    run_output = {"last_message": "ChatMessage(...answer...)"}
+    pipeline_input = {"data": {"weather_agent": question}}
+    assert haystack.component_name(run_input, run_output, pipeline_input, {}) == "weather_agent"
+    assert haystack.component_name({}, run_output, {}, {"writer": run_output}) == "writer"
+    # Two components given the same inputs: which one ran here is not known.
+    both = {"data": {"weather_agent": question, "time_agent": question}}
+    assert haystack.component_name(run_input, {}, both, {}) is None
+    # Content hidden: nothing to compare.
+    assert haystack.component_name(None, None, None, None) is None

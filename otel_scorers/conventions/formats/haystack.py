@@ -51,6 +51,30 @@ def last_message(value: Any) -> Message | None:
     return chat_message(decoded.get("last_message")) if isinstance(decoded, Mapping) else None
 
 
+def component_name(run_input: Any, run_output: Any, pipeline_input: Any, pipeline_output: Any) -> str | None:
+    """The name a pipeline ran a component under, the one its user added it with. The pipeline's
+    input (`{"data": {name: inputs}}`) names the components the user's inputs went to, its output
+    (`{name: outputs}`) those whose outputs it returned: the component is the one whose inputs
+    are among the run's own, or whose outputs the run returned; None unless exactly one is."""
+    own_input, own_output = decode_json(run_input), decode_json(run_output)
+    data = decode_json(pipeline_input)
+    data = data.get("data") if isinstance(data, Mapping) else None
+    outputs = decode_json(pipeline_output)
+    found = {name for name, values in _entries(data) if _among(values, own_input)}
+    found |= {name for name, values in _entries(outputs) if _among(values, own_output)}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _entries(value: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(value, Mapping):
+        return []
+    return [(name, values) for name, values in value.items() if isinstance(values, Mapping) and values]
+
+
+def _among(values: Mapping[str, Any], own: Any) -> bool:
+    return isinstance(own, Mapping) and all(key in own and own[key] == value for key, value in values.items())
+
+
 def chat_message(text: Any) -> Message | None:
     """One `ChatMessage(...)` repr as a GenAI message, None when it is not one."""
     if not isinstance(text, str) or not text.startswith("ChatMessage(") or len(text) > MAX_LITERAL_CHARS:
