@@ -5,8 +5,8 @@ the outer run sees only the tool call that started it. Input and output come fro
 when it carries them, else from its first and last model spans. Tool spans are matched to the
 tool-call parts of the model's output by call id, or by order and name when ids are absent;
 a requested call that no finished tool span answers is `incomplete`. When the run span names no
-agent or holds no answer, the spans inside it that play no role may (`Convention.step_content`):
-the first one's agent, the last one's answer.
+agent or holds no request or answer, the spans inside it that play no role may
+(`Convention.step_content`): the first one's agent and request, the last one's answer.
 """
 
 from __future__ import annotations
@@ -257,14 +257,18 @@ def _content(parts: _RunParts) -> RunSpanContent:
     content = parts.convention.run_content(parts.span)
     if parts.given_name is not None:
         content = replace(content, agent_name=parts.given_name)
-    if not parts.steps or (content.agent_name is not None and content.output_text is not None):
+    if not parts.steps or (
+        content.agent_name is not None and content.output_text is not None and content.input_text is not None
+    ):
         return content
     steps = [step for _, step in sorted(parts.steps, key=lambda pair: pair[0])]
     agent = next((step.agent_name for step in steps if step.agent_name is not None), None)
+    request = next((step.input_text for step in steps if step.input_text is not None), None)
     answer = next((step.output_text for step in reversed(steps) if step.output_text is not None), None)
     return replace(
         content,
         agent_name=content.agent_name if content.agent_name is not None else agent,
+        input_text=content.input_text if content.input_text is not None else request,
         output_text=content.output_text if content.output_text is not None else answer,
     )
 

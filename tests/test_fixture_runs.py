@@ -68,8 +68,18 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             "the run's agent is missing, not guessed",
             frozenset({"agent_name"}),
         )
-        for framework in ("llamaindex-openinference", "llamaindex-openllmetry")
+        for framework in (
+            "llamaindex-openinference",
+            "llamaindex-openllmetry",
+            "llamaindex-openllmetry-alone",
+        )
     },
+    ("llamaindex-openllmetry-alone", "agent_in_tool"): (
+        "the calling agent's call_tool step ends before OpenLLMetry writes its output (the "
+        "ToolCallResult: 'Setting attribute on ended span'), and no model span repeats it: that "
+        "call's arguments and result are not in the trace as read (see the test below)",
+        frozenset({"tool_calls"}),
+    ),
     **{
         (framework, path.name.removesuffix(".truth.json")): (
             "the instrumentation writes no tool spans and no model spans: the trace does not carry the calls",
@@ -236,3 +246,12 @@ def test_an_answer_the_instrumentation_never_records_skips_output_checks_saying_
         assert isinstance(score, Score)
         assert score.value is None and score.skipped is not None
         assert "does not record" in score.skipped and "output" in score.skipped
+
+
+def test_a_llamaindex_call_whose_step_lost_its_output_is_still_a_finished_call_without_content() -> None:
+    outer, inner = rebuilt_runs(TRACES / "llamaindex-openllmetry-alone" / "agent_in_tool.truth.json")
+    assert [(call.name, call.arguments, call.result, call.state) for call in outer.tool_calls] == [
+        ("ask_weather_agent", None, None, "ok")
+    ]
+    assert {"tool_arguments", "tool_results"} <= outer.missing
+    assert [(call.name, call.result) for call in inner.tool_calls] == [("get_weather", "Sunny, 21°C")]

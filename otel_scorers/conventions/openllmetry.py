@@ -81,6 +81,8 @@ _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 _LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
 _LLAMA_INDEX_RUN_SUFFIX = ".workflow"
 _LLAMA_INDEX_RETRIEVER = "Retriever.task"
+#: An agent's workflow run inside another's trace (an agent a tool runs): its class is not named.
+_LLAMA_INDEX_NESTED_RUN = "run.task"
 
 
 class OpenLLMetryConvention(Convention):
@@ -126,6 +128,8 @@ class OpenLLMetryConvention(Convention):
                 return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
             if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
                 return "retriever"
+            if kind == "task" and span.name == _LLAMA_INDEX_NESTED_RUN:
+                return "run"  # its steps name the agent and hold its answer, as a workflow's do
             if kind == "workflow":
                 # Query engines, ingestion and embeddings are workflows too: not agent runs.
                 return "run" if llamaindex.is_agent_class(span.name, _LLAMA_INDEX_RUN_SUFFIX) else None
@@ -287,8 +291,9 @@ class OpenLLMetryConvention(Convention):
         return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
 
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
-        """A LlamaIndex workflow step: its output event (JSON) names the agent at work, and the
-        last one, a `StopEvent`, holds the run's answer. A CrewAI agent span names its agent,
+        """A LlamaIndex workflow step: its output event (JSON) names the agent at work, the first
+        one, an `AgentInput`, holds the user's request, and the last one, a `StopEvent`, the
+        run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
         if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
             return RunSpanContent(agent_name=as_str(span.attributes.get("gen_ai.agent.name")))
@@ -297,9 +302,10 @@ class OpenLLMetryConvention(Convention):
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)
         agent = llamaindex.json_agent_name(output)
-        if answer is None and agent is None:
+        request = llamaindex.json_input(output)
+        if answer is None and agent is None and request is None:
             return None
-        return RunSpanContent(agent_name=agent, output_text=answer)
+        return RunSpanContent(agent_name=agent, input_text=request, output_text=answer)
 
 
 def _llama_index_call_result(span: SpanRecord) -> Mapping[str, Any]:
