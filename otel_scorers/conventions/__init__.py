@@ -25,7 +25,6 @@ from otel_scorers.span_record import SpanRecord
 CONVENTIONS: tuple[Convention, ...] = (
     MastraConvention(),
     VercelAIConvention(),
-    LiteLLMConvention(),
     OpenLLMetryConvention(),
     OpenInferenceConvention(),
     LogfireOpenAIAgentsConvention(),
@@ -35,6 +34,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     AutoGenConvention(),
     SemanticKernelConvention(),
     AG2Convention(),
+    # Last before plain GenAI, whose keys it writes too: no other convention's span pays its check.
+    LiteLLMConvention(),
     GenAIConvention(),
 )
 
