@@ -49,3 +49,18 @@ def test_a_pipeline_names_the_component_whose_inputs_or_outputs_are_the_runs_and
     assert haystack.component_name(run_input, {}, both, {}) is None
     # Content hidden: nothing to compare.
     assert haystack.component_name(None, None, None, None) is None
+
+
+def test_an_agent_run_as_a_tool_is_named_after_the_tool_whose_result_is_its_answer() -> None:
+    call = "ToolCall(tool_name='weather_agent', arguments={'messages': []}, id='call_1', extra=None)"
+    result = f"ToolCallResult(result='Sunny.', origin={call}, error=False)"
+    caller = {
+        "messages": [
+            f"ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, _content=[{call}], _name=None, _meta={{}})",
+            f"ChatMessage(_role=<ChatRole.TOOL: 'tool'>, _content=[{result}], _name=None, _meta={{}})",
+        ]
+    }
+    answer = "ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, _content=[TextContent(text='Sunny.')], _name=None, _meta={})"
+    assert haystack.tool_agent_name({"last_message": answer}, caller) == "weather_agent"
+    other = answer.replace("Sunny.", "Rainy.")
+    assert haystack.tool_agent_name({"last_message": other}, caller) is None

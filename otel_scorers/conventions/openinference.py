@@ -240,14 +240,17 @@ class OpenInferenceConvention(Convention):
         return text
 
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
-        """A Haystack agent run by a pipeline: the name it was added under."""
-        if (
-            run_span.scope != _HAYSTACK
-            or parent.scope != _HAYSTACK
-            or not parent.name.startswith(_HAYSTACK_PIPELINES)
-        ):
+        """A Haystack agent run by a pipeline: the name it was added under; run by another agent
+        as a tool (`AgentTool`, directly under the caller's span): the tool's name."""
+        if run_span.scope != _HAYSTACK or parent.scope != _HAYSTACK:
             return None
         attributes, around = run_span.attributes, parent.attributes
+        if _haystack_agent_class(parent) is not None:
+            return haystack.tool_agent_name(
+                _content(attributes.get("output.value")), _content(around.get("output.value"))
+            )
+        if not parent.name.startswith(_HAYSTACK_PIPELINES):
+            return None
         return haystack.component_name(
             _content(attributes.get("input.value")),
             _content(attributes.get("output.value")),
