@@ -28,7 +28,17 @@ PENDING: dict[str, str] = {}
 CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
 #: a call failed is unknown.
-FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry", "crewai-openllmetry-alone"}) | CALLS_NEED_CONTENT
+FAILURES_NEED_CONTENT = (
+    frozenset(
+        {
+            "agno-openllmetry",
+            "crewai-openllmetry-alone",
+            "llamaindex-openllmetry",
+            "llamaindex-openllmetry-alone",
+        }
+    )
+    | CALLS_NEED_CONTENT
+)
 #: Frameworks whose traces hold no tool call at all, whatever the content setting: no tool spans
 #: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one).
 CALLS_NOT_TRACED = frozenset({"crewai-openllmetry-alone"})

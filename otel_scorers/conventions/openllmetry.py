@@ -241,9 +241,10 @@ class OpenLLMetryConvention(Convention):
 
     def failure_unrecorded(self, span: SpanRecord) -> bool:
         """Agno catches what a tool raised and ends its span OK: only the `ToolResult` in the
-        output, written with content capture on, says that the call failed."""
+        output, written with content capture on, says that the call failed. So does LlamaIndex's
+        `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            span.scope == AGNO_SCOPE
+            (span.scope == AGNO_SCOPE or (span.scope == _LLAMA_INDEX and "tool.name" in span.attributes))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
