@@ -329,7 +329,11 @@ def _build(parts: _RunParts) -> AgentRun:
         unrecorded.add("output")
     if run_output is None:
         missing.add("output")
-        if _answer_unrecorded(last_content, models, last.span):
+        if _answer_unrecorded(last_content, models, last.span) or (
+            # The run span holds a call written after it returned, and not the last one: the
+            # last, the answer, came after the span ended (LiteLLM's callback writing onto it).
+            not models and content.input.captured and parts.convention.written_after_return(run_span)
+        ):
             unrecorded.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")

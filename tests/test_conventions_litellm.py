@@ -7,6 +7,7 @@ The whole traces are rebuilt against their truth by tests/test_fixture_runs.py.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -72,3 +73,28 @@ def test_a_raw_payload_too_long_to_read_is_not_captured_content_never_a_message(
     (run,) = build_runs(changed)
     assert run.input is None and "input" in run.missing
     assert run.output == "Bonjour !"
+
+
+def test_without_raw_spans_the_agent_span_gives_the_request_and_an_answer_only_when_its_call_gave_one() -> (
+    None
+):
+    spans = captured("litellm-otel-semconv", "tool_then_answer")
+    (run,) = build_runs(spans)
+    # The call written onto the span asked for a tool: the answer came later, after the span ended.
+    assert run.input == "What is the weather in Paris?"
+    assert run.output is None and "output" in run.missing and "output" in run.unrecorded
+    # Had the last call's write come in time, the span would hold the answer: it is read.
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}])
+    won = []
+    for span in spans:
+        if span.name.startswith("invoke_agent"):
+            attributes = {
+                key: value
+                for key, value in span.attributes.items()
+                if not key.startswith("gen_ai.completion.")
+            }
+            attributes["gen_ai.output.messages"] = answer
+            span = replace(span, attributes=attributes)
+        won.append(span)
+    (run,) = build_runs(won)
+    assert run.output == "Sunny." and "output" not in run.missing

@@ -49,7 +49,12 @@ TEXT_ALWAYS_WRITTEN = frozenset({"crewai-openllmetry", "crewai-openllmetry-alone
 #: Frameworks whose instrumentation never writes the run's answer (docs/instrumentations.md), with
 #: the scenarios that do hold it: OpenLLMetry's OpenAI Agents spans record a chat-completions
 #: model's input but not its output; the Responses API model's they record.
-ANSWER_UNRECORDED: dict[str, frozenset[str]] = {"openai-agents-openllmetry": frozenset({"responses_api"})}
+ANSWER_UNRECORDED: dict[str, frozenset[str]] = {
+    "openai-agents-openllmetry": frozenset({"responses_api"}),
+    # LiteLLM's callback writing each call onto the agent span, with no raw request spans (GenAI
+    # semantic conventions opted in): the last call, the answer, is written after the span ended.
+    "litellm-otel-semconv": frozenset(),
+}
 UNRECORDED_SCENARIOS = sorted(
     (framework, path.name.removesuffix(".truth.json"))
     for framework, recorded in ANSWER_UNRECORDED.items()

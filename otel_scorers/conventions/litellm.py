@@ -34,9 +34,15 @@ from otel_scorers.conventions.base import (
     SpanRole,
 )
 from otel_scorers.conventions.formats.genai_events import listed_messages
-from otel_scorers.conventions.formats.messages import as_int, as_str, decode_json, tool_call_parts
+from otel_scorers.conventions.formats.messages import (
+    as_int,
+    as_str,
+    decode_json,
+    last_assistant_text,
+    tool_call_parts,
+)
 from otel_scorers.conventions.genai import model_call as genai_model_call
-from otel_scorers.conventions.genai import name_suffix
+from otel_scorers.conventions.genai import name_suffix, span_messages
 from otel_scorers.conventions.genai import tool_call as genai_tool_call
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -70,11 +76,21 @@ class LiteLLMConvention(Convention):
         return None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
-        """The caller's run span: its own agent and conversation. Its messages, model and tokens
-        are one call's, written by LiteLLM: the run's come from its model calls."""
+        """The caller's run span: its own agent and conversation. Its model and tokens are one
+        call's, written by LiteLLM: the run's come from its model calls. So are its messages,
+        but they are all the trace holds when LiteLLM writes no raw spans (with the GenAI
+        semantic conventions opted in): the call's input holds the user's request, and its
+        output is the run's answer when it is one (text, no tool call: the loop's last call,
+        which ended the loop)."""
         attributes = span.attributes
+        request, reply = span_messages(span)
+        answer = (
+            reply if last_assistant_text(reply.items) and not tool_call_parts(reply.items) else NOT_CAPTURED
+        )
         return RunSpanContent(
             agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, _RUN_PREFIX),
+            input=request,
+            output=answer,
             conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
         )
 
@@ -82,7 +98,7 @@ class LiteLLMConvention(Convention):
         return genai_tool_call(span)
 
     def written_after_return(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE
+        return span.scope == SCOPE or CALL_ID in span.attributes
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         if span.name != RAW_SPAN:
