@@ -98,3 +98,12 @@ def test_without_raw_spans_the_agent_span_gives_the_request_and_an_answer_only_w
         won.append(span)
     (run,) = build_runs(won)
     assert run.output == "Sunny." and "output" not in run.missing
+
+
+def test_an_agent_span_named_otherwise_is_still_a_run_by_its_own_agent_name() -> None:
+    spans = [
+        replace(span, name="weather agent turn") if span.name.startswith("invoke_agent") else span
+        for span in captured("litellm-otel", "tool_then_answer")
+    ]
+    (run,) = build_runs(spans)
+    assert (run.agent_name, run.output) == ("weather_agent", "It is sunny and 21°C in Paris.")

@@ -68,10 +68,12 @@ class LiteLLMConvention(Convention):
     def role(self, span: SpanRecord) -> SpanRole | None:
         if span.scope == SCOPE:
             return "model" if span.name in (REQUEST_SPAN, RAW_SPAN) else None
-        # A caller's span LiteLLM wrote a call onto: its name is still its own.
-        if span.name.startswith(_RUN_PREFIX):
+        # A caller's span LiteLLM wrote a call onto: its name and its own GenAI keys (LiteLLM
+        # writes neither an agent's nor a tool's) still say what it was.
+        attributes = span.attributes
+        if span.name.startswith(_RUN_PREFIX) or "gen_ai.agent.name" in attributes:
             return "run"
-        if span.name.startswith(_TOOL_PREFIX):
+        if span.name.startswith(_TOOL_PREFIX) or "gen_ai.tool.name" in attributes:
             return "tool"
         return None
 
