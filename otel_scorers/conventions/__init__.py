@@ -10,6 +10,7 @@ from otel_scorers.conventions.autogen import AutoGenConvention
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
@@ -33,6 +34,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     AutoGenConvention(),
     SemanticKernelConvention(),
     AG2Convention(),
+    # Last before plain GenAI, whose keys it writes too: no other convention's span pays its check.
+    LiteLLMConvention(),
     GenAIConvention(),
 )
 

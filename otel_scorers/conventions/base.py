@@ -194,6 +194,20 @@ class Convention(Protocol):
         reads as the call's result."""
         return None
 
+    def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
+        """The name the span around a run gives its agent, which wins over the run span's own:
+        a Haystack pipeline names each component it runs by what its user added it under, where
+        the agent's span knows only its class. None when the parent names nothing."""
+        return None
+
+    def written_after_return(self, span: SpanRecord) -> bool:
+        """The model span was written after its call returned, by a worker of the
+        instrumentation, which may be after the run span ended: a run read as soon as its span
+        ends (in-process) may lack its last model call (LiteLLM's callback). When the last model
+        call it has asked for tools that then ran, the run went on to a call it does not have:
+        its answer is not recorded, rather than empty."""
+        return False
+
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """What a span inside a run, playing no role of its own, says about the run when its run
         span does not: LlamaIndex's workflow steps name the agent at work and hold its answer.

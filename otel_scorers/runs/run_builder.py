@@ -5,8 +5,8 @@ the outer run sees only the tool call that started it. Input and output come fro
 when it carries them, else from its first and last model spans. Tool spans are matched to the
 tool-call parts of the model's output by call id, or by order and name when ids are absent;
 a requested call that no finished tool span answers is `incomplete`. When the run span names no
-agent or holds no answer, the spans inside it that play no role may (`Convention.step_content`):
-the first one's agent, the last one's answer.
+agent or holds no request or answer, the spans inside it that play no role may
+(`Convention.step_content`): the first one's agent and request, the last one's answer.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ class _RunParts:
     #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
     #: execution seen by a lower layer, which may know that it failed.
     executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    #: The agent's name as the span around the run gives it (`Convention.name_within`).
+    given_name: str | None = None
 
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
@@ -98,6 +100,11 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         return []
     parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
     _absorb_turns(runs, roles, parents)
+    for parts in runs.values():
+        parent_id = parts.span.parent_span_id
+        parent = by_id.get(parent_id) if parent_id is not None else None
+        if parent is not None:
+            parts.given_name = parts.convention.name_within(parts.span, parent)
     owners: dict[int, _RunParts | None] = {}
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
@@ -248,14 +255,20 @@ def _agent_name(parts: _RunParts) -> str | None:
 def _content(parts: _RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
     content = parts.convention.run_content(parts.span)
-    if not parts.steps or (content.agent_name is not None and content.output_text is not None):
+    if parts.given_name is not None:
+        content = replace(content, agent_name=parts.given_name)
+    if not parts.steps or (
+        content.agent_name is not None and content.output_text is not None and content.input_text is not None
+    ):
         return content
     steps = [step for _, step in sorted(parts.steps, key=lambda pair: pair[0])]
     agent = next((step.agent_name for step in steps if step.agent_name is not None), None)
+    request = next((step.input_text for step in steps if step.input_text is not None), None)
     answer = next((step.output_text for step in reversed(steps) if step.output_text is not None), None)
     return replace(
         content,
         agent_name=content.agent_name if content.agent_name is not None else agent,
+        input_text=content.input_text if content.input_text is not None else request,
         output_text=content.output_text if content.output_text is not None else answer,
     )
 
@@ -311,9 +324,16 @@ def _build(parts: _RunParts) -> AgentRun:
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()
+    if run_output == "" and _went_on_unrecorded(last.models, models):
+        run_output = None
+        unrecorded.add("output")
     if run_output is None:
         missing.add("output")
-        if _answer_unrecorded(last_content, models, last.span):
+        if _answer_unrecorded(last_content, models, last.span) or (
+            # The run span holds a call written after it returned, and not the last one: the
+            # last, the answer, came after the span ended (LiteLLM's callback writing onto it).
+            not models and content.input.captured and parts.convention.written_after_return(run_span)
+        ):
             unrecorded.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
@@ -505,6 +525,15 @@ def _answer_unrecorded(content: RunSpanContent, models: Sequence[ModelCall], run
     if run_span.status == "error" or content.output.captured or content.output_text is not None:
         return False
     return any(m.input.captured for m in models) and not any(m.output.captured for m in models)
+
+
+def _went_on_unrecorded(spans: Sequence[tuple[Convention, SpanRecord]], models: Sequence[ModelCall]) -> bool:
+    """The run's last model call asked for tools, and its instrumentation writes model calls
+    after they returned (`Convention.written_after_return`): the call that followed the tools
+    came too late for the trace as read, so the answer is not recorded, not empty."""
+    if not models or not tool_call_parts(models[-1].output.items):
+        return False
+    return any(convention.written_after_return(span) for convention, span in spans)
 
 
 def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:

@@ -148,11 +148,14 @@ def test_openllmetry_a_crew_is_not_a_run_and_its_tool_calls_come_from_what_the_m
 
 
 def test_openllmetry_without_content_the_calls_are_unknown_and_the_tool_checks_skip() -> None:
-    agent = span("Weather Reporter.agent", None, scope=OPENLLMETRY, **{"traceloop.span.kind": "agent"})
+    task = span(
+        "What is the weather in Paris?.task", None, scope=OPENLLMETRY, **{"traceloop.span.kind": "task"}
+    )
+    agent = span("Weather Reporter.agent", task, scope=OPENLLMETRY, **{"traceloop.span.kind": "agent"})
     model = span(
         "openai.chat", agent, scope="opentelemetry.instrumentation.openai.v1", gen_ai__operation__name="chat"
     )
-    (run,) = build_runs([agent, model])
+    (run,) = build_runs([task, agent, model])
     assert {"tool_calls", "tool_errors"} <= run.missing and run.tool_calls == ()
     for check in (checks.used_no_tools(), checks.called_tool("get_weather"), checks.no_tool_errors()):
         score = bind(check).evaluate(run)

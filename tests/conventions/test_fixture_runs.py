@@ -28,12 +28,33 @@ PENDING: dict[str, str] = {}
 CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
 #: a call failed is unknown.
-FAILURES_NEED_CONTENT = frozenset({"agno-openllmetry"}) | CALLS_NEED_CONTENT
+FAILURES_NEED_CONTENT = (
+    frozenset(
+        {
+            "agno-openllmetry",
+            "crewai-openllmetry-alone",
+            "llamaindex-openllmetry",
+            "llamaindex-openllmetry-alone",
+        }
+    )
+    | CALLS_NEED_CONTENT
+)
+#: Frameworks whose traces hold no tool call at all, whatever the content setting: no tool spans
+#: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one).
+CALLS_NOT_TRACED = frozenset({"crewai-openllmetry-alone"})
+#: Frameworks whose run span holds the request and the answer whatever the content setting
+#: (OpenLLMetry's CrewAI task span): without content, the run still has them.
+TEXT_ALWAYS_WRITTEN = frozenset({"crewai-openllmetry", "crewai-openllmetry-alone"})
 
 #: Frameworks whose instrumentation never writes the run's answer (docs/instrumentations.md), with
 #: the scenarios that do hold it: OpenLLMetry's OpenAI Agents spans record a chat-completions
 #: model's input but not its output; the Responses API model's they record.
-ANSWER_UNRECORDED: dict[str, frozenset[str]] = {"openai-agents-openllmetry": frozenset({"responses_api"})}
+ANSWER_UNRECORDED: dict[str, frozenset[str]] = {
+    "openai-agents-openllmetry": frozenset({"responses_api"}),
+    # LiteLLM's callback writing each call onto the agent span, with no raw request spans (GenAI
+    # semantic conventions opted in): the last call, the answer, is written after the span ended.
+    "litellm-otel-semconv": frozenset(),
+}
 UNRECORDED_SCENARIOS = sorted(
     (framework, path.name.removesuffix(".truth.json"))
     for framework, recorded in ANSWER_UNRECORDED.items()
@@ -62,7 +83,25 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             "the run's agent is missing, not guessed",
             frozenset({"agent_name"}),
         )
-        for framework in ("llamaindex-openinference", "llamaindex-openllmetry")
+        for framework in (
+            "llamaindex-openinference",
+            "llamaindex-openllmetry",
+            "llamaindex-openllmetry-alone",
+        )
+    },
+    ("llamaindex-openllmetry-alone", "agent_in_tool"): (
+        "the calling agent's call_tool step ends before OpenLLMetry writes its output (the "
+        "ToolCallResult: 'Setting attribute on ended span'), and no model span repeats it: that "
+        "call's arguments and result are not in the trace as read (see the test below)",
+        frozenset({"tool_calls"}),
+    ),
+    **{
+        (framework, path.name.removesuffix(".truth.json")): (
+            "the instrumentation writes no tool spans and no model spans: the trace does not carry the calls",
+            frozenset({"tool_calls"}),
+        )
+        for framework in CALLS_NOT_TRACED
+        for path in (TRACES / framework).glob("*.truth.json")
     },
     **{
         case: (
@@ -121,6 +160,7 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
     scenario = truth["scenario"]
     _, spared = TOLERATED.get((framework, scenario), ("", frozenset()))
     content_captured = scenario != "no_content"
+    text_captured = content_captured or framework in TEXT_ALWAYS_WRITTEN
     if "agent_name" in spared:
         assert len(runs) == len(truth["runs"])
         assert all(run.agent_name is None and "agent_name" in run.missing for run in runs)
@@ -128,7 +168,7 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
         assert [run.agent_name for run in runs] == [expected["agent_name"] for expected in truth["runs"]]
     for run, expected in zip(runs, truth["runs"], strict=True):
         where = f"{framework}/{scenario} run {expected['agent_name']}"
-        if content_captured:
+        if text_captured:
             if "input" not in spared:
                 assert run.input == expected["input"], where
             if "output" not in spared:
@@ -189,7 +229,10 @@ def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_pat
     for run in runs:
         score = bind(checks.includes("sunny")).evaluate(run)
         assert isinstance(score, Score)
-        assert score.value is None and score.skipped is not None
+        if truth_path.parent.name in TEXT_ALWAYS_WRITTEN:  # the answer is in the trace: scored
+            assert score.value == 1.0
+        else:
+            assert score.value is None and score.skipped is not None
 
 
 @pytest.mark.parametrize(
@@ -218,3 +261,12 @@ def test_an_answer_the_instrumentation_never_records_skips_output_checks_saying_
         assert isinstance(score, Score)
         assert score.value is None and score.skipped is not None
         assert "does not record" in score.skipped and "output" in score.skipped
+
+
+def test_a_llamaindex_call_whose_step_lost_its_output_is_still_a_finished_call_without_content() -> None:
+    outer, inner = rebuilt_runs(TRACES / "llamaindex-openllmetry-alone" / "agent_in_tool.truth.json")
+    assert [(call.name, call.arguments, call.result, call.state) for call in outer.tool_calls] == [
+        ("ask_weather_agent", None, None, "ok")
+    ]
+    assert {"tool_arguments", "tool_results"} <= outer.missing
+    assert [(call.name, call.result) for call in inner.tool_calls] == [("get_weather", "Sunny, 21°C")]
