@@ -14,6 +14,7 @@ import orjson
 
 from otel_scorers.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.config import Config, load_config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
@@ -89,6 +90,8 @@ def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    if args.config is not None:  # its `conventions:` describe instrumentations to read
+        use_descriptions(load_config(args.config).conventions)
     problems: list[InputProblem] = []
     reading = Reading()
     for run in runs_from_files(args.files, problems, _progress, reading):
@@ -108,6 +111,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.junit import write_junit_xml
 
     config = load_config(args.config)
+    use_descriptions(config.conventions)
     bindings = config.bindings()
     names = [binding.name for binding in bindings]
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
@@ -262,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the agent runs rebuilt from OTLP/JSON files, one JSON line each.",
     )
     runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    runs.add_argument(
+        "-c", "--config", type=Path, help="read with the instrumentations its conventions section describes"
+    )
     runs.set_defaults(handler=cmd_runs)
 
     score = commands.add_parser(

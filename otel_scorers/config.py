@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from otel_scorers import environment
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
@@ -193,6 +194,8 @@ class Config(BaseModel):
     judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
     #: Conversation scorers and the stage that holds conversations until they end.
     conversations: ConversationsConfig | None = None
+    #: Instrumentations described without code (docs/conventions.md), read before the shipped ones.
+    conventions: list[ConventionDescription] = Field(default_factory=list)
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
+from otel_scorers.conventions import ConventionDescription, use_descriptions
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
@@ -130,6 +131,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
+        conventions: Sequence[ConventionDescription | Mapping[str, Any]] | None = None,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -137,7 +139,10 @@ class ScoringSpanProcessor(SpanProcessor):
         `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
         same telemetry, else through the providers. Metrics always go through `meter_provider`.
         `console=True` also prints one line per score on standard output (or on the given
-        stream), from the scoring thread."""
+        stream), from the scoring thread. `conventions` describes instrumentations the shipped
+        readers do not know (the `conventions:` section, docs/conventions.md)."""
+        if conventions is not None:
+            use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
@@ -214,6 +219,7 @@ class ScoringSpanProcessor(SpanProcessor):
         options.update(kwargs)
         if config.conversations is not None:
             options.setdefault("conversations", config.conversations.settings(config.judge))
+        options.setdefault("conventions", config.conventions)
         return cls(config.bindings(), **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
@@ -47,6 +48,7 @@ class Sidecar:
     def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
         settings = config.sidecar
         self.settings = settings
+        use_descriptions(config.conventions)  # before any span is received
         bindings = config.bindings()
         # Certificates and the token are checked before anything starts (exporters included).
         self._token = TokenCheck(resolve_token(settings))

@@ -24,6 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from otel_scorers.config import Config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline import ScoredRun
@@ -107,6 +108,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     setup_logging("[scoring]")
     settings = config.sidecar
+    use_descriptions(config.conventions)  # the runs are rebuilt here
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
     conversations = scoring_conversations(
