@@ -27,6 +27,7 @@ from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
 
@@ -90,6 +91,7 @@ class TraceAssembler:
         max_spans_per_trace: int = MAX_SPANS_PER_TRACE,
         max_trace_age_s: float = 900.0,
         handoff_wait_s: float = HANDOFF_WAIT_S,
+        runless: RunlessTraces | None = None,
     ) -> None:
         self._could_sample = could_sample
         self._on_completed = on_completed
@@ -106,6 +108,9 @@ class TraceAssembler:
         self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
+        #: Root spans of traces sampling could pick, in which no run has started (yet), by trace id.
+        self._roots: dict[int, tuple[ReadableSpan, str | None]] = {}
+        self._runless = runless
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
@@ -114,6 +119,7 @@ class TraceAssembler:
         self._traces = {}
         self._waiting = {}
         self._given_up = {}
+        self._roots = {}
 
     @property
     def buffered_traces(self) -> int:
@@ -146,11 +152,17 @@ class TraceAssembler:
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
                 scope = _scope_name(span)
-                if (
-                    not may_start_run(name, attributes, scope)
-                    or not self._could_sample(trace_id)
-                    or scope == OWN_SCOPE
-                ):
+                if not may_start_run(name, attributes, scope):
+                    # The trace's root in this process (no parent, or a remote one; a SpanContext
+                    # is a tuple whose third item says remote) is watched: if it ends with no run
+                    # started in its trace, none was found.
+                    parent = span._parent  # type: ignore[attr-defined]
+                    if (parent is None or parent[2]) and self._runless is not None:
+                        self._watch_root(trace_id, span, scope)
+                    return
+                if self._roots:
+                    self._roots.pop(trace_id, None)
+                if not self._could_sample(trace_id) or scope == OWN_SCOPE:
                     return
                 buffer = self._open(trace_id)
                 if buffer is None:
@@ -209,6 +221,22 @@ class TraceAssembler:
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
+
+    def _watch_root(self, trace_id: int, span: ReadableSpan, scope: str | None) -> None:
+        """On the agent's thread, once per trace: a dict store, bounded by `max_traces`."""
+        if scope != OWN_SCOPE and len(self._roots) < self._max_traces and self._could_sample(trace_id):
+            self._roots[trace_id] = (span, scope)
+
+    def count_runless(self) -> None:
+        """Count the traces whose root span ended with no run started in them: called
+        periodically on the engine's thread."""
+        roots = self._roots
+        if not roots or self._runless is None:
+            return
+        for trace_id, (span, scope) in list(roots.items()):
+            # A run starting now pops the root first (`on_start`): whoever pops it decides.
+            if span.end_time is not None and roots.pop(trace_id, None) is not None:
+                self._runless.add(scope)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the

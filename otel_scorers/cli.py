@@ -93,10 +93,27 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.config is not None:  # its `conventions:` describe instrumentations to read
         use_descriptions(load_config(args.config).conventions)
     problems: list[InputProblem] = []
+    if args.explain:
+        return _explain(args.files, problems)
     reading = Reading()
     for run in runs_from_files(args.files, problems, _progress, reading):
         _write_line(run_to_json(run))
     return max(_report(problems), _nothing_read(args.files, reading))
+
+
+def _explain(files: Sequence[Path], problems: list[InputProblem]) -> int:
+    from otel_scorers.explain import explain_files, explanation_lines
+
+    traces = 0
+    for explanation in explain_files(files, problems):
+        traces += 1
+        for line in explanation_lines(explanation):
+            print(line)
+    code = _report(problems)
+    if not traces:
+        print("otel-scorers: no spans read", file=sys.stderr)
+        return max(code, 1)
+    return code
 
 
 def _gate(text: str) -> Gate:
@@ -268,6 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
     runs.add_argument(
         "-c", "--config", type=Path, help="read with the instrumentations its conventions section describes"
+    )
+    runs.add_argument(
+        "--explain",
+        action="store_true",
+        help="instead of the runs, show per trace which reader claimed which span, what it read from "
+        "where, what is missing, and why no run was found",
     )
     runs.set_defaults(handler=cmd_runs)
 

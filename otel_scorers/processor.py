@@ -35,6 +35,7 @@ from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.no_run import RunlessTraces
 from otel_scorers.run_builder import build_runs
 from otel_scorers.runner import FLUSH_TIMEOUT_S
 from otel_scorers.sampling import TraceIdSampler
@@ -53,6 +54,8 @@ logger = logging.getLogger("otel_scorers")
 
 #: How often the engine's thread looks for traces whose handoff was not taken up in time.
 HANDOFF_CHECK_INTERVAL_S = 0.5
+#: How often the traces whose root ended without a run are counted.
+RUNLESS_CHECK_INTERVAL_S = 1.0
 
 
 def _hold(held: HoldQueue[int, ReadableSpan]) -> Callable[[ReadableSpan], None]:
@@ -95,9 +98,14 @@ class _AssembledTraceJob(NamedTuple):
 
     completed: CompletedTrace
     held: HoldQueue[int, ReadableSpan] | None
+    runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        return build_runs(self.completed.span_records())
+        records = self.completed.span_records()
+        runs = build_runs(records)
+        if not runs:  # a span looked like a run's start, yet no reader found one
+            self.runless.add_trace(records)
+        return runs
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         if self.held is None:
@@ -190,6 +198,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
         )
+        #: Traces in which no run was found, counted by their root's scope (`no_run`).
+        self.runless = RunlessTraces(self.metrics)
         self.assembler = TraceAssembler(
             widest.sampled if widest is not None else lambda trace_id: False,
             self._trace_completed,
@@ -197,9 +207,12 @@ class ScoringSpanProcessor(SpanProcessor):
             on_run_span_ended=_hold(self._held) if self._held is not None else None,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
+            runless=self.runless,
         )
         # A trace kept open for the run a handoff passed to is given up on the engine's thread.
         self.engine.call_every(HANDOFF_CHECK_INTERVAL_S, self.assembler.complete_expired)
+        # Traces whose root ended with no run in them are counted on the engine's thread.
+        self.engine.call_every(RUNLESS_CHECK_INTERVAL_S, self.assembler.count_runless)
         if self._held is not None:
             self.engine.call_every(min(0.1, hold_timeout_s / 4), self._held.release_expired)
         else:
@@ -239,7 +252,7 @@ class ScoringSpanProcessor(SpanProcessor):
             self._downstream.on_end(span)
 
     def _trace_completed(self, completed: CompletedTrace) -> None:
-        self.engine.submit(_AssembledTraceJob(completed, self._held))
+        self.engine.submit(_AssembledTraceJob(completed, self._held, self.runless))
 
     def force_flush(self, timeout_millis: int = int(FLUSH_TIMEOUT_S * 1000)) -> bool:
         """Score and emit every run that ended before the call, then flush where the scores went.
@@ -255,6 +268,7 @@ class ScoringSpanProcessor(SpanProcessor):
 
         # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
         self.assembler.complete_waiting()
+        self.assembler.count_runless()
         flushed = self.engine.force_flush(timeout_millis / 1000)
         if self.conversations is not None:  # the conversations that have ended by now
             flushed = self.conversations.flush(remaining_ms() / 1000) and flushed

@@ -19,6 +19,7 @@ from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.no_run import RunlessTraces
 from otel_scorers.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
@@ -56,6 +57,8 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
+        #: Traces in which no run was found, counted by their root's scope (`no_run`).
+        self.runless = RunlessTraces(self.metrics)
         conversations = (
             config.conversations.settings(config.judge) if config.conversations is not None else None
         )
@@ -91,13 +94,16 @@ class Sidecar:
                 settings.console,
                 scoring_side,
             )
-            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text, scoring_side)
+            self.scoring = ThreadScoring(
+                engine, self._job_done, self.telemetry.prometheus_text, scoring_side, self.runless
+            )
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
             decision_wait_s=settings.decision_wait_s,
             max_wait_s=settings.max_wait_s,
             late_memory=settings.late_trace_memory,
+            runless=self.runless,
         )
         self._forwarder: Forwarder | None = None
         self.held: HeldRunSpans | None = None
