@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -108,8 +109,12 @@ class TraceAssembler:
         self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
-        #: Root spans of traces sampling could pick, in which no run has started (yet), by trace id.
-        self._roots: dict[int, tuple[ReadableSpan, str | None]] = {}
+        #: (trace id, instrumentation scope) of the root spans that ended in traces not buffered,
+        #: for the engine's thread to count those in which no run started (`count_runless`);
+        #: bounded: when it is full, the oldest are let go uncounted.
+        self._ended_roots: deque[tuple[int, Any]] = deque(maxlen=max_traces)
+        #: Traces in which a run started, most recent last (as many as `max_traces`).
+        self._had_run: dict[int, None] = {}
         self._runless = runless
         renew_in_child(self)
 
@@ -119,7 +124,8 @@ class TraceAssembler:
         self._traces = {}
         self._waiting = {}
         self._given_up = {}
-        self._roots = {}
+        self._ended_roots.clear()
+        self._had_run = {}
 
     @property
     def buffered_traces(self) -> int:
@@ -153,15 +159,7 @@ class TraceAssembler:
                 # A trace's first run: its instrumentation scope may be what says so.
                 scope = _scope_name(span)
                 if not may_start_run(name, attributes, scope):
-                    # The trace's root in this process (no parent, or a remote one; a SpanContext
-                    # is a tuple whose third item says remote) is watched: if it ends with no run
-                    # started in its trace, none was found.
-                    parent = span._parent  # type: ignore[attr-defined]
-                    if (parent is None or parent[2]) and self._runless is not None:
-                        self._watch_root(trace_id, span, scope)
                     return
-                if self._roots:
-                    self._roots.pop(trace_id, None)
                 if not self._could_sample(trace_id) or scope == OWN_SCOPE:
                     return
                 buffer = self._open(trace_id)
@@ -185,6 +183,12 @@ class TraceAssembler:
         try:
             traces = self._traces
             if not traces:  # nothing buffered: the common case outside agent runs
+                # A trace's root in this process (no parent, or a remote one: a SpanContext is a
+                # tuple whose third item says remote) is noted for `count_runless`.
+                parent: Any = span._parent
+                if parent is None or parent[2]:
+                    ended: Any = span._context  # type: ignore[attr-defined]
+                    self._ended_roots.append((ended[0], span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             try:
                 context: Any = span._context  # type: ignore[attr-defined]  # past the property
@@ -193,6 +197,9 @@ class TraceAssembler:
             trace_id: int = context[0]
             buffer = traces.get(trace_id)
             if buffer is None:
+                parent = span._parent
+                if parent is None or parent[2]:
+                    self._ended_roots.append((trace_id, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             span_id: int = context[1]
             buffer.started.pop(span_id, None)
@@ -222,21 +229,26 @@ class TraceAssembler:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
 
-    def _watch_root(self, trace_id: int, span: ReadableSpan, scope: str | None) -> None:
-        """On the agent's thread, once per trace: a dict store, bounded by `max_traces`."""
-        if scope != OWN_SCOPE and len(self._roots) < self._max_traces and self._could_sample(trace_id):
-            self._roots[trace_id] = (span, scope)
-
     def count_runless(self) -> None:
         """Count the traces whose root span ended with no run started in them: called
         periodically on the engine's thread."""
-        roots = self._roots
-        if not roots or self._runless is None:
+        ended = self._ended_roots
+        if not ended:
             return
-        for trace_id, (span, scope) in list(roots.items()):
-            # A run starting now pops the root first (`on_start`): whoever pops it decides.
-            if span.end_time is not None and roots.pop(trace_id, None) is not None:
-                self._runless.add(scope)
+        had_run = self._had_run
+        counts: Counter[str | None] = Counter()
+        while ended:
+            try:
+                trace_id, scope = ended.popleft()
+            except IndexError:
+                break
+            name = getattr(scope, "name", None)
+            # Counted among the traces sampling could pick, as the sidecar counts them.
+            if trace_id not in had_run and name != OWN_SCOPE and self._could_sample(trace_id):
+                counts[name] += 1
+        if self._runless is not None:
+            for name, count in counts.items():
+                self._runless.add(name, count)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
@@ -308,6 +320,11 @@ class TraceAssembler:
         )
 
     def _open(self, trace_id: int) -> _BufferedTrace | None:
+        # A run starts in the trace: its root, ending, is not one without a run.
+        had_run = self._had_run
+        had_run[trace_id] = None
+        if len(had_run) > self._max_traces:
+            had_run.pop(next(iter(had_run)), None)  # the oldest
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
             self._handoff_too_late()

@@ -267,3 +267,25 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
     assert SCOPE in conventions.RUN_START_SCOPES and "acme.kind" in conventions.RUN_MARKER_KEYS
     conventions.use_descriptions(())
     assert SCOPE not in conventions.RUN_START_SCOPES and "acme.kind" not in conventions.RUN_MARKER_KEYS
+
+
+def docs_example(path: str, heading: str) -> dict[str, Any]:
+    """The first YAML block after `heading` in the docs file."""
+    text = (Path(__file__).parent.parent / "docs" / path).read_text()
+    section = text.split(heading, 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    document: dict[str, Any] = yaml.safe_load(block)
+    return document
+
+
+def test_the_worked_example_of_the_docs_rebuilds_the_run() -> None:
+    example = docs_example("conventions.md", "## Describe an instrumentation")
+    config = parse_config({"scorers": [{"type": "no_tool_errors"}], **example})
+    conventions.use_descriptions(config.conventions)
+    (run,) = build_runs([from_readable_span(span) for span in acme_trace()])
+    assert view(run) == EXPECTED
+
+
+def test_the_configuration_reference_example_validates() -> None:
+    example = docs_example("configuration.md", "## The configuration file")
+    assert parse_config(example).conventions[0].name == "acme"

@@ -109,6 +109,8 @@ class DescribedConvention(Convention):
         self.name = description.name
         scopes = description.scope if isinstance(description.scope, list) else [description.scope]
         self._scopes = frozenset(scope for scope in scopes if scope is not None)
+        #: The instrumentation scopes it reads (none: it is found by its marker attributes).
+        self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self._markers = tuple(description.marker_attributes or ())
         self._json = description.json_values
         run = description.run
