@@ -27,9 +27,11 @@ from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.errors import ConfigError
 from otel_scorers.otlp_files import write_traces
 from otel_scorers.run_builder import build_runs
-from otel_scorers.span_record import from_readable_span
+from otel_scorers.span_record import OWN_SCOPE, from_readable_span
 
 from .conftest import RunRecorder, Telemetry
+from .otlp_capture import OtlpCapture
+from .sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
 
 SCOPE = "acme.agents"
 CONFIG = """
@@ -289,3 +291,23 @@ def test_the_worked_example_of_the_docs_rebuilds_the_run() -> None:
 def test_the_configuration_reference_example_validates() -> None:
     example = docs_example("configuration.md", "## The configuration file")
     assert parse_config(example).conventions[0].name == "acme"
+
+
+@pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
+def test_the_sidecar_scores_a_described_instrumentation(scoring_process: bool) -> None:
+    with OtlpCapture() as capture:
+        document = sidecar_document(
+            capture.endpoint, [{"type": "no_tool_errors"}], scoring_process=scoring_process
+        )
+        document["conventions"] = yaml.safe_load(CONFIG)["conventions"]
+        with RunningSidecar(document) as sidecar:
+            send_grpc(sidecar.grpc_endpoint, encode(acme_trace()).SerializeToString())
+
+            def scored() -> list[Any]:
+                return [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
+
+            assert capture.wait_for(lambda: len(scored()) >= 1, 30)
+    (evaluation,) = scored()
+    attributes = {item.key: item.value for item in evaluation.attributes}
+    assert attributes["gen_ai.agent.name"].string_value == "forecaster"
+    assert attributes["gen_ai.evaluation.score.value"].double_value == 0.0  # get_alerts failed
