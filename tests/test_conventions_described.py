@@ -311,3 +311,16 @@ def test_the_sidecar_scores_a_described_instrumentation(scoring_process: bool) -
     attributes = {item.key: item.value for item in evaluation.attributes}
     assert attributes["gen_ai.agent.name"].string_value == "forecaster"
     assert attributes["gen_ai.evaluation.score.value"].double_value == 0.0  # get_alerts failed
+
+
+def test_validate_names_the_bad_key_of_a_description(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(
+        CONFIG.replace("when: {attributes: {acme.kind: tool}}", "wen: {attributes: {acme.kind: tool}}")
+    )
+    assert main(["validate", "-c", str(config_file)]) == 2
+    error = capsys.readouterr().err
+    assert "conventions[0].tool.wen: unknown key; did you mean 'when'?" in error
+    assert "conventions[0].tool.when: Field required" in error
