@@ -158,9 +158,11 @@ class TraceAssembler:
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
                 scope = _scope_name(span)
-                if not may_start_run(name, attributes, scope):
-                    return
-                if not self._could_sample(trace_id) or scope == OWN_SCOPE:
+                if (
+                    not may_start_run(name, attributes, scope)
+                    or not self._could_sample(trace_id)
+                    or scope == OWN_SCOPE
+                ):
                     return
                 buffer = self._open(trace_id)
                 if buffer is None:
