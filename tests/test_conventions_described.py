@@ -25,7 +25,7 @@ from otel_scorers.cli import main
 from otel_scorers.config import parse_config
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.errors import ConfigError
-from otel_scorers.otlp_files import write_traces
+from otel_scorers.otlp_files import runs_from_files, write_traces
 from otel_scorers.run_builder import build_runs
 from otel_scorers.span_record import OWN_SCOPE, from_readable_span
 
@@ -324,3 +324,18 @@ def test_validate_names_the_bad_key_of_a_description(
     error = capsys.readouterr().err
     assert "conventions[0].tool.wen: unknown key; did you mean 'when'?" in error
     assert "conventions[0].tool.when: Field required" in error
+
+
+@pytest.mark.parametrize("corpus", ["langfuse", "mlflow"])
+def test_shipped_descriptions_leave_nothing_missing_in_their_corpus(corpus: str) -> None:
+    traces = Path(__file__).parent / "fixtures" / "traces" / corpus
+    problems: list[Any] = []
+    runs = list(
+        runs_from_files(
+            sorted(p for p in traces.glob("*.json") if not p.name.endswith(".truth.json")), problems
+        )
+    )
+    assert not problems
+    expected = sum(len(json.loads(path.read_text())["runs"]) for path in traces.glob("*.truth.json"))
+    assert len(runs) == expected
+    assert all(run.convention == corpus and not run.missing and run.usage.input_tokens for run in runs)
