@@ -23,8 +23,8 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.metrics import REASON, PipelineMetrics
-from otel_scorers.no_run import RunlessTraces
-from otel_scorers.sampling import randomness
+from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.selection.sampling import randomness
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import throttled

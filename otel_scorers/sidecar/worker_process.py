@@ -27,8 +27,8 @@ from otel_scorers.config import Config
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
-from otel_scorers.no_run import RunlessTraces
-from otel_scorers.pipeline import ScoredRun
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.jobs import (
     RunScores,
