@@ -2,6 +2,7 @@
 
 from otel_scorers import scorers
 from otel_scorers.config import Config, load_config
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.errors import ConfigError
 from otel_scorers.inprocess.processor import ScoringSpanProcessor
 from otel_scorers.model import (
@@ -29,6 +30,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ContextItem",
+    "ConventionDescription",
     "Handoff",
     "Judge",
     "JudgeConfig",

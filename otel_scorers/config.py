@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
@@ -193,6 +194,8 @@ class Config(BaseModel):
     judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
     #: Conversation scorers and the stage that holds conversations until they end.
     conversations: ConversationsConfig | None = None
+    #: Instrumentations described without code (docs/conventions.md), read before the shipped ones.
+    conventions: list[ConventionDescription] = Field(default_factory=list)
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)

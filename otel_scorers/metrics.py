@@ -33,6 +33,8 @@ REASON = "otel_scorers.reason"
 EVALUATION_NAME = "gen_ai.evaluation.name"
 SCORE_LABEL = "gen_ai.evaluation.score.label"
 AGENT_NAME = "gen_ai.agent.name"
+#: The instrumentation scope of the root span of a trace in which no run was found.
+SCOPE = "otel_scorers.scope"
 
 
 #: Most attribute sets a `Tally` keeps apart (the SDK's own default cardinality limit); more are
@@ -359,6 +361,15 @@ class PipelineMetrics:
             "{evaluation}",
             "Per scorer binding and run: filtered, sampled_out, rate_limited, judge_lane_full, scored, skipped, error.",
             (EVALUATION_NAME, OUTCOME),
+        )
+        self.runless_traces = Tally(
+            meter,
+            "otel_scorers.traces.no_run",
+            "{trace}",
+            "Traces sampling could pick in which no reader found an agent run, by the instrumentation "
+            "scope of their root span (otel-scorers runs --explain shows why; conventions: describes "
+            "an instrumentation).",
+            (SCOPE,),
         )
         self.late_spans = meter.create_counter(
             "otel_scorers.late_spans",

@@ -49,6 +49,12 @@ def test_the_wheel_ships_py_typed(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("otel_scorers-*.whl")
     assert "otel_scorers/py.typed" in zipfile.ZipFile(wheel).namelist()
+    # The shipped readers written as descriptions are data files of the package.
+    shipped = {
+        "otel_scorers/conventions/descriptions/langfuse.yaml",
+        "otel_scorers/conventions/descriptions/mlflow.yaml",
+    }
+    assert shipped <= set(zipfile.ZipFile(wheel).namelist())
 
 
 def test_the_example_agents_earlier_paths_still_work() -> None:

@@ -16,6 +16,7 @@ from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.cli.score_summary import Gate, ScoreSummary, parse_gate
 from otel_scorers.config import Config, load_config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
@@ -89,11 +90,30 @@ def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    if args.config is not None:  # its `conventions:` describe instrumentations to read
+        use_descriptions(load_config(args.config).conventions)
     problems: list[InputProblem] = []
+    if args.explain:
+        return _explain(args.files, problems)
     reading = Reading()
     for run in runs_from_files(args.files, problems, _progress, reading):
         _write_line(run_to_json(run))
     return max(_report(problems), _nothing_read(args.files, reading))
+
+
+def _explain(files: Sequence[Path], problems: list[InputProblem]) -> int:
+    from otel_scorers.runs.explain import explain_files, explanation_lines
+
+    traces = 0
+    for explanation in explain_files(files, problems):
+        traces += 1
+        for line in explanation_lines(explanation):
+            print(line)
+    code = _report(problems)
+    if not traces:
+        print("otel-scorers: no spans read", file=sys.stderr)
+        return max(code, 1)
+    return code
 
 
 def _gate(text: str) -> Gate:
@@ -108,6 +128,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.cli.junit import write_junit_xml
 
     config = load_config(args.config)
+    use_descriptions(config.conventions)
     bindings = config.bindings()
     names = [binding.name for binding in bindings]
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
@@ -262,6 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the agent runs rebuilt from OTLP/JSON files, one JSON line each.",
     )
     runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    runs.add_argument(
+        "-c", "--config", type=Path, help="read with the instrumentations its conventions section describes"
+    )
+    runs.add_argument(
+        "--explain",
+        action="store_true",
+        help="instead of the runs, show per trace which reader claimed which span, what it read from "
+        "where, what is missing, and why no run was found",
+    )
     runs.set_defaults(handler=cmd_runs)
 
     score = commands.add_parser(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,6 +28,7 @@ from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
 
@@ -90,6 +92,7 @@ class TraceAssembler:
         max_spans_per_trace: int = MAX_SPANS_PER_TRACE,
         max_trace_age_s: float = 900.0,
         handoff_wait_s: float = HANDOFF_WAIT_S,
+        runless: RunlessTraces | None = None,
     ) -> None:
         self._could_sample = could_sample
         self._on_completed = on_completed
@@ -106,6 +109,13 @@ class TraceAssembler:
         self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
+        #: (trace id, instrumentation scope) of the root spans that ended in traces not buffered,
+        #: for the engine's thread to count those in which no run started (`count_runless`);
+        #: bounded: when it is full, the oldest are let go uncounted.
+        self._ended_roots: deque[tuple[int, Any]] = deque(maxlen=max_traces)
+        #: Traces in which a run started, most recent last (as many as `max_traces`).
+        self._had_run: dict[int, None] = {}
+        self._runless = runless
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
@@ -114,6 +124,8 @@ class TraceAssembler:
         self._traces = {}
         self._waiting = {}
         self._given_up = {}
+        self._ended_roots.clear()
+        self._had_run = {}
 
     @property
     def buffered_traces(self) -> int:
@@ -173,6 +185,12 @@ class TraceAssembler:
         try:
             traces = self._traces
             if not traces:  # nothing buffered: the common case outside agent runs
+                # A trace's root in this process (no parent, or a remote one: a SpanContext is a
+                # tuple whose third item says remote) is noted for `count_runless`.
+                parent: Any = span._parent
+                if parent is None or parent[2]:
+                    ended: Any = span._context  # type: ignore[attr-defined]
+                    self._ended_roots.append((ended[0], span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             try:
                 context: Any = span._context  # type: ignore[attr-defined]  # past the property
@@ -181,6 +199,9 @@ class TraceAssembler:
             trace_id: int = context[0]
             buffer = traces.get(trace_id)
             if buffer is None:
+                parent = span._parent
+                if parent is None or parent[2]:
+                    self._ended_roots.append((trace_id, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             span_id: int = context[1]
             buffer.started.pop(span_id, None)
@@ -209,6 +230,27 @@ class TraceAssembler:
         except Exception:
             logger.debug("otel_scorers: on_end failed", exc_info=True)
             return False
+
+    def count_runless(self) -> None:
+        """Count the traces whose root span ended with no run started in them: called
+        periodically on the engine's thread."""
+        ended = self._ended_roots
+        if not ended:
+            return
+        had_run = self._had_run
+        counts: Counter[str | None] = Counter()
+        while ended:
+            try:
+                trace_id, scope = ended.popleft()
+            except IndexError:
+                break
+            name = getattr(scope, "name", None)
+            # Counted among the traces sampling could pick, as the sidecar counts them.
+            if trace_id not in had_run and name != OWN_SCOPE and self._could_sample(trace_id):
+                counts[name] += 1
+        if self._runless is not None:
+            for name, count in counts.items():
+                self._runless.add(name, count)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
@@ -280,6 +322,11 @@ class TraceAssembler:
         )
 
     def _open(self, trace_id: int) -> _BufferedTrace | None:
+        # A run starts in the trace: its root, ending, is not one without a run.
+        had_run = self._had_run
+        had_run[trace_id] = None
+        if len(had_run) > self._max_traces:
+            had_run.pop(next(iter(had_run)), None)  # the oldest
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
             self._handoff_too_late()

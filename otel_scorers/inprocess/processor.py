@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers import environment
+from otel_scorers.conventions import ConventionDescription, use_descriptions
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
@@ -35,6 +36,7 @@ from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
@@ -52,6 +54,8 @@ logger = logging.getLogger("otel_scorers")
 
 #: How often the engine's thread looks for traces whose handoff was not taken up in time.
 HANDOFF_CHECK_INTERVAL_S = 0.5
+#: How often the traces whose root ended without a run are counted.
+RUNLESS_CHECK_INTERVAL_S = 1.0
 
 
 def _hold(held: HoldQueue[int, ReadableSpan]) -> Callable[[ReadableSpan], None]:
@@ -94,9 +98,14 @@ class _AssembledTraceJob(NamedTuple):
 
     completed: CompletedTrace
     held: HoldQueue[int, ReadableSpan] | None
+    runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        return build_runs(self.completed.span_records())
+        records = self.completed.span_records()
+        runs = build_runs(records)
+        if not runs:  # a span looked like a run's start, yet no reader found one
+            self.runless.add_trace(records)
+        return runs
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         if self.held is None:
@@ -130,6 +139,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
+        conventions: Sequence[ConventionDescription | Mapping[str, Any]] | None = None,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -137,7 +147,10 @@ class ScoringSpanProcessor(SpanProcessor):
         `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
         same telemetry, else through the providers. Metrics always go through `meter_provider`.
         `console=True` also prints one line per score on standard output (or on the given
-        stream), from the scoring thread."""
+        stream), from the scoring thread. `conventions` describes instrumentations the shipped
+        readers do not know (the `conventions:` section, docs/conventions.md)."""
+        if conventions is not None:
+            use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
@@ -185,6 +198,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
         )
+        #: Traces in which no run was found, counted by their root's scope (`no_run`).
+        self.runless = RunlessTraces(self.metrics)
         self.assembler = TraceAssembler(
             widest.sampled if widest is not None else lambda trace_id: False,
             self._trace_completed,
@@ -192,9 +207,12 @@ class ScoringSpanProcessor(SpanProcessor):
             on_run_span_ended=_hold(self._held) if self._held is not None else None,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
+            runless=self.runless,
         )
         # A trace kept open for the run a handoff passed to is given up on the engine's thread.
         self.engine.call_every(HANDOFF_CHECK_INTERVAL_S, self.assembler.complete_expired)
+        # Traces whose root ended with no run in them are counted on the engine's thread.
+        self.engine.call_every(RUNLESS_CHECK_INTERVAL_S, self.assembler.count_runless)
         if self._held is not None:
             self.engine.call_every(min(0.1, hold_timeout_s / 4), self._held.release_expired)
         else:
@@ -214,6 +232,7 @@ class ScoringSpanProcessor(SpanProcessor):
         options.update(kwargs)
         if config.conversations is not None:
             options.setdefault("conversations", config.conversations.settings(config.judge))
+        options.setdefault("conventions", config.conventions)
         return cls(config.bindings(), **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
@@ -233,7 +252,7 @@ class ScoringSpanProcessor(SpanProcessor):
             self._downstream.on_end(span)
 
     def _trace_completed(self, completed: CompletedTrace) -> None:
-        self.engine.submit(_AssembledTraceJob(completed, self._held))
+        self.engine.submit(_AssembledTraceJob(completed, self._held, self.runless))
 
     def force_flush(self, timeout_millis: int = int(FLUSH_TIMEOUT_S * 1000)) -> bool:
         """Score and emit every run that ended before the call, then flush where the scores went.
@@ -249,6 +268,7 @@ class ScoringSpanProcessor(SpanProcessor):
 
         # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
         self.assembler.complete_waiting()
+        self.assembler.count_runless()
         flushed = self.engine.force_flush(timeout_millis / 1000)
         if self.conversations is not None:  # the conversations that have ended by now
             flushed = self.conversations.flush(remaining_ms() / 1000) and flushed

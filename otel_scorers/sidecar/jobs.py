@@ -20,6 +20,7 @@ from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.runs.ancestry import nearest_marked
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.selection.binding import Binding
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
@@ -115,8 +116,13 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
     return [item for item in spans if nearest_marked(item.span.span_id, parents, runs, inside)]
 
 
-def build_trace_runs(spans: Sequence[OtlpSpan]) -> list[AgentRun]:
-    return build_runs([item.record() for item in spans])
+def build_trace_runs(spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None) -> list[AgentRun]:
+    """The runs in a trace's spans; a trace that gives none is counted in `runless`."""
+    records = [item.record() for item in spans]
+    runs = build_runs(records)
+    if not runs and runless is not None:  # a span looked like a run's start, yet no reader found one
+        runless.add_trace(records)
+    return runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +131,10 @@ class TraceJob:
 
     trace: BufferedTrace
     done: Done
+    runless: RunlessTraces | None = None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans))
+        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans), self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.done(self.trace, run_scores(results))
@@ -145,9 +152,11 @@ class ThreadScoring:
         done: Done,
         prometheus_text: Callable[[], bytes],
         conversations: Conversations | None = None,
+        runless: RunlessTraces | None = None,
     ) -> None:
         self.engine = engine
         self.conversations = conversations
+        self._runless = runless
         self._done = done
         self._prometheus_text = prometheus_text
 
@@ -155,7 +164,7 @@ class ThreadScoring:
         self.engine.start()
 
     def submit(self, trace: BufferedTrace) -> None:
-        self.engine.submit(TraceJob(trace, self._done))
+        self.engine.submit(TraceJob(trace, self._done, self._runless))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:
         deadline = time.monotonic() + timeout_s

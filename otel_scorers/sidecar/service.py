@@ -15,9 +15,11 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_scorers.config import Config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.selection.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
@@ -47,6 +49,7 @@ class Sidecar:
     def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
         settings = config.sidecar
         self.settings = settings
+        use_descriptions(config.conventions)  # before any span is received
         bindings = config.bindings()
         # Certificates and the token are checked before anything starts (exporters included).
         self._token = TokenCheck(resolve_token(settings))
@@ -54,6 +57,8 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
+        #: Traces in which no run was found, counted by their root's scope (`no_run`).
+        self.runless = RunlessTraces(self.metrics)
         conversations = (
             config.conversations.settings(config.judge) if config.conversations is not None else None
         )
@@ -89,13 +94,16 @@ class Sidecar:
                 settings.console,
                 scoring_side,
             )
-            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text, scoring_side)
+            self.scoring = ThreadScoring(
+                engine, self._job_done, self.telemetry.prometheus_text, scoring_side, self.runless
+            )
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
             decision_wait_s=settings.decision_wait_s,
             max_wait_s=settings.max_wait_s,
             late_memory=settings.late_trace_memory,
+            runless=self.runless,
         )
         self._forwarder: Forwarder | None = None
         self.held: HeldRunSpans | None = None

@@ -24,9 +24,11 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from otel_scorers.config import Config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.jobs import (
     RunScores,
@@ -78,9 +80,10 @@ class _ReceivedTraceJob:
     replies: _Replies
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
+    runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(self.spans)
+        return build_trace_runs(self.spans, self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.replies.add(self, run_scores(results))
@@ -107,8 +110,10 @@ def worker_main(config: Config, connection: Connection) -> None:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     setup_logging("[scoring]")
     settings = config.sidecar
+    use_descriptions(config.conventions)  # the runs are rebuilt here
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
+    runless = RunlessTraces(metrics)
     conversations = scoring_conversations(
         config.conversations.settings(config.judge) if config.conversations is not None else None,
         telemetry,
@@ -142,7 +147,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 received = decode_batch(message[1], message[2])
                 left = [len(received)]
                 for job_id, spans in received:
-                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left))
+                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":

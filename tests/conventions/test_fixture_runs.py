@@ -187,6 +187,8 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
             "handoffs", []
         ), where
         assert run.final_agent == expected.get("final_agent"), where
+        if "conversation_id" in expected:
+            assert run.conversation_id == expected["conversation_id"], where
 
 
 @pytest.mark.parametrize("truth_path", params())

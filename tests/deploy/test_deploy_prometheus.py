@@ -34,6 +34,7 @@ import yaml
 from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.demos.example_traffic import send_traffic
 from otel_scorers.metrics import REASON
+from tests.conventions.test_conventions_described import acme_trace
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc
@@ -355,11 +356,14 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             invalid = encode(spans[:1])
             invalid.resource_spans[0].scope_spans[0].spans[0].trace_id = b"\x01\x02\x03"
             send_grpc(grpc_endpoint, invalid.SerializeToString())
+            # A trace of an instrumentation no reader knows: no run found in it, counted by scope.
+            send_grpc(grpc_endpoint, encode(acme_trace()).SerializeToString())
             wanted = (
                 "otel_scorers_judge_cost_USD_total",
                 'error_type="judge_invalid_response"',
                 "otel_scorers_late_spans_total{",
                 'otel_scorers_reason="invalid_span"',
+                'otel_scorers_scope="acme.agents"',
             )
             wait_for(
                 lambda: all(name in scrape(metrics_url) for name in wanted),
