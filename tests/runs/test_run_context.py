@@ -48,6 +48,9 @@ def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_cont
     truth = json.loads(truth_path.read_text())
     runs = fixture_runs(truth_path.with_name(truth_path.name.replace(".truth.json", ".json")))
     for run, expected in zip(runs, truth["runs"], strict=True):
+        if "tool_calls" in run.missing:  # a trace that could not carry them: nothing to find
+            assert not run.context or all(item.kind != "tool_result" for item in run.context)
+            continue
         results = [item for item in run.context if item.kind == "tool_result"]
         wanted = [call for call in expected["tool_calls"] if not call["error"] and call["result"] is not None]
         assert [item.source for item in results] == [call["name"] for call in wanted], run.agent_name
