@@ -27,16 +27,14 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from otel_scorers import environment
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
-from otel_scorers.emission import standard_emission
+from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
-from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
+from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.hold_queue import HoldQueue
-from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.pipeline_builder import PipelineSettings, build_pipeline
 from otel_scorers.run_builder import build_runs
 from otel_scorers.runner import FLUSH_TIMEOUT_S
-from otel_scorers.sampling import TraceIdSampler
 from otel_scorers.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.scorers.protocol import Scorer
 
@@ -130,6 +128,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
+        outputs: Sequence[str] | None = None,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -137,7 +136,8 @@ class ScoringSpanProcessor(SpanProcessor):
         `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
         same telemetry, else through the providers. Metrics always go through `meter_provider`.
         `console=True` also prints one line per score on standard output (or on the given
-        stream), from the scoring thread."""
+        stream), from the scoring thread: a shorthand for `console` among the `outputs`
+        (names in `otel_scorers.emission.standard.OUTPUTS`; default `otlp` and `metrics`)."""
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
@@ -149,44 +149,35 @@ class ScoringSpanProcessor(SpanProcessor):
         if duplicates:
             raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
         self.bindings = tuple(bindings)
-        self.metrics = PipelineMetrics(meter_provider)
         self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
-        emission = standard_emission(
-            self.metrics,
-            tracer_provider=tracer_provider,
-            logger_provider=logger_provider,
-            export=self._export,
-            console=console,
-        )
         # Conversation scorers sample by conversation, which a trace's id does not tell.
-        self.conversations = (
-            Conversations(conversations, self.metrics, tracer_provider, logger_provider)
-            if conversations is not None
-            else None
+        built = build_pipeline(
+            PipelineSettings(
+                bindings,
+                conversations,
+                outputs=outputs,
+                console=console,
+                export=self._export,
+                tracer_provider=tracer_provider,
+                logger_provider=logger_provider,
+                meter_provider=meter_provider,
+                max_queue_size=max_queue_size,
+                max_judge_runs=max_judge_runs,
+            )
         )
-        self.engine = ScoringEngine(
-            bindings,
-            emission,
-            self.metrics,
-            max_queue_size=max_queue_size,
-            max_judge_runs=max_judge_runs,
-            on_runs=self.conversations.observe if self.conversations is not None else None,
-        )
-        # A trace is worth buffering when the most permissive binding would sample it; with
-        # conversations, every trace is (its run's conversation is known once it is built).
-        samplers = [binding.sampler for binding in bindings]
-        if self.conversations is not None:
-            samplers.append(TraceIdSampler(1.0))
-        widest = min(samplers, key=lambda sampler: sampler.threshold, default=None)
+        self._built = built
+        self.metrics = built.metrics
+        self.engine = built.engine
+        self.conversations = built.conversations
         self._downstream = downstream
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
         )
         self.assembler = TraceAssembler(
-            widest.sampled if widest is not None else lambda trace_id: False,
+            built.buffered.sampled,
             self._trace_completed,
             self.metrics,
             on_run_span_ended=_hold(self._held) if self._held is not None else None,
@@ -213,7 +204,9 @@ class ScoringSpanProcessor(SpanProcessor):
         options = config.processor_options()
         options.update(kwargs)
         if config.conversations is not None:
-            options.setdefault("conversations", config.conversations.settings(config.judge))
+            options.setdefault("conversations", config.conversation_settings())
+        if config.outputs is not None:
+            options.setdefault("outputs", config.outputs)
         return cls(config.bindings(), **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
@@ -249,17 +242,14 @@ class ScoringSpanProcessor(SpanProcessor):
 
         # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
         self.assembler.complete_waiting()
-        flushed = self.engine.force_flush(timeout_millis / 1000)
-        if self.conversations is not None:  # the conversations that have ended by now
-            flushed = self.conversations.flush(remaining_ms() / 1000) and flushed
+        # The runs, then the conversations that have ended by now.
+        flushed = self._built.force_flush(timeout_millis / 1000)
         if self._export is not None:
             flushed = self._export.force_flush(remaining_ms()) and flushed
         if self._downstream is not None:
             flushed = self._downstream.force_flush(remaining_ms()) and flushed
-        # Through the providers go the evaluation spans when nothing is written as OTLP, and the
-        # conversations' scores always.
-        through_providers = self._export is None or self.conversations is not None
-        if through_providers and not getattr(self._flushing, "providers", False):
+        # Through the providers go the evaluation spans when nothing is written as OTLP.
+        if self._export is None and not getattr(self._flushing, "providers", False):
             self._flushing.providers = True
             try:
                 flushed = self._flush_providers(remaining_ms) and flushed
@@ -282,10 +272,7 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.assembler.complete_waiting()
-        deadline = time.monotonic() + timeout_s
-        self.engine.shutdown(timeout_s)
-        if self.conversations is not None:
-            self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
+        self._built.shutdown(timeout_s)
         if self._export is not None:
             self._export.shutdown()
         if self._held is not None:

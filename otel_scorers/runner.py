@@ -122,6 +122,10 @@ class Runner(Generic[T]):
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
+        #: Callbacks handed over (`call_soon`) before the loop ran; the loop stopped for good.
+        self._early: list[Callable[[], None]] = []
+        self._stopped = False
+        self._timers_started = False
 
     # ---- producer side (any thread) -------------------------------------------------------
 
@@ -154,7 +158,31 @@ class Runner(Generic[T]):
 
     def call_every(self, interval_s: float, callback: Callable[[], None]) -> None:
         """Run `callback` on the runner's loop every `interval_s` (hold-mode timeouts, say)."""
-        self._periodic.append((interval_s, callback))
+        with self._lock:
+            self._periodic.append((interval_s, callback))
+            running = self._timers_started
+        if running:  # its timers started without this one
+            self.call_soon(lambda: self._every_on_loop(interval_s, callback))
+
+    def call_soon(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` on the runner's loop as soon as it turns, from any thread (a second
+        source of work, such as ended conversations, on the same loop as the items: one loop for
+        all judge work). Starts the runner if need be. False, and nothing runs, once the loop
+        has stopped (or the runner was shut down before it ever started)."""
+        with self._lock:
+            if self._stopped or (self._closed and self._thread is None):
+                return False
+            loop = self._loop
+            if loop is None:
+                self._early.append(callback)
+        if loop is None:
+            self.start()
+            return True
+        try:
+            loop.call_soon_threadsafe(callback)
+        except RuntimeError:  # closed under us at shutdown
+            return False
+        return True
 
     @property
     def queue_depth(self) -> int:
@@ -188,6 +216,8 @@ class Runner(Generic[T]):
                 for item in list(self._queue):
                     self._work.dropped(item, "shutdown")
                 self._queue.clear()
+            with self._lock:
+                self._stopped = True
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._stop_loop)
             thread.join(timeout=5.0)
@@ -209,15 +239,22 @@ class Runner(Generic[T]):
     def _thread_main(self) -> None:
         ready = self._ready
         loop = asyncio.new_event_loop()
-        self._loop = loop
+        with self._lock:
+            self._loop = loop
+            early, self._early = self._early, []
+        for callback in early:
+            loop.call_soon(callback)
         asyncio.set_event_loop(loop)
         self._wakeup = asyncio.Event()
         # Nothing the runner's work does (judge calls over instrumented HTTP clients included) is
         # traced: every task and worker thread of the loop starts from this context.
         token = otel_context.attach(untraced_context())
         try:
-            for interval_s, callback in self._periodic:
-                self._background.add(loop.create_task(self._every(interval_s, callback)))
+            with self._lock:
+                self._timers_started = True
+                periodic = list(self._periodic)
+            for interval_s, callback in periodic:
+                self._every_on_loop(interval_s, callback)
             main = loop.create_task(self._consume())
             ready.set()
             with contextlib.suppress(asyncio.CancelledError):  # shutdown cancels everything
@@ -229,6 +266,10 @@ class Runner(Generic[T]):
         finally:
             otel_context.detach(token)
             loop.close()
+
+    def _every_on_loop(self, interval_s: float, callback: Callable[[], None]) -> None:
+        task = asyncio.get_event_loop().create_task(self._every(interval_s, callback))
+        self._background.add(task)
 
     def _stop_loop(self) -> None:
         for task in asyncio.all_tasks():
