@@ -357,6 +357,15 @@ class PipelineMetrics:
             description="Runs waiting to be scored.",
         )
 
+    def observe_count(self, name: str, unit: str, description: str, count: Callable[[], int]) -> None:
+        """A gauge of how many of something are held now (`count()`, read at each collection):
+        `otel_scorers.traces.buffered`, `otel_scorers.conversations.open`."""
+
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            return [Observation(count())]
+
+        self.meter.create_observable_gauge(name, callbacks=[callback], unit=unit, description=description)
+
     def observe_overdue_calls(self, overdue: Callable[[], dict[str, int]]) -> None:
         """`overdue()`: per sync scorer, its calls still running past their timeout."""
 

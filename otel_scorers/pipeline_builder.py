@@ -123,6 +123,13 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
     )
 
 
+def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:
+    """`otel_scorers.traces.buffered`: the traces an assembler holds now, either door's."""
+    metrics.observe_count(
+        "otel_scorers.traces.buffered", "{trace}", "Traces buffered until their runs can be built.", count
+    )
+
+
 def _has_conversations(settings: PipelineSettings) -> bool:
     return _makes_turns(settings.conversations)
 

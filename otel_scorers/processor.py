@@ -32,7 +32,7 @@ from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.model import AgentRun
-from otel_scorers.pipeline_builder import PipelineSettings, build_pipeline
+from otel_scorers.pipeline_builder import PipelineSettings, build_pipeline, observe_buffered_traces
 from otel_scorers.run_builder import build_runs
 from otel_scorers.runner import FLUSH_TIMEOUT_S
 from otel_scorers.score_export import OtlpScoreExport, chosen_export
@@ -184,6 +184,7 @@ class ScoringSpanProcessor(SpanProcessor):
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )
+        observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
         # A trace kept open for the run a handoff passed to is given up on the engine's thread.
         self.engine.call_every(HANDOFF_CHECK_INTERVAL_S, self.assembler.complete_expired)
         if self._held is not None:

@@ -82,6 +82,12 @@ class Conversations:
                 raise ValueError("conversations kept in this process need the emission their scores go to")
             self.counts = ConversationCounts(metrics)
             stage = ConversationStage(settings.limits, self.sampler, settings.clock, self._counted)
+            metrics.observe_count(
+                "otel_scorers.conversations.open",
+                "{conversation}",
+                "Conversations kept open, waiting for their end.",
+                lambda: stage.open_count,
+            )
             self.lane = ConversationLane(
                 stage,
                 settings.bindings,

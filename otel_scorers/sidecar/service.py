@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from otel_scorers.config import Config
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler
+from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
@@ -73,6 +73,7 @@ class Sidecar:
             max_wait_s=settings.max_wait_s,
             late_memory=settings.late_trace_memory,
         )
+        observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
         self._forwarder: Forwarder | None = None
         self.held: HeldRunSpans | None = None
         if settings.mode == "inline":
