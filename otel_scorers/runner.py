@@ -305,6 +305,13 @@ class Runner(Generic[T]):
                 continue
             if work.behind():
                 await self._wait_while_behind()
+            if at_once is None:
+                # A slot first: an item waiting for one stays in the queue, where a shutdown that
+                # times out counts it and tells the work it was dropped.
+                await slots.acquire()
+                if not self._queue:  # cleared by that shutdown meanwhile
+                    slots.release()
+                    continue
             item = self._queue.popleft()
             if at_once is not None:
                 # Done here, without a task per item (a task's creation, step and callbacks cost
@@ -317,7 +324,6 @@ class Runner(Generic[T]):
                 if done_now % _ITEMS_PER_TURN == 0:
                     await asyncio.sleep(0)
                 continue
-            await slots.acquire()
             task = asyncio.get_running_loop().create_task(work.do(item, self._done))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
