@@ -87,6 +87,15 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
+def _unique_bindings(scorers: Sequence[Binding | Scorer | Callable[[AgentRun], Any]]) -> tuple[Binding, ...]:
+    bindings = tuple(as_binding(item) for item in scorers)
+    names = [binding.name for binding in bindings]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
+    return bindings
+
+
 class _AssembledTraceJob(NamedTuple):
     """The engine's job for a trace whose runs all ended (a NamedTuple: made on the agent's thread)."""
 
@@ -143,20 +152,14 @@ class ScoringSpanProcessor(SpanProcessor):
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
         max_traces = int(environment.resolve("max_traces", max_traces))
         max_spans_per_trace = int(environment.resolve("max_spans_per_trace", max_spans_per_trace))
-        bindings = [as_binding(item) for item in scorers]
-        names = [binding.name for binding in bindings]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
-        self.bindings = tuple(bindings)
+        self.bindings = _unique_bindings(scorers)
         self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
-        # Conversation scorers sample by conversation, which a trace's id does not tell.
         built = build_pipeline(
             PipelineSettings(
-                bindings,
+                self.bindings,
                 conversations,
                 outputs=outputs,
                 console=console,
@@ -176,8 +179,13 @@ class ScoringSpanProcessor(SpanProcessor):
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
         )
+        self._start(hold_timeout_s, max_traces, max_spans_per_trace)
+
+    def _start(self, hold_timeout_s: float, max_traces: int, max_spans_per_trace: int) -> None:
+        """The assembler in front of the built pipeline (holding run spans for `downstream`), its
+        timers on the engine's loop, then the engine."""
         self.assembler = TraceAssembler(
-            built.buffered.sampled,
+            self._built.buffered.sampled,
             self._trace_completed,
             self.metrics,
             on_run_span_ended=_hold(self._held) if self._held is not None else None,

@@ -125,7 +125,6 @@ class Runner(Generic[T]):
         #: Callbacks handed over (`call_soon`) before the loop ran; the loop stopped for good.
         self._early: list[Callable[[], None]] = []
         self._stopped = False
-        self._timers_started = False
 
     # ---- producer side (any thread) -------------------------------------------------------
 
@@ -158,11 +157,7 @@ class Runner(Generic[T]):
 
     def call_every(self, interval_s: float, callback: Callable[[], None]) -> None:
         """Run `callback` on the runner's loop every `interval_s` (hold-mode timeouts, say)."""
-        with self._lock:
-            self._periodic.append((interval_s, callback))
-            running = self._timers_started
-        if running:  # its timers started without this one
-            self.call_soon(lambda: self._every_on_loop(interval_s, callback))
+        self._periodic.append((interval_s, callback))  # read when the loop starts
 
     def call_soon(self, callback: Callable[[], None]) -> bool:
         """Run `callback` on the runner's loop as soon as it turns, from any thread (a second
@@ -250,11 +245,8 @@ class Runner(Generic[T]):
         # traced: every task and worker thread of the loop starts from this context.
         token = otel_context.attach(untraced_context())
         try:
-            with self._lock:
-                self._timers_started = True
-                periodic = list(self._periodic)
-            for interval_s, callback in periodic:
-                self._every_on_loop(interval_s, callback)
+            for interval_s, callback in self._periodic:
+                self._background.add(loop.create_task(self._every(interval_s, callback)))
             main = loop.create_task(self._consume())
             ready.set()
             with contextlib.suppress(asyncio.CancelledError):  # shutdown cancels everything
@@ -266,10 +258,6 @@ class Runner(Generic[T]):
         finally:
             otel_context.detach(token)
             loop.close()
-
-    def _every_on_loop(self, interval_s: float, callback: Callable[[], None]) -> None:
-        task = asyncio.get_event_loop().create_task(self._every(interval_s, callback))
-        self._background.add(task)
 
     def _stop_loop(self) -> None:
         for task in asyncio.all_tasks():

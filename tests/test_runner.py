@@ -107,12 +107,18 @@ def test_call_soon_runs_on_the_loop_of_the_items_before_and_after_the_start() ->
     assert runner.call_soon(note) is False
 
 
-def test_timers_run_on_the_loop_also_when_added_after_the_start() -> None:
-    runner: Runner[int] = Runner(Recorded(), max_queue_size=10, max_concurrent=1)
-    early, late = threading.Event(), threading.Event()
-    runner.call_every(0.01, early.set)
-    runner.start()
-    assert early.wait(10)
-    runner.call_every(0.01, late.set)
-    assert late.wait(10)
+def test_timers_run_on_the_loop_of_the_items() -> None:
+    work = Recorded()
+    runner: Runner[int] = Runner(work, max_queue_size=10, max_concurrent=1)
+    ticked: list[int] = []
+    ran = threading.Event()
+
+    def tick() -> None:
+        ticked.append(id(asyncio.get_running_loop()))
+        ran.set()
+
+    runner.call_every(0.01, tick)
+    runner.submit(1)
+    assert runner.force_flush(10) and ran.wait(10)
+    assert set(ticked) == work.loops
     runner.shutdown(5)

@@ -12,9 +12,10 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
-from otel_scorers.config import Config
+from otel_scorers.config import Config, SidecarConfig
+from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
@@ -43,6 +44,49 @@ from otel_scorers.sidecar.telemetry import (
 from otel_scorers.sidecar.worker_pool import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
+
+
+def receivers(
+    settings: SidecarConfig,
+    intake: Intake,
+    token: TokenCheck,
+    conversations: Conversations | None,
+    ready: Callable[[], str | None],
+    metrics_text: Callable[[], Awaitable[bytes]],
+) -> tuple[GrpcReceiver | None, HttpReceiver]:
+    """The OTLP receivers (`/v1/logs` too, for turn records, where conversations are kept here)."""
+    logs = ConversationIntake(conversations) if conversations is not None else None
+    grpc: GrpcReceiver | None = None
+    if settings.grpc.enabled:
+        grpc = GrpcReceiver(
+            intake,
+            token,
+            settings.grpc.host,
+            settings.grpc.port,
+            settings.max_request_bytes,
+            settings.tls,
+            read_timeout_s=settings.read_timeout_s,
+            max_connections=settings.max_connections,
+            logs=logs,
+        )
+    http = HttpReceiver(
+        intake,
+        token,
+        settings.http.host,
+        settings.http.port,
+        settings.max_request_bytes,
+        settings.tls,
+        receive_traces=settings.http.enabled,
+        ready=ready,
+        metrics_text=metrics_text,
+        grace_s=min(2.0, settings.shutdown_timeout_s / 4),
+        metrics_require_token=settings.metrics_require_token,
+        read_timeout_s=settings.read_timeout_s,
+        max_connections=settings.max_connections,
+        retry_after_s=settings.retry_after_s,
+        logs=logs,
+    )
+    return grpc, http
 
 
 class Sidecar:
@@ -95,7 +139,14 @@ class Sidecar:
             self._forwarder,
             self.held,
         )
-        self._receivers()
+        self.grpc, self.http = receivers(
+            settings,
+            self.intake,
+            self._token,
+            self.conversations,
+            self._not_ready,
+            self.scoring.prometheus_text,
+        )
         self._in_flight = 0
         self._done: deque[tuple[BufferedTrace, Sequence[RunScores] | None]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
@@ -111,40 +162,6 @@ class Sidecar:
             self._job_done,
             self.telemetry.prometheus_text,
             processes=self.settings.scoring_processes,
-        )
-
-    def _receivers(self) -> None:
-        settings = self.settings
-        logs = ConversationIntake(self.conversations) if self.conversations is not None else None
-        self.grpc: GrpcReceiver | None = None
-        if settings.grpc.enabled:
-            self.grpc = GrpcReceiver(
-                self.intake,
-                self._token,
-                settings.grpc.host,
-                settings.grpc.port,
-                settings.max_request_bytes,
-                settings.tls,
-                read_timeout_s=settings.read_timeout_s,
-                max_connections=settings.max_connections,
-                logs=logs,
-            )
-        self.http = HttpReceiver(
-            self.intake,
-            self._token,
-            settings.http.host,
-            settings.http.port,
-            settings.max_request_bytes,
-            settings.tls,
-            receive_traces=settings.http.enabled,
-            ready=self._not_ready,
-            metrics_text=self.scoring.prometheus_text,
-            grace_s=min(2.0, settings.shutdown_timeout_s / 4),
-            metrics_require_token=settings.metrics_require_token,
-            read_timeout_s=settings.read_timeout_s,
-            max_connections=settings.max_connections,
-            retry_after_s=settings.retry_after_s,
-            logs=logs,
         )
 
     def destinations(self) -> str:
