@@ -1,5 +1,5 @@
 """One builder for both doors: the processor and the sidecar get their metrics, outputs, engine
-(runner and pipeline), conversations and the assembler's sampling threshold from
+(runner and pipeline), conversations and which traces their assembler buffers from
 `build_pipeline(PipelineSettings(...))`; they differ only in where spans come from.
 
 Conversations are a second source of work for the same pieces: their scores go through the

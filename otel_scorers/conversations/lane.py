@@ -97,17 +97,16 @@ class ConversationLane:
     # ---- any thread -----------------------------------------------------------------------
 
     def add(self, turn: Turn) -> None:
-        if not self._closed:
-            self.stage.add(turn)
-            if self._own_host:
-                self._host.start()  # its timer closes the conversations that idle
+        if self._closed:  # a run scored while the pipeline shuts down: counted, not kept
+            self.counts.add("turn_after_shutdown")
+            return
+        self.stage.add(turn)
+        if self._own_host:
+            self._host.start()  # its timer closes the conversations that idle
 
     def add_all(self, turns: Sequence[Turn]) -> None:
         for turn in turns:
             self.add(turn)
-
-    def start(self) -> None:
-        self._host.start()
 
     def poll(self) -> int:
         """Hand every conversation that has ended by now to scoring; how many."""
