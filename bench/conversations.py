@@ -30,7 +30,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.conversation_turns import Turn, turn_of
-from otel_scorers.conversations.emission import ConversationEmitter
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
 from otel_scorers.emission import standard_emission
@@ -114,7 +113,8 @@ def main() -> None:
 
     tracer_provider, logger_provider, meter_provider = providers()
     metrics = PipelineMetrics(meter_provider)
-    emitter = ConversationEmitter(metrics, tracer_provider, logger_provider)
+    # The outputs through the SDK providers, as the run scores' (the same `Emission`).
+    emission = standard_emission(metrics, tracer_provider=tracer_provider, logger_provider=logger_provider)
     bindings = [
         bind_conversation(turns()),
         bind_conversation(tool_error_rate()),
@@ -125,7 +125,7 @@ def main() -> None:
     async def score_all() -> int:
         closed = stage.close_due()
         for conversation in closed:
-            emitter.emit(conversation, await score_conversation(bindings, conversation))
+            emission.emit_conversation(conversation, await score_conversation(bindings, conversation))
         return len(closed)
 
     started = time.perf_counter()

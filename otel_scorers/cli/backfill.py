@@ -119,7 +119,6 @@ class TelemetryOut:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        from otel_scorers.conversations.emission import ConversationEmitter
         from otel_scorers.emission import standard_emission
         from otel_scorers.metrics import PipelineMetrics
         from otel_scorers.otlp.endpoint import exporters
@@ -138,13 +137,12 @@ class TelemetryOut:
         self.emission = standard_emission(
             metrics, tracer_provider=self.tracer_provider, logger_provider=self.logger_provider
         )
-        self.conversation_emitter = ConversationEmitter(metrics, self.tracer_provider, self.logger_provider)
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         self.emission.emit(run, scores)
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
-        self.conversation_emitter.emit(conversation, scores)
+        self.emission.emit_conversation(conversation, scores)
 
     def close(self) -> str:
         self.tracer_provider.shutdown()

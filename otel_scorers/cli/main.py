@@ -202,7 +202,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 def _conversation_backfill(config: Config) -> ConversationBackfill | None:
     if config.conversations is None or not config.conversations.scorers:
         return None
-    return ConversationBackfill(config.conversations.settings(config.judge))
+    settings = config.conversation_settings()
+    assert settings is not None
+    return ConversationBackfill(settings)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -93,7 +93,10 @@ class TraceAssembler:
         max_trace_age_s: float = 900.0,
         handoff_wait_s: float = HANDOFF_WAIT_S,
         runless: RunlessTraces | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock`: what the trace ages and handoff waits are measured by (a test's fake clock)."""
+        self.clock = clock
         self._could_sample = could_sample
         self._on_completed = on_completed
         self._on_run_span_ended = on_run_span_ended
@@ -221,7 +224,7 @@ class TraceAssembler:
                     return True
                 if buffer.handoffs and self._handoff_ended(buffer):
                     # The agent handed to starts its run after this one: keep the trace open.
-                    buffer.waiting_until = time.monotonic() + self._handoff_wait_s
+                    buffer.waiting_until = self.clock() + self._handoff_wait_s
                     self._waiting[trace_id] = buffer
                     return True
                 self._traces.pop(trace_id, None)
@@ -286,7 +289,7 @@ class TraceAssembler:
     def _complete_waiting(self, all_of_them: bool) -> None:
         if not self._waiting:
             return
-        now = time.monotonic()
+        now = self.clock()
         completed: list[_BufferedTrace] = []
         with self._lock:
             for trace_id, buffer in list(self._waiting.items()):
@@ -334,7 +337,7 @@ class TraceAssembler:
             buffer = self._traces.get(trace_id)
             if buffer is not None:
                 return buffer
-            now = time.monotonic()
+            now = self.clock()
             # The scan for stale traces walks them all: at most once a second, or a full buffer
             # would make every run start on the agent's thread pay for it.
             if len(self._traces) >= self._max_traces and now - self._last_eviction_scan >= 1.0:

@@ -26,21 +26,19 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers import environment
 from otel_scorers.conventions import ConventionDescription, use_descriptions
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
-from otel_scorers.emission import standard_emission
+from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.inprocess.hold_queue import HoldQueue
-from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
-from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
+from otel_scorers.pipeline.builder import PipelineSettings, build_pipeline, observe_buffered_traces
+from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
-from otel_scorers.selection.sampling import TraceIdSampler
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -93,6 +91,15 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
+def _unique_bindings(scorers: Sequence[Binding | Scorer | Callable[[AgentRun], Any]]) -> tuple[Binding, ...]:
+    bindings = tuple(as_binding(item) for item in scorers)
+    names = [binding.name for binding in bindings]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
+    return bindings
+
+
 class _AssembledTraceJob(NamedTuple):
     """The engine's job for a trace whose runs all ended (a NamedTuple: made on the agent's thread)."""
 
@@ -140,6 +147,7 @@ class ScoringSpanProcessor(SpanProcessor):
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
         conventions: Sequence[ConventionDescription | Mapping[str, Any]] | None = None,
+        outputs: Sequence[str] | None = None,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -147,8 +155,10 @@ class ScoringSpanProcessor(SpanProcessor):
         `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
         same telemetry, else through the providers. Metrics always go through `meter_provider`.
         `console=True` also prints one line per score on standard output (or on the given
-        stream), from the scoring thread. `conventions` describes instrumentations the shipped
-        readers do not know (the `conventions:` section, docs/conventions.md)."""
+        stream), from the scoring thread: a shorthand for `console` among the `outputs`
+        (names in `otel_scorers.emission.standard.OUTPUTS`; default `otlp` and `metrics`).
+        `conventions` describes instrumentations the shipped readers do not know (the
+        `conventions:` section, docs/conventions.md)."""
         if conventions is not None:
             use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
@@ -156,52 +166,42 @@ class ScoringSpanProcessor(SpanProcessor):
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
         max_traces = int(environment.resolve("max_traces", max_traces))
         max_spans_per_trace = int(environment.resolve("max_spans_per_trace", max_spans_per_trace))
-        bindings = [as_binding(item) for item in scorers]
-        names = [binding.name for binding in bindings]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
-        self.bindings = tuple(bindings)
-        self.metrics = PipelineMetrics(meter_provider)
+        self.bindings = _unique_bindings(scorers)
         self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
-        emission = standard_emission(
-            self.metrics,
-            tracer_provider=tracer_provider,
-            logger_provider=logger_provider,
-            export=self._export,
-            console=console,
+        built = build_pipeline(
+            PipelineSettings(
+                self.bindings,
+                conversations,
+                outputs=outputs,
+                console=console,
+                export=self._export,
+                tracer_provider=tracer_provider,
+                logger_provider=logger_provider,
+                meter_provider=meter_provider,
+                max_queue_size=max_queue_size,
+                max_judge_runs=max_judge_runs,
+            )
         )
-        # Conversation scorers sample by conversation, which a trace's id does not tell.
-        self.conversations = (
-            Conversations(conversations, self.metrics, tracer_provider, logger_provider)
-            if conversations is not None
-            else None
-        )
-        self.engine = ScoringEngine(
-            bindings,
-            emission,
-            self.metrics,
-            max_queue_size=max_queue_size,
-            max_judge_runs=max_judge_runs,
-            on_runs=self.conversations.observe if self.conversations is not None else None,
-        )
-        # A trace is worth buffering when the most permissive binding would sample it; with
-        # conversations, every trace is (its run's conversation is known once it is built).
-        samplers = [binding.sampler for binding in bindings]
-        if self.conversations is not None:
-            samplers.append(TraceIdSampler(1.0))
-        widest = min(samplers, key=lambda sampler: sampler.threshold, default=None)
+        self._built = built
+        self.metrics = built.metrics
+        self.engine = built.engine
+        self.conversations = built.conversations
         self._downstream = downstream
         self._held: HoldQueue[int, ReadableSpan] | None = (
             HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
         )
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
-        self.runless = RunlessTraces(self.metrics)
+        self.runless = built.runless
+        self._start(hold_timeout_s, max_traces, max_spans_per_trace)
+
+    def _start(self, hold_timeout_s: float, max_traces: int, max_spans_per_trace: int) -> None:
+        """The assembler in front of the built pipeline (holding run spans for `downstream`), its
+        timers on the engine's loop, then the engine."""
         self.assembler = TraceAssembler(
-            widest.sampled if widest is not None else lambda trace_id: False,
+            self._built.buffered.sampled,
             self._trace_completed,
             self.metrics,
             on_run_span_ended=_hold(self._held) if self._held is not None else None,
@@ -209,6 +209,7 @@ class ScoringSpanProcessor(SpanProcessor):
             max_spans_per_trace=max_spans_per_trace,
             runless=self.runless,
         )
+        observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
         # A trace kept open for the run a handoff passed to is given up on the engine's thread.
         self.engine.call_every(HANDOFF_CHECK_INTERVAL_S, self.assembler.complete_expired)
         # Traces whose root ended with no run in them are counted on the engine's thread.
@@ -231,7 +232,9 @@ class ScoringSpanProcessor(SpanProcessor):
         options = config.processor_options()
         options.update(kwargs)
         if config.conversations is not None:
-            options.setdefault("conversations", config.conversations.settings(config.judge))
+            options.setdefault("conversations", config.conversation_settings())
+        if config.outputs is not None:
+            options.setdefault("outputs", config.outputs)
         options.setdefault("conventions", config.conventions)
         return cls(config.bindings(), **options)
 
@@ -269,17 +272,14 @@ class ScoringSpanProcessor(SpanProcessor):
         # A trace waiting for a handoff to be taken up has runs that ended: they are scored now.
         self.assembler.complete_waiting()
         self.assembler.count_runless()
-        flushed = self.engine.force_flush(timeout_millis / 1000)
-        if self.conversations is not None:  # the conversations that have ended by now
-            flushed = self.conversations.flush(remaining_ms() / 1000) and flushed
+        # The runs, then the conversations that have ended by now.
+        flushed = self._built.force_flush(timeout_millis / 1000)
         if self._export is not None:
             flushed = self._export.force_flush(remaining_ms()) and flushed
         if self._downstream is not None:
             flushed = self._downstream.force_flush(remaining_ms()) and flushed
-        # Through the providers go the evaluation spans when nothing is written as OTLP, and the
-        # conversations' scores always.
-        through_providers = self._export is None or self.conversations is not None
-        if through_providers and not getattr(self._flushing, "providers", False):
+        # Through the providers go the evaluation spans when nothing is written as OTLP.
+        if self._export is None and not getattr(self._flushing, "providers", False):
             self._flushing.providers = True
             try:
                 flushed = self._flush_providers(remaining_ms) and flushed
@@ -302,10 +302,7 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.assembler.complete_waiting()
-        deadline = time.monotonic() + timeout_s
-        self.engine.shutdown(timeout_s)
-        if self.conversations is not None:
-            self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
+        self._built.shutdown(timeout_s)
         if self._export is not None:
             self._export.shutdown()
         if self._held is not None:

@@ -85,6 +85,7 @@ def attributes_field(field: int, attributes: Mapping[str, Any]) -> bytes:
 
 #: `Span.flags`: the SDK's exporters say whether the parent was remote (ours never is).
 _SPAN_FLAGS_HAS_IS_REMOTE = 0x100
+_SPAN_FLAGS_IS_REMOTE = 0x200
 _SPAN_KIND_INTERNAL = 1
 _STATUS_ERROR = 2
 _TRACE_FLAGS_SAMPLED = 1
@@ -103,10 +104,12 @@ class ScoreParts:
     log_middle: bytes
 
 
-def score_parts(span_name: str, attributes: Mapping[str, Any], error_message: str | None) -> ScoreParts:
-    """The constant parts of an evaluation span (INTERNAL, no events or links, status UNSET or
-    ERROR) and of its `gen_ai.evaluation.result` log record (no severity, an empty body as the
-    SDK writes, the same attributes)."""
+def score_parts(
+    span_name: str, attributes: Mapping[str, Any], error_message: str | None, links: bytes = b""
+) -> ScoreParts:
+    """The constant parts of an evaluation span (INTERNAL, no events, the `links` written by
+    `span_links`, status UNSET or ERROR) and of its `gen_ai.evaluation.result` log record (no
+    severity, an empty body as the SDK writes, the same attributes)."""
     if error_message is None:
         status = b"\x7a\x00"  # field 15, an empty Status: the SDK always writes one
     else:
@@ -115,7 +118,7 @@ def score_parts(span_name: str, attributes: Mapping[str, Any], error_message: st
         )
     return ScoreParts(
         span_middle=length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL),
-        span_tail=attributes_field(9, attributes) + status + _SPAN_FLAGS,
+        span_tail=attributes_field(9, attributes) + links + status + _SPAN_FLAGS,
         log_middle=b"\x2a\x00"
         + attributes_field(6, attributes)
         + b"\x45"
@@ -135,6 +138,24 @@ def evaluation_span(ids: bytes, parts: ScoreParts, start_ns: int, end_ns: int) -
             _pack_fixed64(end_ns),
             parts.span_tail,
         )
+    )
+
+
+def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
+    """A span's `links` (field 13), one per (trace id, span id) of a remote span, with the flags
+    the SDK's encoder gives a link to a remote span context."""
+    flags = _pack_fixed32(_SPAN_FLAGS_HAS_IS_REMOTE | _SPAN_FLAGS_IS_REMOTE)
+    return b"".join(
+        length_delimited(
+            13,
+            b"\x0a\x10"
+            + trace_id.to_bytes(16, "big")
+            + b"\x12\x08"
+            + span_id.to_bytes(8, "big")
+            + tag(6, _FIXED32)
+            + flags,
+        )
+        for trace_id, span_id in remote_spans
     )
 
 

@@ -122,6 +122,9 @@ class Runner(Generic[T]):
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()
+        #: Callbacks handed over (`call_soon`) before the loop ran; the loop stopped for good.
+        self._early: list[Callable[[], None]] = []
+        self._stopped = False
 
     # ---- producer side (any thread) -------------------------------------------------------
 
@@ -154,7 +157,27 @@ class Runner(Generic[T]):
 
     def call_every(self, interval_s: float, callback: Callable[[], None]) -> None:
         """Run `callback` on the runner's loop every `interval_s` (hold-mode timeouts, say)."""
-        self._periodic.append((interval_s, callback))
+        self._periodic.append((interval_s, callback))  # read when the loop starts
+
+    def call_soon(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` on the runner's loop as soon as it turns, from any thread (a second
+        source of work, such as ended conversations, on the same loop as the items: one loop for
+        all judge work). Starts the runner if need be. False, and nothing runs, once the loop
+        has stopped (or the runner was shut down before it ever started)."""
+        with self._lock:
+            if self._stopped or (self._closed and self._thread is None):
+                return False
+            loop = self._loop
+            if loop is None:
+                self._early.append(callback)
+        if loop is None:
+            self.start()
+            return True
+        try:
+            loop.call_soon_threadsafe(callback)
+        except RuntimeError:  # closed under us at shutdown
+            return False
+        return True
 
     @property
     def queue_depth(self) -> int:
@@ -188,6 +211,8 @@ class Runner(Generic[T]):
                 for item in list(self._queue):
                     self._work.dropped(item, "shutdown")
                 self._queue.clear()
+            with self._lock:
+                self._stopped = True
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._stop_loop)
             thread.join(timeout=5.0)
@@ -209,7 +234,11 @@ class Runner(Generic[T]):
     def _thread_main(self) -> None:
         ready = self._ready
         loop = asyncio.new_event_loop()
-        self._loop = loop
+        with self._lock:
+            self._loop = loop
+            early, self._early = self._early, []
+        for callback in early:
+            loop.call_soon(callback)
         asyncio.set_event_loop(loop)
         self._wakeup = asyncio.Event()
         # Nothing the runner's work does (judge calls over instrumented HTTP clients included) is
@@ -264,6 +293,13 @@ class Runner(Generic[T]):
                 continue
             if work.behind():
                 await self._wait_while_behind()
+            if at_once is None:
+                # A slot first: an item waiting for one stays in the queue, where a shutdown that
+                # times out counts it and tells the work it was dropped.
+                await slots.acquire()
+                if not self._queue:  # cleared by that shutdown meanwhile
+                    slots.release()
+                    continue
             item = self._queue.popleft()
             if at_once is not None:
                 # Done here, without a task per item (a task's creation, step and callbacks cost
@@ -276,7 +312,6 @@ class Runner(Generic[T]):
                 if done_now % _ITEMS_PER_TURN == 0:
                     await asyncio.sleep(0)
                 continue
-            await slots.acquire()
             task = asyncio.get_running_loop().create_task(work.do(item, self._done))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

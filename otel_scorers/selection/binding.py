@@ -27,6 +27,7 @@ from otel_scorers.selection.paced_sampling import Decision, PacedSampler, Pacing
 from otel_scorers.selection.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 
 T = TypeVar("T")
+S = TypeVar("S")
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
 DEFAULT_TIMEOUT_S = 30.0
 _MISSING_REASON = {
@@ -121,10 +122,16 @@ class Binding:
             given = self.context(run)
             if given is not None:
                 run = replace(run, context=given)
+        return self.call(self.scorer.score, run)
+
+    def call(self, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
+        """`score(subject)` as this binding's `Score`: timed, labelled, within its timeout, an
+        error score for whatever it raises or returns wrong. The one implementation, for runs
+        (`evaluate`) and for conversations (`ConversationBinding`)."""
         start_ns = time.time_ns()
         started = time.perf_counter()
         try:
-            result = self.scorer.score(run)
+            result = score(subject)
         except TimeoutError as exc:  # a check that gave up in time (a regular expression)
             error = ScoreError(
                 "timeout", redact(str(exc)) or f"scorer did not finish within {self.timeout_s:g}s"

@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from otel_scorers.demos.example_agent import DEMO_RUNS
-from otel_scorers.judge import import_litellm
+from otel_scorers.scorers.judge import import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture
