@@ -164,7 +164,8 @@ class Score:
     Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
     the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
-    estimates weight the score by its inverse.
+    estimates weight the score by its inverse. `evaluator_version` says what made it: the digest
+    of its scorer's type, arguments, prompt version and judge model (`evaluator_version`).
 
     Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
     be written; and two are made per scorer and run (the scorer's, then the binding's with label
@@ -184,6 +185,7 @@ class Score:
     usage: JudgeUsage | None = None
     start_ns: int = 0
     sampling_probability: float | None = None
+    evaluator_version: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -199,4 +201,5 @@ def score_fields(score: Score) -> dict[str, Any]:
         "reason": score.reason,
         "skipped": score.skipped,
         "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+        "evaluator_version": score.evaluator_version,
     }

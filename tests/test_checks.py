@@ -235,7 +235,7 @@ def test_a_reason_says_what_decided_the_value(
 def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     """What a binding makes of a returned `Score`: the scorer's fields, the binding's name, a label
     from its threshold when the score has none, the timing it measured when the score has none,
-    and the inclusion probability its own sampling gives (none at a rate of 1)."""
+    the inclusion probability its own sampling gives (none at a rate of 1) and its evaluator version."""
     from dataclasses import fields, replace
 
     from otel_scorers import bind
@@ -254,9 +254,16 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     binding = bind(lambda run: given, name="outer", threshold=0.4)
     made = binding.to_score(given, 0.25, 7)
     assert made == replace(
-        given, scorer="outer", label="pass", duration_s=0.25, start_ns=7, sampling_probability=None
+        given,
+        scorer="outer",
+        label="pass",
+        duration_s=0.25,
+        start_ns=7,
+        sampling_probability=None,
+        evaluator_version=binding.evaluator_version,
     )
+    assert binding.evaluator_version is not None
     assert {field.name for field in fields(Score)} == {
         "scorer", "value", "label", "reason", "details", "error", "skipped", "duration_s", "usage", "start_ns",
-        "sampling_probability",
+        "sampling_probability", "evaluator_version",
     }  # fmt: skip

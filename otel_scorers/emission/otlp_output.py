@@ -79,6 +79,7 @@ class OtlpOutput:
             score.usage,
             run.agent_name,
             score.sampling_probability,
+            score.evaluator_version,
         )
         try:
             parts = self._written.get(key)

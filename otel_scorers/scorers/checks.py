@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import regex
 
 from otel_scorers.model import AgentRun, Score, ToolCall
+from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.protocol import Lane
 
 _NEEDS_OUTPUT = frozenset({"output"})
@@ -56,6 +57,10 @@ class Check:
     def within(self, timeout_s: float) -> Check:
         """This check held to `timeout_s` (itself when its cost does not depend on its input)."""
         return self.retime(timeout_s) if self.retime is not None else self
+
+    def evaluator(self) -> Evaluator:
+        """What made its results: the check's type and arguments."""
+        return Evaluator(self.name, self.args)
 
 
 def _verdict(name: str, passed: bool, reason: str) -> Score:
