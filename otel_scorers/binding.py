@@ -35,6 +35,8 @@ _MISSING_REASON = {
     "input": "the trace did not carry the run's input (content capture off or unreadable)",
     "tool_errors": "the trace did not say whether the run's tool calls failed (content capture off)",
     "tool_calls": "the trace did not carry the run's tool calls (content capture off)",
+    "tool_arguments": "the trace did not carry the run's tool arguments (content capture off)",
+    "tool_results": "the trace did not carry the run's tool results (content capture off)",
 }
 #: For a field the run's instrumentation never writes (`AgentRun.unrecorded`).
 _UNRECORDED_REASON = "the run's instrumentation does not record its {field} (whatever the capture settings)"

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.scorers import answer_relevancy, faithfulness, llm_scorer
+from otel_scorers.scorers.judge import JudgeConfig
 from tests.conftest import Telemetry
 from tests.otlp_capture import OtlpCapture, attrs
 
@@ -124,9 +125,12 @@ class PoliteWithReason(BaseModel):
     reason: str
 
 
+JUDGE = JudgeConfig(model="openai/gpt-4o-mini")  # never the process's default judge
+
+
 def polite(prompt: str = "Is the answer polite?", **options: Any) -> str | None:
     shape = options.pop("shape", Polite)
-    scorer = llm_scorer("polite", prompt, shape, score=lambda reply: reply.polite, **options)
+    scorer = llm_scorer("polite", prompt, shape, score=lambda reply: reply.polite, judge=JUDGE, **options)
     return bind(scorer).evaluator_version
 
 
@@ -145,12 +149,12 @@ def test_a_judge_scorer_s_version_follows_its_prompt_its_prompt_version_its_shap
 
 def test_judged_scorers_of_different_rules_or_options_differ() -> None:
     assert (
-        bind(faithfulness(model="openai/gpt-4o-mini")).evaluator_version
-        != bind(faithfulness(model="openai/gpt-4o-mini", scale=10)).evaluator_version
+        bind(faithfulness(model="openai/gpt-4o-mini", judge=JUDGE)).evaluator_version
+        != bind(faithfulness(model="openai/gpt-4o-mini", scale=10, judge=JUDGE)).evaluator_version
     )
     assert (
-        bind(faithfulness(model="openai/gpt-4o-mini")).evaluator_version
-        != bind(answer_relevancy(model="openai/gpt-4o-mini")).evaluator_version
+        bind(faithfulness(model="openai/gpt-4o-mini", judge=JUDGE)).evaluator_version
+        != bind(answer_relevancy(model="openai/gpt-4o-mini", judge=JUDGE)).evaluator_version
     )
 
 
