@@ -9,12 +9,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from otel_scorers import bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
 from otel_scorers.otlp_files import runs_from_files
+from otel_scorers.scorers.bounded_schema import quick_test
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 #: Frameworks whose traces declare their tools' parameter schemas, and the attribute they use.
@@ -200,3 +203,50 @@ def test_the_checks_take_every_binding_option_from_the_configuration() -> None:
     assert first.filter is not None and first.lane == "inline"
     assert [binding.name for binding in others] == ["json_schema", "json_valid", "tool_args_valid"]
     assert all(binding.lane == "inline" and binding.evaluator_version for binding in config.bindings())
+
+
+PLAIN = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", ""]))
+JSON = st.recursive(
+    st.one_of(PLAIN, st.floats(-3, 3, allow_nan=False), st.just(1.0)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+TYPES = st.sampled_from(["null", "boolean", "integer", "number", "string", "array", "object"])
+
+
+def schemas(depth: int = 2) -> st.SearchStrategy[dict[str, object]]:
+    keywords: dict[str, st.SearchStrategy[object]] = {
+        "type": st.one_of(TYPES, st.lists(TYPES, min_size=1, max_size=3)),
+        "enum": st.lists(PLAIN, min_size=1, max_size=3),
+        "const": PLAIN,
+        "required": st.lists(st.sampled_from(["a", "b", "c"]), max_size=2, unique=True),
+        "additionalProperties": st.booleans(),
+        "minLength": st.integers(0, 2),
+        "maxLength": st.integers(0, 2),
+        "minItems": st.integers(0, 2),
+        "maxItems": st.integers(0, 2),
+        "minimum": st.integers(-2, 2),
+        "maximum": st.one_of(st.integers(-2, 2), st.floats(-2, 2, allow_nan=False)),
+        "description": st.just("ignored"),
+    }
+    if depth > 0:
+        keywords["properties"] = st.dictionaries(
+            st.sampled_from(["a", "b", "c"]), schemas(depth - 1), max_size=2
+        )
+        keywords["items"] = schemas(depth - 1)
+    return st.fixed_dictionaries({}, optional=keywords)  # type: ignore[arg-type]
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=schemas(), document=JSON)
+def test_the_quick_test_says_valid_only_where_the_library_does(
+    schema: dict[str, object], document: object
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    test = quick_test(schema)
+    assert test is not None, "every schema of these keywords has a quick test"
+    if test(document):
+        assert Draft202012Validator(schema).is_valid(document), (schema, document)

@@ -4,6 +4,7 @@ Semantics: docs/checks.md, "Trajectories"."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -160,6 +161,24 @@ def _unmatched_call(calls: Sequence[ToolCall], pairing: list[int | None]) -> str
     return None
 
 
+def _unmatched_by_name(steps: Sequence[Step], calls: Sequence[ToolCall], mode: Mode) -> str | None:
+    """`_unmatched_step` and `_unmatched_call` when only names are compared: pairing by name
+    pairs each step with the first calls of its name, so counting gives the same differences."""
+    if mode in ("unordered", "superset"):
+        made = Counter(call.name for call in calls)
+        for number, step in enumerate(steps, 1):
+            if made[step.name] == 0:
+                return f"{step.name} (step {number}) expected but not called"
+            made[step.name] -= 1
+    if mode in ("unordered", "subset"):
+        wanted = Counter(step.name for step in steps)
+        for number, call in enumerate(calls, 1):
+            if wanted[call.name] == 0:
+                return f"call {number} {call.name} not expected"
+            wanted[call.name] -= 1
+    return None
+
+
 def trajectory(
     expected: Sequence[str | Mapping[str, Any]],
     *,
@@ -184,6 +203,8 @@ def trajectory(
         calls = run.tool_calls
         if mode == "strict":
             difference = _strict(steps, calls, arguments)
+        elif not compares_arguments:
+            difference = _unmatched_by_name(steps, calls, mode)
         else:
             pairing = _pairing(steps, calls, arguments)
             difference = None
