@@ -58,29 +58,39 @@ def parse_document(text: str) -> Any:
         if "recursion" in str(exc) or "depth" in str(exc):
             raise TooLarge(f"nested more than {MAX_DEPTH} levels deep") from None
         raise ValueError(str(exc)) from None
-    check_size(value)
+    if len(text) > _WITHIN_BOUNDS_CHARS:  # shorter text cannot nest or hold more than the bounds
+        check_size(value)
     return value
+
+
+#: Each level of nesting takes two characters, each value at least two with its separator.
+_WITHIN_BOUNDS_CHARS = 2 * MAX_DEPTH
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_container(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict or kind is list:
+        return True
+    return kind not in _SCALARS and isinstance(value, (Mapping, list, tuple))
 
 
 def check_size(value: Any) -> None:
     """`TooLarge` when `value` nests deeper than `MAX_DEPTH` or holds more than `MAX_NODES` values
     (walked without recursion, so that the walk itself is bounded)."""
+    if not _is_container(value):
+        return
     stack: list[tuple[Any, int]] = [(value, 0)]
-    nodes = 0
+    nodes = 1
     while stack:
         current, depth = stack.pop()
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise TooLarge(f"more than {MAX_NODES:,} values")
-        if isinstance(current, Mapping):
-            children: Any = current.values()
-        elif isinstance(current, (list, tuple)):
-            children = current
-        else:
-            continue
         if depth >= MAX_DEPTH:
             raise TooLarge(f"nested more than {MAX_DEPTH} levels deep")
-        stack.extend((child, depth + 1) for child in children)
+        children = current.values() if isinstance(current, Mapping) else current
+        nodes += len(children)
+        if nodes > MAX_NODES:
+            raise TooLarge(f"more than {MAX_NODES:,} values")
+        stack.extend((child, depth + 1) for child in children if _is_container(child))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +105,11 @@ class SchemaCheck:
     def violations(self, document: Any, timeout_s: float, base: str = "$") -> list[str]:
         """The first `MAX_VIOLATIONS` violations, each `at <path>: <message>` (empty when valid),
         paths starting at `base` (where `document` sits in a larger one).
-        `TimeoutError` after `timeout_s`; `TooLarge` for a schema that recurses without end."""
+        `TimeoutError` after `timeout_s`; `TooLarge` for a document beyond the bounds that the
+        quick test did not pass, or a schema that recurses without end."""
         if self.valid is not None and self.valid(document):
             return []
+        check_size(document)  # the library's walk is bounded by the document; the quick test's by the schema
         token = _deadline.set(time.perf_counter() + timeout_s)
         found: list[str] = []
         try:
@@ -195,7 +207,7 @@ def quick_test(schema: Any) -> Callable[[Any], bool] | None:
         if not isinstance(kinds, list) or not all(isinstance(each, str) and each in _TYPES for each in kinds):
             return None
         checks = tuple(_TYPES[each] for each in kinds)
-        tests.append(lambda value: any(check(value) for check in checks))
+        tests.append(checks[0] if len(checks) == 1 else lambda value: any(check(value) for check in checks))
     for key in ("enum", "const"):
         if key in schema:
             allowed = schema[key] if key == "enum" else [schema[key]]
@@ -258,7 +270,22 @@ def quick_test(schema: Any) -> Callable[[Any], bool] | None:
             if not isinstance(bound, (int, float)) or isinstance(bound, bool):
                 return None
             tests.append(_bounded_by((int, float), lambda value: value, bound, least, numbers_only=True))
-    return lambda value: all(test(value) for test in tests)
+    return _all_of(tuple(tests))
+
+
+def _all_of(tests: tuple[Callable[[Any], bool], ...]) -> Callable[[Any], bool]:
+    if not tests:
+        return lambda value: True
+    if len(tests) == 1:
+        return tests[0]
+
+    def test(value: Any) -> bool:
+        for each in tests:  # noqa: SIM110 (a loop: faster than all() over a generator)
+            if not each(value):
+                return False
+        return True
+
+    return test
 
 
 def _one_of(choices: tuple[tuple[type, Any], ...]) -> Callable[[Any], bool]:

@@ -11,7 +11,6 @@ from otel_scorers.model import AgentRun, Score, ScoreError, ToolCall, ToolDefini
 from otel_scorers.scorers.bounded_schema import (
     SchemaCheck,
     TooLarge,
-    check_size,
     parse_document,
     schema_check,
 )
@@ -134,7 +133,5 @@ def _problems(checker: SchemaCheck, call: ToolCall, timeout_s: float) -> str | N
         except ValueError:
             shown = arguments if len(arguments) <= 40 else arguments[:39] + "…"
             return f"arguments are not JSON ({shown!r})"
-    else:
-        check_size(arguments)
     violations = checker.violations(arguments, timeout_s)
     return "; ".join(violations) if violations else None
