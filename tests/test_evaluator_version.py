@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import parse_config
+from otel_scorers.model import Score
 from otel_scorers.scorers import answer_relevancy, faithfulness, llm_scorer
 from otel_scorers.scorers.judge import JudgeConfig
 from tests.conftest import Telemetry
@@ -232,3 +233,17 @@ def test_scores_written_as_otlp_carry_the_version(monkeypatch: pytest.MonkeyPatc
         assert attrs(span.attributes)["otel_scorers.evaluator.version"] == binding.evaluator_version
         (record,) = list(capture.log_records())
         assert attrs(record.attributes)["otel_scorers.evaluator.version"] == binding.evaluator_version
+
+
+def test_conversation_scores_carry_their_binding_s_version_too() -> None:
+    from otel_scorers.conversation_turns import Conversation, Turn
+    from otel_scorers.conversations.scoring import bind_conversation
+    from otel_scorers.scorers.conversation import tool_error_rate, turns
+
+    conversation = Conversation("c1", (Turn("c1", 1, 2, 0, 1, "weather", "q", "a"),))
+    counted = bind_conversation(turns())
+    assert counted.evaluator_version == bind_conversation(turns()).evaluator_version
+    assert counted.evaluator_version != bind_conversation(tool_error_rate()).evaluator_version
+    score = counted.evaluate(conversation)
+    assert isinstance(score, Score) and score.value == 1.0
+    assert score.evaluator_version == counted.evaluator_version is not None

@@ -19,6 +19,7 @@ from otel_scorers.model import Score
 from otel_scorers.pipeline import gathered
 from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.scorers.evaluator_version import evaluator_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,8 @@ class ConversationBinding:
     threshold: float | None = None
     #: For judged scorers: pass means at most the threshold (the scorer's `higher_is_worse`).
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: What made this binding's results (`scorers.evaluator_version`), on every score it gives.
+    evaluator_version: str | None = None
 
     def admits(self, conversation: Conversation) -> bool:
         return self.sampler.sampled(conversation.id)
@@ -45,12 +48,17 @@ class ConversationBinding:
 
     async def _wait(self, pending: Awaitable[Score], started: float, start_ns: int) -> Score:
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
-        if failed is not None or result is None:
-            return failed or self._error(TypeError("the scorer's awaitable gave no Score"), started, start_ns)
+        if failed is not None:
+            failed.evaluator_version = self.evaluator_version
+            return failed
+        if result is None:
+            return self._error(TypeError("the scorer's awaitable gave no Score"), started, start_ns)
         return self._finish(result, started, start_ns)
 
     def _error(self, exc: BaseException, started: float, start_ns: int) -> Score:
-        return error_score(self.name, exc, time.perf_counter() - started, start_ns)
+        failed = error_score(self.name, exc, time.perf_counter() - started, start_ns)
+        failed.evaluator_version = self.evaluator_version
+        return failed
 
     def _finish(self, result: Score, started: float, start_ns: int) -> Score:
         label = result.label
@@ -62,6 +70,7 @@ class ConversationBinding:
             label=label,
             duration_s=result.duration_s or time.perf_counter() - started,
             start_ns=result.start_ns or start_ns,
+            evaluator_version=self.evaluator_version,
         )
 
 
@@ -80,7 +89,9 @@ def bind_conversation(
         raise ConfigError("sampling.rate", str(exc)) from None
     if not timeout_s > 0:
         raise ConfigError("timeout_s", f"must be a positive number of seconds, got {timeout_s}")
-    return ConversationBinding(scorer, name or scorer.name, sampler, threshold, timeout_s)
+    return ConversationBinding(
+        scorer, name or scorer.name, sampler, threshold, timeout_s, evaluator_version(scorer)
+    )
 
 
 def widest(bindings: Sequence[ConversationBinding]) -> ConversationSampler:

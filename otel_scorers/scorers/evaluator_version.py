@@ -57,10 +57,12 @@ class DescribesEvaluator(Protocol):
 
 
 def evaluator_of(scorer: Any) -> Evaluator:
-    """The scorer's own description, else its class's import path (a scorer object of a user's)."""
+    """The scorer's own description, else its class's import path, with its fields when it is a
+    dataclass (a scorer object of a user's, a conversation scorer)."""
     if isinstance(scorer, DescribesEvaluator):
         return scorer.evaluator()
-    return Evaluator(qualified_name(type(scorer)))
+    fields = canonical(scorer) if dataclasses.is_dataclass(scorer) else None
+    return Evaluator(qualified_name(type(scorer)), {"fields": fields} if fields is not None else {})
 
 
 def evaluator_version(scorer: Any) -> str:
