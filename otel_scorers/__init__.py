@@ -13,6 +13,7 @@ from otel_scorers.model import (
     ScoreError,
     TokenUsage,
     ToolCall,
+    ToolDefinition,
 )
 from otel_scorers.paced_sampling import PacingPolicy
 from otel_scorers.processor import ScoringSpanProcessor
@@ -42,6 +43,7 @@ __all__ = [
     "ScoringSpanProcessor",
     "TokenUsage",
     "ToolCall",
+    "ToolDefinition",
     "__version__",
     "ask_judge",
     "bind",
