@@ -4,6 +4,7 @@ configuration every check shares."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -250,3 +251,22 @@ def test_the_quick_test_says_valid_only_where_the_library_does(
     assert test is not None, "every schema of these keywords has a quick test"
     if test(document):
         assert Draft202012Validator(schema).is_valid(document), (schema, document)
+
+
+def test_hostile_declarations_in_a_trace_stay_bounded() -> None:
+    from otel_scorers.conventions.formats.tool_definitions import (
+        MAX_DECLARATION_CHARS,
+        MAX_TOOLS,
+        span_tool_definitions,
+    )
+
+    many = json.dumps([{"name": f"tool_{n}", "parameters": {"type": "object"}} for n in range(1000)])
+    assert len(span_tool_definitions({"gen_ai.tool.definitions": many})) == MAX_TOOLS
+    huge = json.dumps([{"name": "a", "description": "x" * MAX_DECLARATION_CHARS}])
+    assert span_tool_definitions({"gen_ai.tool.definitions": huge}) == ()
+    assert span_tool_definitions({"gen_ai.tool.definitions": "not json ["}) == ()
+    assert span_tool_definitions({"gen_ai.tool.definitions": '[1, null, {"name": ""}, "get_time"]'}) == (
+        ToolDefinition("get_time", None, "gen_ai.tool.definitions"),
+    )
+    openinference = {f"llm.tools.{n}.tool.json_schema": json.dumps({"name": f"t{n}"}) for n in range(300)}
+    assert len(span_tool_definitions(openinference)) == MAX_TOOLS

@@ -360,8 +360,13 @@ def _uses(schema: Any, keyword: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> regex.Pattern[str]:
+    """The pattern compiled; the short ones (nearly all) remembered, 256 of them at most."""
+    return _remembered(pattern) if len(pattern) <= 1000 else regex.compile(pattern, regex.VERSION0)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern, regex.VERSION0)
 
 

@@ -74,14 +74,22 @@ def _declared(value: Any, source: str) -> tuple[ToolDefinition, ...]:
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     if isinstance(value, str):
-        return _parsed(value, source)
+        if len(value) > MAX_DECLARATION_CHARS:
+            return ()
+        return _parsed(value, source) if len(value) <= _CACHED_CHARS else _parse(value, source)
     return _tools(value, source)
+
+
+#: Declarations up to this long are remembered (256 of them: at most 16 MB), longer ones read each time.
+_CACHED_CHARS = 65_536
 
 
 @functools.lru_cache(maxsize=256)
 def _parsed(text: str, source: str) -> tuple[ToolDefinition, ...]:
-    if len(text) > MAX_DECLARATION_CHARS:
-        return ()
+    return _parse(text, source)
+
+
+def _parse(text: str, source: str) -> tuple[ToolDefinition, ...]:
     try:
         decoded = orjson.loads(text)
     except orjson.JSONDecodeError:
