@@ -270,3 +270,35 @@ def test_hostile_declarations_in_a_trace_stay_bounded() -> None:
     )
     openinference = {f"llm.tools.{n}.tool.json_schema": json.dumps({"name": f"t{n}"}) for n in range(300)}
     assert len(span_tool_definitions(openinference)) == MAX_TOOLS
+
+
+def test_the_configuration_example_in_the_docs_loads() -> None:
+    import yaml
+
+    docs = (Path(__file__).parent.parent / "docs" / "checks.md").read_text(encoding="utf-8")
+    block = docs.split("In a configuration file:\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    bindings = parse_config(yaml.safe_load(block)).bindings()
+    assert [binding.name for binding in bindings] == [
+        "tool_args_valid", "weather-args", "json_schema", "json_valid", "trajectory",
+    ]  # fmt: skip
+    run = AgentRun(
+        1,
+        2,
+        "weather",
+        "q",
+        '```json\n{"forecast": {"temp_c": 21}}\n```',
+        tool_calls=(
+            ToolCall("search", arguments={"q": "weather"}, result={"hits": 1}),
+            ToolCall("get_weather", arguments={"city": "Paris", "units": "C"}),
+        ),
+    )
+    results = {binding.name: binding.evaluate(run) for binding in bindings}
+    assert all(isinstance(score, Score) for score in results.values())
+    values = {name: score.value if isinstance(score, Score) else None for name, score in results.items()}
+    assert values == {
+        "tool_args_valid": None,  # skipped: the run declares no tools
+        "weather-args": 0.0,  # search is not declared in the given tools
+        "json_schema": 1.0,
+        "json_valid": 1.0,
+        "trajectory": 1.0,
+    }
