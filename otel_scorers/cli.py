@@ -46,6 +46,17 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
             for call in run.tool_calls
         ],
         "missing": sorted(run.missing),
+        # The tools the model was offered (what tool_args_valid checks against), when declared.
+        **(
+            {
+                "tool_definitions": [
+                    {"name": tool.name, "parameters": tool.parameters, "source": tool.source}
+                    for tool in run.tool_definitions
+                ]
+            }
+            if run.tool_definitions
+            else {}
+        ),
         # What no capture setting would have recorded, said only when there is some.
         **({"unrecorded": sorted(run.unrecorded)} if run.unrecorded else {}),
         **(

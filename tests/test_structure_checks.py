@@ -302,3 +302,17 @@ def test_the_configuration_example_in_the_docs_loads() -> None:
         "json_valid": 1.0,
         "trajectory": 1.0,
     }
+
+
+def test_runs_shows_the_tools_a_run_declared() -> None:
+    from tests.test_score_gate import run_cli
+
+    result = run_cli("runs", str(TRACES / "vercel-ai-v6" / "tool_then_answer.json"))
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stdout.splitlines()
+    declared = json.loads(line)["tool_definitions"]
+    assert [(tool["name"], tool["source"]) for tool in declared] == [
+        ("get_weather", "ai.prompt.tools"),
+        ("get_time", "ai.prompt.tools"),
+    ]
+    assert declared[0]["parameters"]["required"] == ["city"]
