@@ -78,6 +78,8 @@ class ScorerTally:
     labels: Counter[str] = field(default_factory=Counter)
     total: float = 0.0
     valued: int = 0
+    #: Sum of the squared values, for the variance a baseline comparison needs (`score_baseline`).
+    squares: float = 0.0
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
 
@@ -96,6 +98,7 @@ class ScorerTally:
                 self._keep(run, score.reason or "fail")
         if score.value is not None:
             self.total += score.value
+            self.squares += score.value * score.value
             self.valued += 1
 
     def _keep(self, run: AgentRun, reason: str) -> None:

@@ -13,7 +13,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_scorers.conversation_turns import Conversation
-from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL
+from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, EVALUATOR_VERSION, SCORE_LABEL
 from otel_scorers.model import AgentRun, Score
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -53,6 +53,8 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
         attributes[SKIPPED] = score.skipped
     if score.sampling_probability is not None:
         attributes[SAMPLING_PROBABILITY] = score.sampling_probability
+    if score.evaluator_version is not None:
+        attributes[EVALUATOR_VERSION] = score.evaluator_version
     if run.agent_name:
         attributes[AGENT_NAME] = run.agent_name
     usage = score.usage

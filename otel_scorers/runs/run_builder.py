@@ -23,6 +23,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     framework_tool,
 )
+from otel_scorers.conventions.formats import tool_definitions
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -382,6 +383,12 @@ def _build(parts: _RunParts) -> AgentRun:
         context=context,
         handoffs=tuple(parts.handoffs),
         final_agent=_agent_name(final) if final is not None else parts.final_name,
+        tool_definitions=tool_definitions.merge(
+            [
+                parts.convention.tool_definitions(run_span),
+                *(convention.tool_definitions(span) for convention, span in parts.models),
+            ]
+        ),
     )
 
 

@@ -21,6 +21,7 @@ from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.runs.context import ContextOverride, context_override
 from otel_scorers.scorers.checks import Check
+from otel_scorers.scorers.evaluator_version import evaluator_version
 from otel_scorers.scorers.judge.errors import redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
 from otel_scorers.selection.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
@@ -35,6 +36,8 @@ _MISSING_REASON = {
     "input": "the trace did not carry the run's input (content capture off or unreadable)",
     "tool_errors": "the trace did not say whether the run's tool calls failed (content capture off)",
     "tool_calls": "the trace did not carry the run's tool calls (content capture off)",
+    "tool_arguments": "the trace did not carry the run's tool arguments (content capture off)",
+    "tool_results": "the trace did not carry the run's tool results (content capture off)",
 }
 #: For a field the run's instrumentation never writes (`AgentRun.unrecorded`).
 _UNRECORDED_REASON = "the run's instrumentation does not record its {field} (whatever the capture settings)"
@@ -56,6 +59,8 @@ class Binding:
     lane: Lane = "async"
     #: Budget-paced, risk-weighted sampling instead of the fixed rate (`sampler` then keeps all).
     paced: PacedSampler | None = field(default=None, repr=False, compare=False)
+    #: What made this binding's results (`scorers.evaluator_version`), on every score it gives.
+    evaluator_version: str | None = None
 
     @property
     def sampling_rate(self) -> float:
@@ -117,7 +122,7 @@ class Binding:
                 reason = _UNRECORDED_REASON.format(field=field_name.replace("_", " "))
             else:
                 reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
-            return Score(self.name, skipped=reason)
+            return Score(self.name, skipped=reason, evaluator_version=self.evaluator_version)
         if self.context is not None:
             given = self.context(run)
             if given is not None:
@@ -136,7 +141,13 @@ class Binding:
             error = ScoreError(
                 "timeout", redact(str(exc)) or f"scorer did not finish within {self.timeout_s:g}s"
             )
-            return Score(self.name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
+            return Score(
+                self.name,
+                error=error,
+                duration_s=time.perf_counter() - started,
+                start_ns=start_ns,
+                evaluator_version=self.evaluator_version,
+            )
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
         # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
@@ -146,16 +157,24 @@ class Binding:
 
     async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
-        return failed or self.to_score(result, time.perf_counter() - started, start_ns)
+        if failed is not None:
+            failed.evaluator_version = self.evaluator_version
+            return failed
+        return self.to_score(result, time.perf_counter() - started, start_ns)
 
     def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
-        return error_score(self.name, exc, duration_s, start_ns)
+        failed = error_score(self.name, exc, duration_s, start_ns)
+        failed.evaluator_version = self.evaluator_version
+        return failed
 
     def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
         if isinstance(result, Score):
             if result.value is None and result.error is None and result.skipped is None:
                 return Score(
-                    self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns
+                    self.name,
+                    error=ScoreError("invalid_value", "Score has no value"),
+                    start_ns=start_ns,
+                    evaluator_version=self.evaluator_version,
                 )
             label = result.label or (self.label(result.value) if result.value is not None else None)
             if type(result) is not Score:  # a subclass keeps its type and fields
@@ -166,6 +185,7 @@ class Binding:
                     duration_s=result.duration_s or duration_s,
                     start_ns=result.start_ns or start_ns,
                     sampling_probability=self._fixed_probability,
+                    evaluator_version=self.evaluator_version,
                 )
             # As `replace` does, without its per-call walk over the fields (twice per check and run).
             return Score(
@@ -180,6 +200,7 @@ class Binding:
                 result.usage,
                 result.start_ns or start_ns,
                 self._fixed_probability,
+                self.evaluator_version,
             )
         if isinstance(result, bool):
             value = 1.0 if result else 0.0
@@ -193,6 +214,7 @@ class Binding:
                 ),
                 duration_s=duration_s,
                 start_ns=start_ns,
+                evaluator_version=self.evaluator_version,
             )
         # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
         label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
@@ -203,6 +225,7 @@ class Binding:
             duration_s=duration_s,
             start_ns=start_ns,
             sampling_probability=self._fixed_probability,
+            evaluator_version=self.evaluator_version,
         )
 
     @property
@@ -281,6 +304,7 @@ def bind(
         context=context_override(context) if context is not None else None,
         lane=lane,
         paced=paced,
+        evaluator_version=evaluator_version(the_scorer),
     )
 
 
