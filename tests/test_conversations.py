@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from otel_scorers import ScoringSpanProcessor
+from otel_scorers.conversation_turns import MAX_CONVERSATION_ID
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
 from otel_scorers.conversations.stage import StageLimits
@@ -198,3 +199,19 @@ def test_with_turn_records_each_run_of_a_sampled_conversation_goes_out_as_a_log_
     assert [r.log_record.attributes["otel_scorers.turn.input"] for r in records] == ["first", "second"]
     assert {r.log_record.attributes["gen_ai.conversation.id"] for r in records} == {"c-9"}
     processor.shutdown()
+
+
+def test_a_long_conversation_id_is_emitted_bounded_ids_stay_apart_and_each_cut_is_counted(
+    telemetry: Telemetry,
+) -> None:
+    processor = _processor(telemetry, FakeClock(), sampling=1.0)
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    long_ids = ["z" * 100_000 + "-a", "z" * 100_000 + "-b"]
+    for long_id in long_ids:
+        conversation_turn(tracer, long_id, "hello")
+    processor.shutdown(5.0)
+    spans = [s for s in _conversation_spans(telemetry) if s.attributes["gen_ai.evaluation.name"] == "turns"]
+    emitted = {str(span.attributes["gen_ai.conversation.id"]) for span in spans}
+    assert len(emitted) == 2 and all(len(each) == MAX_CONVERSATION_ID for each in emitted)
+    assert all(each.startswith("z" * 200) for each in emitted)
+    assert telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="id_cut") == 2

@@ -19,7 +19,7 @@ from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
-from otel_scorers.conversation_turns import Conversation, Turn
+from otel_scorers.conversation_turns import Conversation, Turn, bounded_conversation_id
 from otel_scorers.emission.attributes import evaluation_attributes
 from otel_scorers.emission.metrics_output import MetricsOutput
 from otel_scorers.emission.sdk_output import SdkOutput, emit_evaluation
@@ -41,7 +41,7 @@ def conversation_attributes(conversation: Conversation, score: Score) -> dict[st
     """The run-level evaluation attributes (`emission.attributes.evaluation_attributes`), for the agent of the
     conversation's last turns, and what identifies the conversation."""
     attributes = evaluation_attributes(_last_run(conversation), score)
-    attributes[CONVERSATION_ID] = conversation.id
+    attributes[CONVERSATION_ID] = bounded_conversation_id(conversation.id)[0]  # however it was made
     attributes[TURNS] = conversation.turn_count
     attributes[ENDED_BY] = conversation.ended_by
     if conversation.trimmed:
