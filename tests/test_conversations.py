@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
 from collections import Counter
 from typing import Any
 
@@ -215,3 +217,58 @@ def test_a_long_conversation_id_is_emitted_bounded_ids_stay_apart_and_each_cut_i
     assert len(emitted) == 2 and all(len(each) == MAX_CONVERSATION_ID for each in emitted)
     assert all(each.startswith("z" * 200) for each in emitted)
     assert telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="id_cut") == 2
+
+
+class HangingScorer:
+    """A conversation scorer whose judge never answers."""
+
+    name = "hangs"
+    uses_judge = True
+
+    async def score(self, conversation: Any) -> Any:
+        await asyncio.Event().wait()
+
+
+def _open_conversations(telemetry: Telemetry, binding: Any, count: int) -> ScoringSpanProcessor:
+    settings = ConversationSettings(
+        bindings=(binding,), limits=StageLimits(idle_timeout_s=IDLE_S), clock=FakeClock(), tick_s=3600
+    )
+    processor = ScoringSpanProcessor([], conversations=settings, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.export_spans_directly()
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    for n in range(count):
+        conversation_turn(tracer, f"open-{n}", "hello")
+        if n % 500 == 0:
+            processor.force_flush()  # the engine's queue is bounded too
+    assert processor.force_flush()
+    return processor
+
+
+def _outcomes(telemetry: Telemetry) -> Counter[str]:
+    return Counter(
+        {
+            outcome: int(telemetry.counter("otel_scorers.conversations", otel_scorers__outcome=outcome))
+            for outcome in ("scored", "lane_full", "dropped_shutdown")
+        }
+    )
+
+
+OPEN = 6000  # more than the lane keeps waiting (4,096)
+
+
+def test_at_shutdown_score_scores_every_open_conversation_the_timeout_has_time_for(
+    telemetry: Telemetry,
+) -> None:
+    processor = _open_conversations(telemetry, bind_conversation(turns()), OPEN)
+    processor.shutdown(120.0)
+    assert _outcomes(telemetry) == Counter({"scored": OPEN})
+    assert len(_conversation_spans(telemetry)) == OPEN
+
+
+def test_conversations_a_shutdown_cuts_off_are_each_counted_once(telemetry: Telemetry) -> None:
+    processor = _open_conversations(telemetry, bind_conversation(HangingScorer(), timeout_s=600), OPEN)
+    started = time.monotonic()
+    processor.shutdown(1.0)
+    assert time.monotonic() - started < 1.0 + 6.0  # the timeout, then the lane's thread join at most
+    assert _outcomes(telemetry) == Counter({"dropped_shutdown": OPEN})
