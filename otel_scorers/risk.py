@@ -167,13 +167,13 @@ class RiskSignals:
         if self._started is None:
             self._started = now
         watching = now - self._started >= VERSION_WARM_UP_S
-        keys = [("model", _bounded(model)) for model in run.models]
-        keys.extend(("tool", _bounded(name)) for name in run.tool_names)
+        keys = [("model", bounded_name(model)) for model in run.models]
+        keys.extend(("tool", bounded_name(name)) for name in run.tool_names)
         if run.agent_name:
-            keys.append(("agent", _bounded(run.agent_name)))
+            keys.append(("agent", bounded_name(run.agent_name)))
         version = run.resource.get("service.version")
         if version is not None:
-            keys.append(("service.version", _bounded(str(version))))
+            keys.append(("service.version", bounded_name(str(version))))
         new = False
         seen = self._seen
         for key in keys:
@@ -186,7 +186,7 @@ class RiskSignals:
         return new
 
 
-def _bounded(name: str) -> str:
+def bounded_name(name: str) -> str:
     """The name as the trackers keep it: itself when short, else a digest of it."""
     if len(name) <= MAX_NAME_CHARS:
         return name
@@ -194,7 +194,7 @@ def _bounded(name: str) -> str:
 
 
 def _estimate(estimates: dict[str | None, _Estimate], agent: str | None) -> _Estimate:
-    agent = None if agent is None else _bounded(agent)
+    agent = None if agent is None else bounded_name(agent)
     found = estimates.get(agent)
     if found is None:
         if len(estimates) >= MAX_AGENTS:
