@@ -80,3 +80,22 @@ def test_shutdown_ends_within_its_timeout_with_a_blackholed_endpoint_and_counts_
         f"could not send {2 * RUNS} evaluation spans and {2 * RUNS} events" in record.getMessage()
         for record in caplog.records
     )
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_a_backfills_telemetry_closes_within_its_timeout_with_a_blackholed_endpoint(
+    blackhole: int, protocol: str
+) -> None:
+    from otel_scorers.backfill import TelemetryOut
+    from otel_scorers.model import AgentRun, Score
+
+    out = TelemetryOut(f"http://127.0.0.1:{blackhole}", protocol)
+    run = AgentRun(0x5B8EFFF798038103D269B633813FC60C, 0x1234, "weather", "hi", "yo")
+    for _ in range(RUNS):
+        out.emit(run, [Score("includes", 1.0, "pass"), Score("excludes", 1.0, "pass")])
+    timeout_s = 2.0
+    started = time.monotonic()
+    said = out.close(timeout_s)
+    took = time.monotonic() - started
+    assert took < timeout_s + MARGIN_S, took
+    assert f"{4 * RUNS} evaluation spans and events were not sent" in said
