@@ -65,6 +65,10 @@ class SamplingConfig(BaseModel):
     calls_per_hour: float | None = Field(None, gt=0)
     weights: dict[str, Any] | None = None  # checked by `RiskWeights.from_mapping`, naming the key
     feedback_attribute: str | None = None
+    # What one signal or one tenant can take of the budget: checked by `paced_sampling`, naming the key.
+    max_signal_share: Any = None
+    share_key: Any = None
+    max_key_share: Any = None
 
 
 class ScorerConfig(BaseModel):

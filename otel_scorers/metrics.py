@@ -394,6 +394,23 @@ class PipelineMetrics:
             description="Sync scorer calls still running past their timeout, each holding one of that scorer's threads.",
         )
 
+    def observe_capped(self, capped: Callable[[], dict[tuple[str, str], int]]) -> None:
+        """`capped()`: per paced scorer and cap (`signal`, `key`), runs whose risk weight was cut
+        so that one signal or one value of the share key keeps within its share (`risk_caps`)."""
+
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            return [
+                Observation(count, {EVALUATION_NAME: name, "otel_scorers.cap": cap})
+                for (name, cap), count in capped().items()
+            ]
+
+        self.meter.create_observable_counter(
+            "otel_scorers.selection.sampling.capped",
+            callbacks=[callback],
+            unit="{run}",
+            description="Runs of a budget-paced scorer whose risk weight was cut to keep one signal or one share-key value within its share of the budget.",
+        )
+
     def run_outcome(self, outcome: str, reason: str | None = None, amount: int = 1) -> None:
         self.runs.add(amount, outcome, reason or None)
 

@@ -302,9 +302,18 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.assembler.complete_waiting()
+        deadline = time.monotonic() + timeout_s
         self._built.shutdown(timeout_s)
         if self._export is not None:
-            self._export.shutdown()
+            self._export.shutdown(max(0.0, deadline - time.monotonic()))
+            spans, events = self._export.unsent()
+            if spans or events:
+                logger.warning(
+                    "otel_scorers: could not send %d evaluation spans and %d events to %s by the shutdown deadline",
+                    spans,
+                    events,
+                    self._export.endpoint or "the OTLP endpoint",
+                )
         if self._held is not None:
             self._held.release_all()
         if self._downstream is not None:

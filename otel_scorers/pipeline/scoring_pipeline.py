@@ -109,6 +109,13 @@ class ScoringPipeline:
         }
         if threads:
             metrics.observe_overdue_calls(lambda: {name: each.overdue for name, each in threads.items()})
+        paced = {binding.name: binding.paced for binding in self.bindings if binding.paced is not None}
+        if paced:
+            metrics.observe_capped(
+                lambda: {
+                    (name, cap): n for name, each in paced.items() for cap, n in each.caps.capped.items()
+                }
+            )
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:

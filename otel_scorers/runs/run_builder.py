@@ -167,9 +167,11 @@ def _absorb_turns(
         return
     for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
         current = parts.span.parent_span_id
+        walked = {span_id}  # parent ids that loop end the walk at the first span seen twice
         for _ in range(MAX_DEPTH):
-            if current is None or roles.get(current, (None, None))[1] == "tool":
+            if current is None or current in walked or roles.get(current, (None, None))[1] == "tool":
                 break
+            walked.add(current)
             if current in runs:
                 outer = runs[current]
                 if current in conversations:

@@ -147,6 +147,7 @@ class Binding:
                 duration_s=time.perf_counter() - started,
                 start_ns=start_ns,
                 evaluator_version=self.evaluator_version,
+                sampling_probability=self._fixed_probability,
             )
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
@@ -157,13 +158,14 @@ class Binding:
 
     async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
-        if failed is not None:
-            failed.evaluator_version = self.evaluator_version
-            return failed
+        if failed is not None:  # an error stands for the runs not sampled as any score does
+            return replace(
+                failed, evaluator_version=self.evaluator_version, sampling_probability=self._fixed_probability
+            )
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
     def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
-        failed = error_score(self.name, exc, duration_s, start_ns)
+        failed = error_score(self.name, exc, duration_s, start_ns, self._fixed_probability)
         failed.evaluator_version = self.evaluator_version
         return failed
 
@@ -175,6 +177,7 @@ class Binding:
                     error=ScoreError("invalid_value", "Score has no value"),
                     start_ns=start_ns,
                     evaluator_version=self.evaluator_version,
+                    sampling_probability=self._fixed_probability,
                 )
             label = result.label or (self.label(result.value) if result.value is not None else None)
             if type(result) is not Score:  # a subclass keeps its type and fields
@@ -215,6 +218,7 @@ class Binding:
                 duration_s=duration_s,
                 start_ns=start_ns,
                 evaluator_version=self.evaluator_version,
+                sampling_probability=self._fixed_probability,
             )
         # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
         label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
@@ -312,7 +316,13 @@ def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:
     return item if isinstance(item, Binding) else bind(item)
 
 
-def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
+def error_score(
+    name: str,
+    exc: BaseException,
+    duration_s: float,
+    start_ns: int = 0,
+    sampling_probability: float | None = None,
+) -> Score:
     """A scorer's exception as an error score; its message may quote a key (a custom scorer that
     called a provider itself), so it is redacted as the judge's errors are."""
     return Score(
@@ -320,6 +330,7 @@ def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int 
         error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
         duration_s=duration_s,
         start_ns=start_ns,
+        sampling_probability=sampling_probability,
     )
 
 

@@ -44,7 +44,7 @@ from ..otlp_capture import OtlpCapture
 from ..sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
-PROBABILITY = "otel_scorers.selection.sampling.probability"
+PROBABILITY = "otel_scorers.sampling.probability"
 PARIS = ScriptedRun(
     "What's the weather in Paris?", [("get_weather", {"city": "Paris"})], "Sunny, 21°C in Paris."
 )
