@@ -63,6 +63,10 @@ class ConversationBinding:
     def timeout_s(self) -> float:
         return self.binding.timeout_s
 
+    @property
+    def evaluator_version(self) -> str | None:
+        return self.binding.evaluator_version
+
     def admits(self, conversation: Conversation) -> bool:
         return self.sampler.sampled(conversation.id)
 
