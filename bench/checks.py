@@ -21,7 +21,7 @@ import time
 
 from otel_scorers import AgentRun, ToolCall, bind, checks
 from otel_scorers.model import ToolDefinition
-from otel_scorers.pipeline import score_run
+from otel_scorers.pipeline.scoring_pipeline import score_run
 
 WORDS = [
     "the",
@@ -249,7 +249,9 @@ def main() -> None:
     )
     eleven = [alone(structured, check, args.rounds) for check in CHECKS]
     mean = sum(eleven) / len(eleven)
-    print(f"  the eleven: mean {mean * 1e6:.2f} µs, from {min(eleven) * 1e6:.2f} to {max(eleven) * 1e6:.2f} µs a run")
+    print(
+        f"  the eleven: mean {mean * 1e6:.2f} µs, from {min(eleven) * 1e6:.2f} to {max(eleven) * 1e6:.2f} µs a run"
+    )
     for check in STRUCTURE_CHECKS:
         each = alone(structured, check, args.rounds)
         print(f"  {check.name:<16} {each * 1e6:6.2f} µs a run  (x{each / mean:.2f} the eleven's mean)")
