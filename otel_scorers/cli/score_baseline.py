@@ -11,8 +11,8 @@ regression, which fails the build, only when both hold:
   difference lies wholly on the worse side of 0. For pass rates, Newcombe's hybrid score
   interval (Newcombe 1998, method 10: from each side's Wilson interval), sound for small counts
   and rates near 0 or 1; for means, the normal interval of Welch's difference of means
-  (d ± z·sqrt(s₁²/n₁ + s₂²/n₂)). At the default 0.95, a decline is called real when a one-sided
-  test would reject "no worse" at 2.5 %.
+  (d ± z·sqrt(s₁²/n₁ + s₂²/n₂)), which needs two scored runs a side. At the default 0.95, a
+  decline is called real when a one-sided test would reject "no worse" at 2.5 %.
 
 A scorer whose evaluator version differs from the baseline's (another prompt, model or
 argument) is reported and not compared: its numbers measure something else. One missing from
@@ -251,6 +251,10 @@ def _compare(
         )
         baseline_value, current_value = before.pass_rate, now.pass_rate
     elif now.mean is not None and before.mean is not None:
+        if now.valued < 2 or before.valued < 2:
+            return Comparison(
+                name, "not_compared", "too few scored runs to compare means (fewer than 2 on a side)"
+            )
         statistic, worse_when_lower = "mean", not now.higher_is_worse
         low, high = welch(now, before, confidence)
         baseline_value, current_value = before.mean, now.mean

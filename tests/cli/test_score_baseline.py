@@ -180,3 +180,9 @@ def test_the_docs_show_what_the_baseline_gate_prints(tmp_path: Path) -> None:
     assert [normalise.sub("", line) for line in result.stderr.splitlines()] == [
         normalise.sub("", line) for line in output.splitlines()
     ]
+
+
+def test_a_mean_of_one_run_a_side_is_not_compared() -> None:
+    one = ScorerSummary(1, 1, 0.9, None, 0, 0, "v1")
+    (comparison,) = compare({"relevancy": ScorerSummary(1, 1, 0.1, None, 0, 0, "v1")}, {"relevancy": one})
+    assert comparison.verdict == "not_compared" and "too few scored runs" in comparison.note
