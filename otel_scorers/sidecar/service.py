@@ -96,7 +96,6 @@ class Sidecar:
     def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
         settings = config.sidecar
         self.settings = settings
-        bindings = config.bindings()
         # Certificates and the token are checked before anything starts (exporters included).
         self._token = TokenCheck(resolve_token(settings))
         if settings.tls is not None:
@@ -106,7 +105,7 @@ class Sidecar:
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one.
         here = None
         if not (settings.scoring_process and telemetry is None):
-            here = sidecar_pipeline(config, bindings, self.telemetry, self.metrics)
+            here = sidecar_pipeline(config, self.telemetry, self.metrics)
         self.scoring = self._scoring(config, here)
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
         self.conversations = receiving_conversations(config, self.telemetry, self.metrics, here)
@@ -130,7 +129,7 @@ class Sidecar:
                 self.assembler.retain,
                 self.assembler.unretain,
             )
-        buffered = buffered_sampler(bindings, config.conversation_settings())
+        buffered = here.buffered if here is not None else buffered_sampler(*config.scoring())
         self.intake = Intake(
             self.assembler,
             buffered.threshold,

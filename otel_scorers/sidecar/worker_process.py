@@ -103,7 +103,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     settings = config.sidecar
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    built = sidecar_pipeline(config, config.bindings(), telemetry, metrics)
+    built = sidecar_pipeline(config, telemetry, metrics)
     engine = built.engine
     sending = threading.Lock()
 
