@@ -27,7 +27,7 @@ from otel_scorers.conversations.scoring import ConversationBinding, score_conver
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
 from otel_scorers.emission import Emission
 from otel_scorers.fork_safety import renew_in_child
-from otel_scorers.runner import FLUSH_TIMEOUT_S, Runner
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 
 logger = logging.getLogger("otel_scorers")
 

@@ -12,15 +12,15 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.pipeline import gathered
-from otel_scorers.sampling import DEFAULT_RATE, TraceIdSampler
+from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.protocol import Lane
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding
+from otel_scorers.selection.sampling import DEFAULT_RATE, TraceIdSampler
 
 
 @dataclass(frozen=True, slots=True)

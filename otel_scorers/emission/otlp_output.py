@@ -21,7 +21,7 @@ from otel_scorers.emission.attributes import (
     span_timing,
 )
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_encode import (
+from otel_scorers.otlp.encode import (
     ScoreParts,
     evaluation_log,
     evaluation_span,
@@ -30,7 +30,7 @@ from otel_scorers.otlp_encode import (
     span_ids,
     span_links,
 )
-from otel_scorers.score_export import EncodedScores, OtlpScoreExport
+from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
 
 #: Most written parts remembered (unique explanations, a judge's, would grow the cache).
 _MAX_WRITTEN = 4096

@@ -18,7 +18,7 @@ from otel_scorers.config import Config, SidecarConfig
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
+from otel_scorers.pipeline.builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
