@@ -208,15 +208,22 @@ class Config(BaseModel):
     #: unset, `[otlp, metrics]`. `processor.console` / `sidecar.console` add `console`.
     outputs: list[str] | None = None
 
-    def bindings(self) -> list[Binding]:
-        return build_bindings(self)
+    def bindings(self, judge: Judge | None = None) -> list[Binding]:
+        return build_bindings(self, judge)
 
-    def conversation_settings(self) -> ConversationSettings | None:
+    def conversation_settings(self, judge: Judge | None = None) -> ConversationSettings | None:
         """The `conversations:` section as settings, its scorers made as run scorers are."""
         if self.conversations is None:
             return None
-        judge = Judge(self.judge) if self.judge is not None else None
+        if judge is None and self.judge is not None:
+            judge = Judge(self.judge)
         return self.conversations.settings(partial(make_conversation_scorer, judge=judge))
+
+    def scoring(self) -> tuple[list[Binding], ConversationSettings | None]:
+        """The run bindings and the conversation settings, their judge scorers sharing one
+        `Judge` (one concurrency limit, cost budget and cache for all judge work)."""
+        judge = Judge(self.judge) if self.judge is not None else None
+        return self.bindings(judge), self.conversation_settings(judge)
 
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""
@@ -397,9 +404,9 @@ def load_config(path: str | Path) -> Config:
         raise exc.in_file(str(path)) from None
 
 
-def build_bindings(config: Config) -> list[Binding]:
+def build_bindings(config: Config, judge: Judge | None = None) -> list[Binding]:
     bindings: list[Binding] = []
-    errors = _binding_errors(list(enumerate(config.scorers)), config.judge, bindings)
+    errors = _binding_errors(list(enumerate(config.scorers)), config.judge, bindings, judge)
     if errors:
         raise ConfigError.combine(errors)
     return bindings
@@ -409,12 +416,19 @@ def _binding_errors(
     entries: Sequence[tuple[int, ScorerConfig]],
     judge_config: JudgeConfig | None,
     out: list[Binding] | None = None,
+    shared_judge: Judge | None = None,
 ) -> list[ConfigError]:
     """Build a binding per entry into `out`; return every error found on the way."""
     errors: list[ConfigError] = []
     seen: dict[str, int] = {}
     # One judge for all judge bindings: they share its concurrency limit, cost budget and cache.
-    judge = Judge(judge_config) if judge_config is not None else None
+    judge = (
+        shared_judge
+        if shared_judge is not None
+        else Judge(judge_config)
+        if judge_config is not None
+        else None
+    )
     for index, entry in entries:
         path = f"scorers[{index}]"
         try:

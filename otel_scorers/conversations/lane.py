@@ -151,6 +151,8 @@ class ConversationLane:
                 left = self._pending
             self.counts.add("dropped_shutdown", left)
             logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", left)
+            # Cancelled now, they unwind (judge calls included) while the host winds down.
+            self._host.call_soon(self._cancel_all)
         if self._own_host:
             self._host.shutdown(max(0.0, deadline - time.monotonic()))
 
@@ -202,6 +204,10 @@ class ConversationLane:
     def _tick(self) -> None:
         if not self._closed:
             self.poll()
+
+    def _cancel_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
 
     def _start(self, conversation: Conversation) -> None:
         if self._slots is None:

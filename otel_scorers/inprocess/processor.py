@@ -231,12 +231,13 @@ class ScoringSpanProcessor(SpanProcessor):
         config = source if isinstance(source, Config) else load_config(source)
         options = config.processor_options()
         options.update(kwargs)
-        if config.conversations is not None:
-            options.setdefault("conversations", config.conversation_settings())
+        bindings, conversations = config.scoring()  # one judge for runs and conversations
+        if conversations is not None:
+            options.setdefault("conversations", conversations)
         if config.outputs is not None:
             options.setdefault("outputs", config.outputs)
         options.setdefault("conventions", config.conventions)
-        return cls(config.bindings(), **options)
+        return cls(bindings, **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
