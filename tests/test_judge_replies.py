@@ -35,8 +35,9 @@ RUN = AgentRun(
     conversation_id="c1",
     start_ns=10,
 )
-#: 100,000 levels of nesting: Python's own JSON reader recurses once per level.
-DEEP = "[" * 100_000 + "]" * 100_000
+#: 30,000 levels of nesting (60 kB, within a reply's byte bound): Python's own JSON reader
+#: recurses once per level.
+DEEP = "[" * 30_000 + "]" * 30_000
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -103,7 +104,7 @@ def test_a_non_finite_sub_score_is_an_invalid_reply_not_a_score(server: JudgeSer
     assert_invalid_reply(score(catalogue.prompt_alignment(judge=judge(server))), "finite")
 
 
-def test_a_reply_nested_100000_levels_deep_is_an_invalid_reply_not_a_recursion_error(
+def test_a_reply_nested_30000_levels_deep_is_an_invalid_reply_not_a_recursion_error(
     server: JudgeServer,
 ) -> None:
     always(server, DEEP)

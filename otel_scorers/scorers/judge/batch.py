@@ -35,7 +35,9 @@ class Asking(Protocol):
     """What a batch needs of the judge that owns it (`Judge`)."""
 
     config: JudgeConfig
-    cache: BoundedCache
+
+    @property
+    def cache(self) -> BoundedCache: ...
 
     def consultation(self, model: str, deadline: float | None = None) -> Consultation: ...
 
