@@ -23,6 +23,8 @@ from typing import Any
 import tiktoken
 from aiohttp import web
 
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+
 # litellm ships the cl100k file; point tiktoken at it so nothing is downloaded.
 if "TIKTOKEN_CACHE_DIR" not in os.environ:
     import importlib.util
@@ -254,6 +256,31 @@ def judge_server(responder: Responder = _default_responder, latency_s: float = 0
         yield server
     finally:
         server.stop()
+
+
+#: The model the judge tests name (litellm prices it, and it takes response schemas).
+MODEL = "openai/gpt-4o-mini"
+#: The judge's deadline in tests: far beyond what a call on 127.0.0.1 takes on a loaded machine,
+#: so that no test fails for the machine's load; a test of deadlines sets its own.
+TIMEOUT_S = 30.0
+
+
+def judge_config(server: JudgeServer | str, **options: Any) -> JudgeConfig:
+    """A judge config at the test server (or URL): `MODEL`, a test key, `TIMEOUT_S`; `options`
+    override any of it."""
+    url = server if isinstance(server, str) else server.url
+    settings: dict[str, Any] = {
+        "model": MODEL,
+        "api_base": url,
+        "api_key": "test-key",
+        "timeout_s": TIMEOUT_S,
+    }
+    return JudgeConfig(**{**settings, **options})
+
+
+def make_judge(server: JudgeServer | str, **options: Any) -> Judge:
+    """A `Judge` of `judge_config(server, **options)`."""
+    return Judge(judge_config(server, **options))
 
 
 def refused_url() -> str:

@@ -9,20 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score
-from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm, parse_reply
+from otel_scorers.scorers.judge import Judge, JudgeError, parse_reply
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.rules import catalogue
 
-from .judge_server import JudgeServer, Reply, Status, judge_server
+from .judge_server import JudgeServer, Reply, Status
+from .judge_server import make_judge as judge
 
-MODEL = "openai/gpt-4o-mini"
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 RUN = AgentRun(
@@ -38,22 +38,6 @@ RUN = AgentRun(
 #: 30,000 levels of nesting (60 kB, within a reply's byte bound): Python's own JSON reader
 #: recurses once per level.
 DEEP = "[" * 30_000 + "]" * 30_000
-
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
-def judge(server: JudgeServer, **options: Any) -> Judge:
-    settings: dict[str, Any] = {"model": MODEL, "api_base": server.url, "api_key": "k", "timeout_s": 10.0}
-    return Judge(JudgeConfig(**{**settings, **options}))
 
 
 def always(server: JudgeServer, reply: str) -> None:

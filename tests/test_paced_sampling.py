@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,11 +34,10 @@ from otel_scorers.paced_sampling import PacedSampler
 from otel_scorers.pacing import PacingController
 from otel_scorers.pipeline import score_run
 from otel_scorers.sampling import TraceIdSampler
-from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.span_record import OWN_SCOPE
 
 from .conftest import Telemetry
-from .judge_server import JudgeServer, judge_server
+from .judge_server import JudgeServer, make_judge
 from .otlp_capture import OtlpCapture
 from .sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
 
@@ -79,14 +77,13 @@ class SequentialIds(IdGenerator):
 
 
 @pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server(responder=lambda _body: RELEVANT) as running:
-        yield running
+def server(server: JudgeServer) -> JudgeServer:
+    server.responder = lambda _body: RELEVANT
+    return server
 
 
 def relevancy(server: JudgeServer) -> Any:
-    judge = Judge(JudgeConfig(api_base=server.url, api_key="test-key", timeout_s=30.0, max_retries=0))
-    return scorers.answer_relevancy(model="openai/gpt-4o-mini", judge=judge)
+    return scorers.answer_relevancy(judge=make_judge(server, max_retries=0))
 
 
 def run_of(trace_id: int, **fields: Any) -> AgentRun:
