@@ -70,7 +70,24 @@ class Stall:
     then: Reply | None = None
 
 
-Step = Reply | Status | Stall
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect (307 unless told otherwise) to `location`."""
+
+    location: str
+    status: int = 307
+
+
+@dataclass(frozen=True)
+class Flood:
+    """A 200 whose body is a completion `size` bytes long (its content padded with spaces):
+    streamed in chunks with no declared length, or with `Content-Length` when `declared`."""
+
+    size: int
+    declared: bool = False
+
+
+Step = Reply | Status | Stall | Redirect | Flood
 Responder = Callable[[dict[str, Any]], str]
 
 
@@ -148,6 +165,10 @@ class JudgeServer:
         if isinstance(step, Stall):
             await asyncio.sleep(step.seconds)
             step = step.then
+        if isinstance(step, Redirect):
+            return web.Response(status=step.status, headers={"Location": step.location})
+        if isinstance(step, Flood):
+            return await self._flood(request, step)
         if isinstance(step, Status):
             error = {"error": {"message": step.message, "type": "scripted", "code": step.status}}
             return web.json_response(error, status=step.status, headers=step.headers)
@@ -212,6 +233,25 @@ class JudgeServer:
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
+        return response
+
+    async def _flood(self, request: web.Request, step: Flood) -> web.StreamResponse:
+        head = b'{"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
+        padding = step.size - len(head) - len(tail)
+        if step.declared:
+            return web.Response(body=head + b" " * padding + tail, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(head)
+        chunk = b" " * 65536
+        try:
+            for _ in range(padding // len(chunk)):
+                await response.write(chunk)
+            await response.write(b" " * (padding % len(chunk)) + tail)
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading: what is tested
         return response
 
     def start(self) -> JudgeServer:
