@@ -30,7 +30,7 @@ from otel_scorers import (
 from otel_scorers.config import parse_config
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent, ScriptedRun
 from otel_scorers.otlp_decode import attributes
-from otel_scorers.paced_sampling import PacedSampler
+from otel_scorers.paced_sampling import Decided, PacedSampler
 from otel_scorers.pacing import PacingController
 from otel_scorers.pipeline import score_run
 from otel_scorers.sampling import TraceIdSampler
@@ -477,3 +477,32 @@ def test_the_first_hour_keeps_to_the_budget_however_long_the_process_waited_for_
     assert all(0.98 <= hour <= 1.02 for hour in hours), hours
     # the pace is 60 a minute; 120 judged runs scatter by about 9% (before: 2.1x the pace)
     assert sum(spent_by_minute[:2]) <= 1.15 * 120, spent_by_minute[:2]
+
+
+# ---- the pacing decision's one home ------------------------------------------------------------
+
+
+def test_every_paced_decision_is_settled_once_with_its_score_or_given_back() -> None:
+    """`Decided` sets a paced run's expected cost aside when it is admitted, and gives it to the
+    pacing once: with the score (its probability stamped on it), or back when it is not scored."""
+    clock = Clock()
+    policy = PacingPolicy(3600, "calls", clock=clock)
+    judged = bind(lambda run: 1.0, name="judged", sampling=policy, uses_judge=True)
+    quick = bind(lambda run: 1.0, name="quick")
+    assert judged.paced is not None
+    pacing = judged.paced.pacing
+    kept = 2**56 - 1  # trace ids whose rightmost 56 bits any probability above 0 keeps
+    decided = Decided.of([quick, judged], run_of(kept))
+    assert decided.bindings == [quick, judged]
+    assert pacing._pending == 1.0  # one call set aside for the judged run
+    scores = decided.settle([Score("quick", 1.0), Score("judged", 1.0, usage=JudgeUsage("m", calls=1))])
+    assert [score.sampling_probability for score in scores] == [None, pacing.base]
+    assert pacing._pending == 0.0
+    decided.release()  # settled already: nothing more is given back
+    assert pacing._pending == 0.0
+    dropped = Decided.of([judged], run_of(kept - 1))  # the judge lane was full, say
+    assert pacing._pending == 1.0
+    dropped.release()
+    assert pacing._pending == 0.0
+    # admitting alone counts the run in the demand and sets nothing aside
+    assert judged.admit(run_of(kept - 2)) == "admitted" and pacing._pending == 0.0
