@@ -126,13 +126,19 @@ def test_a_redirect_on_the_same_server_is_followed(server: JudgeServer) -> None:
 # ---- a cost budget binds in Python as in the config file ---------------------------------------
 
 
-def test_a_cost_budget_on_a_model_nobody_prices_is_refused_in_python() -> None:
+def test_a_cost_budget_on_a_model_nobody_prices_is_refused_in_python(server: JudgeServer) -> None:
     with pytest.raises(ValueError, match="cost_budget_usd_per_hour") as raised:
         JudgeConfig(model=UNPRICED, api_base="http://127.0.0.1:1/v1", cost_budget_usd_per_hour=1e-6)
     assert "litellm has no price for openai/my-local-judge" in str(raised.value)
-    # a scorer naming its own unpriced model meets the same rule
-    with pytest.raises(ValueError, match="no price for openai/my-local-judge"):
-        scorers.answer_relevancy(model=UNPRICED, judge=JudgeConfig(cost_budget_usd_per_hour=1e-6))
+    # a scorer naming its own unpriced model meets the same rule: an error, and no call
+    scorer = scorers.answer_relevancy(
+        model=UNPRICED, judge=make_judge(server, model=None, cost_budget_usd_per_hour=1e-6)
+    )
+    run = AgentRun(0xABC, 0x1, "travel", "Weather in Paris?", "Sunny, 21°C.", start_ns=10)
+    result: Score = asyncio.run(scorer.score(run))
+    assert result.error is not None and result.error.type == "judge_error"
+    assert "litellm has no price for openai/my-local-judge" in result.error.message
+    assert server.calls == 0
     # with prices, or with calls capped instead, it holds
     prices = {"input_usd_per_million": 1.0, "output_usd_per_million": 2.0}
     JudgeConfig(model=UNPRICED, cost_budget_usd_per_hour=1e-6, prices=prices)
@@ -150,7 +156,9 @@ def test_the_config_file_refuses_it_with_the_same_words() -> None:
                 "judge": {"model": MODEL, "cost_budget_usd_per_hour": 1e-6},
             }
         )
+    assert [error.path for error in raised.value.errors] == ["judge.cost_budget_usd_per_hour"]
     assert "litellm has no price for openai/my-local-judge" in raised.value.message
+    assert "give judge.prices" in raised.value.message
 
 
 # ---- the budget's last call ------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from otel_scorers.scorers.judge.batch import Batches
 from otel_scorers.scorers.judge.breaker import Breaker
 from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.cache import BoundedCache
-from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig, unpriced_budget
+from otel_scorers.scorers.judge.config import ENV_MODEL, JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError, invalid_reply
 from otel_scorers.scorers.judge.prompt import Question, render
 from otel_scorers.scorers.judge.prompt import repair as repair_messages
@@ -91,16 +91,12 @@ class Judge:
         return self.provider.breaker
 
     def resolve_model(self, model: str | None) -> str:
-        """The model a scorer uses: its own, else the judge config's, else the environment's. A
-        cost budget with no price for it is refused here, as in the config file."""
+        """The model a scorer uses: its own, else the judge config's, else the environment's."""
         resolved = model or self.config.model or os.environ.get(ENV_MODEL)
         if not resolved:
             raise ValueError(
                 f"no judge model: pass model='provider/name', set judge.model in the config, or set {ENV_MODEL}"
             )
-        problem = unpriced_budget(self.config, resolved)
-        if problem is not None:
-            raise ValueError(f"cost_budget_usd_per_hour: {problem}")
         return resolved
 
     def consultation(self, model: str, deadline: float | None = None) -> Consultation:
@@ -125,7 +121,7 @@ class Judge:
         consultation = self.consultation(model, deadline)
 
         async def compute() -> T:
-            self.spend.check()
+            self.spend.check(model)
             return await work(consultation)
 
         try:
@@ -147,9 +143,9 @@ class Judge:
             return await self.batches.ask(key, question, model=model, group=group)
         return await self.consult(key, lambda consultation: self.ask(question, consultation), model=model)
 
-    def check_budget(self) -> None:
-        """`JudgeError("budget")` when the hourly budget (cost or calls) is spent."""
-        self.spend.check()
+    def check_budget(self, model: str | None = None) -> None:
+        """`JudgeError("budget")` when the hourly budget (cost or calls) is spent (`Spend.check`)."""
+        self.spend.check(model)
 
     async def once(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
         """`SingleFlight.once`: the answer for `key`, computed at most once at a time."""

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.scorers.judge.budget import CostBudget
-from otel_scorers.scorers.judge.config import JudgeConfig
+from otel_scorers.scorers.judge.config import JudgeConfig, unpriced_budget
 from otel_scorers.scorers.judge.errors import JudgeError
 from otel_scorers.scorers.judge.usage import Consultation, Message, judge_cost
 from otel_scorers.throttled_log import throttled
@@ -43,9 +43,15 @@ class Spend:
             if budget is not None:
                 budget.renew_after_fork()
 
-    def check(self) -> None:
+    def check(self, model: str | None = None) -> None:
         """`JudgeError("budget")` when the hourly budget (cost or calls) is spent: checked before
-        any call."""
+        any call. A cost budget that could not count `model`'s calls (no price for it) is a
+        `judge_error`, never a budget that lets every call through (the config file and
+        `JudgeConfig` refuse it by the same rule, `unpriced_budget`)."""
+        if model is not None:
+            problem = unpriced_budget(self.config, model)
+            if problem is not None:
+                raise JudgeError("judge_error", f"cost_budget_usd_per_hour: {problem}; no call was made")
         if self.budget is not None and self.budget.exhausted():
             self._budget_spent()
         if self.call_budget is not None and self.call_budget.exhausted(whole=True):
