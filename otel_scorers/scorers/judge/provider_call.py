@@ -42,16 +42,14 @@ class ProviderCall:
         )
         self._missing_keys: dict[str, tuple[str, ...]] = {}  # per model: the credentials it lacks
         self._resume_at = 0.0  # time.monotonic() before which no call goes out (Retry-After)
-        self._transport: Any = None  # `transport.JudgeTransport`, made with the first call
+        self._transport: Any = None  # `transport.judge_transport`, imported with the first call
 
     def renew_after_fork(self) -> None:
-        """A forked child must not inherit a lock held at fork time, the semaphores of the
-        parent's loops, nor its connections."""
+        """A forked child must not inherit a lock held at fork time, nor the semaphores of the
+        parent's loops."""
         self._lock = threading.Lock()
         self._semaphores = weakref.WeakKeyDictionary()
         self.breaker.renew_after_fork()
-        if self._transport is not None:
-            self._transport.renew_after_fork()
 
     async def complete(
         self,
@@ -94,11 +92,9 @@ class ProviderCall:
             consultation.deadline += time.monotonic() - started
         litellm = await provider.load_litellm()
         if self._transport is None:
-            from otel_scorers.scorers.judge.transport import JudgeTransport  # aiohttp: with litellm
+            from otel_scorers.scorers.judge.transport import judge_transport  # aiohttp: with litellm
 
-            with self._lock:
-                if self._transport is None:
-                    self._transport = JudgeTransport()
+            self._transport = judge_transport
         return litellm
 
     async def _hold_off(self, consultation: Consultation) -> None:

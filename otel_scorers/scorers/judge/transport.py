@@ -12,9 +12,14 @@ followed, so that no other server's verdict becomes the score.
 litellm reads replies through an aiohttp session (its default transport) and takes the session
 to use per call (`shared_session`): the judge gives it one of its own per event loop, whose
 responses (`BoundedResponse`) apply both rules. The bound of the call being made travels in a
-context variable, so that each call has its own. Connections are not kept open between calls
-(`force_close`): a session whose loop has ended is dropped without leaving sockets behind
-(against seconds of judging, a new connection costs a few milliseconds, a TLS handshake tens).
+context variable, so that each call has its own.
+
+The sessions are the process's, one per event loop, like litellm's client cache, which keeps
+the session in the client it caches (and would replace a closed session with a default one of
+its own, without the bounds): a session is never closed while its loop runs. So connections
+are not kept open between calls (`force_close`), and a session whose loop has ended is let go
+without leaving sockets behind (against seconds of judging, a new connection costs a few
+milliseconds, a TLS handshake tens).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.scorers.judge.errors import ReplyRefused
 
 #: Room for what a completion carries besides the reply's text (ids, usage, the provider's own
@@ -119,13 +125,14 @@ class BoundedResponse(aiohttp.ClientResponse):
 
 
 class JudgeTransport:
-    """One aiohttp session per event loop for a judge's calls, each call with its reply's bound."""
+    """One aiohttp session per event loop for the judges' calls, each call with its reply's bound."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
-        # the sessions left when the judge goes are let go without a warning
+        # the sessions left at exit are let go without a warning
         weakref.finalize(self, _let_go, self._sessions)
+        renew_in_child(self)
 
     def renew_after_fork(self) -> None:
         """A forked child must not use its parent's sessions (nor a lock held at fork time)."""
@@ -161,3 +168,7 @@ def _let_go(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession]) ->
     for session in sessions.values():
         session.detach()
     sessions.clear()
+
+
+#: The process's judge transport (made with this module, which is imported with litellm).
+judge_transport = JudgeTransport()
