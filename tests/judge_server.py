@@ -87,7 +87,22 @@ class Flood:
     declared: bool = False
 
 
-Step = Reply | Status | Stall | Redirect | Flood
+@dataclass(frozen=True)
+class Body:
+    """A 200 whose body is `raw`, as it is (built before the test measures anything)."""
+
+    raw: bytes
+
+
+def completion_body(content: str) -> bytes:
+    """A chat completion's JSON carrying `content`, as a provider sends it."""
+    message = {"role": "assistant", "content": content}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    usage = {"prompt_tokens": 1, "completion_tokens": len(content) // 4}
+    return json.dumps({"object": "chat.completion", "choices": [choice], "usage": usage}).encode()
+
+
+Step = Reply | Status | Stall | Redirect | Flood | Body
 Responder = Callable[[dict[str, Any]], str]
 
 
@@ -169,12 +184,17 @@ class JudgeServer:
             return web.Response(status=step.status, headers={"Location": step.location})
         if isinstance(step, Flood):
             return await self._flood(request, step)
+        if isinstance(step, Body):
+            return await self._body(request, step.raw)
         if isinstance(step, Status):
             error = {"error": {"message": step.message, "type": "scripted", "code": step.status}}
             return web.json_response(error, status=step.status, headers=step.headers)
         content = step.content if isinstance(step, Reply) else self.responder(body)
         messages = body.get("messages", [])
-        usage_in, usage_out = prompt_tokens(messages), count_tokens(content)
+        # a reply of megabytes (a hostile judge's) is counted at 4 characters a token: counting
+        # it exactly would take the server seconds, which are not what such a test measures
+        usage_out = count_tokens(content) if len(content) < 1_000_000 else len(content) // 4
+        usage_in = prompt_tokens(messages)
         if body.get("stream"):
             return await self._stream(request, body, content, usage_in, usage_out)
         return web.json_response(
@@ -233,6 +253,20 @@ class JudgeServer:
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
+        return response
+
+    async def _body(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+        """`raw` in chunks, each written once the client has taken the one before (so that the
+        server holds no copy of it: a test may measure the memory that reading it takes)."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        view = memoryview(raw)
+        try:
+            for start in range(0, len(raw), 65536):
+                await response.write(view[start : start + 65536])
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading
         return response
 
     async def _flood(self, request: web.Request, step: Flood) -> web.StreamResponse:

@@ -21,10 +21,12 @@ from otel_scorers.scorers.llm import ask_judge
 
 from .judge_server import (
     MODEL,
+    Body,
     Flood,
     JudgeServer,
     Redirect,
     Reply,
+    completion_body,
     count_tokens,
     judge_server,
     make_judge,
@@ -88,16 +90,23 @@ def test_a_declared_length_past_the_bound_is_refused_at_once(server: JudgeServer
 
 def test_a_valid_reply_of_a_million_verdicts_is_refused_not_scored(server: JudgeServer) -> None:
     """A reply of the right shape is still bounded: its output bound (1,024 tokens for a list)
-    cannot have produced it. 200,000 verdicts here (the attack used 10^6), 13 MB."""
+    cannot have produced it. 200,000 verdicts here (the attack used 10^6), 13 MB, read into at
+    most the bound (before: all of it, and parsed)."""
     units = [{"text": f"claim {n}", "verdict": "yes", "reason": "r"} for n in range(200_000)]
-    server.then(Reply(json.dumps({"units": units, "reason": "all true"})))
+    server.then(Body(completion_body(json.dumps({"units": units, "reason": "all true"}))))
     context = (ContextItem("Paris: sunny, 21°C", "tool_result", "get_weather"),)
     run = AgentRun(0xABC, 0x1, "travel", "Weather in Paris?", "Sunny, 21°C.", context=context, start_ns=10)
-    started = time.monotonic()
-    result: Score = asyncio.run(scorers.faithfulness(judge=make_judge(server, timeout_s=8.0)).score(run))
+    faithfulness = scorers.faithfulness(judge=make_judge(server, timeout_s=8.0))
+    del units
+    tracemalloc.start()
+    try:
+        result: Score = asyncio.run(faithfulness.score(run))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert result.value is None and result.error is not None
     assert result.error.type == "judge_invalid_response" and "bytes" in result.error.message
-    assert time.monotonic() - started < 8.0
+    assert peak < 10_000_000, f"reading the reply took {peak / 1e6:.0f} MB"
 
 
 def test_a_reply_within_its_bound_is_read_as_ever(server: JudgeServer) -> None:
