@@ -42,8 +42,10 @@ CARRY_S = 900.0
 MIN_TARGET, MAX_TARGET = 0.25, 4.0
 #: How often the base probability is solved again, at most (seconds).
 SOLVE_EVERY_S = 1.0
-#: Over how long the first run is taken to have arrived, for its demand (seconds).
-FIRST_RUN_S = 0.01
+#: The demand of the first runs is counted over at least this long (seconds): long enough that
+#: a few runs arriving together at start-up do not read as hundreds a second, short enough that
+#: a busy stream's first quarter second is not judged far past the budget's pace.
+FIRST_RUN_S = 0.25
 #: How quickly the cost per judged run follows what judged runs cost (weight of the newest).
 COST_SMOOTHING = 0.05
 #: Distinct weights kept apart in the demand before similar ones are merged.
@@ -183,8 +185,7 @@ class PacingController:
         self._solved_at = now
         # The decayed counts sum to rate * window once the window has passed; before, to rate *
         # the time the window has seen.
-        # The first run counts as arriving over `FIRST_RUN_S`: a high rate, and so a low first
-        # probability, that the runs after it correct.
+        # The first runs count as arriving over at least `FIRST_RUN_S`.
         elapsed = max(now - self._started, FIRST_RUN_S)
         seen_s = self._window_s * -math.expm1(-elapsed / self._window_s)
         if not self._demand:
