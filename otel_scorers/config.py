@@ -31,20 +31,20 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
-from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
-from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
-from otel_scorers.sampling import DEFAULT_RATE, MAX_PER_MINUTE
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
+from otel_scorers.selection.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 
 #: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
 _UNCHECKED_MODEL = "openai/unchecked"

@@ -18,7 +18,7 @@ from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.sampling import threshold_for
+from otel_scorers.selection.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
