@@ -43,8 +43,8 @@ from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES, ConversationScorer
-from otel_scorers.scorers.judge import Judge, JudgeConfig, models
-from otel_scorers.scorers.judge.config import check_model
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
@@ -507,20 +507,11 @@ def _judge_errors(
             errors.append(ConfigError(f"{path}.args.model", str(exc)))
     judge = scorer.judge
     section = f"{path}.args.judge" if "judge" in entry.args else "judge"
-    if (
-        isinstance(judge, Judge)
-        and judge.config.cost_budget_usd_per_hour is not None
-        and judge.config.prices is None
-        and models.price(scorer.model) is None
-    ):
-        errors.append(
-            ConfigError(
-                f"{section}.cost_budget_usd_per_hour",
-                f"litellm has no price for {scorer.model}, so a cost budget could not count its calls: "
-                f"give {section}.prices (input_usd_per_million, output_usd_per_million), or cap the calls "
-                f"with {section}.max_calls_per_hour instead",
-            )
-        )
+    unpriced = (
+        unpriced_budget(judge.config, scorer.model, f"{section}.") if isinstance(judge, Judge) else None
+    )
+    if unpriced is not None:
+        errors.append(ConfigError(f"{section}.cost_budget_usd_per_hour", unpriced))
     if isinstance(judge, Judge) and judge.config.timeout_s >= entry.timeout_s:
         if "judge" in entry.args:
             where = f"{path}.args.judge.timeout_s"

@@ -2,8 +2,9 @@
 
 `admit(run)` decides whether the binding looks at a run (filter, then trace-id sampling, then
 the rate limit); a judge binding with a budget (`paced_sampling`) decides by the run's risk and
-the budget's pace instead of a fixed rate (`decide(run, checks)`, given the run's quick scores); `evaluate(run)` turns whatever the scorer returns, raises or fails to return in
-time into a `Score`. Never an exception: a failing scorer is an error result.
+the budget's pace instead of a fixed rate, through `paced_sampling.Decided`, the pacing
+decision's one home; `evaluate(run)` turns whatever the scorer returns, raises or fails to
+return in time into a `Score`. Never an exception: a failing scorer is an error result.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
@@ -24,7 +25,12 @@ from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.evaluator_version import evaluator_version
 from otel_scorers.scorers.judge.errors import redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
-from otel_scorers.selection.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
+from otel_scorers.selection.paced_sampling import (
+    Decided,
+    PacedSampler,
+    PacingPolicy,
+    parse_sampling,
+)
 from otel_scorers.selection.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 
 T = TypeVar("T")
@@ -72,30 +78,16 @@ class Binding:
         return self.lane == "judge"
 
     def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
-        """Whether the binding scores `run`. A paced binding counts the run in its demand but
-        sets no spend aside: the engine uses `decide`, and settles with the score."""
-        if self.paced is not None:
-            admission, decision = self.decide(run, checks)
-            if decision is not None:
-                self.paced.settle(decision, None)
-            return admission
-        # every quick check of every run comes here: no decision to make or settle
-        return self._screened(run) or self._limited()
+        """Whether the binding scores `run`. A paced binding's decision counts the run in its
+        demand and sets nothing aside: the engine admits through `Decided`, which settles it."""
+        if self.paced is None:  # every quick check of every run comes here: one call each
+            return self.screened(run) or self.limited()
+        decided: Decided[Binding] = Decided()
+        admission = decided.admit(self, run, checks)
+        decided.release()
+        return cast(Admission, admission)
 
-    def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
-        """`admit`, with the pacing's decision for a paced binding (None for the others): an
-        admitted run's decision is to be settled with its score (`paced.settle`)."""
-        screened = self._screened(run)
-        if screened is not None:
-            return screened, None
-        decision = None
-        if self.paced is not None:
-            decision = self.paced.decide(run, checks)
-            if not decision.included:
-                return "sampled_out", decision
-        return self._limited(), decision
-
-    def _screened(self, run: AgentRun) -> Admission | None:
+    def screened(self, run: AgentRun) -> Admission | None:
         """`filtered` or `sampled_out` when the filter or the trace-id rate turns `run` away."""
         if self.filter is not None:
             try:
@@ -107,7 +99,7 @@ class Binding:
             return "sampled_out"
         return None
 
-    def _limited(self) -> Admission:
+    def limited(self) -> Admission:
         """`rate_limited` when `max_per_minute` has no room, else `admitted` (the room taken)."""
         if self.limiter is not None and not self.limiter.try_acquire():
             return "rate_limited"

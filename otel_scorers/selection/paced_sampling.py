@@ -13,6 +13,11 @@ rate): processes with the same base and weights decide the same for the same tra
 probability goes on the judged score (`otel_scorers.sampling.probability`), so that estimates
 can weight each result by its inverse. What one signal, or one tenant (`share_key`), can take of
 the budget through its weights is capped (`risk_caps.py`).
+
+`Decided` is the one home of the pacing decision, wherever a run is admitted (the pipeline's
+judge lane, `score_run`, `Binding.admit`): it admits a run per binding, takes each paced
+binding's decision, and settles every decision it took exactly once, with the binding's score
+(its probability stamped on it, its cost given to the pacing) or without it (given back).
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import path_getter
@@ -172,3 +177,87 @@ class PacedSampler:
             )
             return None
         return usage.cost_usd
+
+
+class Screens(Protocol):
+    """What admitting a run needs of a binding (`Binding`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def paced(self) -> PacedSampler | None: ...
+
+    def screened(self, run: AgentRun) -> str | None: ...
+
+    def limited(self) -> str: ...
+
+
+B = TypeVar("B", bound=Screens)
+
+
+class Decided(Generic[B]):
+    """One run's admission by bindings, with the pacing decisions of the paced ones: `bindings`
+    are those that admitted it. Every decision held is settled once: `settle` with the scores,
+    or `release` when the run is not scored after all (the judge lane is full, it failed)."""
+
+    def __init__(self) -> None:
+        self.bindings: list[B] = []
+        self._open: dict[str, tuple[PacedSampler, Decision]] = {}
+
+    @classmethod
+    def of(
+        cls,
+        bindings: Sequence[B],
+        run: AgentRun,
+        not_admitted: Callable[[str, str], None] | None = None,
+        checks: Sequence[Score] = (),
+    ) -> Decided[B]:
+        """Admit `run` per binding (`checks`: its quick scores, the risk signals of paced
+        bindings); `not_admitted(binding, why)` hears the rest."""
+        decided: Decided[B] = cls()
+        for binding in bindings:
+            admission = decided.admit(binding, run, checks)
+            if admission == "admitted":
+                decided.bindings.append(binding)
+            elif not_admitted is not None:
+                not_admitted(binding.name, admission)
+        return decided
+
+    def admit(self, binding: B, run: AgentRun, checks: Sequence[Score] = ()) -> str:
+        """The filter, then the trace-id rate or the pacing's decision, then the rate limit. An
+        admitted paced run's decision is held (its expected cost set aside) until settled."""
+        screened = binding.screened(run)
+        if screened is not None:
+            return screened
+        paced = binding.paced
+        if paced is None:
+            return binding.limited()
+        decision = paced.decide(run, checks)
+        if not decision.included:
+            return "sampled_out"
+        admission = binding.limited()
+        if admission == "admitted":
+            self._open[binding.name] = (paced, decision)
+        else:
+            paced.settle(decision, None)
+        return admission
+
+    def settle(self, scores: list[Score]) -> list[Score]:
+        """`scores`, each paced binding's with its inclusion probability, its cost given to its
+        pacing; the decisions no score came back for are given back."""
+        if self._open:
+            for index, score in enumerate(scores):
+                found = self._open.pop(score.scorer, None)
+                if found is not None:
+                    sampler, decision = found
+                    sampler.settle(decision, score)
+                    scores[index] = replace(score, sampling_probability=decision.probability)
+        self.release()
+        return scores
+
+    def release(self) -> None:
+        """The run is not scored after all: what its decisions set aside is given back."""
+        for sampler, decision in self._open.values():
+            sampler.settle(decision, None)
+        self._open.clear()

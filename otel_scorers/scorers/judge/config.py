@@ -7,7 +7,15 @@ import os
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.errors import remember_secret
@@ -70,8 +78,8 @@ class JudgeConfig(BaseModel):
     attempt_timeout_s: float | None = Field(None, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(8, ge=1)
+    prices: Prices | None = None  # before the budget, whose check reads it
     cost_budget_usd_per_hour: float | None = Field(None, gt=0)
-    prices: Prices | None = None
     max_calls_per_hour: int | None = Field(None, ge=1)
     max_prompt_tokens: int = Field(16_000, ge=1_000)
     cache_size: int = Field(1024, ge=0)
@@ -86,6 +94,16 @@ class JudgeConfig(BaseModel):
         if model is not None:
             check_model(model)
         return model
+
+    @field_validator("cost_budget_usd_per_hour")
+    @classmethod
+    def _priced(cls, budget: float | None, info: ValidationInfo) -> float | None:
+        model = info.data.get("model")
+        if budget is not None and isinstance(model, str):
+            problem = unpriced_budget_problem(model, info.data.get("prices"), "")
+            if problem is not None:
+                raise ValueError(problem)
+        return budget
 
     @field_validator("api_base")
     @classmethod
@@ -128,6 +146,25 @@ def check_model(model: str) -> None:
         logger.warning("otel_scorers: judge model %r: %s", model, problem)
         return
     raise ValueError(problem)
+
+
+def unpriced_budget(config: JudgeConfig, model: str, section: str = "") -> str | None:
+    """Why `config`'s cost budget cannot hold for `model`, or None: litellm has no price for it
+    and the config gives none, so the budget could not count a single call (every call would go
+    through). The one rule, for `JudgeConfig(...)`, a scorer's own model and the config file."""
+    if config.cost_budget_usd_per_hour is None:
+        return None
+    return unpriced_budget_problem(model, config.prices, section)
+
+
+def unpriced_budget_problem(model: str, prices: Prices | None, section: str) -> str | None:
+    if prices is not None or models.price(model) is not None:
+        return None
+    return (
+        f"litellm has no price for {model}, so a cost budget could not count its calls: give "
+        f"{section}prices (input_usd_per_million, output_usd_per_million), or cap the calls with "
+        f"{section}max_calls_per_hour instead"
+    )
 
 
 def _message(error: Any) -> str:
