@@ -44,6 +44,7 @@ from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
+from otel_scorers.scorers.judge.masking import RedactConfig, Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 
 #: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
@@ -74,6 +75,8 @@ class ScorerConfig(BaseModel):
     max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
+    #: Judge scorers: private text masked before the judge sees it, over the judge's `redact:`.
+    redact: RedactConfig | None = None
     # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
     needs: (
         list[
@@ -408,6 +411,15 @@ def _binding_errors(
                 scorer = requiring(scorer, entry.needs)
         if isinstance(scorer, UsesJudge):
             errors.extend(_judge_errors(entry, scorer, path, judge_config is not None))
+        if entry.redact is not None and scorer is not None:
+            if isinstance(scorer, Redacting):
+                scorer = scorer.with_redaction(entry.redact)
+            else:
+                errors.append(
+                    ConfigError(
+                        f"{path}.redact", f"only judge scorers send text to a judge; {entry.type} does not"
+                    )
+                )
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
         if name in seen:
