@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
+from otel_scorers.agreement import Agreement
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
@@ -186,6 +187,18 @@ class SidecarConfig(BaseModel):
         return self
 
 
+class LabelsConfig(BaseModel):
+    """People's labels joined with the scores of the same runs (`otel_scorers.agreement`): how
+    long either side waits for the other, and how many of each may wait."""
+
+    model_config = _STRICT
+    wait_s: float = Field(3600.0, gt=0)
+    max_pending: int = Field(100_000, ge=1)
+
+    def agreement(self) -> Agreement:
+        return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)
+
+
 class Config(BaseModel):
     """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
@@ -196,6 +209,8 @@ class Config(BaseModel):
     judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
     #: Conversation scorers and the stage that holds conversations until they end.
     conversations: ConversationsConfig | None = None
+    #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
+    labels: LabelsConfig | None = None
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)

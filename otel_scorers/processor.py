@@ -25,11 +25,15 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers import environment
+from otel_scorers.agreement import Agreement, Label
+from otel_scorers.agreement_metrics import observe_agreement
 from otel_scorers.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.binding import Binding, as_binding
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import standard_emission
+from otel_scorers.emission.agreement_output import AgreementOutput
 from otel_scorers.emission.attributes import score_attributes
+from otel_scorers.emission.outputs import Emission
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.hold_queue import HoldQueue
 from otel_scorers.metrics import PipelineMetrics
@@ -130,6 +134,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
         console: bool | TextIO = False,
         conversations: ConversationSettings | None = None,
+        labels: Agreement | bool = False,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -137,7 +142,9 @@ class ScoringSpanProcessor(SpanProcessor):
         `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, the cheaper path to the
         same telemetry, else through the providers. Metrics always go through `meter_provider`.
         `console=True` also prints one line per score on standard output (or on the given
-        stream), from the scoring thread."""
+        stream), from the scoring thread. `labels=True` (or an `Agreement` with its own wait and
+        bounds) joins the labels people give (`add_labels`) with the scores of the same runs:
+        the judge's agreement with them goes out as metrics (`otel_scorers.agreement.*`)."""
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
         hold_timeout_s = float(environment.resolve("hold_timeout_s", hold_timeout_s))
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
@@ -161,6 +168,13 @@ class ScoringSpanProcessor(SpanProcessor):
             export=self._export,
             console=console,
         )
+        #: The judge's agreement with people, when labels are taken (`add_labels`).
+        self.agreement: Agreement | None = (
+            labels if isinstance(labels, Agreement) else Agreement() if labels else None
+        )
+        if self.agreement is not None:
+            emission = Emission([*emission.outputs, AgreementOutput(self.agreement)])
+            observe_agreement(self.metrics.meter, self.agreement)
         # Conversation scorers sample by conversation, which a trace's id does not tell.
         self.conversations = (
             Conversations(conversations, self.metrics, tracer_provider, logger_provider)
@@ -214,7 +228,16 @@ class ScoringSpanProcessor(SpanProcessor):
         options.update(kwargs)
         if config.conversations is not None:
             options.setdefault("conversations", config.conversations.settings(config.judge))
+        if config.labels is not None:
+            options.setdefault("labels", config.labels.agreement())
         return cls(config.bindings(), **options)
+
+    def add_labels(self, labels: Sequence[Label]) -> None:
+        """People's verdicts on runs, joined with the scores of the same runs and scorers (any
+        thread; not on a span's hot path). A `ValueError` when labels were not asked for."""
+        if self.agreement is None:
+            raise ValueError("this processor takes no labels: build it with labels=True (config: labels: {})")
+        self.agreement.add_labels(labels)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
@@ -286,6 +309,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self.engine.shutdown(timeout_s)
         if self.conversations is not None:
             self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
+        if self.agreement is not None:  # the labels still waiting will find no score now
+            self.agreement.close()
         if self._export is not None:
             self._export.shutdown()
         if self._held is not None:

@@ -14,6 +14,8 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
+from otel_scorers.agreement import Agreement
+from otel_scorers.agreement_metrics import observe_agreement
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
@@ -28,6 +30,7 @@ from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
 from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, scoring_conversations, sidecar_engine
+from otel_scorers.sidecar.run_scores import scores_of_runs
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import (
     Telemetry,
@@ -69,7 +72,12 @@ class Sidecar:
                 keep=True,
                 send=False,
             )
-            logs = ConversationIntake(self.conversations)
+        #: People's labels (`/v1/logs`), joined with the scores of the same runs.
+        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:
+            observe_agreement(self.metrics.meter, self.agreement)
+        if self.conversations is not None or self.agreement is not None:
+            logs = ConversationIntake(self.conversations, self.agreement)
         self.scoring: Scoring
         if settings.scoring_process and telemetry is None:
             self.scoring = ProcessScoring(
@@ -253,6 +261,8 @@ class Sidecar:
         self._release(trace, results)
 
     def _release(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
+        if self.agreement is not None and results:
+            self.agreement.observe(scores_of_runs(results))
         held = self.held
         if held is not None:
             for key, attributes in results or ():
