@@ -338,6 +338,8 @@ class Agreement:
         self.unpaired: dict[str, int] = {}
         self.expired: dict[tuple[str, str], int] = {}  # (side, scorer) -> count
         self.labels_received: dict[str, int] = {}
+        #: Label records that were not valid labels (no scorer to count them by).
+        self.labels_rejected = 0
         self._changes = 0  # what the last snapshot was made at: the metrics read it several times
         self._snapshot: tuple[int, dict[tuple[str, str], dict[str, Any]]] = (-1, {})
         self.join = LabelJoin(self._pair, self._expired, wait_s=wait_s, max_pending=max_pending, clock=clock)
@@ -370,6 +372,11 @@ class Agreement:
             for label in kept:
                 self.labels_received[label.scorer] = self.labels_received.get(label.scorer, 0) + 1
         self.join.add_labels(kept)
+
+    def reject(self, count: int) -> None:
+        """Label records that could not be read as labels (said where they arrived)."""
+        with self._lock:
+            self.labels_rejected += count
 
     def close(self) -> None:
         self.join.close()

@@ -15,6 +15,7 @@ reader collects:
   point, low or high): the judge-only estimate and the one corrected by the labels (`ppi.py`);
 - `otel_scorers.labels.received` and `otel_scorers.labels.unpaired` (counters, by scorer): the
   labels taken in, and those no judge score of the same run came for within the wait;
+- `otel_scorers.labels.rejected` (counter): label records that were not valid labels;
 - `otel_scorers.agreement.expired` (counter, by scorer and `otel_scorers.agreement.side` = label
   or score): what waited in vain or made room (scores expire unlabelled all the time).
 """
@@ -153,6 +154,12 @@ def observe_agreement(meter: Meter, agreement: Agreement) -> None:
         [counts(lambda: dict(agreement.unpaired), (EVALUATION_NAME,))],
         "{label}",
         "Human labels for which no judge score of the same run came within the wait.",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.rejected",
+        [lambda _options: [Observation(agreement.labels_rejected)] if agreement.labels_rejected else []],
+        "{record}",
+        "Label records that were not valid labels (each reported to its sender).",
     )
     meter.create_observable_counter(
         "otel_scorers.agreement.expired",

@@ -408,3 +408,46 @@ def test_calibrate_gives_the_same_figures_from_files(
     assert code == 1  # kappa 0.625 is below the 0.7 asked for
     assert b"kappa 0.625 below 0.7" in junit.read_bytes()
     assert server.calls == RUNS  # only toxicity, which the labels name, judged
+
+
+def test_a_bad_label_record_is_refused_by_name_and_counted(server: JudgeServer) -> None:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
+
+    request = ExportLogsServiceRequest.FromString(
+        label_request([Label("toxicity", 1, 2, label="pass"), Label("toxicity", 3, 4, value=1.0)])
+    )
+    for attribute in request.resource_logs[0].scope_logs[0].log_records[1].attributes:
+        if attribute.key == "gen_ai.evaluation.score.value":
+            attribute.value.string_value = "high"
+    document = sidecar_document("127.0.0.1:1", [{"type": "no_tool_errors"}], scoring_process=False)
+    document["sidecar"]["export"] = {"enabled": False}
+    document["labels"] = {}
+    with RunningSidecar(document) as sidecar:
+        posted = urllib.request.Request(
+            f"{sidecar.http_url}/v1/logs",
+            request.SerializeToString(),
+            {"Content-Type": "application/x-protobuf"},
+        )
+        with urllib.request.urlopen(posted, timeout=10) as response:
+            answer = ExportLogsServiceResponse.FromString(response.read())
+        assert answer.partial_success.rejected_log_records == 1
+        assert "gen_ai.evaluation.score.value must be a number" in answer.partial_success.error_message
+        agreement = sidecar.service.agreement
+        assert agreement is not None
+        assert agreement.labels_received == {"toxicity": 1} and agreement.labels_rejected == 1
+
+
+def test_a_bad_labels_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels_file = tmp_path / "labels.jsonl"
+    labels_file.write_text(
+        '{"scorer": "toxicity", "conversation_id": "c1", "label": "pass"}\n{"scorer": "toxicity", "trace_id": "xyz", "span_id": "00", "label": "pass"}\n'
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"scorers": [{"type": "no_tool_errors"}]}))
+    traces = tmp_path / "traces.json"
+    traces.write_text("{}")
+    assert main(["calibrate", "-c", str(config), "--labels", str(labels_file), str(traces)]) == 2
+    assert f"{labels_file}:2: not a label: trace_id must be 32 hex digits" in capsys.readouterr().err

@@ -58,6 +58,7 @@ class ConversationIntake:
             if labels:
                 self.labels.add_labels(labels)
             if rejected:
+                self.labels.reject(rejected)
                 throttled.warning("label_rejected", "otel_scorers: label records rejected: %s", problem)
                 response.partial_success.rejected_log_records += rejected
                 response.partial_success.error_message = response.partial_success.error_message or problem
