@@ -451,3 +451,41 @@ def test_a_bad_labels_file_names_its_line(tmp_path: Path, capsys: pytest.Capture
     traces.write_text("{}")
     assert main(["calibrate", "-c", str(config), "--labels", str(labels_file), str(traces)]) == 2
     assert f"{labels_file}:2: not a label: trace_id must be 32 hex digits" in capsys.readouterr().err
+
+
+def test_the_sidecars_scoring_process_hands_back_each_scores_inclusion_probability() -> None:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from .sidecar_harness import send_grpc
+
+    spans = agent_traffic()
+    says = {
+        "type": "includes",
+        "name": "says-answer",
+        "args": {"expected": "answer"},
+        "sampling": {"rate": 0.5},
+    }
+    document = sidecar_document("127.0.0.1:1", [says], scoring_process=True)
+    document["sidecar"]["export"] = {"enabled": False}
+    document["labels"] = {}
+    labels = [
+        Label("says-answer", label.trace_id, label.span_id, label="pass", reviewer="ana")
+        for label in run_labels(spans)
+    ]
+    with RunningSidecar(document) as sidecar:
+        send_grpc(sidecar.grpc_endpoint, encode_spans(spans).SerializeToString())
+        agreement = sidecar.service.agreement
+        assert agreement is not None
+        service = sidecar.service
+
+        def all_scored() -> bool:  # every trace buffered, scored and released
+            return bool(service.assembler.buffered_traces == 0 and service._in_flight == 0)
+
+        wait_for(lambda: ("says-answer", "") in agreement.judged_passes)
+        wait_for(lambda: sidecar.call(all_scored))
+        sidecar.call(lambda: agreement.add_labels(labels))
+        judged = agreement.judged_passes[("says-answer", "")].sums
+        assert 0 < judged.count < RUNS  # about half the runs, each weighted by 1/0.5
+        assert judged.weight == 2 * judged.count
+        figures = agreement.snapshot()[("says-answer", "")]
+        assert figures["pairs"] == judged.count and figures["agreement"] == 1.0

@@ -20,15 +20,17 @@ from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun
+from otel_scorers.model import AgentRun, Score
 from otel_scorers.run_builder import build_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
 
-#: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes.
-RunScores = tuple[bytes, dict[str, Any]]
+#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, and for
+#: each score with an evaluator version or an inclusion probability below 1, (scorer, version,
+#: probability): what the agreement join in the receiving process weights and keys scores by.
+RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...]]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
 Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
@@ -103,7 +105,20 @@ def sidecar_engine(
 
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
-    return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
+    return [
+        (span_key(run.trace_id, run.span_id), score_attributes(scores), score_facts(scores))
+        for run, scores in results
+    ]
+
+
+def score_facts(scores: Sequence[Score]) -> tuple[tuple[str, str, float], ...]:
+    facts = []
+    for score in scores:
+        version = getattr(score, "evaluator_version", None) or ""
+        probability = score.sampling_probability
+        if version or (probability is not None and probability < 1.0):
+            facts.append((score.scorer, version, probability if probability is not None else 1.0))
+    return tuple(facts)
 
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:

@@ -1,8 +1,6 @@
-"""The scores the scoring side hands back for each run (its score attributes), read again as the
-agreement join's judge side: the receiving process is where people's labels arrive, whichever
-scoring process scored the run. What those attributes carry is a run's values and labels, not
-its evaluator version or inclusion probability: here every score counts as version "" and as
-scored with certainty (docs/agreement.md)."""
+"""The scores the scoring side hands back for each run (its score attributes, and each score's
+evaluator version and inclusion probability), read again as the agreement join's judge side: the
+receiving process is where people's labels arrive, whichever scoring process scored the run."""
 
 from __future__ import annotations
 
@@ -15,7 +13,8 @@ from otel_scorers.sidecar.jobs import RunScores
 
 def scores_of_runs(results: Sequence[RunScores]) -> list[JudgeScore]:
     scores: list[JudgeScore] = []
-    for key, attributes in results:
+    for key, attributes, facts in results:
+        known = {scorer: (version, probability) for scorer, version, probability in facts}
         trace_id = int.from_bytes(key[:16], "big")
         span_id = int.from_bytes(key[16:24], "big")
         values: dict[str, float] = {}
@@ -26,5 +25,10 @@ def scores_of_runs(results: Sequence[RunScores]) -> list[JudgeScore]:
             elif name.startswith(LABEL_ATTRIBUTE_PREFIX):
                 labels[name[len(LABEL_ATTRIBUTE_PREFIX) :]] = str(value)
         for scorer in {*values, *labels}:
-            scores.append(JudgeScore(scorer, trace_id, span_id, values.get(scorer), labels.get(scorer)))
+            version, probability = known.get(scorer, ("", 1.0))
+            scores.append(
+                JudgeScore(
+                    scorer, trace_id, span_id, values.get(scorer), labels.get(scorer), version, probability
+                )
+            )
     return scores
