@@ -31,6 +31,10 @@ from otel_scorers.ppi import PpiSums, estimates
 MAX_VALUE_PAIRS = 10_000
 DEFAULT_WAIT_S = 3600.0
 DEFAULT_MAX_PENDING = 100_000
+#: Most scorer names counted apart in the label counts: a label names any scorer it likes, and
+#: past this the rest are counted together under `OTHER_SCORERS`, as a metric's cardinality limit does.
+MAX_SCORER_NAMES = 1000
+OTHER_SCORERS = "(other)"
 #: The label whose rate is estimated (a binary check's and a thresholded scorer's "reached").
 PASS = "pass"
 
@@ -370,7 +374,8 @@ class Agreement:
         kept = list(labels)
         with self._lock:
             for label in kept:
-                self.labels_received[label.scorer] = self.labels_received.get(label.scorer, 0) + 1
+                name = _bounded(self.labels_received, label.scorer)
+                self.labels_received[name] = self.labels_received.get(name, 0) + 1
         self.join.add_labels(kept)
 
     def reject(self, count: int) -> None:
@@ -414,6 +419,11 @@ class Agreement:
     def _expired(self, side: str, scorer: str) -> None:
         with self._lock:
             self._changes += 1
+            scorer = _bounded(self.unpaired, scorer)
             self.expired[(side, scorer)] = self.expired.get((side, scorer), 0) + 1
             if side == "label":
                 self.unpaired[scorer] = self.unpaired.get(scorer, 0) + 1
+
+
+def _bounded(counts: Mapping[str, int], scorer: str) -> str:
+    return scorer if scorer in counts or len(counts) < MAX_SCORER_NAMES else OTHER_SCORERS

@@ -489,3 +489,15 @@ def test_the_sidecars_scoring_process_hands_back_each_scores_inclusion_probabili
         assert judged.weight == 2 * judged.count
         figures = agreement.snapshot()[("says-answer", "")]
         assert figures["pairs"] == judged.count and figures["agreement"] == 1.0
+
+
+def test_labels_naming_any_number_of_scorers_keep_the_counts_bounded() -> None:
+    from otel_scorers.agreement import MAX_SCORER_NAMES, OTHER_SCORERS
+
+    agreement = Agreement(wait_s=1e-9)
+    agreement.add_labels(Label(f"made-up-{n}", n + 1, 1, label="pass") for n in range(MAX_SCORER_NAMES + 50))
+    agreement.join.expire()
+    assert len(agreement.labels_received) == MAX_SCORER_NAMES + 1
+    assert agreement.labels_received[OTHER_SCORERS] == 50
+    assert len(agreement.unpaired) <= MAX_SCORER_NAMES + 1
+    assert sum(agreement.unpaired.values()) == MAX_SCORER_NAMES + 50  # every one counted
