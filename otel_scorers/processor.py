@@ -177,7 +177,13 @@ class ScoringSpanProcessor(SpanProcessor):
             observe_agreement(self.metrics.meter, self.agreement)
         # Conversation scorers sample by conversation, which a trace's id does not tell.
         self.conversations = (
-            Conversations(conversations, self.metrics, tracer_provider, logger_provider)
+            Conversations(
+                conversations,
+                self.metrics,
+                tracer_provider,
+                logger_provider,
+                on_scores=AgreementOutput(self.agreement).emit if self.agreement is not None else None,
+            )
             if conversations is not None
             else None
         )

@@ -501,3 +501,35 @@ def test_labels_naming_any_number_of_scorers_keep_the_counts_bounded() -> None:
     assert agreement.labels_received[OTHER_SCORERS] == 50
     assert len(agreement.unpaired) <= MAX_SCORER_NAMES + 1
     assert sum(agreement.unpaired.values()) == MAX_SCORER_NAMES + 50  # every one counted
+
+
+def test_a_conversation_scorers_score_pairs_with_a_label_of_its_conversation(telemetry: Telemetry) -> None:
+    from otel_scorers.conversations.pipeline import ConversationSettings
+    from otel_scorers.conversations.scoring import bind_conversation
+    from otel_scorers.conversations.stage import StageLimits
+    from otel_scorers.scorers.conversation import turns
+
+    clock = Clock()
+    settings = ConversationSettings(
+        bindings=(bind_conversation(turns()),),
+        limits=StageLimits(idle_timeout_s=60),
+        clock=clock,
+        tick_s=3600,
+    )
+    processor = ScoringSpanProcessor([], conversations=settings, labels=True, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    for conversation, count in (("c-1", 3), ("c-2", 2)):
+        for n in range(count):
+            conversation_turn(tracer, conversation, f"question {n}")
+    processor.add_labels(
+        [Label("turns", conversation_id="c-1", value=3.0), Label("turns", conversation_id="c-2", value=4.0)]
+    )
+    processor.force_flush()
+    clock.now = 120  # both idle long enough: scored once each
+    processor.force_flush()
+    assert processor.agreement is not None
+    figures = processor.agreement.snapshot()[("turns", "")]
+    assert figures["pairs"] == 2 and figures["value_pairs"] == 2
+    assert figures["mean_absolute_difference"] == 1.0  # |3 - 3| and |2 - 4|, halved
+    processor.shutdown()

@@ -11,7 +11,7 @@ be a new series.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opentelemetry import trace
@@ -77,9 +77,12 @@ class ConversationEmitter:
         metrics: PipelineMetrics,
         tracer_provider: TracerProviderApi | None = None,
         logger_provider: LoggerProvider | None = None,
+        on_scores: Callable[[AgentRun, Sequence[Score]], None] | None = None,
     ) -> None:
         self._spans = SdkOutput(tracer_provider, logger_provider)
         self._metrics = MetricsOutput(metrics)
+        #: Also given each conversation's scores, as those of its last run (the agreement join).
+        self._on_scores = on_scores
 
     def emit(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         if not scores:
@@ -93,6 +96,17 @@ class ConversationEmitter:
                 tracer, logger, context, score, conversation_attributes(conversation, score), now, links
             )
         self._metrics.emit(_last_run(conversation), scores)
+        if self._on_scores is not None:
+            last = conversation.last
+            run = AgentRun(
+                last.trace_id,
+                last.span_id,
+                conversation.agent_name,
+                None,
+                None,
+                conversation_id=conversation.id,
+            )
+            self._on_scores(run, scores)
 
 
 def _last_run(conversation: Conversation) -> AgentRun:

@@ -9,7 +9,7 @@ the sidecar that the Collector routes the conversation to.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,7 @@ from otel_scorers.conversations.stage import (
 from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun
+from otel_scorers.model import AgentRun, Score
 from otel_scorers.runner import FLUSH_TIMEOUT_S
 from otel_scorers.throttled_log import throttled
 
@@ -69,6 +69,7 @@ class Conversations:
         *,
         keep: bool | None = None,
         send: bool | None = None,
+        on_scores: Callable[[AgentRun, Sequence[Score]], None] | None = None,
     ) -> None:
         self.settings = settings
         self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)
@@ -81,7 +82,7 @@ class Conversations:
             self.lane = ConversationLane(
                 stage,
                 settings.bindings,
-                ConversationEmitter(metrics, tracer_provider, logger_provider),
+                ConversationEmitter(metrics, tracer_provider, logger_provider, on_scores),
                 self.counts,
                 tick_s=settings.tick_s,
                 at_shutdown=settings.at_shutdown,

@@ -18,6 +18,7 @@ from otel_scorers.agreement import Agreement
 from otel_scorers.agreement_metrics import observe_agreement
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
+from otel_scorers.emission.agreement_output import AgreementOutput
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sampling import threshold_for
@@ -61,6 +62,10 @@ class Sidecar:
             config.conversations.settings(config.judge) if config.conversations is not None else None
         )
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
+        #: People's labels (`/v1/logs`), joined with the scores of the same runs.
+        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:
+            observe_agreement(self.metrics.meter, self.agreement)
         self.conversations: Conversations | None = None
         logs: ConversationIntake | None = None
         if conversations is not None and conversations.turn_records and conversations.bindings:
@@ -71,11 +76,8 @@ class Sidecar:
                 self.telemetry.logger_provider,
                 keep=True,
                 send=False,
+                on_scores=AgreementOutput(self.agreement).emit if self.agreement is not None else None,
             )
-        #: People's labels (`/v1/logs`), joined with the scores of the same runs.
-        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
-        if self.agreement is not None:
-            observe_agreement(self.metrics.meter, self.agreement)
         if self.conversations is not None or self.agreement is not None:
             logs = ConversationIntake(self.conversations, self.agreement)
         self.scoring: Scoring
