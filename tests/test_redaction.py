@@ -47,6 +47,7 @@ def masked(text: str, **config: Any) -> str:
         ("card", "4111 1111 1111 1111", "card 4111 1111 1111 1111 expires"),
         ("card", "5500-0055-5555-5559", "5500-0055-5555-5559"),
         ("card", "378282246310005", "amex 378282246310005"),
+        ("card", "4111 1111 1111 1111", "order 12 4111 1111 1111 1111 shipped"),  # after another number
         ("iban", "GB82 WEST 1234 5698 7654 32", "to GB82 WEST 1234 5698 7654 32 please"),
         ("iban", "DE89370400440532013000", "IBAN DE89370400440532013000"),
         ("ip", "192.168.1.20", "host 192.168.1.20 down"),
@@ -101,6 +102,11 @@ def test_lookalikes_are_left_alone(text: str) -> None:
     masker = Masker(RedactConfig())
     assert masker.mask(text) == text
     assert masker.counts == {}
+
+
+def test_numbers_side_by_side_are_each_found() -> None:
+    text = "12 555-123-4567 555-987-6543 555-111-2222; 4111111111111111 5500005555555559"
+    assert masked(text) == "12 [PHONE_1] [PHONE_2] [PHONE_3]; [CARD_1] [CARD_2]"
 
 
 def test_the_checksums_against_published_examples() -> None:

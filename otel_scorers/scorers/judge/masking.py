@@ -8,7 +8,8 @@ judge can still tell "the same" from "different". What each kind finds:
 - `email`: `local@domain.tld`.
 - `phone`: an international number (`+` and 8 to 15 digits, spaces, dots, dashes or brackets
   between them) or a North American one (`(555) 123-4567`, `555-123-4567`, `555.123.4567`).
-- `card`: 13 to 19 digits, alone or grouped by spaces or dashes, that pass the Luhn check.
+- `card`: 13 to 19 digits that pass the Luhn check, together or in groups of 4 to 6 split by
+  single spaces or dashes.
 - `iban`: two letters, two check digits and 11 to 30 letters or digits (spaces allowed every
   four) whose ISO 13616 checksum (mod 97) holds.
 - `ip`: an IPv4 or IPv6 address that `ipaddress` accepts; an IPv4-looking number right after
@@ -181,14 +182,16 @@ def _checked(
 _DOMAIN = regex.compile(r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
 # Candidates by a character class the scan jumps along, the numbers then found within each.
-_PHONE_CANDIDATE = re.compile(r"[+(0-9][0-9 .\-()]{8,24}[0-9]")
+_PHONE_CANDIDATE = re.compile(r"[+(0-9][0-9 .\-()]{8,}[0-9]")
 _PHONE = regex.compile(
     r"\+\d(?:[ .\-()]{0,2}\d){7,14}"  # international
     r"|\(\d{3}\)[ .\-]?\d{3}[ .\-]\d{4}|\d{3}[.\-]\d{3}[.\-]\d{4}"  # North American
 )
 _PHONE_WITHIN = regex.compile(rf"(?<![\w+])(?:{_PHONE.pattern})(?![\w])")
-# A run of digits, spaces and dashes (a character class the scan jumps along), then checked.
-_CARD = re.compile(r"[0-9][0-9 \-]{11,40}[0-9]")
+# A run of digits, spaces and dashes (a character class the scan jumps along), then the numbers
+# within it checked: a card may follow or precede another number in the same run.
+_CARD = re.compile(r"(?<![0-9])(?<![0-9][ \-])[0-9][0-9 \-]{11,}[0-9]")  # where a run starts only
+_DIGITS = re.compile(r"[0-9]+")
 _IBAN = regex.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _IPV4 = regex.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = regex.compile(
@@ -247,30 +250,59 @@ def iban_valid(text: str) -> bool:
     return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
 
 
-def _card(match: regex.Match[str], text: str) -> bool:
-    found = match.group(0)
-    if "  " in found or "--" in found:
-        return False
-    start, end = match.span()
-    if (start and (text[start - 1].isalnum() or text[start - 1] in "-_")) or (
-        end < len(text) and (text[end].isalnum() or text[end] in "-_")
-    ):
-        return False
-    digits = found.replace(" ", "").replace("-", "")
-    return 13 <= len(digits) <= 19 and luhn_valid(digits)
+def _cards(text: str, replace: Replace) -> str:
+    """In each run of digit groups, the longest runs of consecutive groups (one space or dash
+    between them, 4 to 6 digits each, as cards are printed) or single groups, of 13 to 19 digits
+    that pass the Luhn check, from the left."""
+    parts: list[str] = []
+    done = 0
+    for run in _CARD.finditer(text):
+        groups = [(found.start(), found.end()) for found in _DIGITS.finditer(text, run.start(), run.end())]
+        first = 0
+        while first < len(groups):
+            start = groups[first][0]
+            if first == 0 and start and (text[start - 1].isalnum() or text[start - 1] in "-_"):
+                first += 1
+                continue
+            matched = None
+            for last in range(len(groups) - 1, first - 1, -1):
+                end = groups[last][1]
+                if last > first and groups[last][0] - groups[last - 1][1] != 1:
+                    continue  # two separators in a row: not one number
+                if any(groups[k + 1][0] - groups[k][1] != 1 for k in range(first, last)):
+                    continue
+                if last > first and any(not 4 <= b - a <= 6 for a, b in groups[first : last + 1]):
+                    continue  # printed cards group their digits by 4 to 6
+                if end < len(text) and (text[end].isalnum() or text[end] in "_") and last == len(groups) - 1:
+                    continue
+                digits = "".join(text[a:b] for a, b in groups[first : last + 1])
+                if 13 <= len(digits) <= 19 and luhn_valid(digits):
+                    matched = last
+                    break
+            if matched is None:
+                first += 1
+                continue
+            parts.append(text[done:start])
+            parts.append(replace("card", text[start : groups[matched][1]]))
+            done = groups[matched][1]
+            first = matched + 1
+    return "".join(parts) + text[done:] if parts else text
 
 
 def _phones(text: str, replace: Replace) -> str:
-    def one(match: re.Match[str]) -> str:
-        start, end = match.span()
-        if (start and (text[start - 1].isalnum() or text[start - 1] in "+_")) or (
-            end < len(text) and (text[end].isalnum() or text[end] == "_")
-        ):
-            return match.group(0)
-        # several numbers in one run of digits and spaces: each found within it
-        return _PHONE_WITHIN.sub(lambda found: replace("phone", found.group(0)), match.group(0))
-
-    return _PHONE_CANDIDATE.sub(one, text)
+    """The numbers within each run of digits, spaces and separators: searched in the whole text
+    (`pos`, `endpos`), so that what comes before and after a number still decides."""
+    parts: list[str] = []
+    done = 0
+    for candidate in _PHONE_CANDIDATE.finditer(text):
+        for found in _PHONE_WITHIN.finditer(text, candidate.start(), candidate.end()):
+            end = found.end()
+            if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                continue
+            parts.append(text[done : found.start()])
+            parts.append(replace("phone", found.group(0)))
+            done = end
+    return "".join(parts) + text[done:] if parts else text
 
 
 def _ipv4(match: regex.Match[str], text: str) -> bool:
@@ -341,7 +373,7 @@ _DETECTORS: Mapping[str, Detector] = {
     "credential": _credentials,
     "email": _emails,
     "iban": _checked("iban", _IBAN, lambda match, _text: iban_valid(match.group(0))),
-    "card": _checked("card", _CARD, _card),
+    "card": _cards,
     "ip": _ip,
     "phone": _phones,
 }
