@@ -30,7 +30,9 @@ from otel_scorers.ppi import PpiSums, estimates
 #: Value pairs kept per scorer and version for the rank correlation (the other figures are sums).
 MAX_VALUE_PAIRS = 10_000
 DEFAULT_WAIT_S = 3600.0
-DEFAULT_MAX_PENDING = 100_000
+#: Waiting entries of each side (a score waits under its run, and under its conversation too):
+#: about 320 bytes each, so some 6 MB at most for the scores by default.
+DEFAULT_MAX_PENDING = 20_000
 #: Most scorer names counted apart in the label counts: a label names any scorer it likes, and
 #: past this the rest are counted together under `OTHER_SCORERS`, as a metric's cardinality limit does.
 MAX_SCORER_NAMES = 1000

@@ -31,7 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
-from otel_scorers.agreement import Agreement
+from otel_scorers.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
 from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
@@ -192,8 +192,8 @@ class LabelsConfig(BaseModel):
     long either side waits for the other, and how many of each may wait."""
 
     model_config = _STRICT
-    wait_s: float = Field(3600.0, gt=0)
-    max_pending: int = Field(100_000, ge=1)
+    wait_s: float = Field(DEFAULT_WAIT_S, gt=0)
+    max_pending: int = Field(DEFAULT_MAX_PENDING, ge=1)
 
     def agreement(self) -> Agreement:
         return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)
