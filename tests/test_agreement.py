@@ -313,7 +313,8 @@ def test_two_hundred_labelled_runs_through_the_sidecar(server: JudgeServer, labe
     from .sidecar_harness import send_grpc
 
     spans = agent_traffic()
-    body = label_request(run_labels(spans))
+    # sent before the runs: by conversation id, as a reviewer of conversations would; after: by run
+    body = label_request(labels() if labels_first else run_labels(spans))
     scorer = {"type": "toxicity", "args": {"threshold": 0.5}, "timeout_s": 30}
     document = sidecar_document("127.0.0.1:1", [scorer], scoring_process=False)
     document["sidecar"]["export"] = {"enabled": False}

@@ -27,10 +27,11 @@ from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
 
-#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, and for
-#: each score with an evaluator version or an inclusion probability below 1, (scorer, version,
-#: probability): what the agreement join in the receiving process weights and keys scores by.
-RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...]]
+#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, for each
+#: score with an evaluator version or an inclusion probability below 1 (scorer, version,
+#: probability), and the run's conversation id: what the agreement join in the receiving process
+#: keys and weights scores by.
+RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...], str | None]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
 Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
@@ -106,7 +107,12 @@ def sidecar_engine(
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
     return [
-        (span_key(run.trace_id, run.span_id), score_attributes(scores), score_facts(scores))
+        (
+            span_key(run.trace_id, run.span_id),
+            score_attributes(scores),
+            score_facts(scores),
+            run.conversation_id,
+        )
         for run, scores in results
     ]
 

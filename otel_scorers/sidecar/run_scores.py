@@ -1,5 +1,5 @@
-"""The scores the scoring side hands back for each run (its score attributes, and each score's
-evaluator version and inclusion probability), read again as the agreement join's judge side: the
+"""The scores the scoring side hands back for each run (its score attributes, each score's
+evaluator version and inclusion probability, the run's conversation id), read again as the agreement join's judge side: the
 receiving process is where people's labels arrive, whichever scoring process scored the run."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from otel_scorers.sidecar.jobs import RunScores
 
 def scores_of_runs(results: Sequence[RunScores]) -> list[JudgeScore]:
     scores: list[JudgeScore] = []
-    for key, attributes, facts in results:
+    for key, attributes, facts, conversation_id in results:
         known = {scorer: (version, probability) for scorer, version, probability in facts}
         trace_id = int.from_bytes(key[:16], "big")
         span_id = int.from_bytes(key[16:24], "big")
@@ -28,7 +28,14 @@ def scores_of_runs(results: Sequence[RunScores]) -> list[JudgeScore]:
             version, probability = known.get(scorer, ("", 1.0))
             scores.append(
                 JudgeScore(
-                    scorer, trace_id, span_id, values.get(scorer), labels.get(scorer), version, probability
+                    scorer,
+                    trace_id,
+                    span_id,
+                    values.get(scorer),
+                    labels.get(scorer),
+                    version,
+                    probability,
+                    conversation_id,
                 )
             )
     return scores

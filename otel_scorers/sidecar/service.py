@@ -267,7 +267,7 @@ class Sidecar:
             self.agreement.observe(scores_of_runs(results))
         held = self.held
         if held is not None:
-            for key, attributes, _ in results or ():
+            for key, attributes, *_ in results or ():
                 held.release(key, attributes)
             for item in trace.run_spans:  # runs that were not built still go on, without scores
                 held.release(item.span.trace_id + item.span.span_id)
