@@ -29,7 +29,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers.binding import bind
 from otel_scorers.conversation_turns import Turn, turn_of
 from otel_scorers.conversations.emission import ConversationEmitter
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
@@ -37,9 +36,10 @@ from otel_scorers.conversations.stage import ConversationSampler, ConversationSt
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, ToolCall
-from otel_scorers.pipeline import score_run_now
+from otel_scorers.pipeline.scoring_pipeline import score_run_now
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.conversation import tool_error_rate, turns, user_frustration
+from otel_scorers.selection.binding import bind
 
 QUESTION = " ".join(f"word{n}" for n in range(60))
 ANSWER = " ".join(f"answer{n}" for n in range(120))

@@ -31,15 +31,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
-from otel_scorers.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
-from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
-from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
-from otel_scorers.sampling import DEFAULT_RATE, MAX_PER_MINUTE
+from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
@@ -47,6 +44,9 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
 from otel_scorers.scorers.judge.masking import RedactConfig, Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
+from otel_scorers.selection.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 
 #: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
 _UNCHECKED_MODEL = "openai/unchecked"
@@ -188,7 +188,7 @@ class SidecarConfig(BaseModel):
 
 
 class LabelsConfig(BaseModel):
-    """People's labels joined with the scores of the same runs (`otel_scorers.agreement`): how
+    """People's labels joined with the scores of the same runs (`otel_scorers.labels.agreement`): how
     long either side waits for the other, and how many of each may wait."""
 
     model_config = _STRICT

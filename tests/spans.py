@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from otel_scorers.model import AgentRun
-from otel_scorers.run_builder import build_runs
+from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
 TRACE = 0x5B8EFFF798038103D269B633813FC60C

@@ -27,15 +27,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, validate_call
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.selection.sampling import DEFAULT_RATE
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 

@@ -20,7 +20,7 @@ from otel_scorers.conversation_turns import Conversation, Turn
 from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
 from otel_scorers.conversations.scoring import ConversationBinding, score_conversation
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
-from otel_scorers.runner import FLUSH_TIMEOUT_S, Runner
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 
 logger = logging.getLogger("otel_scorers")
 

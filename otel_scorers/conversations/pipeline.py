@@ -28,7 +28,7 @@ from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.runner import FLUSH_TIMEOUT_S
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:

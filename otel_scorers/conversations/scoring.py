@@ -11,14 +11,14 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import Score
-from otel_scorers.pipeline import gathered
-from otel_scorers.sampling import DEFAULT_RATE
+from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
+from otel_scorers.selection.sampling import DEFAULT_RATE
 
 
 @dataclass(frozen=True, slots=True)

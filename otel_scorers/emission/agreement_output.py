@@ -1,11 +1,11 @@
 """Scores to the agreement join: each scored result waits there for the labels people give the
-same run (`otel_scorers.agreement`)."""
+same run (`otel_scorers.labels.agreement`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otel_scorers.agreement import Agreement, JudgeScore
+from otel_scorers.labels.agreement import Agreement, JudgeScore
 from otel_scorers.model import AgentRun, Score
 
 

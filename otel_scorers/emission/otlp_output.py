@@ -19,7 +19,7 @@ from otel_scorers.emission.attributes import (
     span_timing,
 )
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_encode import (
+from otel_scorers.otlp.encode import (
     ScoreParts,
     evaluation_log,
     evaluation_span,
@@ -27,7 +27,7 @@ from otel_scorers.otlp_encode import (
     score_parts,
     span_ids,
 )
-from otel_scorers.score_export import EncodedScores, OtlpScoreExport
+from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
 
 #: Most written parts remembered (unique explanations, a judge's, would grow the cache).
 _MAX_WRITTEN = 4096

@@ -14,7 +14,7 @@ from otel_scorers.emission.otlp_output import OtlpOutput
 from otel_scorers.emission.outputs import Emission, ScoreOutput
 from otel_scorers.emission.sdk_output import SdkOutput
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.otlp.score_export import OtlpScoreExport
 
 
 def standard_emission(

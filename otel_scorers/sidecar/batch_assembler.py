@@ -23,7 +23,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.metrics import REASON, PipelineMetrics
-from otel_scorers.sampling import randomness
+from otel_scorers.selection.sampling import randomness
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import throttled

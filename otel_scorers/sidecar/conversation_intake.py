@@ -17,10 +17,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceResponse,
 )
 
-from otel_scorers.agreement import Agreement
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.conversations.turn_logs import turns_from_request
-from otel_scorers.label_records import labels_from_request
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.label_records import labels_from_request
 from otel_scorers.sidecar.payload import Encoding, PayloadError
 from otel_scorers.throttled_log import throttled
 

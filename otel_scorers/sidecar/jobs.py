@@ -13,15 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from otel_scorers.ancestry import nearest_marked
-from otel_scorers.binding import Binding
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
-from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.run_builder import build_runs
+from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
+from otel_scorers.runs.ancestry import nearest_marked
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.selection.binding import Binding
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otel_scorers.agreement import JudgeScore
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.labels.agreement import JudgeScore
 from otel_scorers.sidecar.jobs import RunScores
 
 

@@ -14,14 +14,14 @@ import time
 from collections import deque
 from collections.abc import Sequence
 
-from otel_scorers.agreement import Agreement
-from otel_scorers.agreement_metrics import observe_agreement
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.emission.agreement_output import AgreementOutput
 from otel_scorers.errors import ListenError
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.agreement_metrics import observe_agreement
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.sampling import threshold_for
+from otel_scorers.selection.sampling import threshold_for
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within

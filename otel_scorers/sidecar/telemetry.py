@@ -32,8 +32,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
-from otel_scorers.otlp_endpoint import default_endpoint, environment_endpoint, environment_protocol
-from otel_scorers.score_export import OtlpScoreExport, queue_fullness
+from otel_scorers.otlp.endpoint import default_endpoint, environment_endpoint, environment_protocol
+from otel_scorers.otlp.score_export import OtlpScoreExport, queue_fullness
 from otel_scorers.sidecar.deadline import call_within
 
 logger = logging.getLogger("otel_scorers")

@@ -26,7 +26,7 @@ from typing import Any
 from otel_scorers.config import Config
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
-from otel_scorers.pipeline import ScoredRun
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.jobs import (
     RunScores,

@@ -1,0 +1,465 @@
+"""The `otel-scorers` command: demo, runs, score, calibrate, validate, serve."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
+from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
+from otel_scorers.cli.score_summary import Gate, ScoreSummary, parse_gate
+from otel_scorers.config import Config, load_config
+from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.install import install_hint
+from otel_scorers.model import AgentRun, Score, score_fields
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
+from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
+from otel_scorers.version import __version__
+
+
+def run_to_json(run: AgentRun) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        "convention": run.convention,
+        "input": run.input,
+        "output": run.output,
+        "tool_calls": [
+            {
+                "name": call.name,
+                "call_id": call.call_id,
+                "arguments": call.arguments,
+                "result": call.result,
+                "state": call.state,
+            }
+            for call in run.tool_calls
+        ],
+        "missing": sorted(run.missing),
+        # What no capture setting would have recorded, said only when there is some.
+        **({"unrecorded": sorted(run.unrecorded)} if run.unrecorded else {}),
+        **(
+            {
+                "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs],
+                "final_agent": run.final_agent,
+            }
+            if run.handoffs
+            else {}
+        ),
+    }
+
+
+def score_to_json(run: AgentRun, score: Score) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        **score_fields(score),
+    }
+
+
+def _write_line(document: dict[str, Any]) -> None:
+    sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
+
+
+def _progress(message: str) -> None:
+    print(f"otel-scorers: {message}", file=sys.stderr)
+
+
+def _report(problems: Sequence[InputProblem]) -> int:
+    for problem in problems:
+        print(f"otel-scorers: skipped {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
+    """1, with the reason on stderr, when the files gave no runs; else 0."""
+    why = reading.nothing_read(paths)
+    if why is None:
+        return 0
+    print(f"otel-scorers: nothing to work on: {why}", file=sys.stderr)
+    return 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    problems: list[InputProblem] = []
+    reading = Reading()
+    for run in runs_from_files(args.files, problems, _progress, reading):
+        _write_line(run_to_json(run))
+    return max(_report(problems), _nothing_read(args.files, reading))
+
+
+def _gate(text: str) -> Gate:
+    try:
+        return parse_gate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from otel_scorers.cli.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
+    from otel_scorers.cli.junit import write_junit_xml
+
+    config = load_config(args.config)
+    bindings = config.bindings()
+    names = [binding.name for binding in bindings]
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
+    if unknown:
+        print(
+            f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
+            f"(its scorers: {', '.join(names)})",
+            file=sys.stderr,
+        )
+        return 2
+    problems: list[InputProblem] = []
+    out: TelemetryOut | None = None
+    if args.otlp_endpoint:
+        problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
+        if problem is not None:
+            print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
+            return 1
+        out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
+    summary = ScoreSummary(names, args.fail_under)
+
+    def scored(run: AgentRun, scores: Sequence[Score]) -> None:
+        summary.add_run(run, scores)
+        if out is not None:
+            out.emit(run, scores)
+
+    concurrency = args.concurrency or judge_concurrency(bindings)
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, _progress, reading)
+    conversations = _conversation_backfill(config)
+    if conversations is not None:  # grouped across every file, scored at the end of the input
+        runs = conversations.runs(runs)
+    progress = Progress()
+    asyncio.run(
+        score_runs(
+            bindings,
+            runs,
+            lambda run, score: _write_line(score_to_json(run, score)),
+            concurrency,
+            scored,
+            progress,
+        )
+    )
+    if conversations is not None:
+        asyncio.run(
+            conversations.finish(
+                lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
+                out.emit_conversation if out is not None else None,
+                concurrency,
+            )
+        )
+    elapsed = time.monotonic() - progress.started
+    if out is not None:
+        print(f"otel-scorers: {out.close()}", file=sys.stderr)
+    code = max(_report(problems), _nothing_read(args.files, reading))
+    print(
+        f"otel-scorers: scored {summary.runs} runs, {summary.scores} scores in {elapsed:.1f}s\n{summary.table()}",
+        file=sys.stderr,
+    )
+    if args.junit_xml is not None:
+        write_junit_xml(args.junit_xml, summary, elapsed)
+        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+    for name in summary.only_errors():
+        print(f"otel-scorers: every score of {name} is an error", file=sys.stderr)
+        code = 1
+    failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
+    for verdict in failed:
+        print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
+    return 1 if failed else code
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from otel_scorers.cli.backfill import judge_concurrency, score_runs
+    from otel_scorers.emission.agreement_output import judge_scores
+    from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
+    from otel_scorers.labels.label_records import read_labels
+
+    config = load_config(args.config)
+    try:
+        labels = [label for path in args.labels for label in read_labels(path)]
+    except ValueError as exc:
+        print(f"otel-scorers: {exc}", file=sys.stderr)
+        return 2
+    bindings = config.bindings()
+    chosen = calibration_bindings(bindings, labels)
+    names = {binding.name for binding in bindings}
+    unknown = sorted({label.scorer for label in labels} - names)
+    if unknown:
+        print(
+            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)",
+            file=sys.stderr,
+        )
+    agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
+    agreement.add_labels(labels)
+    problems: list[InputProblem] = []
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, _progress, reading)
+    asyncio.run(
+        score_runs(
+            chosen,
+            runs,
+            lambda run, score: None,
+            args.concurrency or judge_concurrency(chosen),
+            lambda run, scores: agreement.observe(judge_scores(run, scores)),
+        )
+    )
+    agreement.close()
+    documents = report(agreement)
+    for document in documents:
+        _write_line(document)
+    print(f"otel-scorers: {len(labels)} labels\n{table(documents)}", file=sys.stderr)
+    if args.junit_xml is not None:
+        args.junit_xml.write_bytes(junit(documents, args.min_kappa))
+        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+    code = max(_report(problems), _nothing_read(args.files, reading))
+    low = [
+        document["scorer"]
+        for document in documents
+        if args.min_kappa is not None
+        and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
+    ]
+    for scorer in low:
+        print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+    return 1 if low else code
+
+
+def _conversation_backfill(config: Config) -> ConversationBackfill | None:
+    if config.conversations is None or not config.conversations.scorers:
+        return None
+    return ConversationBackfill(config.conversations.settings(config.judge))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    names = [binding.name for binding in load_config(args.config).bindings()]
+    print(f"{args.config}: valid ({len(names)} scorer{'' if len(names) == 1 else 's'}: {', '.join(names)})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from otel_scorers.demos.live_demo import run_demo
+
+    return run_demo(
+        otlp_endpoint=args.otlp_endpoint,
+        protocol=args.otlp_protocol,
+        config_path=args.config,
+        traces_out=args.traces_out,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from otel_scorers.sidecar import run
+        from otel_scorers.sidecar.logs import setup_logging
+    except ImportError as exc:
+        print(
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}",
+            file=sys.stderr,
+        )
+        return 2
+    setup_logging()
+    return run(args.config, console=args.console)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="one of these (COMMAND --help for its options):",
+    )
+    config_help = "the YAML configuration file (scorers, and the processor, judge and sidecar sections)"
+    files_help = "OTLP/JSON ExportTraceServiceRequest files, one per file or one per line, optionally gzipped"
+
+    demo = commands.add_parser(
+        "demo",
+        help="run a bundled example agent and score it",
+        description="Run a bundled example agent, score it and print the scores.",
+    )
+    demo.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="also send traces, events and metrics to this OTLP endpoint (e.g. http://localhost:4317)",
+    )
+    demo.add_argument(
+        "--otlp-protocol",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the protocol of --otlp-endpoint (default: %(default)s)",
+    )
+    demo.add_argument(
+        "-c", "--config", type=Path, help="score with this configuration file instead of the built-in one"
+    )
+    demo.add_argument(
+        "--traces-out",
+        type=Path,
+        metavar="PATH",
+        help="also write the example agent's traces to PATH as OTLP/JSON, for `runs` and `score`",
+    )
+    demo.set_defaults(handler=cmd_demo)
+
+    runs = commands.add_parser(
+        "runs",
+        help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each",
+        description="Print the agent runs rebuilt from OTLP/JSON files, one JSON line each.",
+    )
+    runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    runs.set_defaults(handler=cmd_runs)
+
+    score = commands.add_parser(
+        "score",
+        aliases=["backfill"],
+        help="score (backfill) the runs in OTLP/JSON files, one JSON line per score; gate CI on them",
+        description=(
+            "Score the runs in OTLP/JSON trace files (recorded test traffic, or a backfill of "
+            "yesterday's traces) with a configuration's scorers: one JSON line per score on stdout, "
+            "and a summary per scorer (runs scored, mean, labels, skipped, errors) on stderr. "
+            "Exit code 1 when an input could not be read or held no agent run, when a scorer failed "
+            "on every run, or when a --fail-under gate is not met; 2 for a bad configuration or gate."
+        ),
+    )
+    score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    score.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    score.add_argument(
+        "--fail-under",
+        type=_gate,
+        action="append",
+        default=[],
+        metavar="SCORER=THRESHOLD",
+        help=(
+            "exit 1 when SCORER falls short; repeatable. SCORER=0.8 (or SCORER:mean=0.8) gates the "
+            "mean value of its scored runs, SCORER:pass_rate=0.9 the share of its pass/fail labels "
+            "that are pass; skipped runs and errors count in neither, and a gated scorer with "
+            "nothing to measure fails"
+        ),
+    )
+    score.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a JUnit XML report to PATH: one test case per scorer, failed when its gate is not met",
+    )
+    score.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help=f"runs scored at once (default: the judge's concurrency, else {DEFAULT_CONCURRENCY})",
+    )
+    score.add_argument(
+        "--otlp-endpoint",
+        default=None,
+        help="also send the scores as telemetry (evaluation spans, events, metrics) to this OTLP endpoint",
+    )
+    score.add_argument(
+        "--otlp-protocol",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the OTLP protocol of --otlp-endpoint (default %(default)s)",
+    )
+    score.set_defaults(handler=cmd_score)
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="how often the judge agrees with people: labels joined with the judge's scores of the same runs",
+        description=(
+            "Judge every run of the trace files with each scorer the labels name (sampling and rate "
+            "limits lifted), join the labels with those scores, and report per scorer and evaluator "
+            "version: pairs, agreement, Cohen's kappa with the base rates, mean absolute difference "
+            "and Spearman correlation for values, the judge-only and the label-corrected estimates, "
+            "and the disagreements. One JSON line per scorer on stdout, the table on stderr. Exit "
+            "code 1 when an input could not be read or --min-kappa is not met; 2 for a bad "
+            "configuration or labels file."
+        ),
+    )
+    calibrate.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    calibrate.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    calibrate.add_argument(
+        "--labels",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a JSON-lines file of labels (scorer, trace_id, span_id or conversation_id, value, label, reviewer, comment); repeatable",
+    )
+    calibrate.add_argument(
+        "--min-kappa", type=float, default=None, metavar="K", help="exit 1 when a scorer's kappa is below K"
+    )
+    calibrate.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a JUnit XML report: a test case per scorer",
+    )
+    calibrate.add_argument("--concurrency", type=int, default=None, help="runs judged at once")
+    calibrate.set_defaults(handler=cmd_calibrate)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check a configuration file and report every error",
+        description="Check a configuration file: report every error, each with the path of its key.",
+    )
+    validate.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    validate.set_defaults(handler=cmd_validate)
+
+    serve = commands.add_parser(
+        "serve",
+        help="the sidecar: receive OTLP traces from a collector, score them, export the scores",
+        description=(
+            "The sidecar: receive OTLP traces from a collector, score them, export the scores. "
+            f"Needs the sidecar extra: {install_hint('sidecar')} (or make sidecar)."
+        ),
+    )
+    serve.add_argument(
+        "-c",
+        "--config",
+        type=Path,
+        required=True,
+        help="the YAML configuration file, with its sidecar section",
+    )
+    serve.add_argument(
+        "--console",
+        action="store_true",
+        help=(
+            "print one line per score on standard output (trace, run span, agent, scorer, value, label, "
+            "reason), as sidecar.console: true does; with no OTLP endpoint configured (sidecar.export."
+            "endpoint, OTEL_EXPORTER_OTLP_ENDPOINT) the scores then go there only"
+        ),
+    )
+    serve.set_defaults(handler=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except ConfigError as exc:
+        print(f"otel-scorers: invalid config: {exc}", file=sys.stderr)
+        return 2
+    except ListenError as exc:
+        print(f"otel-scorers: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
