@@ -410,7 +410,7 @@ class PipelineMetrics:
             ]
 
         self.meter.create_observable_counter(
-            "otel_scorers.selection.sampling.capped",
+            "otel_scorers.sampling.capped",
             callbacks=[callback],
             unit="{run}",
             description="Runs of a budget-paced scorer whose risk weight was cut to keep one signal or one share-key value within its share of the budget.",

@@ -2,13 +2,13 @@
 evaluator version (`otel_scorers.evaluator.version`), read from an `Agreement` when a metric
 reader collects:
 
-- `otel_scorers.labels.agreement.pairs` (counter): labels paired with the judge's score;
-- `otel_scorers.labels.agreement.rate` and `otel_scorers.labels.agreement.kappa` (gauges): the share of label
+- `otel_scorers.agreement.pairs` (counter): labels paired with the judge's score;
+- `otel_scorers.agreement.rate` and `otel_scorers.agreement.kappa` (gauges): the share of label
   pairs on which judge and person said the same label, and Cohen's κ;
-- `otel_scorers.labels.agreement.base_rate` (gauge, by `otel_scorers.labels.agreement.rater` = judge or
+- `otel_scorers.agreement.base_rate` (gauge, by `otel_scorers.agreement.rater` = judge or
   human and `gen_ai.evaluation.score.label`): how often each said each label, without which κ
   cannot be read;
-- `otel_scorers.labels.agreement.mean_absolute_difference` and `otel_scorers.labels.agreement.spearman`
+- `otel_scorers.agreement.mean_absolute_difference` and `otel_scorers.agreement.spearman`
   (gauges): for values;
 - `otel_scorers.estimate.judge` and `otel_scorers.estimate.corrected` (gauges, by
   `otel_scorers.estimate.quantity` = value or pass_rate and `otel_scorers.estimate.bound` =
@@ -16,7 +16,7 @@ reader collects:
 - `otel_scorers.labels.received` and `otel_scorers.labels.unpaired` (counters, by scorer): the
   labels taken in, and those no judge score of the same run came for within the wait;
 - `otel_scorers.labels.rejected` (counter): label records that were not valid labels;
-- `otel_scorers.labels.agreement.expired` (counter, by scorer and `otel_scorers.labels.agreement.side` = label
+- `otel_scorers.agreement.expired` (counter, by scorer and `otel_scorers.agreement.side` = label
   or score): what waited in vain or made room (scores expire unlabelled all the time).
 """
 
@@ -55,7 +55,7 @@ def observe_agreement(meter: Meter, agreement: Agreement) -> None:
                     attributes = {
                         EVALUATION_NAME: scorer,
                         EVALUATOR_VERSION: version,
-                        "otel_scorers.labels.agreement.rater": rater,
+                        "otel_scorers.agreement.rater": rater,
                         SCORE_LABEL: label,
                     }
                     observations.append(Observation(rate, attributes))
@@ -96,37 +96,37 @@ def observe_agreement(meter: Meter, agreement: Agreement) -> None:
         return callback
 
     meter.create_observable_counter(
-        "otel_scorers.labels.agreement.pairs",
+        "otel_scorers.agreement.pairs",
         [by_scorer("pairs")],
         "{pair}",
         "Labels paired with the judge's score.",
     )
     meter.create_observable_gauge(
-        "otel_scorers.labels.agreement.rate",
+        "otel_scorers.agreement.rate",
         [by_scorer("agreement")],
         "1",
         "Share of label pairs where judge and person agree.",
     )
     meter.create_observable_gauge(
-        "otel_scorers.labels.agreement.kappa",
+        "otel_scorers.agreement.kappa",
         [by_scorer("kappa")],
         "1",
         "Cohen's kappa between the judge's and people's labels.",
     )
     meter.create_observable_gauge(
-        "otel_scorers.labels.agreement.base_rate",
+        "otel_scorers.agreement.base_rate",
         [base_rates],
         "1",
         "How often the judge and people said each label.",
     )
     meter.create_observable_gauge(
-        "otel_scorers.labels.agreement.mean_absolute_difference",
+        "otel_scorers.agreement.mean_absolute_difference",
         [by_scorer("mean_absolute_difference")],
         "1",
         "Mean absolute difference of the judge's and people's values.",
     )
     meter.create_observable_gauge(
-        "otel_scorers.labels.agreement.spearman",
+        "otel_scorers.agreement.spearman",
         [by_scorer("spearman")],
         "1",
         "Spearman rank correlation of the values.",
@@ -162,8 +162,8 @@ def observe_agreement(meter: Meter, agreement: Agreement) -> None:
         "Label records that were not valid labels (each reported to its sender).",
     )
     meter.create_observable_counter(
-        "otel_scorers.labels.agreement.expired",
-        [counts(lambda: dict(agreement.expired), ("otel_scorers.labels.agreement.side", EVALUATION_NAME))],
+        "otel_scorers.agreement.expired",
+        [counts(lambda: dict(agreement.expired), ("otel_scorers.agreement.side", EVALUATION_NAME))],
         "{item}",
         "Labels and scores that waited in vain for the other, or made room.",
     )

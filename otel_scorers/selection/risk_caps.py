@@ -17,7 +17,7 @@ below 1: runs with more than the share of the plain traffic keep their plain cha
 
 Only weights change, never the decision rule: each judged score still carries the probability
 it was judged with, so estimates stay unbiased. Runs whose weight was cut are counted
-(`otel_scorers.selection.sampling.capped`, by scorer and `otel_scorers.cap`: `signal` or `key`).
+(`otel_scorers.sampling.capped`, by scorer and `otel_scorers.cap`: `signal` or `key`).
 """
 
 from __future__ import annotations

@@ -239,15 +239,15 @@ def test_two_hundred_labelled_runs_through_the_processor(
         assert processor.force_flush(30_000)
         if not labels_first:
             processor.add_labels(run_labels(spans))
-        assert gauge(telemetry, "otel_scorers.labels.agreement.pairs") == RUNS
-        assert gauge(telemetry, "otel_scorers.labels.agreement.rate") == pytest.approx(AGREEMENT, abs=1e-12)
-        assert gauge(telemetry, "otel_scorers.labels.agreement.kappa") == pytest.approx(KAPPA, abs=1e-12)
+        assert gauge(telemetry, "otel_scorers.agreement.pairs") == RUNS
+        assert gauge(telemetry, "otel_scorers.agreement.rate") == pytest.approx(AGREEMENT, abs=1e-12)
+        assert gauge(telemetry, "otel_scorers.agreement.kappa") == pytest.approx(KAPPA, abs=1e-12)
         rates = {
             (
-                p.attributes["otel_scorers.labels.agreement.rater"],
+                p.attributes["otel_scorers.agreement.rater"],
                 p.attributes["gen_ai.evaluation.score.label"],
             ): p.value
-            for p in telemetry.metric_points("otel_scorers.labels.agreement.base_rate")
+            for p in telemetry.metric_points("otel_scorers.agreement.base_rate")
         }
         assert rates == {
             ("judge", "pass"): 0.75,

@@ -164,5 +164,5 @@ def test_runs_whose_weight_was_cut_are_counted_on_a_metric(telemetry: Telemetry)
         agent.run(ScriptedRun(f"question {n}", [("get_weather", {"city": "Atlantis"})], "sorry"))
     assert processor.force_flush(20_000)
     # Its runs are all the traffic: the signal's share and the key value's are both over.
-    assert telemetry.counter("otel_scorers.selection.sampling.capped", gen_ai__evaluation__name="judged") > 0
+    assert telemetry.counter("otel_scorers.sampling.capped", gen_ai__evaluation__name="judged") > 0
     processor.shutdown()
