@@ -298,6 +298,11 @@ def prometheus(sidecar: RunningSidecar, name: str) -> float | None:
     return None
 
 
+def version_key(figures: Any, scorer: str) -> Any:
+    """The (scorer, evaluator version) key of `scorer`'s figures: one version per binding."""
+    return next((key for key in figures if key[0] == scorer), None)
+
+
 def wait_for(check: Any, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
@@ -482,13 +487,14 @@ def test_the_sidecars_scoring_process_hands_back_each_scores_inclusion_probabili
         def all_scored() -> bool:  # every trace buffered, scored and released
             return bool(service.assembler.buffered_traces == 0 and service._in_flight == 0)
 
-        wait_for(lambda: ("says-answer", "") in agreement.judged_passes)
+        wait_for(lambda: version_key(agreement.judged_passes, "says-answer") is not None)
         wait_for(lambda: sidecar.call(all_scored))
         sidecar.call(lambda: agreement.add_labels(labels))
-        judged = agreement.judged_passes[("says-answer", "")].sums
+        key = version_key(agreement.judged_passes, "says-answer")
+        judged = agreement.judged_passes[key].sums
         assert 0 < judged.count < RUNS  # about half the runs, each weighted by 1/0.5
         assert judged.weight == 2 * judged.count
-        figures = agreement.snapshot()[("says-answer", "")]
+        figures = agreement.snapshot()[key]
         assert figures["pairs"] == judged.count and figures["agreement"] == 1.0
 
 
@@ -530,7 +536,8 @@ def test_a_conversation_scorers_score_pairs_with_a_label_of_its_conversation(tel
     clock.now = 120  # both idle long enough: scored once each
     processor.force_flush()
     assert processor.agreement is not None
-    figures = processor.agreement.snapshot()[("turns", "")]
+    snapshot = processor.agreement.snapshot()
+    figures = snapshot[version_key(snapshot, "turns")]
     assert figures["pairs"] == 2 and figures["value_pairs"] == 2
     assert figures["mean_absolute_difference"] == 1.0  # |3 - 3| and |2 - 4|, halved
     processor.shutdown()
