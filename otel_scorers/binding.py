@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 from otel_scorers.context import ContextOverride, context_override
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
-from otel_scorers.model import AgentRun, Score, ScoreError
+from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
 from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
 from otel_scorers.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
@@ -207,7 +207,7 @@ class Binding:
 
     def label(self, value: float) -> str | None:
         if self.threshold is not None:
-            return "pass" if value >= self.threshold else "fail"
+            return "pass" if passes(value, self.threshold, higher_is_worse(self.scorer)) else "fail"
         if self.scorer.binary:
             return "pass" if value >= 1.0 else "fail"
         return None

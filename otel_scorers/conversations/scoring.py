@@ -15,7 +15,7 @@ from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
-from otel_scorers.model import Score
+from otel_scorers.model import Score, higher_is_worse, passes
 from otel_scorers.pipeline import gathered
 from otel_scorers.sampling import DEFAULT_RATE
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
@@ -26,8 +26,9 @@ class ConversationBinding:
     scorer: ConversationScorer
     name: str
     sampler: ConversationSampler = field(default_factory=ConversationSampler)
+    #: Pass means at least it, or at most it where the scorer's value is worse the higher it is
+    #: (`model.DeclaresDirection`).
     threshold: float | None = None
-    #: For judged scorers: pass means at most the threshold (the scorer's `higher_is_worse`).
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     def admits(self, conversation: Conversation) -> bool:
@@ -52,10 +53,16 @@ class ConversationBinding:
     def _error(self, exc: BaseException, started: float, start_ns: int) -> Score:
         return error_score(self.name, exc, time.perf_counter() - started, start_ns)
 
+    def label(self, value: float) -> str | None:
+        """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
+        if self.threshold is None:
+            return None
+        return "pass" if passes(value, self.threshold, higher_is_worse(self.scorer)) else "fail"
+
     def _finish(self, result: Score, started: float, start_ns: int) -> Score:
         label = result.label
-        if label is None and result.value is not None and self.threshold is not None:
-            label = "pass" if result.value >= self.threshold else "fail"
+        if label is None and result.value is not None:
+            label = self.label(result.value)
         return replace(
             result,
             scorer=self.name,

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, ContextItem, Score
+from otel_scorers.model import AgentRun, ContextItem, Score, passes
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
 from otel_scorers.scorers.protocol import Lane
 from otel_scorers.scorers.rounding import round2
@@ -179,6 +179,10 @@ class JudgedScorer(Generic[R]):
         if not self.needs:
             object.__setattr__(self, "needs", self.rule.needs)
 
+    @property
+    def higher_is_worse(self) -> bool:
+        return self.rule.higher_is_worse
+
     def cache_key(self, task: Task) -> tuple[Any, ...]:
         # Mastra's reason call quotes the score, so its scale is part of what was asked
         steps = f"steps{self.steps}" if self.steps == 1 else f"steps{self.steps}/scale{self.scale:g}"
@@ -249,8 +253,9 @@ class JudgedScorer(Generic[R]):
             details["prompts"] = list(judged.transcript)
         label = None
         if self.threshold is not None:
-            passed = value <= self.threshold if self.rule.higher_is_worse else value >= self.threshold
-            label = self.labels[0] if passed else self.labels[1]
+            label = (
+                self.labels[0] if passes(value, self.threshold, self.rule.higher_is_worse) else self.labels[1]
+            )
         return Score(self.name, value=value, label=label, reason=reason or None, details=details, usage=usage)
 
 

@@ -1,0 +1,169 @@
+"""Every scorer labels in the direction its documentation gives: with a threshold, `pass` means at
+least the threshold, except where the docs say higher is worse (hallucination, bias, toxicity in
+docs/llm-scorers.md; `tool_error_rate` and `user_frustration` in docs/conversations.md), where it
+means at most the threshold."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from otel_scorers.checks import CHECKS
+from otel_scorers.cli import main
+from otel_scorers.config import parse_config
+from otel_scorers.otlp_files import write_traces
+from otel_scorers.scorers import SCORER_FACTORIES
+from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+#: The scorers whose docs say that higher is worse, and the page that says it.
+HIGHER_IS_WORSE = {
+    "hallucination": "llm-scorers.md",
+    "bias": "llm-scorers.md",
+    "toxicity": "llm-scorers.md",
+    "tool_error_rate": "conversations.md",
+    "user_frustration": "conversations.md",
+}
+#: The arguments a scorer cannot be made without.
+REQUIRED_ARGS: dict[str, dict[str, Any]] = {
+    "includes": {"expected": "x"},
+    "excludes": {"unwanted": "x"},
+    "equals": {"expected": "x"},
+    "matches": {"pattern": "x"},
+    "similarity": {"expected": "x"},
+    "called_tool": {"tool": "x"},
+    "did_not_call": {"tool": "x"},
+    "tool_order": {"order": ["x"]},
+    "max_tool_calls": {"max": 1},
+    "trajectory_accuracy": {"expected": ["x"]},
+    "tool_call_accuracy": {"expected_tool": "x"},
+    "rubric": {"criteria": ["x"]},
+    "multi_turn": {"criterion": "x"},
+    "role_adherence": {"role": "x"},
+}
+JUDGE = {"model": "openai/judge", "api_base": "http://127.0.0.1:9/v1", "api_key": "none"}
+
+
+def test_the_docs_say_which_scorers_are_worse_when_higher() -> None:
+    for name, page in HIGHER_IS_WORSE.items():
+        text = " ".join((DOCS / page).read_text().split())
+        sentence = re.search(
+            rf"[^.]*`?{name}`?[^.]*higher is worse[^.]*|[^.]*higher is worse[^.]*{name}", text
+        )
+        assert sentence, f"{page} does not say that {name} is worse when higher"
+
+
+@pytest.mark.parametrize("kind", sorted({*CHECKS, *SCORER_FACTORIES}))
+def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
+    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+    (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).bindings()
+    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    assert (binding.label(0.2), binding.label(0.8)) == expected
+    assert binding.label(0.5) == "pass"
+
+
+@pytest.mark.parametrize("kind", sorted(CONVERSATION_FACTORIES))
+def test_a_conversation_scorer_passes_in_its_documented_direction(kind: str) -> None:
+    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+    config = parse_config({"judge": JUDGE, "conversations": {"scorers": [entry]}})
+    assert config.conversations is not None
+    (binding,) = config.conversations.settings(config.judge).bindings
+    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    assert (binding.label(0.2), binding.label(0.8)) == expected
+    assert binding.label(0.5) == "pass"
+
+
+def _conversations_file(path: Path, conversations: dict[str, list[tuple[str, list[bool]]]]) -> Path:
+    """OTLP/JSON of real SDK spans: per conversation id, its turns, each the user's text and its
+    tool calls (True for a call that failed)."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    for conversation_id, turns in conversations.items():
+        for text, calls in turns:
+            with tracer.start_as_current_span(
+                "invoke_agent trip",
+                attributes={
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "trip",
+                    "gen_ai.conversation.id": conversation_id,
+                    "gen_ai.input.messages": json.dumps(
+                        [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+                    ),
+                    "gen_ai.output.messages": json.dumps(
+                        [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
+                    ),
+                },
+            ):
+                for n, failed in enumerate(calls):
+                    with tracer.start_as_current_span(
+                        "execute_tool lookup",
+                        attributes={
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": "lookup",
+                            "gen_ai.tool.call.id": f"call-{n}",
+                        },
+                    ) as tool:
+                        if failed:
+                            tool.set_status(StatusCode.ERROR, "lookup failed")
+    write_traces(path, exporter.get_finished_spans())
+    return path
+
+
+def _labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, threshold: float, traces: Path
+) -> dict[str, tuple[float, str]]:
+    """Each conversation's value and label from `otel-scorers score`."""
+    config = tmp_path / f"{kind}.yaml"
+    config.write_text(
+        yaml.safe_dump({"conversations": {"scorers": [{"type": kind, "threshold": threshold}]}})
+    )
+    main(["score", str(traces), "-c", str(config)])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return {
+        line["conversation_id"]: (line["value"], line["label"]) for line in lines if line["scorer"] == kind
+    }
+
+
+def test_user_frustration_passes_a_conversation_with_no_repeated_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = _conversations_file(
+        tmp_path / "traces.jsonl",
+        {
+            "served": [("Book a flight to Lisbon", []), ("Now a hotel near the old town", [])],
+            "asked-again": [("Book a flight to Lisbon", []), ("book a flight to Lisbon", [])],
+        },
+    )
+    # docs/conversations.md's own example: `threshold: 0.3`
+    assert _labels(tmp_path, capsys, "user_frustration", 0.3, traces) == {
+        "served": (0.0, "pass"),
+        "asked-again": (1.0, "fail"),
+    }
+
+
+def test_tool_error_rate_passes_few_failed_calls_and_fails_many(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = _conversations_file(
+        tmp_path / "traces.jsonl",
+        {
+            "none-failed": [("Weather in Paris?", [False]), ("And in Rome?", [False])],
+            "two-of-three": [("Weather in Paris?", [True, False]), ("And in Rome?", [True])],
+        },
+    )
+    assert _labels(tmp_path, capsys, "tool_error_rate", 0.5, traces) == {
+        "none-failed": (0.0, "pass"),
+        "two-of-three": (pytest.approx(2 / 3), "fail"),
+    }
