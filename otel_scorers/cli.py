@@ -15,7 +15,9 @@ import orjson
 from otel_scorers.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.config import Config, load_config
 from otel_scorers.conversation_backfill import ConversationBackfill, conversation_score_json
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.human_text import counted
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
@@ -110,11 +112,15 @@ def cmd_score(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     bindings = config.bindings()
     names = [binding.name for binding in bindings]
-    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
+    conversations = _conversation_backfill(config)
+    conversation_names = (
+        [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
+    )
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in {*names, *conversation_names}]
     if unknown:
         print(
             f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
-            f"(its scorers: {', '.join(names)})",
+            f"(its scorers: {', '.join([*names, *conversation_names])})",
             file=sys.stderr,
         )
         return 2
@@ -126,7 +132,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
-    summary = ScoreSummary(names, args.fail_under)
+    summary = ScoreSummary(names, args.fail_under, conversation_names)
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
         summary.add_run(run, scores)
@@ -136,7 +142,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     concurrency = args.concurrency or judge_concurrency(bindings)
     reading = Reading()
     runs = runs_from_files(args.files, problems, _progress, reading)
-    conversations = _conversation_backfill(config)
     if conversations is not None:  # grouped across every file, scored at the end of the input
         runs = conversations.runs(runs)
     progress = Progress()
@@ -151,10 +156,16 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     )
     if conversations is not None:
+
+        def conversation_scored(conversation: Conversation, scores: Sequence[Score]) -> None:
+            summary.add_conversation(conversation, scores)
+            if out is not None:
+                out.emit_conversation(conversation, scores)
+
         asyncio.run(
             conversations.finish(
                 lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
-                out.emit_conversation if out is not None else None,
+                conversation_scored,
                 concurrency,
             )
         )
@@ -162,10 +173,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if out is not None:
         print(f"otel-scorers: {out.close()}", file=sys.stderr)
     code = max(_report(problems), _nothing_read(args.files, reading))
-    print(
-        f"otel-scorers: scored {summary.runs} runs, {summary.scores} scores in {elapsed:.1f}s\n{summary.table()}",
-        file=sys.stderr,
-    )
+    print(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}", file=sys.stderr)
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed)
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
@@ -185,8 +193,18 @@ def _conversation_backfill(config: Config) -> ConversationBackfill | None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    names = [binding.name for binding in load_config(args.config).bindings()]
-    print(f"{args.config}: valid ({len(names)} scorer{'' if len(names) == 1 else 's'}: {', '.join(names)})")
+    config = load_config(args.config)
+    names = [binding.name for binding in config.bindings()]
+    parts = (
+        [f"{counted(len(names), 'scorer')}: {', '.join(names)}"]
+        if names or config.conversations is None
+        else []
+    )
+    conversations = _conversation_backfill(config)
+    if conversations is not None:
+        each = [binding.name for binding in conversations.settings.bindings]
+        parts.append(f"{counted(len(each), 'conversation scorer')}: {', '.join(each)}")
+    print(f"{args.config}: valid ({'; '.join(parts)})")
     return 0
 
 

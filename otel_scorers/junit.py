@@ -33,7 +33,8 @@ def _tally_text(tally: ScorerTally) -> str:
 
 def _failures_text(tally: ScorerTally) -> str:
     lines = [
-        f"trace {f.trace_id} span {f.span_id} ({f.agent_name or 'unnamed agent'}): {f.reason}"
+        (f"conversation {f.conversation_id}, last " if f.conversation_id is not None else "")
+        + f"trace {f.trace_id} span {f.span_id} ({f.agent_name or 'unnamed agent'}): {f.reason}"
         for f in tally.failures
     ]
     if tally.failure_count > len(tally.failures):
@@ -60,12 +61,15 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
             counts["failures"] += 1
         elif tally.only_errors:
             error = ET.SubElement(
-                case, "error", type="scorer_error", message=f"the scorer failed on all {tally.errors} runs"
+                case,
+                "error",
+                type="scorer_error",
+                message=f"the scorer failed on all {tally.errors} {tally.per}s",
             )
             error.text = _text(_failures_text(tally))
             counts["errors"] += 1
         elif tally.skipped and tally.scored == 0 and tally.errors == 0:
-            ET.SubElement(case, "skipped", message=f"all {tally.skipped} runs skipped")
+            ET.SubElement(case, "skipped", message=f"all {tally.skipped} {tally.per}s skipped")
             counts["skipped"] += 1
         ET.SubElement(case, "system-out").text = _text(_tally_text(tally))
     for key, value in counts.items():

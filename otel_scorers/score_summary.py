@@ -1,7 +1,8 @@
 """What a batch of scores came to, per scorer, and the gates a CI run holds it to.
 
-`otel-scorers score` tallies every score it writes: how many runs each scorer scored, their
-labels, how many it skipped or failed on, and the mean value. A gate (`--fail-under`) names a
+`otel-scorers score` tallies every score it writes: how many runs each scorer scored (for a
+conversation scorer, how many conversations), their labels, how many it skipped or failed on, and
+the mean value. A gate (`--fail-under`) names a
 scorer, a statistic and the least it may be:
 
 - `SCORER=0.8`, or `SCORER:mean=0.8`: the mean value of the scorer's scored runs;
@@ -20,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
 
 Statistic = Literal["mean", "pass_rate"]
@@ -59,19 +62,41 @@ def parse_gate(text: str) -> Gate:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """A run a scorer failed (label `fail`) or failed on (an error), for reports."""
+    """A run (or conversation) a scorer failed (label `fail`) or failed on (an error), for
+    reports. A conversation is named by its id and its last run's trace and span."""
 
     trace_id: str
     span_id: str
     agent_name: str | None
     reason: str
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """What a score was of: a run, or a conversation (by its last run)."""
+
+    trace_id: str
+    span_id: str
+    agent_name: str | None
+    conversation_id: str | None = None
+
+    @classmethod
+    def run(cls, run: AgentRun) -> Scored:
+        return cls(run.trace_id_hex, run.span_id_hex, run.agent_name)
+
+    @classmethod
+    def conversation(cls, conversation: Conversation) -> Scored:
+        last = conversation.last
+        return cls(f"{last.trace_id:032x}", f"{last.span_id:016x}", conversation.agent_name, conversation.id)
 
 
 @dataclass
 class ScorerTally:
-    """One scorer's scores so far."""
+    """One scorer's scores so far (`per`: what it scores, runs or conversations)."""
 
     scorer: str
+    per: Literal["run", "conversation"] = "run"
     scored: int = 0
     skipped: int = 0
     errors: int = 0
@@ -81,27 +106,29 @@ class ScorerTally:
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
 
-    def add(self, run: AgentRun, score: Score) -> None:
+    def add(self, scored: Scored, score: Score) -> None:
         if score.skipped is not None:
             self.skipped += 1
             return
         if score.error is not None:
             self.errors += 1
-            self._keep(run, f"error {score.error.type}: {score.error.message}")
+            self._keep(scored, f"error {score.error.type}: {score.error.message}")
             return
         self.scored += 1
         if score.label is not None:
             self.labels[score.label] += 1
             if score.label == "fail":
-                self._keep(run, score.reason or "fail")
+                self._keep(scored, score.reason or "fail")
         if score.value is not None:
             self.total += score.value
             self.valued += 1
 
-    def _keep(self, run: AgentRun, reason: str) -> None:
+    def _keep(self, scored: Scored, reason: str) -> None:
         self.failure_count += 1
         if len(self.failures) < _MAX_FAILURES_KEPT:
-            self.failures.append(Failure(run.trace_id_hex, run.span_id_hex, run.agent_name, reason))
+            self.failures.append(
+                Failure(scored.trace_id, scored.span_id, scored.agent_name, reason, scored.conversation_id)
+            )
 
     @property
     def labels_text(self) -> str:
@@ -151,20 +178,41 @@ class GateResult:
 
 
 class ScoreSummary:
-    """Tallies, per scorer in the order the bindings were given, and the gates' results."""
+    """Tallies, per scorer in the order the bindings were given (the run scorers', then the
+    conversation scorers'), and the gates' results."""
 
-    def __init__(self, scorers: Sequence[str], gates: Sequence[Gate] = ()) -> None:
+    def __init__(
+        self, scorers: Sequence[str], gates: Sequence[Gate] = (), conversation_scorers: Sequence[str] = ()
+    ) -> None:
         self.tallies = {name: ScorerTally(name) for name in scorers}
+        self.tallies.update((name, ScorerTally(name, "conversation")) for name in conversation_scorers)
         self.gates = tuple(gates)
         self.runs = 0
+        self.conversations = 0
 
     def add_run(self, run: AgentRun, scores: Iterable[Score]) -> None:
         self.runs += 1
+        self._add(Scored.run(run), scores, "run")
+
+    def add_conversation(self, conversation: Conversation, scores: Iterable[Score]) -> None:
+        self.conversations += 1
+        self._add(Scored.conversation(conversation), scores, "conversation")
+
+    def _add(self, scored: Scored, scores: Iterable[Score], per: Literal["run", "conversation"]) -> None:
         for score in scores:
             tally = self.tallies.get(score.scorer)
             if tally is None:
-                tally = self.tallies[score.scorer] = ScorerTally(score.scorer)
-            tally.add(run, score)
+                tally = self.tallies[score.scorer] = ScorerTally(score.scorer, per)
+            tally.add(scored, score)
+
+    def headline(self) -> str:
+        """`scored 6 runs, 22 scores`, with the conversations when there were conversation scorers."""
+        conversations = any(tally.per == "conversation" for tally in self.tallies.values())
+        return (
+            f"scored {counted(self.runs, 'run')}"
+            + (f" and {counted(self.conversations, 'conversation')}" if conversations else "")
+            + f", {counted(self.scores, 'score')}"
+        )
 
     @property
     def scores(self) -> int:

@@ -12,17 +12,14 @@ from typing import Any
 
 import pytest
 import yaml
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
 
 from otel_scorers.checks import CHECKS
 from otel_scorers.cli import main
 from otel_scorers.config import parse_config
-from otel_scorers.otlp_files import write_traces
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+
+from .spans import conversations_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -83,44 +80,6 @@ def test_a_conversation_scorer_passes_in_its_documented_direction(kind: str) -> 
     assert binding.label(0.5) == "pass"
 
 
-def _conversations_file(path: Path, conversations: dict[str, list[tuple[str, list[bool]]]]) -> Path:
-    """OTLP/JSON of real SDK spans: per conversation id, its turns, each the user's text and its
-    tool calls (True for a call that failed)."""
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("test")
-    for conversation_id, turns in conversations.items():
-        for text, calls in turns:
-            with tracer.start_as_current_span(
-                "invoke_agent trip",
-                attributes={
-                    "gen_ai.operation.name": "invoke_agent",
-                    "gen_ai.agent.name": "trip",
-                    "gen_ai.conversation.id": conversation_id,
-                    "gen_ai.input.messages": json.dumps(
-                        [{"role": "user", "parts": [{"type": "text", "content": text}]}]
-                    ),
-                    "gen_ai.output.messages": json.dumps(
-                        [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
-                    ),
-                },
-            ):
-                for n, failed in enumerate(calls):
-                    with tracer.start_as_current_span(
-                        "execute_tool lookup",
-                        attributes={
-                            "gen_ai.operation.name": "execute_tool",
-                            "gen_ai.tool.name": "lookup",
-                            "gen_ai.tool.call.id": f"call-{n}",
-                        },
-                    ) as tool:
-                        if failed:
-                            tool.set_status(StatusCode.ERROR, "lookup failed")
-    write_traces(path, exporter.get_finished_spans())
-    return path
-
-
 def _labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, threshold: float, traces: Path
 ) -> dict[str, tuple[float, str]]:
@@ -139,7 +98,7 @@ def _labels(
 def test_user_frustration_passes_a_conversation_with_no_repeated_request(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    traces = _conversations_file(
+    traces = conversations_file(
         tmp_path / "traces.jsonl",
         {
             "served": [("Book a flight to Lisbon", []), ("Now a hotel near the old town", [])],
@@ -156,7 +115,7 @@ def test_user_frustration_passes_a_conversation_with_no_repeated_request(
 def test_tool_error_rate_passes_few_failed_calls_and_fails_many(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    traces = _conversations_file(
+    traces = conversations_file(
         tmp_path / "traces.jsonl",
         {
             "none-failed": [("Weather in Paris?", [False]), ("And in Rome?", [False])],
