@@ -178,7 +178,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         write_junit_xml(args.junit_xml, summary, elapsed)
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
     for name in summary.only_errors():
-        print(f"otel-scorers: every score of {name} is an error", file=sys.stderr)
+        print(f"otel-scorers: {name} measured nothing: {summary.tallies[name].failed_text}", file=sys.stderr)
         code = 1
     failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
     for verdict in failed:
@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
             "yesterday's traces) with a configuration's scorers: one JSON line per score on stdout, "
             "and a summary per scorer (runs scored, mean, labels, skipped, errors) on stderr. "
             "Exit code 1 when an input could not be read or held no agent run, when a scorer failed "
-            "on every run, or when a --fail-under gate is not met; 2 for a bad configuration or gate."
+            "on every run it tried (skipped runs aside), or when a --fail-under gate is not met; 2 for a bad configuration or gate."
         ),
     )
     score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)

@@ -2,7 +2,7 @@
 
 One test case per scorer, in one suite named `otel-scorers`: a scorer whose gate failed is a
 failure (the message is the verdict, the body lists failing runs), a scorer that failed on every
-run is an error, one that skipped every run is skipped; the rest pass. Each case's output holds
+run it tried is an error, one that skipped every run is skipped; the rest pass. Each case's output holds
 the scorer's tally, so a passing scorer still shows what it measured.
 """
 
@@ -64,7 +64,7 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
                 case,
                 "error",
                 type="scorer_error",
-                message=f"the scorer failed on all {tally.errors} {tally.per}s",
+                message=f"the scorer measured nothing: {tally.failed_text}",
             )
             error.text = _text(_failures_text(tally))
             counts["errors"] += 1

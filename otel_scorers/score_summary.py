@@ -137,8 +137,15 @@ class ScorerTally:
 
     @property
     def only_errors(self) -> bool:
-        """The scorer failed on every run it was given (and it was given one)."""
-        return self.errors > 0 and self.scored == 0 and self.skipped == 0
+        """The scorer failed on every run it tried (and it tried one): it measured nothing. Runs
+        it skipped (lacking what it needs) do not hide a scorer that never worked."""
+        return self.errors > 0 and self.scored == 0
+
+    @property
+    def failed_text(self) -> str:
+        """`it failed on all 5 runs it tried (1 skipped)`."""
+        skipped = f" ({self.skipped} skipped)" if self.skipped else ""
+        return f"it failed on {'the' if self.errors == 1 else 'all'} {counted(self.errors, self.per)} it tried{skipped}"
 
     @property
     def mean(self) -> float | None:
@@ -219,7 +226,7 @@ class ScoreSummary:
         return sum(t.scored + t.skipped + t.errors for t in self.tallies.values())
 
     def only_errors(self) -> list[str]:
-        """The scorers that failed on every run they were given: they measured nothing."""
+        """The scorers that failed on every run they tried: they measured nothing."""
         return [name for name, tally in self.tallies.items() if tally.only_errors]
 
     def gate_results(self) -> list[GateResult]:

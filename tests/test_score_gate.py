@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -171,12 +172,39 @@ def test_a_scorer_that_fails_on_every_run_makes_score_exit_1(tmp_path: Path) -> 
         env={"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
     )
     assert result.returncode == 1, result.stderr
-    assert "otel-scorers: every score of always_fails is an error" in result.stderr
+    assert "otel-scorers: always_fails measured nothing: it failed on all 6 runs it tried" in result.stderr
     assert row(result.stderr, "always_fails")[1:] == ["0", "-", "-", "0", "6", "-"]
     cases = {case.get("name"): case for case in ET.parse(report).getroot().iter("testcase")}
     error = cases["always_fails"].find("error")
     assert error is not None and error.text is not None and "no key for the judge" in error.text
     assert cases["no_tool_errors"].find("error") is None
+
+
+def test_a_judge_that_failed_on_every_run_it_tried_makes_score_exit_1_whatever_it_skipped(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: every judge call is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "scorers.yaml"
+    config.write_text(
+        f"judge: {{model: openai/judge, api_base: 'http://127.0.0.1:{port}/v1', api_key: none, max_retries: 0}}\n"
+        "scorers:\n  - type: no_tool_errors\n  - type: answer_relevancy\n"
+    )
+    report = tmp_path / "report.xml"
+    result = run_cli("score", str(TRACES), "-c", str(config), "--junit-xml", str(report))
+    # The run without captured content is skipped; the judge failed on every other one.
+    skipped = sum(1 for script in DEMO_RUNS if not script.capture_content)
+    tried = len(DEMO_RUNS) - skipped
+    assert skipped == 1 and tried == 5
+    assert result.returncode == 1, result.stderr
+    assert row(result.stderr, "answer_relevancy")[1:] == ["0", "-", "-", str(skipped), str(tried), "-"]
+    assert (
+        f"otel-scorers: answer_relevancy measured nothing: it failed on all {tried} runs it tried "
+        f"({skipped} skipped)" in result.stderr
+    )
+    cases = {case.get("name"): case for case in ET.parse(report).getroot().iter("testcase")}
+    assert cases["answer_relevancy"].find("error") is not None
 
 
 def test_a_gated_scorer_with_nothing_to_measure_fails(tmp_path: Path) -> None:
