@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from otel_scorers.binding import Binding
 from otel_scorers.conversation_turns import Conversation
+from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline import score_run
 
@@ -46,7 +47,7 @@ class Progress:
         if self.live and now - self._shown >= 0.1:
             self._shown = now
             self.out.write(
-                f"\rotel-scorers: scored {self.runs} runs, {self.scores} scores ({now - self.started:.1f}s)"
+                f"\rotel-scorers: scored {counted(self.runs, 'run')}, {counted(self.scores, 'score')} ({now - self.started:.1f}s)"
             )
             self.out.flush()
 
@@ -151,11 +152,9 @@ class TelemetryOut:
         self.logger_provider.shutdown()
         self.meter_provider.shutdown()
         failed = self.spans.failed + self.logs.failed
-        what = f"{self.spans.sent} evaluation spans and {self.logs.sent} events"
+        what = f"{counted(self.spans.sent, 'evaluation span')} and {counted(self.logs.sent, 'event')}"
         if failed:
-            return (
-                f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; {failed} batches were refused"
-            )
+            return f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; {counted(failed, 'batch', 'batches')} {'was' if failed == 1 else 'were'} refused"
         return f"sent {what}, and the metrics, over OTLP ({self.protocol}) to {self.endpoint}"
 
 

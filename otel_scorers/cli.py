@@ -172,8 +172,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - progress.started
     if out is not None:
         print(f"otel-scorers: {out.close()}", file=sys.stderr)
-    code = max(_report(problems), _nothing_read(args.files, reading))
-    print(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}", file=sys.stderr)
+    nothing = _nothing_read(args.files, reading)
+    code = max(_report(problems), nothing)
+    if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
+        print(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}", file=sys.stderr)
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed)
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)

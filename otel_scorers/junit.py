@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from otel_scorers.human_text import counted
 from otel_scorers.score_summary import GateResult, ScorerTally, ScoreSummary
 
 SUITE = "otel-scorers"
@@ -69,7 +70,7 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
             error.text = _text(_failures_text(tally))
             counts["errors"] += 1
         elif tally.skipped and tally.scored == 0 and tally.errors == 0:
-            ET.SubElement(case, "skipped", message=f"all {tally.skipped} {tally.per}s skipped")
+            ET.SubElement(case, "skipped", message=f"all {counted(tally.skipped, tally.per)} skipped")
             counts["skipped"] += 1
         ET.SubElement(case, "system-out").text = _text(_tally_text(tally))
     for key, value in counts.items():

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from opentelemetry.sdk.trace import ReadableSpan
 
+from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp_decode import OtlpDecodeError, parse_json_request, span_records
 from otel_scorers.run_builder import build_runs
@@ -51,7 +52,7 @@ class Reading:
             return f"no spans were read from {names}"
         if self.runs == 0:
             return (
-                f"read {self.spans} spans in {self.traces} traces from {names}, none of them an agent "
+                f"read {counted(self.spans, 'span')} in {counted(self.traces, 'trace')} from {names}, none of them an agent "
                 "run (what marks one, per instrumentation: docs/conventions.md)"
             )
         return None
@@ -149,7 +150,7 @@ def runs_from_files(
             traces[span.trace_id].append(span)
             reading.spans += 1
             if progress is not None and reading.spans % 100_000 == 0:
-                progress(f"read {reading.spans} spans in {len(traces)} traces")
+                progress(f"read {counted(reading.spans, 'span')} in {counted(len(traces), 'trace')}")
     reading.traces = len(traces)
     for spans in traces.values():
         for run in build_runs(spans):

@@ -307,6 +307,29 @@ def test_traces_without_an_agent_run_say_so_and_exit_1(tmp_path: Path) -> None:
     assert "none of them an agent run" in result.stderr
 
 
+def test_one_span_without_a_run_is_counted_in_the_singular_and_no_table_of_zeros_follows(
+    tmp_path: Path,
+) -> None:
+    request = json.loads((TRACES / "tool_then_answer.json").read_text())
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if not s["name"].startswith("invoke_agent")]
+            for span in scope["spans"]:
+                span["attributes"] = []
+    first = next(s for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"])
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [first]}]}]}
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(request))
+    config = tmp_path / "scorers.yaml"
+    config.write_text("scorers:\n  - type: no_tool_errors\n")
+    result = run_cli("score", str(plain), "-c", str(config))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"otel-scorers: nothing to work on: read 1 span in 1 trace from {plain}, none of them an agent run "
+        "(what marks one, per instrumentation: docs/conventions.md)"
+    ]
+
+
 def test_jaegers_query_api_reply_is_read_as_the_otlp_it_wraps(tmp_path: Path) -> None:
     wrapped = tmp_path / "jaeger-api-v3.json"
     wrapped.write_text(json.dumps({"result": json.loads((TRACES / "tool_then_answer.json").read_text())}))

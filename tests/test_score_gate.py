@@ -8,6 +8,7 @@ agent (`DEMO_RUNS`), whose scripts say what each run did: one of the six has a f
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -256,3 +257,26 @@ def test_the_example_collector_config_records_traces_with_the_file_exporter() ->
     assert traces["processors"] == ["memory_limiter", "batch"]
     assert config["exporters"]["file/traces"]["path"].endswith(".jsonl")
     assert set(config["processors"]) == set(traces["processors"])
+
+
+def test_the_example_traces_failing_tool_points_at_the_demo_agents_own_code() -> None:
+    from otel_scorers.demos import example_agent
+
+    module = Path(example_agent.__file__)
+    source = module.read_text().splitlines()
+    stacktraces = [
+        attribute["value"]["stringValue"]
+        for line in TRACES.read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        for event in span.get("events", [])
+        for attribute in event.get("attributes", [])
+        if attribute["key"] == "exception.stacktrace"
+    ]
+    assert len(stacktraces) == 1  # Atlantis
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\w+)\n {4}(.+)', stacktraces[0])
+    assert frames
+    for path, number, _function, code in frames:
+        assert path == module.relative_to(ROOT).as_posix(), path
+        assert source[int(number) - 1].strip() == code.strip()

@@ -22,6 +22,7 @@ from otel_scorers.config import load_config, parse_config
 from otel_scorers.demos import otlp_send
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.human_text import counted
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, unreachable
 from otel_scorers.otlp_files import write_traces
 from otel_scorers.processor import ScoringSpanProcessor
@@ -128,7 +129,7 @@ def run_demo(
         ]
         written = write_traces(traces_out, agent_spans)
         print(
-            f"The agent's traces ({written} traces, {len(agent_spans)} spans) are in {traces_out}, as OTLP/JSON:"
+            f"The agent's traces ({counted(written, 'trace')}, {counted(len(agent_spans), 'span')}) are in {traces_out}, as OTLP/JSON:"
         )
         print(f"  otel-scorers score {traces_out} -c CONFIG   scores them again, with any scorers.")
     print(f"The scores are {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")
