@@ -17,7 +17,7 @@ from otel_scorers.config import Config, load_config
 from otel_scorers.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.errors import ConfigError, ListenError
-from otel_scorers.human_text import counted
+from otel_scorers.human_text import counted, printable
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
@@ -71,13 +71,19 @@ def _write_line(document: dict[str, Any]) -> None:
     sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
 
 
+def _say(message: str) -> None:
+    """A line (or lines) for the person at the terminal, on stderr: input keys, names and trace
+    text in it cannot steer the terminal (`human_text.printable`)."""
+    print(printable(message, newlines=True), file=sys.stderr)
+
+
 def _progress(message: str) -> None:
-    print(f"otel-scorers: {message}", file=sys.stderr)
+    _say(f"otel-scorers: {message}")
 
 
 def _report(problems: Sequence[InputProblem]) -> int:
     for problem in problems:
-        print(f"otel-scorers: skipped {problem}", file=sys.stderr)
+        _say(f"otel-scorers: skipped {problem}")
     return 1 if problems else 0
 
 
@@ -86,7 +92,7 @@ def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
     why = reading.nothing_read(paths)
     if why is None:
         return 0
-    print(f"otel-scorers: nothing to work on: {why}", file=sys.stderr)
+    _say(f"otel-scorers: nothing to work on: {why}")
     return 1
 
 
@@ -118,10 +124,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in {*names, *conversation_names}]
     if unknown:
-        print(
+        _say(
             f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
-            f"(its scorers: {', '.join([*names, *conversation_names])})",
-            file=sys.stderr,
+            f"(its scorers: {', '.join([*names, *conversation_names])})"
         )
         return 2
     problems: list[InputProblem] = []
@@ -129,7 +134,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.otlp_endpoint:
         problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
         if problem is not None:
-            print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
+            _say(f"otel-scorers: nothing scored: {problem}")
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
     summary = ScoreSummary(names, args.fail_under, conversation_names)
@@ -171,20 +176,20 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     elapsed = time.monotonic() - progress.started
     if out is not None:
-        print(f"otel-scorers: {out.close()}", file=sys.stderr)
+        _say(f"otel-scorers: {out.close()}")
     nothing = _nothing_read(args.files, reading)
     code = max(_report(problems), nothing)
     if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
-        print(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}", file=sys.stderr)
+        _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed)
-        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+        _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     for name in summary.only_errors():
-        print(f"otel-scorers: {name} measured nothing: {summary.tallies[name].failed_text}", file=sys.stderr)
+        _say(f"otel-scorers: {name} measured nothing: {summary.tallies[name].failed_text}")
         code = 1
     failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
     for verdict in failed:
-        print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
+        _say(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}")
     return 1 if failed else code
 
 
@@ -206,7 +211,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if conversations is not None:
         each = [binding.name for binding in conversations.settings.bindings]
         parts.append(f"{counted(len(each), 'conversation scorer')}: {', '.join(each)}")
-    print(f"{args.config}: valid ({'; '.join(parts)})")
+    print(printable(f"{args.config}: valid ({'; '.join(parts)})"))
     return 0
 
 
@@ -226,9 +231,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from otel_scorers.sidecar import run
         from otel_scorers.sidecar.logs import setup_logging
     except ImportError as exc:
-        print(
-            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}",
-            file=sys.stderr,
+        _say(
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}"
         )
         return 2
     setup_logging()
@@ -378,10 +382,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except ConfigError as exc:
-        print(f"otel-scorers: invalid config: {exc}", file=sys.stderr)
+        _say(f"otel-scorers: invalid config: {exc}")
         return 2
     except ListenError as exc:
-        print(f"otel-scorers: {exc}", file=sys.stderr)
+        _say(f"otel-scorers: {exc}")
         return 1
     except BrokenPipeError:
         return 0

@@ -1,6 +1,34 @@
-"""Text written for a person to read: counts with their nouns."""
+"""Text written for a person to read: counts with their nouns, and untrusted text made safe to
+show on a terminal.
+
+Trace content, file contents and configuration keys reach the command line's output, console
+score lines and logs. A terminal acts on some characters instead of showing them: C0 controls
+(ESC starts sequences that retitle, clear or rewrite the screen), DEL, C1 controls (U+009B is a
+one-character CSI, U+0085 a line break), the line and paragraph separators U+2028 and U+2029, and
+the bidirectional controls (U+202E turns the rest of the line around, so it reads as something
+else). `printable` writes each of them as its `\\uXXXX` escape, the form JSON reads too.
+"""
 
 from __future__ import annotations
+
+import re
+
+#: Other than C0 and C1 (and DEL between them): Arabic letter mark, left-to-right and right-to-left
+#: marks, line and paragraph separators, embeddings and overrides, isolates.
+_BIDI_AND_SEPARATORS = "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+_CONTROL_BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """`text` with every control and bidirectional formatting character escaped (`\\u001b`);
+    with `newlines`, a line feed is kept, for a message of several lines."""
+    pattern = _CONTROL_BUT_NEWLINE if newlines else _CONTROL
+    return pattern.sub(_escaped, text)
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

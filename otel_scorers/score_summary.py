@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from otel_scorers.conversation_turns import Conversation
-from otel_scorers.human_text import counted
+from otel_scorers.human_text import counted, printable
 from otel_scorers.model import AgentRun, Score
 
 Statistic = Literal["mean", "pass_rate"]
@@ -253,10 +253,10 @@ class ScoreSummary:
             gates = "; ".join(str(v) for v in verdicts.get(name, ())) or "-"
             rows.append(
                 (
-                    name,
+                    printable(name),  # one line each: a name cannot break the table or steer the terminal
                     str(tally.scored),
                     f"{mean:.3f}" if mean is not None else "-",
-                    tally.labels_text,
+                    printable(tally.labels_text),
                     str(tally.skipped),
                     str(tally.errors),
                     gates,
