@@ -17,12 +17,12 @@ from otel_scorers.config import Config, load_config
 from otel_scorers.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.errors import ConfigError, ListenError
-from otel_scorers.human_text import counted, printable
+from otel_scorers.human_text import counted, cut, printable
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
 from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
-from otel_scorers.score_summary import Gate, ScoreSummary, parse_gate
+from otel_scorers.score_summary import MAX_NAME_CHARS, Gate, ScoreSummary, parse_gate
 from otel_scorers.version import __version__
 
 
@@ -185,11 +185,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         write_junit_xml(args.junit_xml, summary, elapsed)
         _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     for name in summary.only_errors():
-        _say(f"otel-scorers: {name} measured nothing: {summary.tallies[name].failed_text}")
+        _say(
+            f"otel-scorers: {cut(name, MAX_NAME_CHARS)} measured nothing: {summary.tallies[name].failed_text}"
+        )
         code = 1
     failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
     for verdict in failed:
-        _say(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}")
+        _say(f"otel-scorers: gate failed: {cut(verdict.gate.scorer, MAX_NAME_CHARS)} {verdict.measured}")
     return 1 if failed else code
 
 

@@ -1,5 +1,5 @@
-"""Text written for a person to read: counts with their nouns, and untrusted text made safe to
-show on a terminal.
+"""Text written for a person to read: counts with their nouns, long text cut to a size that says
+what was cut, and untrusted text made safe to show on a terminal.
 
 Trace content, file contents and configuration keys reach the command line's output, console
 score lines and logs. A terminal acts on some characters instead of showing them: C0 controls
@@ -34,3 +34,10 @@ def printable(text: str, *, newlines: bool = False) -> str:
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """`1 run`, `2 runs`: the count and its noun, plural unless the count is one."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` when it is at most `limit` characters, else its first ones and how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"

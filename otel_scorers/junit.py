@@ -4,6 +4,10 @@ One test case per scorer, in one suite named `otel-scorers`: a scorer whose gate
 failure (the message is the verdict, the body lists failing runs), a scorer that failed on every
 run it tried is an error, one that skipped every run is skipped; the rest pass. Each case's output holds
 the scorer's tally, so a passing scorer still shows what it measured.
+
+The report is bounded whatever the traces hold: at most 20 failing runs listed per scorer (with
+the count of the rest), each reason cut to `MAX_REASON_CHARS` and each name to `MAX_NAME_CHARS`,
+saying how many characters were cut.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from otel_scorers.human_text import counted
-from otel_scorers.score_summary import GateResult, ScorerTally, ScoreSummary
+from otel_scorers.human_text import counted, cut
+from otel_scorers.score_summary import MAX_NAME_CHARS, MAX_REASON_CHARS, GateResult, ScorerTally, ScoreSummary
 
 SUITE = "otel-scorers"
 # Characters XML 1.0 cannot carry, even escaped (trace text may hold them).
@@ -51,7 +55,9 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
     suite = ET.Element("testsuite", name=SUITE, time=f"{elapsed_s:.3f}")
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for name, tally in summary.tallies.items():
-        case = ET.SubElement(suite, "testcase", classname=SUITE, name=_text(name), time="0")
+        case = ET.SubElement(
+            suite, "testcase", classname=SUITE, name=_text(cut(name, MAX_NAME_CHARS)), time="0"
+        )
         counts["tests"] += 1
         failed = [verdict for verdict in gates.get(name, ()) if not verdict.passed]
         if failed:
@@ -72,7 +78,7 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
         elif tally.skipped and tally.scored == 0 and tally.errors == 0:
             ET.SubElement(case, "skipped", message=f"all {counted(tally.skipped, tally.per)} skipped")
             counts["skipped"] += 1
-        ET.SubElement(case, "system-out").text = _text(_tally_text(tally))
+        ET.SubElement(case, "system-out").text = _text(cut(_tally_text(tally), MAX_REASON_CHARS))
     for key, value in counts.items():
         suite.set(key, str(value))
     root = ET.Element("testsuites", {key: str(value) for key, value in counts.items()}, name=SUITE)

@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from otel_scorers.conversation_turns import Conversation
-from otel_scorers.human_text import counted, printable
+from otel_scorers.human_text import counted, cut, printable
 from otel_scorers.model import AgentRun, Score
 
 Statistic = Literal["mean", "pass_rate"]
 STATISTICS: tuple[Statistic, ...] = ("mean", "pass_rate")
 #: Failing runs kept per scorer, to show in a report (the count is always whole).
 _MAX_FAILURES_KEPT = 20
+#: Characters kept of a failing run's reason and agent name: a report of 20 failures per scorer
+#: stays small (a reason can quote a tool name or an answer of megabytes; the scores have it whole).
+MAX_REASON_CHARS = 1_000
+MAX_NAME_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +130,16 @@ class ScorerTally:
     def _keep(self, scored: Scored, reason: str) -> None:
         self.failure_count += 1
         if len(self.failures) < _MAX_FAILURES_KEPT:
+            agent = cut(scored.agent_name, MAX_NAME_CHARS) if scored.agent_name is not None else None
+            conversation = scored.conversation_id
             self.failures.append(
-                Failure(scored.trace_id, scored.span_id, scored.agent_name, reason, scored.conversation_id)
+                Failure(
+                    scored.trace_id,
+                    scored.span_id,
+                    agent,
+                    cut(reason, MAX_REASON_CHARS),
+                    cut(conversation, MAX_NAME_CHARS) if conversation is not None else None,
+                )
             )
 
     @property
@@ -253,10 +265,10 @@ class ScoreSummary:
             gates = "; ".join(str(v) for v in verdicts.get(name, ())) or "-"
             rows.append(
                 (
-                    printable(name),  # one line each: a name cannot break the table or steer the terminal
+                    printable(cut(name, MAX_NAME_CHARS)),  # one line each, of a bounded width
                     str(tally.scored),
                     f"{mean:.3f}" if mean is not None else "-",
-                    printable(tally.labels_text),
+                    printable(cut(tally.labels_text, MAX_REASON_CHARS)),
                     str(tally.skipped),
                     str(tally.errors),
                     gates,

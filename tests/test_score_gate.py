@@ -280,3 +280,49 @@ def test_the_example_traces_failing_tool_points_at_the_demo_agents_own_code() ->
     for path, number, _function, code in frames:
         assert path == module.relative_to(ROOT).as_posix(), path
         assert source[int(number) - 1].strip() == code.strip()
+
+
+def test_a_junit_report_stays_small_and_well_formed_whatever_the_traces_name(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from otel_scorers.otlp_files import write_traces
+    from otel_scorers.score_summary import MAX_NAME_CHARS, MAX_REASON_CHARS
+
+    tool, agent = "t" * 1_000_000, "a" * 100_000
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    failing_runs = 25
+    for _ in range(failing_runs):
+        with tracer.start_as_current_span(
+            "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+        ), tracer.start_as_current_span(
+            f"execute_tool {tool}",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+        ) as span:
+            span.set_status(StatusCode.ERROR, "down")
+    traces = tmp_path / "traces.jsonl"
+    write_traces(traces, exporter.get_finished_spans())
+    config = tmp_path / "scorers.yaml"
+    name = "n" * 100_000
+    config.write_text(f"scorers:\n  - type: no_tool_errors\n    name: {name}\n")
+    report = tmp_path / "report.xml"
+    result = run_cli(
+        "score", str(traces), "-c", str(config), "--fail-under", f"{name}=1", "--junit-xml", str(report)
+    )
+    assert result.returncode == 1
+    size = report.stat().st_size
+    # 20 failures listed, each a cut reason and agent name, and the scorer's name cut once
+    assert size < 20 * (MAX_REASON_CHARS + MAX_NAME_CHARS + 200) + MAX_NAME_CHARS + 2_000, size
+    (case,) = ET.parse(report).getroot().iter("testcase")
+    assert case.get("name") == "n" * MAX_NAME_CHARS + f"... ({100_000 - MAX_NAME_CHARS} more characters)"
+    failure = case.find("failure")
+    assert failure is not None and failure.text is not None
+    listed = failure.text.splitlines()
+    assert len(listed) == 21 and listed[-1] == f"... and {failing_runs - 20} more"
+    assert all("more characters)" in line for line in listed[:20])
+    assert len(result.stderr) < 10_000  # the summary table's name is cut too
