@@ -22,7 +22,7 @@ from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
 from otel_scorers.otlp_files import InputProblem, Reading, runs_from_files
-from otel_scorers.score_summary import MAX_NAME_CHARS, Gate, ScoreSummary, parse_gate
+from otel_scorers.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
 from otel_scorers.version import __version__
 
 
@@ -122,7 +122,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     conversation_names = (
         [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
     )
-    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in {*names, *conversation_names}]
+    known = {*names, *conversation_names}
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
+    for scorer in unknown:
+        head, _, statistic = scorer.rpartition(":")
+        if head in known:  # `X:median=...`: a scorer of the config, a statistic there is not
+            _say(
+                f"otel-scorers: --fail-under {scorer}: unknown statistic {statistic!r} "
+                f"(the statistics: {', '.join(STATISTICS)})"
+            )
+            return 2
     if unknown:
         _say(
             f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "

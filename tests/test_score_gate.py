@@ -224,6 +224,12 @@ def test_a_gate_naming_no_scorer_or_malformed_is_a_usage_error() -> None:
     assert result.returncode == 2 and "expected SCORER=THRESHOLD" in result.stderr
     result = run_cli("score", str(TRACES), "-c", str(CONFIG), "--fail-under", "no_tool_errors=90")
     assert result.returncode == 2 and "must be between 0 and 1" in result.stderr
+    result = run_cli("score", str(TRACES), "-c", str(CONFIG), "--fail-under", "no_tool_errors:median=0.9")
+    assert result.returncode == 2
+    assert (
+        "otel-scorers: --fail-under no_tool_errors:median: unknown statistic 'median' "
+        "(the statistics: mean, pass_rate)" in result.stderr
+    )
 
 
 def test_backfill_is_another_name_for_score() -> None:
@@ -298,12 +304,16 @@ def test_a_junit_report_stays_small_and_well_formed_whatever_the_traces_name(tmp
     tracer = provider.get_tracer("test")
     failing_runs = 25
     for _ in range(failing_runs):
-        with tracer.start_as_current_span(
-            "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
-        ), tracer.start_as_current_span(
-            f"execute_tool {tool}",
-            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
-        ) as span:
+        with (
+            tracer.start_as_current_span(
+                "invoke_agent",
+                attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent},
+            ),
+            tracer.start_as_current_span(
+                f"execute_tool {tool}",
+                attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+            ) as span,
+        ):
             span.set_status(StatusCode.ERROR, "down")
     traces = tmp_path / "traces.jsonl"
     write_traces(traces, exporter.get_finished_spans())
