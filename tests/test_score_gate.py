@@ -206,6 +206,12 @@ def test_a_judge_that_failed_on_every_run_it_tried_makes_score_exit_1_whatever_i
     )
     cases = {case.get("name"): case for case in ET.parse(report).getroot().iter("testcase")}
     assert cases["answer_relevancy"].find("error") is not None
+    # each error names the judge's address, where the connection was refused
+    errors = [json.loads(line)["error"] for line in result.stdout.splitlines() if '"error":{' in line]
+    assert len(errors) == tried
+    assert all(
+        error["message"].startswith(f"judge openai/judge at http://127.0.0.1:{port}/v1: ") for error in errors
+    ), errors[0]
 
 
 def test_a_gated_scorer_with_nothing_to_measure_fails(tmp_path: Path) -> None:
