@@ -170,6 +170,27 @@ def test_demo_prints_the_score_table_with_answer_relevancy_when_a_judge_model_is
     assert "gen_ai.evaluation.result events" in out
 
 
+def test_demo_judges_with_a_keyless_local_judge_at_its_api_base() -> None:
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    with judge_server(lambda _body: ALL_RELEVANT) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "otel_scorers.cli", "demo"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={
+                **env,
+                "OTEL_SCORERS_JUDGE_MODEL": "openai/judge",
+                "OTEL_SCORERS_JUDGE_API_BASE": server.url,
+            },
+        )
+    assert result.returncode == 0, result.stderr
+    assert "LLM judge off" not in result.stdout
+    assert result.stdout.count("answer_relevancy   relevant  1") == 5
+    assert server.calls == 5
+
+
 def test_version_prints_the_installed_packages_version() -> None:
     result = run_cli("--version")
     assert result.returncode == 0

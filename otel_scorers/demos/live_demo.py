@@ -49,8 +49,8 @@ scorers:
 
 
 def demo_document(out: Any = None) -> dict[str, Any]:
-    """The demo's config, with answer_relevancy when a judge model (and its key) is configured;
-    otherwise one line on how to turn it on."""
+    """The demo's config, with answer_relevancy when a judge model is configured, with its key or
+    at an `api_base` (a local server needs none); otherwise one line on how to turn it on."""
     document: dict[str, Any] = yaml.safe_load(DEMO_CONFIG)
     judge = JudgeConfig.from_env()
     if judge.model:
@@ -59,7 +59,8 @@ def demo_document(out: Any = None) -> dict[str, Any]:
             .validate_environment(model=judge.model, api_key=judge.api_key, api_base=judge.api_base)
             .get("missing_keys")
         )
-        if not missing:
+        # a server at api_base (a local model) is sent a placeholder when it is given no key
+        if not missing or judge.api_base:
             document["scorers"].append({"type": "answer_relevancy", "args": {"threshold": 0.7}})
             document["judge"] = judge.model_dump(exclude_none=True)
             return document
