@@ -23,7 +23,8 @@ from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, pas
 from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
 from otel_scorers.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
-from otel_scorers.scorers.judge.errors import redact
+from otel_scorers.scorers.judge import provider
+from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
 
 T = TypeVar("T")
@@ -138,6 +139,11 @@ class Binding:
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
     async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
+        if self.lane == "judge":
+            not_loaded = await judge_client_loaded(self.name, pending, start_ns)
+            if not_loaded is not None:
+                return not_loaded
+            started = time.perf_counter()  # the score's deadline starts once the client is there
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
         return failed or self.to_score(result, time.perf_counter() - started, start_ns)
 
@@ -290,6 +296,36 @@ def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int 
         duration_s=duration_s,
         start_ns=start_ns,
     )
+
+
+#: How long a judged score waits for the judge's client to load (litellm's first import: seconds,
+#: tens of them on a loaded machine) before its own deadline starts; a stuck import still ends, in
+#: an error that names it.
+JUDGE_CLIENT_LOAD_S = 120.0
+
+
+async def judge_client_loaded(name: str, pending: Awaitable[Any], start_ns: int) -> Score | None:
+    """Wait for the judge's client, off the loop (the first time only; then it is there): None
+    once it is loaded, else the error score of `name`, `pending` closed unawaited and unwarned."""
+    if provider.litellm_loaded():
+        return None
+    started = time.perf_counter()
+    error: ScoreError | None = None
+    try:
+        await asyncio.wait_for(provider.load_litellm(), JUDGE_CLIENT_LOAD_S)
+    except asyncio.TimeoutError:
+        error = ScoreError(
+            "timeout",
+            f"the judge's client (litellm) did not load within {JUDGE_CLIENT_LOAD_S:g}s, its first import; "
+            "no request was sent",
+        )
+    except JudgeError as exc:  # litellm is not installed
+        error = ScoreError(exc.type, exc.message)
+    if error is None:
+        return None
+    if inspect.iscoroutine(pending):
+        pending.close()
+    return Score(name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
 
 
 async def within_timeout(

@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, within_timeout
+from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, judge_client_loaded, within_timeout
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
@@ -45,6 +45,11 @@ class ConversationBinding:
         return self._wait(result, started, start_ns)
 
     async def _wait(self, pending: Awaitable[Score], started: float, start_ns: int) -> Score:
+        if self.scorer.uses_judge:
+            not_loaded = await judge_client_loaded(self.name, pending, start_ns)
+            if not_loaded is not None:
+                return not_loaded
+            started = time.perf_counter()  # the deadline starts once the judge's client is there
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
         if failed is not None or result is None:
             return failed or self._error(TypeError("the scorer's awaitable gave no Score"), started, start_ns)
