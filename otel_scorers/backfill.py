@@ -11,16 +11,18 @@ in Jaeger and Prometheus too.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from otel_scorers.binding import Binding
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.paced_sampling import PacedSampler
 from otel_scorers.pipeline import score_run
 
 DEFAULT_CONCURRENCY = 8
@@ -65,16 +67,27 @@ async def score_runs(
     concurrency: int = DEFAULT_CONCURRENCY,
     emit: Callable[[AgentRun, Sequence[Score]], None] | None = None,
     progress: Progress | None = None,
+    not_admitted: Callable[[str, str], None] | None = None,
 ) -> int:
     """Score every run, at most `concurrency` at once; the number of runs scored. Runs are
-    drawn from `runs` only as slots free up, so memory stays bounded whatever the input."""
+    drawn from `runs` only as slots free up, so memory stays bounded whatever the input.
+    Budget-paced bindings pace by the traces' own time (`TraceTime`); `not_admitted(binding,
+    why)` hears each run a binding did not score (`filtered`, `sampled_out`, `rate_limited`)."""
+    clock = TraceTime()
+    runs = iter(runs)
+    first = next(runs, None)
+    if first is not None:  # the pacing starts at the first run's time
+        clock.saw(first)
+        runs = itertools.chain([first], runs)
+    bindings = paced_by_trace_time(bindings, clock)
     slots = asyncio.Semaphore(concurrency)
     pending: set[asyncio.Task[None]] = set()
     count = 0
 
     async def one(run: AgentRun) -> None:
         try:
-            scores = await score_run(bindings, run)
+            clock.saw(run)
+            scores = await score_run(bindings, run, not_admitted)
             for score in scores:
                 write(run, score)
             if emit is not None:
@@ -95,6 +108,39 @@ async def score_runs(
     if progress is not None:
         progress.done()
     return count
+
+
+class TraceTime:
+    """A clock that reads the traces' own time: the latest end of a run scored so far, in seconds.
+    Budget-paced sampling in a backfill paces by it, so that yesterday's traces are judged at the
+    budget's pace over the hours they span, not over the seconds a backfill takes to read them."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def saw(self, run: AgentRun) -> None:
+        seen = (run.end_ns or run.start_ns) / 1e9
+        self.first = seen if self.first is None else min(self.first, seen)
+        self.now = max(self.now, seen)
+
+    @property
+    def span_s(self) -> float:
+        """The traces' time from the first run's end to the latest's."""
+        return self.now - self.first if self.first is not None else 0.0
+
+
+def paced_by_trace_time(bindings: Sequence[Binding], clock: TraceTime) -> list[Binding]:
+    """The bindings, each budget-paced one with a fresh pacing on `clock` (the others as they are)."""
+    return [
+        replace(binding, paced=PacedSampler(replace(binding.paced.policy, clock=clock)))
+        if binding.paced is not None
+        else binding
+        for binding in bindings
+    ]
 
 
 def judge_concurrency(bindings: Sequence[Binding]) -> int:

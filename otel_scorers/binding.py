@@ -24,8 +24,9 @@ from otel_scorers.paced_sampling import Decision, PacedSampler, PacingPolicy, pa
 from otel_scorers.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.judge import provider
+from otel_scorers.scorers.judge.config import unpriced_budget_problem
 from otel_scorers.scorers.judge.errors import JudgeError, redact
-from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
+from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, UsesJudge, as_scorer, lane_of
 
 T = TypeVar("T")
 Admission = Literal["admitted", "filtered", "sampled_out", "rate_limited"]
@@ -255,6 +256,9 @@ def bind(
                 f"sampling.{policy.budget_key}",
                 "a budget paces judge scorers only; a quick check costs nothing: give it a rate",
             )
+        problem = unpriced_pacing(the_scorer, policy)
+        if problem is not None:
+            raise ConfigError("sampling.usd_per_hour", problem)
         paced = PacedSampler(policy)
         policy = 1.0  # every trace is kept until its run is decided
     sampler = TraceIdSampler(policy)
@@ -281,6 +285,14 @@ def bind(
         lane=lane,
         paced=paced,
     )
+
+
+def unpriced_pacing(scorer: Scorer, policy: PacingPolicy, section: str = "judge.") -> str | None:
+    """Why a budget in dollars cannot pace `scorer`, or None: the rule of the judge's own cost cap
+    (`unpriced_budget_problem`), since a spend nobody prices cannot be counted."""
+    if policy.unit != "usd" or not isinstance(scorer, UsesJudge):
+        return None
+    return unpriced_budget_problem(scorer.model, scorer.judge.config.prices, section)
 
 
 def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:

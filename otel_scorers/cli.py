@@ -167,6 +167,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             concurrency,
             scored,
             progress,
+            summary.not_admitted,
         )
     )
     if conversations is not None:
@@ -190,6 +191,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     code = max(_report(problems), nothing)
     if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
         _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
+        for binding in bindings:
+            if binding.paced is not None:  # what pacing did with a file is not obvious: say it
+                policy, tally = binding.paced.policy, summary.tallies[binding.name]
+                _say(
+                    f"otel-scorers: {binding.name} is budget-paced ({policy.budget_key}: {policy.per_hour:g}), "
+                    f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
+                    f"and sampled out {tally.not_admitted['sampled_out']}"
+                )
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed)
         _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")

@@ -31,7 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
 from otel_scorers.context import context_override
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.errors import ConfigError
@@ -430,6 +430,11 @@ def _binding_errors(
                     f"a budget paces judge scorers only; {entry.type} costs nothing to run: give it a rate",
                 )
             )
+        if isinstance(sampling, PacingPolicy) and scorer is not None:
+            section = f"{path}.args.judge." if "judge" in entry.args else "judge."
+            problem = unpriced_pacing(scorer, sampling, section)
+            if problem is not None:
+                errors.append(ConfigError(f"{path}.sampling.usd_per_hour", problem))
         predicate = None
         if entry.filter is not None:
             try:

@@ -109,6 +109,8 @@ class ScorerTally:
     valued: int = 0
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
+    #: Runs the binding did not score: `sampled_out`, `filtered`, `rate_limited`.
+    not_admitted: Counter[str] = field(default_factory=Counter)
 
     def add(self, scored: Scored, score: Score) -> None:
         if score.skipped is not None:
@@ -213,6 +215,13 @@ class ScoreSummary:
         self.runs += 1
         self._add(Scored.run(run), scores, "run")
 
+    def not_admitted(self, scorer: str, why: str) -> None:
+        """`scorer`'s binding did not score a run, for `why` (`sampled_out`, ...)."""
+        tally = self.tallies.get(scorer)
+        if tally is None:
+            tally = self.tallies[scorer] = ScorerTally(scorer)
+        tally.not_admitted[why] += 1
+
     def add_conversation(self, conversation: Conversation, scores: Iterable[Score]) -> None:
         self.conversations += 1
         self._add(Scored.conversation(conversation), scores, "conversation")
@@ -258,7 +267,11 @@ class ScoreSummary:
         verdicts: dict[str, list[GateResult]] = {}
         for verdict in self.gate_results():
             verdicts.setdefault(verdict.gate.scorer, []).append(verdict)
-        header = ("scorer", "scored", "mean", "labels", "skipped", "errors", "gate")
+        header: tuple[str, ...] = ("scorer", "scored", "mean", "labels", "skipped", "errors", "gate")
+        # the runs a binding sampled out, when one did (a budget-paced binding, a rate below 1)
+        sampled = any(tally.not_admitted["sampled_out"] for tally in self.tallies.values())
+        if sampled:
+            header = (*header[:6], "sampled out", header[6])
         rows = [header]
         for name, tally in self.tallies.items():
             mean = tally.mean
@@ -271,11 +284,12 @@ class ScoreSummary:
                     printable(cut(tally.labels_text, MAX_REASON_CHARS)),
                     str(tally.skipped),
                     str(tally.errors),
+                    *([str(tally.not_admitted["sampled_out"])] if sampled else []),
                     gates,
                 )
             )
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        right = {1, 2, 4, 5}  # numbers line up on the right
+        right = {1, 2, 4, 5, 6} if sampled else {1, 2, 4, 5}  # numbers line up on the right
         lines = []
         for row in rows:
             cells = [

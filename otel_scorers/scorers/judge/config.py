@@ -130,6 +130,25 @@ def check_model(model: str) -> None:
     raise ValueError(problem)
 
 
+def unpriced_budget(config: JudgeConfig, model: str, section: str = "") -> str | None:
+    """Why `config`'s cost budget cannot hold for `model`, or None: litellm has no price for it
+    and the config gives none, so the budget could not count a single call (every call would go
+    through). The one rule, for `JudgeConfig(...)`, a scorer's own model and the config file."""
+    if config.cost_budget_usd_per_hour is None:
+        return None
+    return unpriced_budget_problem(model, config.prices, section)
+
+
+def unpriced_budget_problem(model: str, prices: Prices | None, section: str) -> str | None:
+    if prices is not None or models.price(model) is not None:
+        return None
+    return (
+        f"litellm has no price for {model}, so a cost budget could not count its calls: give "
+        f"{section}prices (input_usd_per_million, output_usd_per_million), or cap the calls with "
+        f"{section}max_calls_per_hour instead"
+    )
+
+
 def _message(error: Any) -> str:
     context = error.get("ctx") or {}
     return str(context["error"]) if "error" in context else str(error["msg"])
