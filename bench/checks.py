@@ -18,7 +18,7 @@ import random
 import time
 
 from otel_scorers import AgentRun, ToolCall, bind, checks
-from otel_scorers.pipeline import score_run
+from otel_scorers.pipeline.scoring_pipeline import score_run
 
 WORDS = [
     "the",

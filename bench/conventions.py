@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from otel_scorers.conventions import classify
-from otel_scorers.otlp_files import InputProblem, read_spans
-from otel_scorers.run_builder import build_runs
+from otel_scorers.runs.otlp_files import InputProblem, read_spans
+from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 
 TRACES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "traces"

@@ -29,17 +29,16 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers.binding import bind
 from otel_scorers.conversation_turns import Turn, turn_of
-from otel_scorers.conversations.emission import ConversationEmitter
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, ToolCall
-from otel_scorers.pipeline import score_run_now
+from otel_scorers.pipeline.scoring_pipeline import score_run_now
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.conversation import tool_error_rate, turns, user_frustration
+from otel_scorers.selection.binding import bind
 
 QUESTION = " ".join(f"word{n}" for n in range(60))
 ANSWER = " ".join(f"answer{n}" for n in range(120))
@@ -114,7 +113,8 @@ def main() -> None:
 
     tracer_provider, logger_provider, meter_provider = providers()
     metrics = PipelineMetrics(meter_provider)
-    emitter = ConversationEmitter(metrics, tracer_provider, logger_provider)
+    # The outputs through the SDK providers, as the run scores' (the same `Emission`).
+    emission = standard_emission(metrics, tracer_provider=tracer_provider, logger_provider=logger_provider)
     bindings = [
         bind_conversation(turns()),
         bind_conversation(tool_error_rate()),
@@ -125,7 +125,7 @@ def main() -> None:
     async def score_all() -> int:
         closed = stage.close_due()
         for conversation in closed:
-            emitter.emit(conversation, await score_conversation(bindings, conversation))
+            emission.emit_conversation(conversation, await score_conversation(bindings, conversation))
         return len(closed)
 
     started = time.perf_counter()

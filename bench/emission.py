@@ -51,7 +51,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_scorers import ScoringSpanProcessor, bind, checks
-from otel_scorers.score_export import OtlpScoreExport
+from otel_scorers.otlp.score_export import OtlpScoreExport
 
 SIX_CHECKS = [
     checks.no_tool_errors(),

@@ -41,8 +41,8 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_scorers import AgentRun, Score, bind, scorers
 from otel_scorers.emission import standard_emission
-from otel_scorers.engine import ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.pipeline.engine import ScoredRun, ScoringEngine
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, Question
 from otel_scorers.scorers.judge.prompt import render

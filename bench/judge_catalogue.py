@@ -22,7 +22,7 @@ from typing import Any
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
 from otel_scorers.conversation_turns import Conversation, turn_of
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
-from otel_scorers.pipeline import score_run
+from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.scorers.conversation.judged import ConversationJudged
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from tests.judge_server import JudgeServer, count_tokens, prompt_tokens

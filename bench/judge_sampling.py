@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_scorers.model import AgentRun, JudgeUsage, Score
-from otel_scorers.paced_sampling import PacedSampler, PacingPolicy
-from otel_scorers.sampling import TraceIdSampler
 from otel_scorers.scorers.judge.budget import CostBudget
+from otel_scorers.selection.paced_sampling import PacedSampler, PacingPolicy
+from otel_scorers.selection.sampling import TraceIdSampler
 
 RUNS_PER_HOUR = 20_000
 BAD_SHARE = 0.05

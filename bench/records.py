@@ -38,10 +38,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_scorers
 from otel_scorers import model, span_record
-from otel_scorers.binding import bind
 from otel_scorers.conventions import base as conventions
-from otel_scorers.pipeline import score_run_now
-from otel_scorers.run_builder import build_runs
+from otel_scorers.pipeline.scoring_pipeline import score_run_now
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.selection.binding import bind
 
 RECORDS: dict[str, Any] = {
     record.__name__: record

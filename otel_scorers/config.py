@@ -24,6 +24,7 @@ import difflib
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,20 +32,23 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator, validate_call
 
 from otel_scorers import environment
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
-from otel_scorers.context import context_override
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
+from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.emission.standard import output_factory
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, OtlpProtocol
-from otel_scorers.paced_sampling import PacingPolicy, parse_sampling
-from otel_scorers.sampling import DEFAULT_RATE, MAX_PER_MINUTE
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
-from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES, ConversationScorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, models
 from otel_scorers.scorers.judge.config import check_model
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
+from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
+from otel_scorers.selection.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 
 #: Stands for a judge model that is itself reported as an error, while the scorers using it are checked.
 _UNCHECKED_MODEL = "openai/unchecked"
@@ -193,9 +197,22 @@ class Config(BaseModel):
     judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
     #: Conversation scorers and the stage that holds conversations until they end.
     conversations: ConversationsConfig | None = None
+    #: Instrumentations described without code (docs/conventions.md), read before the shipped ones.
+    conventions: list[ConventionDescription] = Field(default_factory=list)
+
+    #: Where scores go: names in `otel_scorers.emission.standard.OUTPUTS` (or `pkg.module:factory`);
+    #: unset, `[otlp, metrics]`. `processor.console` / `sidecar.console` add `console`.
+    outputs: list[str] | None = None
 
     def bindings(self) -> list[Binding]:
         return build_bindings(self)
+
+    def conversation_settings(self) -> ConversationSettings | None:
+        """The `conversations:` section as settings, its scorers made as run scorers are."""
+        if self.conversations is None:
+            return None
+        judge = Judge(self.judge) if self.judge is not None else None
+        return self.conversations.settings(partial(make_conversation_scorer, judge=judge))
 
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""
@@ -295,8 +312,12 @@ def parse_config(document: Any, source: str = "config") -> Config:
         entries, judge = _valid_parts(document, {error.path for error in errors})
         raise ConfigError.combine([*errors, *_binding_errors(entries, judge)]) from None
     build_bindings(config)  # every scorer, argument and filter is checked before anything starts
-    if config.conversations is not None:
-        config.conversations.settings(config.judge)
+    config.conversation_settings()
+    for index, name in enumerate(config.outputs or ()):
+        try:
+            output_factory(name)
+        except ValueError as exc:
+            raise ConfigError(f"outputs[{index}]", str(exc)) from None
     return config
 
 
@@ -510,6 +531,8 @@ def _context(spec: list[str] | str | None, path: str) -> list[str] | str | None:
 
 
 def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None = None) -> Scorer:
+    """A run scorer from its `type` and `args`: a check, an LLM scorer (given `judge` unless its
+    args name one) or `pkg.module:function`; a `ConfigError` naming the bad key."""
     factory: Callable[..., Any] | None = CHECKS.get(kind) or SCORER_FACTORIES.get(kind)
     if factory is None:
         if ":" in kind:
@@ -521,13 +544,34 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
             raise ConfigError(
                 f"{path}.type", f"{kind} scores whole conversations: list it under conversations.scorers"
             )
-        known = [*CHECKS, *SCORER_FACTORIES]
-        close = difflib.get_close_matches(kind, known, n=1)
-        hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "
-        raise ConfigError(
-            f"{path}.type",
-            f"unknown scorer type {kind!r}; {hint}{', '.join(known)}, or 'pkg.module:function'",
-        )
+        raise _unknown(kind, [*CHECKS, *SCORER_FACTORIES], path, "scorer type", ", or 'pkg.module:function'")
+    scorer: Scorer = _made(kind, factory, args, path, judge)
+    return scorer
+
+
+def make_conversation_scorer(
+    kind: str, args: Mapping[str, Any], path: str, judge: Judge | None = None
+) -> ConversationScorer:
+    """A conversation scorer, by the same factory call as a run scorer (`make_scorer`)."""
+    factory = CONVERSATION_FACTORIES.get(kind)
+    if factory is None:
+        if kind in CHECKS or kind in SCORER_FACTORIES:
+            raise ConfigError(f"{path}.type", f"{kind} scores single runs: list it under scorers")
+        raise _unknown(kind, list(CONVERSATION_FACTORIES), path, "conversation scorer", "")
+    scorer: ConversationScorer = _made(kind, factory, args, path, judge)
+    return scorer
+
+
+def _unknown(kind: str, known: list[str], path: str, what: str, more: str) -> ConfigError:
+    close = difflib.get_close_matches(kind, known, n=1)
+    hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "
+    return ConfigError(f"{path}.type", f"unknown {what} {kind!r}; {hint}{', '.join(known)}{more}")
+
+
+def _made(
+    kind: str, factory: Callable[..., Any], args: Mapping[str, Any], path: str, judge: Judge | None
+) -> Any:
+    """The factory called with `args`: a judge of its own checked as `judge:` is, else `judge`."""
     takes_judge = "judge" in inspect.signature(factory).parameters
     if takes_judge and isinstance(args.get("judge"), Mapping):  # a judge of its own, checked as `judge:` is
         try:
@@ -536,8 +580,7 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
             raise ConfigError.combine(_validation_errors(exc, JudgeConfig, (path, "args", "judge"))) from None
     if judge is not None and "judge" not in args and takes_judge:
         args = {**args, "judge": judge}
-    scorer: Scorer = _call_factory(kind, factory, args, f"{path}.args")
-    return scorer
+    return _call_factory(kind, factory, args, f"{path}.args")
 
 
 def _call_factory(kind: str, factory: Callable[..., Any], args: Mapping[str, Any], path: str) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -12,13 +11,6 @@ from typing import Any
 from opentelemetry import metrics
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
-
-try:  # the SDK's own aggregation and attribute key, for `_bulk_add`; the public path without them
-    from opentelemetry.sdk.metrics._internal._view_instrument_match import _hash_attributes
-    from opentelemetry.sdk.metrics._internal.aggregation import _ExplicitBucketHistogramAggregation
-except ImportError:  # pragma: no cover - other SDK versions
-    _hash_attributes = None  # type: ignore[assignment]
-    _ExplicitBucketHistogramAggregation = None  # type: ignore[assignment,misc]
 
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.span_record import OWN_SCOPE
@@ -33,6 +25,8 @@ REASON = "otel_scorers.reason"
 EVALUATION_NAME = "gen_ai.evaluation.name"
 SCORE_LABEL = "gen_ai.evaluation.score.label"
 AGENT_NAME = "gen_ai.agent.name"
+#: The instrumentation scope of the root span of a trace in which no run was found.
+SCOPE = "otel_scorers.scope"
 
 
 #: Most attribute sets a `Tally` keeps apart (the SDK's own default cardinality limit); more are
@@ -186,17 +180,13 @@ class HistogramBatch:
     """Histogram measurements of a batch of runs, recorded together when the batch ends (or the
     metrics are collected), each in its run's context only where that decides an exemplar.
 
-    A measurement costs the SDK's `Histogram.record` some 10 to 20 µs, most of it cleaning,
-    copying and hashing the attributes, and a scored run has two per score. Within a batch,
-    for an explicit-bucket histogram, only the last measurement per histogram, attribute set and
-    bucket can end up as an exemplar (the SDK's reservoir keeps the last sampled one of each
-    bucket until the next collection): those are recorded through `Histogram.record` in their
-    run's context. The others only add to the count, sum, min, max and bucket counts of their
-    attribute set: they are added to the SDK's aggregations of that attribute set at once
-    (`_bulk_add`), one lookup per attribute set and batch. Where the SDK's aggregations are not
-    the explicit-bucket ones this knows (another SDK version, a view with another aggregation),
-    they are recorded one by one without a span. Either way the points and exemplars exported
-    are those that recording every measurement in its run's context gives."""
+    Within a batch, for an explicit-bucket histogram, only the last measurement per histogram,
+    attribute set and bucket can end up as an exemplar (the SDK's reservoir keeps the last
+    sampled one of each bucket until the next collection): those are recorded in their run's
+    context, the others in an empty one (no span: no exemplar offered, and no run context made
+    for them). Every measurement goes through the public `Histogram.record`; the SDK's
+    aggregations are never touched from here. The points and exemplars exported are those that
+    recording every measurement in its run's context gives."""
 
     def __init__(self) -> None:
         self._pending: list[HistogramEntry] = []
@@ -263,64 +253,9 @@ class HistogramBatch:
                 if group is None:
                     group = groups[group_key] = (histogram, attributes, [])
                 group[2].append(value)
-            # After the records above: they made the SDK's aggregations of these attribute sets.
             for histogram, attributes, values in groups.values():
-                if not _bulk_add(histogram, attributes, values):
-                    for value in values:
-                        histogram.record(value, attributes, context=_NO_SPAN)
-
-
-def _bulk_add(histogram: Any, attributes: Mapping[str, Any], values: Sequence[float]) -> bool:
-    """Add `values` to the SDK aggregations `histogram.record(value, attributes)` would update,
-    as recording each without a span in the context would (no exemplar offered). False, and
-    nothing changed, unless every one is an explicit-bucket aggregation as this SDK has them,
-    already made for `attributes`, and every value is one the SDK would record."""
-    for value in values:
-        if type(value) not in (float, int) or not 0 <= value < math.inf:
-            return False  # the SDK warns about these and drops them: let it
-    targets = _aggregations(histogram, attributes)
-    if not targets:
-        return False
-    for aggregation in targets:
-        boundaries = aggregation._boundaries
-        with aggregation._lock:
-            if aggregation._value is None:
-                aggregation._value = aggregation._get_empty_bucket_counts()
-            counts = aggregation._value
-            total = aggregation._sum
-            for value in values:
-                total += value
-                counts[bisect_left(boundaries, value)] += 1
-            aggregation._sum = total
-            if aggregation._record_min_max:
-                aggregation._min = min(aggregation._min, *values)
-                aggregation._max = max(aggregation._max, *values)
-    return True
-
-
-def _aggregations(histogram: Any, attributes: Mapping[str, Any]) -> list[Any] | None:
-    """One per metric reader and matching view; None where anything is not as expected."""
-    if _ExplicitBucketHistogramAggregation is None or _hash_attributes is None:
-        return None
-    try:
-        if not histogram._is_enabled():
-            return None
-        found = []
-        for storage in histogram._measurement_consumer._reader_storages.values():
-            for match in storage._get_or_init_view_instrument_match(histogram):
-                keys = match._view._attribute_keys
-                kept = (
-                    dict(attributes) if keys is None else {k: v for k, v in attributes.items() if k in keys}
-                )
-                aggregation = match._attributes_aggregation.get(_hash_attributes(kept))
-                if type(aggregation) is not _ExplicitBucketHistogramAggregation:
-                    return None
-                if aggregation._attributes != kept:
-                    return None
-                found.append(aggregation)
-    except Exception:  # an SDK whose internals differ: the public path
-        return None
-    return found
+                for value in values:
+                    histogram.record(value, attributes, context=_NO_SPAN)
 
 
 class PipelineMetrics:
@@ -359,6 +294,15 @@ class PipelineMetrics:
             "{evaluation}",
             "Per scorer binding and run: filtered, sampled_out, rate_limited, judge_lane_full, scored, skipped, error.",
             (EVALUATION_NAME, OUTCOME),
+        )
+        self.runless_traces = Tally(
+            meter,
+            "otel_scorers.traces.no_run",
+            "{trace}",
+            "Traces sampling could pick in which no reader found an agent run, by the instrumentation "
+            "scope of their root span (otel-scorers runs --explain shows why; conventions: describes "
+            "an instrumentation).",
+            (SCOPE,),
         )
         self.late_spans = meter.create_counter(
             "otel_scorers.late_spans",
@@ -423,6 +367,15 @@ class PipelineMetrics:
             unit="{run}",
             description="Runs waiting to be scored.",
         )
+
+    def observe_count(self, name: str, unit: str, description: str, count: Callable[[], int]) -> None:
+        """A gauge of how many of something are held now (`count()`, read at each collection):
+        `otel_scorers.traces.buffered`, `otel_scorers.conversations.open`."""
+
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            return [Observation(count())]
+
+        self.meter.create_observable_gauge(name, callbacks=[callback], unit=unit, description=description)
 
     def observe_overdue_calls(self, overdue: Callable[[], dict[str, int]]) -> None:
         """`overdue()`: per sync scorer, its calls still running past their timeout."""

@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.otlp_decode import attributes
+from otel_scorers.otlp.decode import attributes
 
 
 class OtlpCapture:

@@ -2,30 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
 from otel_scorers.conventions.autogen import AutoGenConvention
 from otel_scorers.conventions.base import Convention, SpanRole
+from otel_scorers.conventions.described import DescribedConvention, described
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
 from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
+from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
 from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
 
-#: Detection order (docs/conventions.md): the most specific markers first, plain GenAI last.
-CONVENTIONS: tuple[Convention, ...] = (
+#: The readers shipped with the project, in detection order (docs/conventions.md): the most
+#: specific markers first, plain GenAI last. Langfuse's and MLflow's are descriptions
+#: (`descriptions/*.yaml`), in the format users write in `conventions:`.
+SHIPPED: tuple[Convention, ...] = (
     MastraConvention(),
     VercelAIConvention(),
     OpenLLMetryConvention(),
     OpenInferenceConvention(),
+    *described(SHIPPED_DESCRIPTIONS),
     LogfireOpenAIAgentsConvention(),
     PydanticAIConvention(),
     GoogleADKConvention(),
@@ -33,26 +40,26 @@ CONVENTIONS: tuple[Convention, ...] = (
     AutoGenConvention(),
     SemanticKernelConvention(),
     AG2Convention(),
+    # Last before plain GenAI, whose keys it writes too: no other convention's span pays its check.
+    LiteLLMConvention(),
     GenAIConvention(),
 )
 
-RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.run_start_names))
+#: Every reader, in detection order: the user's descriptions (`use_descriptions`) first, then
+#: the shipped ones. The names below are derived from it, again whenever it changes.
+CONVENTIONS: tuple[Convention, ...] = SHIPPED
+RUN_NAME_PREFIXES: tuple[str, ...] = ()
 #: attribute key -> the values that mark a run (None: the key's presence alone does).
 RUN_MARKERS: dict[str, frozenset[str] | None] = {}
-for _convention in CONVENTIONS:
-    for _key, _value in _convention.run_start_markers:
-        if _value is None or RUN_MARKERS.get(_key, frozenset()) is None:
-            RUN_MARKERS[_key] = None
-        else:
-            RUN_MARKERS[_key] = (RUN_MARKERS.get(_key) or frozenset()) | {_value}
 #: Instrumentation scopes whose run spans carry their markers only when they end
 #: (`Convention.run_start_scopes`).
-RUN_START_SCOPES = frozenset(scope for c in CONVENTIONS for scope in c.run_start_scopes)
+RUN_START_SCOPES: frozenset[str] = frozenset()
 #: Span-name prefixes of handoffs whose next run starts after the handing run ended
 #: (`Convention.handoff_start_names`).
-HANDOFF_NAME_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.handoff_start_names))
+HANDOFF_NAME_PREFIXES: tuple[str, ...] = ()
 #: The attribute keys worth reading from a span that starts (or arrives over OTLP) to spot a run.
-RUN_MARKER_KEYS = frozenset(RUN_MARKERS)
+#: A set changed in place, so that modules holding it see the user's descriptions too.
+RUN_MARKER_KEYS: set[str] = set()
 #: Span names whose check is remembered (names are few; past this many, each is checked anew).
 _MAX_REMEMBERED_NAMES = 4096
 _run_names: dict[str, bool] = {}
@@ -103,10 +110,67 @@ def may_hand_off(name: str) -> bool:
 
 #: Each convention with its bound `detect`, in detection order: `detect` asks up to twelve of
 #: them for every span of every run, and binding the method anew each time is a fair share of it.
-_DETECTORS = tuple((convention, convention.detect) for convention in CONVENTIONS)
+_DETECTORS: tuple[tuple[Convention, Any], ...] = ()
+#: Described instrumentations that name their scopes, by scope, in detection order: found by one
+#: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
+#: no code reader's markers come before it), instead of a call for each of them on every span.
+_BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
+
+
+def _derive(conventions: tuple[Convention, ...]) -> None:
+    """Set the detection order and everything derived from it."""
+    global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
+    markers: dict[str, frozenset[str] | None] = {}
+    for convention in conventions:
+        for key, value in convention.run_start_markers:
+            if value is None or markers.get(key, frozenset()) is None:
+                markers[key] = None
+            else:
+                markers[key] = (markers.get(key) or frozenset()) | {value}
+    RUN_MARKERS.clear()
+    RUN_MARKERS.update(markers)
+    RUN_MARKER_KEYS.clear()
+    RUN_MARKER_KEYS.update(markers)
+    RUN_NAME_PREFIXES = tuple(dict.fromkeys(p for c in conventions for p in c.run_start_names))
+    RUN_START_SCOPES = frozenset(scope for c in conventions for scope in c.run_start_scopes)
+    HANDOFF_NAME_PREFIXES = tuple(dict.fromkeys(p for c in conventions for p in c.handoff_start_names))
+    by_scope: dict[str, list[tuple[Convention, Any]]] = {}
+    for convention in conventions:
+        if isinstance(convention, DescribedConvention):
+            for scope in convention.scopes:
+                by_scope.setdefault(scope, []).append((convention, convention.detect))
+    _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
+    _DETECTORS = tuple(
+        (convention, convention.detect)
+        for convention in conventions
+        if not (isinstance(convention, DescribedConvention) and convention.scopes)
+    )
+    CONVENTIONS = conventions
+    _run_names.clear()
+    _handoff_names.clear()
+
+
+def use_descriptions(descriptions: Sequence[ConventionDescription | Mapping[str, Any]]) -> None:
+    """Read spans with these descriptions of instrumentations (the `conventions:` section) before
+    the shipped readers, in their order; they replace the descriptions given before. Process-wide,
+    as the shipped readers are: the processor, the sidecar and the CLI call it with their config's.
+    Call it before spans flow: a trace already buffered was sorted by the readers of then."""
+    _derive((*described(descriptions), *SHIPPED))
+
+
+def user_descriptions() -> tuple[ConventionDescription, ...]:
+    """The descriptions in use (`use_descriptions`), in their order."""
+    return tuple(
+        c.description for c in CONVENTIONS if isinstance(c, DescribedConvention) and c not in SHIPPED
+    )
 
 
 def detect(span: SpanRecord) -> Convention | None:
+    described = _BY_SCOPE.get(span.scope)
+    if described is not None:
+        for convention, carries_markers in described:
+            if carries_markers(span):
+                return convention
     for convention, carries_markers in _DETECTORS:
         if carries_markers(span):
             return convention
@@ -122,6 +186,8 @@ def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
     return (convention, role) if role is not None else None
 
 
+_derive(SHIPPED)
+
 __all__ = [
     "CONVENTIONS",
     "HANDOFF_NAME_PREFIXES",
@@ -129,10 +195,14 @@ __all__ = [
     "RUN_MARKER_KEYS",
     "RUN_NAME_PREFIXES",
     "RUN_START_SCOPES",
+    "SHIPPED",
     "Convention",
+    "ConventionDescription",
     "SpanRole",
     "classify",
     "detect",
     "may_hand_off",
     "may_start_run",
+    "use_descriptions",
+    "user_descriptions",
 ]

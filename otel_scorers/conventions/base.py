@@ -3,7 +3,7 @@
 A convention recognises its spans (`detect`), says which role each plays (`role`), and reads
 what it knows from one span at a time. Combining spans into an `AgentRun` (nearest run
 ancestor, fallbacks to model spans, matching tool spans to tool-call parts) is the same for
-every convention and lives in `otel_scorers.run_builder`.
+every convention and lives in `otel_scorers.runs.run_builder`.
 """
 
 from __future__ import annotations
@@ -193,6 +193,20 @@ class Convention(Protocol):
         span recorded, says the call had (CrewAI's "Error executing tool: ..."); None when it
         reads as the call's result."""
         return None
+
+    def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
+        """The name the span around a run gives its agent, which wins over the run span's own:
+        a Haystack pipeline names each component it runs by what its user added it under, where
+        the agent's span knows only its class. None when the parent names nothing."""
+        return None
+
+    def written_after_return(self, span: SpanRecord) -> bool:
+        """The model span was written after its call returned, by a worker of the
+        instrumentation, which may be after the run span ended: a run read as soon as its span
+        ends (in-process) may lack its last model call (LiteLLM's callback). When the last model
+        call it has asked for tools that then ran, the run went on to a call it does not have:
+        its answer is not recorded, rather than empty."""
+        return False
 
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """What a span inside a run, playing no role of its own, says about the run when its run

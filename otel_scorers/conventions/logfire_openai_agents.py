@@ -1,15 +1,20 @@
 """Logfire's instrumentation of the OpenAI Agents SDK (scope `logfire.openai_agents`).
 
 Span names are Logfire message templates: `Agent run: {name!r}` (the agent in `name`),
-`Function: {name}` (arguments in `input`, result in `output`), `Chat completion with ...` /
-`Responses API with ...` (the request's messages in `input`, the answer in `output`) and
-`Handoff: {from_agent} → {to_agent}`, an agent transition, not a tool call.
+`Function: {name}` (arguments in `input`, result in `output`), `Chat completion with ...` (the
+request's messages in `input`, the answer in `output`), `Responses API with ...` (the SDK's
+default model: the request's items and then the reply's as one `events` list, see
+`_responses_messages`) and `Handoff: {from_agent} → {to_agent}`, an agent transition, not a tool
+call.
 """
 
 from __future__ import annotations
 
-from otel_scorers.conventions.base import Convention, ModelCall, RunSpanContent, SpanRole
-from otel_scorers.conventions.formats.genai_events import listed_messages
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.base import Convention, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.genai_events import event_list_messages, listed_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -29,6 +34,9 @@ _HANDOFF = "Handoff:"
 _MODEL = ("Chat completion with", "Responses API with")
 #: The root of each Runner.run: every agent of it, handoffs included, runs inside it.
 _TRACE = "OpenAI Agents trace:"
+#: A Responses API span's messages: GenAI events (v1.28 form) as one JSON list.
+_EVENTS = "events"
+_ASSISTANT_EVENT = "gen_ai.assistant.message"
 
 
 class LogfireOpenAIAgentsConvention(Convention):
@@ -76,11 +84,16 @@ class LogfireOpenAIAgentsConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
+        if "input" in attributes or "output" in attributes or _EVENTS not in attributes:
+            request = listed_messages(attributes.get("input"), "user")
+            answer = listed_messages(attributes.get("output"), "assistant")
+        else:
+            request, answer = _responses_messages(attributes[_EVENTS])
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
-            input=listed_messages(attributes.get("input"), "user"),
-            output=listed_messages(attributes.get("output"), "assistant"),
+            input=request,
+            output=answer,
             model=answering_model(attributes),
             input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
             output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
@@ -91,3 +104,22 @@ class LogfireOpenAIAgentsConvention(Convention):
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         return as_str(span.attributes.get("to_agent")) if span.name.startswith(_HANDOFF) else None
+
+
+def _responses_messages(value: Any) -> tuple[Messages, Messages]:
+    """(request, reply) of a Responses API span's `events`: Logfire lists the request's items,
+    then one assistant event per item of the reply. The reply is the trailing assistant events
+    (a request ends with the user's message or a tool's output, never with the model's)."""
+    events = decode_json(value)
+    if not isinstance(events, list):
+        return event_list_messages(value)
+    start = len(events)
+    while start > 0:
+        event = events[start - 1]
+        if not isinstance(event, Mapping) or event.get("event.name") != _ASSISTANT_EVENT:
+            break
+        start -= 1
+    request, _ = event_list_messages(events[:start])
+    # An assistant event is read as a message of the request: here it is the reply's.
+    reply, _ = event_list_messages(events[start:])
+    return request, reply

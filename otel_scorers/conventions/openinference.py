@@ -61,6 +61,8 @@ _LLAMA_INDEX = "openinference.instrumentation.llama_index"
 #: without tool spans: its calls are only in its messages (`formats.haystack`).
 _HAYSTACK = "openinference.instrumentation.haystack"
 _HAYSTACK_RUN_SUFFIXES = (".run", ".run_async")
+#: Its pipelines' spans: their input and output name the components they ran.
+_HAYSTACK_PIPELINES = ("Pipeline.run", "AsyncPipeline.run")
 #: DSPy: an agent module (`dspy.ReAct`) is a CHAIN span `ReAct.forward`; its tools are TOOL spans
 #: `{tool}.__call__` with `{"kwargs": {...}}` as input.
 #: BeeAI writes a component's emitter events (a tool's `error`, the agent's `final_answer`) as
@@ -90,7 +92,15 @@ class OpenInferenceConvention(Convention):
     name = "openinference"
     # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
     # stays open until it ends, so the agents handed to join the run in-process too.
-    run_start_names: tuple[str, ...] = ("Swarm.run_stream", "Agent.run", "ReAct.forward", "ReAct.aforward")
+    # A Haystack pipeline names the agents it runs (`name_within`) and ends after them: it keeps
+    # its trace open as a run span would, so that its agents are read with it.
+    run_start_names: tuple[str, ...] = (
+        "Swarm.run_stream",
+        "Agent.run",
+        "ReAct.forward",
+        "ReAct.aforward",
+        *_HAYSTACK_PIPELINES,
+    )
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
     # when a span ends.
@@ -228,6 +238,25 @@ class OpenInferenceConvention(Convention):
         if run_span.scope in _CREWAI:
             return crewai.task_in_prompt(text) or text
         return text
+
+    def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
+        """A Haystack agent run by a pipeline: the name it was added under; run by another agent
+        as a tool (`AgentTool`, directly under the caller's span): the tool's name."""
+        if run_span.scope != _HAYSTACK or parent.scope != _HAYSTACK:
+            return None
+        attributes, around = run_span.attributes, parent.attributes
+        if _haystack_agent_class(parent) is not None:
+            return haystack.tool_agent_name(
+                _content(attributes.get("output.value")), _content(around.get("output.value"))
+            )
+        if not parent.name.startswith(_HAYSTACK_PIPELINES):
+            return None
+        return haystack.component_name(
+            _content(attributes.get("input.value")),
+            _content(attributes.get("output.value")),
+            _content(around.get("input.value")),
+            _content(around.get("output.value")),
+        )
 
     def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
         """Haystack's Agent runs its tools without tool spans."""

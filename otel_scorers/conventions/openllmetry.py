@@ -66,8 +66,11 @@ _COMPLETION = "completion"
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
 AGNO_TEAM_NAME = "agno.team.name"
 #: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
-#: `{description}.task` span over the `{role}.agent` run span; no tool spans (`formats.crewai`).
+#: `{description}.task` run span, which holds the agent's role, the task and the answer, over a
+#: `{role}.agent` span that holds none of them; no tool spans (`formats.crewai`).
 CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
+CREWAI_TASK_AGENT = "crewai.task.agent"
+CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 #: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
 #: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
 #: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
@@ -78,6 +81,8 @@ _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 _LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
 _LLAMA_INDEX_RUN_SUFFIX = ".workflow"
 _LLAMA_INDEX_RETRIEVER = "Retriever.task"
+#: An agent's workflow run inside another's trace (an agent a tool runs): its class is not named.
+_LLAMA_INDEX_NESTED_RUN = "run.task"
 
 
 class OpenLLMetryConvention(Convention):
@@ -111,6 +116,10 @@ class OpenLLMetryConvention(Convention):
                 return None  # the SDK's trace around a Runner.run: its agents are the runs
             if kind == _HANDOFF_KIND:
                 return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
+        if span.scope == CREWAI_SCOPE:
+            # A run is an agent's work on one task: the task span holds the task and the answer
+            # (whatever the content setting); the agent span inside it names the agent only.
+            return "run" if kind == "task" else None
         operation = operation_role(span)
         if kind == "tool" or operation == "tool":
             return "tool"
@@ -119,6 +128,8 @@ class OpenLLMetryConvention(Convention):
                 return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
             if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
                 return "retriever"
+            if kind == "task" and span.name == _LLAMA_INDEX_NESTED_RUN:
+                return "run"  # its steps name the agent and hold its answer, as a workflow's do
             if kind == "workflow":
                 # Query engines, ingestion and embeddings are workflows too: not agent runs.
                 return "run" if llamaindex.is_agent_class(span.name, _LLAMA_INDEX_RUN_SUFFIX) else None
@@ -165,6 +176,12 @@ class OpenLLMetryConvention(Convention):
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
             return RunSpanContent(conversation_id=as_str(attributes.get("gen_ai.conversation.id")))
+        if span.scope == CREWAI_SCOPE:
+            return RunSpanContent(
+                agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
+                input_text=as_str(attributes.get(CREWAI_TASK_DESCRIPTION)),
+                output_text=_entity_output_text(attributes.get(ENTITY_OUTPUT)),
+            )
         # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.
         task_name = as_str(attributes.get(ENTITY_NAME)) if attributes.get(SPAN_KIND) == "task" else None
         return RunSpanContent(
@@ -224,9 +241,10 @@ class OpenLLMetryConvention(Convention):
 
     def failure_unrecorded(self, span: SpanRecord) -> bool:
         """Agno catches what a tool raised and ends its span OK: only the `ToolResult` in the
-        output, written with content capture on, says that the call failed."""
+        output, written with content capture on, says that the call failed. So does LlamaIndex's
+        `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            span.scope == AGNO_SCOPE
+            (span.scope == AGNO_SCOPE or (span.scope == _LLAMA_INDEX and "tool.name" in span.attributes))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
@@ -274,16 +292,21 @@ class OpenLLMetryConvention(Convention):
         return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
 
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
-        """A LlamaIndex workflow step: its output event (JSON) names the agent at work, and the
-        last one, a `StopEvent`, holds the run's answer."""
+        """A LlamaIndex workflow step: its output event (JSON) names the agent at work, the first
+        one, an `AgentInput`, holds the user's request, and the last one, a `StopEvent`, the
+        run's answer. A CrewAI agent span names its agent,
+        for a task span that does not."""
+        if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
+            return RunSpanContent(agent_name=as_str(span.attributes.get("gen_ai.agent.name")))
         if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)
         agent = llamaindex.json_agent_name(output)
-        if answer is None and agent is None:
+        request = llamaindex.json_input(output)
+        if answer is None and agent is None and request is None:
             return None
-        return RunSpanContent(agent_name=agent, output_text=answer)
+        return RunSpanContent(agent_name=agent, input_text=request, output_text=answer)
 
 
 def _llama_index_call_result(span: SpanRecord) -> Mapping[str, Any]:

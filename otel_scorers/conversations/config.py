@@ -20,23 +20,22 @@ conversations:
 
 from __future__ import annotations
 
-import difflib
-import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, validate_call
+from pydantic import BaseModel, ConfigDict, Field
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
-from otel_scorers.sampling import DEFAULT_RATE
-from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
-from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.selection.sampling import DEFAULT_RATE
 
+#: Makes a conversation scorer from its type, args and where it is in the file.
+MakeScorer = Callable[[str, Mapping[str, Any], str], ConversationScorer]
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
@@ -73,10 +72,9 @@ class ConversationsConfig(BaseModel):
     tick_s: float = Field(_DEFAULTS.tick_s, gt=0)
     scorers: list[ConversationScorerConfig] = Field(default_factory=list)
 
-    def settings(
-        self, judge_config: JudgeConfig | None = None, path: str = "conversations"
-    ) -> ConversationSettings:
-        """The section as settings; a `ConfigError` names each bad key."""
+    def settings(self, make: MakeScorer, path: str = "conversations") -> ConversationSettings:
+        """The section as settings, each scorer made by `make(type, args, where)` (the config's
+        one factory call, `config.make_conversation_scorer`); a `ConfigError` names each bad key."""
         errors: list[ConfigError] = []
         end_when = None
         if self.end_when is not None:
@@ -84,13 +82,12 @@ class ConversationsConfig(BaseModel):
                 end_when = parse_filter(self.end_when, f"{path}.end_when")
             except ConfigError as exc:
                 errors.append(exc)
-        judge = Judge(judge_config) if judge_config is not None else None
         bindings: list[ConversationBinding] = []
         seen: set[str] = set()
         for index, entry in enumerate(self.scorers):
             where = f"{path}.scorers[{index}]"
             try:
-                scorer = _make(entry.type, entry.args, where, judge)
+                scorer = make(entry.type, entry.args, where)
             except ConfigError as exc:
                 errors.append(exc)
                 continue
@@ -121,29 +118,3 @@ class ConversationsConfig(BaseModel):
         return ConversationSettings(
             tuple(bindings), limits, end_when, self.at_shutdown, self.turn_records, self.tick_s
         )
-
-
-def _make(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None) -> Any:
-    factory = CONVERSATION_FACTORIES.get(kind)
-    if factory is None:
-        close = difflib.get_close_matches(kind, list(CONVERSATION_FACTORIES), n=1)
-        hint = f"did you mean {close[0]!r}? Known: " if close else "use one of "
-        raise ConfigError(
-            f"{path}.type", f"unknown conversation scorer {kind!r}; {hint}{', '.join(CONVERSATION_FACTORIES)}"
-        )
-    parameters = inspect.signature(factory).parameters
-    unknown = [key for key in args if key not in parameters]
-    if unknown:
-        raise ConfigError(
-            f"{path}.args.{unknown[0]}",
-            f"unknown argument for {kind}; expected: {', '.join(parameters) or 'none'}",
-        )
-    if judge is not None and "judge" in parameters and "judge" not in args:
-        args = {**args, "judge": judge}
-    try:
-        return validate_call(config=ConfigDict(arbitrary_types_allowed=True))(factory)(**args)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise ConfigError(f"{path}.args", f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{path}.args", str(exc)) from None

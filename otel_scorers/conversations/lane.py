@@ -1,56 +1,45 @@
-"""The conversation lane: closes ended conversations on a timer and scores each once, off the
-caller's thread.
+"""The conversation lane: closes ended conversations on a timer and scores each once, on the loop
+that scores runs.
 
-Turns go into the stage from any thread (`add`: a hash and a dict update). A thread of the lane's
-own, with an asyncio loop, polls the stage every `tick_s`, and scores each ended conversation with
-the conversation bindings (judged ones concurrently, so they batch), at most `max_concurrent`
-conversations at a time; ended conversations beyond `max_waiting` more are dropped and counted.
+Turns go into the stage from any thread (`add`: a hash and a dict update). On the runner that
+scores the runs (`host`: the engine's, so that run and conversation judging share one event loop,
+as litellm wants), a timer polls the stage every `tick_s` and each ended conversation is scored
+as a task of that loop with the conversation bindings (judged ones concurrently, so they batch),
+at most `max_concurrent` conversations at a time; ended conversations beyond `max_waiting` more
+are dropped and counted. Where nothing scores runs in the process (a sidecar whose runs are
+scored in child processes), the lane has a runner of its own, used for its loop and timer only.
 At shutdown the conversations still open are scored (`at_shutdown="score"`) or dropped and
 counted (`"drop"`), within the timeout; what the timeout cuts off is counted too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from otel_scorers.conversation_turns import Conversation, Turn
-from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
+from otel_scorers.conversations.counts import ConversationCounts
 from otel_scorers.conversations.scoring import ConversationBinding, score_conversation
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
-from otel_scorers.runner import FLUSH_TIMEOUT_S, Runner
+from otel_scorers.emission import Emission
+from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 
 logger = logging.getLogger("otel_scorers")
 
 
-class ConversationScoring:
-    """The `Work` of the lane's runner: score an ended conversation once and emit its scores
-    (each as a task: the judged ones wait for the judge)."""
+class _LoopOnly:
+    """The `Work` of a runner kept for its loop and timers: no items ever reach it."""
 
-    def __init__(
-        self,
-        bindings: Sequence[ConversationBinding],
-        emitter: ConversationEmitter,
-        counts: ConversationCounts,
-    ) -> None:
-        self.bindings = tuple(bindings)
-        self._emitter = emitter
-        self._counts = counts
+    async def do(self, item: Any, done: Callable[[], None]) -> None:
+        done()
 
-    async def do(self, conversation: Conversation, done: Callable[[], None]) -> None:
-        try:
-            scores = await score_conversation(self.bindings, conversation)
-            self._emitter.emit(conversation, scores)
-            self._counts.add("scored")
-        except Exception:
-            logger.exception("otel_scorers: scoring a conversation failed")
-        finally:
-            done()
-
-    def dropped(self, conversation: Conversation, reason: str) -> None:
-        self._counts.add("lane_full" if reason == "queue_full" else "dropped_shutdown")
+    def dropped(self, item: Any, reason: str) -> None:
+        pass
 
     def behind(self) -> bool:
         return False
@@ -62,19 +51,19 @@ class ConversationScoring:
         return 0
 
     def abandoned(self, count: int) -> None:
-        self._counts.add("dropped_shutdown", count)
-        logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", count)
+        pass
 
 
 class ConversationLane:
-    """The stage, and a runner that closes ended conversations on a timer and scores them."""
+    """The stage, and the tasks that score the conversations it closes on `host`'s loop."""
 
     def __init__(
         self,
         stage: ConversationStage,
         bindings: Sequence[ConversationBinding],
-        emitter: ConversationEmitter,
+        emission: Emission,
         counts: ConversationCounts,
+        host: Runner[Any] | None = None,
         *,
         tick_s: float,
         at_shutdown: AtShutdown,
@@ -84,30 +73,40 @@ class ConversationLane:
         self.stage = stage
         self.bindings = tuple(bindings)
         self.counts = counts
+        self._emission = emission
         self._at_shutdown = at_shutdown
-        self._runner: Runner[Conversation] = Runner(
-            ConversationScoring(bindings, emitter, counts),
-            max_waiting,
-            max_concurrent,
-            name="otel-scorers-conversations",
-        )
-        self._runner.call_every(tick_s, self._tick)
+        self._max_concurrent = max_concurrent
+        self._max_pending = max_concurrent + max_waiting
+        self._own_host = host is None
+        self._host: Runner[Any] = host or Runner(_LoopOnly(), 1, 1, name="otel-scorers-conversations")
+        self._host.call_every(tick_s, self._tick)
         self._closed = False
         self._lock = threading.Lock()
+        self._reset()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._idle = threading.Condition(threading.Lock())
+        self._pending = 0  # handed to the loop, not yet scored and emitted
+        self._slots: asyncio.Semaphore | None = None  # made on the loop
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # ---- any thread -----------------------------------------------------------------------
 
     def add(self, turn: Turn) -> None:
-        if not self._closed:
-            self.stage.add(turn)
-            self._runner.start()  # its timer closes the conversations that idle
+        if self._closed:  # a run scored while the pipeline shuts down: counted, not kept
+            self.counts.add("turn_after_shutdown")
+            return
+        self.stage.add(turn)
+        if self._own_host:
+            self._host.start()  # its timer closes the conversations that idle
 
     def add_all(self, turns: Sequence[Turn]) -> None:
         for turn in turns:
             self.add(turn)
-
-    def start(self) -> None:
-        self._runner.start()
 
     def poll(self) -> int:
         """Hand every conversation that has ended by now to scoring; how many."""
@@ -119,9 +118,10 @@ class ConversationLane:
     def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Close what has ended by now and wait until it is scored and emitted. False on timeout."""
         self.poll()
-        return self._runner.force_flush(timeout_s)
+        return self._wait(time.monotonic() + timeout_s)
 
     def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
+        """Score (or drop) what is still open within the timeout; before the host's loop stops."""
         with self._lock:
             if self._closed:
                 return
@@ -137,12 +137,62 @@ class ConversationLane:
             logger.info(
                 "otel_scorers: %d open conversations dropped at shutdown (at_shutdown: drop)", len(still_open)
             )
-        self._runner.shutdown(max(0.0, deadline - time.monotonic()))
+        if not self._wait(deadline):
+            with self._idle:
+                left = self._pending
+            self.counts.add("dropped_shutdown", left)
+            logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", left)
+        if self._own_host:
+            self._host.shutdown(max(0.0, deadline - time.monotonic()))
+
+    def _wait(self, deadline: float) -> bool:
+        with self._idle:
+            while self._pending > 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
 
     def _submit(self, conversation: Conversation) -> None:
         self.counts.add("closed", 1, conversation.ended_by)
-        self._runner.submit(conversation)
+        with self._idle:
+            full = self._pending >= self._max_pending
+            if not full:
+                self._pending += 1
+        if full:
+            self.counts.add("lane_full")
+            return
+        if not self._host.call_soon(lambda: self._start(conversation)):
+            self._done()
+            self.counts.add("dropped_shutdown")
+
+    def _done(self) -> None:
+        with self._idle:
+            self._pending -= 1
+            if self._pending <= 0:
+                self._idle.notify_all()
+
+    # ---- the host's loop ------------------------------------------------------------------
 
     def _tick(self) -> None:
         if not self._closed:
             self.poll()
+
+    def _start(self, conversation: Conversation) -> None:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._max_concurrent)
+        task = asyncio.get_running_loop().create_task(self._score(conversation, self._slots))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _score(self, conversation: Conversation, slots: asyncio.Semaphore) -> None:
+        try:
+            async with slots:
+                scores = await score_conversation(self.bindings, conversation)
+            self._emission.emit_conversation(conversation, scores)
+            self.counts.add("scored")
+        except Exception:
+            logger.exception("otel_scorers: scoring a conversation failed")
+        finally:
+            self._done()

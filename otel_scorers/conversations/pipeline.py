@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from otel_scorers.conversation_turns import Turn, turn_of
-from otel_scorers.conversations.emission import ConversationCounts, ConversationEmitter
+from otel_scorers.conversations.counts import ConversationCounts
 from otel_scorers.conversations.lane import ConversationLane
 from otel_scorers.conversations.scoring import ConversationBinding, widest
 from otel_scorers.conversations.stage import (
@@ -25,15 +25,15 @@ from otel_scorers.conversations.stage import (
     StageLimits,
 )
 from otel_scorers.conversations.turn_logs import TurnLogWriter
+from otel_scorers.emission import Emission
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
-from otel_scorers.runner import FLUSH_TIMEOUT_S
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
-    from opentelemetry.trace import TracerProvider
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +55,20 @@ class ConversationSettings:
 
 class Conversations:
     """`keep`: keep turns and score conversations in this process (default: when there are
-    bindings). `send`: send each turn as a log record (default: `settings.turn_records`). A
-    sidecar's scoring side only sends; its receiving side only keeps, the turns the Collector
-    routed to it. Turn records go out only for conversations some binding samples (all, without
-    bindings)."""
+    bindings), their scores through `emission` (the run scores' own), on `host`'s loop (the
+    runner that scores the runs; without one, a runner of the lane's own). `send`: send each
+    turn as a log record (default: `settings.turn_records`). A sidecar's scoring side only sends;
+    its receiving side only keeps, the turns the Collector routed to it. Turn records go out
+    only for conversations some binding samples (all, without bindings)."""
 
     def __init__(
         self,
         settings: ConversationSettings,
         metrics: PipelineMetrics,
-        tracer_provider: TracerProvider | None = None,
+        emission: Emission | None = None,
         logger_provider: LoggerProvider | None = None,
         *,
+        host: Runner[Any] | None = None,
         keep: bool | None = None,
         send: bool | None = None,
     ) -> None:
@@ -76,13 +78,22 @@ class Conversations:
         #: What became of conversations and turns; only where they are kept (one per pipeline).
         self.counts: ConversationCounts | None = None
         if settings.bindings if keep is None else keep:
+            if emission is None:
+                raise ValueError("conversations kept in this process need the emission their scores go to")
             self.counts = ConversationCounts(metrics)
             stage = ConversationStage(settings.limits, self.sampler, settings.clock, self._counted)
+            metrics.observe_count(
+                "otel_scorers.conversations.open",
+                "{conversation}",
+                "Conversations kept open, waiting for their end.",
+                lambda: stage.open_count,
+            )
             self.lane = ConversationLane(
                 stage,
                 settings.bindings,
-                ConversationEmitter(metrics, tracer_provider, logger_provider),
+                emission,
                 self.counts,
+                host,
                 tick_s=settings.tick_s,
                 at_shutdown=settings.at_shutdown,
             )

@@ -1,80 +1,81 @@
 """Conversation bindings and the pure function that scores one ended conversation with them.
 
-A binding samples by conversation (`ConversationSampler`: all of a conversation's turns or none,
-the same in every process), labels by its threshold, and turns whatever its scorer raises or
-fails to return in time into an error `Score`, never an exception.
+A conversation binding samples by conversation (`ConversationSampler`: all of a conversation's
+turns or none, the same in every process); its scorer is called, timed, labelled by its
+threshold and turned into an error `Score` when it raises or does not finish in time by its
+`Binding` (`Binding.call`), the one implementation run scorers use too.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from typing import Any
 
-from otel_scorers.binding import DEFAULT_TIMEOUT_S, error_score, judge_client_loaded, within_timeout
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
-from otel_scorers.model import Score, higher_is_worse, passes
-from otel_scorers.pipeline import gathered
-from otel_scorers.sampling import DEFAULT_RATE
+from otel_scorers.model import AgentRun, Score, higher_is_worse
+from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.scorers.protocol import Lane
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding
+from otel_scorers.selection.sampling import DEFAULT_RATE, TraceIdSampler
+
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    """What a `Binding` reads of its scorer besides `score` (name, lane, needs, binary), for a
+    conversation scorer: a conversation needs no run field and is labelled by its threshold
+    only. Its scorer's `score` takes a conversation, called through `Binding.call`."""
+
+    scorer: ConversationScorer
+    lane: Lane
+    needs: frozenset[str] = frozenset()
+    binary: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.scorer.name
+
+    @property
+    def higher_is_worse(self) -> bool:
+        """The conversation scorer's direction, which its threshold's label follows."""
+        return higher_is_worse(self.scorer)
+
+    def score(self, run: AgentRun) -> Any:
+        raise TypeError(f"{self.scorer.name} scores conversations, not single runs")
 
 
 @dataclass(frozen=True, slots=True)
 class ConversationBinding:
+    """A conversation scorer with its conversation sampler, and the `Binding` that calls it."""
+
     scorer: ConversationScorer
-    name: str
-    sampler: ConversationSampler = field(default_factory=ConversationSampler)
-    #: Pass means at least it, or at most it where the scorer's value is worse the higher it is
-    #: (`model.DeclaresDirection`).
-    threshold: float | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    sampler: ConversationSampler
+    binding: Binding
+
+    @property
+    def name(self) -> str:
+        return self.binding.name
+
+    @property
+    def threshold(self) -> float | None:
+        return self.binding.threshold
+
+    @property
+    def timeout_s(self) -> float:
+        return self.binding.timeout_s
+
+    def label(self, value: float) -> str | None:
+        """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
+        return self.binding.label(value)
 
     def admits(self, conversation: Conversation) -> bool:
         return self.sampler.sampled(conversation.id)
 
     def evaluate(self, conversation: Conversation) -> Score | Awaitable[Score]:
-        start_ns, started = time.time_ns(), time.perf_counter()
-        try:
-            result = self.scorer.score(conversation)
-        except Exception as exc:
-            return self._error(exc, started, start_ns)
-        if isinstance(result, Score):
-            return self._finish(result, started, start_ns)
-        return self._wait(result, started, start_ns)
-
-    async def _wait(self, pending: Awaitable[Score], started: float, start_ns: int) -> Score:
-        if self.scorer.uses_judge:
-            not_loaded = await judge_client_loaded(self.name, pending, start_ns)
-            if not_loaded is not None:
-                return not_loaded
-            started = time.perf_counter()  # the deadline starts once the judge's client is there
-        result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
-        if failed is not None or result is None:
-            return failed or self._error(TypeError("the scorer's awaitable gave no Score"), started, start_ns)
-        return self._finish(result, started, start_ns)
-
-    def _error(self, exc: BaseException, started: float, start_ns: int) -> Score:
-        return error_score(self.name, exc, time.perf_counter() - started, start_ns)
-
-    def label(self, value: float) -> str | None:
-        """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
-        if self.threshold is None:
-            return None
-        return "pass" if passes(value, self.threshold, higher_is_worse(self.scorer)) else "fail"
-
-    def _finish(self, result: Score, started: float, start_ns: int) -> Score:
-        label = result.label
-        if label is None and result.value is not None:
-            label = self.label(result.value)
-        return replace(
-            result,
-            scorer=self.name,
-            label=label,
-            duration_s=result.duration_s or time.perf_counter() - started,
-            start_ns=result.start_ns or start_ns,
-        )
+        return self.binding.call(self.scorer.score, conversation)
 
 
 def bind_conversation(
@@ -92,7 +93,12 @@ def bind_conversation(
         raise ConfigError("sampling.rate", str(exc)) from None
     if not timeout_s > 0:
         raise ConfigError("timeout_s", f"must be a positive number of seconds, got {timeout_s}")
-    return ConversationBinding(scorer, name or scorer.name, sampler, threshold, timeout_s)
+    seat = _Seat(scorer, "judge" if scorer.uses_judge else "async")
+    # The trace-id sampler at the same rate gives each score its inclusion probability.
+    binding = Binding(
+        seat, name or scorer.name, TraceIdSampler(sampler.rate), threshold=threshold, timeout_s=timeout_s
+    )
+    return ConversationBinding(scorer, sampler, binding)
 
 
 def widest(bindings: Sequence[ConversationBinding]) -> ConversationSampler:

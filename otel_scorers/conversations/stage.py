@@ -25,7 +25,7 @@ from typing import Literal
 
 from otel_scorers.conversation_turns import Conversation, EndReason, Turn
 from otel_scorers.fork_safety import renew_in_child
-from otel_scorers.sampling import DEFAULT_RATE, RANDOMNESS_BITS, threshold_for
+from otel_scorers.selection.sampling import DEFAULT_RATE, RANDOMNESS_BITS, threshold_for
 
 Clock = Callable[[], float]
 AtShutdown = Literal["score", "drop"]
@@ -44,7 +44,7 @@ def conversation_randomness(conversation_id: str) -> int:
 
 class ConversationSampler:
     """Keeps a conversation when the randomness of its id reaches the threshold for `rate`: the
-    trace-id rule (`otel_scorers.sampling`) on a hash of the conversation id."""
+    trace-id rule (`otel_scorers.selection.sampling`) on a hash of the conversation id."""
 
     __slots__ = ("rate", "threshold")
 

@@ -23,9 +23,9 @@ from otel_scorers.demos import otlp_send
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
 from otel_scorers.human_text import counted
-from otel_scorers.otlp_endpoint import DEFAULT_PROTOCOL, unreachable
-from otel_scorers.otlp_files import write_traces
-from otel_scorers.processor import ScoringSpanProcessor
+from otel_scorers.inprocess.processor import ScoringSpanProcessor
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, unreachable
+from otel_scorers.runs.otlp_files import write_traces
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 

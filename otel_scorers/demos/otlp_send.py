@@ -14,7 +14,7 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.metrics.export import MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_scorers.otlp_endpoint import EXPORT_TIMEOUT_S, exporters
+from otel_scorers.otlp.endpoint import EXPORT_TIMEOUT_S, exporters
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL
 from otel_scorers.model import AgentRun, Score
 
@@ -19,10 +20,14 @@ EVALUATION_EVENT = "gen_ai.evaluation.result"
 SCORE_VALUE = "gen_ai.evaluation.score.value"
 EXPLANATION = "gen_ai.evaluation.explanation"
 SKIPPED = "otel_scorers.skipped"
-SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
+SAMPLING_PROBABILITY = "otel_scorers.selection.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
+CONVERSATION_ID = "gen_ai.conversation.id"
+CONVERSATION_TURNS = "otel_scorers.conversation.turns"
+TRIMMED_TURNS = "otel_scorers.conversation.trimmed_turns"
+ENDED_BY = "otel_scorers.conversation.ended_by"
 
 
 def run_span_context(run: AgentRun) -> Context:
@@ -82,3 +87,32 @@ def span_timing(score: Score, now_ns: int) -> tuple[int, int]:
     """When a score's evaluation span starts and ends: as the scorer ran, else ending now."""
     start_ns = score.start_ns or now_ns
     return start_ns, start_ns + int(score.duration_s * 1e9)
+
+
+def conversation_run(conversation: Conversation) -> AgentRun:
+    """A conversation's scores go where its last run's would: that run as far as their
+    attributes and metrics tell of it (its trace, its span, the conversation's agent)."""
+    last = conversation.last
+    return AgentRun(last.trace_id, last.span_id, conversation.agent_name, None, None)
+
+
+def conversation_attributes(conversation: Conversation, score: Score) -> dict[str, Any]:
+    """A conversation score's evaluation attributes: the run-level ones (for the conversation's
+    last run) and what identifies the conversation. Never metric attributes: every conversation
+    would be a new series."""
+    attributes = evaluation_attributes(conversation_run(conversation), score)
+    attributes[CONVERSATION_ID] = conversation.id
+    attributes[CONVERSATION_TURNS] = conversation.turn_count
+    attributes[ENDED_BY] = conversation.ended_by
+    if conversation.trimmed:
+        attributes[TRIMMED_TURNS] = conversation.trimmed
+    return attributes
+
+
+def turn_links(conversation: Conversation) -> list[SpanContext]:
+    """The run span of each kept turn, which a conversation score's evaluation span links to."""
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    return [
+        SpanContext(turn.trace_id, turn.span_id, is_remote=True, trace_flags=sampled)
+        for turn in conversation.turns
+    ]

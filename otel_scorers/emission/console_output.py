@@ -16,6 +16,8 @@ from typing import TextIO
 
 import orjson
 
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.emission.attributes import conversation_run
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.human_text import printable
 from otel_scorers.model import AgentRun, Score
@@ -38,15 +40,19 @@ def _quoted(text: str) -> str:
     return orjson.dumps(text).decode()  # one line whatever the text holds
 
 
-def score_line(run: AgentRun, score: Score) -> str:
-    """`score trace=... run=... agent=... scorer=... value=... label=... reason="..."`."""
+def score_line(run: AgentRun, score: Score, conversation: Conversation | None = None) -> str:
+    """`score trace=... run=... agent=... scorer=... value=... label=... reason="..."`; a
+    conversation's score names its last run and says `conversation=<id> turns=<n>` after the agent."""
     parts = [
         "score",
         f"trace={run.trace_id_hex}",
         f"run={run.span_id_hex}",
         f"agent={_word(run.agent_name)}",
-        f"scorer={_word(score.scorer)}",
     ]
+    if conversation is not None:
+        parts.append(f"conversation={_word(conversation.id)}")
+        parts.append(f"turns={conversation.turn_count}")
+    parts.append(f"scorer={_word(score.scorer)}")
     if score.skipped is not None:
         parts.append(f"skipped={_quoted(score.skipped)}")
     elif score.error is not None:
@@ -78,7 +84,13 @@ class ConsoleOutput:
         return False
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        text = "".join(score_line(run, score) + "\n" for score in scores)
+        self._write("".join(score_line(run, score) + "\n" for score in scores))
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        run = conversation_run(conversation)
+        self._write("".join(score_line(run, score, conversation) + "\n" for score in scores))
+
+    def _write(self, text: str) -> None:
         out = self._out or sys.stdout
         try:
             with self._lock:

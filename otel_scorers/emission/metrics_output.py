@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from otel_scorers.emission.attributes import run_span_context
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.emission.attributes import conversation_run, run_span_context
 from otel_scorers.metrics import (
     AGENT_NAME,
     DURATION_BUCKETS,
@@ -48,6 +49,10 @@ class MetricsOutput:
 
     def behind(self) -> bool:
         return False  # the metric readers collect what is recorded, whenever they come
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        """As the scores of the conversation's last run: the conversation id is never a label."""
+        self.emit(conversation_run(conversation), scores)
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         metrics = self._metrics

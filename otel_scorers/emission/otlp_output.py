@@ -5,29 +5,32 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import (
     EVALUATION_EVENT,
+    conversation_attributes,
     error_description,
     evaluation_attributes,
     span_timing,
 )
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp_encode import (
+from otel_scorers.otlp.encode import (
     ScoreParts,
     evaluation_log,
     evaluation_span,
     log_context,
     score_parts,
     span_ids,
+    span_links,
 )
-from otel_scorers.score_export import EncodedScores, OtlpScoreExport
+from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
 
 #: Most written parts remembered (unique explanations, a judge's, would grow the cache).
 _MAX_WRITTEN = 4096
@@ -45,16 +48,38 @@ class OtlpOutput:
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        self._send(run.trace_id, run.span_id, scores, lambda score: self._parts(run, score))
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        """In the trace of the conversation's last run, each span linked to every kept turn's run
+        (written afresh: a conversation's attributes never repeat)."""
+        links = span_links([(turn.trace_id, turn.span_id) for turn in conversation.turns])
+
+        def parts(score: Score) -> ScoreParts:
+            error = error_description(score) if score.error is not None else None
+            attributes = conversation_attributes(conversation, score)
+            return score_parts(f"evaluate {score.scorer}", attributes, error, links)
+
+        last = conversation.last
+        self._send(last.trace_id, last.span_id, scores, parts)
+
+    def _send(
+        self,
+        trace_id_int: int,
+        span_id: int,
+        scores: Sequence[Score],
+        parts_of: Callable[[Score], ScoreParts],
+    ) -> None:
         if not self._started:
             self.export.start(_resource_of(self._tracer_provider or trace.get_tracer_provider()))
             self._started = True
         now = time.time_ns()
-        trace_id, parent = run.trace_id.to_bytes(16, "big"), run.span_id.to_bytes(8, "big")
+        trace_id, parent = trace_id_int.to_bytes(16, "big"), span_id.to_bytes(8, "big")
         event_context = log_context(trace_id, parent, now, EVALUATION_EVENT)
         spans: list[bytes] = []
         logs: list[bytes] = []
         for score in scores:
-            parts = self._parts(run, score)
+            parts = parts_of(score)
             start_ns, end_ns = span_timing(score, now)
             spans.append(evaluation_span(span_ids(trace_id, _new_span_id(), parent), parts, start_ns, end_ns))
             logs.append(evaluation_log(end_ns, parts, event_context))

@@ -1,12 +1,14 @@
-"""Where scores go: a fan-out of outputs, each with `emit`, `flush` and `behind`, as a Collector
-pipeline fans out to its exporters. The pipeline sees only `Emission`; adding an output is a new
-class in this package and a line where the outputs are chosen (`standard.py`)."""
+"""Where scores go: a fan-out of outputs, each with `emit`, `emit_conversation`, `flush` and
+`behind`, as a Collector pipeline fans out to its exporters. The pipeline and the conversation
+lane see only `Emission`; adding an output is a new class and a line in the registry of outputs
+(`standard.OUTPUTS`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol
 
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.throttled_log import throttled
 
@@ -16,6 +18,10 @@ class ScoreOutput(Protocol):
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         """Record or send the run's scores; called only with at least one score."""
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        """Record or send an ended conversation's scores (`attributes.conversation_attributes`,
+        linked to its turns' runs where the output can link); at least one score."""
 
     def flush(self) -> None:
         """Pass on what is held back for a batch (the pipeline calls this at the end of a burst)."""
@@ -38,24 +44,28 @@ class Emission:
             try:
                 output.emit(run, scores)
             except Exception:
-                throttled.warning(
-                    f"emit:{type(output).__name__}",
-                    "otel_scorers: %s failed to emit scores",
-                    type(output).__name__,
-                    exc_info=True,
-                )
+                _failed(output, "emit scores")
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        if not scores:
+            return
+        for output in self.outputs:
+            try:
+                output.emit_conversation(conversation, scores)
+            except Exception:
+                _failed(output, "emit a conversation's scores")
 
     def flush(self) -> None:
         for output in self.outputs:
             try:
                 output.flush()
             except Exception:
-                throttled.warning(
-                    f"flush:{type(output).__name__}",
-                    "otel_scorers: %s failed to flush",
-                    type(output).__name__,
-                    exc_info=True,
-                )
+                _failed(output, "flush")
 
     def behind(self) -> bool:
         return any(output.behind() for output in self.outputs)
+
+
+def _failed(output: ScoreOutput, what: str) -> None:
+    name = type(output).__name__
+    throttled.warning(f"{what}:{name}", "otel_scorers: %s failed to %s", name, what, exc_info=True)

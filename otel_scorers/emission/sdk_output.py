@@ -14,12 +14,16 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace import TracerProvider as TracerProviderApi
 
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import (
     EVALUATION_EVENT,
+    conversation_attributes,
+    conversation_run,
     error_description,
     evaluation_attributes,
     run_span_context,
     span_timing,
+    turn_links,
 )
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.span_record import OWN_SCOPE
@@ -54,6 +58,16 @@ class SdkOutput:
         now = time.time_ns()
         for score in scores:
             emit_evaluation(tracer, logger, context, score, evaluation_attributes(run, score), now)
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        """In the trace of the conversation's last run, each span linked to every kept turn's run."""
+        tracer, logger = self.instruments()
+        context = run_span_context(conversation_run(conversation))
+        links = [Link(span_context) for span_context in turn_links(conversation)]
+        now = time.time_ns()
+        for score in scores:
+            attributes = conversation_attributes(conversation, score)
+            emit_evaluation(tracer, logger, context, score, attributes, now, links)
 
     def flush(self) -> None:
         """Nothing held here: the providers' processors batch."""

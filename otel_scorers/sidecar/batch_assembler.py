@@ -23,7 +23,8 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.metrics import REASON, PipelineMetrics
-from otel_scorers.sampling import randomness
+from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.selection.sampling import randomness
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import throttled
@@ -81,6 +82,15 @@ class BufferedTrace:
     last_seen: float
     spans: list[OtlpSpan] = field(default_factory=list)
     run_spans: list[OtlpSpan] = field(default_factory=list)
+
+
+def _root_scope(spans: list[OtlpSpan]) -> str | None:
+    """The scope of the trace's root span (no parent id); of its earliest span when the root did
+    not come. Reads ids and times only."""
+    root = next((item for item in spans if not item.span.parent_span_id), None)
+    if root is None:
+        root = min(spans, key=lambda item: item.span.start_time_unix_nano, default=None)
+    return root.origin.scope.name if root is not None else None
 
 
 def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> Scan:
@@ -173,8 +183,10 @@ class BatchAssembler:
         max_wait_s: float,
         late_memory: int,
         clock: Callable[[], float] = time.monotonic,
+        runless: RunlessTraces | None = None,
     ) -> None:
         self._metrics = metrics
+        self._runless_traces = runless
         self.limits = limits
         self._decision_wait_s = decision_wait_s
         self._max_wait_s = max_wait_s
@@ -249,7 +261,10 @@ class BatchAssembler:
     def _let_go(self, key: bytes, trace: BufferedTrace) -> int:
         """Free a trace that has no run span; how many spans it held. Its run span may still
         come, alone: scored without its children, the run would fail tool checks falsely, so
-        the trace is remembered as decided and that span counts as late."""
+        the trace is remembered as decided and that span counts as late. It is counted as a
+        trace in which no run was found."""
+        if self._runless_traces is not None:
+            self._runless_traces.add(_root_scope(trace.spans))
         self._free(trace.spans)
         self._remember(key)
         return len(trace.spans)

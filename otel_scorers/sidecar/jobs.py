@@ -8,20 +8,22 @@ to the held run spans).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from otel_scorers.ancestry import nearest_marked
-from otel_scorers.binding import Binding
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
+from otel_scorers.config import Config
+from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
-from otel_scorers.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun, ScoringEngine
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
-from otel_scorers.run_builder import build_runs
+from otel_scorers.pipeline.builder import BuiltPipeline, PipelineSettings, build_pipeline
+from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
+from otel_scorers.runs.ancestry import nearest_marked
+from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.selection.binding import Binding
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
@@ -52,53 +54,64 @@ class Scoring(Protocol):
         ...
 
 
-def scoring_conversations(
-    settings: ConversationSettings | None, telemetry: Telemetry, metrics: PipelineMetrics
-) -> Conversations | None:
-    """The scoring side's part in conversations. With `turn_records`, each run rebuilt goes out as
-    a turn record, for the sidecar the Collector routes its conversation to (which keeps it: see
-    `Sidecar.conversations`); without, the conversations are kept and scored here, from the traces
-    this sidecar receives (one sidecar, or replicas each getting whole conversations)."""
-    if settings is None:
-        return None
-    providers = (telemetry.tracer_provider, telemetry.logger_provider)
-    if settings.turn_records:
-        return Conversations(settings, metrics, *providers, keep=False, send=True)
-    if settings.bindings:
-        return Conversations(settings, metrics, *providers, keep=True, send=False)
-    return None
-
-
-def sidecar_engine(
-    bindings: Sequence[Binding],
-    telemetry: Telemetry,
-    metrics: PipelineMetrics,
-    max_queue_size: int,
-    console: bool,
-    conversations: Conversations | None,
-) -> ScoringEngine:
-    """The engine that scores for the sidecar, in whichever process, exporting through `telemetry`
-    (and with `console`, printing a line per score on standard output); the runs it rebuilds go
-    to `conversations` too."""
-    emission = standard_emission(
-        metrics,
-        tracer_provider=telemetry.tracer_provider,
-        logger_provider=telemetry.logger_provider,
-        export=telemetry.scores,
-        console=console,
-        provider_backlog=telemetry.provider_backlog,
+def sidecar_pipeline(
+    config: Config, bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics
+) -> BuiltPipeline:
+    """The pipeline that scores for the sidecar, in whichever process, exporting through
+    `telemetry`. With `turn_records`, each run rebuilt goes out as a turn record, for the sidecar
+    the Collector routes its conversation to (which keeps it: `receiving_conversations`); without,
+    the conversations are kept and scored here, from the traces this sidecar receives."""
+    settings = config.sidecar
+    conversations = config.conversation_settings()
+    turn_records = conversations is not None and conversations.turn_records
+    return build_pipeline(
+        PipelineSettings(
+            bindings,
+            conversations,
+            outputs=config.outputs,
+            console=settings.console,
+            export=telemetry.scores,
+            tracer_provider=telemetry.tracer_provider,
+            logger_provider=telemetry.logger_provider,
+            provider_backlog=telemetry.provider_backlog,
+            max_queue_size=settings.max_runs_in_flight,
+            # Traces waiting for a judge count among those in flight: at most half of them may,
+            # so the quick checks of the rest keep being dispatched however slow the judge is.
+            max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, settings.max_runs_in_flight // 2)),
+            # No agent shares the process: the engine need not hand the GIL over between steps.
+            yield_to_host=False,
+            keep_conversations=not turn_records,
+            send_turns=turn_records,
+            metrics=metrics,
+        )
     )
-    # No agent shares the process: the engine need not hand the GIL over between steps.
-    return ScoringEngine(
-        bindings,
-        emission,
-        metrics,
-        max_queue_size=max_queue_size,
-        yield_to_host=False,
-        # Traces waiting for a judge count among those in flight: at most half of them may, so
-        # the quick checks of the rest keep being dispatched however slow the judge is.
-        max_judge_runs=max(1, min(DEFAULT_MAX_JUDGE_RUNS, max_queue_size // 2)),
-        on_runs=conversations.observe if conversations is not None else None,
+
+
+def receiving_conversations(
+    config: Config, telemetry: Telemetry, metrics: PipelineMetrics, scoring_here: BuiltPipeline | None
+) -> Conversations | None:
+    """The conversations the Collector routes here as turn records (`/v1/logs`), with `turn_records`
+    and conversation scorers. Scored through the scoring pipeline's emission, on its engine's
+    loop, when it runs in this process; else through the same outputs made here, on a loop of
+    their own (the only judge work of this process)."""
+    settings = config.conversation_settings()
+    if settings is None or not (settings.turn_records and settings.bindings):
+        return None
+    if scoring_here is not None:
+        emission, host = scoring_here.emission, scoring_here.engine.runner
+    else:
+        emission = standard_emission(
+            metrics,
+            tracer_provider=telemetry.tracer_provider,
+            logger_provider=telemetry.logger_provider,
+            export=telemetry.scores,
+            console=config.sidecar.console,
+            provider_backlog=telemetry.provider_backlog,
+            outputs=config.outputs,
+        )
+        host = None
+    return Conversations(
+        settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
     )
 
 
@@ -115,8 +128,13 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
     return [item for item in spans if nearest_marked(item.span.span_id, parents, runs, inside)]
 
 
-def build_trace_runs(spans: Sequence[OtlpSpan]) -> list[AgentRun]:
-    return build_runs([item.record() for item in spans])
+def build_trace_runs(spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None) -> list[AgentRun]:
+    """The runs in a trace's spans; a trace that gives none is counted in `runless`."""
+    records = [item.record() for item in spans]
+    runs = build_runs(records)
+    if not runs and runless is not None:  # a span looked like a run's start, yet no reader found one
+        runless.add_trace(records)
+    return runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +143,10 @@ class TraceJob:
 
     trace: BufferedTrace
     done: Done
+    runless: RunlessTraces | None = None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans))
+        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans), self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.done(self.trace, run_scores(results))
@@ -139,15 +158,10 @@ class TraceJob:
 class ThreadScoring:
     """Scoring on the engine's thread, in this process (shares the GIL with the receivers)."""
 
-    def __init__(
-        self,
-        engine: ScoringEngine,
-        done: Done,
-        prometheus_text: Callable[[], bytes],
-        conversations: Conversations | None = None,
-    ) -> None:
-        self.engine = engine
-        self.conversations = conversations
+    def __init__(self, built: BuiltPipeline, done: Done, prometheus_text: Callable[[], bytes]) -> None:
+        self.built = built
+        self.engine = built.engine
+        self._runless = built.runless
         self._done = done
         self._prometheus_text = prometheus_text
 
@@ -155,13 +169,11 @@ class ThreadScoring:
         self.engine.start()
 
     def submit(self, trace: BufferedTrace) -> None:
-        self.engine.submit(TraceJob(trace, self._done))
+        self.engine.submit(TraceJob(trace, self._done, self._runless))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        self.engine.shutdown(timeout_s)  # the sidecar flushes the telemetry it shares
-        if self.conversations is not None:  # the runs scored last are among their turns
-            self.conversations.shutdown(max(0.1, deadline - time.monotonic()))
+        # The runs, then their conversations; the sidecar flushes the telemetry it shares.
+        self.built.shutdown(timeout_s)
 
     async def prometheus_text(self) -> bytes:
         return self._prometheus_text()

@@ -17,7 +17,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.conventions import RUN_MARKER_KEYS, may_start_run
-from otel_scorers.otlp_decode import attributes, span_record
+from otel_scorers.otlp.decode import attributes, span_record
 from otel_scorers.span_record import SpanRecord
 
 

@@ -12,13 +12,15 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
-from otel_scorers.config import Config
+from otel_scorers.config import Config, SidecarConfig
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.sampling import threshold_for
+from otel_scorers.pipeline.builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
@@ -27,7 +29,13 @@ from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
-from otel_scorers.sidecar.jobs import RunScores, Scoring, ThreadScoring, scoring_conversations, sidecar_engine
+from otel_scorers.sidecar.jobs import (
+    RunScores,
+    Scoring,
+    ThreadScoring,
+    receiving_conversations,
+    sidecar_pipeline,
+)
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import (
     Telemetry,
@@ -40,6 +48,49 @@ from otel_scorers.sidecar.worker_pool import ProcessScoring
 logger = logging.getLogger("otel_scorers")
 
 
+def receivers(
+    settings: SidecarConfig,
+    intake: Intake,
+    token: TokenCheck,
+    conversations: Conversations | None,
+    ready: Callable[[], str | None],
+    metrics_text: Callable[[], Awaitable[bytes]],
+) -> tuple[GrpcReceiver | None, HttpReceiver]:
+    """The OTLP receivers (`/v1/logs` too, for turn records, where conversations are kept here)."""
+    logs = ConversationIntake(conversations) if conversations is not None else None
+    grpc: GrpcReceiver | None = None
+    if settings.grpc.enabled:
+        grpc = GrpcReceiver(
+            intake,
+            token,
+            settings.grpc.host,
+            settings.grpc.port,
+            settings.max_request_bytes,
+            settings.tls,
+            read_timeout_s=settings.read_timeout_s,
+            max_connections=settings.max_connections,
+            logs=logs,
+        )
+    http = HttpReceiver(
+        intake,
+        token,
+        settings.http.host,
+        settings.http.port,
+        settings.max_request_bytes,
+        settings.tls,
+        receive_traces=settings.http.enabled,
+        ready=ready,
+        metrics_text=metrics_text,
+        grace_s=min(2.0, settings.shutdown_timeout_s / 4),
+        metrics_require_token=settings.metrics_require_token,
+        read_timeout_s=settings.read_timeout_s,
+        max_connections=settings.max_connections,
+        retry_after_s=settings.retry_after_s,
+        logs=logs,
+    )
+    return grpc, http
+
+
 class Sidecar:
     """`otel-scorers serve` as an object. `telemetry` replaces the SDK providers built from the
     `export` settings; scoring then happens in this process (a child process cannot use them)."""
@@ -47,6 +98,7 @@ class Sidecar:
     def __init__(self, config: Config, telemetry: Telemetry | None = None) -> None:
         settings = config.sidecar
         self.settings = settings
+        use_descriptions(config.conventions)  # before any span is received
         bindings = config.bindings()
         # Certificates and the token are checked before anything starts (exporters included).
         self._token = TokenCheck(resolve_token(settings))
@@ -54,49 +106,24 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
-        conversations = (
-            config.conversations.settings(config.judge) if config.conversations is not None else None
-        )
+        # Scoring in child processes (`scoring_process`), else on an engine thread of this one.
+        here = None
+        if not (settings.scoring_process and telemetry is None):
+            here = sidecar_pipeline(config, bindings, self.telemetry, self.metrics)
+        self.scoring = self._scoring(config, here)
+        #: Traces in which no run was found, counted by their root's scope (`no_run`).
+        self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
-        self.conversations: Conversations | None = None
-        logs: ConversationIntake | None = None
-        if conversations is not None and conversations.turn_records and conversations.bindings:
-            self.conversations = Conversations(
-                conversations,
-                self.metrics,
-                self.telemetry.tracer_provider,
-                self.telemetry.logger_provider,
-                keep=True,
-                send=False,
-            )
-            logs = ConversationIntake(self.conversations)
-        self.scoring: Scoring
-        if settings.scoring_process and telemetry is None:
-            self.scoring = ProcessScoring(
-                config,
-                self.metrics,
-                self._job_done,
-                self.telemetry.prometheus_text,
-                processes=settings.scoring_processes,
-            )
-        else:
-            scoring_side = scoring_conversations(conversations, self.telemetry, self.metrics)
-            engine = sidecar_engine(
-                bindings,
-                self.telemetry,
-                self.metrics,
-                settings.max_runs_in_flight,
-                settings.console,
-                scoring_side,
-            )
-            self.scoring = ThreadScoring(engine, self._job_done, self.telemetry.prometheus_text, scoring_side)
+        self.conversations = receiving_conversations(config, self.telemetry, self.metrics, here)
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
             decision_wait_s=settings.decision_wait_s,
             max_wait_s=settings.max_wait_s,
             late_memory=settings.late_trace_memory,
+            runless=self.runless,
         )
+        observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
         self._forwarder: Forwarder | None = None
         self.held: HeldRunSpans | None = None
         if settings.mode == "inline":
@@ -109,50 +136,39 @@ class Sidecar:
                 self.assembler.retain,
                 self.assembler.unretain,
             )
-        # A trace some binding may sample: the lowest threshold among the bindings' samplers;
-        # every trace when runs make conversations' turns (their conversation decides).
-        thresholds = [binding.sampler.threshold for binding in bindings]
-        if conversations is not None and (conversations.turn_records or conversations.bindings):
-            thresholds.append(0)
-        min_threshold = min(thresholds, default=threshold_for(0.0))
+        buffered = buffered_sampler(bindings, config.conversation_settings())
         self.intake = Intake(
-            self.assembler, min_threshold, self.metrics, settings.retry_after_s, self._forwarder, self.held
+            self.assembler,
+            buffered.threshold,
+            self.metrics,
+            settings.retry_after_s,
+            self._forwarder,
+            self.held,
         )
-        self.grpc: GrpcReceiver | None = None
-        if settings.grpc.enabled:
-            self.grpc = GrpcReceiver(
-                self.intake,
-                self._token,
-                settings.grpc.host,
-                settings.grpc.port,
-                settings.max_request_bytes,
-                settings.tls,
-                read_timeout_s=settings.read_timeout_s,
-                max_connections=settings.max_connections,
-                logs=logs,
-            )
-        self.http = HttpReceiver(
+        self.grpc, self.http = receivers(
+            settings,
             self.intake,
             self._token,
-            settings.http.host,
-            settings.http.port,
-            settings.max_request_bytes,
-            settings.tls,
-            receive_traces=settings.http.enabled,
-            ready=self._not_ready,
-            metrics_text=self.scoring.prometheus_text,
-            grace_s=min(2.0, settings.shutdown_timeout_s / 4),
-            metrics_require_token=settings.metrics_require_token,
-            read_timeout_s=settings.read_timeout_s,
-            max_connections=settings.max_connections,
-            retry_after_s=settings.retry_after_s,
-            logs=logs,
+            self.conversations,
+            self._not_ready,
+            self.scoring.prometheus_text,
         )
         self._in_flight = 0
         self._done: deque[tuple[BufferedTrace, Sequence[RunScores] | None]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
+
+    def _scoring(self, config: Config, here: BuiltPipeline | None) -> Scoring:
+        if here is not None:
+            return ThreadScoring(here, self._job_done, self.telemetry.prometheus_text)
+        return ProcessScoring(
+            config,
+            self.metrics,
+            self._job_done,
+            self.telemetry.prometheus_text,
+            processes=self.settings.scoring_processes,
+        )
 
     def destinations(self) -> str:
         """Where scores go, in words, for the line `serve` logs when it starts."""
@@ -288,6 +304,14 @@ class Sidecar:
         if unscored:
             self.metrics.run_outcome("dropped", "shutdown", unscored)
             logger.warning("otel_scorers: shutdown timed out; %d traces with runs were not scored", unscored)
+        if self.conversations is not None:  # those still open: scored or dropped, as configured,
+            conversations = self.conversations  # while the loop they are judged on still runs
+            conversations_s = max(0.1, (scoring_end - time.monotonic()) / 2)
+            await within(
+                lambda: conversations.shutdown(conversations_s),
+                conversations_s + 0.2,
+                "conversations shutdown",
+            )
         scoring_s = max(0.1, scoring_end - time.monotonic())
         scoring = self.scoring
         if not await within(
@@ -295,14 +319,6 @@ class Sidecar:
         ):
             logger.warning("otel_scorers: scoring did not stop within %.1f s; exiting anyway", scoring_s)
         self._collect_done()
-        if self.conversations is not None:  # those still open: scored or dropped, as configured
-            conversations = self.conversations
-            conversations_s = max(0.1, scoring_end - time.monotonic())
-            await within(
-                lambda: conversations.shutdown(conversations_s),
-                conversations_s + 0.2,
-                "conversations shutdown",
-            )
         if self.held is not None:
             self.held.release_all()
             await self.held.flush()  # after any send in progress: flushes take turns

@@ -33,13 +33,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
 from otel_scorers.human_text import counted
-from otel_scorers.otlp_endpoint import (
+from otel_scorers.otlp.endpoint import (
     default_endpoint,
     environment_endpoint,
     environment_protocol,
     unreachable,
 )
-from otel_scorers.score_export import OtlpScoreExport, queue_fullness
+from otel_scorers.otlp.score_export import OtlpScoreExport, queue_fullness
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.throttled_log import throttled
 

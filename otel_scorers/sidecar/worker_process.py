@@ -24,17 +24,13 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from otel_scorers.config import Config
+from otel_scorers.conventions import use_descriptions
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
-from otel_scorers.pipeline import ScoredRun
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun
+from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.deadline import call_within
-from otel_scorers.sidecar.jobs import (
-    RunScores,
-    build_trace_runs,
-    run_scores,
-    scoring_conversations,
-    sidecar_engine,
-)
+from otel_scorers.sidecar.jobs import RunScores, build_trace_runs, run_scores, sidecar_pipeline
 from otel_scorers.sidecar.logs import setup_logging
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
@@ -78,9 +74,10 @@ class _ReceivedTraceJob:
     replies: _Replies
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
+    runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(self.spans)
+        return build_trace_runs(self.spans, self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.replies.add(self, run_scores(results))
@@ -107,16 +104,12 @@ def worker_main(config: Config, connection: Connection) -> None:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     setup_logging("[scoring]")
     settings = config.sidecar
+    use_descriptions(config.conventions)  # the runs are rebuilt here
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    conversations = scoring_conversations(
-        config.conversations.settings(config.judge) if config.conversations is not None else None,
-        telemetry,
-        metrics,
-    )
-    engine = sidecar_engine(
-        config.bindings(), telemetry, metrics, settings.max_runs_in_flight, settings.console, conversations
-    )
+    built = sidecar_pipeline(config, config.bindings(), telemetry, metrics)
+    engine = built.engine
+    runless = built.runless
     sending = threading.Lock()
 
     def reply(message: tuple[Any, ...]) -> None:
@@ -142,7 +135,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 received = decode_batch(message[1], message[2])
                 left = [len(received)]
                 for job_id, spans in received:
-                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left))
+                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":
@@ -152,11 +145,9 @@ def worker_main(config: Config, connection: Connection) -> None:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already
     deadline = time.monotonic() + timeout_s + flush_s
-    if not call_within(lambda: engine.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
+    # The runs, then their conversations (judged on the engine's loop), then the engine stops.
+    if not call_within(lambda: built.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
         logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
-    if conversations is not None:
-        closing_s = max(0.1, deadline - flush_s - time.monotonic())
-        call_within(lambda: conversations.shutdown(closing_s), closing_s + 0.1, "conversations shutdown")
     replies.flush()
     telemetry.shutdown(max(0.1, deadline - time.monotonic()))
     connection.close()

@@ -18,7 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, as_str, decode_json
+from otel_scorers.conventions.formats.messages import (
+    MAX_LITERAL_CHARS,
+    as_str,
+    decode_json,
+    text_of,
+    tool_call_parts,
+    tool_response_parts,
+)
 
 #: `<ChatRole.USER: 'user'>` is not Python syntax: it is replaced by its value before parsing.
 _ROLE = re.compile(r"<ChatRole\.[A-Z_]+: '([a-z_]+)'>")
@@ -49,6 +56,48 @@ def last_message(value: Any) -> Message | None:
     """The `last_message` of an agent's JSON output: its answer."""
     decoded = decode_json(value)
     return chat_message(decoded.get("last_message")) if isinstance(decoded, Mapping) else None
+
+
+def component_name(run_input: Any, run_output: Any, pipeline_input: Any, pipeline_output: Any) -> str | None:
+    """The name a pipeline ran a component under, the one its user added it with. The pipeline's
+    input (`{"data": {name: inputs}}`) names the components the user's inputs went to, its output
+    (`{name: outputs}`) those whose outputs it returned: the component is the one whose inputs
+    are among the run's own, or whose outputs the run returned; None unless exactly one is."""
+    own_input, own_output = decode_json(run_input), decode_json(run_output)
+    data = decode_json(pipeline_input)
+    data = data.get("data") if isinstance(data, Mapping) else None
+    outputs = decode_json(pipeline_output)
+    found = {name for name, values in _entries(data) if _among(values, own_input)}
+    found |= {name for name, values in _entries(outputs) if _among(values, own_output)}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def tool_agent_name(run_output: Any, caller_output: Any) -> str | None:
+    """The name of the tool an agent ran as (`AgentTool`), the one its user gave it: the tool
+    whose result, in the calling agent's conversation, is this agent's answer; None unless
+    exactly one tool's is."""
+    answer = last_message(run_output)
+    text = text_of(answer) if answer is not None else None
+    conversation = component_messages(caller_output, "messages").items
+    if not text or not conversation:
+        return None
+    names = {part.get("id"): part.get("name") for part in tool_call_parts(conversation)}
+    found = {
+        names.get(part.get("id"))
+        for part in tool_response_parts(conversation)
+        if part.get("response") == text and names.get(part.get("id"))
+    }
+    return str(next(iter(found))) if len(found) == 1 else None
+
+
+def _entries(value: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(value, Mapping):
+        return []
+    return [(name, values) for name, values in value.items() if isinstance(values, Mapping) and values]
+
+
+def _among(values: Mapping[str, Any], own: Any) -> bool:
+    return isinstance(own, Mapping) and all(key in own and own[key] == value for key, value in values.items())
 
 
 def chat_message(text: Any) -> Message | None:

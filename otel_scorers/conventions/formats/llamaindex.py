@@ -73,6 +73,18 @@ def json_agent_name(output: Any) -> str | None:
     return as_str(output.get("current_agent_name")) if isinstance(output, Mapping) else None
 
 
+def json_input(output: Any) -> str | None:
+    """The user's request in the event a run's first step returns (`AgentInput`), written as JSON
+    (OpenLLMetry): the last user message of its `input` list."""
+    messages = output.get("input") if isinstance(output, Mapping) else None
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return message_text(message)
+    return None
+
+
 def json_answer(output: Any) -> str | None:
     """The answer in the `StopEvent` a run's last step returns, written as JSON (OpenLLMetry):
     `{"result": {"response": {"blocks": [{"text": ...}]}, ...}}`."""

@@ -20,6 +20,7 @@ from otel_scorers.scorers.conversation.judged import (
     KnowledgeRetention,
     RoleAdherence,
 )
+from otel_scorers.scorers.conversation.multi_turn import MultiTurn
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
 from otel_scorers.scorers.rules.base import JudgedScorer
@@ -46,8 +47,6 @@ def multi_turn(
     judge: JudgeArg = None,
 ) -> ConversationJudged:
     """1 when the conversation, taken as a whole, meets `criterion`."""
-    from otel_scorers.scorers.rules.multi_turn import MultiTurn
-
     if not criterion.strip():
         raise ValueError("multi_turn needs a criterion")
     return _judged(MultiTurn(criterion), model, scale, threshold, judge)

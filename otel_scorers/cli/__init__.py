@@ -1,0 +1,1 @@
+"""The command line: `otel-scorers` and what its commands run (scoring files of traces, the CI gate, JUnit)."""

@@ -1,0 +1,228 @@
+"""`otel-scorers score`: score the runs of OTLP/JSON files at the judge's speed.
+
+Runs are scored concurrently, at most `concurrency` at a time (the judge's, so the judge is kept
+busy without queueing more than it serves), and their scores are written as they finish. On a
+terminal, a progress line counts the runs and scores. With an OTLP endpoint, the scores also go
+out as telemetry, through the same outputs as live scoring: evaluation spans in the runs' own
+traces, `gen_ai.evaluation.result` events and metrics, so yesterday's traces get their scores
+in Jaeger and Prometheus too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TextIO
+
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.human_text import counted
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scoring_pipeline import score_run
+from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.paced_sampling import PacedSampler
+
+DEFAULT_CONCURRENCY = 8
+
+
+@dataclass
+class Progress:
+    """A progress line on a terminal (nothing otherwise), at most ten times a second."""
+
+    out: TextIO = field(default_factory=lambda: sys.stderr)
+    runs: int = 0
+    scores: int = 0
+    started: float = field(default_factory=time.monotonic)
+    _shown: float = 0.0
+
+    @property
+    def live(self) -> bool:
+        return bool(getattr(self.out, "isatty", lambda: False)())
+
+    def add(self, scores: int) -> None:
+        self.runs += 1
+        self.scores += scores
+        now = time.monotonic()
+        if self.live and now - self._shown >= 0.1:
+            self._shown = now
+            self.out.write(
+                f"\rotel-scorers: scored {counted(self.runs, 'run')}, {counted(self.scores, 'score')} ({now - self.started:.1f}s)"
+            )
+            self.out.flush()
+
+    def done(self) -> None:
+        """Clear the progress line: the summary that follows says the same, terminal or not."""
+        if self.live:
+            self.out.write("\r\x1b[K")
+            self.out.flush()
+
+
+async def score_runs(
+    bindings: Sequence[Binding],
+    runs: Iterable[AgentRun],
+    write: Callable[[AgentRun, Score], None],
+    concurrency: int = DEFAULT_CONCURRENCY,
+    emit: Callable[[AgentRun, Sequence[Score]], None] | None = None,
+    progress: Progress | None = None,
+    not_admitted: Callable[[str, str], None] | None = None,
+) -> int:
+    """Score every run, at most `concurrency` at once; the number of runs scored. Runs are
+    drawn from `runs` only as slots free up, so memory stays bounded whatever the input.
+    Budget-paced bindings pace by the traces' own time (`TraceTime`); `not_admitted(binding,
+    why)` hears each run a binding did not score (`filtered`, `sampled_out`, `rate_limited`)."""
+    clock = TraceTime()
+    runs = iter(runs)
+    first = next(runs, None)
+    if first is not None:  # the pacing starts at the first run's time
+        clock.saw(first)
+        runs = itertools.chain([first], runs)
+    bindings = paced_by_trace_time(bindings, clock)
+    slots = asyncio.Semaphore(concurrency)
+    pending: set[asyncio.Task[None]] = set()
+    count = 0
+
+    async def one(run: AgentRun) -> None:
+        try:
+            clock.saw(run)
+            scores = await score_run(bindings, run, not_admitted)
+            for score in scores:
+                write(run, score)
+            if emit is not None:
+                emit(run, scores)
+            if progress is not None:
+                progress.add(len(scores))
+        finally:
+            slots.release()
+
+    for run in runs:
+        await slots.acquire()
+        count += 1
+        task = asyncio.create_task(one(run))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    if pending:
+        await asyncio.gather(*pending)
+    if progress is not None:
+        progress.done()
+    return count
+
+
+class TraceTime:
+    """A clock that reads the traces' own time: the latest end of a run scored so far, in seconds.
+    Budget-paced sampling in a backfill paces by it, so that yesterday's traces are judged at the
+    budget's pace over the hours they span, not over the seconds a backfill takes to read them."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def saw(self, run: AgentRun) -> None:
+        seen = (run.end_ns or run.start_ns) / 1e9
+        self.first = seen if self.first is None else min(self.first, seen)
+        self.now = max(self.now, seen)
+
+    @property
+    def span_s(self) -> float:
+        """The traces' time from the first run's end to the latest's."""
+        return self.now - self.first if self.first is not None else 0.0
+
+
+def paced_by_trace_time(bindings: Sequence[Binding], clock: TraceTime) -> list[Binding]:
+    """The bindings, each budget-paced one with a fresh pacing on `clock` (the others as they are)."""
+    return [
+        replace(binding, paced=PacedSampler(replace(binding.paced.policy, clock=clock)))
+        if binding.paced is not None
+        else binding
+        for binding in bindings
+    ]
+
+
+def judge_concurrency(bindings: Sequence[Binding]) -> int:
+    """The concurrency of the judge the bindings use (the largest, if several), else the default."""
+    found = [
+        scorer.judge.config.concurrency
+        for scorer in (binding.scorer for binding in bindings)
+        if hasattr(scorer, "judge") and hasattr(scorer.judge, "config")
+    ]
+    return max(found) if found else DEFAULT_CONCURRENCY
+
+
+class TelemetryOut:
+    """The scores of a backfill as OTLP telemetry: the live pipeline's outputs over batching SDK
+    processors and OTLP exporters to `endpoint`. `close()` flushes and says what was sent."""
+
+    def __init__(self, endpoint: str, protocol: str) -> None:
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        from otel_scorers.emission import standard_emission
+        from otel_scorers.metrics import PipelineMetrics
+        from otel_scorers.otlp.endpoint import exporters
+
+        self.endpoint, self.protocol = endpoint, protocol
+        spans, logs, metrics = exporters(endpoint, protocol)
+        self.spans, self.logs = ExportTally(spans), ExportTally(logs)
+        resource = Resource.create({"service.name": "otel-scorers"})
+        self.tracer_provider = TracerProvider(resource=resource)
+        self.tracer_provider.add_span_processor(BatchSpanProcessor(self.spans))  # type: ignore[arg-type]
+        self.logger_provider = LoggerProvider(resource=resource)
+        self.logger_provider.add_log_record_processor(BatchLogRecordProcessor(self.logs))  # type: ignore[arg-type]
+        reader = PeriodicExportingMetricReader(metrics, export_interval_millis=60_000)
+        self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        metrics = PipelineMetrics(self.meter_provider)
+        self.emission = standard_emission(
+            metrics, tracer_provider=self.tracer_provider, logger_provider=self.logger_provider
+        )
+
+    def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        self.emission.emit(run, scores)
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        self.emission.emit_conversation(conversation, scores)
+
+    def close(self) -> str:
+        self.tracer_provider.shutdown()
+        self.logger_provider.shutdown()
+        self.meter_provider.shutdown()
+        failed = self.spans.failed + self.logs.failed
+        what = f"{counted(self.spans.sent, 'evaluation span')} and {counted(self.logs.sent, 'event')}"
+        if failed:
+            return f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; {counted(failed, 'batch', 'batches')} {'was' if failed == 1 else 'were'} refused"
+        return f"sent {what}, and the metrics, over OTLP ({self.protocol}) to {self.endpoint}"
+
+
+class ExportTally:
+    """A span or log exporter that counts what its wrapped exporter accepted: items `sent`, and
+    the `failed` batches with the `unsent` items in them."""
+
+    def __init__(self, exporter: Any) -> None:
+        self._exporter = exporter
+        self.sent = 0
+        self.failed = 0
+        self.unsent = 0
+
+    def export(self, batch: Sequence[Any]) -> Any:
+        result = self._exporter.export(batch)
+        if getattr(result, "name", "") == "SUCCESS":
+            self.sent += len(batch)
+        else:
+            self.failed += 1
+            self.unsent += len(batch)
+        return result
+
+    def shutdown(self) -> None:
+        self._exporter.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True

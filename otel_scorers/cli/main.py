@@ -1,0 +1,448 @@
+"""The `otel-scorers` command: demo, runs, score, validate, serve."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
+from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
+from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
+from otel_scorers.config import Config, load_config
+from otel_scorers.conventions import use_descriptions
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.human_text import counted, cut, printable
+from otel_scorers.install import install_hint
+from otel_scorers.model import AgentRun, Score, score_fields
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
+from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
+from otel_scorers.version import __version__
+
+
+def run_to_json(run: AgentRun) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        "convention": run.convention,
+        "input": run.input,
+        "output": run.output,
+        "tool_calls": [
+            {
+                "name": call.name,
+                "call_id": call.call_id,
+                "arguments": call.arguments,
+                "result": call.result,
+                "state": call.state,
+            }
+            for call in run.tool_calls
+        ],
+        "missing": sorted(run.missing),
+        # What no capture setting would have recorded, said only when there is some.
+        **({"unrecorded": sorted(run.unrecorded)} if run.unrecorded else {}),
+        **(
+            {
+                "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs],
+                "final_agent": run.final_agent,
+            }
+            if run.handoffs
+            else {}
+        ),
+    }
+
+
+def score_to_json(run: AgentRun, score: Score) -> dict[str, Any]:
+    return {
+        "trace_id": run.trace_id_hex,
+        "span_id": run.span_id_hex,
+        "agent_name": run.agent_name,
+        **score_fields(score),
+    }
+
+
+def _write_line(document: dict[str, Any]) -> None:
+    sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
+
+
+def _say(message: str) -> None:
+    """A line (or lines) for the person at the terminal, on stderr: input keys, names and trace
+    text in it cannot steer the terminal (`human_text.printable`)."""
+    print(printable(message, newlines=True), file=sys.stderr)
+
+
+def _progress(message: str) -> None:
+    _say(f"otel-scorers: {message}")
+
+
+def _report(problems: Sequence[InputProblem]) -> int:
+    for problem in problems:
+        _say(f"otel-scorers: skipped {problem}")
+    return 1 if problems else 0
+
+
+def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
+    """1, with the reason on stderr, when the files gave no runs; else 0."""
+    why = reading.nothing_read(paths)
+    if why is None:
+        return 0
+    _say(f"otel-scorers: nothing to work on: {why}")
+    return 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    if args.config is not None:  # its `conventions:` describe instrumentations to read
+        use_descriptions(load_config(args.config).conventions)
+    problems: list[InputProblem] = []
+    if args.explain:
+        return _explain(args.files, problems)
+    reading = Reading()
+    for run in runs_from_files(args.files, problems, _progress, reading):
+        _write_line(run_to_json(run))
+    return max(_report(problems), _nothing_read(args.files, reading))
+
+
+def _explain(files: Sequence[Path], problems: list[InputProblem]) -> int:
+    from otel_scorers.runs.explain import explain_files, explanation_lines
+
+    traces = 0
+    for explanation in explain_files(files, problems):
+        traces += 1
+        for line in explanation_lines(explanation):
+            print(line)
+    code = _report(problems)
+    if not traces:
+        print("otel-scorers: no spans read", file=sys.stderr)
+        return max(code, 1)
+    return code
+
+
+def _gate(text: str) -> Gate:
+    try:
+        return parse_gate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from otel_scorers.cli.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
+    from otel_scorers.cli.junit import write_junit_xml
+
+    config = load_config(args.config)
+    use_descriptions(config.conventions)
+    bindings = config.bindings()
+    names = [binding.name for binding in bindings]
+    conversations = _conversation_backfill(config)
+    conversation_names = (
+        [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
+    )
+    known = {*names, *conversation_names}
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
+    for scorer in unknown:
+        head, _, statistic = scorer.rpartition(":")
+        if head in known:  # `X:median=...`: a scorer of the config, a statistic there is not
+            _say(
+                f"otel-scorers: --fail-under {scorer}: unknown statistic {statistic!r} "
+                f"(the statistics: {', '.join(STATISTICS)})"
+            )
+            return 2
+    if unknown:
+        _say(
+            f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
+            f"(its scorers: {', '.join([*names, *conversation_names])})"
+        )
+        return 2
+    problems: list[InputProblem] = []
+    out: TelemetryOut | None = None
+    if args.otlp_endpoint:
+        problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
+        if problem is not None:
+            _say(f"otel-scorers: nothing scored: {problem}")
+            return 1
+        out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
+    summary = ScoreSummary(names, args.fail_under, conversation_names)
+
+    def scored(run: AgentRun, scores: Sequence[Score]) -> None:
+        summary.add_run(run, scores)
+        if out is not None:
+            out.emit(run, scores)
+
+    concurrency = args.concurrency or judge_concurrency(bindings)
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, _progress, reading)
+    if conversations is not None:  # grouped across every file, scored at the end of the input
+        runs = conversations.runs(runs)
+    progress = Progress()
+    asyncio.run(
+        score_runs(
+            bindings,
+            runs,
+            lambda run, score: _write_line(score_to_json(run, score)),
+            concurrency,
+            scored,
+            progress,
+            summary.not_admitted,
+        )
+    )
+    if conversations is not None:
+
+        def conversation_scored(conversation: Conversation, scores: Sequence[Score]) -> None:
+            summary.add_conversation(conversation, scores)
+            if out is not None:
+                out.emit_conversation(conversation, scores)
+
+        asyncio.run(
+            conversations.finish(
+                lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
+                conversation_scored,
+                concurrency,
+            )
+        )
+    elapsed = time.monotonic() - progress.started
+    if out is not None:
+        _say(f"otel-scorers: {out.close()}")
+    nothing = _nothing_read(args.files, reading)
+    code = max(_report(problems), nothing)
+    if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
+        _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
+        for binding in bindings:
+            if binding.paced is not None:  # what pacing did with a file is not obvious: say it
+                policy, tally = binding.paced.policy, summary.tallies[binding.name]
+                _say(
+                    f"otel-scorers: {binding.name} is budget-paced ({policy.budget_key}: {policy.per_hour:g}), "
+                    f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
+                    f"and sampled out {tally.not_admitted['sampled_out']}"
+                )
+    if args.junit_xml is not None:
+        write_junit_xml(args.junit_xml, summary, elapsed)
+        _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    for name in summary.only_errors():
+        _say(
+            f"otel-scorers: {cut(name, MAX_NAME_CHARS)} measured nothing: {summary.tallies[name].failed_text}"
+        )
+        code = 1
+    failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
+    for verdict in failed:
+        _say(f"otel-scorers: gate failed: {cut(verdict.gate.scorer, MAX_NAME_CHARS)} {verdict.measured}")
+    return 1 if failed else code
+
+
+def _conversation_backfill(config: Config) -> ConversationBackfill | None:
+    if config.conversations is None or not config.conversations.scorers:
+        return None
+    settings = config.conversation_settings()
+    assert settings is not None
+    return ConversationBackfill(settings)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    names = [binding.name for binding in config.bindings()]
+    parts = (
+        [f"{counted(len(names), 'scorer')}: {', '.join(names)}"]
+        if names or config.conversations is None
+        else []
+    )
+    conversations = _conversation_backfill(config)
+    if conversations is not None:
+        each = [binding.name for binding in conversations.settings.bindings]
+        parts.append(f"{counted(len(each), 'conversation scorer')}: {', '.join(each)}")
+    print(printable(f"{args.config}: valid ({'; '.join(parts)})"))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from otel_scorers.demos.live_demo import run_demo
+
+    return run_demo(
+        otlp_endpoint=args.otlp_endpoint,
+        protocol=args.otlp_protocol,
+        config_path=args.config,
+        traces_out=args.traces_out,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from otel_scorers.sidecar import run
+        from otel_scorers.sidecar.logs import setup_logging
+    except ImportError as exc:
+        _say(
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}"
+        )
+        return 2
+    setup_logging()
+    return run(args.config, console=args.console)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="one of these (COMMAND --help for its options):",
+    )
+    config_help = "the YAML configuration file (scorers, and the processor, judge and sidecar sections)"
+    files_help = "OTLP/JSON ExportTraceServiceRequest files, one per file or one per line, optionally gzipped"
+
+    demo = commands.add_parser(
+        "demo",
+        help="run a bundled example agent and score it",
+        description="Run a bundled example agent, score it and print the scores.",
+    )
+    demo.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="also send traces, events and metrics to this OTLP endpoint (e.g. http://localhost:4317)",
+    )
+    demo.add_argument(
+        "--otlp-protocol",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the protocol of --otlp-endpoint (default: %(default)s)",
+    )
+    demo.add_argument(
+        "-c", "--config", type=Path, help="score with this configuration file instead of the built-in one"
+    )
+    demo.add_argument(
+        "--traces-out",
+        type=Path,
+        metavar="PATH",
+        help="also write the example agent's traces to PATH as OTLP/JSON, for `runs` and `score`",
+    )
+    demo.set_defaults(handler=cmd_demo)
+
+    runs = commands.add_parser(
+        "runs",
+        help="print the agent runs rebuilt from OTLP/JSON files, one JSON line each",
+        description="Print the agent runs rebuilt from OTLP/JSON files, one JSON line each.",
+    )
+    runs.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    runs.add_argument(
+        "-c", "--config", type=Path, help="read with the instrumentations its conventions section describes"
+    )
+    runs.add_argument(
+        "--explain",
+        action="store_true",
+        help="instead of the runs, show per trace which reader claimed which span, what it read from "
+        "where, what is missing, and why no run was found",
+    )
+    runs.set_defaults(handler=cmd_runs)
+
+    score = commands.add_parser(
+        "score",
+        aliases=["backfill"],
+        help="score (backfill) the runs in OTLP/JSON files, one JSON line per score; gate CI on them",
+        description=(
+            "Score the runs in OTLP/JSON trace files (recorded test traffic, or a backfill of "
+            "yesterday's traces) with a configuration's scorers: one JSON line per score on stdout, "
+            "and a summary per scorer (runs scored, mean, labels, skipped, errors) on stderr. "
+            "Exit code 1 when an input could not be read or held no agent run, when a scorer failed "
+            "on every run it tried (skipped runs aside), or when a --fail-under gate is not met; 2 for a bad configuration or gate."
+        ),
+    )
+    score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    score.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    score.add_argument(
+        "--fail-under",
+        type=_gate,
+        action="append",
+        default=[],
+        metavar="SCORER=THRESHOLD",
+        help=(
+            "exit 1 when SCORER falls short; repeatable. SCORER=0.8 (or SCORER:mean=0.8) gates the "
+            "mean value of its scored runs, SCORER:pass_rate=0.9 the share of its pass/fail labels "
+            "that are pass; skipped runs and errors count in neither, and a gated scorer with "
+            "nothing to measure fails"
+        ),
+    )
+    score.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a JUnit XML report to PATH: one test case per scorer, failed when its gate is not met",
+    )
+    score.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help=f"runs scored at once (default: the judge's concurrency, else {DEFAULT_CONCURRENCY})",
+    )
+    score.add_argument(
+        "--otlp-endpoint",
+        default=None,
+        help="also send the scores as telemetry (evaluation spans, events, metrics) to this OTLP endpoint",
+    )
+    score.add_argument(
+        "--otlp-protocol",
+        choices=PROTOCOLS,
+        default=DEFAULT_PROTOCOL,
+        help="the OTLP protocol of --otlp-endpoint (default %(default)s)",
+    )
+    score.set_defaults(handler=cmd_score)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check a configuration file and report every error",
+        description="Check a configuration file: report every error, each with the path of its key.",
+    )
+    validate.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    validate.set_defaults(handler=cmd_validate)
+
+    serve = commands.add_parser(
+        "serve",
+        help="the sidecar: receive OTLP traces from a collector, score them, export the scores",
+        description=(
+            "The sidecar: receive OTLP traces from a collector, score them, export the scores. "
+            f"Needs the sidecar extra: {install_hint('sidecar')} (or make sidecar)."
+        ),
+    )
+    serve.add_argument(
+        "-c",
+        "--config",
+        type=Path,
+        required=True,
+        help="the YAML configuration file, with its sidecar section",
+    )
+    serve.add_argument(
+        "--console",
+        action="store_true",
+        help=(
+            "print one line per score on standard output (trace, run span, agent, scorer, value, label, "
+            "reason), as sidecar.console: true does; with no OTLP endpoint configured (sidecar.export."
+            "endpoint, OTEL_EXPORTER_OTLP_ENDPOINT) the scores then go there only"
+        ),
+    )
+    serve.set_defaults(handler=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except ConfigError as exc:
+        _say(f"otel-scorers: invalid config: {exc}")
+        return 2
+    except ListenError as exc:
+        _say(f"otel-scorers: {exc}")
+        return 1
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""The reader a `ConventionDescription` makes: a `Convention` like the ones written in code.
+
+Everything a description says is compiled once, when it is made: `when` into sets of accepted
+values, sources into tuples of steps, so that reading a span is dictionary lookups. Run assembly
+(`run_builder`) treats a described reader as any other: its fallbacks (the first model call's
+input, the last one's answer, tool calls matched to the model's requests) apply the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from otel_scorers.conventions.base import Convention, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.description import (
+    ANY_VALUE,
+    FIRST_VALUE,
+    ConventionDescription,
+    Source,
+    When,
+    parse_path,
+)
+from otel_scorers.conventions.formats.genai_events import listed_messages
+from otel_scorers.conventions.formats.messages import (
+    as_int,
+    as_str,
+    decode_content,
+    decode_json,
+    handoff_tool_name,
+    is_mapping,
+    is_placeholder,
+    span_tool_call,
+    tool_state,
+)
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    attribute: str | None
+    event: str | None
+    span_name: bool
+    path: tuple[str | int, ...]
+    strip_prefix: str | None
+
+
+def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
+    found = []
+    for source in spec or ():
+        found.append(
+            _Source(
+                source.attribute,
+                source.event,
+                source.span == "name",
+                parse_path(source.path) if source.path is not None else (),
+                source.strip_prefix,
+            )
+        )
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _When:
+    #: attribute -> accepted values (None: any value).
+    attributes: tuple[tuple[str, frozenset[Any] | None], ...]
+    name_prefixes: tuple[str, ...]
+
+    def matches(self, span: SpanRecord) -> bool:
+        if self.name_prefixes and not span.name.startswith(self.name_prefixes):
+            return False
+        attributes = span.attributes
+        for key, values in self.attributes:
+            value = attributes.get(key, _MISSING)
+            if value is _MISSING:
+                return False
+            if values is not None:
+                try:
+                    if value not in values:
+                        return False
+                except TypeError:  # an unhashable value (a list) is none of the values named
+                    return False
+        return True
+
+
+def _when(when: When, json_values: bool) -> _When:
+    attributes: list[tuple[str, frozenset[Any] | None]] = []
+    for key, value in when.attributes.items():
+        values = value if isinstance(value, list) else [value]
+        if ANY_VALUE in values:
+            attributes.append((key, None))
+            continue
+        accepted = {orjson.dumps(item).decode() if json_values else item for item in values}
+        attributes.append((key, frozenset(accepted)))
+    prefixes = when.name_prefix if isinstance(when.name_prefix, list) else [when.name_prefix]
+    return _When(tuple(attributes), tuple(prefix for prefix in prefixes if prefix))
+
+
+class DescribedConvention(Convention):
+    """A convention read as its `ConventionDescription` says."""
+
+    def __init__(self, description: ConventionDescription) -> None:
+        self.description = description
+        self.name = description.name
+        scopes = description.scope if isinstance(description.scope, list) else [description.scope]
+        self._scopes = frozenset(scope for scope in scopes if scope is not None)
+        #: The instrumentation scopes it reads (none: it is found by its marker attributes).
+        self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
+        self._markers = tuple(description.marker_attributes or ())
+        self._json = description.json_values
+        run = description.run
+        self._run_when = _when(run.when, self._json)
+        self._agent_name = _sources(run.agent_name)
+        self._run_input = _sources(run.input)
+        self._run_output = _sources(run.output)
+        self._conversation = _sources(run.conversation_id)
+        self._handoff_when = None
+        if description.handoff is not None:
+            self._handoff_when = _when(description.handoff.when, self._json)
+            self._handoff_target = _sources(description.handoff.target)
+            self._handoff_name = _sources(description.handoff.name)
+        self._tool_when = None
+        if description.tool is not None:
+            tool = description.tool
+            self._tool_when = _when(tool.when, self._json)
+            self._tool_name = _sources(tool.name)
+            self._call_id = _sources(tool.call_id)
+            self._arguments = _sources(tool.arguments)
+            self._result = _sources(tool.result)
+            self._error = _sources(tool.error)
+        self._model_when = None
+        if description.model is not None:
+            model = description.model
+            self._model_when = _when(model.when, self._json)
+            self._model_input = _sources(model.input)
+            self._model_output = _sources(model.output)
+            self._model_name = _sources(model.model)
+            self._input_tokens = _sources(model.input_tokens)
+            self._output_tokens = _sources(model.output_tokens)
+        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its
+        # name, a (key, value) it starts with, and the scope (some SDKs label spans after start).
+        self.run_start_names: tuple[str, ...] = self._run_when.name_prefixes
+        self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
+            (key, value)
+            for key, values in self._run_when.attributes
+            for value in (sorted(values, key=str) if values is not None else [None])
+            if value is None or isinstance(value, str)
+        )
+        self.run_start_scopes: tuple[str, ...] = tuple(sorted(self._scopes))
+        self.handoff_start_names: tuple[str, ...] = ()
+
+    def detect(self, span: SpanRecord) -> bool:
+        if self._scopes and span.scope not in self._scopes:
+            return False
+        if not self._markers:
+            return True
+        attributes = span.attributes
+        return any(key in attributes for key in self._markers)
+
+    def role(self, span: SpanRecord) -> SpanRole | None:
+        if self._run_when.matches(span):
+            return "run"
+        if self._handoff_when is not None and self._handoff_when.matches(span):
+            return "tool"
+        if self._tool_when is not None and self._tool_when.matches(span):
+            return "tool"
+        if self._model_when is not None and self._model_when.matches(span):
+            return "model"
+        return None
+
+    def run_content(self, span: SpanRecord) -> RunSpanContent:
+        content = RunSpanContent(
+            agent_name=as_str(_text(self._read(span, self._agent_name))),
+            conversation_id=as_str(_text(self._read(span, self._conversation))),
+        )
+        _set_text(content, "input", self._read(span, self._run_input), "user")
+        _set_text(content, "output", self._read(span, self._run_output), "assistant")
+        return content
+
+    def tool_call(self, span: SpanRecord) -> ToolCall:
+        if self.internal_tool(span):
+            target = self.handoff_target(span) or ""
+            name = as_str(_text(self._read(span, self._handoff_name))) or handoff_tool_name(target)
+            return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
+        if self._tool_when is None:  # not reached: only a described role reads a call
+            return span_tool_call(span, name=span.name, call_id=None, arguments=None, result=None)
+        result = _decoded(self._read(span, self._result))
+        state, error = tool_state(span, result)
+        failure = self._read(span, self._error)
+        if state == "ok" and failure is not None and failure != "" and failure is not False:
+            state, error = "error", failure if isinstance(failure, str) else orjson.dumps(failure).decode()
+        return span_tool_call(
+            span,
+            name=as_str(_text(self._read(span, self._tool_name))) or span.name,
+            call_id=as_str(_text(self._read(span, self._call_id))),
+            arguments=_decoded(self._read(span, self._arguments)),
+            result=result,
+            state=state,
+            error=error,
+        )
+
+    def model_call(self, span: SpanRecord) -> ModelCall:
+        if self._model_when is None:  # not reached: only a described role reads a call
+            return ModelCall(span.span_id, span.start_ns)
+        return ModelCall(
+            span_id=span.span_id,
+            start_ns=span.start_ns,
+            input=listed_messages(self._read(span, self._model_input), "user"),
+            output=listed_messages(self._read(span, self._model_output), "assistant"),
+            model=as_str(_text(self._read(span, self._model_name))),
+            input_tokens=as_int(self._read(span, self._input_tokens)),
+            output_tokens=as_int(self._read(span, self._output_tokens)),
+        )
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        return self._handoff_when is not None and self._handoff_when.matches(span)
+
+    def handoff_target(self, span: SpanRecord) -> str | None:
+        if not self.internal_tool(span):
+            return None
+        return as_str(_text(self._read(span, self._handoff_target))) or ""
+
+    def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
+        """The first of `sources` that holds a value on the span; None when none does."""
+        for source in sources:
+            value = _raw(span, source)
+            if value is None or value is _MISSING:
+                continue
+            if self._json or source.path:
+                value = decode_json(value)
+            if source.path:
+                value = _walk(value, source.path)
+                if value is None:
+                    continue
+            if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
+                value = value[len(source.strip_prefix) :]
+            if value == "" or is_placeholder(value):
+                continue
+            return value
+        return None
+
+
+def _raw(span: SpanRecord, source: _Source) -> Any:
+    if source.span_name:
+        return span.name
+    assert source.attribute is not None  # checked by `Source`
+    if source.event is None:
+        return span.attributes.get(source.attribute, _MISSING)
+    for event in span.events:
+        if event.name == source.event:
+            return event.attributes.get(source.attribute, _MISSING)
+    return _MISSING
+
+
+def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(value, list) or not -len(value) <= step < len(value):
+                return None
+            value = value[step]
+        elif not is_mapping(value):
+            return None
+        elif step == FIRST_VALUE:
+            value = next(iter(value.values()), None)
+        else:
+            value = value.get(step)
+        if isinstance(value, str) and value[:1] in ("{", "["):
+            value = decode_json(value)  # JSON inside JSON: a message's encoded arguments
+    return value
+
+
+def _decoded(value: Any) -> Any:
+    return decode_content(value) if isinstance(value, str) else value
+
+
+def _text(value: Any) -> Any:
+    """A scalar as text (a numeric conversation id, say); anything else as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _is_messages(value: Any) -> bool:
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(is_mapping(item) and ("role" in item or "content" in item) for item in items)
+
+
+def _set_text(content: RunSpanContent, field: str, value: Any, role: str) -> None:
+    """A run's input or output: text as it is; chat messages as messages (the last user's or
+    assistant's text is read from them); any other value as its JSON."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        setattr(content, f"{field}_text", value)
+    elif _is_messages(value):
+        setattr(content, field, listed_messages(value, role))
+    elif is_mapping(value) or isinstance(value, list):
+        setattr(content, f"{field}_text", orjson.dumps(value, default=str).decode())
+    else:
+        setattr(content, f"{field}_text", str(value))
+
+
+def described(
+    descriptions: Sequence[ConventionDescription | Mapping[str, Any]],
+) -> tuple[DescribedConvention, ...]:
+    """The readers of `descriptions` (models, or mappings validated here)."""
+    return tuple(
+        DescribedConvention(
+            item if isinstance(item, ConventionDescription) else ConventionDescription.model_validate(item)
+        )
+        for item in descriptions
+    )

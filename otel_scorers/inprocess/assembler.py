@@ -1,0 +1,374 @@
+"""In-process trace assembly: buffer the spans of traces that contain an open agent run.
+
+A trace is buffered only from the moment a span that may open a run starts in it (a run span
+by its name or start attributes; or, for instrumentations that only label a run when it ends,
+the first span of their instrumentation scope), and only if some binding's sampling rate could
+pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
+When the last open run span of the trace ends, a `CompletedTrace` hands the buffer to the engine,
+which builds every run in it, nested ones included. Memory is bounded by `max_traces` and
+`max_spans_per_trace`; what does not fit is counted.
+
+One exception: a run that handed the conversation on through a handoff whose next run starts
+only after it ended (AutoGen's Swarm, `Convention.handoff_start_names`). Its trace waits, still
+buffering, for the run handed to; when that run starts and ends, the trace completes with both.
+A trace whose handoff is not taken up within `handoff_wait_s` is completed as it is by
+`complete_expired`, which the engine's thread calls (the agent's thread never waits for it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from otel_scorers.conventions import may_hand_off, may_start_run
+from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
+from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
+from otel_scorers.throttled_log import throttled
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+logger = logging.getLogger("otel_scorers")
+
+#: How long a trace whose last run handed the conversation on waits for the next run to start.
+HANDOFF_WAIT_S = 3.0
+
+
+class _BufferedTrace:
+    """A buffered trace. A plain slotted class, not a dataclass with default factories: one is
+    made on the agent's thread for every run, and literals build its containers faster."""
+
+    __slots__ = ("created", "ended_runs", "handoffs", "open_runs", "spans", "started", "waiting_until")
+
+    def __init__(self, created: float) -> None:
+        self.created = created
+        self.spans: list[ReadableSpan] = []
+        self.open_runs: set[int] = set()
+        self.ended_runs: list[int] = []
+        self.started: dict[int, ReadableSpan] = {}
+        #: Handoff spans (`may_hand_off`) started since the trace's last run started.
+        self.handoffs: list[int] = []
+        #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
+        self.waiting_until: float | None = None
+
+    def completed(self) -> CompletedTrace:
+        return CompletedTrace(self.spans, tuple(self.started.values()), tuple(self.ended_runs))
+
+
+class CompletedTrace(NamedTuple):
+    """The last open run span of a trace ended: the spans the trace buffered, those still open,
+    and the spans that opened runs (in the order they ended).
+
+    A NamedTuple rather than a frozen dataclass: it is made on the agent's thread, and a tuple is
+    built several times faster."""
+
+    spans: list[ReadableSpan]
+    unfinished: tuple[ReadableSpan, ...]
+    run_span_ids: tuple[int, ...]
+
+    def span_records(self) -> list[SpanRecord]:
+        # The project's own spans may be among them (evaluation spans of an earlier run, ended
+        # in the buffer): `build_runs` leaves them out, cheaper there than on the agent's thread.
+        records = [from_readable_span(span) for span in self.spans]
+        records.extend(from_readable_span(span) for span in self.unfinished)
+        return records
+
+
+class TraceAssembler:
+    def __init__(
+        self,
+        could_sample: Callable[[int], bool],
+        on_completed: Callable[[CompletedTrace], None],
+        metrics: PipelineMetrics,
+        on_run_span_ended: Callable[[ReadableSpan], None] | None = None,
+        max_traces: int = MAX_TRACES,
+        max_spans_per_trace: int = MAX_SPANS_PER_TRACE,
+        max_trace_age_s: float = 900.0,
+        handoff_wait_s: float = HANDOFF_WAIT_S,
+        runless: RunlessTraces | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`clock`: what the trace ages and handoff waits are measured by (a test's fake clock)."""
+        self.clock = clock
+        self._could_sample = could_sample
+        self._on_completed = on_completed
+        self._on_run_span_ended = on_run_span_ended
+        self._metrics = metrics
+        self._max_traces = max_traces
+        self._max_spans = max_spans_per_trace
+        self._max_age_s = max_trace_age_s
+        self._handoff_wait_s = handoff_wait_s
+        self._traces: dict[int, _BufferedTrace] = {}
+        #: Traces whose runs have all ended while a handoff waits to be taken up.
+        self._waiting: dict[int, _BufferedTrace] = {}
+        #: Recent traces completed before their handoff was taken up (a run starting in one is late).
+        self._given_up: dict[int, None] = {}
+        self._last_eviction_scan = float("-inf")
+        self._lock = threading.Lock()
+        #: (trace id, instrumentation scope) of the root spans that ended in traces not buffered,
+        #: for the engine's thread to count those in which no run started (`count_runless`);
+        #: bounded: when it is full, the oldest are let go uncounted.
+        self._ended_roots: deque[tuple[int, Any]] = deque(maxlen=max_traces)
+        #: Traces in which a run started, most recent last (as many as `max_traces`).
+        self._had_run: dict[int, None] = {}
+        self._runless = runless
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        # The open runs buffered here belong to the parent's threads, which the child has not.
+        self._lock = threading.Lock()
+        self._traces = {}
+        self._waiting = {}
+        self._given_up = {}
+        self._ended_roots.clear()
+        self._had_run = {}
+
+    @property
+    def buffered_traces(self) -> int:
+        return len(self._traces)
+
+    @property
+    def waiting_traces(self) -> int:
+        """Traces whose runs have all ended, kept open for the run a handoff passed to."""
+        return len(self._waiting)
+
+    def on_start(self, span: ReadableSpan, parent_context: Any = None) -> None:
+        """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
+        outside runs, never an exception."""
+        try:
+            # The SDK span's fields, read past its properties: this runs for every span.
+            # `span.attributes` would wrap the lock-guarded `BoundedAttributes` in a proxy where a
+            # missed lookup raises and catches a KeyError: the plain dict inside is read instead.
+            try:
+                context: Any = span._context  # type: ignore[attr-defined]
+                name: str = span._name  # type: ignore[attr-defined]
+                attributes: Any = span._attributes._dict  # type: ignore[attr-defined,union-attr]
+            except AttributeError:
+                context = span.context
+                name = span.name
+                attributes = span.attributes
+            # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
+            trace_id: int = context[0]
+            span_id: int = context[1]
+            buffer = self._traces.get(trace_id)
+            if buffer is None:
+                # A trace's first run: its instrumentation scope may be what says so.
+                scope = _scope_name(span)
+                if (
+                    not may_start_run(name, attributes, scope)
+                    or not self._could_sample(trace_id)
+                    or scope == OWN_SCOPE
+                ):
+                    return
+                buffer = self._open(trace_id)
+                if buffer is None:
+                    return
+                buffer.open_runs.add(span_id)
+            elif may_start_run(name, attributes):
+                buffer = self._run_started(buffer, trace_id, span_id)
+                if buffer is None:
+                    return
+            elif may_hand_off(name):
+                buffer.handoffs.append(span_id)
+            buffer.started[span_id] = span
+        except Exception:  # never into the agent
+            logger.debug("otel_scorers: on_start failed", exc_info=True)
+
+    def on_end(self, span: ReadableSpan) -> bool:
+        """Called by the SDK on the agent's thread. Returns True for a span that opened a run
+        (it goes to the engine with its trace); when it was the trace's last open one, hands the
+        trace to `on_completed`."""
+        try:
+            traces = self._traces
+            if not traces:  # nothing buffered: the common case outside agent runs
+                # A trace's root in this process (no parent, or a remote one: a SpanContext is a
+                # tuple whose third item says remote) is noted for `count_runless`.
+                parent: Any = span._parent
+                if parent is None or parent[2]:
+                    ended: Any = span._context  # type: ignore[attr-defined]
+                    self._ended_roots.append((ended[0], span._instrumentation_scope))  # type: ignore[attr-defined]
+                return False
+            try:
+                context: Any = span._context  # type: ignore[attr-defined]  # past the property
+            except AttributeError:
+                context = span.context
+            trace_id: int = context[0]
+            buffer = traces.get(trace_id)
+            if buffer is None:
+                parent = span._parent
+                if parent is None or parent[2]:
+                    self._ended_roots.append((trace_id, span._instrumentation_scope))  # type: ignore[attr-defined]
+                return False
+            span_id: int = context[1]
+            buffer.started.pop(span_id, None)
+            is_run = span_id in buffer.open_runs
+            if is_run or len(buffer.spans) < self._max_spans:
+                buffer.spans.append(span)
+            else:
+                self._span_limit_reached()
+            if not is_run:
+                return False
+            if self._on_run_span_ended is not None:
+                self._on_run_span_ended(span)  # before the trace can reach the engine
+            with self._lock:
+                buffer.open_runs.discard(span_id)
+                buffer.ended_runs.append(span_id)
+                if buffer.open_runs:
+                    return True
+                if buffer.handoffs and self._handoff_ended(buffer):
+                    # The agent handed to starts its run after this one: keep the trace open.
+                    buffer.waiting_until = self.clock() + self._handoff_wait_s
+                    self._waiting[trace_id] = buffer
+                    return True
+                self._traces.pop(trace_id, None)
+            self._on_completed(buffer.completed())
+            return True
+        except Exception:
+            logger.debug("otel_scorers: on_end failed", exc_info=True)
+            return False
+
+    def count_runless(self) -> None:
+        """Count the traces whose root span ended with no run started in them: called
+        periodically on the engine's thread."""
+        ended = self._ended_roots
+        if not ended:
+            return
+        had_run = self._had_run
+        counts: Counter[str | None] = Counter()
+        while ended:
+            try:
+                trace_id, scope = ended.popleft()
+            except IndexError:
+                break
+            name = getattr(scope, "name", None)
+            # Counted among the traces sampling could pick, as the sidecar counts them.
+            if trace_id not in had_run and name != OWN_SCOPE and self._could_sample(trace_id):
+                counts[name] += 1
+        if self._runless is not None:
+            for name, count in counts.items():
+                self._runless.add(name, count)
+
+    def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
+        """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
+        lock, because a waiting trace may be completed meanwhile off the agent's thread."""
+        with self._lock:
+            if self._traces.get(trace_id) is buffer:
+                buffer.open_runs.add(span_id)
+                buffer.handoffs.clear()  # taken up: this run goes on from the handoff
+                buffer.waiting_until = None
+                self._waiting.pop(trace_id, None)
+                return buffer
+        # Completed just now, its handoff given up: this run is a trace's first again.
+        reopened = self._open(trace_id)
+        if reopened is not None:
+            reopened.open_runs.add(span_id)
+        return reopened
+
+    @staticmethod
+    def _handoff_ended(buffer: _BufferedTrace) -> bool:
+        # A handoff span that is no longer open ended inside the run that just ended.
+        started = buffer.started
+        return any(span_id not in started for span_id in buffer.handoffs)
+
+    def complete_expired(self) -> None:
+        """Complete the traces whose handoff was not taken up within `handoff_wait_s`: called
+        periodically on the engine's thread."""
+        self._complete_waiting(all_of_them=False)
+
+    def complete_waiting(self) -> None:
+        """Complete every trace waiting for a handoff to be taken up (a flush, a shutdown)."""
+        self._complete_waiting(all_of_them=True)
+
+    def _complete_waiting(self, all_of_them: bool) -> None:
+        if not self._waiting:
+            return
+        now = self.clock()
+        completed: list[_BufferedTrace] = []
+        with self._lock:
+            for trace_id, buffer in list(self._waiting.items()):
+                if not all_of_them and (buffer.waiting_until is None or buffer.waiting_until > now):
+                    continue
+                del self._waiting[trace_id]
+                if self._traces.get(trace_id) is buffer:
+                    del self._traces[trace_id]
+                completed.append(buffer)
+                self._given_up[trace_id] = None
+                if len(self._given_up) > self._max_traces:
+                    self._given_up.pop(next(iter(self._given_up)), None)  # the oldest
+        for buffer in completed:
+            # The handoff may have ended the conversation (a Swarm handing back to the user).
+            logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
+            self._on_completed(buffer.completed())
+
+    def _handoff_too_late(self) -> None:
+        self._metrics.late_spans.add(1)
+        throttled.warning(
+            "handoff_given_up",
+            "otel_scorers: an agent's run started in a trace already scored while it waited for a "
+            "handoff (given up after %.1f s, or by a flush): it is scored as a run of its own",
+            self._handoff_wait_s,
+        )
+
+    def _span_limit_reached(self) -> None:
+        self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
+        throttled.warning(
+            "trace_span_limit",
+            "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
+            self._max_spans,
+        )
+
+    def _open(self, trace_id: int) -> _BufferedTrace | None:
+        # A run starts in the trace: its root, ending, is not one without a run.
+        had_run = self._had_run
+        had_run[trace_id] = None
+        if len(had_run) > self._max_traces:
+            had_run.pop(next(iter(had_run)), None)  # the oldest
+        # Outside the lock: a single dict operation (the values are None, the default is not).
+        if self._given_up and self._given_up.pop(trace_id, False) is None:
+            self._handoff_too_late()
+        with self._lock:
+            buffer = self._traces.get(trace_id)
+            if buffer is not None:
+                return buffer
+            now = self.clock()
+            # The scan for stale traces walks them all: at most once a second, or a full buffer
+            # would make every run start on the agent's thread pay for it.
+            if len(self._traces) >= self._max_traces and now - self._last_eviction_scan >= 1.0:
+                self._last_eviction_scan = now
+                self._evict_stale(now)
+            if len(self._traces) >= self._max_traces:
+                self._metrics.run_outcome("dropped", "trace_buffer_full")
+                throttled.warning(
+                    "trace_buffer_full",
+                    "otel_scorers: %d traces with open runs already buffered; not scoring a new run",
+                    self._max_traces,
+                )
+                return None
+            buffer = self._traces[trace_id] = _BufferedTrace(now)
+            return buffer
+
+    def _evict_stale(self, now: float) -> None:
+        # Runs whose span never ended (a crashed task, say) must not hold memory forever.
+        stale = [
+            trace_id for trace_id, buffer in self._traces.items() if now - buffer.created > self._max_age_s
+        ]
+        for trace_id in stale:
+            del self._traces[trace_id]
+            self._waiting.pop(trace_id, None)
+        if stale:
+            self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
+
+
+def _scope_name(span: ReadableSpan) -> str | None:
+    try:
+        return span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr,no-any-return]
+    except AttributeError:
+        scope = span.instrumentation_scope
+        return scope.name if scope is not None else None

@@ -1,0 +1,1 @@
+"""OTLP in and out: decoding spans, writing evaluation spans and events, where OTLP goes, the score export."""

@@ -1,0 +1,158 @@
+"""One builder for both doors: the processor and the sidecar get their metrics, outputs, engine
+(runner and pipeline), conversations and which traces their assembler buffers from
+`build_pipeline(PipelineSettings(...))`; they differ only in where spans come from.
+
+Conversations are a second source of work for the same pieces: their scores go through the
+engine's `Emission` (every output, console and OTLP included) and are judged on the engine's
+runner loop (one event loop for all judge work in a process).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
+from otel_scorers.emission import Emission, standard_emission
+from otel_scorers.environment import MAX_QUEUE_SIZE
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoringEngine
+from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.sampling import TraceIdSampler
+
+if TYPE_CHECKING:
+    from opentelemetry._logs import LoggerProvider
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+    from otel_scorers.otlp.score_export import OtlpScoreExport
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """What a door says about the pipeline it feeds. `outputs`: names in
+    `emission.standard.OUTPUTS` (or `"pkg.module:factory"`), default `otlp` and `metrics`;
+    `console` adds `console` (a stream: written there). `keep_conversations` / `send_turns`:
+    the conversations' part in this process (None: as `ConversationSettings` says)."""
+
+    bindings: Sequence[Binding]
+    conversations: ConversationSettings | None = None
+    outputs: Sequence[str] | None = None
+    console: bool | TextIO = False
+    export: OtlpScoreExport | None = None
+    tracer_provider: TracerProvider | None = None
+    logger_provider: LoggerProvider | None = None
+    meter_provider: MeterProvider | None = None
+    provider_backlog: Callable[[], float] | None = None
+    max_queue_size: int = MAX_QUEUE_SIZE
+    max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS
+    #: False where no agent's thread shares the process (the sidecar): no GIL hand-over.
+    yield_to_host: bool = True
+    keep_conversations: bool | None = None
+    send_turns: bool | None = None
+    metrics: PipelineMetrics | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class BuiltPipeline:
+    """The pieces both doors run; `engine.runner` hosts the conversations' timer and judging."""
+
+    metrics: PipelineMetrics
+    emission: Emission
+    engine: ScoringEngine
+    conversations: Conversations | None
+    #: The widest sampler any binding (or conversation) needs: the traces worth buffering.
+    buffered: TraceIdSampler
+    #: Traces in which no run was found, counted by their root's scope (`otel_scorers.traces.no_run`).
+    runless: RunlessTraces
+
+    def force_flush(self, timeout_s: float) -> bool:
+        """Score what was submitted, then the conversations that have ended by now."""
+        deadline = time.monotonic() + timeout_s
+        flushed = self.engine.force_flush(timeout_s)
+        if self.conversations is not None:
+            flushed = self.conversations.flush(max(0.0, deadline - time.monotonic())) and flushed
+        return flushed
+
+    def shutdown(self, timeout_s: float) -> None:
+        """Score what is pending, then the conversations (on the engine's loop, still running),
+        then stop the engine: all within `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        if self.conversations is not None:
+            self.engine.force_flush(timeout_s / 2)  # the last runs' turns
+            self.conversations.shutdown(max(0.1, (deadline - time.monotonic()) * 0.8))
+        self.engine.shutdown(max(0.1, deadline - time.monotonic()))
+
+
+def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
+    """The metrics, outputs, engine and conversations of one pipeline, from one settings object."""
+    metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
+    emission = standard_emission(
+        metrics,
+        tracer_provider=settings.tracer_provider,
+        logger_provider=settings.logger_provider,
+        export=settings.export,
+        console=settings.console,
+        provider_backlog=settings.provider_backlog,
+        outputs=settings.outputs,
+    )
+    conversations: Conversations | None = None
+    engine = ScoringEngine(
+        settings.bindings,
+        emission,
+        metrics,
+        max_queue_size=settings.max_queue_size,
+        yield_to_host=settings.yield_to_host,
+        max_judge_runs=settings.max_judge_runs,
+        # Conversations hear every job's runs, on the engine's thread (made just below).
+        on_runs=(lambda runs: conversations.observe(runs)) if _has_conversations(settings) else None,  # type: ignore[union-attr]
+    )
+    if _has_conversations(settings):
+        assert settings.conversations is not None
+        conversations = Conversations(
+            settings.conversations,
+            metrics,
+            emission,
+            settings.logger_provider,
+            host=engine.runner,
+            keep=settings.keep_conversations,
+            send=settings.send_turns,
+        )
+    return BuiltPipeline(
+        metrics,
+        emission,
+        engine,
+        conversations,
+        buffered_sampler(settings.bindings, settings.conversations),
+        RunlessTraces(metrics),
+    )
+
+
+def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:
+    """`otel_scorers.traces.buffered`: the traces an assembler holds now, either door's."""
+    metrics.observe_count(
+        "otel_scorers.traces.buffered", "{trace}", "Traces buffered until their runs can be built.", count
+    )
+
+
+def _has_conversations(settings: PipelineSettings) -> bool:
+    return _makes_turns(settings.conversations)
+
+
+def _makes_turns(conversations: ConversationSettings | None) -> bool:
+    return conversations is not None and bool(conversations.bindings or conversations.turn_records)
+
+
+def buffered_sampler(
+    bindings: Sequence[Binding], conversations: ConversationSettings | None
+) -> TraceIdSampler:
+    """Which traces an assembler buffers: the bindings' sampler with the lowest threshold; every
+    trace when runs make conversations' turns (a run's conversation decides, which its trace id
+    does not tell)."""
+    samplers = [binding.sampler for binding in bindings]
+    if _makes_turns(conversations):
+        samplers.append(TraceIdSampler(1.0))
+    return min(samplers, key=lambda sampler: sampler.threshold, default=TraceIdSampler(0.0))

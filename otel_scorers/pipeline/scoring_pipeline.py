@@ -1,0 +1,395 @@
+"""The scoring pipeline: what happens to a job's runs, with no thread or queue of its own (a
+`Runner` runs it; backfill calls its pure functions alone).
+
+Each run is built, admitted per binding, scored and emitted in lanes that the scorers declare
+(`Scorer.lane`): `inline` quick checks on the loop, `async` scorers concurrently with their
+timeouts, and the bounded `judge` lane after the run's quick scores are out, so that a slow judge
+holds up only judge work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from otel_scorers.emission import Emission
+from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.protocol import FunctionScorer
+from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.paced_sampling import Decision
+from otel_scorers.throttled_log import throttled
+
+logger = logging.getLogger("otel_scorers")
+ScoredRun = tuple[AgentRun, list[Score]]
+#: A binding that admitted a run, with its pacing's decision (paced bindings only).
+Admitted = tuple[Binding, Decision | None]
+#: Runs at most in the judge lane (waiting for a judge or being judged) before judge work is dropped.
+DEFAULT_MAX_JUDGE_RUNS = 256
+#: How long after its last run the pipeline records the histogram measurements it held back.
+_METRICS_FLUSH_DELAY_S = 0.25
+_YIELD_EVERY_S = 0.0005
+
+# sched_yield releases the GIL for a syscall's length; sleep(0) would also wait out the kernel's
+# timer slack (tens of microseconds) on every call.
+_release_gil: Callable[[], object] = getattr(os, "sched_yield", lambda: time.sleep(0))
+
+
+class HostYield:
+    """Hands the GIL to a host thread that wants it, at most every half millisecond of work.
+
+    Scoring is CPU-bound Python. Without a voluntary release, an agent thread that wakes from I/O
+    (a model reply, say) waits for the interpreter's switch interval (5 ms) before it may run:
+    scoring would add latency to the agent. Releasing after every small step would cost a switch
+    each time, so it is rationed."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+
+    def __call__(self) -> None:
+        now = time.perf_counter()
+        if now - self._last >= _YIELD_EVERY_S:
+            self._last = now
+            _release_gil()
+
+
+def _keep_going() -> None:
+    pass
+
+
+class Job(Protocol):
+    """One unit of work: something that yields runs, told when they are scored or dropped."""
+
+    def build(self) -> Sequence[AgentRun]: ...
+
+    def finished(self, results: Sequence[ScoredRun]) -> None: ...
+
+    def dropped(self, reason: str) -> None: ...
+
+
+class ScoringPipeline:
+    """Scores jobs' runs with `bindings` and emits the scores: the `Work` of the engine's runner."""
+
+    def __init__(
+        self,
+        bindings: Sequence[Binding],
+        emission: Emission,
+        metrics: PipelineMetrics,
+        yield_to_host: bool = True,
+        max_judge_runs: int = DEFAULT_MAX_JUDGE_RUNS,
+        on_runs: Callable[[Sequence[AgentRun]], None] | None = None,
+        queued: Callable[[], int] = lambda: 0,
+    ) -> None:
+        if max_judge_runs < 1:
+            raise ValueError(f"max_judge_runs must be at least 1, got {max_judge_runs}")
+        self.bindings = tuple(bindings)
+        self._quick = tuple(binding for binding in self.bindings if binding.lane != "judge")
+        self._judged = tuple(binding for binding in self.bindings if binding.lane == "judge")
+        #: Every binding in the inline lane: a job is scored on the loop, with no task of its own.
+        self.synchronous = all(binding.lane == "inline" for binding in self.bindings)
+        self._max_judge_runs = max_judge_runs
+        self._emission = emission
+        self._metrics = metrics
+        self._yield: Callable[[], None] = HostYield() if yield_to_host else _keep_going
+        self._on_runs = on_runs
+        #: How many jobs wait in the runner's queue (the end of a burst is when none do).
+        self.queued = queued
+        self._reset()
+        threads = {
+            binding.name: binding.scorer.threads
+            for binding in self.bindings
+            if isinstance(binding.scorer, FunctionScorer) and binding.scorer.threads is not None
+        }
+        if threads:
+            metrics.observe_overdue_calls(lambda: {name: each.overdue for name, each in threads.items()})
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._judging: set[asyncio.Task[None]] = set()  # jobs whose runs wait for their judges
+        self._judge_runs = 0
+        self._flush_scheduled = False
+
+    # ---- the runner's side ----------------------------------------------------------------
+
+    def dropped(self, job: Job, reason: str) -> None:
+        job.dropped(reason)
+        self._metrics.run_outcome("dropped", reason)
+
+    def behind(self) -> bool:
+        """An output lags so far that more scores would be dropped."""
+        return self._emission.behind()
+
+    def flush(self) -> None:
+        """What the outputs hold back for a batch (histogram measurements), passed on."""
+        self._emission.flush()
+
+    def in_flight(self) -> int:
+        return len(self._judging)
+
+    def abandoned(self, count: int) -> None:
+        self._metrics.run_outcome("dropped", "shutdown", count)
+        logger.warning("otel_scorers: shutdown timed out; %d runs were not scored", count)
+
+    def do_now(self, job: Job, done: Callable[[], None]) -> None:
+        """Score a job whose bindings are all quick checks (synchronous, never a judge)."""
+        results: list[ScoredRun] = []
+        try:
+            runs = self._build(job)
+            for run in runs:
+                self._metrics.run_outcome("assembled")
+                scores = score_run_now(self._quick, run, self._metrics.evaluation_outcome)
+                self._emission.emit(run, scores)
+                self._yield()
+                results.append((run, scores))
+        finally:
+            self._finish(job, results, done)
+
+    async def do(self, job: Job, done: Callable[[], None]) -> None:
+        """Build the job's runs, score and emit their quick checks, and hand their judge work to
+        the judge lane; the job is done when that is done too."""
+        results: list[ScoredRun] = []
+        judged: list[tuple[int, asyncio.Task[list[Score]]]] = []  # (index in results, its judging)
+        try:
+            runs = self._build(job)
+            for run in runs:
+                self._metrics.run_outcome("assembled")
+                scores = await score_run(self._quick, run, self._metrics.evaluation_outcome)
+                self._emission.emit(run, scores)
+                self._yield()
+                judging = self._judge_lane(run, scores)
+                if judging is not None:
+                    judged.append((len(results), judging))
+                results.append((run, scores))
+        except BaseException:
+            for _, judging in judged:
+                judging.cancel()
+            self._finish(job, results, done)
+            raise
+        if not judged:
+            self._finish(job, results, done)
+            return
+        waiting = asyncio.get_running_loop().create_task(
+            self._finish_after_judges(job, results, judged, done)
+        )
+        self._judging.add(waiting)
+        waiting.add_done_callback(self._judging.discard)
+
+    # ---- lanes ----------------------------------------------------------------------------
+
+    def _build(self, job: Job) -> Sequence[AgentRun]:
+        """The job's runs; none, counted and logged, when its spans cannot be built into runs."""
+        try:
+            runs = job.build()
+        except Exception:
+            logger.exception("otel_scorers: could not build runs from a trace; skipping it")
+            self._metrics.run_outcome("dropped", "build_error")
+            runs = ()
+        if self._on_runs is not None and runs:
+            try:
+                self._on_runs(runs)
+            except Exception:
+                throttled.warning("on_runs", "otel_scorers: keeping conversation turns failed", exc_info=True)
+        self._yield()
+        return runs
+
+    def _judge_lane(self, run: AgentRun, checks: Sequence[Score]) -> asyncio.Task[list[Score]] | None:
+        """The run's judge work as a task in the judge lane; None when there is none, or when the
+        lane is full (then dropped and counted). `checks`, the run's quick scores, weigh in on
+        the decisions of budget-paced bindings."""
+        admitted = decide_all(self._judged, run, self._metrics.evaluation_outcome, checks)
+        if not admitted:
+            return None
+        if self._judge_runs >= self._max_judge_runs:
+            release(admitted)
+            for binding, _ in admitted:
+                self._metrics.evaluation_outcome(binding.name, "judge_lane_full")
+            throttled.warning(
+                "judge_lane_full",
+                "otel_scorers: %d runs already wait for the judge; dropping judge scores until it catches up",
+                self._judge_runs,
+            )
+            return None
+        self._judge_runs += 1
+        judging = asyncio.get_running_loop().create_task(self._judge(run, admitted))
+        judging.add_done_callback(self._left_judge_lane)
+        return judging
+
+    def _left_judge_lane(self, _: asyncio.Task[list[Score]]) -> None:
+        self._judge_runs -= 1
+
+    async def _judge(self, run: AgentRun, admitted: Sequence[Admitted]) -> list[Score]:
+        scores = await evaluate_decided(admitted, run)
+        self._emission.emit(run, scores)
+        return scores
+
+    async def _finish_after_judges(
+        self,
+        job: Job,
+        results: list[ScoredRun],
+        judged: list[tuple[int, asyncio.Task[list[Score]]]],
+        done: Callable[[], None],
+    ) -> None:
+        try:
+            for index, judging in judged:
+                run, scores = results[index]
+                with contextlib.suppress(Exception):  # `_judge` turns failures into error scores
+                    results[index] = (run, [*scores, *await judging])
+        finally:
+            self._finish(job, results, done)
+
+    def _flush_later(self) -> None:
+        self._flush_scheduled = False
+        self.flush()
+
+    def _finish(self, job: Job, results: Sequence[ScoredRun], done: Callable[[], None]) -> None:
+        if not self.queued() and not self._flush_scheduled:
+            # The end of a burst: its held-back measurements are recorded a moment later, so that
+            # runs that come one at a time are still recorded in batches (a metric reader's
+            # collection records them before it reads, whenever it comes).
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # a task closed outside its loop (at shutdown): record them now
+                self._flush_later()
+            else:
+                self._flush_scheduled = True
+                loop.call_later(_METRICS_FLUSH_DELAY_S, self._flush_later)
+        try:
+            job.finished(results)
+        except Exception:
+            logger.exception("otel_scorers: job completion callback failed")
+        done()
+
+
+# ---- the pure scoring functions ----------------------------------------------------------------
+
+
+async def score_run(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+) -> list[Score]:
+    """Admit the run per binding and score it with every binding that admits it: synchronous
+    scorers inline, asynchronous ones concurrently. `not_admitted(binding, why)` hears the rest.
+    Budget-paced bindings decide last, weighing the other bindings' scores (as the engine's
+    judge lane weighs the quick checks')."""
+    first = [binding for binding in bindings if binding.paced is None]
+    if len(first) == len(bindings):  # the usual case: no pacing to decide or settle
+        return await evaluate_all(admit_all(bindings, run, not_admitted), run)
+    scores = await evaluate_decided(decide_all(first, run, not_admitted), run)
+    if len(first) < len(bindings):
+        paced = [binding for binding in bindings if binding.paced is not None]
+        scores.extend(await evaluate_decided(decide_all(paced, run, not_admitted, scores), run))
+    return scores
+
+
+def score_run_now(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+) -> list[Score]:
+    """`score_run` for bindings whose scorers are all synchronous (quick checks)."""
+    scores: list[Score] = []
+    for binding in admit_all(bindings, run, not_admitted):
+        result = binding.evaluate(run)
+        if not isinstance(result, Score):  # a hand-made `Check` around a coroutine function
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            result = binding.error(TypeError("a quick check returned an awaitable"), 0.0)
+        scores.append(result)
+    return scores
+
+
+def admit_all(
+    bindings: Sequence[Binding], run: AgentRun, not_admitted: Callable[[str, str], None] | None = None
+) -> list[Binding]:
+    """The bindings that admit the run (a budget-paced binding's probability and spend need
+    `decide_all`: quick checks, which this is for, are never paced)."""
+    admitted: list[Binding] = []
+    for binding in bindings:
+        admission = binding.admit(run)
+        if admission == "admitted":
+            admitted.append(binding)
+        elif not_admitted is not None:
+            not_admitted(binding.name, admission)
+    return admitted
+
+
+def decide_all(
+    bindings: Sequence[Binding],
+    run: AgentRun,
+    not_admitted: Callable[[str, str], None] | None = None,
+    checks: Sequence[Score] = (),
+) -> list[Admitted]:
+    """`admit_all` with the pacing's decisions, which `evaluate_decided` (or `release`) settles.
+    `checks`: the run's quick scores, the risk signals of paced bindings."""
+    admitted: list[Admitted] = []
+    for binding in bindings:
+        admission, decision = binding.decide(run, checks)
+        if admission == "admitted":
+            admitted.append((binding, decision))
+            continue
+        if decision is not None and binding.paced is not None:
+            binding.paced.settle(decision, None)
+        if not_admitted is not None:
+            not_admitted(binding.name, admission)
+    return admitted
+
+
+def release(admitted: Sequence[Admitted]) -> None:
+    """Admitted runs that will not be scored after all: their pacing gives back what it set aside."""
+    for binding, decision in admitted:
+        if decision is not None and binding.paced is not None:
+            binding.paced.settle(decision, None)
+
+
+async def evaluate_decided(admitted: Sequence[Admitted], run: AgentRun) -> list[Score]:
+    """`evaluate_all`; a paced binding's score carries its inclusion probability, and its cost
+    goes back to its pacing."""
+    try:
+        scores = await evaluate_all([binding for binding, _ in admitted], run)
+    except BaseException:
+        release(admitted)
+        raise
+    paced = {binding.name: (binding, decision) for binding, decision in admitted if decision is not None}
+    if not paced:
+        return scores
+    for index, score in enumerate(scores):
+        found = paced.pop(score.scorer, None)
+        if found is None:
+            continue
+        binding, decision = found
+        if binding.paced is not None:
+            binding.paced.settle(decision, score)
+        scores[index] = replace(score, sampling_probability=decision.probability)
+    release([found for found in paced.values()])  # no score came back for these
+    return scores
+
+
+async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:
+    """Score an admitted run with each binding, the asynchronous ones concurrently."""
+    return await gathered(binding.evaluate(run) for binding in bindings)
+
+
+async def gathered(results: Iterable[Score | Awaitable[Score]]) -> list[Score]:
+    """The scores, those still to come awaited together (so judged ones meet in one batch)."""
+    scores: list[Score] = []
+    waiting: list[Awaitable[Score]] = []
+    for result in results:
+        if isinstance(result, Score):
+            scores.append(result)
+        else:
+            waiting.append(result)
+    if waiting:
+        scores.extend(await asyncio.gather(*waiting))
+    return scores

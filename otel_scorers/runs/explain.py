@@ -1,0 +1,214 @@
+"""`otel-scorers runs --explain`: per trace, which reader claimed which span, what it read from
+where, what the rebuilt runs miss, and why no run was found.
+
+Nothing here is on a live path: a trace is read twice, once as run assembly reads it and once
+span by span with attributes that note every key a reader looks up (`_NotingMapping`), so the
+explanation is what the readers really did, code and described alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from otel_scorers.conventions import SpanRole, detect
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.otlp_files import InputProblem, read_spans
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.span_record import OWN_SCOPE, SpanEvent, SpanRecord
+
+#: Longest value shown for what was read.
+_PREVIEW = 60
+HOW_TO_DESCRIBE = (
+    "describe its instrumentation in the conventions: section of a configuration "
+    "(docs/conventions.md) and read again with `otel-scorers runs -c CONFIG --explain FILE`"
+)
+
+
+class _NotingMapping(Mapping[str, Any]):
+    """A span's attributes that remember each key looked up, and whether it was there."""
+
+    def __init__(self, inner: Mapping[str, Any], where: str, notes: dict[str, bool]) -> None:
+        self._inner = inner
+        self._where = where
+        self._notes = notes
+
+    def _note(self, key: str, found: bool) -> None:
+        name = f"{self._where}{key}"
+        self._notes[name] = self._notes.get(name, False) or found
+
+    def __getitem__(self, key: str) -> Any:
+        self._note(key, key in self._inner)
+        return self._inner[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._note(key, key in self._inner)
+        return self._inner.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        found = key in self._inner
+        if isinstance(key, str):
+            self._note(key, found)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._inner)
+
+    # A reader that walks every attribute (flattened keys) reads none in particular.
+    def keys(self) -> KeysView[str]:
+        return self._inner.keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        return self._inner.items()
+
+    def values(self) -> ValuesView[Any]:
+        return self._inner.values()
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+
+@dataclass(slots=True)
+class SpanReading:
+    """One span as the readers saw it."""
+
+    span: SpanRecord
+    reader: str | None
+    role: SpanRole | None
+    #: Keys the reader looked up for the span's role, in order: found (True) or absent (False).
+    read: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TraceExplanation:
+    trace_id: int
+    spans: list[SpanReading]
+    runs: list[AgentRun]
+
+    @property
+    def scopes(self) -> Counter[str]:
+        return Counter(reading.span.scope or "(no scope)" for reading in self.spans)
+
+    def why_no_run(self) -> str | None:
+        """Why no run was found, or None when one was."""
+        if self.runs:
+            return None
+        unclaimed = [reading for reading in self.spans if reading.reader is None]
+        roles = Counter(reading.role for reading in self.spans if reading.role is not None)
+        if len(unclaimed) == len(self.spans):
+            scopes = _printable(
+                ", ".join(sorted({reading.span.scope or "(no scope)" for reading in unclaimed}))
+            )
+            return f"no reader knows these spans (scopes: {scopes}): to read them, {HOW_TO_DESCRIBE}"
+        if roles and "run" not in roles:
+            found = ", ".join(f"{count} {role}" for role, count in sorted(roles.items()))
+            return (
+                f"readers took spans as {found}, but none as an agent run: a run needs a span its "
+                f"reader takes as one (for a described instrumentation, the run's when:)"
+            )
+        return f"the readers that claimed spans gave none a role; to read them, {HOW_TO_DESCRIBE}"
+
+
+def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
+    readings = []
+    for span in sorted(spans, key=lambda span: span.start_ns):
+        if span.scope == OWN_SCOPE:
+            continue
+        convention = detect(span)
+        role = convention.role(span) if convention is not None else None
+        reading = SpanReading(span, convention.name if convention is not None else None, role)
+        if convention is not None and role is not None:
+            noted = _noting(span, reading.read)
+            try:
+                if role == "run":
+                    convention.run_content(noted)
+                elif role == "tool":
+                    convention.tool_call(noted)
+                elif role == "model":
+                    convention.model_call(noted)
+                else:
+                    convention.documents(noted)
+            except Exception as exc:  # an explanation never fails on a span it cannot read
+                reading.read[f"(failed: {type(exc).__name__}: {exc})"] = False
+        readings.append(reading)
+    return TraceExplanation(spans[0].trace_id if spans else 0, readings, build_runs(spans))
+
+
+def _noting(span: SpanRecord, notes: dict[str, bool]) -> SpanRecord:
+    events = tuple(
+        SpanEvent(event.name, event.time_ns, _NotingMapping(event.attributes, f"event {event.name}: ", notes))
+        for event in span.events
+    )
+    return replace(span, attributes=_NotingMapping(span.attributes, "", notes), events=events)
+
+
+def _printable(text: str) -> str:
+    """Text from a trace, safe on a terminal: control characters shown escaped, not obeyed."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _preview(value: Any) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+    text = text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
+    return _printable(text)
+
+
+def _value(span: SpanRecord, key: str) -> Any:
+    if key.startswith("event "):
+        name, _, attribute = key[len("event ") :].partition(": ")
+        event = next((event for event in span.events if event.name == name), None)
+        return event.attributes.get(attribute) if event is not None else None
+    return span.attributes.get(key)
+
+
+def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
+    scopes = ", ".join(
+        f"{_printable(scope)} ({count})" for scope, count in sorted(explanation.scopes.items())
+    )
+    yield f"trace {explanation.trace_id:032x}: {len(explanation.spans)} spans; scopes: {scopes or 'none'}"
+    for reading in explanation.spans:
+        span = reading.span
+        claimed = (
+            f"{reading.reader}, {reading.role}"
+            if reading.role is not None
+            else (f"{reading.reader}, no role" if reading.reader is not None else "no reader")
+        )
+        yield f"  span {span.span_id:016x} {span.name!r} [{_printable(span.scope or 'no scope')}]: {claimed}"
+        found = [key for key, present in reading.read.items() if present]
+        absent = [key for key, present in reading.read.items() if not present]
+        for key in found:
+            yield f"      read   {_printable(key)} = {_preview(_value(span, key))}"
+        if absent:
+            yield f"      absent {_printable(', '.join(absent))}"
+    for run in explanation.runs:
+        calls = len(run.tool_calls)
+        yield (
+            f"  run {_printable(run.agent_name or '(unnamed)')} (span {run.span_id:016x}, reader {run.convention}): "
+            f"input {'read' if run.input is not None else 'missing'}, "
+            f"output {'read' if run.output is not None else 'missing'}, "
+            f"{calls} tool call{'' if calls == 1 else 's'}"
+            + (f"; missing: {', '.join(sorted(run.missing))}" if run.missing else "; nothing missing")
+            + (
+                f"; not recorded by the instrumentation: {', '.join(sorted(run.unrecorded))}"
+                if run.unrecorded
+                else ""
+            )
+        )
+    why = explanation.why_no_run()
+    if why is not None:
+        yield f"  no run found: {why}"
+
+
+def explain_files(paths: Iterable[Path], problems: list[InputProblem]) -> Iterator[TraceExplanation]:
+    """Every trace in the files (spans of one trace may be in several), explained."""
+    traces: dict[int, list[SpanRecord]] = defaultdict(list)
+    for path in paths:
+        for span in read_spans(path, problems):
+            traces[span.trace_id].append(span)
+    for spans in traces.values():
+        yield explain_trace(spans)

@@ -1,0 +1,1 @@
+"""Which runs each scorer scores: bindings, consistent sampling, budget-paced and risk-weighted sampling."""

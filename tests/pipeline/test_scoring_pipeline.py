@@ -1,0 +1,102 @@
+"""`ScoringPipeline` on its own, with no runner: a job's runs are built, heard by `on_runs`,
+scored in the lanes their scorers declare and emitted; the judge lane is bounded, and a job
+whose spans cannot be built is dropped and counted, never raised."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Sequence
+
+from otel_scorers import AgentRun, bind, checks
+from otel_scorers.emission import standard_emission
+from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline
+from tests.conftest import Telemetry
+
+RUNS = (
+    AgentRun(0x1, 0xA, "weather", "weather in Paris?", "It is sunny."),
+    AgentRun(0x2, 0xB, "weather", "weather in Oslo?", "Sorry, I cannot tell."),
+)
+
+
+class Job:
+    def __init__(self, runs: Sequence[AgentRun] | Exception) -> None:
+        self.runs = runs
+        self.results: list[ScoredRun] | None = None
+        self.why: str | None = None
+
+    def build(self) -> Sequence[AgentRun]:
+        if isinstance(self.runs, Exception):
+            raise self.runs
+        return self.runs
+
+    def finished(self, results: Sequence[ScoredRun]) -> None:
+        self.results = list(results)
+
+    def dropped(self, reason: str) -> None:
+        self.why = reason
+
+
+def _pipeline(telemetry: Telemetry, bindings: list, out: io.StringIO, **options: object) -> ScoringPipeline:  # type: ignore[type-arg]
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    emission = standard_emission(metrics, tracer_provider=telemetry.tracer_provider, console=out)
+    return ScoringPipeline(bindings, emission, metrics, yield_to_host=False, **options)  # type: ignore[arg-type]
+
+
+async def _do(pipeline: ScoringPipeline, job: Job) -> None:
+    finished = asyncio.Event()
+    await pipeline.do(job, finished.set)
+    await asyncio.wait_for(finished.wait(), 10)
+
+
+def test_a_jobs_runs_are_heard_scored_and_emitted_and_the_job_told(telemetry: Telemetry) -> None:
+    heard: list[AgentRun] = []
+    out = io.StringIO()
+    pipeline = _pipeline(
+        telemetry, [bind(checks.includes("sunny")), bind(checks.excludes("sorry"))], out, on_runs=heard.extend
+    )
+    job = Job(RUNS)
+    asyncio.run(_do(pipeline, job))
+    assert heard == list(RUNS)
+    assert job.results is not None
+    values = {(run.trace_id, score.scorer): score.value for run, scores in job.results for score in scores}
+    # As docs/checks.md says: includes/excludes are case-insensitive substring checks.
+    assert values == {(1, "includes"): 1.0, (1, "excludes"): 1.0, (2, "includes"): 0.0, (2, "excludes"): 0.0}
+    assert len(out.getvalue().splitlines()) == 4  # one console line per score, through the Emission
+    assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 2
+
+
+def test_the_judge_lane_takes_at_most_its_bound_and_counts_the_rest(telemetry: Telemetry) -> None:
+    async def main() -> list[Job]:
+        gate = asyncio.Event()
+
+        async def slow_judge(run: AgentRun) -> float:
+            await gate.wait()
+            return 1.0
+
+        pipeline = _pipeline(
+            telemetry, [bind(slow_judge, name="judged", uses_judge=True)], io.StringIO(), max_judge_runs=1
+        )
+        jobs = [Job([run]) for run in RUNS]
+        done = [asyncio.Event() for _ in jobs]
+        for job, event in zip(jobs, done, strict=True):
+            await pipeline.do(job, event.set)
+        assert pipeline.in_flight() == 1  # the first run waits for its judge; the second was turned away
+        gate.set()
+        await asyncio.wait_for(asyncio.gather(*(event.wait() for event in done)), 10)
+        return jobs
+
+    first, second = asyncio.run(main())
+    assert first.results is not None and [s.value for _, scores in first.results for s in scores] == [1.0]
+    assert second.results is not None and [s for _, scores in second.results for s in scores] == []
+    assert telemetry.counter("otel_scorers.evaluations", otel_scorers__outcome="judge_lane_full") == 1
+
+
+def test_a_job_that_cannot_be_built_is_counted_and_finished_with_nothing(telemetry: Telemetry) -> None:
+    out = io.StringIO()
+    pipeline = _pipeline(telemetry, [bind(checks.includes("sunny"))], out)
+    job = Job(ValueError("bad spans"))
+    asyncio.run(_do(pipeline, job))
+    assert job.results == [] and out.getvalue() == ""
+    assert telemetry.counter("otel_scorers.runs", otel_scorers__reason="build_error") == 1

@@ -1,0 +1,181 @@
+"""`otel-scorers serve` as a process: SIGTERM with pending work stops accepting, scores what is
+pending, flushes the exports and exits cleanly, within `shutdown_timeout_s` even when the
+collector is unreachable."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from otel_scorers.demos.example_agent import DEMO_RUNS
+from otel_scorers.model import AgentRun
+from otel_scorers.span_record import OWN_SCOPE
+from tests.otlp_capture import OtlpCapture
+from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, free_port, send_grpc
+
+
+@pytest.fixture
+def capture() -> Iterator[OtlpCapture]:
+    with OtlpCapture() as running:
+        yield running
+
+
+def test_sigterm_with_pending_runs_scores_them_flushes_and_exits(
+    tmp_path: Path, capture: OtlpCapture
+) -> None:
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "decision_wait_s": 30,  # nothing would be scored before the signal without a graceful stop
+        "max_wait_s": 60,
+        "shutdown_timeout_s": 10,
+        "export": {
+            "endpoint": capture.endpoint,
+            "protocol": "grpc",
+            "batch_delay_s": 5,
+            "metric_interval_s": 60,
+        },
+    }
+    config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
+    serve = ServeProcess(config)
+    try:
+        port = serve.grpc_port()
+        send_grpc(f"127.0.0.1:{port}", encode(agent_spans(DEMO_RUNS)).SerializeToString())
+        time.sleep(0.2)
+        assert not any(scope == OWN_SCOPE for _, scope, _ in capture.spans())
+        serve.process.send_signal(signal.SIGTERM)
+        assert serve.process.wait(20) == 0, "".join(serve.lines)
+    finally:
+        serve.stop()
+    evaluations = [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
+    assert len(evaluations) == 18  # 6 runs x 3 scorers, flushed before exiting
+    assert len(list(capture.log_records())) == 18
+    assert "gen_ai.evaluation.results" in capture.metric_names()
+    with socket.socket() as probe:  # the port is released
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def slow_check(run: AgentRun) -> float:
+    await asyncio.sleep(0.5)
+    return 1.0
+
+
+@pytest.mark.parametrize("scoring_process", [True, False], ids=["scoring-process", "scoring-thread"])
+@pytest.mark.parametrize("pending_runs", [0, 1200], ids=["idle", "backlog"])
+def test_sigterm_with_the_export_endpoint_unreachable_exits_0_within_the_shutdown_timeout(
+    tmp_path: Path, scoring_process: bool, pending_runs: int
+) -> None:
+    unreachable = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    timeout_s = 2.0
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "decision_wait_s": 0.05,
+        "shutdown_timeout_s": timeout_s,
+        "scoring_process": scoring_process,
+        "export": {"endpoint": unreachable, "batch_delay_s": 0.2, "metric_interval_s": 1, "timeout_s": 30},
+    }
+    scorers = [*SCORERS, {"type": "tests.sidecar.test_sidecar_process:slow_check"}]
+    config.write_text(yaml.safe_dump({"scorers": scorers, "sidecar": settings}))
+    serve = ServeProcess(config)
+    try:
+        port = serve.grpc_port()
+        if pending_runs:
+            body = encode(agent_spans(DEMO_RUNS * (pending_runs // len(DEMO_RUNS)))).SerializeToString()
+            send_grpc(f"127.0.0.1:{port}", body)
+        time.sleep(1.5)  # exports have been failing and retrying by now
+        started = time.monotonic()
+        serve.process.send_signal(signal.SIGTERM)
+        code = serve.process.wait(timeout_s + 10)
+        took = time.monotonic() - started
+    finally:
+        serve.stop()
+    output = "".join(serve.lines)
+    assert code == 0, output
+    assert took <= timeout_s + 1.0, output
+    assert "Traceback" not in output, output
+    assert "Task was destroyed" not in output, output  # the runs cancelled at shutdown unwind
+    assert "could not send" in output and unreachable in output, output
+    if pending_runs:
+        assert re.search(r"\d+ (traces with )?runs were not scored", output), output
+
+
+@pytest.mark.parametrize("scoring_process", [True, False], ids=["scoring-process", "scoring-thread"])
+@pytest.mark.parametrize("receiver", ["grpc", "http"])
+def test_a_port_in_use_exits_non_zero_at_once_with_one_line_naming_it(
+    tmp_path: Path, scoring_process: bool, receiver: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = {
+            "grpc": {"port": port if receiver == "grpc" else 0},
+            "http": {"port": port if receiver == "http" else 0},
+            "scoring_process": scoring_process,
+            "export": {"endpoint": "http://127.0.0.1:4317", "metric_interval_s": 60},
+        }
+        config = tmp_path / "sidecar.yaml"
+        config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
+        started = time.monotonic()
+        serve = ServeProcess(config)
+        try:
+            code = serve.process.wait(30)
+        finally:
+            serve.stop()
+        took = time.monotonic() - started
+    problems = [line for line in serve.lines if "otel-scorers:" in line or "Traceback" in line]
+    assert code == 1, "".join(serve.lines)
+    assert took < 10, "".join(serve.lines)
+    protocol = "gRPC" if receiver == "grpc" else "HTTP"
+    assert len(problems) == 1, "".join(serve.lines)
+    assert problems[0].startswith(f"otel-scorers: cannot listen for OTLP/{protocol} on 127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_with_nowhere_to_send_scores_the_log_says_so_once_and_the_sidecar_stops_at_once(
+    tmp_path: Path, protocol: str
+) -> None:
+    unreachable = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "shutdown_timeout_s": 10,
+        "export": {
+            "endpoint": unreachable,
+            "protocol": protocol,
+            "batch_delay_s": 0.2,
+            "metric_interval_s": 1,
+        },
+    }
+    config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
+    serve = ServeProcess(config)
+    try:
+        serve.grpc_port()
+        time.sleep(6)  # a metrics export a second, each failing and retrying
+        started = time.monotonic()
+        serve.process.send_signal(signal.SIGTERM)
+        code = serve.process.wait(20)
+        took = time.monotonic() - started
+    finally:
+        serve.stop()
+    output = "".join(serve.lines)
+    assert code == 0, output
+    assert took < 2.0, output
+    said = [line for line in output.splitlines() if "WARNING" in line or "ERROR" in line]
+    cannot = [line for line in said if "cannot send scores to the OTLP endpoint " + unreachable in line]
+    assert 1 <= len(cannot) <= 2, output  # one per process that exports (receiving, scoring)
+    at_exit = [line for line in said if "could not send the last metrics to " + unreachable in line]
+    assert len(cannot) + len(at_exit) == len(said), output
+    assert "could not send 0" not in output
