@@ -27,6 +27,7 @@ from otel_scorers.inprocess.processor import ScoringSpanProcessor
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, unreachable
 from otel_scorers.runs.otlp_files import write_traces
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
+from otel_scorers.scorers.judge.config import ENV_API_BASE
 from otel_scorers.span_record import OWN_SCOPE
 
 WEATHER_ONLY = "{op: eq, left: {path: agent.name}, right: {literal: weather-agent}}"
@@ -70,7 +71,8 @@ def demo_document(out: Any = None) -> dict[str, Any]:
         )
         return document
     print(
-        f"LLM judge off: set {ENV_MODEL}=openai/gpt-4o-mini (and OPENAI_API_KEY) to add answer_relevancy.",
+        f"LLM judge off: set {ENV_MODEL}=openai/gpt-4o-mini (and OPENAI_API_KEY, or {ENV_API_BASE} "
+        "for a local server that needs no key) to add answer_relevancy.",
         file=out or sys.stdout,
     )
     return document
