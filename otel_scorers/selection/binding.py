@@ -326,7 +326,7 @@ JUDGE_CLIENT_LOAD_S = 120.0
 async def judge_client_loaded(name: str, pending: Awaitable[Any], start_ns: int) -> Score | None:
     """Wait for the judge's client, off the loop (the first time only; then it is there): None
     once it is loaded, else the error score of `name`, `pending` closed unawaited and unwarned."""
-    if provider.litellm_loaded():
+    if provider.litellm_loaded() or not provider.litellm_installed():  # nothing to load, or can't
         return None
     started = time.perf_counter()
     error: ScoreError | None = None
@@ -338,8 +338,12 @@ async def judge_client_loaded(name: str, pending: Awaitable[Any], start_ns: int)
             f"the judge's client (litellm) did not load within {JUDGE_CLIENT_LOAD_S:g}s, its first import; "
             "no request was sent",
         )
-    except JudgeError as exc:  # litellm is not installed
+    except JudgeError as exc:  # its import failed
         error = ScoreError(exc.type, exc.message)
+    except Exception as exc:  # an import that raises: an error score, never an exception upward
+        error = ScoreError(
+            "judge_unavailable", f"the judge's client (litellm) failed to load: {redact(str(exc))}"
+        )
     if error is None:
         return None
     if inspect.iscoroutine(pending):
