@@ -4,7 +4,9 @@ Each built `AgentRun` goes through `pipeline.score_run` with the eleven checks b
 filter, trace-id sampling, rate limit; then evaluation into a `Score` with label, duration and
 start time). The baseline in the same run is the bare check functions called directly, so the
 ratio is the cost of the binding machinery. Runs vary: outputs of 20 to 300 characters, 0 to 6
-tool calls in mixed states.
+tool calls in mixed states. Then the checks of structure (`tool_args_valid`, `json_valid`,
+`json_schema`, `trajectory`) on runs that carry what they read (a JSON answer, arguments,
+declared tool schemas), through the same path, against the eleven on those runs.
 
     python bench/checks.py [--runs 20000] [--rounds 5]
 """
@@ -18,6 +20,7 @@ import random
 import time
 
 from otel_scorers import AgentRun, ToolCall, bind, checks
+from otel_scorers.model import ToolDefinition
 from otel_scorers.pipeline.scoring_pipeline import score_run
 
 WORDS = [
@@ -84,6 +87,53 @@ CHECKS = [
 ]
 
 
+CITY_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "units": {"enum": ["C", "F"]}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+DEFINITIONS = tuple(ToolDefinition(name, CITY_SCHEMA, "gen_ai.tool.definitions") for name in TOOLS)
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "temp_c": {"type": "number"}, "sky": {"type": "string"}},
+    "required": ["city", "temp_c"],
+}
+STRUCTURE_CHECKS = [
+    checks.tool_args_valid(),
+    checks.json_valid(),
+    checks.json_schema(ANSWER_SCHEMA),
+    checks.trajectory(["get_weather", "summarize"], mode="superset"),
+]
+
+
+def make_structured_runs(count: int, seed: int = 11) -> list[AgentRun]:
+    """The varied runs, with a JSON answer, arguments on every call and the tools declared; one
+    answer and one call in twenty break their schemas (a number for the city)."""
+    generator = random.Random(seed)
+    cities = ["Paris", "Oslo", "Rome", "Lima"] * 5 + [42]
+    runs = []
+    for run in make_runs(count, seed):
+        city = generator.choice(cities)
+        answer = f'{{"city": "{city}", "temp_c": {generator.randint(-10, 35)}, "sky": "{run.output[:20]}"}}'
+        calls = tuple(
+            ToolCall(call.name, arguments={"city": generator.choice(cities)}, state=call.state)
+            for call in run.tool_calls
+        )
+        runs.append(
+            AgentRun(
+                trace_id=run.trace_id,
+                span_id=run.span_id,
+                agent_name=run.agent_name,
+                input=run.input,
+                output=answer,
+                tool_calls=calls,
+                tool_definitions=DEFINITIONS,
+            )
+        )
+    return runs
+
+
 def bare(runs: list[AgentRun]) -> float:
     started = time.perf_counter()
     for run in runs:
@@ -92,8 +142,8 @@ def bare(runs: list[AgentRun]) -> float:
     return time.perf_counter() - started
 
 
-def through_engine(runs: list[AgentRun]) -> float:
-    bindings = [bind(check) for check in CHECKS]
+def through_engine(runs: list[AgentRun], which: list[checks.Check] = CHECKS) -> float:
+    bindings = [bind(check) for check in which]
 
     async def score_all() -> float:
         started = time.perf_counter()
@@ -102,6 +152,20 @@ def through_engine(runs: list[AgentRun]) -> float:
         return time.perf_counter() - started
 
     return asyncio.run(score_all())
+
+
+def alone(runs: list[AgentRun], check: checks.Check, rounds: int) -> float:
+    """Seconds of this process's CPU per run to score `check` alone through `score_run`: the
+    clock other processes on a shared machine do not move."""
+    bindings = [bind(check)]
+
+    async def score_all() -> float:
+        started = time.process_time()
+        for run in runs:
+            await score_run(bindings, run)
+        return time.process_time() - started
+
+    return min(asyncio.run(score_all()) for _ in range(rounds)) / len(runs)
 
 
 def long_text(rounds: int) -> None:
@@ -178,6 +242,19 @@ def main() -> None:
     print(
         "  goal: >= 100,000 checks/s through the public path (Mastra's scorer.run: measured by make bench-mastra)"
     )
+    structured = make_structured_runs(args.runs)
+    print(
+        f"each check alone through the same path on {args.runs} runs with a JSON answer, arguments "
+        "and declared tool schemas (CPU time of this process, fastest of rounds):"
+    )
+    eleven = [alone(structured, check, args.rounds) for check in CHECKS]
+    mean = sum(eleven) / len(eleven)
+    print(
+        f"  the eleven: mean {mean * 1e6:.2f} µs, from {min(eleven) * 1e6:.2f} to {max(eleven) * 1e6:.2f} µs a run"
+    )
+    for check in STRUCTURE_CHECKS:
+        each = alone(structured, check, args.rounds)
+        print(f"  {check.name:<16} {each * 1e6:6.2f} µs a run  (x{each / mean:.2f} the eleven's mean)")
     long_text(args.rounds)
 
 

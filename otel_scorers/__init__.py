@@ -14,6 +14,7 @@ from otel_scorers.model import (
     ScoreError,
     TokenUsage,
     ToolCall,
+    ToolDefinition,
 )
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
@@ -44,6 +45,7 @@ __all__ = [
     "ScoringSpanProcessor",
     "TokenUsage",
     "ToolCall",
+    "ToolDefinition",
     "__version__",
     "ask_judge",
     "bind",

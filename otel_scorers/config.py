@@ -43,8 +43,8 @@ from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES, ConversationScorer
-from otel_scorers.scorers.judge import Judge, JudgeConfig, models
-from otel_scorers.scorers.judge.config import check_model
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
@@ -65,6 +65,10 @@ class SamplingConfig(BaseModel):
     calls_per_hour: float | None = Field(None, gt=0)
     weights: dict[str, Any] | None = None  # checked by `RiskWeights.from_mapping`, naming the key
     feedback_attribute: str | None = None
+    # What one signal or one tenant can take of the budget: checked by `paced_sampling`, naming the key.
+    max_signal_share: Any = None
+    share_key: Any = None
+    max_key_share: Any = None
 
 
 class ScorerConfig(BaseModel):
@@ -204,15 +208,22 @@ class Config(BaseModel):
     #: unset, `[otlp, metrics]`. `processor.console` / `sidecar.console` add `console`.
     outputs: list[str] | None = None
 
-    def bindings(self) -> list[Binding]:
-        return build_bindings(self)
+    def bindings(self, judge: Judge | None = None) -> list[Binding]:
+        return build_bindings(self, judge)
 
-    def conversation_settings(self) -> ConversationSettings | None:
+    def conversation_settings(self, judge: Judge | None = None) -> ConversationSettings | None:
         """The `conversations:` section as settings, its scorers made as run scorers are."""
         if self.conversations is None:
             return None
-        judge = Judge(self.judge) if self.judge is not None else None
+        if judge is None and self.judge is not None:
+            judge = Judge(self.judge)
         return self.conversations.settings(partial(make_conversation_scorer, judge=judge))
+
+    def scoring(self) -> tuple[list[Binding], ConversationSettings | None]:
+        """The run bindings and the conversation settings, their judge scorers sharing one
+        `Judge` (one concurrency limit, cost budget and cache for all judge work)."""
+        judge = Judge(self.judge) if self.judge is not None else None
+        return self.bindings(judge), self.conversation_settings(judge)
 
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""
@@ -393,9 +404,9 @@ def load_config(path: str | Path) -> Config:
         raise exc.in_file(str(path)) from None
 
 
-def build_bindings(config: Config) -> list[Binding]:
+def build_bindings(config: Config, judge: Judge | None = None) -> list[Binding]:
     bindings: list[Binding] = []
-    errors = _binding_errors(list(enumerate(config.scorers)), config.judge, bindings)
+    errors = _binding_errors(list(enumerate(config.scorers)), config.judge, bindings, judge)
     if errors:
         raise ConfigError.combine(errors)
     return bindings
@@ -405,12 +416,19 @@ def _binding_errors(
     entries: Sequence[tuple[int, ScorerConfig]],
     judge_config: JudgeConfig | None,
     out: list[Binding] | None = None,
+    shared_judge: Judge | None = None,
 ) -> list[ConfigError]:
     """Build a binding per entry into `out`; return every error found on the way."""
     errors: list[ConfigError] = []
     seen: dict[str, int] = {}
     # One judge for all judge bindings: they share its concurrency limit, cost budget and cache.
-    judge = Judge(judge_config) if judge_config is not None else None
+    judge = (
+        shared_judge
+        if shared_judge is not None
+        else Judge(judge_config)
+        if judge_config is not None
+        else None
+    )
     for index, entry in entries:
         path = f"scorers[{index}]"
         try:
@@ -494,20 +512,11 @@ def _judge_errors(
             errors.append(ConfigError(f"{path}.args.model", str(exc)))
     judge = scorer.judge
     section = f"{path}.args.judge" if "judge" in entry.args else "judge"
-    if (
-        isinstance(judge, Judge)
-        and judge.config.cost_budget_usd_per_hour is not None
-        and judge.config.prices is None
-        and models.price(scorer.model) is None
-    ):
-        errors.append(
-            ConfigError(
-                f"{section}.cost_budget_usd_per_hour",
-                f"litellm has no price for {scorer.model}, so a cost budget could not count its calls: "
-                f"give {section}.prices (input_usd_per_million, output_usd_per_million), or cap the calls "
-                f"with {section}.max_calls_per_hour instead",
-            )
-        )
+    unpriced = (
+        unpriced_budget(judge.config, scorer.model, f"{section}.") if isinstance(judge, Judge) else None
+    )
+    if unpriced is not None:
+        errors.append(ConfigError(f"{section}.cost_budget_usd_per_hour", unpriced))
     if isinstance(judge, Judge) and judge.config.timeout_s >= entry.timeout_s:
         if "judge" in entry.args:
             where = f"{path}.args.judge.timeout_s"

@@ -7,6 +7,7 @@ travels between processes as a log record, and what an open conversation costs i
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +18,26 @@ MAX_TURN_TEXT = 4000
 #: What a turn costs besides its text: its objects and its share of the stage (bytes; about what
 #: bench/conversations.py measures).
 TURN_OVERHEAD_BYTES = 400
+
+#: Longest conversation id kept (characters), wherever an id enters: a run's attributes, a turn
+#: record. An id is a key that every kept turn and every evaluation span repeats, and a sender
+#: chooses it; a longer one becomes its first characters and a digest of the whole
+#: (`bounded_conversation_id`), so that ids which differ stay apart. 256 holds a UUID, a URL-safe
+#: session token or a composite "tenant/user/thread" key whole.
+MAX_CONVERSATION_ID = 256
+_ID_DIGEST_BYTES = 16
+
+
+def bounded_conversation_id(conversation_id: str) -> tuple[str, bool]:
+    """The id as kept: itself when within `MAX_CONVERSATION_ID`, else its first characters, "~"
+    and the hex BLAKE2b digest of the whole (the same in every process); and whether it was cut."""
+    if len(conversation_id) <= MAX_CONVERSATION_ID:
+        return conversation_id, False
+    digest = hashlib.blake2b(
+        conversation_id.encode("utf-8", "surrogatepass"), digest_size=_ID_DIGEST_BYTES
+    ).hexdigest()
+    return f"{conversation_id[: MAX_CONVERSATION_ID - len(digest) - 1]}~{digest}", True
+
 
 EndReason = Literal["idle", "max_duration", "max_turns", "end_marker", "shutdown", "end_of_input"]
 
@@ -32,7 +53,8 @@ class ToolSummary:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One run of a conversation. `ends_conversation`: the run matched the end predicate."""
+    """One run of a conversation. `ends_conversation`: the run matched the end predicate.
+    `id_cut`: the conversation id was longer than `MAX_CONVERSATION_ID` and is its bounded form."""
 
     conversation_id: str
     trace_id: int
@@ -46,11 +68,17 @@ class Turn:
     status: RunStatus = "unset"
     ends_conversation: bool = False
     truncated: bool = False
+    id_cut: bool = False
 
     @property
     def size(self) -> int:
         """About what the turn holds in memory, in bytes."""
-        text = len(self.input or "") + len(self.output or "")
+        text = (
+            len(self.conversation_id)
+            + len(self.agent_name or "")
+            + len(self.input or "")
+            + len(self.output or "")
+        )
         return (
             TURN_OVERHEAD_BYTES
             + text
@@ -68,10 +96,11 @@ def turn_of(run: AgentRun, ends_conversation: bool = False, max_text: int = MAX_
     """The run as a turn of its conversation; None when the run names no conversation."""
     if not run.conversation_id:
         return None
+    conversation_id, id_cut = bounded_conversation_id(run.conversation_id)
     user, cut_input = _cut(run.input, max_text)
     agent, cut_output = _cut(run.output, max_text)
     return Turn(
-        conversation_id=run.conversation_id,
+        conversation_id=conversation_id,
         trace_id=run.trace_id,
         span_id=run.span_id,
         start_ns=run.start_ns,
@@ -85,6 +114,7 @@ def turn_of(run: AgentRun, ends_conversation: bool = False, max_text: int = MAX_
         status=run.status,
         ends_conversation=ends_conversation,
         truncated=cut_input or cut_output,
+        id_cut=id_cut,
     )
 
 

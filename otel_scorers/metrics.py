@@ -27,6 +27,10 @@ SCORE_LABEL = "gen_ai.evaluation.score.label"
 AGENT_NAME = "gen_ai.agent.name"
 #: The instrumentation scope of the root span of a trace in which no run was found.
 SCOPE = "otel_scorers.scope"
+#: What made a result (`Score.evaluator_version`): one value per binding, so a bounded label.
+EVALUATOR_VERSION = "otel_scorers.evaluator.version"
+#: The attributes of a result's counts and estimates, in the order of their keys' values.
+RESULT_KEYS = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME, EVALUATOR_VERSION)
 
 
 #: Most attribute sets a `Tally` keeps apart (the SDK's own default cardinality limit); more are
@@ -99,7 +103,7 @@ class Tally:
         return {key: value for key, value in zip(self._keys, values, strict=True) if value is not None}
 
 
-#: (scorer, label, agent) of a scored result, its value, and its inclusion probability (below 1).
+#: (scorer, label, agent, evaluator version) of a scored result, its value, and its inclusion probability (below 1).
 WeightedResult = tuple[tuple[Any, ...], float, float]
 
 
@@ -122,7 +126,7 @@ class Estimates:
     def __init__(self, meter: Meter, results: Tally) -> None:
         """`results`: `gen_ai.evaluation.results`, the weight of every result as if scored with
         probability 1; `weight` keeps only what the results scored with less add to it."""
-        keys = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME)
+        keys = RESULT_KEYS
 
         def tally(name: str, unit: str, description: str, plus: Tally | None = None) -> Tally:
             return Tally(meter, f"otel_scorers.estimate.{name}", unit, description, keys, plus=plus)
@@ -276,8 +280,8 @@ class PipelineMetrics:
             meter,
             "gen_ai.evaluation.results",
             "{result}",
-            "Evaluation results by scorer, label and agent.",
-            (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME),
+            "Evaluation results by scorer, label, agent and evaluator version.",
+            RESULT_KEYS,
             before_observe=self._collecting,
         )
         self.estimates = Estimates(meter, self.results)
@@ -388,6 +392,23 @@ class PipelineMetrics:
             callbacks=[callback],
             unit="{call}",
             description="Sync scorer calls still running past their timeout, each holding one of that scorer's threads.",
+        )
+
+    def observe_capped(self, capped: Callable[[], dict[tuple[str, str], int]]) -> None:
+        """`capped()`: per paced scorer and cap (`signal`, `key`), runs whose risk weight was cut
+        so that one signal or one value of the share key keeps within its share (`risk_caps`)."""
+
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            return [
+                Observation(count, {EVALUATION_NAME: name, "otel_scorers.cap": cap})
+                for (name, cap), count in capped().items()
+            ]
+
+        self.meter.create_observable_counter(
+            "otel_scorers.selection.sampling.capped",
+            callbacks=[callback],
+            unit="{run}",
+            description="Runs of a budget-paced scorer whose risk weight was cut to keep one signal or one share-key value within its share of the budget.",
         )
 
     def run_outcome(self, outcome: str, reason: str | None = None, amount: int = 1) -> None:

@@ -45,6 +45,17 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool the run's model was offered, as the trace declares it: its name and its parameters'
+    JSON Schema (None when the trace names the tool only). `source` is the attribute it was read
+    from. The schema is shared by every run that declared the same tools: never change it."""
+
+    name: str
+    parameters: Mapping[str, Any] | bool | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ContextItem:
     """One piece of what grounded a run's answer, and where it came from.
 
@@ -89,7 +100,9 @@ class AgentRun:
     spans returned and the tools' results, in that order, each with its source.
     A run whose agent handed the conversation on is one run with every agent's tool calls:
     `agent_name` is the agent it started with, `final_agent` the one that answered, `handoffs`
-    the transitions in order.
+    the transitions in order. `tool_definitions` are the tools its model was offered, one per name,
+    as its agent and model spans declare them (`gen_ai.tool.definitions`, OpenInference's
+    `llm.tools`): empty when the trace declares none.
     """
 
     trace_id: int
@@ -115,6 +128,7 @@ class AgentRun:
     context: tuple[ContextItem, ...] = ()
     handoffs: tuple[Handoff, ...] = ()
     final_agent: str | None = None
+    tool_definitions: tuple[ToolDefinition, ...] = ()
 
     @property
     def trace_id_hex(self) -> str:
@@ -184,7 +198,8 @@ class Score:
     Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
     the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
-    estimates weight the score by its inverse.
+    estimates weight the score by its inverse. `evaluator_version` says what made it: the digest
+    of its scorer's type, arguments, prompt version and judge model (`evaluator_version`).
 
     Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
     be written; and two are made per scorer and run (the scorer's, then the binding's with label
@@ -204,6 +219,7 @@ class Score:
     usage: JudgeUsage | None = None
     start_ns: int = 0
     sampling_probability: float | None = None
+    evaluator_version: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -219,4 +235,5 @@ def score_fields(score: Score) -> dict[str, Any]:
         "reason": score.reason,
         "skipped": score.skipped,
         "error": {"type": score.error.type, "message": score.error.message} if score.error else None,
+        "evaluator_version": score.evaluator_version,
     }

@@ -1,4 +1,5 @@
-"""Shared fixtures: real OpenTelemetry SDK providers with in-memory exporters."""
+"""Shared fixtures: real OpenTelemetry SDK providers with in-memory exporters, and the scripted
+judge server (`server`) that litellm reaches over HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.model import AgentRun
+from otel_scorers.scorers.judge import import_litellm
+
+from .judge_server import JudgeServer, judge_server
 
 
 class RunRecorder:
@@ -103,3 +107,16 @@ def telemetry() -> Iterator[Telemetry]:
     telemetry.tracer_provider.shutdown()
     telemetry.logger_provider.shutdown()
     telemetry.meter_provider.shutdown()
+
+
+@pytest.fixture(scope="session")
+def litellm_imported() -> None:
+    """litellm imported once up front (seconds), so that a test's timings measure the judge only."""
+    import_litellm()
+
+
+@pytest.fixture
+def server(litellm_imported: None) -> Iterator[JudgeServer]:
+    """The scripted judge server, empty of script; `make_judge(server)` is a judge at it."""
+    with judge_server() as running:
+        yield running

@@ -23,6 +23,8 @@ from typing import Any
 import tiktoken
 from aiohttp import web
 
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+
 # litellm ships the cl100k file; point tiktoken at it so nothing is downloaded.
 if "TIKTOKEN_CACHE_DIR" not in os.environ:
     import importlib.util
@@ -68,7 +70,39 @@ class Stall:
     then: Reply | None = None
 
 
-Step = Reply | Status | Stall
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect (307 unless told otherwise) to `location`."""
+
+    location: str
+    status: int = 307
+
+
+@dataclass(frozen=True)
+class Flood:
+    """A 200 whose body is a completion `size` bytes long (its content padded with spaces):
+    streamed in chunks with no declared length, or with `Content-Length` when `declared`."""
+
+    size: int
+    declared: bool = False
+
+
+@dataclass(frozen=True)
+class Body:
+    """A 200 whose body is `raw`, as it is (built before the test measures anything)."""
+
+    raw: bytes
+
+
+def completion_body(content: str) -> bytes:
+    """A chat completion's JSON carrying `content`, as a provider sends it."""
+    message = {"role": "assistant", "content": content}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    usage = {"prompt_tokens": 1, "completion_tokens": len(content) // 4}
+    return json.dumps({"object": "chat.completion", "choices": [choice], "usage": usage}).encode()
+
+
+Step = Reply | Status | Stall | Redirect | Flood | Body
 Responder = Callable[[dict[str, Any]], str]
 
 
@@ -146,12 +180,21 @@ class JudgeServer:
         if isinstance(step, Stall):
             await asyncio.sleep(step.seconds)
             step = step.then
+        if isinstance(step, Redirect):
+            return web.Response(status=step.status, headers={"Location": step.location})
+        if isinstance(step, Flood):
+            return await self._flood(request, step)
+        if isinstance(step, Body):
+            return await self._body(request, step.raw)
         if isinstance(step, Status):
             error = {"error": {"message": step.message, "type": "scripted", "code": step.status}}
             return web.json_response(error, status=step.status, headers=step.headers)
         content = step.content if isinstance(step, Reply) else self.responder(body)
         messages = body.get("messages", [])
-        usage_in, usage_out = prompt_tokens(messages), count_tokens(content)
+        # a reply of megabytes (a hostile judge's) is counted at 4 characters a token: counting
+        # it exactly would take the server seconds, which are not what such a test measures
+        usage_out = count_tokens(content) if len(content) < 1_000_000 else len(content) // 4
+        usage_in = prompt_tokens(messages)
         if body.get("stream"):
             return await self._stream(request, body, content, usage_in, usage_out)
         return web.json_response(
@@ -212,6 +255,39 @@ class JudgeServer:
         await response.write_eof()
         return response
 
+    async def _body(self, request: web.Request, raw: bytes) -> web.StreamResponse:
+        """`raw` in chunks, each written once the client has taken the one before (so that the
+        server holds no copy of it: a test may measure the memory that reading it takes)."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        view = memoryview(raw)
+        try:
+            for start in range(0, len(raw), 65536):
+                await response.write(view[start : start + 65536])
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading
+        return response
+
+    async def _flood(self, request: web.Request, step: Flood) -> web.StreamResponse:
+        head = b'{"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
+        padding = step.size - len(head) - len(tail)
+        if step.declared:
+            return web.Response(body=head + b" " * padding + tail, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(head)
+        chunk = b" " * 65536
+        try:
+            for _ in range(padding // len(chunk)):
+                await response.write(chunk)
+            await response.write(b" " * (padding % len(chunk)) + tail)
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading: what is tested
+        return response
+
     def start(self) -> JudgeServer:
         ready = threading.Event()
 
@@ -254,6 +330,31 @@ def judge_server(responder: Responder = _default_responder, latency_s: float = 0
         yield server
     finally:
         server.stop()
+
+
+#: The model the judge tests name (litellm prices it, and it takes response schemas).
+MODEL = "openai/gpt-4o-mini"
+#: The judge's deadline in tests: far beyond what a call on 127.0.0.1 takes on a loaded machine,
+#: so that no test fails for the machine's load; a test of deadlines sets its own.
+TIMEOUT_S = 30.0
+
+
+def judge_config(server: JudgeServer | str, **options: Any) -> JudgeConfig:
+    """A judge config at the test server (or URL): `MODEL`, a test key, `TIMEOUT_S`; `options`
+    override any of it."""
+    url = server if isinstance(server, str) else server.url
+    settings: dict[str, Any] = {
+        "model": MODEL,
+        "api_base": url,
+        "api_key": "test-key",
+        "timeout_s": TIMEOUT_S,
+    }
+    return JudgeConfig(**{**settings, **options})
+
+
+def make_judge(server: JudgeServer | str, **options: Any) -> Judge:
+    """A `Judge` of `judge_config(server, **options)`."""
+    return Judge(judge_config(server, **options))
 
 
 def refused_url() -> str:

@@ -18,9 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
+from otel_scorers.bounded_call import call_within
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.otlp.score_export import SHUTDOWN_FLUSH_SHARE
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.paced_sampling import PacedSampler
@@ -184,21 +187,46 @@ class TelemetryOut:
         self.emission = standard_emission(
             metrics, tracer_provider=self.tracer_provider, logger_provider=self.logger_provider
         )
+        #: Scores handed to the outputs: an evaluation span and an event each.
+        self.emitted = 0
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        self.emitted += len(scores)
         self.emission.emit(run, scores)
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        self.emitted += len(scores)
         self.emission.emit_conversation(conversation, scores)
 
-    def close(self) -> str:
-        self.tracer_provider.shutdown()
-        self.logger_provider.shutdown()
-        self.meter_provider.shutdown()
-        failed = self.spans.failed + self.logs.failed
+    def close(self, timeout_s: float = FLUSH_TIMEOUT_S) -> str:
+        """Send what is left and stop within `timeout_s` whatever the endpoint does (the SDK's
+        flush and retries keep no deadline: they run on threads given up at it, the exporters
+        closed after `SHUTDOWN_FLUSH_SHARE` of it); say what was sent and what was not."""
+        deadline = time.monotonic() + timeout_s
+        millis = int(timeout_s * 1000)
+
+        def flush() -> None:
+            self.tracer_provider.force_flush(millis)
+            self.logger_provider.force_flush(millis)
+            self.meter_provider.force_flush(millis)
+
+        call_within(flush, timeout_s * SHUTDOWN_FLUSH_SHARE, "backfill telemetry flush")
+
+        def stop() -> None:
+            self.spans.shutdown()  # ends a send in progress
+            self.logs.shutdown()
+            self.tracer_provider.shutdown()
+            self.logger_provider.shutdown()
+            self.meter_provider.shutdown(timeout_millis=max(1, int((deadline - time.monotonic()) * 1000)))
+
+        call_within(stop, deadline - time.monotonic(), "backfill telemetry shutdown")
+        unsent = max(0, self.emitted - self.spans.sent) + max(0, self.emitted - self.logs.sent)
         what = f"{counted(self.spans.sent, 'evaluation span')} and {counted(self.logs.sent, 'event')}"
-        if failed:
-            return f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; {counted(failed, 'batch', 'batches')} {'was' if failed == 1 else 'were'} refused"
+        if unsent:
+            return (
+                f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; "
+                f"{unsent} evaluation spans and events were not sent"
+            )
         return f"sent {what}, and the metrics, over OTLP ({self.protocol}) to {self.endpoint}"
 
 
@@ -211,6 +239,7 @@ class ExportTally:
         self.sent = 0
         self.failed = 0
         self.unsent = 0
+        self._closed = False
 
     def export(self, batch: Sequence[Any]) -> Any:
         result = self._exporter.export(batch)
@@ -222,7 +251,9 @@ class ExportTally:
         return result
 
     def shutdown(self) -> None:
-        self._exporter.shutdown()
+        if not self._closed:
+            self._closed = True
+            self._exporter.shutdown()
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return True

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
+from otel_scorers.cli.score_baseline import Comparison
 from otel_scorers.cli.score_summary import (
     MAX_NAME_CHARS,
     MAX_REASON_CHARS,
@@ -53,8 +55,8 @@ def _failures_text(tally: ScorerTally) -> str:
     return "\n".join(lines)
 
 
-def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
-    """The report as UTF-8 XML."""
+def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0, comparisons: Sequence[Comparison] = ()) -> bytes:
+    """The report as UTF-8 XML; with `comparisons`, a case per scorer compared with a baseline."""
     gates: dict[str, list[GateResult]] = {}
     for verdict in summary.gate_results():
         gates.setdefault(verdict.gate.scorer, []).append(verdict)
@@ -85,6 +87,8 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
             ET.SubElement(case, "skipped", message=f"all {counted(tally.skipped, tally.per)} skipped")
             counts["skipped"] += 1
         ET.SubElement(case, "system-out").text = _text(cut(_tally_text(tally), MAX_REASON_CHARS))
+    for comparison in comparisons:
+        _add_comparison(suite, comparison, counts)
     for key, value in counts.items():
         suite.set(key, str(value))
     root = ET.Element("testsuites", {key: str(value) for key, value in counts.items()}, name=SUITE)
@@ -95,5 +99,26 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0) -> bytes:
     return written + b"\n"
 
 
-def write_junit_xml(path: Path, summary: ScoreSummary, elapsed_s: float = 0.0) -> None:
-    path.write_bytes(junit_xml(summary, elapsed_s))
+def _add_comparison(suite: ET.Element, comparison: Comparison, counts: dict[str, int]) -> None:
+    """A scorer against the baseline: failed when it regressed, skipped when not compared."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"{SUITE}.baseline",
+        name=_text(f"{comparison.scorer} vs baseline"),
+        time="0",
+    )
+    counts["tests"] += 1
+    if comparison.failed:
+        ET.SubElement(case, "failure", type="regression", message=_text(comparison.text()))
+        counts["failures"] += 1
+    elif comparison.verdict == "not_compared":
+        ET.SubElement(case, "skipped", message=_text(comparison.note))
+        counts["skipped"] += 1
+    ET.SubElement(case, "system-out").text = _text(comparison.text())
+
+
+def write_junit_xml(
+    path: Path, summary: ScoreSummary, elapsed_s: float = 0.0, comparisons: Sequence[Comparison] = ()
+) -> None:
+    path.write_bytes(junit_xml(summary, elapsed_s, comparisons))

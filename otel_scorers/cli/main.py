@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import orjson
 
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
+from otel_scorers.cli.score_baseline import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, Comparison, ScorerSummary
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
 from otel_scorers.config import Config, load_config
 from otel_scorers.conventions import use_descriptions
@@ -24,6 +26,7 @@ from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
+from otel_scorers.selection.binding import Binding
 from otel_scorers.version import __version__
 
 
@@ -46,6 +49,17 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
             for call in run.tool_calls
         ],
         "missing": sorted(run.missing),
+        # The tools the model was offered (what tool_args_valid checks against), when declared.
+        **(
+            {
+                "tool_definitions": [
+                    {"name": tool.name, "parameters": tool.parameters, "source": tool.source}
+                    for tool in run.tool_definitions
+                ]
+            }
+            if run.tool_definitions
+            else {}
+        ),
         # What no capture setting would have recorded, said only when there is some.
         **({"unrecorded": sorted(run.unrecorded)} if run.unrecorded else {}),
         **(
@@ -116,10 +130,10 @@ def _explain(files: Sequence[Path], problems: list[InputProblem]) -> int:
     for explanation in explain_files(files, problems):
         traces += 1
         for line in explanation_lines(explanation):
-            print(line)
+            print(printable(line))  # span names and attributes, written for a person
     code = _report(problems)
     if not traces:
-        print("otel-scorers: no spans read", file=sys.stderr)
+        _say("otel-scorers: no spans read")
         return max(code, 1)
     return code
 
@@ -131,9 +145,27 @@ def _gate(text: str) -> Gate:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    value = _share(text)
+    if not 0.5 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be at least 0.5 and below 1, got {text}")
+    return value
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from otel_scorers.cli.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
     from otel_scorers.cli.junit import write_junit_xml
+    from otel_scorers.cli.score_baseline import read_summary
 
     config = load_config(args.config)
     use_descriptions(config.conventions)
@@ -159,6 +191,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"(its scorers: {', '.join([*names, *conversation_names])})"
         )
         return 2
+    baseline: dict[str, ScorerSummary] | None = None
+    if args.baseline is not None:
+        try:
+            baseline = read_summary(args.baseline)
+        except ValueError as exc:
+            _say(f"otel-scorers: {exc}")
+            return 2
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
@@ -220,9 +259,12 @@ def cmd_score(args: argparse.Namespace) -> int:
                     f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
                     f"and sampled out {tally.not_admitted['sampled_out']}"
                 )
+    comparisons = _baseline_gate(args, summary, bindings, baseline)
     if args.junit_xml is not None:
-        write_junit_xml(args.junit_xml, summary, elapsed)
+        write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
         _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    if any(comparison.failed for comparison in comparisons):
+        code = 1
     for name in summary.only_errors():
         _say(
             f"otel-scorers: {cut(name, MAX_NAME_CHARS)} measured nothing: {summary.tallies[name].failed_text}"
@@ -232,6 +274,36 @@ def cmd_score(args: argparse.Namespace) -> int:
     for verdict in failed:
         _say(f"otel-scorers: gate failed: {cut(verdict.gate.scorer, MAX_NAME_CHARS)} {verdict.measured}")
     return 1 if failed else code
+
+
+def _baseline_gate(
+    args: argparse.Namespace,
+    summary: ScoreSummary,
+    bindings: Sequence[Binding],
+    baseline: Mapping[str, ScorerSummary] | None,
+) -> list[Comparison]:
+    """`--summary-out` written and, with `--baseline`, each scorer compared and the comparisons
+    printed (`score_baseline`)."""
+    from otel_scorers.cli.score_baseline import (
+        compare,
+        comparison_table,
+        summaries,
+        summary_document,
+        write_summary,
+    )
+
+    current = summaries(summary, bindings)
+    if args.summary_out is not None:
+        write_summary(args.summary_out, summary_document(summary, current))
+        _say(f"otel-scorers: wrote the summary to {args.summary_out}")
+    if baseline is None:
+        return []
+    comparisons = compare(current, baseline, args.baseline_margin, args.confidence)
+    _say(f"otel-scorers: compared with {args.baseline}\n{comparison_table(comparisons)}")
+    for comparison in comparisons:
+        if comparison.failed:
+            _say(f"otel-scorers: regression: {comparison.scorer} {comparison.text()}")
+    return comparisons
 
 
 def _conversation_backfill(config: Config) -> ConversationBackfill | None:
@@ -366,6 +438,37 @@ def build_parser() -> argparse.ArgumentParser:
             "that are pass; skipped runs and errors count in neither, and a gated scorer with "
             "nothing to measure fails"
         ),
+    )
+    score.add_argument(
+        "--summary-out",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the summary per scorer (runs, mean, pass rate, evaluator version) as JSON to PATH, "
+        "the baseline of a later --baseline",
+    )
+    score.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="compare each scorer with a summary a previous run wrote (--summary-out): exit 1 when one is "
+        "worse by more than --baseline-margin and beyond noise at --confidence; scorers whose evaluator "
+        "version changed are reported, not compared",
+    )
+    score.add_argument(
+        "--baseline-margin",
+        type=_share,
+        default=DEFAULT_MARGIN,
+        metavar="M",
+        help="how much worse than the baseline a scorer may be before it can fail (default %(default)s)",
+    )
+    score.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=DEFAULT_CONFIDENCE,
+        metavar="C",
+        help="the confidence level of the intervals that tell a regression from noise (default %(default)s)",
     )
     score.add_argument(
         "--junit-xml",

@@ -107,6 +107,8 @@ class ScorerTally:
     labels: Counter[str] = field(default_factory=Counter)
     total: float = 0.0
     valued: int = 0
+    #: Sum of the squared values, for the variance a baseline comparison needs (`score_baseline`).
+    squares: float = 0.0
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
     #: Runs the binding did not score: `sampled_out`, `filtered`, `rate_limited`.
@@ -127,6 +129,7 @@ class ScorerTally:
                 self._keep(scored, score.reason or "fail")
         if score.value is not None:
             self.total += score.value
+            self.squares += score.value * score.value
             self.valued += 1
 
     def _keep(self, scored: Scored, reason: str) -> None:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
-from otel_scorers.model import ToolCall
+from otel_scorers.conventions.formats.tool_definitions import span_tool_definitions
+from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
@@ -207,6 +208,12 @@ class Convention(Protocol):
         call it has asked for tools that then ran, the run went on to a call it does not have:
         its answer is not recorded, rather than empty."""
         return False
+
+    def tool_definitions(self, span: SpanRecord) -> tuple[ToolDefinition, ...]:
+        """The tools an agent or model span declares its model was offered, each with its
+        parameters' schema when the span gives it; the keys every instrumentation writes are one
+        reading (`formats.tool_definitions`), which a convention renames as it names the calls."""
+        return span_tool_definitions(span.attributes)
 
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """What a span inside a run, playing no role of its own, says about the run when its run

@@ -18,7 +18,7 @@ from dataclasses import replace
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.genai import OPERATION
-from otel_scorers.model import ToolCall
+from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 SCOPE_PREFIX = "semantic_kernel."
@@ -47,6 +47,10 @@ class SemanticKernelConvention(Convention):
         if isinstance(arguments, Mapping) and arguments.get(_AGENT_ARGUMENT, "") is None:
             arguments = {key: value for key, value in arguments.items() if key != _AGENT_ARGUMENT}
         return replace(call, name=name, arguments=arguments)
+
+    def tool_definitions(self, span: SpanRecord) -> tuple[ToolDefinition, ...]:
+        """Declared by their plugin-qualified names, read as the calls are: by function name."""
+        return tuple(replace(tool, name=function_name(tool.name)) for tool in super().tool_definitions(span))
 
 
 def function_name(qualified: str) -> str:

@@ -3,8 +3,9 @@
 `identity` finds a run's conversation id in whatever convention carries one; a turn, the small
 record of a run a conversation keeps, and the conversation are `otel_scorers.conversation_turns`
 (beside the run model, which scorers read too); `stage` holds open conversations within bounds and decides
-when each has ended; `lane` scores the ended ones, off the caller's thread; `emission` writes
-their scores as telemetry; `turn_logs` carries turns between processes as OTLP log records.
+when each has ended; `lane` scores the ended ones on the loop that scores the runs, their scores
+through the pipeline's `Emission` (`emit_conversation`); `counts` tallies what became of them;
+`turn_logs` carries turns between processes as OTLP log records.
 """
 
 from otel_scorers.conversation_turns import Conversation, ToolSummary, Turn

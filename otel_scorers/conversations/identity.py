@@ -27,7 +27,6 @@ CONVERSATION_KEYS: tuple[tuple[str, str], ...] = (
 #: OpenInference over LangGraph keeps the run's metadata as one JSON object: its thread id.
 _METADATA = "metadata"
 _METADATA_KEYS = ("thread_id", "session_id", "conversation_id")
-_MAX_ID = 256
 
 
 def _as_id(value: Any) -> str | None:
@@ -35,7 +34,7 @@ def _as_id(value: Any) -> str | None:
         return None
     if isinstance(value, (str, int)):
         text = str(value).strip()
-        return text[:_MAX_ID] if text else None
+        return text or None  # bounded where it becomes a turn (`conversation_turns.turn_of`), and counted
     return None
 
 

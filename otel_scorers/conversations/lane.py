@@ -9,7 +9,9 @@ at most `max_concurrent` conversations at a time; ended conversations beyond `ma
 are dropped and counted. Where nothing scores runs in the process (a sidecar whose runs are
 scored in child processes), the lane has a runner of its own, used for its loop and timer only.
 At shutdown the conversations still open are scored (`at_shutdown="score"`) or dropped and
-counted (`"drop"`), within the timeout; what the timeout cuts off is counted too.
+counted (`"drop"`), within the timeout: they are handed to scoring as the lane makes room, so its
+bound drops nothing the timeout has time for, and what the timeout cuts off is counted once,
+whether it was waiting to be handed over, queued or being scored.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 
 logger = logging.getLogger("otel_scorers")
+#: How often a shutdown looks for room in a full lane (seconds): a conversation scores in ~0.5 ms.
+_FEED_WAIT_S = 0.002
 
 
 class _LoopOnly:
@@ -71,6 +75,7 @@ class ConversationLane:
         max_waiting: int = 4096,
     ) -> None:
         self.stage = stage
+        self._max_waiting = max_waiting
         self.bindings = tuple(bindings)
         self.counts = counts
         self._emission = emission
@@ -127,12 +132,16 @@ class ConversationLane:
                 return
             self._closed = True
         deadline = time.monotonic() + timeout_s
-        self.poll()
+        ended = self.stage.close_due()
         still_open = self.stage.close_all("shutdown")
         if self._at_shutdown == "score":
-            for conversation in still_open:
-                self._submit(conversation)
-        elif still_open:
+            ended.extend(still_open)
+            still_open = []
+        unsent = self._feed(ended, deadline)
+        if unsent:
+            self.counts.add("dropped_shutdown", unsent)
+            logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", unsent)
+        if still_open:
             self.counts.add("dropped_shutdown", len(still_open))
             logger.info(
                 "otel_scorers: %d open conversations dropped at shutdown (at_shutdown: drop)", len(still_open)
@@ -142,6 +151,8 @@ class ConversationLane:
                 left = self._pending
             self.counts.add("dropped_shutdown", left)
             logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", left)
+            # Cancelled now, they unwind (judge calls included) while the host winds down.
+            self._host.call_soon(self._cancel_all)
         if self._own_host:
             self._host.shutdown(max(0.0, deadline - time.monotonic()))
 
@@ -153,6 +164,21 @@ class ConversationLane:
                     return False
                 self._idle.wait(remaining)
         return True
+
+    def _feed(self, conversations: Sequence[Conversation], deadline: float) -> int:
+        """Hand `conversations` to scoring as the lane makes room, until `deadline`; how many
+        were not handed over."""
+        for index, conversation in enumerate(conversations):
+            while self._full():
+                if time.monotonic() >= deadline:
+                    return len(conversations) - index
+                time.sleep(_FEED_WAIT_S)
+            self._submit(conversation)
+        return 0
+
+    def _full(self) -> bool:
+        with self._idle:
+            return self._pending >= self._max_pending
 
     def _submit(self, conversation: Conversation) -> None:
         self.counts.add("closed", 1, conversation.ended_by)
@@ -178,6 +204,10 @@ class ConversationLane:
     def _tick(self) -> None:
         if not self._closed:
             self.poll()
+
+    def _cancel_all(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
 
     def _start(self, conversation: Conversation) -> None:
         if self._slots is None:

@@ -18,6 +18,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, higher_is_worse
 from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
+from otel_scorers.scorers.evaluator_version import evaluator_version
 from otel_scorers.scorers.protocol import Lane
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding
 from otel_scorers.selection.sampling import DEFAULT_RATE, TraceIdSampler
@@ -71,6 +72,10 @@ class ConversationBinding:
         """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
         return self.binding.label(value)
 
+    @property
+    def evaluator_version(self) -> str | None:
+        return self.binding.evaluator_version
+
     def admits(self, conversation: Conversation) -> bool:
         return self.sampler.sampled(conversation.id)
 
@@ -96,7 +101,12 @@ def bind_conversation(
     seat = _Seat(scorer, "judge" if scorer.uses_judge else "async")
     # The trace-id sampler at the same rate gives each score its inclusion probability.
     binding = Binding(
-        seat, name or scorer.name, TraceIdSampler(sampler.rate), threshold=threshold, timeout_s=timeout_s
+        seat,
+        name or scorer.name,
+        TraceIdSampler(sampler.rate),
+        threshold=threshold,
+        timeout_s=timeout_s,
+        evaluator_version=evaluator_version(scorer),
     )
     return ConversationBinding(scorer, sampler, binding)
 

@@ -6,8 +6,11 @@ conversation ends when it has been idle for `idle_timeout_s`, has been open `max
 had `max_turns` turns, or a turn matched the end predicate. Memory is bounded three ways: open
 conversations (`max_open`: the least recently active one is evicted), turns kept per conversation
 (`max_turns_kept`: the first and the latest are kept, the ones between dropped and counted in
-`Conversation.trimmed`) and bytes (`max_bytes`: least recently active evicted). Evictions are
-counted, never silent.
+`Conversation.trimmed`) and bytes (`max_bytes`: least recently active evicted). The bytes are all
+a conversation holds: its kept turns (their ids and text included), its id, and the span id of
+every turn it had, which it remembers to keep a resent turn once (`SPAN_ID_BYTES` each, kept until
+it ends, trimmed turns' too). Evictions are counted, never silent, and so are turns whose
+conversation id was cut to its bounded form (`id_cut`, `conversation_turns.MAX_CONVERSATION_ID`).
 
 The clock is injectable: time is the stage's (when a turn arrived), not the spans', so that
 turns replayed late or from another host do not end a conversation early.
@@ -31,8 +34,20 @@ Clock = Callable[[], float]
 AtShutdown = Literal["score", "drop"]
 #: What happened to a turn or a conversation, for `otel_scorers.conversations`.
 Outcome = Literal[
-    "sampled_out", "no_conversation", "duplicate_turn", "evicted", "trimmed_turn", "dropped_shutdown"
+    "sampled_out",
+    "no_conversation",
+    "duplicate_turn",
+    "evicted",
+    "trimmed_turn",
+    "dropped_shutdown",
+    "id_cut",
 ]
+#: What remembering one turn's span id costs, in bytes: a 64-bit int (36) and its share of the
+#: set's table, which `tracemalloc` shows at 30 to 70 more (the most just after the table grows).
+SPAN_ID_BYTES = 112
+#: What an open conversation costs besides its turns and its id: its record and its entries in
+#: the stage's two tables (bytes, measured as above).
+CONVERSATION_OVERHEAD_BYTES = 400
 
 
 def conversation_randomness(conversation_id: str) -> int:
@@ -137,6 +152,8 @@ class ConversationStage:
     def add(self, turn: Turn) -> None:
         """Keep a turn of a sampled conversation; a conversation it ends is closed at once and
         handed out by the next `close_due`."""
+        if turn.id_cut:
+            self._counted("id_cut", 1)
         if not self.sampler.sampled(turn.conversation_id):
             self._counted("sampled_out", 1)
             return
@@ -148,7 +165,8 @@ class ConversationStage:
             if conversation is None:
                 if len(self._open) >= limits.max_open:
                     self._evict_one()
-                conversation = _Open(now, now)
+                conversation = _Open(now, now, bytes=CONVERSATION_OVERHEAD_BYTES + len(key))
+                self._bytes += conversation.bytes
                 self._open[key] = conversation
                 self._by_start[key] = conversation
             elif turn.span_id in conversation.span_ids:  # a resent record (a collector's retry)
@@ -164,14 +182,14 @@ class ConversationStage:
                 turns.sort(key=lambda each: each.start_ns)
             else:
                 turns.append(turn)
-            size = turn.size
+            size = turn.size + SPAN_ID_BYTES
             conversation.bytes += size
             self._bytes += size
             if len(turns) > limits.max_turns_kept:
                 # The first turn says what the conversation was about, the latest where it went.
                 dropped = turns.pop(1)  # the oldest after the first
                 conversation.trimmed += 1
-                conversation.bytes -= dropped.size
+                conversation.bytes -= dropped.size  # its span id stays, to keep a resent turn once
                 self._bytes -= dropped.size
                 self._counted("trimmed_turn", 1)
             if turn.ends_conversation:

@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.conversation_turns import ToolSummary, Turn
+from otel_scorers.conversation_turns import ToolSummary, Turn, bounded_conversation_id
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
@@ -36,6 +36,8 @@ _END = "otel_scorers.turn.end_ns"
 _STATUS = "otel_scorers.turn.status"
 _ENDS = "otel_scorers.turn.ends_conversation"
 _TRUNCATED = "otel_scorers.turn.truncated"
+#: The sender cut the conversation id to its bounded form (counted where the turn is kept).
+_ID_CUT = "otel_scorers.turn.id_cut"
 _STATES = frozenset({"ok", "error", "incomplete", "result_error"})
 _STATUSES = frozenset({"ok", "error", "unset"})
 
@@ -58,6 +60,8 @@ def turn_attributes(turn: Turn) -> dict[str, Any]:
         attributes[_ENDS] = True
     if turn.truncated:
         attributes[_TRUNCATED] = True
+    if turn.id_cut:
+        attributes[_ID_CUT] = True
     return attributes
 
 
@@ -134,6 +138,7 @@ def turn_from_record(attributes: Mapping[str, Any], trace_id: bytes, span_id: by
     assert conversation_id is not None
     if not conversation_id:
         raise BadTurnRecord(f"{CONVERSATION_ID} is empty")
+    conversation_id, id_cut = bounded_conversation_id(conversation_id)  # a record's id, bounded as a run's
     return Turn(
         conversation_id=conversation_id,
         trace_id=int.from_bytes(trace_id, "big"),
@@ -147,6 +152,7 @@ def turn_from_record(attributes: Mapping[str, Any], trace_id: bytes, span_id: by
         status=status,
         ends_conversation=attributes.get(_ENDS) is True,
         truncated=attributes.get(_TRUNCATED) is True,
+        id_cut=id_cut or attributes.get(_ID_CUT) is True,
     )
 
 

@@ -12,15 +12,15 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.conversation_turns import Conversation
-from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, SCORE_LABEL
+from otel_scorers.conversation_turns import Conversation, bounded_conversation_id
+from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, EVALUATOR_VERSION, SCORE_LABEL
 from otel_scorers.model import AgentRun, Score
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 SCORE_VALUE = "gen_ai.evaluation.score.value"
 EXPLANATION = "gen_ai.evaluation.explanation"
 SKIPPED = "otel_scorers.skipped"
-SAMPLING_PROBABILITY = "otel_scorers.selection.sampling.probability"
+SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
@@ -53,6 +53,8 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
         attributes[SKIPPED] = score.skipped
     if score.sampling_probability is not None:
         attributes[SAMPLING_PROBABILITY] = score.sampling_probability
+    if score.evaluator_version is not None:
+        attributes[EVALUATOR_VERSION] = score.evaluator_version
     if run.agent_name:
         attributes[AGENT_NAME] = run.agent_name
     usage = score.usage
@@ -101,7 +103,7 @@ def conversation_attributes(conversation: Conversation, score: Score) -> dict[st
     last run) and what identifies the conversation. Never metric attributes: every conversation
     would be a new series."""
     attributes = evaluation_attributes(conversation_run(conversation), score)
-    attributes[CONVERSATION_ID] = conversation.id
+    attributes[CONVERSATION_ID] = bounded_conversation_id(conversation.id)[0]  # however it was made
     attributes[CONVERSATION_TURNS] = conversation.turn_count
     attributes[ENDED_BY] = conversation.ended_by
     if conversation.trimmed:

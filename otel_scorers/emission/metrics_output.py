@@ -19,6 +19,7 @@ from otel_scorers.metrics import (
     AGENT_NAME,
     DURATION_BUCKETS,
     EVALUATION_NAME,
+    EVALUATOR_VERSION,
     SCORE_BUCKETS,
     SCORE_LABEL,
     HistogramBatch,
@@ -72,7 +73,7 @@ class MetricsOutput:
                 and score.value is not None
             ):
                 # A scored result, the common case: its attribute sets made once per verdict.
-                parts = self._parts(score.scorer, score.label, agent_name)
+                parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
                 entries.append(
                     HistogramBatch.entry(
                         metrics.scorer_duration,
@@ -118,13 +119,15 @@ class MetricsOutput:
                 continue
             metrics.evaluation_outcome(score.scorer, "scored")
             if score.value is not None:
-                metric_attributes = _score_metric_attributes(score.scorer, score.label, agent_name)
+                metric_attributes = _score_metric_attributes(
+                    score.scorer, score.label, agent_name, score.evaluator_version
+                )
                 entries.append(
                     HistogramBatch.entry(
                         metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
                     )
                 )
-            key = (score.scorer, score.label, agent_name)
+            key = (score.scorer, score.label, agent_name, score.evaluator_version)
             results[key] = results.get(key, 0) + 1
             if score.value is not None:
                 sums[key] = sums.get(key, 0.0) + score.value
@@ -141,14 +144,16 @@ class MetricsOutput:
             self._runs_in_batch = 0
             self._histograms.record()
 
-    def _parts(self, scorer: str, label: str | None, agent_name: str | None) -> _MetricParts:
-        key = (scorer, label, agent_name)
+    def _parts(
+        self, scorer: str, label: str | None, agent_name: str | None, version: str | None
+    ) -> _MetricParts:
+        key = (scorer, label, agent_name, version)
         parts = self._parts_by_verdict.get(key)
         if parts is None:
             if len(self._parts_by_verdict) >= _MAX_VERDICTS:
                 self._parts_by_verdict.clear()
             duration_attributes = {EVALUATION_NAME: scorer}
-            score_attributes = _score_metric_attributes(scorer, label, agent_name)
+            score_attributes = _score_metric_attributes(scorer, label, agent_name, version)
             parts = self._parts_by_verdict[key] = _MetricParts(
                 duration_attributes,
                 HistogramBatch.group(self._metrics.scorer_duration, duration_attributes),
@@ -188,10 +193,14 @@ class _MetricParts:
     result: tuple[Any, ...]
 
 
-def _score_metric_attributes(scorer: str, label: str | None, agent_name: str | None) -> dict[str, Any]:
+def _score_metric_attributes(
+    scorer: str, label: str | None, agent_name: str | None, version: str | None
+) -> dict[str, Any]:
     attributes = {EVALUATION_NAME: scorer}
     if agent_name:
         attributes[AGENT_NAME] = agent_name
     if label is not None:
         attributes[SCORE_LABEL] = label
+    if version is not None:
+        attributes[EVALUATOR_VERSION] = version
     return attributes

@@ -104,6 +104,7 @@ class OtlpOutput:
             score.usage,
             run.agent_name,
             score.sampling_probability,
+            score.evaluator_version,
         )
         try:
             parts = self._written.get(key)

@@ -231,12 +231,13 @@ class ScoringSpanProcessor(SpanProcessor):
         config = source if isinstance(source, Config) else load_config(source)
         options = config.processor_options()
         options.update(kwargs)
-        if config.conversations is not None:
-            options.setdefault("conversations", config.conversation_settings())
+        bindings, conversations = config.scoring()  # one judge for runs and conversations
+        if conversations is not None:
+            options.setdefault("conversations", conversations)
         if config.outputs is not None:
             options.setdefault("outputs", config.outputs)
         options.setdefault("conventions", config.conventions)
-        return cls(config.bindings(), **options)
+        return cls(bindings, **options)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
@@ -302,9 +303,18 @@ class ScoringSpanProcessor(SpanProcessor):
             return
         self._shut_down = True
         self.assembler.complete_waiting()
+        deadline = time.monotonic() + timeout_s
         self._built.shutdown(timeout_s)
         if self._export is not None:
-            self._export.shutdown()
+            self._export.shutdown(max(0.0, deadline - time.monotonic()))
+            spans, events = self._export.unsent()
+            if spans or events:
+                logger.warning(
+                    "otel_scorers: could not send %d evaluation spans and %d events to %s by the shutdown deadline",
+                    spans,
+                    events,
+                    self._export.endpoint or "the OTLP endpoint",
+                )
         if self._held is not None:
             self._held.release_all()
         if self._downstream is not None:

@@ -13,6 +13,7 @@ would serialise a message, by one that sends the written bytes).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
@@ -22,11 +23,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanContext, TraceFlags
 
+from otel_scorers.bounded_call import call_within
 from otel_scorers.otlp.encode import export_request, resource_message, scope_message
 from otel_scorers.otlp.endpoint import PROTOCOLS, OtlpProtocol, environment_endpoint, environment_protocol
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
+#: Of a shutdown's time, what its flush may take: the rest closes the exporters (ending a send in
+#: progress) and stops the batch processor, which then takes a few milliseconds.
+SHUTDOWN_FLUSH_SHARE = 0.8
 #: The batch processor queues only sampled spans; what it queues here always is.
 _SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
@@ -158,6 +163,9 @@ class _RequestExporter(SpanExporter):
         #: Evaluation spans and events the exporters gave up on (or got once closed).
         self.unsent_spans = 0
         self.unsent_logs = 0
+        #: Evaluation spans and events sent.
+        self.sent_spans = 0
+        self.sent_logs = 0
         self._closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -171,12 +179,16 @@ class _RequestExporter(SpanExporter):
         ok = True
         if written_spans:
             body = export_request(self._resource, self._schema_url, self._scope, written_spans)
-            if not self._spans(_Request(body, len(written_spans))):
+            if self._spans(_Request(body, len(written_spans))):
+                self.sent_spans += len(written_spans)
+            else:
                 self.unsent_spans += len(written_spans)
                 ok = False
         if written_logs:
             body = export_request(self._resource, self._schema_url, self._scope, written_logs)
-            if not self._logs(_Request(body, len(written_logs))):
+            if self._logs(_Request(body, len(written_logs))):
+                self.sent_logs += len(written_logs)
+            else:
                 self.unsent_logs += len(written_logs)
                 ok = False
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
@@ -235,6 +247,10 @@ class OtlpScoreExport:
         self._max_export_batch_size = max_export_batch_size
         self._processor: BatchSpanProcessor | None = None
         self._exporter: _RequestExporter | None = None
+        #: Evaluation spans and events handed to the batch processor (what it drops when full too).
+        self._submitted_spans = 0
+        self._submitted_logs = 0
+        self._stopped = False
 
     def start(self, resource: Resource | None = None) -> None:
         """Build the exporters and the batch processor (once); `resource` unless one was given."""
@@ -259,6 +275,8 @@ class OtlpScoreExport:
         if self._processor is None:
             self.start()
         assert self._processor is not None
+        self._submitted_spans += len(item.spans)
+        self._submitted_logs += len(item.logs)
         self._processor.on_end(cast(ReadableSpan, item))
 
     def backlog(self) -> float:
@@ -275,13 +293,39 @@ class OtlpScoreExport:
             self._exporter.shutdown()
 
     def unsent(self) -> tuple[int, int]:
-        """Evaluation spans and events that could not be sent so far."""
+        """Evaluation spans and events submitted and not sent: after a shutdown, every one that
+        never went out (given up on, dropped from a full queue, or still queued at the deadline)."""
         exporter = self._exporter
-        return (exporter.unsent_spans, exporter.unsent_logs) if exporter is not None else (0, 0)
+        if exporter is None:
+            return (0, 0)
+        return (
+            max(self._submitted_spans - exporter.sent_spans, exporter.unsent_spans),
+            max(self._submitted_logs - exporter.sent_logs, exporter.unsent_logs),
+        )
 
-    def shutdown(self) -> None:
-        if self._processor is not None:
-            self._processor.shutdown()  # type: ignore[no-untyped-call]
+    def shutdown(self, timeout_s: float = 30.0) -> bool:
+        """Send what is queued and stop, within `timeout_s` whatever the endpoint does; whether
+        everything queued was sent. The SDK's flush and its exporters' retries keep no deadline
+        (an endpoint that accepts and never answers holds each attempt for the exporter's
+        timeout), so they run on threads given up at the deadline: the flush for
+        `SHUTDOWN_FLUSH_SHARE` of it, then the exporters are closed, which ends a send in
+        progress, and the batch processor stops. `unsent()` counts what did not go out."""
+        processor = self._processor
+        if processor is None or self._stopped:
+            return True
+        self._stopped = True
+        deadline = time.monotonic() + timeout_s
+        millis = int(timeout_s * 1000)
+        flushed = call_within(
+            lambda: processor.force_flush(millis), timeout_s * SHUTDOWN_FLUSH_SHARE, "score export flush"
+        )
+
+        def stop() -> None:
+            self.close_exporters()
+            processor.shutdown()  # type: ignore[no-untyped-call]
+
+        stopped = call_within(stop, deadline - time.monotonic(), "score export shutdown")
+        return flushed and stopped and self.unsent() == (0, 0)
 
 
 def chosen_export(export: OtlpScoreExport | bool | None) -> OtlpScoreExport | None:

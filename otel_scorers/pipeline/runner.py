@@ -57,7 +57,8 @@ class Work(Protocol[T_contra]):
         ...
 
     def abandoned(self, count: int) -> None:
-        """A shutdown timed out with `count` items not done."""
+        """A shutdown timed out with `count` items begun and not done (each item still queued is
+        told by `dropped` instead: every item is counted once)."""
 
 
 @runtime_checkable
@@ -207,7 +208,9 @@ class Runner(Generic[T]):
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None:
             if not finished:
-                self._work.abandoned(len(self._queue) + len(self._tasks) + self._work.in_flight())
+                with self._idle:  # begun and not done: in a task, handed on, or waiting for a slot
+                    begun = self._pending - len(self._queue)
+                self._work.abandoned(begun)
                 for item in list(self._queue):
                     self._work.dropped(item, "shutdown")
                 self._queue.clear()

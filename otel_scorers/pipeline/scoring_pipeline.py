@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import replace
 from typing import Protocol
 
 from otel_scorers.emission import Emission
@@ -24,13 +23,11 @@ from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.protocol import FunctionScorer
 from otel_scorers.selection.binding import Binding
-from otel_scorers.selection.paced_sampling import Decision
+from otel_scorers.selection.paced_sampling import Decided
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 ScoredRun = tuple[AgentRun, list[Score]]
-#: A binding that admitted a run, with its pacing's decision (paced bindings only).
-Admitted = tuple[Binding, Decision | None]
 #: Runs at most in the judge lane (waiting for a judge or being judged) before judge work is dropped.
 DEFAULT_MAX_JUDGE_RUNS = 256
 #: How long after its last run the pipeline records the histogram measurements it held back.
@@ -109,6 +106,13 @@ class ScoringPipeline:
         }
         if threads:
             metrics.observe_overdue_calls(lambda: {name: each.overdue for name, each in threads.items()})
+        paced = {binding.name: binding.paced for binding in self.bindings if binding.paced is not None}
+        if paced:
+            metrics.observe_capped(
+                lambda: {
+                    (name, cap): n for name, each in paced.items() for cap, n in each.caps.capped.items()
+                }
+            )
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
@@ -206,12 +210,12 @@ class ScoringPipeline:
         """The run's judge work as a task in the judge lane; None when there is none, or when the
         lane is full (then dropped and counted). `checks`, the run's quick scores, weigh in on
         the decisions of budget-paced bindings."""
-        admitted = decide_all(self._judged, run, self._metrics.evaluation_outcome, checks)
-        if not admitted:
+        admitted = Decided.of(self._judged, run, self._metrics.evaluation_outcome, checks)
+        if not admitted.bindings:
             return None
         if self._judge_runs >= self._max_judge_runs:
-            release(admitted)
-            for binding, _ in admitted:
+            admitted.release()
+            for binding in admitted.bindings:
                 self._metrics.evaluation_outcome(binding.name, "judge_lane_full")
             throttled.warning(
                 "judge_lane_full",
@@ -227,7 +231,7 @@ class ScoringPipeline:
     def _left_judge_lane(self, _: asyncio.Task[list[Score]]) -> None:
         self._judge_runs -= 1
 
-    async def _judge(self, run: AgentRun, admitted: Sequence[Admitted]) -> list[Score]:
+    async def _judge(self, run: AgentRun, admitted: Decided[Binding]) -> list[Score]:
         scores = await evaluate_decided(admitted, run)
         self._emission.emit(run, scores)
         return scores
@@ -285,10 +289,9 @@ async def score_run(
     first = [binding for binding in bindings if binding.paced is None]
     if len(first) == len(bindings):  # the usual case: no pacing to decide or settle
         return await evaluate_all(admit_all(bindings, run, not_admitted), run)
-    scores = await evaluate_decided(decide_all(first, run, not_admitted), run)
-    if len(first) < len(bindings):
-        paced = [binding for binding in bindings if binding.paced is not None]
-        scores.extend(await evaluate_decided(decide_all(paced, run, not_admitted, scores), run))
+    scores = await evaluate_all(admit_all(first, run, not_admitted), run)
+    paced = [binding for binding in bindings if binding.paced is not None]
+    scores.extend(await evaluate_decided(Decided.of(paced, run, not_admitted, scores), run))
     return scores
 
 
@@ -314,7 +317,7 @@ def admit_all(
     bindings: Sequence[Binding], run: AgentRun, not_admitted: Callable[[str, str], None] | None = None
 ) -> list[Binding]:
     """The bindings that admit the run (a budget-paced binding's probability and spend need
-    `decide_all`: quick checks, which this is for, are never paced)."""
+    `Decided`: quick checks, which this is for, are never paced)."""
     admitted: list[Binding] = []
     for binding in bindings:
         admission = binding.admit(run)
@@ -325,55 +328,15 @@ def admit_all(
     return admitted
 
 
-def decide_all(
-    bindings: Sequence[Binding],
-    run: AgentRun,
-    not_admitted: Callable[[str, str], None] | None = None,
-    checks: Sequence[Score] = (),
-) -> list[Admitted]:
-    """`admit_all` with the pacing's decisions, which `evaluate_decided` (or `release`) settles.
-    `checks`: the run's quick scores, the risk signals of paced bindings."""
-    admitted: list[Admitted] = []
-    for binding in bindings:
-        admission, decision = binding.decide(run, checks)
-        if admission == "admitted":
-            admitted.append((binding, decision))
-            continue
-        if decision is not None and binding.paced is not None:
-            binding.paced.settle(decision, None)
-        if not_admitted is not None:
-            not_admitted(binding.name, admission)
-    return admitted
-
-
-def release(admitted: Sequence[Admitted]) -> None:
-    """Admitted runs that will not be scored after all: their pacing gives back what it set aside."""
-    for binding, decision in admitted:
-        if decision is not None and binding.paced is not None:
-            binding.paced.settle(decision, None)
-
-
-async def evaluate_decided(admitted: Sequence[Admitted], run: AgentRun) -> list[Score]:
-    """`evaluate_all`; a paced binding's score carries its inclusion probability, and its cost
-    goes back to its pacing."""
+async def evaluate_decided(admitted: Decided[Binding], run: AgentRun) -> list[Score]:
+    """`evaluate_all` over the bindings that admitted the run; their pacing decisions are settled
+    with the scores (`Decided.settle`), or given back when scoring fails."""
     try:
-        scores = await evaluate_all([binding for binding, _ in admitted], run)
+        scores = await evaluate_all(admitted.bindings, run)
     except BaseException:
-        release(admitted)
+        admitted.release()
         raise
-    paced = {binding.name: (binding, decision) for binding, decision in admitted if decision is not None}
-    if not paced:
-        return scores
-    for index, score in enumerate(scores):
-        found = paced.pop(score.scorer, None)
-        if found is None:
-            continue
-        binding, decision = found
-        if binding.paced is not None:
-            binding.paced.settle(decision, score)
-        scores[index] = replace(score, sampling_probability=decision.probability)
-    release([found for found in paced.values()])  # no score came back for these
-    return scores
+    return admitted.settle(scores)
 
 
 async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:

@@ -3,6 +3,8 @@
 Run assembly asks it which run a span belongs to and whether a model span sits inside another
 model span; the sidecar, which spans lie under a run at all. Every span walked is remembered
 with its answer, so the spans of a trace are walked about once in all, whatever their order.
+Parent ids that loop (a span its own ancestor: bad input, or a sender's attack) end the walk at
+the first span seen twice, so a cycle costs one step per span like any other chain.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TypeVar
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-#: A longer chain of parents is a cycle of bad parent ids: the walk stops there.
+#: Longest chain of parents walked: a trace nested deeper is not one an agent makes.
 MAX_DEPTH = 10_000
 
 
@@ -37,6 +39,8 @@ def nearest_marked(
             found = marks[current]
             break
         path.append(current)
+        # Seen on this walk until the answer is known: a cycle back to it finds no mark.
+        cache[current] = None
         if len(path) > MAX_DEPTH:
             break
         current = parents.get(current)

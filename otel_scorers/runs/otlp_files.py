@@ -1,15 +1,20 @@
 """OTLP/JSON trace files: one `ExportTraceServiceRequest` per file, or one per line (the
-Collector's file exporter), optionally gzipped. Bad lines are reported and skipped; JSON that
+Collector's file exporter), optionally gzipped. Files are read as a stream: a line at a time
+(at most `MAX_LINE_BYTES`), gzip inflated as it is read, and each trace let go once its runs are
+built, so memory does not grow with a file's size. Bad lines are reported and skipped; JSON that
 is not an OTLP trace request (Jaeger's or Zipkin's export, OTLP logs or metrics) is reported as
-what it looks like, with what was expected. `write_traces` writes SDK spans in the same format."""
+what it looks like, with what was expected; a file that is not JSON at all (binary, a protobuf
+export) is one problem, not one per line. `write_traces` writes SDK spans in the same format."""
 
 from __future__ import annotations
 
 import base64
 import gzip
-from collections import defaultdict
+import io
+import zlib
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,8 @@ class Reading:
     spans: int = 0
     traces: int = 0
     runs: int = 0
+    #: Spans read after their trace's runs were built (`TRACE_IDLE_SPANS` or more spans later).
+    late_spans: int = 0
 
     def nothing_read(self, paths: Iterable[Path]) -> str | None:
         """Why the files gave nothing to work on, or None when they held runs."""
@@ -56,13 +63,6 @@ class Reading:
                 "run (what marks one, per instrumentation: docs/conventions.md)"
             )
         return None
-
-
-def _read(path: Path) -> bytes:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data
 
 
 def not_otlp_traces(document: Any) -> str | None:
@@ -100,39 +100,176 @@ def _unwrapped(document: Any) -> Any:
     return document
 
 
-def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]:
+#: Longest line read (bytes), and longest file read as one JSON document: what one line costs in
+#: memory while it is parsed, whatever the file's size. An OTLP receiver takes requests of 4 MiB
+#: by default (gRPC's limit), and the Collector's file exporter writes one batch of them a line:
+#: 32 MiB holds eight. A longer line is refused, and the rest of its file is not read.
+MAX_LINE_BYTES = 32 * 1024 * 1024
+#: Problems reported per file: after this many, the rest of the file is not read (a text file that
+#: is not JSON would otherwise be a problem a line).
+MAX_PROBLEMS_PER_FILE = 20
+#: A trace that got no span in this many spans read is taken as complete (by file position, as
+#: files carry no arrival times): its runs are built and its spans let go.
+TRACE_IDLE_SPANS = 50_000
+#: Most spans held at once waiting for their traces to complete; beyond, the least recently
+#: added-to traces are built as they are. Memory stays bounded whatever the files' size.
+MAX_BUFFERED_SPANS = 200_000
+#: Traces whose runs were built, remembered (the most recent) to count a span that comes later.
+_RELEASED_KEPT = 65_536
+_PEEK_BYTES = 4096
+
+
+class _TooLong(Exception):
+    pass
+
+
+_Stream = io.BufferedReader | gzip.GzipFile
+
+
+def _open(path: Path) -> _Stream:
+    """The file's bytes, inflated as they are read when it is gzipped (never inflated whole)."""
+    raw = path.open("rb")
+    if raw.peek(2)[:2] != b"\x1f\x8b":
+        return raw
+    raw.close()
+    return gzip.GzipFile(path, "rb")  # closes the file it opened
+
+
+def _line(stream: _Stream) -> bytes:
+    line = stream.readline(MAX_LINE_BYTES + 1)
+    if len(line) > MAX_LINE_BYTES:
+        raise _TooLong
+    return line
+
+
+def _binary(head: bytes) -> bool:
+    """Bytes that no JSON text holds: a NUL, or what is not UTF-8 (a protobuf file, random data)."""
+    if b"\x00" in head:
+        return True
     try:
-        data = _read(path)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        problems.append(InputProblem(str(path), f"cannot read: {exc}"))
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # not a character cut at the end of the peek
+    return False
+
+
+def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any]]:
+    """The JSON documents of a file, one per line or the whole file as one, as they are read."""
+    if _binary(stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]):
+        problems.append(InputProblem(str(path), f"binary data, not JSON; {EXPECTED}"))
         return
-    documents: Iterable[tuple[str, Any]]
+    number, first = 0, b""
+    while not first.strip():
+        first = _line(stream)
+        number += 1
+        if not first:
+            return
+    ahead: list[bytes] = []  # whole lines read ahead, last first
+    carry = b""  # the start of a line read ahead
     try:
-        documents = [(str(path), orjson.loads(data))]
-    except orjson.JSONDecodeError:
-        documents = [
-            (f"{path}:{number}", line)
-            for number, line in enumerate(data.splitlines(), start=1)
-            if line.strip()
-        ]
-    for where, document in documents:
+        document = orjson.loads(first)
+    except orjson.JSONDecodeError as line_error:
+        # Not JSON Lines: the file may be one document over several lines (pretty-printed).
+        whole = first + stream.read(MAX_LINE_BYTES + 1 - len(first))
+        if len(whole) <= MAX_LINE_BYTES:
+            try:
+                yield str(path), orjson.loads(whole)
+                return
+            except orjson.JSONDecodeError:
+                pass
+        problems.append(InputProblem(f"{path}:{number}", f"not JSON: {line_error}; {EXPECTED}"))
+        # JSON Lines after all, with a bad first line: the lines read ahead come first.
+        ahead = whole[len(first) :].split(b"\n")
+        carry = ahead.pop()
+        ahead.reverse()
+    else:
+        second = _line(stream)
+        if not second:
+            yield str(path), document  # a file of one document is named as the file
+            return
+        yield f"{path}:{number}", document
+        ahead = [second]
+    while True:
+        if len(problems) >= MAX_PROBLEMS_PER_FILE:
+            problems.append(
+                InputProblem(str(path), f"{MAX_PROBLEMS_PER_FILE} problems: the rest of the file is not read")
+            )
+            return
+        number += 1
+        if ahead:
+            line = ahead.pop()
+        else:
+            line = _line(stream)
+            if carry:
+                line, carry = carry + line, b""
+                if len(line) > MAX_LINE_BYTES:
+                    raise _TooLong
+            if not line:
+                return
+        if not line.strip():
+            continue
         try:
-            if isinstance(document, bytes):
-                document = orjson.loads(document)
+            yield f"{path}:{number}", orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            problems.append(InputProblem(where, f"not JSON: {exc}"))
-            continue
-        document = _unwrapped(document)
-        problem = not_otlp_traces(document)
-        if problem is not None:
-            problems.append(InputProblem(where, problem))
-            continue
-        try:
-            request = parse_json_request(document)
-        except OtlpDecodeError as exc:
-            problems.append(InputProblem(where, str(exc)))
-            continue
-        yield from span_records(request)
+            problems.append(InputProblem(f"{path}:{number}", f"not JSON: {exc}"))
+
+
+def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]:
+    """The spans of one file, a line at a time; what is wrong with it goes to `problems`. After
+    `MAX_PROBLEMS_PER_FILE` problems the rest of the file is not read (random text would
+    otherwise be a problem a line)."""
+    found: list[InputProblem] = []
+    try:
+        with _open(path) as stream:
+            for where, document in _documents(path, stream, found):
+                document = _unwrapped(document)
+                problem = not_otlp_traces(document)
+                if problem is not None:
+                    found.append(InputProblem(where, problem))
+                    continue
+                try:
+                    request = parse_json_request(document)
+                except OtlpDecodeError as exc:
+                    found.append(InputProblem(where, str(exc)))
+                    continue
+                yield from span_records(request)
+    except _TooLong:
+        found.append(
+            InputProblem(
+                str(path),
+                f"a line is longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES): refused, "
+                "and the rest of the file is not read",
+            )
+        )
+    except (OSError, EOFError, zlib.error) as exc:
+        found.append(InputProblem(str(path), f"cannot read: {exc}"))
+    problems.extend(found)
+
+
+@dataclass(slots=True)
+class _Trace:
+    """The spans of one trace read so far, and whether its tree has closed: a root seen, and the
+    parent of every span among its spans."""
+
+    last_seen: int
+    spans: list[SpanRecord] = field(default_factory=list)
+    ids: set[int] = field(default_factory=set)
+    awaited: set[int] = field(default_factory=set)
+    rooted: bool = False
+
+    def add(self, span: SpanRecord) -> None:
+        self.spans.append(span)
+        self.ids.add(span.span_id)
+        self.awaited.discard(span.span_id)
+        parent = span.parent_span_id
+        if parent is None:
+            self.rooted = True
+        elif parent not in self.ids:
+            self.awaited.add(parent)
+
+    @property
+    def complete(self) -> bool:
+        return self.rooted and not self.awaited
 
 
 def runs_from_files(
@@ -141,21 +278,67 @@ def runs_from_files(
     progress: Callable[[str], None] | None = None,
     reading: Reading | None = None,
 ) -> Iterator[AgentRun]:
-    """Every run in the files, trace by trace (spans of one trace may span several files);
-    `reading` counts what was read."""
+    """Every run in the files, trace by trace, as the files are read: a trace's runs are built
+    once its tree has closed (a root, and every span's parent) or it got no span in
+    `TRACE_IDLE_SPANS` spans read, and its spans are let go then. Spans of one trace may span
+    several files. `reading` counts what was read."""
     reading = reading if reading is not None else Reading()
-    traces: dict[int, list[SpanRecord]] = defaultdict(list)
-    for path in paths:
-        for span in read_spans(path, problems):
-            traces[span.trace_id].append(span)
-            reading.spans += 1
-            if progress is not None and reading.spans % 100_000 == 0:
-                progress(f"read {counted(reading.spans, 'span')} in {counted(len(traces), 'trace')}")
-    reading.traces = len(traces)
-    for spans in traces.values():
-        for run in build_runs(spans):
+    #: Least recently added-to first.
+    open_traces: OrderedDict[int, _Trace] = OrderedDict()
+    closed: list[int] = []
+    buffered = 0
+
+    released: OrderedDict[int, None] = OrderedDict()
+
+    def release(trace_id: int) -> Iterator[AgentRun]:
+        nonlocal buffered
+        trace = open_traces.pop(trace_id)
+        buffered -= len(trace.spans)
+        released[trace_id] = None
+        if len(released) > _RELEASED_KEPT:
+            released.popitem(last=False)
+        for run in build_runs(trace.spans):
             reading.runs += 1
             yield run
+
+    for path in paths:
+        for span in read_spans(path, problems):
+            reading.spans += 1
+            position = reading.spans
+            trace = open_traces.get(span.trace_id)
+            if trace is None:
+                trace = open_traces[span.trace_id] = _Trace(position)
+                if span.trace_id in released:
+                    reading.late_spans += 1  # built again with what comes of it now
+                else:
+                    reading.traces += 1
+            else:
+                open_traces.move_to_end(span.trace_id)
+                trace.last_seen = position
+            trace.add(span)
+            buffered += 1
+            if trace.complete:
+                closed.append(span.trace_id)
+            if progress is not None and position % 100_000 == 0:
+                progress(f"read {counted(position, 'span')} in {counted(reading.traces, 'trace')}")
+            if position % 1024 == 0 or buffered > MAX_BUFFERED_SPANS:
+                # Complete traces wait a little for spans written after their root (a late batch).
+                for trace_id in closed:
+                    if trace_id in open_traces and open_traces[trace_id].complete:
+                        yield from release(trace_id)
+                closed.clear()
+                while open_traces and (
+                    buffered > MAX_BUFFERED_SPANS
+                    or next(iter(open_traces.values())).last_seen <= position - TRACE_IDLE_SPANS
+                ):
+                    yield from release(next(iter(open_traces)))
+    while open_traces:
+        yield from release(next(iter(open_traces)))
+    if reading.late_spans and progress is not None:
+        progress(
+            f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
+            "trace, whose runs were already built: their runs were built from them alone"
+        )
 
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})

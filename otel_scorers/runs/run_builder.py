@@ -23,6 +23,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     framework_tool,
 )
+from otel_scorers.conventions.formats import tool_definitions
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -166,9 +167,11 @@ def _absorb_turns(
         return
     for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
         current = parts.span.parent_span_id
+        walked = {span_id}  # parent ids that loop end the walk at the first span seen twice
         for _ in range(MAX_DEPTH):
-            if current is None or roles.get(current, (None, None))[1] == "tool":
+            if current is None or current in walked or roles.get(current, (None, None))[1] == "tool":
                 break
+            walked.add(current)
             if current in runs:
                 outer = runs[current]
                 if current in conversations:
@@ -382,6 +385,12 @@ def _build(parts: _RunParts) -> AgentRun:
         context=context,
         handoffs=tuple(parts.handoffs),
         final_agent=_agent_name(final) if final is not None else parts.final_name,
+        tool_definitions=tool_definitions.merge(
+            [
+                parts.convention.tool_definitions(run_span),
+                *(convention.tool_definitions(span) for convention, span in parts.models),
+            ]
+        ),
     )
 
 

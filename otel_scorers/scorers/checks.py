@@ -1,4 +1,5 @@
-"""The eleven quick checks: zero-LLM scorers with the semantics of Mastra's Quick Checks.
+"""The quick checks: zero-LLM scorers, eleven with the semantics of Mastra's Quick Checks, and the
+checks of structure (`tool_args_valid`, `json_valid`, `json_schema`, `trajectory`).
 
 Each factory takes the spec's arguments (the first one positional) and returns a `Check`, a
 scorer whose `score(run)` returns a `Score` of 1.0 or 0.0 (or, for `similarity` without a
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 import regex
 
 from otel_scorers.model import AgentRun, Score, ToolCall
+from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.protocol import Lane
 
 _NEEDS_OUTPUT = frozenset({"output"})
@@ -56,6 +58,10 @@ class Check:
     def within(self, timeout_s: float) -> Check:
         """This check held to `timeout_s` (itself when its cost does not depend on its input)."""
         return self.retime(timeout_s) if self.retime is not None else self
+
+    def evaluator(self) -> Evaluator:
+        """What made its results: the check's type and arguments."""
+        return Evaluator(self.name, self.args)
 
 
 def _verdict(name: str, passed: bool, reason: str) -> Score:
@@ -161,7 +167,7 @@ def matches(
     how = " as a whole" if exact else ""
 
     def score(run: AgentRun) -> Score:
-        found = _search(compiled, _output(run), timeout_s) is not None
+        found = bounded_search(compiled, _output(run), timeout_s) is not None
         return _verdict("matches", found, f"output {'matches' if found else 'does not match'} {shown}{how}")
 
     return Check(
@@ -173,7 +179,7 @@ def matches(
     )
 
 
-def _search(compiled: regex.Pattern[str], text: str, timeout_s: float) -> regex.Match[str] | None:
+def bounded_search(compiled: regex.Pattern[str], text: str, timeout_s: float) -> regex.Match[str] | None:
     """`compiled.search(text)` that gives up after `timeout_s`, holding the interpreter lock for at
     most `_HOLDING_LOCK_S`: nearly every search is over by then, and releasing the lock costs a
     contended process far more than the search (the lock comes back only at the next switch).
@@ -354,3 +360,18 @@ CHECKS: dict[str, Callable[..., Check]] = {
     "used_no_tools": used_no_tools,
     "no_tool_errors": no_tool_errors,
 }
+
+# The checks of structure (schemas, trajectories) live in modules of their own, which build on
+# `Check` above: imported last, so that they find it defined.
+from otel_scorers.scorers.json_checks import json_schema, json_valid  # noqa: E402
+from otel_scorers.scorers.tool_args_check import tool_args_valid  # noqa: E402
+from otel_scorers.scorers.trajectory_check import trajectory  # noqa: E402
+
+CHECKS.update(
+    {
+        "tool_args_valid": tool_args_valid,
+        "json_valid": json_valid,
+        "json_schema": json_schema,
+        "trajectory": trajectory,
+    }
+)

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import (
     Judge,
     JudgeConfig,
@@ -126,6 +127,21 @@ class LLMScorer(Generic[T]):
             details["prompts"] = list(reply.transcript)
         reason = self.reason_of(reply.value) if self.reason_of is not None else None
         return Score(self.name, value=value, reason=reason, details=details, usage=reply.usage)
+
+    def evaluator(self) -> Evaluator:
+        """Its prompt, reply shape and readings (by import path), its version and its model."""
+        args = {
+            "name": self.name,
+            "prompt": self.prompt,
+            "system": self.system,
+            "shape": self.shape,
+            "score": self.to_value,
+            "reason": self.reason_of,
+            "data": self.data,
+            "needs": sorted(self.needs),
+            "binary": self.binary,
+        }
+        return Evaluator("llm_scorer", args, self.prompt_version, self.model)
 
 
 def _plain(value: Any) -> Any:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload, runtime_checkable
 
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.evaluator_version import Evaluator, evaluator_of, qualified_name
 from otel_scorers.workers import DEFAULT_SYNC_WORKERS, SyncWorkers
 
 if TYPE_CHECKING:
@@ -93,6 +94,10 @@ class FunctionScorer:
             return self.function(run)  # type: ignore[no-any-return]
         return self.threads.run(self.function, run)
 
+    def evaluator(self) -> Evaluator:
+        """The function's import path (its code is the user's to version) and its options."""
+        return Evaluator(qualified_name(self.function), {"needs": sorted(self.needs), "binary": self.binary})
+
 
 @overload
 def scorer(function: Callable[[AgentRun], Any], /) -> FunctionScorer: ...
@@ -151,6 +156,11 @@ class Requiring:
 
     def score(self, run: AgentRun) -> ScoreResult | Awaitable[ScoreResult]:
         return self.scorer.score(run)
+
+    def evaluator(self) -> Evaluator:
+        inner = evaluator_of(self.scorer)
+        args = {**inner.args, "needs": sorted(self.needs)}
+        return Evaluator(inner.type, args, inner.prompt_version, inner.model)
 
 
 def requiring(scorer: Scorer, needs: Iterable[str]) -> Scorer:

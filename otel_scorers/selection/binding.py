@@ -2,8 +2,9 @@
 
 `admit(run)` decides whether the binding looks at a run (filter, then trace-id sampling, then
 the rate limit); a judge binding with a budget (`paced_sampling`) decides by the run's risk and
-the budget's pace instead of a fixed rate (`decide(run, checks)`, given the run's quick scores); `evaluate(run)` turns whatever the scorer returns, raises or fails to return in
-time into a `Score`. Never an exception: a failing scorer is an error result.
+the budget's pace instead of a fixed rate, through `paced_sampling.Decided`, the pacing
+decision's one home; `evaluate(run)` turns whatever the scorer returns, raises or fails to
+return in time into a `Score`. Never an exception: a failing scorer is an error result.
 """
 
 from __future__ import annotations
@@ -14,18 +15,24 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
 from otel_scorers.runs.context import ContextOverride, context_override
 from otel_scorers.scorers.checks import Check
+from otel_scorers.scorers.evaluator_version import evaluator_version
 from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.config import unpriced_budget_problem
 from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, UsesJudge, as_scorer, lane_of
-from otel_scorers.selection.paced_sampling import Decision, PacedSampler, PacingPolicy, parse_sampling
+from otel_scorers.selection.paced_sampling import (
+    Decided,
+    PacedSampler,
+    PacingPolicy,
+    parse_sampling,
+)
 from otel_scorers.selection.sampling import DEFAULT_RATE, RateLimiter, TraceIdSampler
 
 T = TypeVar("T")
@@ -37,6 +44,8 @@ _MISSING_REASON = {
     "input": "the trace did not carry the run's input (content capture off or unreadable)",
     "tool_errors": "the trace did not say whether the run's tool calls failed (content capture off)",
     "tool_calls": "the trace did not carry the run's tool calls (content capture off)",
+    "tool_arguments": "the trace did not carry the run's tool arguments (content capture off)",
+    "tool_results": "the trace did not carry the run's tool results (content capture off)",
 }
 #: For a field the run's instrumentation never writes (`AgentRun.unrecorded`).
 _UNRECORDED_REASON = "the run's instrumentation does not record its {field} (whatever the capture settings)"
@@ -58,6 +67,8 @@ class Binding:
     lane: Lane = "async"
     #: Budget-paced, risk-weighted sampling instead of the fixed rate (`sampler` then keeps all).
     paced: PacedSampler | None = field(default=None, repr=False, compare=False)
+    #: What made this binding's results (`scorers.evaluator_version`), on every score it gives.
+    evaluator_version: str | None = None
 
     @property
     def sampling_rate(self) -> float:
@@ -69,30 +80,16 @@ class Binding:
         return self.lane == "judge"
 
     def admit(self, run: AgentRun, checks: Sequence[Score] = ()) -> Admission:
-        """Whether the binding scores `run`. A paced binding counts the run in its demand but
-        sets no spend aside: the engine uses `decide`, and settles with the score."""
-        if self.paced is not None:
-            admission, decision = self.decide(run, checks)
-            if decision is not None:
-                self.paced.settle(decision, None)
-            return admission
-        # every quick check of every run comes here: no decision to make or settle
-        return self._screened(run) or self._limited()
+        """Whether the binding scores `run`. A paced binding's decision counts the run in its
+        demand and sets nothing aside: the engine admits through `Decided`, which settles it."""
+        if self.paced is None:  # every quick check of every run comes here: one call each
+            return self.screened(run) or self.limited()
+        decided: Decided[Binding] = Decided()
+        admission = decided.admit(self, run, checks)
+        decided.release()
+        return cast(Admission, admission)
 
-    def decide(self, run: AgentRun, checks: Sequence[Score] = ()) -> tuple[Admission, Decision | None]:
-        """`admit`, with the pacing's decision for a paced binding (None for the others): an
-        admitted run's decision is to be settled with its score (`paced.settle`)."""
-        screened = self._screened(run)
-        if screened is not None:
-            return screened, None
-        decision = None
-        if self.paced is not None:
-            decision = self.paced.decide(run, checks)
-            if not decision.included:
-                return "sampled_out", decision
-        return self._limited(), decision
-
-    def _screened(self, run: AgentRun) -> Admission | None:
+    def screened(self, run: AgentRun) -> Admission | None:
         """`filtered` or `sampled_out` when the filter or the trace-id rate turns `run` away."""
         if self.filter is not None:
             try:
@@ -104,7 +101,7 @@ class Binding:
             return "sampled_out"
         return None
 
-    def _limited(self) -> Admission:
+    def limited(self) -> Admission:
         """`rate_limited` when `max_per_minute` has no room, else `admitted` (the room taken)."""
         if self.limiter is not None and not self.limiter.try_acquire():
             return "rate_limited"
@@ -119,7 +116,7 @@ class Binding:
                 reason = _UNRECORDED_REASON.format(field=field_name.replace("_", " "))
             else:
                 reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
-            return Score(self.name, skipped=reason)
+            return Score(self.name, skipped=reason, evaluator_version=self.evaluator_version)
         if self.context is not None:
             given = self.context(run)
             if given is not None:
@@ -138,7 +135,14 @@ class Binding:
             error = ScoreError(
                 "timeout", redact(str(exc)) or f"scorer did not finish within {self.timeout_s:g}s"
             )
-            return Score(self.name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
+            return Score(
+                self.name,
+                error=error,
+                duration_s=time.perf_counter() - started,
+                start_ns=start_ns,
+                evaluator_version=self.evaluator_version,
+                sampling_probability=self._fixed_probability,
+            )
         except Exception as exc:
             return self.error(exc, time.perf_counter() - started, start_ns)
         # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
@@ -153,16 +157,26 @@ class Binding:
                 return not_loaded
             started = time.perf_counter()  # the score's deadline starts once the client is there
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
-        return failed or self.to_score(result, time.perf_counter() - started, start_ns)
+        if failed is not None:  # an error stands for the runs not sampled as any score does
+            return replace(
+                failed, evaluator_version=self.evaluator_version, sampling_probability=self._fixed_probability
+            )
+        return self.to_score(result, time.perf_counter() - started, start_ns)
 
     def error(self, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
-        return error_score(self.name, exc, duration_s, start_ns)
+        failed = error_score(self.name, exc, duration_s, start_ns, self._fixed_probability)
+        failed.evaluator_version = self.evaluator_version
+        return failed
 
     def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
         if isinstance(result, Score):
             if result.value is None and result.error is None and result.skipped is None:
                 return Score(
-                    self.name, error=ScoreError("invalid_value", "Score has no value"), start_ns=start_ns
+                    self.name,
+                    error=ScoreError("invalid_value", "Score has no value"),
+                    start_ns=start_ns,
+                    evaluator_version=self.evaluator_version,
+                    sampling_probability=self._fixed_probability,
                 )
             label = result.label or (self.label(result.value) if result.value is not None else None)
             if type(result) is not Score:  # a subclass keeps its type and fields
@@ -173,6 +187,7 @@ class Binding:
                     duration_s=result.duration_s or duration_s,
                     start_ns=result.start_ns or start_ns,
                     sampling_probability=self._fixed_probability,
+                    evaluator_version=self.evaluator_version,
                 )
             # As `replace` does, without its per-call walk over the fields (twice per check and run).
             return Score(
@@ -187,6 +202,7 @@ class Binding:
                 result.usage,
                 result.start_ns or start_ns,
                 self._fixed_probability,
+                self.evaluator_version,
             )
         if isinstance(result, bool):
             value = 1.0 if result else 0.0
@@ -200,6 +216,8 @@ class Binding:
                 ),
                 duration_s=duration_s,
                 start_ns=start_ns,
+                evaluator_version=self.evaluator_version,
+                sampling_probability=self._fixed_probability,
             )
         # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
         label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
@@ -210,6 +228,7 @@ class Binding:
             duration_s=duration_s,
             start_ns=start_ns,
             sampling_probability=self._fixed_probability,
+            evaluator_version=self.evaluator_version,
         )
 
     @property
@@ -291,6 +310,7 @@ def bind(
         context=context_override(context) if context is not None else None,
         lane=lane,
         paced=paced,
+        evaluator_version=evaluator_version(the_scorer),
     )
 
 
@@ -306,7 +326,13 @@ def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:
     return item if isinstance(item, Binding) else bind(item)
 
 
-def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int = 0) -> Score:
+def error_score(
+    name: str,
+    exc: BaseException,
+    duration_s: float,
+    start_ns: int = 0,
+    sampling_probability: float | None = None,
+) -> Score:
     """A scorer's exception as an error score; its message may quote a key (a custom scorer that
     called a provider itself), so it is redacted as the judge's errors are."""
     return Score(
@@ -314,6 +340,7 @@ def error_score(name: str, exc: BaseException, duration_s: float, start_ns: int 
         error=ScoreError(type(exc).__name__, redact(str(exc))[:1000]),
         duration_s=duration_s,
         start_ns=start_ns,
+        sampling_probability=sampling_probability,
     )
 
 

@@ -14,7 +14,9 @@ budget:
 
 Spend is counted in whatever unit the budget is in (dollars as the judge prices them, or
 calls): `admitted()` sets a judged run's expected cost aside, `settled()` replaces it with what
-it really cost. The controller only shapes the rate; the judge's own hourly cap stays the
+it really cost. Its clock starts with the first run (budget before any run arrived is not a
+lull in traffic, and is not carried over), and the first runs are judged at the budget's pace.
+The controller only shapes the rate; the judge's own hourly cap stays the
 backstop. The clock is injectable, so a simulated hour takes no time.
 """
 
@@ -40,6 +42,10 @@ CARRY_S = 900.0
 MIN_TARGET, MAX_TARGET = 0.25, 4.0
 #: How often the base probability is solved again, at most (seconds).
 SOLVE_EVERY_S = 1.0
+#: The demand of the first runs is counted over at least this long (seconds): long enough that
+#: a few runs arriving together at start-up do not read as hundreds a second, short enough that
+#: a busy stream's first quarter second is not judged far past the budget's pace.
+FIRST_RUN_S = 0.25
 #: How quickly the cost per judged run follows what judged runs cost (weight of the newest).
 COST_SMOOTHING = 0.05
 #: Distinct weights kept apart in the demand before similar ones are merged.
@@ -72,12 +78,13 @@ class PacingController:
         self._cost = initial_cost if initial_cost is not None and initial_cost > 0 else None
         self._demand: dict[float, float] = {}  # weight -> decayed count of runs
         now = clock()
+        self._running = False  # until the first run
         self._started = now
         self._updated = now
         self._solved_at = -math.inf
         self._balance = 0.0  # budget accrued minus spent
         self._pending = 0.0  # expected cost of judged runs not yet settled
-        self._base = 1.0
+        self._base = 0.0  # nothing is judged before the first run's demand is solved for
         self._lock = threading.Lock()
         renew_in_child(self)
 
@@ -91,12 +98,20 @@ class PacingController:
         demand whether or not it is judged)."""
         with self._lock:
             now = self._clock()
+            if not self._running:
+                # The first run starts the clock: budget "left unspent" before any run arrived
+                # was not a lull in traffic, and is not spent later (nor does the demand window
+                # count the time before it).
+                self._started = self._updated = now
+                self._running = True
             self._advance(now)
             key = round(weight, 3)
             self._demand[key] = self._demand.get(key, 0.0) + 1.0
             if len(self._demand) > MAX_WEIGHTS:
                 self._merge()
-            if now - self._solved_at >= SOLVE_EVERY_S:
+            # In its first second the demand is new with every run: solved for each, so that the
+            # first runs are judged at the budget's pace, not all of them until the first solve.
+            if now - self._solved_at >= SOLVE_EVERY_S or now - self._started < SOLVE_EVERY_S:
                 self._solve(now)
             return min(1.0, self._base * weight)
 
@@ -170,8 +185,10 @@ class PacingController:
         self._solved_at = now
         # The decayed counts sum to rate * window once the window has passed; before, to rate *
         # the time the window has seen.
-        seen_s = self._window_s * -math.expm1(-(now - self._started) / self._window_s)
-        if seen_s <= 0 or not self._demand:
+        # The first runs count as arriving over at least `FIRST_RUN_S`.
+        elapsed = max(now - self._started, FIRST_RUN_S)
+        seen_s = self._window_s * -math.expm1(-elapsed / self._window_s)
+        if not self._demand:
             return
         left = self._balance - self._pending
         target = self._per_second + left / self._catch_up_s

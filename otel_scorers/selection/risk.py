@@ -18,6 +18,7 @@ A run's weight is 1 plus, for each signal it shows, that signal's weight minus 1
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
@@ -39,6 +40,10 @@ VERSION_WARM_UP_S = 600.0
 #: Bounds of the trackers' memory (agents with estimates, versions remembered).
 MAX_AGENTS = 256
 MAX_VERSIONS = 4096
+#: Longest name the trackers keep as it is (characters). A sender names its models, tools, agents
+#: and versions: a longer name is remembered by a 16-byte digest of it, so that what the trackers
+#: hold is bounded in bytes (about 300 per entry, ~1.3 MB at their bounds), not only in entries.
+MAX_NAME_CHARS = 64
 _POSITIVE = frozenset({"positive", "up", "thumbs_up", "good", "true", "yes"})
 
 
@@ -162,13 +167,13 @@ class RiskSignals:
         if self._started is None:
             self._started = now
         watching = now - self._started >= VERSION_WARM_UP_S
-        keys = [("model", model) for model in run.models]
-        keys.extend(("tool", name) for name in run.tool_names)
+        keys = [("model", bounded_name(model)) for model in run.models]
+        keys.extend(("tool", bounded_name(name)) for name in run.tool_names)
         if run.agent_name:
-            keys.append(("agent", run.agent_name))
+            keys.append(("agent", bounded_name(run.agent_name)))
         version = run.resource.get("service.version")
         if version is not None:
-            keys.append(("service.version", str(version)))
+            keys.append(("service.version", bounded_name(str(version))))
         new = False
         seen = self._seen
         for key in keys:
@@ -181,7 +186,15 @@ class RiskSignals:
         return new
 
 
+def bounded_name(name: str) -> str:
+    """The name as the trackers keep it: itself when short, else a digest of it."""
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    return "#" + hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def _estimate(estimates: dict[str | None, _Estimate], agent: str | None) -> _Estimate:
+    agent = None if agent is None else bounded_name(agent)
     found = estimates.get(agent)
     if found is None:
         if len(estimates) >= MAX_AGENTS:

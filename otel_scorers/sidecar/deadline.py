@@ -10,24 +10,11 @@ import logging
 import threading
 from collections.abc import Callable
 
+from otel_scorers.bounded_call import call_within
+
+__all__ = ["call_within", "within"]
+
 logger = logging.getLogger("otel_scorers")
-
-
-def call_within(function: Callable[[], object], timeout_s: float, what: str) -> bool:
-    """Run `function` for at most `timeout_s`; whether it finished (a failure is logged, and
-    counts as finished)."""
-    finished = threading.Event()
-
-    def target() -> None:
-        try:
-            function()
-        except Exception as exc:
-            logger.warning("otel_scorers: %s failed: %s: %s", what, type(exc).__name__, exc)
-        finally:
-            finished.set()
-
-    threading.Thread(target=target, name=f"otel-scorers-{what}", daemon=True).start()
-    return finished.wait(max(0.0, timeout_s))
 
 
 async def within(function: Callable[[], object], timeout_s: float, what: str) -> bool:

@@ -23,7 +23,6 @@ from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.runs.ancestry import nearest_marked
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
-from otel_scorers.selection.binding import Binding
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
@@ -54,15 +53,13 @@ class Scoring(Protocol):
         ...
 
 
-def sidecar_pipeline(
-    config: Config, bindings: Sequence[Binding], telemetry: Telemetry, metrics: PipelineMetrics
-) -> BuiltPipeline:
+def sidecar_pipeline(config: Config, telemetry: Telemetry, metrics: PipelineMetrics) -> BuiltPipeline:
     """The pipeline that scores for the sidecar, in whichever process, exporting through
     `telemetry`. With `turn_records`, each run rebuilt goes out as a turn record, for the sidecar
     the Collector routes its conversation to (which keeps it: `receiving_conversations`); without,
     the conversations are kept and scored here, from the traces this sidecar receives."""
     settings = config.sidecar
-    conversations = config.conversation_settings()
+    bindings, conversations = config.scoring()  # one judge for runs and conversations
     turn_records = conversations is not None and conversations.turn_records
     return build_pipeline(
         PipelineSettings(
@@ -94,7 +91,9 @@ def receiving_conversations(
     and conversation scorers. Scored through the scoring pipeline's emission, on its engine's
     loop, when it runs in this process; else through the same outputs made here, on a loop of
     their own (the only judge work of this process)."""
-    settings = config.conversation_settings()
+    here = scoring_here.conversations if scoring_here is not None else None
+    # The scoring side's own settings where it runs here: its judge is the run scorers' too.
+    settings = here.settings if here is not None else config.conversation_settings()
     if settings is None or not (settings.turn_records and settings.bindings):
         return None
     if scoring_here is not None:

@@ -99,7 +99,6 @@ class Sidecar:
         settings = config.sidecar
         self.settings = settings
         use_descriptions(config.conventions)  # before any span is received
-        bindings = config.bindings()
         # Certificates and the token are checked before anything starts (exporters included).
         self._token = TokenCheck(resolve_token(settings))
         if settings.tls is not None:
@@ -109,7 +108,7 @@ class Sidecar:
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one.
         here = None
         if not (settings.scoring_process and telemetry is None):
-            here = sidecar_pipeline(config, bindings, self.telemetry, self.metrics)
+            here = sidecar_pipeline(config, self.telemetry, self.metrics)
         self.scoring = self._scoring(config, here)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
@@ -136,7 +135,7 @@ class Sidecar:
                 self.assembler.retain,
                 self.assembler.unretain,
             )
-        buffered = buffered_sampler(bindings, config.conversation_settings())
+        buffered = here.buffered if here is not None else buffered_sampler(*config.scoring())
         self.intake = Intake(
             self.assembler,
             buffered.threshold,

@@ -107,7 +107,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     use_descriptions(config.conventions)  # the runs are rebuilt here
     telemetry = build_telemetry(settings.export)
     metrics = PipelineMetrics(telemetry.meter_provider)
-    built = sidecar_pipeline(config, config.bindings(), telemetry, metrics)
+    built = sidecar_pipeline(config, telemetry, metrics)
     engine = built.engine
     runless = built.runless
     sending = threading.Lock()

@@ -128,6 +128,7 @@ def test_score_prints_one_line_per_run_and_binding(
         "reason",
         "skipped",
         "error",
+        "evaluator_version",
     }
     by = {(s["trace_id"], s["scorer"]): s for s in scores}
     skipped = [s for s in by.values() if s["skipped"]]

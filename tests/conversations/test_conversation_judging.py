@@ -13,16 +13,13 @@ import pytest
 from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conversations import ConversationSettings, StageLimits, bind_conversation
 from otel_scorers.scorers.conversation import knowledge_retention, multi_turn
-from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
+from otel_scorers.scorers.judge import Judge
 
 from ..conftest import Telemetry
-from ..judge_server import judge_server
+from ..judge_server import judge_server, make_judge
 from ..spans import conversation_turn
 
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
+pytestmark = pytest.mark.usefixtures("litellm_imported")
 
 
 def _reply(body: dict[str, Any]) -> str:
@@ -49,7 +46,7 @@ def _processor(telemetry: Telemetry, judge: Judge, **settings: Any) -> ScoringSp
 
 def test_five_conversations_of_three_turns_make_one_batched_judge_call_each(telemetry: Telemetry) -> None:
     with judge_server(_reply) as server:
-        judge = Judge(JudgeConfig(model="openai/gpt-4o-mini", api_base=server.url, api_key="k", batch=True))
+        judge = make_judge(server, batch=True)
         processor = _processor(telemetry, judge)
         tracer = telemetry.tracer_provider.get_tracer("agent")
         for turn in range(3):
@@ -66,7 +63,7 @@ def test_shutdown_keeps_to_its_timeout_with_a_slow_judge_and_counts_what_it_cut_
     telemetry: Telemetry,
 ) -> None:
     with judge_server(_reply, latency_s=3.0) as server:
-        judge = Judge(JudgeConfig(model="openai/gpt-4o-mini", api_base=server.url, api_key="k", timeout_s=10))
+        judge = make_judge(server, timeout_s=10)
         processor = _processor(telemetry, judge)
         tracer = telemetry.tracer_provider.get_tracer("agent")
         for conversation in range(3):

@@ -75,3 +75,21 @@ def test_a_turn_that_comes_after_shutdown_is_counted(telemetry: Telemetry) -> No
     conversations.add_turns([Turn("c-1", 1, 3, 3, 4, "trip", "again", "hello", (), "ok")])
     assert conversations.counts is not None
     assert conversations.counts.totals == {"closed": 1, "scored": 1, "turn_after_shutdown": 1}
+
+
+def test_run_and_conversation_judges_of_one_config_are_one_judge() -> None:
+    from otel_scorers.config import parse_config
+
+    config = parse_config(
+        {
+            "scorers": [{"type": "answer_relevancy"}],
+            "judge": {"model": "openai/test-judge", "api_base": "http://127.0.0.1:9", "api_key": "k"},
+            "conversations": {"scorers": [{"type": "multi_turn", "args": {"criterion": "resolved"}}]},
+        }
+    )
+    bindings, conversations = config.scoring()
+    assert conversations is not None
+    (run_binding,) = bindings
+    (conversation_binding,) = conversations.bindings
+    # One concurrency limit, cost budget and cache for all judge work.
+    assert run_binding.scorer.judge is conversation_binding.scorer.judged.judge  # type: ignore[attr-defined]

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from otel_scorers.conversation_turns import Conversation, ToolSummary, Turn
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
@@ -23,9 +20,9 @@ from otel_scorers.scorers.conversation import (
     turns,
     user_frustration,
 )
-from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
+from otel_scorers.scorers.judge import Judge
 
-from ..judge_server import JudgeServer, Reply, judge_server
+from ..judge_server import JudgeServer, Reply, make_judge
 
 MODEL = "openai/judge-model"
 
@@ -56,20 +53,8 @@ TRIP = Conversation(
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
 def judge(server: JudgeServer, **options: Any) -> Judge:
-    settings: dict[str, Any] = {"model": MODEL, "api_base": server.url, "api_key": "k", "timeout_s": 5.0}
-    return Judge(JudgeConfig(**{**settings, **options}))
+    return make_judge(server, model=MODEL, **options)
 
 
 def _score(scorer: Any, conversation: Conversation = TRIP) -> Any:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+import tracemalloc
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
-from otel_scorers.conversation_turns import Turn
+from otel_scorers.conversation_turns import MAX_CONVERSATION_ID, Turn, turn_of
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
+from otel_scorers.model import AgentRun
 
 IDS = [f"session-{n}" for n in range(2000)]
 
@@ -110,10 +114,10 @@ def test_beyond_max_open_the_least_recently_active_conversation_is_evicted_and_c
 
 
 def test_beyond_max_bytes_conversations_are_evicted_until_the_rest_fit() -> None:
-    stage, _, counted = _stage(max_bytes=3000)
+    stage, _, counted = _stage(max_bytes=4000)
     for n in range(5):
-        stage.add(_turn(f"c{n}", n, "x" * 500))  # about 1400 bytes each
-    assert stage.bytes <= 3000 and stage.open_count == 2 and counted["evicted"] == 3
+        stage.add(_turn(f"c{n}", n, "x" * 500))  # about 1900 bytes each, the conversation's own included
+    assert stage.bytes <= 4000 and stage.open_count == 2 and counted["evicted"] == 3
 
 
 def test_a_resent_turn_is_kept_once() -> None:
@@ -136,3 +140,49 @@ def test_turns_arriving_out_of_order_are_kept_in_start_order() -> None:
 def test_limits_that_cannot_work_are_refused(limits: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         StageLimits(**limits)  # type: ignore[arg-type]
+
+
+def _held(fill: Callable[[], None]) -> int:
+    """What `fill` leaves allocated (bytes, by tracemalloc), what it let go of collected."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fill()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_runs_long_conversation_id_is_bounded_counted_and_charged_to_max_bytes() -> None:
+    stage, _, counted = _stage(max_open=10_000, max_bytes=1 << 40)
+
+    def fill() -> None:
+        for n in range(2000):  # 2,000 conversations, each id 100 kB
+            long_id = f"{n:06d}" + "x" * 100_000
+            run = AgentRun(1, n + 1, "trip", "hi", "yo", start_ns=n, end_ns=n + 1, conversation_id=long_id)
+            turn = turn_of(run)
+            assert turn is not None
+            stage.add(turn)
+
+    held = _held(fill)
+    assert counted["id_cut"] == 2000 and stage.open_count == 2000  # distinct ids stay apart
+    assert held <= stage.bytes, (held, stage.bytes)  # what the stage holds, it counts
+    assert stage.bytes < 4_000_000  # not the 200 MB of the ids whole
+    ended = stage.close_all("shutdown")
+    assert all(len(conversation.id) == MAX_CONVERSATION_ID for conversation in ended)
+
+
+def test_the_span_ids_of_trimmed_turns_are_charged_to_max_bytes() -> None:
+    stage, _, counted = _stage(max_turns=10**6, max_turns_kept=50, max_bytes=1 << 40)
+
+    def fill() -> None:
+        for n in range(100_000):
+            stage.add(_turn("long", n))
+
+    held = _held(fill)
+    assert counted["trimmed_turn"] == 100_000 - 50
+    assert held <= stage.bytes, (held, stage.bytes)  # 100k span ids remembered, and counted
+    stage.add(_turn("long", 7))  # and still a resent turn is kept once
+    assert counted["duplicate_turn"] == 1

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from otel_scorers import ScoringSpanProcessor
+from otel_scorers.conversation_turns import MAX_CONVERSATION_ID
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
 from otel_scorers.conversations.stage import StageLimits
@@ -198,3 +201,74 @@ def test_with_turn_records_each_run_of_a_sampled_conversation_goes_out_as_a_log_
     assert [r.log_record.attributes["otel_scorers.turn.input"] for r in records] == ["first", "second"]
     assert {r.log_record.attributes["gen_ai.conversation.id"] for r in records} == {"c-9"}
     processor.shutdown()
+
+
+def test_a_long_conversation_id_is_emitted_bounded_ids_stay_apart_and_each_cut_is_counted(
+    telemetry: Telemetry,
+) -> None:
+    processor = _processor(telemetry, FakeClock(), sampling=1.0)
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    long_ids = ["z" * 100_000 + "-a", "z" * 100_000 + "-b"]
+    for long_id in long_ids:
+        conversation_turn(tracer, long_id, "hello")
+    processor.shutdown(5.0)
+    spans = [s for s in _conversation_spans(telemetry) if s.attributes["gen_ai.evaluation.name"] == "turns"]
+    emitted = {str(span.attributes["gen_ai.conversation.id"]) for span in spans}
+    assert len(emitted) == 2 and all(len(each) == MAX_CONVERSATION_ID for each in emitted)
+    assert all(each.startswith("z" * 200) for each in emitted)
+    assert telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="id_cut") == 2
+
+
+class HangingScorer:
+    """A conversation scorer whose judge never answers."""
+
+    name = "hangs"
+    uses_judge = True
+
+    async def score(self, conversation: Any) -> Any:
+        await asyncio.Event().wait()
+
+
+def _open_conversations(telemetry: Telemetry, binding: Any, count: int) -> ScoringSpanProcessor:
+    settings = ConversationSettings(
+        bindings=(binding,), limits=StageLimits(idle_timeout_s=IDLE_S), clock=FakeClock(), tick_s=3600
+    )
+    processor = ScoringSpanProcessor([], conversations=settings, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.export_spans_directly()
+    tracer = telemetry.tracer_provider.get_tracer("agent")
+    for n in range(count):
+        conversation_turn(tracer, f"open-{n}", "hello")
+        if n % 500 == 0:
+            processor.force_flush()  # the engine's queue is bounded too
+    assert processor.force_flush()
+    return processor
+
+
+def _outcomes(telemetry: Telemetry) -> Counter[str]:
+    return Counter(
+        {
+            outcome: int(telemetry.counter("otel_scorers.conversations", otel_scorers__outcome=outcome))
+            for outcome in ("scored", "lane_full", "dropped_shutdown")
+        }
+    )
+
+
+OPEN = 6000  # more than the lane keeps waiting (4,096)
+
+
+def test_at_shutdown_score_scores_every_open_conversation_the_timeout_has_time_for(
+    telemetry: Telemetry,
+) -> None:
+    processor = _open_conversations(telemetry, bind_conversation(turns()), OPEN)
+    processor.shutdown(120.0)
+    assert _outcomes(telemetry) == Counter({"scored": OPEN})
+    assert len(_conversation_spans(telemetry)) == OPEN
+
+
+def test_conversations_a_shutdown_cuts_off_are_each_counted_once(telemetry: Telemetry) -> None:
+    processor = _open_conversations(telemetry, bind_conversation(HangingScorer(), timeout_s=600), OPEN)
+    started = time.monotonic()
+    processor.shutdown(1.0)
+    assert time.monotonic() - started < 1.0 + 6.0  # the timeout, then the lane's thread join at most
+    assert _outcomes(telemetry) == Counter({"dropped_shutdown": OPEN})

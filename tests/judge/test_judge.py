@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,9 +29,8 @@ from otel_scorers.scorers.judge import (
 )
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 
-from ..judge_server import JudgeServer, Reply, Stall, Status, judge_server, refused_url
+from ..judge_server import MODEL, JudgeServer, Reply, Stall, Status, make_judge, refused_url
 
-MODEL = "openai/gpt-4o-mini"
 # litellm's own pydantic models warn about ReadOnly TypedDict items on first use: not ours
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -40,25 +38,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 class Verdict(BaseModel):
     verdict: str
     reason: str = ""
-
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    """Import litellm once up front (seconds), so that timings below measure the judge only."""
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
-def make_judge(url: str, **options: Any) -> Judge:
-    # A deadline a call on 127.0.0.1 never comes near on a loaded machine; tests of deadlines set theirs.
-    settings: dict[str, Any] = {"model": MODEL, "api_base": url, "api_key": "test-key", "timeout_s": 30.0}
-    settings.update(options)
-    return Judge(JudgeConfig(**settings))
 
 
 def ask(judge: Judge, shape: Any = Verdict, prompt: str = "Is it relevant? Reply in JSON.") -> Any:

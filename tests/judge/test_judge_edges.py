@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -17,21 +16,23 @@ from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
 from otel_scorers.pipeline.scoring_pipeline import score_run
-from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm
+from otel_scorers.scorers.judge import Judge, JudgeError, import_litellm
 from otel_scorers.scorers.llm import ask_judge
 
 from ..judge_server import (
+    MODEL,
     JudgeServer,
     Reply,
     Request,
     Stall,
     count_tokens,
-    judge_server,
     prompt_tokens,
     refused_url,
 )
+from ..judge_server import (
+    make_judge as judge,
+)
 
-MODEL = "openai/gpt-4o-mini"
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 RUN = AgentRun(
@@ -49,22 +50,6 @@ CLAIMS = json.dumps({"units": [{"text": "It is sunny.", "verdict": "yes", "reaso
 class Verdict(BaseModel):
     verdict: str
     reason: str = ""
-
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()  # seconds, once: the timings below measure the judge only
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
-def judge(url: str, **options: Any) -> Judge:
-    settings: dict[str, Any] = {"model": MODEL, "api_base": url, "api_key": "k", "timeout_s": 10.0}
-    return Judge(JudgeConfig(**{**settings, **options}))
 
 
 def score(scorer: Any, run: AgentRun = RUN) -> Score:

@@ -9,20 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score
-from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm, parse_reply
+from otel_scorers.scorers.judge import Judge, JudgeError, parse_reply
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.rules import catalogue
 
-from ..judge_server import JudgeServer, Reply, Status, judge_server
+from ..judge_server import JudgeServer, Reply, Status
+from ..judge_server import make_judge as judge
 
-MODEL = "openai/gpt-4o-mini"
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 RUN = AgentRun(
@@ -35,24 +35,9 @@ RUN = AgentRun(
     conversation_id="c1",
     start_ns=10,
 )
-#: 100,000 levels of nesting: Python's own JSON reader recurses once per level.
-DEEP = "[" * 100_000 + "]" * 100_000
-
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
-def judge(server: JudgeServer, **options: Any) -> Judge:
-    settings: dict[str, Any] = {"model": MODEL, "api_base": server.url, "api_key": "k", "timeout_s": 10.0}
-    return Judge(JudgeConfig(**{**settings, **options}))
+#: 30,000 levels of nesting (60 kB, within a reply's byte bound): Python's own JSON reader
+#: recurses once per level.
+DEEP = "[" * 30_000 + "]" * 30_000
 
 
 def always(server: JudgeServer, reply: str) -> None:
@@ -103,7 +88,7 @@ def test_a_non_finite_sub_score_is_an_invalid_reply_not_a_score(server: JudgeSer
     assert_invalid_reply(score(catalogue.prompt_alignment(judge=judge(server))), "finite")
 
 
-def test_a_reply_nested_100000_levels_deep_is_an_invalid_reply_not_a_recursion_error(
+def test_a_reply_nested_30000_levels_deep_is_an_invalid_reply_not_a_recursion_error(
     server: JudgeServer,
 ) -> None:
     always(server, DEEP)

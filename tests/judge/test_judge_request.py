@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -14,10 +13,10 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from otel_scorers import AgentRun, ContextItem, Judge, JudgeConfig, Score, ask_judge
-from otel_scorers.scorers.judge import import_litellm
 from otel_scorers.scorers.rules.catalogue import bias, faithfulness
 
-from ..judge_server import JudgeServer, Reply, judge_server
+from ..judge_server import JudgeServer, Reply
+from ..judge_server import make_judge as shared_judge
 
 KNOWN_MODEL = "openai/gpt-4o-mini"  # litellm's model table says it takes response schemas
 UNKNOWN_MODEL = "openai/local-judge"  # a self-hosted OpenAI-compatible server litellm knows nothing of
@@ -41,19 +40,8 @@ class Politeness(BaseModel):
     reason: str
 
 
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
 def make_judge(server: JudgeServer, model: str = KNOWN_MODEL, **options: Any) -> Judge:
-    return Judge(JudgeConfig(model=model, api_base=server.url, api_key="k", timeout_s=10.0, **options))
+    return shared_judge(server, model=model, **options)
 
 
 def score(scorer: Any) -> Score:

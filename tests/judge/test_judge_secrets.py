@@ -18,13 +18,13 @@ from pydantic import BaseModel
 
 from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
-from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError, import_litellm
+from otel_scorers.scorers.judge import JudgeConfig, JudgeError
 from otel_scorers.scorers.judge.errors import MAX_EXCERPT, PROMPT_CUT, redact, without_prompt
 from otel_scorers.scorers.llm import llm_scorer
 from otel_scorers.span_record import OWN_SCOPE
 
 from ..conftest import Telemetry
-from ..judge_server import JudgeServer, Reply, Status, Step
+from ..judge_server import JudgeServer, Reply, Status, Step, make_judge
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -53,13 +53,8 @@ class EchoingServer(JudgeServer):
         return await super()._answer(request, body, step)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()  # seconds, once
-
-
 @pytest.fixture
-def server() -> Iterator[EchoingServer]:
+def server(litellm_imported: None) -> Iterator[EchoingServer]:
     running = EchoingServer().start()
     try:
         yield running
@@ -69,13 +64,13 @@ def server() -> Iterator[EchoingServer]:
 
 def relevance(server: JudgeServer, **options: Any) -> Any:
     # a model name of its own: the judge's failure log is throttled per model across the whole process
-    settings: dict[str, Any] = {"model": "openai/secrets-echo", "api_base": server.url, "max_retries": 0}
+    settings: dict[str, Any] = {"model": "openai/secrets-echo", "api_key": None, "max_retries": 0}
     return llm_scorer(
         "relevant",
         'Does the answer address the question? Reply with only JSON: {"verdict": "yes|no"}',
         Verdict,
         score=lambda reply: reply.verdict == "yes",
-        judge=Judge(JudgeConfig(**{**settings, **options})),
+        judge=make_judge(server, **{**settings, **options}),
     )
 
 

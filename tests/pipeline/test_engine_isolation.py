@@ -22,12 +22,12 @@ from otel_scorers import AgentRun, ScoringSpanProcessor, bind, checks, scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.pipeline import scoring_pipeline
 from otel_scorers.scorers import answer_relevancy, ask_judge, llm_scorer
-from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
+from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import ThrottledLog
 
 from ..conftest import Telemetry
-from ..judge_server import JudgeServer, judge_server
+from ..judge_server import JudgeServer, judge_server, make_judge
 
 MODEL = "openai/test-judge"
 PARIS = ScriptedRun(
@@ -43,15 +43,10 @@ class Verdict(BaseModel):
     verdict: str
 
 
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported() -> None:
-    import_litellm()
-
-
 @pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server(responder=lambda _body: '{"verdict": "yes"}') as running:
-        yield running
+def server(server: JudgeServer) -> JudgeServer:
+    server.responder = lambda _body: '{"verdict": "yes"}'
+    return server
 
 
 @pytest.fixture
@@ -74,8 +69,8 @@ def http_client_spans(telemetry: Telemetry) -> list[Any]:
     ]
 
 
-def judge(server: JudgeServer) -> Judge:
-    return Judge(JudgeConfig(model=MODEL, api_base=server.url, api_key="test-key", timeout_s=5.0))
+def judge(server: JudgeServer, **options: Any) -> Judge:
+    return make_judge(server, model=MODEL, **options)
 
 
 def completion_request(server: JudgeServer) -> None:
@@ -180,6 +175,7 @@ def test_hung_sync_calls_hold_only_their_own_scorers_threads_and_are_counted(
     processor.shutdown()
 
 
+@pytest.mark.usefixtures("litellm_imported")
 def test_quick_checks_keep_flowing_past_a_slow_judge_whose_excess_work_is_dropped_and_counted(
     telemetry: Telemetry, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -191,7 +187,7 @@ def test_quick_checks_keep_flowing_past_a_slow_judge_whose_excess_work_is_droppe
             "Relevant? JSON please.",
             Verdict,
             score=lambda r: r.verdict == "yes",
-            judge=judge(slow_judge),
+            judge=judge(slow_judge, timeout_s=5.0),
         )
         processor = ScoringSpanProcessor(
             [checks.no_tool_errors(), relevant], max_judge_runs=4, **telemetry.providers()

@@ -7,7 +7,6 @@ import asyncio
 import io
 import json
 import time
-from collections.abc import Iterator
 from contextlib import redirect_stdout
 from typing import Any
 
@@ -23,7 +22,7 @@ from otel_scorers.scorers.rules.base import JudgedScorer
 from otel_scorers.span_record import OWN_SCOPE
 
 from ..conftest import Telemetry
-from ..judge_server import JudgeServer, Reply, Stall, Status, judge_server, refused_url
+from ..judge_server import JudgeServer, Reply, Stall, Status, make_judge, refused_url
 
 MODEL = "openai/gpt-4o-mini"
 # litellm's own pydantic models warn about ReadOnly TypedDict items on first use: not ours
@@ -58,17 +57,9 @@ def run_of(output: str | None = ANSWER, question: str | None = QUESTION, **field
     return AgentRun(1, 2, "weather-agent", question, output, missing=missing, **fields)
 
 
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
 def judge_for(url: str, **options: Any) -> Judge:
-    # A deadline a call on 127.0.0.1 never comes near on a loaded machine; tests of deadlines set theirs.
-    settings: dict[str, Any] = {"api_base": url, "api_key": "test-key", "timeout_s": 30.0, "max_retries": 1}
-    settings.update(options)
-    return Judge(JudgeConfig(**settings))
+    """A judge with no model of its own (the scorer names it), retrying once."""
+    return make_judge(url, **{"model": None, "max_retries": 1, **options})
 
 
 def relevancy(server: JudgeServer, judge: Judge | None = None, **options: Any) -> JudgedScorer[Any]:

@@ -1,9 +1,11 @@
-"""The quick checks against docs/checks.md and every case of its vectors (Mastra's own scores)."""
+"""The quick checks against docs/checks.md and every case of its vectors: Mastra's own scores
+(ids `c…`), and the checks of structure (ids `s…`), whose expected values the spec gives."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from otel_scorers import bind, checks
 from otel_scorers.config import make_scorer
-from otel_scorers.model import AgentRun, Score, ToolCall
+from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
 
 VECTORS = json.loads((Path(__file__).parent.parent / "data" / "checks-vectors.json").read_text())
 STATES = {"ok": "ok", "error": "error", "incomplete": "incomplete", "result-error": "result_error"}
@@ -31,21 +33,64 @@ def make_run(
     )
 
 
+def generated(spec: dict[str, int]) -> str:
+    """A hostile document a vector names rather than holds: `deep` arrays nested that many
+    levels, or a `huge` JSON string of that many characters."""
+    if "deep" in spec:
+        return "[" * spec["deep"] + "]" * spec["deep"]
+    return json.dumps("x" * (spec["huge"] - 2))
+
+
+def vector_run(case: dict[str, Any]) -> AgentRun:
+    """The run a vector describes: the output (or a generated one), tool calls with their
+    arguments and results, the tools the trace declared, the fields it did not carry."""
+    output = generated(case["output_generator"]) if "output_generator" in case else case["output"]
+    calls = []
+    for tool in case["tools"]:
+        arguments = tool.get("arguments")
+        if "arguments_generator" in tool:
+            arguments = json.loads(generated(tool["arguments_generator"]))
+        calls.append(
+            ToolCall(
+                tool["name"], arguments=arguments, result=tool.get("result"), state=STATES[tool["state"]]
+            )  # type: ignore[arg-type]
+        )
+    return replace(
+        make_run(output, missing=frozenset(case.get("missing", ()))),
+        tool_calls=tuple(calls),
+        tool_definitions=tuple(
+            ToolDefinition(tool["name"], tool.get("parameters"), "gen_ai.tool.definitions")
+            for tool in case.get("definitions", ())
+        ),
+    )
+
+
 def score_case(case: dict[str, Any]) -> Score:
     binding = bind(make_scorer(case["check"], case["args"], case["id"]))
-    result = binding.evaluate(make_run(case["output"], case["tools"]))
+    result = binding.evaluate(vector_run(case))
     assert isinstance(result, Score), "quick checks score synchronously"
     return result
 
 
-def test_all_243_vectors_are_present() -> None:
-    assert len(VECTORS) == 243
+def test_all_vectors_are_present() -> None:
+    assert sum(1 for case in VECTORS if case["id"].startswith("c")) == 243
+    assert sum(1 for case in VECTORS if case["id"].startswith("s")) == 78
     assert {case["check"] for case in VECTORS} == set(checks.CHECKS)
 
 
 @pytest.mark.parametrize("case", VECTORS, ids=[case["id"] for case in VECTORS])
 def test_vector(case: dict[str, Any]) -> None:
     score = score_case(case)
+    if "reason_contains" in case:
+        said = score.reason or score.skipped or ""
+        assert case["reason_contains"] in said, said
+    if case.get("expected_skipped"):
+        assert score.skipped and score.value is None and "\n" not in score.skipped
+        return
+    if "expected_error" in case:
+        assert score.error is not None and score.error.type == case["expected_error"], score
+        assert score.value is None and score.error.message
+        return
     assert score.error is None and score.skipped is None
     assert score.value == pytest.approx(case["expected_score"], abs=1e-9)
     assert score.reason and "\n" not in score.reason, "every result says in one line what decided it"
@@ -241,7 +286,7 @@ def test_a_reason_says_what_decided_the_value(
 def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     """What a binding makes of a returned `Score`: the scorer's fields, the binding's name, a label
     from its threshold when the score has none, the timing it measured when the score has none,
-    and the inclusion probability its own sampling gives (none at a rate of 1)."""
+    the inclusion probability its own sampling gives (none at a rate of 1) and its evaluator version."""
     from dataclasses import fields, replace
 
     from otel_scorers import bind
@@ -260,9 +305,16 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     binding = bind(lambda run: given, name="outer", threshold=0.4)
     made = binding.to_score(given, 0.25, 7)
     assert made == replace(
-        given, scorer="outer", label="pass", duration_s=0.25, start_ns=7, sampling_probability=None
+        given,
+        scorer="outer",
+        label="pass",
+        duration_s=0.25,
+        start_ns=7,
+        sampling_probability=None,
+        evaluator_version=binding.evaluator_version,
     )
+    assert binding.evaluator_version is not None
     assert {field.name for field in fields(Score)} == {
         "scorer", "value", "label", "reason", "details", "error", "skipped", "duration_s", "usage", "start_ns",
-        "sampling_probability",
+        "sampling_probability", "evaluator_version",
     }  # fmt: skip

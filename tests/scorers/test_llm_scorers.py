@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -14,12 +13,11 @@ import pytest
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
 from otel_scorers.pipeline.scoring_pipeline import score_run
-from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.scorers.rounding import round2
 
-from ..judge_server import JudgeServer, Reply, Status, judge_server
+from ..judge_server import JudgeServer, Reply, Status
+from ..judge_server import make_judge as judge
 
-MODEL = "openai/gpt-4o-mini"
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
 CONTEXT = (
@@ -39,22 +37,6 @@ RUN = AgentRun(
     conversation_id="c1",
     start_ns=10,
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def litellm_imported() -> None:
-    import_litellm()
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as running:
-        yield running
-
-
-def judge(server: JudgeServer, **options: Any) -> Judge:
-    settings: dict[str, Any] = {"model": MODEL, "api_base": server.url, "api_key": "k", "timeout_s": 5.0}
-    return Judge(JudgeConfig(**{**settings, **options}))
 
 
 def score(scorer: Any, run: AgentRun = RUN) -> Score:

@@ -43,6 +43,8 @@ REQUIRED_ARGS: dict[str, dict[str, Any]] = {
     "tool_order": {"order": ["x"]},
     "max_tool_calls": {"max": 1},
     "trajectory_accuracy": {"expected": ["x"]},
+    "trajectory": {"expected": ["x"]},
+    "json_schema": {"schema": {"type": "object"}},
     "tool_call_accuracy": {"expected_tool": "x"},
     "rubric": {"criteria": ["x"]},
     "multi_turn": {"criterion": "x"},

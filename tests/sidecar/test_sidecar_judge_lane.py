@@ -10,7 +10,6 @@ import grpc
 import pytest
 
 from otel_scorers.demos.example_agent import DEMO_RUNS
-from otel_scorers.scorers.judge import import_litellm
 from otel_scorers.span_record import OWN_SCOPE
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture
@@ -19,13 +18,8 @@ from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc
 TRACES = 40
 
 
-@pytest.fixture(scope="module", autouse=True)
-def litellm_imported() -> None:
-    import_litellm()
-
-
 @pytest.fixture
-def slow_judge() -> Iterator[JudgeServer]:
+def slow_judge(litellm_imported: None) -> Iterator[JudgeServer]:
     verdict = '{"verdict": "yes", "reason": "on topic"}'
     with judge_server(responder=lambda _body: verdict, latency_s=2.0) as running:
         yield running

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import JudgeError
 from otel_scorers.scorers.judge.prompt import Data
 from otel_scorers.scorers.rules.base import Ask, JudgedScorer, Task, ask_once, skipped
@@ -100,6 +101,9 @@ class ConversationJudged:
         rule = self.judged.rule
         assert isinstance(rule, ConversationRule)
         return rule
+
+    def evaluator(self) -> Evaluator:
+        return self.judged.evaluator()
 
     async def score(self, conversation: Conversation) -> Score:
         judged = self.judged

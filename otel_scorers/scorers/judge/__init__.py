@@ -6,8 +6,11 @@ redacted), `models` (which models litellm routes, and their prices, without impo
 bound), `request` (what one call sends: the output bound and the reply's schema), `repair`
 (reading JSON out of a reply), `retry` (what to retry, backoff), `budget` (the hourly caps),
 `breaker` (failing fast when the judge refuses connections), `batch` (one call for a run's
-questions), `cache`, `usage` (what calls return and cost), `provider` (litellm, imported lazily)
-and `calls` (the `Judge` and its one call path, `consult`).
+questions), `cache`, `usage` (what calls return and cost), `provider` (litellm, imported lazily),
+`transport` (a reply read within its byte bound, no redirect elsewhere), and the `Judge`'s parts:
+`single_flight` (the cache, one call for identical questions), `spend` (the hourly caps and each
+call's reservation), `provider_call` (one call, its retries and the breaker), and `calls` (the
+`Judge`, which composes them, and its one call path, `consult`).
 """
 
 from otel_scorers.model import BUDGET_SKIP_PREFIX

@@ -35,11 +35,13 @@ class Asking(Protocol):
     """What a batch needs of the judge that owns it (`Judge`)."""
 
     config: JudgeConfig
-    cache: BoundedCache
+
+    @property
+    def cache(self) -> BoundedCache: ...
 
     def consultation(self, model: str, deadline: float | None = None) -> Consultation: ...
 
-    def check_budget(self) -> None: ...
+    def check_budget(self, model: str | None = None) -> None: ...
 
     async def consult(
         self,
@@ -142,7 +144,7 @@ class Batches:
         batch.deadline = consultation.deadline
         questions = [member.question for member in members]
         try:
-            judge.check_budget()
+            judge.check_budget(model)
             reply = await judge.ask_messages(
                 render_batch(questions, judge.config.max_prompt_tokens),
                 dict[str, Any],

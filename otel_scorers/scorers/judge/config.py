@@ -7,7 +7,15 @@ import os
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.errors import remember_secret
@@ -70,8 +78,8 @@ class JudgeConfig(BaseModel):
     attempt_timeout_s: float | None = Field(None, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     concurrency: int = Field(8, ge=1)
+    prices: Prices | None = None  # before the budget, whose check reads it
     cost_budget_usd_per_hour: float | None = Field(None, gt=0)
-    prices: Prices | None = None
     max_calls_per_hour: int | None = Field(None, ge=1)
     max_prompt_tokens: int = Field(16_000, ge=1_000)
     cache_size: int = Field(1024, ge=0)
@@ -86,6 +94,16 @@ class JudgeConfig(BaseModel):
         if model is not None:
             check_model(model)
         return model
+
+    @field_validator("cost_budget_usd_per_hour")
+    @classmethod
+    def _priced(cls, budget: float | None, info: ValidationInfo) -> float | None:
+        model = info.data.get("model")
+        if budget is not None and isinstance(model, str):
+            problem = unpriced_budget_problem(model, info.data.get("prices"), "")
+            if problem is not None:
+                raise ValueError(problem)
+        return budget
 
     @field_validator("api_base")
     @classmethod

@@ -257,3 +257,24 @@ class JudgeError(Exception):
         if self.transcript:
             all_details["prompts"] = self.transcript
         return Score(scorer, error=ScoreError(self.type, self.message), usage=self.usage, details=all_details)
+
+
+class ReplyRefused(Exception):
+    """The judge's reply was not read: `kind` is the error type it becomes."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def refusal_in(exc: BaseException) -> ReplyRefused | None:
+    """The `ReplyRefused` behind `exc` (the provider's client wraps it in errors of its own)."""
+    seen: BaseException | None = exc
+    for _ in range(16):
+        if seen is None:
+            return None
+        if isinstance(seen, ReplyRefused):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

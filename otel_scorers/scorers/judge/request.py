@@ -75,7 +75,7 @@ def judge_request(
         "messages": [dict(message) for message in messages],
         "temperature": config.temperature,
         "max_tokens": output_bound(config, reply_name, max_tokens or described.max_tokens),
-        # constant, so litellm reuses its client and connections (a per-call value would not);
+        # constant, so litellm reuses its client (a per-call value would make a client per call);
         # the score's deadline is enforced around the call
         "timeout": config.attempt_timeout_s or config.timeout_s,
         # our loop retries within the deadline; litellm's and the SDK's own retries would not

@@ -7,6 +7,8 @@ import math
 import random
 from typing import Any
 
+from otel_scorers.scorers.judge.errors import refusal_in
+
 _BACKOFF_BASE_S = 0.25
 _BACKOFF_CAP_S = 8.0
 #: The longest wait a Retry-After is honoured for: a provider's `1e9` must not switch the
@@ -16,6 +18,9 @@ MAX_RETRY_AFTER_S = 60.0
 
 def classify(exc: BaseException) -> tuple[str, bool, float | None]:
     """(error type, worth retrying, seconds the server asked us to wait)."""
+    refused = refusal_in(exc)
+    if refused is not None:  # a reply over its bound, a redirect elsewhere: the same again
+        return refused.kind, False, None
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timeout", True, None
     status = getattr(exc, "status_code", None)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from otel_scorers.model import AgentRun, ContextItem, Score, passes
+from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
 from otel_scorers.scorers.protocol import Lane
 from otel_scorers.scorers.rounding import round2
@@ -187,6 +188,20 @@ class JudgedScorer(Generic[R]):
         # Mastra's reason call quotes the score, so its scale is part of what was asked
         steps = f"steps{self.steps}" if self.steps == 1 else f"steps{self.steps}/scale{self.scale:g}"
         return (self.model, self.rule.version, steps, self.rule.instructions, task.data)
+
+    def evaluator(self) -> Evaluator:
+        """The rule (its fields and its prompt's words), the options, the prompt version, the model."""
+        rule = self.rule
+        args = {
+            "rule": rule,
+            "instructions": rule.instructions,
+            "reply_format": rule.reply_format,
+            "scale": self.scale,
+            "threshold": self.threshold,
+            "steps": self.steps,
+            "labels": self.labels,
+        }
+        return Evaluator(rule.kind, args, rule.version, self.model)
 
     def question(self, task: Task) -> Question:
         rule = self.rule

@@ -1,0 +1,386 @@
+"""JSON documents and JSON Schemas from untrusted places (an agent's answer, a tool's arguments, a
+schema a trace declares), read and validated with bounded work.
+
+- A document is at most `MAX_DOCUMENT_CHARS` characters, nests at most `MAX_DEPTH` levels and
+  holds at most `MAX_NODES` values; beyond, it is not validated (`TooLarge`).
+- A schema is at most `MAX_SCHEMA_CHARS` characters of JSON and nests at most `MAX_DEPTH` levels;
+  it must be a valid schema of its draft (`$schema`, else draft 2020-12); references to other
+  documents are never fetched (the `jsonschema` library's default).
+- Validation is the `jsonschema` library's, with the keywords that would run Python's `re` on
+  user patterns (`pattern`, `patternProperties`, and `additionalProperties` beside them) searched
+  through the project's bounded regular expressions (`checks.bounded_search`: the `regex` package,
+  the interpreter lock released, a time limit), `uniqueItems` in linear time instead of the
+  library's quadratic fallback, and the combinators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`,
+  `if`) held to the same time limit as the regular expressions: a `TimeoutError` once it is spent.
+  A schema that refers to itself without end fails as `TooLarge`, never as a crash.
+- A schema of the common keywords is first tested by `schema_quick_test`, which passes most
+  documents in a microsecond or two; the library decides the rest and words their violations.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import regex
+
+from otel_scorers.scorers import schema_quick_test
+from otel_scorers.scorers.checks import bounded_search
+
+MAX_DOCUMENT_CHARS = 1_000_000
+MAX_SCHEMA_CHARS = 200_000
+#: Nesting of documents and schemas: far beyond any real one, well within the validator's own
+#: recursion (a few interpreter frames per level).
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+#: Violations named in a reason: the first ones, in the document's order.
+MAX_VIOLATIONS = 3
+_COMBINATORS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if")
+
+#: When the validation in progress must stop (a `time.perf_counter()` value).
+_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("schema_deadline", default=math.inf)
+
+
+class TooLarge(ValueError):
+    """A document or schema beyond the bounds: not validated."""
+
+
+def parse_document(text: str) -> Any:
+    """`text` as JSON, within the bounds; `ValueError` (a `TooLarge` for the bounds) when not."""
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise TooLarge(f"{len(text):,} characters, more than the {MAX_DOCUMENT_CHARS:,} read")
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc) or "depth" in str(exc):
+            raise TooLarge(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise ValueError(str(exc)) from None
+    if len(text) > _WITHIN_BOUNDS_CHARS:  # shorter text cannot nest or hold more than the bounds
+        check_size(value)
+    return value
+
+
+#: Each level of nesting takes two characters, each value at least two with its separator.
+_WITHIN_BOUNDS_CHARS = 2 * MAX_DEPTH
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_container(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict or kind is list:
+        return True
+    return kind not in _SCALARS and isinstance(value, (Mapping, list, tuple))
+
+
+def check_size(value: Any) -> None:
+    """`TooLarge` when `value` nests deeper than `MAX_DEPTH` or holds more than `MAX_NODES` values
+    (walked without recursion, so that the walk itself is bounded)."""
+    if not _is_container(value):
+        return
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 1
+    while stack:
+        current, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            raise TooLarge(f"nested more than {MAX_DEPTH} levels deep")
+        children = current.values() if isinstance(current, Mapping) else current
+        nodes += len(children)
+        if nodes > MAX_NODES:
+            raise TooLarge(f"more than {MAX_NODES:,} values")
+        stack.extend((child, depth + 1) for child in children if _is_container(child))
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaCheck:
+    """One schema, ready to validate documents against: `violations(document)`. `valid` is the
+    quick test of a schema that uses only the common keywords (`quick_test`), None otherwise."""
+
+    schema: Mapping[str, Any] | bool
+    validator: Any
+    valid: Callable[[Any], bool] | None = None
+
+    def violations(self, document: Any, timeout_s: float, base: str = "$") -> list[str]:
+        """The first `MAX_VIOLATIONS` violations, each `at <path>: <message>` (empty when valid),
+        paths starting at `base` (where `document` sits in a larger one).
+        `TimeoutError` after `timeout_s`; `TooLarge` for a document beyond the bounds that the
+        quick test did not pass, or a schema that recurses without end."""
+        if self.valid is not None and self.valid(document):
+            return []
+        check_size(document)  # the library's walk is bounded by the document; the quick test's by the schema
+        token = _deadline.set(time.perf_counter() + timeout_s)
+        found: list[str] = []
+        try:
+            for error in self.validator.iter_errors(document):
+                found.append(f"at {json_path(error.absolute_path, base)}: {_short(error.message)}")
+                if len(found) >= MAX_VIOLATIONS:
+                    break
+        except RecursionError:
+            raise TooLarge("the schema refers to itself without end") from None
+        finally:
+            _deadline.reset(token)
+        return found
+
+
+def schema_check(schema: Any, what: str = "schema") -> SchemaCheck:
+    """A `SchemaCheck` for `schema`; `ValueError` naming `what` when it is not a valid, bounded
+    JSON Schema."""
+    if isinstance(schema, bool):
+        return SchemaCheck(schema, _validator_class(None)(schema), quick_test(schema))
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"{what} must be a JSON Schema object, got {type(schema).__name__}")
+    try:
+        size = len(orjson.dumps(schema))
+    except TypeError as exc:
+        raise ValueError(f"{what} is not JSON: {exc}") from None
+    if size > MAX_SCHEMA_CHARS:
+        raise ValueError(f"{what} is {size:,} characters of JSON, more than {MAX_SCHEMA_CHARS:,}")
+    try:
+        check_size(schema)
+    except TooLarge as exc:
+        raise ValueError(f"{what} is {exc}") from None
+    patterns = list(_patterns(schema))
+    for pattern in patterns:
+        try:
+            _compiled(pattern)
+        except regex.error as exc:
+            raise ValueError(f"{what} has an invalid pattern {pattern!r}: {exc}") from None
+    if patterns and _uses(schema, "unevaluatedProperties"):
+        raise ValueError(
+            f"{what} uses unevaluatedProperties beside patternProperties, whose patterns could not "
+            "be bounded there"
+        )
+    from jsonschema import SchemaError
+
+    cls = _validator_class(schema.get("$schema"))
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        where = json_path(exc.absolute_path)
+        raise ValueError(f"{what} is not a valid JSON Schema at {where}: {_short(exc.message)}") from None
+    return SchemaCheck(schema, cls(schema), quick_test(schema))
+
+
+def quick_test(schema: Any) -> Callable[[Any], bool] | None:
+    """`schema_quick_test.quick_test`, knowing every keyword of the drafts the library knows."""
+    return schema_quick_test.quick_test(schema, _keywords())
+
+
+@functools.cache
+def _keywords() -> frozenset[str]:
+    """Every validation keyword of every draft the library knows."""
+    names: set[str] = set()
+    for cls in _drafts().values():
+        names.update(cls.VALIDATORS)
+    return frozenset(names)
+
+
+def json_path(path: Any, base: str = "$") -> str:
+    """A location in a document as a JSONPath (`$.items[0].price`), from `base`."""
+    text = base
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif isinstance(part, str) and part.isidentifier():
+            text += f".{part}"
+        else:
+            text += "[" + orjson.dumps(str(part)).decode() + "]"
+    return text
+
+
+def _short(message: str, limit: int = 160) -> str:
+    message = message.replace("\n", " ")
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def _patterns(schema: Any) -> Iterator[str]:
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if isinstance(node.get("pattern"), str):
+                yield node["pattern"]
+            properties = node.get("patternProperties")
+            if isinstance(properties, Mapping):
+                yield from (key for key in properties if isinstance(key, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _uses(schema: Any, keyword: str) -> bool:
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if keyword in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    """The pattern compiled; the short ones (nearly all) remembered, 256 of them at most."""
+    return _remembered(pattern) if len(pattern) <= 1000 else regex.compile(pattern, regex.VERSION0)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.VERSION0)
+
+
+def _found(pattern: str, text: str) -> bool:
+    remaining = _deadline.get() - time.perf_counter()
+    if remaining <= 0:
+        raise TimeoutError("schema validation ran out of time")
+    return bounded_search(_compiled(pattern), text, remaining) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if validator.is_type(instance, "string") and not _found(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in properties.items():
+        for key, value in instance.items():
+            if _found(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(
+    original: Callable[..., Iterator[Any]],
+) -> Callable[..., Iterator[Any]]:
+    """The library's `additionalProperties`, with the keys that `patternProperties` matches found
+    by bounded searches (the library would search them with Python's `re`)."""
+
+    def additional(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        patterns = schema.get("patternProperties")
+        if not patterns or not validator.is_type(instance, "object"):
+            yield from original(validator, allowed, instance, schema)
+            return
+        from jsonschema import ValidationError
+
+        declared = schema.get("properties", {})
+        extras = sorted(
+            (
+                key
+                for key in instance
+                if key not in declared and not any(_found(pattern, key) for pattern in patterns)
+            ),
+            key=str,
+        )
+        if validator.is_type(allowed, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], allowed, path=extra)
+        elif not allowed and extras:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in extras)
+            listed = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+
+    return additional
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if unique and validator.is_type(instance, "array"):
+        seen: set[Any] = set()
+        for item in instance:
+            key = _equality_key(item)
+            if key in seen:
+                yield ValidationError(f"{_short(repr(instance))} has non-unique elements")
+                return
+            seen.add(key)
+
+
+def _equality_key(value: Any) -> Any:
+    """A hashable key equal for values JSON Schema calls equal (1 and 1.0; not true and 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", int(value) if isinstance(value, float) and value.is_integer() else value)
+    if isinstance(value, Mapping):
+        return ("object", frozenset((key, _equality_key(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("array", tuple(_equality_key(item) for item in value))
+    return ("other", repr(value))
+
+
+def _timed(original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if time.perf_counter() > _deadline.get():
+            raise TimeoutError("schema validation ran out of time")
+        yield from original(validator, value, instance, schema)
+
+    return keyword
+
+
+def _validator_class(dialect: Any) -> Any:
+    """The draft `dialect` names (`$schema`; 2020-12 when absent or unknown), with the bounded
+    keywords."""
+    drafts = _drafts()
+    if isinstance(dialect, str):
+        found = drafts.get(dialect.rstrip("#"))
+        if found is not None:
+            return found
+    return drafts[""]
+
+
+@functools.cache
+def _drafts() -> dict[str, Any]:
+    """Each draft's class with the bounded keywords, by its `$schema` URI (no trailing `#`), the
+    default (2020-12) under "": made once."""
+    from jsonschema import (
+        Draft4Validator,
+        Draft6Validator,
+        Draft7Validator,
+        Draft201909Validator,
+        Draft202012Validator,
+    )
+
+    drafts: dict[str, Any] = {}
+    for base in (
+        Draft4Validator,
+        Draft6Validator,
+        Draft7Validator,
+        Draft201909Validator,
+        Draft202012Validator,
+    ):
+        bounded = _bounded(base)
+        uri = base.META_SCHEMA.get("$schema") or base.META_SCHEMA.get("$id")
+        drafts[str(uri).rstrip("#")] = bounded
+        if base is Draft202012Validator:
+            drafts[""] = bounded
+    return drafts
+
+
+def _bounded(base: Any) -> Any:
+    from jsonschema import validators
+
+    keywords = dict(base.VALIDATORS)
+    changed: dict[str, Any] = {}
+    if "pattern" in keywords:
+        changed["pattern"] = _pattern
+    if "patternProperties" in keywords:
+        changed["patternProperties"] = _pattern_properties
+    if "additionalProperties" in keywords:
+        changed["additionalProperties"] = _additional_properties(keywords["additionalProperties"])
+    if "uniqueItems" in keywords:
+        changed["uniqueItems"] = _unique_items
+    for name in _COMBINATORS:
+        if name in keywords:
+            changed[name] = _timed(keywords[name])
+    return validators.extend(base, changed)  # type: ignore[no-untyped-call]
