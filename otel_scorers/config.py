@@ -38,6 +38,7 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.standard import output_factory
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import parse_filter
+from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
@@ -45,6 +46,7 @@ from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES, ConversationScorer
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.config import check_model, unpriced_budget
+from otel_scorers.scorers.judge.masking import RedactConfig, Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
@@ -82,6 +84,8 @@ class ScorerConfig(BaseModel):
     max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
+    #: Judge scorers: private text masked before the judge sees it, over the judge's `redact:`.
+    redact: RedactConfig | None = None
     # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
     needs: (
         list[
@@ -191,6 +195,18 @@ class SidecarConfig(BaseModel):
         return self
 
 
+class LabelsConfig(BaseModel):
+    """People's labels joined with the scores of the same runs (`otel_scorers.labels.agreement`): how
+    long either side waits for the other, and how many of each may wait."""
+
+    model_config = _STRICT
+    wait_s: float = Field(DEFAULT_WAIT_S, gt=0)
+    max_pending: int = Field(DEFAULT_MAX_PENDING, ge=1)
+
+    def agreement(self) -> Agreement:
+        return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)
+
+
 class Config(BaseModel):
     """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
@@ -207,6 +223,9 @@ class Config(BaseModel):
     #: Where scores go: names in `otel_scorers.emission.standard.OUTPUTS` (or `pkg.module:factory`);
     #: unset, `[otlp, metrics]`. `processor.console` / `sidecar.console` add `console`.
     outputs: list[str] | None = None
+
+    #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
+    labels: LabelsConfig | None = None
 
     def bindings(self, judge: Judge | None = None) -> list[Binding]:
         return build_bindings(self, judge)
@@ -447,6 +466,15 @@ def _binding_errors(
                 scorer = requiring(scorer, entry.needs)
         if isinstance(scorer, UsesJudge):
             errors.extend(_judge_errors(entry, scorer, path, judge_config is not None))
+        if entry.redact is not None and scorer is not None:
+            if isinstance(scorer, Redacting):
+                scorer = scorer.with_redaction(entry.redact)
+            else:
+                errors.append(
+                    ConfigError(
+                        f"{path}.redact", f"only judge scorers send text to a judge; {entry.type} does not"
+                    )
+                )
         # A custom scorer is named after its function, not its import path, in spans and metrics.
         name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
         if name in seen:

@@ -342,6 +342,11 @@ class PipelineMetrics:
             unit="{evaluation}",
             description="Judge evaluations skipped because the hourly cost budget was spent.",
         )
+        self.judge_redactions = meter.create_counter(
+            "otel_scorers.judge.redactions",
+            unit="{finding}",
+            description="Private text masked before the judge saw it, by scorer and otel_scorers.redaction.kind.",
+        )
         self.receiver_spans = meter.create_counter(
             "otel_scorers.receiver.spans",
             unit="{span}",

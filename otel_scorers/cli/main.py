@@ -1,4 +1,4 @@
-"""The `otel-scorers` command: demo, runs, score, validate, serve."""
+"""The `otel-scorers` command: demo, runs, score, calibrate, validate, serve."""
 
 from __future__ import annotations
 
@@ -306,6 +306,62 @@ def _baseline_gate(
     return comparisons
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from otel_scorers.cli.backfill import judge_concurrency, score_runs
+    from otel_scorers.emission.agreement_output import judge_scores
+    from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
+    from otel_scorers.labels.label_records import read_labels
+
+    config = load_config(args.config)
+    try:
+        labels = [label for path in args.labels for label in read_labels(path)]
+    except ValueError as exc:
+        print(f"otel-scorers: {exc}", file=sys.stderr)
+        return 2
+    bindings = config.bindings()
+    chosen = calibration_bindings(bindings, labels)
+    names = {binding.name for binding in bindings}
+    unknown = sorted({label.scorer for label in labels} - names)
+    if unknown:
+        print(
+            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)",
+            file=sys.stderr,
+        )
+    agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
+    agreement.add_labels(labels)
+    problems: list[InputProblem] = []
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, _progress, reading)
+    asyncio.run(
+        score_runs(
+            chosen,
+            runs,
+            lambda run, score: None,
+            args.concurrency or judge_concurrency(chosen),
+            lambda run, scores: agreement.observe(judge_scores(run, scores)),
+        )
+    )
+    agreement.close()
+    documents = report(agreement)
+    for document in documents:
+        _write_line(document)
+    print(f"otel-scorers: {len(labels)} labels\n{table(documents)}", file=sys.stderr)
+    if args.junit_xml is not None:
+        args.junit_xml.write_bytes(junit(documents, args.min_kappa))
+        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+    code = max(_report(problems), _nothing_read(args.files, reading))
+    low = [
+        document["scorer"]
+        for document in documents
+        if args.min_kappa is not None
+        and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
+    ]
+    for scorer in low:
+        print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+    return 1 if low else code
+
+
 def _conversation_backfill(config: Config) -> ConversationBackfill | None:
     if config.conversations is None or not config.conversations.scorers:
         return None
@@ -495,6 +551,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="the OTLP protocol of --otlp-endpoint (default %(default)s)",
     )
     score.set_defaults(handler=cmd_score)
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="how often the judge agrees with people: labels joined with the judge's scores of the same runs",
+        description=(
+            "Judge every run of the trace files with each scorer the labels name (sampling and rate "
+            "limits lifted), join the labels with those scores, and report per scorer and evaluator "
+            "version: pairs, agreement, Cohen's kappa with the base rates, mean absolute difference "
+            "and Spearman correlation for values, the judge-only and the label-corrected estimates, "
+            "and the disagreements. One JSON line per scorer on stdout, the table on stderr. Exit "
+            "code 1 when an input could not be read or --min-kappa is not met; 2 for a bad "
+            "configuration or labels file."
+        ),
+    )
+    calibrate.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
+    calibrate.add_argument("-c", "--config", type=Path, required=True, help=config_help)
+    calibrate.add_argument(
+        "--labels",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a JSON-lines file of labels (scorer, trace_id, span_id or conversation_id, value, label, reviewer, comment); repeatable",
+    )
+    calibrate.add_argument(
+        "--min-kappa", type=float, default=None, metavar="K", help="exit 1 when a scorer's kappa is below K"
+    )
+    calibrate.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a JUnit XML report: a test case per scorer",
+    )
+    calibrate.add_argument("--concurrency", type=int, default=None, help="runs judged at once")
+    calibrate.set_defaults(handler=cmd_calibrate)
 
     validate = commands.add_parser(
         "validate",

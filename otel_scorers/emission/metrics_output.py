@@ -167,8 +167,15 @@ class MetricsOutput:
 
 def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
     """`otel_scorers.judge.tokens` and `.cost` from the usage a judge scorer reported (failed
-    scores included: a judge that answered badly was still paid)."""
+    scores included: a judge that answered badly was still paid), and `.redactions` from what
+    its prompts had masked."""
     usage = score.usage
+    redacted = score.details.get("redacted")
+    if redacted:
+        for kind, count in redacted.items():
+            metrics.judge_redactions.add(
+                count, {EVALUATION_NAME: score.scorer, "otel_scorers.redaction.kind": kind}
+            )
     if usage is None or usage.calls == 0:
         return
     attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}

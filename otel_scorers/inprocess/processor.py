@@ -30,6 +30,7 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.inprocess.hold_queue import HoldQueue
+from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.pipeline.builder import PipelineSettings, build_pipeline, observe_buffered_traces
@@ -148,6 +149,7 @@ class ScoringSpanProcessor(SpanProcessor):
         conversations: ConversationSettings | None = None,
         conventions: Sequence[ConventionDescription | Mapping[str, Any]] | None = None,
         outputs: Sequence[str] | None = None,
+        labels: Agreement | bool = False,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -158,7 +160,9 @@ class ScoringSpanProcessor(SpanProcessor):
         stream), from the scoring thread: a shorthand for `console` among the `outputs`
         (names in `otel_scorers.emission.standard.OUTPUTS`; default `otlp` and `metrics`).
         `conventions` describes instrumentations the shipped readers do not know (the
-        `conventions:` section, docs/conventions.md)."""
+        `conventions:` section, docs/conventions.md). `labels=True` (or an `Agreement` with its own wait and
+        bounds) joins the labels people give (`add_labels`) with the scores of the same runs:
+        the judge's agreement with them goes out as metrics (`otel_scorers.agreement.*`)."""
         if conventions is not None:
             use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
@@ -171,6 +175,10 @@ class ScoringSpanProcessor(SpanProcessor):
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
         self._flushing = threading.local()
+        #: The judge's agreement with people, when labels are taken (`add_labels`).
+        self.agreement: Agreement | None = (
+            labels if isinstance(labels, Agreement) else Agreement() if labels else None
+        )
         built = build_pipeline(
             PipelineSettings(
                 self.bindings,
@@ -183,6 +191,7 @@ class ScoringSpanProcessor(SpanProcessor):
                 meter_provider=meter_provider,
                 max_queue_size=max_queue_size,
                 max_judge_runs=max_judge_runs,
+                agreement=self.agreement,
             )
         )
         self._built = built
@@ -237,7 +246,16 @@ class ScoringSpanProcessor(SpanProcessor):
         if config.outputs is not None:
             options.setdefault("outputs", config.outputs)
         options.setdefault("conventions", config.conventions)
+        if config.labels is not None:
+            options.setdefault("labels", config.labels.agreement())
         return cls(bindings, **options)
+
+    def add_labels(self, labels: Sequence[Label]) -> None:
+        """People's verdicts on runs, joined with the scores of the same runs and scorers (any
+        thread; not on a span's hot path). A `ValueError` when labels were not asked for."""
+        if self.agreement is None:
+            raise ValueError("this processor takes no labels: build it with labels=True (config: labels: {})")
+        self.agreement.add_labels(labels)
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
@@ -305,6 +323,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self.assembler.complete_waiting()
         deadline = time.monotonic() + timeout_s
         self._built.shutdown(timeout_s)
+        if self.agreement is not None:  # the labels still waiting will find no score now
+            self.agreement.close()
         if self._export is not None:
             self._export.shutdown(max(0.0, deadline - time.monotonic()))
             spans, events = self._export.unsent()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from otel_scorers.labels.agreement import Agreement
     from otel_scorers.otlp.score_export import OtlpScoreExport
 
 
@@ -53,6 +54,8 @@ class PipelineSettings:
     yield_to_host: bool = True
     keep_conversations: bool | None = None
     send_turns: bool | None = None
+    #: People's labels, joined with the scores of the same runs and conversations.
+    agreement: Agreement | None = None
     metrics: PipelineMetrics | None = field(default=None, compare=False)
 
 
@@ -99,6 +102,8 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         provider_backlog=settings.provider_backlog,
         outputs=settings.outputs,
     )
+    if settings.agreement is not None:
+        emission = with_agreement(emission, settings.agreement, metrics)
     conversations: Conversations | None = None
     engine = ScoringEngine(
         settings.bindings,
@@ -129,6 +134,17 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         buffered_sampler(settings.bindings, settings.conversations),
         RunlessTraces(metrics),
     )
+
+
+def with_agreement(
+    emission: Emission, agreement: Agreement, metrics: PipelineMetrics, runs: bool = True
+) -> Emission:
+    """`emission` with the agreement join as one more output, and its figures as metrics."""
+    from otel_scorers.emission.agreement_output import AgreementOutput
+    from otel_scorers.labels.agreement_metrics import observe_agreement
+
+    observe_agreement(metrics.meter, agreement)
+    return Emission([*emission.outputs, AgreementOutput(agreement, runs)])
 
 
 def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:

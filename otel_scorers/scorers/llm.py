@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import (
     Judge,
@@ -39,6 +39,7 @@ from otel_scorers.scorers.judge import (
     as_judge,
     require_litellm,
 )
+from otel_scorers.scorers.judge.masking import Masker, MaskingError, RedactConfig, masker
 from otel_scorers.scorers.protocol import Lane
 
 T = TypeVar("T")
@@ -71,12 +72,19 @@ async def ask_judge(
     model: str | None = None,
     judge: Judge | JudgeConfig | None = None,
     prompt_version: str = FIRST_PROMPT_VERSION,
+    masking: Masker | bool = True,
 ) -> JudgeReply[T]:
     """Ask the judge `prompt` about `data` (tag -> text) and parse its reply as `shape` (a
     pydantic model, TypedDict or dataclass). Raises `JudgeError` (`.type`, `.to_score(name)`)
-    when the judge fails or the hourly budget is spent; never anything else from the judge."""
+    when the judge fails or the hourly budget is spent; never anything else from the judge.
+    The data is masked as the judge's `redact:` says, by `masking` when it is a `Masker`, not at
+    all when it is False (a `MaskingError` when a pattern of the user's cannot finish: nothing
+    is sent)."""
     the_judge = as_judge(judge)
     the_model = the_judge.resolve_model(model)
+    masks = masker(the_judge.config.redact) if masking is True else masking or None
+    if masks is not None and data:
+        data = dict(masks.mask_blocks((tag, text or "") for tag, text in data.items()))
     question = judge_question(getattr(shape, "__name__", "reply"), prompt, shape, data or {}, system)
     key = (the_model, prompt_version, repr(shape), question.instructions, question.request, question.data)
     return await the_judge.ask_one(key, question, model=the_model)
@@ -99,9 +107,15 @@ class LLMScorer(Generic[T]):
     prompt_version: str = FIRST_PROMPT_VERSION
     needs: frozenset[str] = DEFAULT_NEEDS
     binary: bool = False
+    #: This binding's `redact:`, over the judge's (None: the judge's).
+    redaction: RedactConfig | None = None
     lane: ClassVar[Lane] = "judge"
 
+    def with_redaction(self, redaction: RedactConfig) -> LLMScorer[T]:
+        return replace(self, redaction=redaction)
+
     async def score(self, run: AgentRun) -> Score:
+        masking = masker(self.redaction if self.redaction is not None else self.judge.config.redact)
         try:
             reply = await ask_judge(
                 self.prompt,
@@ -111,9 +125,12 @@ class LLMScorer(Generic[T]):
                 model=self.model,
                 judge=self.judge,
                 prompt_version=self.prompt_version,
+                masking=masking or False,
             )
         except JudgeError as exc:
             return exc.to_score(self.name)
+        except MaskingError as exc:
+            return Score(self.name, error=ScoreError("redaction", str(exc)))
         raw = self.to_value(reply.value)
         value = (1.0 if raw else 0.0) if isinstance(raw, bool) else float(raw)
         if not math.isfinite(value):
@@ -125,6 +142,8 @@ class LLMScorer(Generic[T]):
         }
         if reply.transcript:
             details["prompts"] = list(reply.transcript)
+        if masking is not None:
+            details["redacted"] = dict(masking.counts)
         reason = self.reason_of(reply.value) if self.reason_of is not None else None
         return Score(self.name, value=value, reason=reason, details=details, usage=reply.usage)
 

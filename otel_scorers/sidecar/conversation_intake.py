@@ -2,8 +2,10 @@
 gRPC LogsService), the turns of the conversations the Collector routes to this sidecar.
 
 Turn records are read exactly (`conversations.turn_logs`); one that is malformed is rejected and
-reported as a partial success, as a span with bad ids is. Other log records in the same request
-(evaluation events, say) are accepted and ignored: a logs pipeline may carry anything.
+reported as a partial success, as a span with bad ids is. With `labels`, the same requests carry
+people's labels too (`label_records`: evaluation results marked as a person's), for the judge's
+agreement with them. Other log records in the same request (the project's own evaluation events,
+say) are accepted and ignored: a logs pipeline may carry anything.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.conversations.turn_logs import turns_from_request
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.label_records import labels_from_request
 from otel_scorers.sidecar.payload import Encoding, PayloadError
 from otel_scorers.throttled_log import throttled
 
 
 class ConversationIntake:
-    def __init__(self, conversations: Conversations) -> None:
+    def __init__(self, conversations: Conversations | None, labels: Agreement | None = None) -> None:
         self.conversations = conversations
+        self.labels = labels
 
     def export(self, data: bytes, encoding: Encoding = "protobuf") -> ExportLogsServiceResponse:
         """Take one logs export request; `PayloadError` (400) when it is not one."""
@@ -35,16 +40,26 @@ class ConversationIntake:
                 request.ParseFromString(data)
         except (DecodeError, ParseError, UnicodeDecodeError) as exc:
             raise PayloadError(400, f"not an OTLP logs request: {exc}"[:300]) from None
-        turns, rejected, problem = turns_from_request(request)
-        counts = self.conversations.counts
-        assert counts is not None  # an intake is made only where conversations are kept
-        if turns:
-            counts.add("turn_received", len(turns))
-            self.conversations.add_turns(turns)
         response = ExportLogsServiceResponse()
-        if rejected:
-            counts.add("turn_rejected", rejected)
-            throttled.warning("turn_rejected", "otel_scorers: turn records rejected: %s", problem)
-            response.partial_success.rejected_log_records = rejected
-            response.partial_success.error_message = problem
+        if self.conversations is not None:
+            turns, rejected, problem = turns_from_request(request)
+            counts = self.conversations.counts
+            assert counts is not None  # conversations come here only where they are kept
+            if turns:
+                counts.add("turn_received", len(turns))
+                self.conversations.add_turns(turns)
+            if rejected:
+                counts.add("turn_rejected", rejected)
+                throttled.warning("turn_rejected", "otel_scorers: turn records rejected: %s", problem)
+                response.partial_success.rejected_log_records = rejected
+                response.partial_success.error_message = problem
+        if self.labels is not None:
+            labels, rejected, problem = labels_from_request(request)
+            if labels:
+                self.labels.add_labels(labels)
+            if rejected:
+                self.labels.reject(rejected)
+                throttled.warning("label_rejected", "otel_scorers: label records rejected: %s", problem)
+                response.partial_success.rejected_log_records += rejected
+                response.partial_success.error_message = response.partial_success.error_message or problem
         return response

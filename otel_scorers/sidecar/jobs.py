@@ -14,10 +14,12 @@ from typing import Any, Protocol
 
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
-from otel_scorers.emission import standard_emission
+from otel_scorers.emission import Emission, standard_emission
+from otel_scorers.emission.agreement_output import AgreementOutput
 from otel_scorers.emission.attributes import score_attributes
+from otel_scorers.labels.agreement import Agreement
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun
+from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline.builder import BuiltPipeline, PipelineSettings, build_pipeline
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.runs.ancestry import nearest_marked
@@ -28,8 +30,11 @@ from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
 
-#: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes.
-RunScores = tuple[bytes, dict[str, Any]]
+#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, for each
+#: score with an evaluator version or an inclusion probability below 1 (scorer, version,
+#: probability), and the run's conversation id: what the agreement join in the receiving process
+#: keys and weights scores by.
+RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...], str | None]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
 Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
@@ -85,7 +90,11 @@ def sidecar_pipeline(config: Config, telemetry: Telemetry, metrics: PipelineMetr
 
 
 def receiving_conversations(
-    config: Config, telemetry: Telemetry, metrics: PipelineMetrics, scoring_here: BuiltPipeline | None
+    config: Config,
+    telemetry: Telemetry,
+    metrics: PipelineMetrics,
+    scoring_here: BuiltPipeline | None,
+    agreement: Agreement | None = None,
 ) -> Conversations | None:
     """The conversations the Collector routes here as turn records (`/v1/logs`), with `turn_records`
     and conversation scorers. Scored through the scoring pipeline's emission, on its engine's
@@ -109,13 +118,33 @@ def receiving_conversations(
             outputs=config.outputs,
         )
         host = None
+    if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
+        emission = Emission([*emission.outputs, AgreementOutput(agreement, runs=False)])
     return Conversations(
         settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
     )
 
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
-    return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
+    return [
+        (
+            span_key(run.trace_id, run.span_id),
+            score_attributes(scores),
+            score_facts(scores),
+            run.conversation_id,
+        )
+        for run, scores in results
+    ]
+
+
+def score_facts(scores: Sequence[Score]) -> tuple[tuple[str, str, float], ...]:
+    facts = []
+    for score in scores:
+        version = getattr(score, "evaluator_version", None) or ""
+        probability = score.sampling_probability
+        if version or (probability is not None and probability < 1.0):
+            facts.append((score.scorer, version, probability if probability is not None else 1.0))
+    return tuple(facts)
 
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:

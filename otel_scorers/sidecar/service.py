@@ -18,6 +18,8 @@ from otel_scorers.config import Config, SidecarConfig
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.agreement_metrics import observe_agreement
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
 from otel_scorers.runs.no_run import RunlessTraces
@@ -36,6 +38,7 @@ from otel_scorers.sidecar.jobs import (
     receiving_conversations,
     sidecar_pipeline,
 )
+from otel_scorers.sidecar.run_scores import scores_of_runs
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import (
     Telemetry,
@@ -55,9 +58,15 @@ def receivers(
     conversations: Conversations | None,
     ready: Callable[[], str | None],
     metrics_text: Callable[[], Awaitable[bytes]],
+    agreement: Agreement | None = None,
 ) -> tuple[GrpcReceiver | None, HttpReceiver]:
-    """The OTLP receivers (`/v1/logs` too, for turn records, where conversations are kept here)."""
-    logs = ConversationIntake(conversations) if conversations is not None else None
+    """The OTLP receivers (`/v1/logs` too, for turn records where conversations are kept here,
+    and for people's labels where they are taken)."""
+    logs = (
+        ConversationIntake(conversations, agreement)
+        if conversations is not None or agreement is not None
+        else None
+    )
     grpc: GrpcReceiver | None = None
     if settings.grpc.enabled:
         grpc = GrpcReceiver(
@@ -113,7 +122,14 @@ class Sidecar:
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
-        self.conversations = receiving_conversations(config, self.telemetry, self.metrics, here)
+        #: People's labels (`/v1/logs`), joined with the scores of the same runs (`_release`)
+        #: and conversations (kept here: through the conversations' emission).
+        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:
+            observe_agreement(self.metrics.meter, self.agreement)
+        self.conversations = receiving_conversations(
+            config, self.telemetry, self.metrics, here, self.agreement
+        )
         self.assembler = BatchAssembler(
             self.metrics,
             Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
@@ -151,6 +167,7 @@ class Sidecar:
             self.conversations,
             self._not_ready,
             self.scoring.prometheus_text,
+            self.agreement,
         )
         self._in_flight = 0
         self._done: deque[tuple[BufferedTrace, Sequence[RunScores] | None]] = deque()
@@ -268,9 +285,11 @@ class Sidecar:
         self._release(trace, results)
 
     def _release(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
+        if self.agreement is not None and results:
+            self.agreement.observe(scores_of_runs(results))
         held = self.held
         if held is not None:
-            for key, attributes in results or ():
+            for key, attributes, *_ in results or ():
                 held.release(key, attributes)
             for item in trace.run_spans:  # runs that were not built still go on, without scores
                 held.release(item.span.trace_id + item.span.span_id)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
 
@@ -147,6 +148,9 @@ def test_the_dashboard_has_queries_for_every_required_view() -> None:
         "Queue depth",
         "Late spans",
         "Receiver spans: accepted / refused",
+        "Judge vs people: agreement and kappa",
+        "Judge vs people: pass rate, judge only and corrected by labels, 95% interval",
+        "Judge vs people: labels paired and unpaired",
     ):
         assert required in titles
     expressions = " ".join(expression for _, expression in prometheus_queries())
@@ -202,7 +206,35 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
         },
         # Two conversations of two turns (CONVERSATION_TURNS), closed a second after their last.
         "conversations": {"idle_timeout_s": 1.0, "tick_s": 0.1, "scorers": [{"type": "tool_error_rate"}]},
+        # People's labels (`people_labels`); one for a run never sent is unpaired after 10 s.
+        "labels": {"wait_s": 10},
     }
+
+
+def people_labels(turns: list[Any]) -> bytes:
+    """no_tool_errors labels for the turns' runs (people fail the last one, which the check
+    passed) and one for a run never sent, as an OTLP logs request."""
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from otel_scorers.labels.agreement import Label
+    from otel_scorers.labels.label_records import LabelLogWriter
+
+    runs = [span for span in turns if span.name.startswith("invoke_agent")]
+    labels = [
+        Label("no_tool_errors", run.context.trace_id, run.context.span_id, label="fail" if n == 0 else "pass")
+        for n, run in enumerate(runs)
+    ]
+    labels.append(Label("no_tool_errors", 0xAB, 0xCD, label="pass"))
+    logs = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    writer = LabelLogWriter(provider)
+    for label in labels:
+        writer.emit(label)
+    body: bytes = encode_logs(logs.get_finished_logs()).SerializeToString()
+    return body
 
 
 #: Two conversations of two weather turns each, their content not captured: the tool checks and
@@ -342,7 +374,13 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             spans = agent_spans(DEMO_RUNS[:1])
             send_grpc(grpc_endpoint, encode(spans).SerializeToString())
-            send_grpc(grpc_endpoint, encode(agent_spans(CONVERSATION_TURNS)).SerializeToString())
+            turns = agent_spans(CONVERSATION_TURNS)
+            send_grpc(grpc_endpoint, encode(turns).SerializeToString())
+            # People label the turns' runs (scored in well under labels.wait_s), and one run that never came.
+            with grpc.insecure_channel(grpc_endpoint) as channel:
+                channel.unary_unary("/opentelemetry.proto.collector.logs.v1.LogsService/Export")(
+                    people_labels(turns), timeout=10
+                )
             assembled = re.compile(
                 r'otel_scorers_runs_total\{[^}]*otel_scorers_outcome="assembled"[^}]*\} 23\.0'
             )
@@ -383,6 +421,19 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                 lambda: bool(scored_conversations.search(scrape(metrics_url))),
                 30,
                 "the sidecar did not score the 2 conversations",
+            )
+            wait_for(
+                lambda: all(
+                    name in scrape(metrics_url)
+                    for name in ("otel_scorers_labels_unpaired_total{", "otel_scorers_estimate_corrected{")
+                ),
+                45,
+                "the sidecar did not pair the labels: "
+                + "\n".join(
+                    line
+                    for line in scrape(metrics_url).splitlines()
+                    if "agreement" in line or "labels" in line
+                ),
             )
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()

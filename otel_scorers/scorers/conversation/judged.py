@@ -118,7 +118,10 @@ class ConversationJudged:
                 prepared.error,
                 prepared.skipped,
             )
-        task = prepared
+        masked = judged.masked(prepared)
+        if isinstance(masked, Score):
+            return masked
+        task, masking = masked
         last = conversation.last
         try:
             one = await judged.judge.ask_one(
@@ -129,7 +132,7 @@ class ConversationJudged:
             )
         except JudgeError as exc:
             return exc.to_score(judged.name, {"turns": len(conversation.turns)})
-        return judged.result(one, one.value, self.rule.reason(one.value), task)
+        return judged.result(one, one.value, self.rule.reason(one.value), task, masking)
 
 
 # ---- the rules ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pydantic import (
 
 from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.errors import remember_secret
+from otel_scorers.scorers.judge.masking import RedactConfig
 
 ENV_MODEL = "OTEL_SCORERS_JUDGE_MODEL"
 ENV_API_BASE = "OTEL_SCORERS_JUDGE_API_BASE"
@@ -87,6 +88,9 @@ class JudgeConfig(BaseModel):
     batch: bool = False
     max_output_tokens: PositiveInt | dict[str, PositiveInt] | None = None
     reply_schema: ReplySchema = "auto"
+    #: Private text masked before any prompt is built (`masking.RedactConfig`): `true` for every
+    #: kind, or `{kinds: [...], patterns: {name: regex}}`; a binding's own `redact:` overrides it.
+    redact: RedactConfig | None = None
 
     @field_validator("model")
     @classmethod

@@ -18,9 +18,10 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, ContextItem, Score, passes
+from otel_scorers.model import AgentRun, ContextItem, Score, ScoreError, passes
 from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
+from otel_scorers.scorers.judge.masking import Masker, MaskingError, RedactConfig, masker
 from otel_scorers.scorers.protocol import Lane
 from otel_scorers.scorers.rounding import round2
 
@@ -172,6 +173,8 @@ class JudgedScorer(Generic[R]):
     needs: frozenset[str] = frozenset()
     binary: bool = False
     labels: tuple[str, str] = ("pass", "fail")
+    #: This binding's `redact:`, over the judge's (None: the judge's).
+    redaction: RedactConfig | None = None
     lane: ClassVar[Lane] = "judge"
 
     def __post_init__(self) -> None:
@@ -183,6 +186,20 @@ class JudgedScorer(Generic[R]):
     @property
     def higher_is_worse(self) -> bool:
         return self.rule.higher_is_worse
+
+    def with_redaction(self, redaction: RedactConfig) -> JudgedScorer[R]:
+        return replace(self, redaction=redaction)
+
+    def masked(self, task: Task) -> tuple[Task, Masker | None] | Score:
+        """The task with its private text masked, before any prompt is built, and the masker
+        that the score's later prompts go through; an error result when masking cannot finish."""
+        masking = masker(self.redaction if self.redaction is not None else self.judge.config.redact)
+        if masking is None:
+            return task, None
+        try:
+            return replace(task, data=masking.mask_blocks(task.data)), masking
+        except MaskingError as exc:
+            return Score(self.name, error=ScoreError("redaction", str(exc)))
 
     def cache_key(self, task: Task) -> tuple[Any, ...]:
         # Mastra's reason call quotes the score, so its scale is part of what was asked
@@ -211,25 +228,33 @@ class JudgedScorer(Generic[R]):
         prepared = self.rule.prepare(run)
         if isinstance(prepared, Score):
             return prepared if prepared.scorer == self.name else replace(prepared, scorer=self.name)
-        task = prepared
+        masked = self.masked(prepared)
+        if isinstance(masked, Score):
+            return masked
+        task, masking = masked
         key = self.cache_key(task)
+        group: tuple[Any, ...] = (run.trace_id, run.span_id)
+        if masking is not None:  # a call is shared only by questions masked alike
+            group = (*group, masking.config.kinds, tuple(masking.config.patterns.items()))
         try:
             if self.steps == 1:
-                one = await self.judge.ask_one(
-                    key, self.question(task), model=self.model, group=(run.trace_id, run.span_id)
-                )
-                return self.result(one, one.value, self.rule.reason(one.value), task)
+                one = await self.judge.ask_one(key, self.question(task), model=self.model, group=group)
+                return self.result(one, one.value, self.rule.reason(one.value), task, masking)
             steps = await self.judge.consult(
-                key, lambda consultation: self.analyze(task, consultation), model=self.model
+                key, lambda consultation: self.analyze(task, consultation, masking), model=self.model
             )
         except JudgeError as exc:
             return exc.to_score(self.name, {"steps": self.steps})
-        return self.result(steps, steps.value.reply, steps.value.reason, task)
+        except MaskingError as exc:
+            return Score(self.name, error=ScoreError("redaction", str(exc)))
+        return self.result(steps, steps.value.reply, steps.value.reason, task, masking)
 
-    async def analyze(self, task: Task, consultation: Consultation) -> Analysis[R]:
+    async def analyze(
+        self, task: Task, consultation: Consultation, masking: Masker | None = None
+    ) -> Analysis[R]:
         """Mastra's calls: the rule's steps, then a call for the reason (none when the steps
         settled it, as when the judge found nothing to judge)."""
-        ask = self.asker(consultation)
+        ask = self.asker(consultation, masking)
         reply = await self.rule.steps(ask, task)
         settled = self.rule.reason(reply)
         if settled:
@@ -244,14 +269,18 @@ class JudgedScorer(Generic[R]):
         )
         return Analysis(reply, explained.reason.strip())
 
-    def asker(self, consultation: Consultation) -> Ask[Any]:
+    def asker(self, consultation: Consultation, masking: Masker | None = None) -> Ask[Any]:
         async def ask(instructions: str, reply_format: str, data: Data, shape: type[Any]) -> Any:
+            if masking is not None:  # what a step adds (the verdicts, echoing the judge) too
+                data = masking.mask_blocks(data)
             question = Question(self.name, instructions, data, shape, reply_format)
             return await self.judge.ask(question, consultation)
 
         return ask
 
-    def result(self, judged: JudgeReply[Any], reply: R, reason: str, task: Task) -> Score:
+    def result(
+        self, judged: JudgeReply[Any], reply: R, reason: str, task: Task, masking: Masker | None = None
+    ) -> Score:
         usage = judged.usage
         try:
             raw, details = self.rule.value(reply, task)
@@ -266,6 +295,8 @@ class JudgedScorer(Generic[R]):
             details["batch_fallback"] = True
         if judged.transcript:
             details["prompts"] = list(judged.transcript)
+        if masking is not None:
+            details["redacted"] = dict(masking.counts)
         label = None
         if self.threshold is not None:
             label = (

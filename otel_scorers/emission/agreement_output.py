@@ -1,0 +1,56 @@
+"""Scores to the agreement join: each scored result waits there for the labels people give the
+same run or conversation (`otel_scorers.labels.agreement`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otel_scorers.conversation_turns import Conversation
+from otel_scorers.labels.agreement import Agreement, JudgeScore
+from otel_scorers.model import AgentRun, Score
+
+
+def judge_scores(run: AgentRun, scores: Sequence[Score]) -> list[JudgeScore]:
+    return [
+        JudgeScore(
+            score.scorer,
+            run.trace_id,
+            run.span_id,
+            score.value,
+            score.label,
+            getattr(score, "evaluator_version", None) or "",
+            score.sampling_probability or 1.0,
+            run.conversation_id,
+        )
+        for score in scores
+        if score.error is None
+        and score.skipped is None
+        and (score.value is not None or score.label is not None)
+    ]
+
+
+class AgreementOutput:
+    """An output of the pipeline's `Emission`. `runs=False` takes conversation scores only: the
+    sidecar's receiving side hears its run scores back from the scoring side instead."""
+
+    def __init__(self, agreement: Agreement, runs: bool = True) -> None:
+        self.agreement = agreement
+        self._runs = runs
+
+    def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
+        if self._runs:
+            self.agreement.observe(judge_scores(run, scores))
+
+    def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
+        # A conversation's scores stand as those of its last run, with the conversation's id.
+        last = conversation.last
+        run = AgentRun(
+            last.trace_id, last.span_id, conversation.agent_name, None, None, conversation_id=conversation.id
+        )
+        self.agreement.observe(judge_scores(run, scores))
+
+    def flush(self) -> None:
+        pass
+
+    def behind(self) -> bool:
+        return False

@@ -1,0 +1,169 @@
+"""The judge's agreement with people as metrics, by scorer (`gen_ai.evaluation.name`) and
+evaluator version (`otel_scorers.evaluator.version`), read from an `Agreement` when a metric
+reader collects:
+
+- `otel_scorers.labels.agreement.pairs` (counter): labels paired with the judge's score;
+- `otel_scorers.labels.agreement.rate` and `otel_scorers.labels.agreement.kappa` (gauges): the share of label
+  pairs on which judge and person said the same label, and Cohen's κ;
+- `otel_scorers.labels.agreement.base_rate` (gauge, by `otel_scorers.labels.agreement.rater` = judge or
+  human and `gen_ai.evaluation.score.label`): how often each said each label, without which κ
+  cannot be read;
+- `otel_scorers.labels.agreement.mean_absolute_difference` and `otel_scorers.labels.agreement.spearman`
+  (gauges): for values;
+- `otel_scorers.estimate.judge` and `otel_scorers.estimate.corrected` (gauges, by
+  `otel_scorers.estimate.quantity` = value or pass_rate and `otel_scorers.estimate.bound` =
+  point, low or high): the judge-only estimate and the one corrected by the labels (`ppi.py`);
+- `otel_scorers.labels.received` and `otel_scorers.labels.unpaired` (counters, by scorer): the
+  labels taken in, and those no judge score of the same run came for within the wait;
+- `otel_scorers.labels.rejected` (counter): label records that were not valid labels;
+- `otel_scorers.labels.agreement.expired` (counter, by scorer and `otel_scorers.labels.agreement.side` = label
+  or score): what waited in vain or made room (scores expire unlabelled all the time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from opentelemetry.metrics import CallbackOptions, Meter, Observation
+
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.metrics import EVALUATION_NAME, SCORE_LABEL
+
+EVALUATOR_VERSION = "otel_scorers.evaluator.version"
+
+
+def observe_agreement(meter: Meter, agreement: Agreement) -> None:
+    def by_scorer(name: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            observations = []
+            for (scorer, version), figures in agreement.snapshot().items():
+                value = figures.get(name)
+                if value is not None:
+                    observations.append(
+                        Observation(value, {EVALUATION_NAME: scorer, EVALUATOR_VERSION: version})
+                    )
+            return observations
+
+        return callback
+
+    def base_rates(_options: CallbackOptions) -> Iterable[Observation]:
+        observations = []
+        for (scorer, version), figures in agreement.snapshot().items():
+            for rater in ("judge", "human"):
+                for label, rate in figures[f"{rater}_rates"].items():
+                    attributes = {
+                        EVALUATION_NAME: scorer,
+                        EVALUATOR_VERSION: version,
+                        "otel_scorers.labels.agreement.rater": rater,
+                        SCORE_LABEL: label,
+                    }
+                    observations.append(Observation(rate, attributes))
+        return observations
+
+    def estimate(prefix: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            observations = []
+            for (scorer, version), figures in agreement.snapshot().items():
+                for quantity in ("value", "pass_rate"):
+                    found = figures.get(quantity)
+                    if not found:
+                        continue
+                    for bound, key in (("point", "estimate"), ("low", "low"), ("high", "high")):
+                        value = found.get(f"{prefix}_{key}")
+                        if value is not None:
+                            attributes = {
+                                EVALUATION_NAME: scorer,
+                                EVALUATOR_VERSION: version,
+                                "otel_scorers.estimate.quantity": quantity,
+                                "otel_scorers.estimate.bound": bound,
+                            }
+                            observations.append(Observation(value, attributes))
+            return observations
+
+        return callback
+
+    def counts(
+        read: Callable[[], dict[Any, int]], keys: tuple[str, ...]
+    ) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def callback(_options: CallbackOptions) -> Iterable[Observation]:
+            agreement.join.expire()
+            return [
+                Observation(count, dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)))
+                for key, count in read().items()
+            ]
+
+        return callback
+
+    meter.create_observable_counter(
+        "otel_scorers.labels.agreement.pairs",
+        [by_scorer("pairs")],
+        "{pair}",
+        "Labels paired with the judge's score.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.labels.agreement.rate",
+        [by_scorer("agreement")],
+        "1",
+        "Share of label pairs where judge and person agree.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.labels.agreement.kappa",
+        [by_scorer("kappa")],
+        "1",
+        "Cohen's kappa between the judge's and people's labels.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.labels.agreement.base_rate",
+        [base_rates],
+        "1",
+        "How often the judge and people said each label.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.labels.agreement.mean_absolute_difference",
+        [by_scorer("mean_absolute_difference")],
+        "1",
+        "Mean absolute difference of the judge's and people's values.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.labels.agreement.spearman",
+        [by_scorer("spearman")],
+        "1",
+        "Spearman rank correlation of the values.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.estimate.judge",
+        [estimate("judge")],
+        "1",
+        "The judge-only estimate and its 95% interval.",
+    )
+    meter.create_observable_gauge(
+        "otel_scorers.estimate.corrected",
+        [estimate("corrected")],
+        "1",
+        "The estimate corrected by people's labels (prediction-powered inference) and its 95% interval.",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.received",
+        [counts(lambda: dict(agreement.labels_received), (EVALUATION_NAME,))],
+        "{label}",
+        "Human labels taken in.",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.unpaired",
+        [counts(lambda: dict(agreement.unpaired), (EVALUATION_NAME,))],
+        "{label}",
+        "Human labels for which no judge score of the same run came within the wait.",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.rejected",
+        [lambda _options: [Observation(agreement.labels_rejected)] if agreement.labels_rejected else []],
+        "{record}",
+        "Label records that were not valid labels (each reported to its sender).",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.agreement.expired",
+        [counts(lambda: dict(agreement.expired), ("otel_scorers.labels.agreement.side", EVALUATION_NAME))],
+        "{item}",
+        "Labels and scores that waited in vain for the other, or made room.",
+    )
