@@ -48,7 +48,7 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.judge.masking import RedactConfig, Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
-from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.selection.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 
@@ -497,6 +497,11 @@ def _binding_errors(
                     f"a budget paces judge scorers only; {entry.type} costs nothing to run: give it a rate",
                 )
             )
+        if isinstance(sampling, PacingPolicy) and scorer is not None:
+            section = f"{path}.args.judge." if "judge" in entry.args else "judge."
+            problem = unpriced_pacing(scorer, sampling, section)
+            if problem is not None:
+                errors.append(ConfigError(f"{path}.sampling.usd_per_hour", problem))
         predicate = None
         if entry.filter is not None:
             try:

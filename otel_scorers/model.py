@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 ToolState = Literal["ok", "error", "incomplete", "result_error"]
 ContextKind = Literal["tool_result", "document", "system_instructions", "given"]
@@ -164,6 +164,26 @@ class JudgeUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+
+
+@runtime_checkable
+class DeclaresDirection(Protocol):
+    """A scorer that says which way its value goes: `higher_is_worse` (hallucination, bias,
+    toxicity, `tool_error_rate`, `user_frustration`). One that does not declare it is higher-is-
+    better, as the checks and most scorers are."""
+
+    @property
+    def higher_is_worse(self) -> bool: ...
+
+
+def higher_is_worse(scorer: object) -> bool:
+    """Whether `scorer` declares that a higher value is worse."""
+    return isinstance(scorer, DeclaresDirection) and bool(scorer.higher_is_worse)
+
+
+def passes(value: float, threshold: float, worse_when_higher: bool) -> bool:
+    """A value against a threshold: at most it where higher is worse, at least it otherwise."""
+    return value <= threshold if worse_when_higher else value >= threshold
 
 
 #: A scorer skipped for cost reasons (a judge's budget) says so with this prefix: the metrics count

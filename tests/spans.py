@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.otlp_files import write_traces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
@@ -74,3 +81,41 @@ def conversation_turn(
         },
     ):
         pass
+
+
+def conversations_file(path: Path, conversations: dict[str, list[tuple[str, list[bool]]]]) -> Path:
+    """OTLP/JSON of real SDK spans: per conversation id, its turns, each the user's text and its
+    tool calls (True for a call that failed)."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    for conversation_id, turns in conversations.items():
+        for text, calls in turns:
+            with tracer.start_as_current_span(
+                "invoke_agent trip",
+                attributes={
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "trip",
+                    "gen_ai.conversation.id": conversation_id,
+                    "gen_ai.input.messages": json.dumps(
+                        [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+                    ),
+                    "gen_ai.output.messages": json.dumps(
+                        [{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}]
+                    ),
+                },
+            ):
+                for n, failed in enumerate(calls):
+                    with tracer.start_as_current_span(
+                        "execute_tool lookup",
+                        attributes={
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": "lookup",
+                            "gen_ai.tool.call.id": f"call-{n}",
+                        },
+                    ) as tool:
+                        if failed:
+                            tool.set_status(StatusCode.ERROR, "lookup failed")
+    write_traces(path, exporter.get_finished_spans())
+    return path

@@ -11,19 +11,22 @@ in Jaeger and Prometheus too.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from otel_scorers.bounded_call import call_within
 from otel_scorers.conversation_turns import Conversation
+from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp.score_export import SHUTDOWN_FLUSH_SHARE
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.paced_sampling import PacedSampler
 
 DEFAULT_CONCURRENCY = 8
 
@@ -49,7 +52,7 @@ class Progress:
         if self.live and now - self._shown >= 0.1:
             self._shown = now
             self.out.write(
-                f"\rotel-scorers: scored {self.runs} runs, {self.scores} scores ({now - self.started:.1f}s)"
+                f"\rotel-scorers: scored {counted(self.runs, 'run')}, {counted(self.scores, 'score')} ({now - self.started:.1f}s)"
             )
             self.out.flush()
 
@@ -67,16 +70,27 @@ async def score_runs(
     concurrency: int = DEFAULT_CONCURRENCY,
     emit: Callable[[AgentRun, Sequence[Score]], None] | None = None,
     progress: Progress | None = None,
+    not_admitted: Callable[[str, str], None] | None = None,
 ) -> int:
     """Score every run, at most `concurrency` at once; the number of runs scored. Runs are
-    drawn from `runs` only as slots free up, so memory stays bounded whatever the input."""
+    drawn from `runs` only as slots free up, so memory stays bounded whatever the input.
+    Budget-paced bindings pace by the traces' own time (`TraceTime`); `not_admitted(binding,
+    why)` hears each run a binding did not score (`filtered`, `sampled_out`, `rate_limited`)."""
+    clock = TraceTime()
+    runs = iter(runs)
+    first = next(runs, None)
+    if first is not None:  # the pacing starts at the first run's time
+        clock.saw(first)
+        runs = itertools.chain([first], runs)
+    bindings = paced_by_trace_time(bindings, clock)
     slots = asyncio.Semaphore(concurrency)
     pending: set[asyncio.Task[None]] = set()
     count = 0
 
     async def one(run: AgentRun) -> None:
         try:
-            scores = await score_run(bindings, run)
+            clock.saw(run)
+            scores = await score_run(bindings, run, not_admitted)
             for score in scores:
                 write(run, score)
             if emit is not None:
@@ -97,6 +111,39 @@ async def score_runs(
     if progress is not None:
         progress.done()
     return count
+
+
+class TraceTime:
+    """A clock that reads the traces' own time: the latest end of a run scored so far, in seconds.
+    Budget-paced sampling in a backfill paces by it, so that yesterday's traces are judged at the
+    budget's pace over the hours they span, not over the seconds a backfill takes to read them."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def saw(self, run: AgentRun) -> None:
+        seen = (run.end_ns or run.start_ns) / 1e9
+        self.first = seen if self.first is None else min(self.first, seen)
+        self.now = max(self.now, seen)
+
+    @property
+    def span_s(self) -> float:
+        """The traces' time from the first run's end to the latest's."""
+        return self.now - self.first if self.first is not None else 0.0
+
+
+def paced_by_trace_time(bindings: Sequence[Binding], clock: TraceTime) -> list[Binding]:
+    """The bindings, each budget-paced one with a fresh pacing on `clock` (the others as they are)."""
+    return [
+        replace(binding, paced=PacedSampler(replace(binding.paced.policy, clock=clock)))
+        if binding.paced is not None
+        else binding
+        for binding in bindings
+    ]
 
 
 def judge_concurrency(bindings: Sequence[Binding]) -> int:
@@ -174,7 +221,7 @@ class TelemetryOut:
 
         call_within(stop, deadline - time.monotonic(), "backfill telemetry shutdown")
         unsent = max(0, self.emitted - self.spans.sent) + max(0, self.emitted - self.logs.sent)
-        what = f"{self.spans.sent} evaluation spans and {self.logs.sent} events"
+        what = f"{counted(self.spans.sent, 'evaluation span')} and {counted(self.logs.sent, 'event')}"
         if unsent:
             return (
                 f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; "

@@ -2,8 +2,12 @@
 
 One test case per scorer, in one suite named `otel-scorers`: a scorer whose gate failed is a
 failure (the message is the verdict, the body lists failing runs), a scorer that failed on every
-run is an error, one that skipped every run is skipped; the rest pass. Each case's output holds
+run it tried is an error, one that skipped every run is skipped; the rest pass. Each case's output holds
 the scorer's tally, so a passing scorer still shows what it measured.
+
+The report is bounded whatever the traces hold: at most 20 failing runs listed per scorer (with
+the count of the rest), each reason cut to `MAX_REASON_CHARS` and each name to `MAX_NAME_CHARS`,
+saying how many characters were cut.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from otel_scorers.cli.score_baseline import Comparison
-from otel_scorers.cli.score_summary import GateResult, ScorerTally, ScoreSummary
+from otel_scorers.cli.score_summary import (
+    MAX_NAME_CHARS,
+    MAX_REASON_CHARS,
+    GateResult,
+    ScorerTally,
+    ScoreSummary,
+)
+from otel_scorers.human_text import counted, cut
 
 SUITE = "otel-scorers"
 # Characters XML 1.0 cannot carry, even escaped (trace text may hold them).
@@ -35,7 +46,8 @@ def _tally_text(tally: ScorerTally) -> str:
 
 def _failures_text(tally: ScorerTally) -> str:
     lines = [
-        f"trace {f.trace_id} span {f.span_id} ({f.agent_name or 'unnamed agent'}): {f.reason}"
+        (f"conversation {f.conversation_id}, last " if f.conversation_id is not None else "")
+        + f"trace {f.trace_id} span {f.span_id} ({f.agent_name or 'unnamed agent'}): {f.reason}"
         for f in tally.failures
     ]
     if tally.failure_count > len(tally.failures):
@@ -51,7 +63,9 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0, comparisons: Sequen
     suite = ET.Element("testsuite", name=SUITE, time=f"{elapsed_s:.3f}")
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for name, tally in summary.tallies.items():
-        case = ET.SubElement(suite, "testcase", classname=SUITE, name=_text(name), time="0")
+        case = ET.SubElement(
+            suite, "testcase", classname=SUITE, name=_text(cut(name, MAX_NAME_CHARS)), time="0"
+        )
         counts["tests"] += 1
         failed = [verdict for verdict in gates.get(name, ()) if not verdict.passed]
         if failed:
@@ -62,14 +76,17 @@ def junit_xml(summary: ScoreSummary, elapsed_s: float = 0.0, comparisons: Sequen
             counts["failures"] += 1
         elif tally.only_errors:
             error = ET.SubElement(
-                case, "error", type="scorer_error", message=f"the scorer failed on all {tally.errors} runs"
+                case,
+                "error",
+                type="scorer_error",
+                message=f"the scorer measured nothing: {tally.failed_text}",
             )
             error.text = _text(_failures_text(tally))
             counts["errors"] += 1
         elif tally.skipped and tally.scored == 0 and tally.errors == 0:
-            ET.SubElement(case, "skipped", message=f"all {tally.skipped} runs skipped")
+            ET.SubElement(case, "skipped", message=f"all {counted(tally.skipped, tally.per)} skipped")
             counts["skipped"] += 1
-        ET.SubElement(case, "system-out").text = _text(_tally_text(tally))
+        ET.SubElement(case, "system-out").text = _text(cut(_tally_text(tally), MAX_REASON_CHARS))
     for comparison in comparisons:
         _add_comparison(suite, comparison, counts)
     for key, value in counts.items():

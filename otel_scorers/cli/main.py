@@ -16,10 +16,12 @@ import orjson
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.cli.score_baseline import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, Comparison, ScorerSummary
-from otel_scorers.cli.score_summary import Gate, ScoreSummary, parse_gate
+from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
 from otel_scorers.config import Config, load_config
 from otel_scorers.conventions import use_descriptions
+from otel_scorers.conversation_turns import Conversation
 from otel_scorers.errors import ConfigError, ListenError
+from otel_scorers.human_text import counted, cut, printable
 from otel_scorers.install import install_hint
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
@@ -84,13 +86,19 @@ def _write_line(document: dict[str, Any]) -> None:
     sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
 
 
+def _say(message: str) -> None:
+    """A line (or lines) for the person at the terminal, on stderr: input keys, names and trace
+    text in it cannot steer the terminal (`human_text.printable`)."""
+    print(printable(message, newlines=True), file=sys.stderr)
+
+
 def _progress(message: str) -> None:
-    print(f"otel-scorers: {message}", file=sys.stderr)
+    _say(f"otel-scorers: {message}")
 
 
 def _report(problems: Sequence[InputProblem]) -> int:
     for problem in problems:
-        print(f"otel-scorers: skipped {problem}", file=sys.stderr)
+        _say(f"otel-scorers: skipped {problem}")
     return 1 if problems else 0
 
 
@@ -99,7 +107,7 @@ def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
     why = reading.nothing_read(paths)
     if why is None:
         return 0
-    print(f"otel-scorers: nothing to work on: {why}", file=sys.stderr)
+    _say(f"otel-scorers: nothing to work on: {why}")
     return 1
 
 
@@ -122,10 +130,10 @@ def _explain(files: Sequence[Path], problems: list[InputProblem]) -> int:
     for explanation in explain_files(files, problems):
         traces += 1
         for line in explanation_lines(explanation):
-            print(line)
+            print(printable(line))  # span names and attributes, written for a person
     code = _report(problems)
     if not traces:
-        print("otel-scorers: no spans read", file=sys.stderr)
+        _say("otel-scorers: no spans read")
         return max(code, 1)
     return code
 
@@ -163,12 +171,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     use_descriptions(config.conventions)
     bindings = config.bindings()
     names = [binding.name for binding in bindings]
-    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in names]
+    conversations = _conversation_backfill(config)
+    conversation_names = (
+        [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
+    )
+    known = {*names, *conversation_names}
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
+    for scorer in unknown:
+        head, _, statistic = scorer.rpartition(":")
+        if head in known:  # `X:median=...`: a scorer of the config, a statistic there is not
+            _say(
+                f"otel-scorers: --fail-under {scorer}: unknown statistic {statistic!r} "
+                f"(the statistics: {', '.join(STATISTICS)})"
+            )
+            return 2
     if unknown:
-        print(
+        _say(
             f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
-            f"(its scorers: {', '.join(names)})",
-            file=sys.stderr,
+            f"(its scorers: {', '.join([*names, *conversation_names])})"
         )
         return 2
     baseline: dict[str, ScorerSummary] | None = None
@@ -176,17 +196,17 @@ def cmd_score(args: argparse.Namespace) -> int:
         try:
             baseline = read_summary(args.baseline)
         except ValueError as exc:
-            print(f"otel-scorers: {exc}", file=sys.stderr)
+            _say(f"otel-scorers: {exc}")
             return 2
     problems: list[InputProblem] = []
     out: TelemetryOut | None = None
     if args.otlp_endpoint:
         problem = unreachable(args.otlp_endpoint, args.otlp_protocol)
         if problem is not None:
-            print(f"otel-scorers: nothing scored: {problem}", file=sys.stderr)
+            _say(f"otel-scorers: nothing scored: {problem}")
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
-    summary = ScoreSummary(names, args.fail_under)
+    summary = ScoreSummary(names, args.fail_under, conversation_names)
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
         summary.add_run(run, scores)
@@ -196,7 +216,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     concurrency = args.concurrency or judge_concurrency(bindings)
     reading = Reading()
     runs = runs_from_files(args.files, problems, _progress, reading)
-    conversations = _conversation_backfill(config)
     if conversations is not None:  # grouped across every file, scored at the end of the input
         runs = conversations.runs(runs)
     progress = Progress()
@@ -208,36 +227,52 @@ def cmd_score(args: argparse.Namespace) -> int:
             concurrency,
             scored,
             progress,
+            summary.not_admitted,
         )
     )
     if conversations is not None:
+
+        def conversation_scored(conversation: Conversation, scores: Sequence[Score]) -> None:
+            summary.add_conversation(conversation, scores)
+            if out is not None:
+                out.emit_conversation(conversation, scores)
+
         asyncio.run(
             conversations.finish(
                 lambda conversation, score: _write_line(conversation_score_json(conversation, score)),
-                out.emit_conversation if out is not None else None,
+                conversation_scored,
                 concurrency,
             )
         )
     elapsed = time.monotonic() - progress.started
     if out is not None:
-        print(f"otel-scorers: {out.close()}", file=sys.stderr)
-    code = max(_report(problems), _nothing_read(args.files, reading))
-    print(
-        f"otel-scorers: scored {summary.runs} runs, {summary.scores} scores in {elapsed:.1f}s\n{summary.table()}",
-        file=sys.stderr,
-    )
+        _say(f"otel-scorers: {out.close()}")
+    nothing = _nothing_read(args.files, reading)
+    code = max(_report(problems), nothing)
+    if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
+        _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
+        for binding in bindings:
+            if binding.paced is not None:  # what pacing did with a file is not obvious: say it
+                policy, tally = binding.paced.policy, summary.tallies[binding.name]
+                _say(
+                    f"otel-scorers: {binding.name} is budget-paced ({policy.budget_key}: {policy.per_hour:g}), "
+                    f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
+                    f"and sampled out {tally.not_admitted['sampled_out']}"
+                )
     comparisons = _baseline_gate(args, summary, bindings, baseline)
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
-        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+        _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     if any(comparison.failed for comparison in comparisons):
         code = 1
     for name in summary.only_errors():
-        print(f"otel-scorers: every score of {name} is an error", file=sys.stderr)
+        _say(
+            f"otel-scorers: {cut(name, MAX_NAME_CHARS)} measured nothing: {summary.tallies[name].failed_text}"
+        )
         code = 1
     failed = [verdict for verdict in summary.gate_results() if not verdict.passed]
     for verdict in failed:
-        print(f"otel-scorers: gate failed: {verdict.gate.scorer} {verdict.measured}", file=sys.stderr)
+        _say(f"otel-scorers: gate failed: {cut(verdict.gate.scorer, MAX_NAME_CHARS)} {verdict.measured}")
     return 1 if failed else code
 
 
@@ -260,14 +295,14 @@ def _baseline_gate(
     current = summaries(summary, bindings)
     if args.summary_out is not None:
         write_summary(args.summary_out, summary_document(summary, current))
-        print(f"otel-scorers: wrote the summary to {args.summary_out}", file=sys.stderr)
+        _say(f"otel-scorers: wrote the summary to {args.summary_out}")
     if baseline is None:
         return []
     comparisons = compare(current, baseline, args.baseline_margin, args.confidence)
-    print(f"otel-scorers: compared with {args.baseline}\n{comparison_table(comparisons)}", file=sys.stderr)
+    _say(f"otel-scorers: compared with {args.baseline}\n{comparison_table(comparisons)}")
     for comparison in comparisons:
         if comparison.failed:
-            print(f"otel-scorers: regression: {comparison.scorer} {comparison.text()}", file=sys.stderr)
+            _say(f"otel-scorers: regression: {comparison.scorer} {comparison.text()}")
     return comparisons
 
 
@@ -336,8 +371,18 @@ def _conversation_backfill(config: Config) -> ConversationBackfill | None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    names = [binding.name for binding in load_config(args.config).bindings()]
-    print(f"{args.config}: valid ({len(names)} scorer{'' if len(names) == 1 else 's'}: {', '.join(names)})")
+    config = load_config(args.config)
+    names = [binding.name for binding in config.bindings()]
+    parts = (
+        [f"{counted(len(names), 'scorer')}: {', '.join(names)}"]
+        if names or config.conversations is None
+        else []
+    )
+    conversations = _conversation_backfill(config)
+    if conversations is not None:
+        each = [binding.name for binding in conversations.settings.bindings]
+        parts.append(f"{counted(len(each), 'conversation scorer')}: {', '.join(each)}")
+    print(printable(f"{args.config}: valid ({'; '.join(parts)})"))
     return 0
 
 
@@ -357,9 +402,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from otel_scorers.sidecar import run
         from otel_scorers.sidecar.logs import setup_logging
     except ImportError as exc:
-        print(
-            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}",
-            file=sys.stderr,
+        _say(
+            f"otel-scorers: serve needs the sidecar extra ({install_hint('sidecar')}, or make sidecar): {exc}"
         )
         return 2
     setup_logging()
@@ -433,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
             "yesterday's traces) with a configuration's scorers: one JSON line per score on stdout, "
             "and a summary per scorer (runs scored, mean, labels, skipped, errors) on stderr. "
             "Exit code 1 when an input could not be read or held no agent run, when a scorer failed "
-            "on every run, or when a --fail-under gate is not met; 2 for a bad configuration or gate."
+            "on every run it tried (skipped runs aside), or when a --fail-under gate is not met; 2 for a bad configuration or gate."
         ),
     )
     score.add_argument("files", nargs="+", type=Path, metavar="FILE", help=files_help)
@@ -585,10 +629,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except ConfigError as exc:
-        print(f"otel-scorers: invalid config: {exc}", file=sys.stderr)
+        _say(f"otel-scorers: invalid config: {exc}")
         return 2
     except ListenError as exc:
-        print(f"otel-scorers: {exc}", file=sys.stderr)
+        _say(f"otel-scorers: {exc}")
         return 1
     except BrokenPipeError:
         return 0

@@ -15,7 +15,7 @@ from typing import Any
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun, Score, higher_is_worse
 from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.evaluator_version import evaluator_version
@@ -38,6 +38,11 @@ class _Seat:
     @property
     def name(self) -> str:
         return self.scorer.name
+
+    @property
+    def higher_is_worse(self) -> bool:
+        """The conversation scorer's direction, which its threshold's label follows."""
+        return higher_is_worse(self.scorer)
 
     def score(self, run: AgentRun) -> Any:
         raise TypeError(f"{self.scorer.name} scores conversations, not single runs")
@@ -62,6 +67,10 @@ class ConversationBinding:
     @property
     def timeout_s(self) -> float:
         return self.binding.timeout_s
+
+    def label(self, value: float) -> str | None:
+        """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
+        return self.binding.label(value)
 
     @property
     def evaluator_version(self) -> str | None:

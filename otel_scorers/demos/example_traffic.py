@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_scorers.cli.backfill import ExportTally
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
+from otel_scorers.human_text import counted
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, default_endpoint, unreachable
 
 INTERVAL_S = 1.0  # between two runs: a stack's dashboards see a steady trickle
@@ -117,12 +118,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sent = send_traffic(args.endpoint, args.protocol, args.interval, args.rounds, stop)
     if sent.unsent:
         print(
-            f"example traffic: {sent.runs} runs made, but {sent.unsent} of their {sent.spans} spans were "
+            f"example traffic: {counted(sent.runs, 'run')} made, but {sent.unsent} of their {counted(sent.spans, 'span')} were "
             f"not sent to {destination} (the exporter's messages above say why)",
             file=sys.stderr,
         )
         return 1
-    print(f"example traffic: {sent.runs} runs sent ({sent.spans} spans) to {destination}", file=sys.stderr)
+    print(
+        f"example traffic: {counted(sent.runs, 'run')} sent ({counted(sent.spans, 'span')}) to {destination}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -22,10 +22,12 @@ from otel_scorers.config import load_config, parse_config
 from otel_scorers.demos import otlp_send
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.human_text import counted
 from otel_scorers.inprocess.processor import ScoringSpanProcessor
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, unreachable
 from otel_scorers.runs.otlp_files import write_traces
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
+from otel_scorers.scorers.judge.config import ENV_API_BASE
 from otel_scorers.span_record import OWN_SCOPE
 
 WEATHER_ONLY = "{op: eq, left: {path: agent.name}, right: {literal: weather-agent}}"
@@ -48,8 +50,8 @@ scorers:
 
 
 def demo_document(out: Any = None) -> dict[str, Any]:
-    """The demo's config, with answer_relevancy when a judge model (and its key) is configured;
-    otherwise one line on how to turn it on."""
+    """The demo's config, with answer_relevancy when a judge model is configured, with its key or
+    at an `api_base` (a local server needs none); otherwise one line on how to turn it on."""
     document: dict[str, Any] = yaml.safe_load(DEMO_CONFIG)
     judge = JudgeConfig.from_env()
     if judge.model:
@@ -58,7 +60,8 @@ def demo_document(out: Any = None) -> dict[str, Any]:
             .validate_environment(model=judge.model, api_key=judge.api_key, api_base=judge.api_base)
             .get("missing_keys")
         )
-        if not missing:
+        # a server at api_base (a local model) is sent a placeholder when it is given no key
+        if not missing or judge.api_base:
             document["scorers"].append({"type": "answer_relevancy", "args": {"threshold": 0.7}})
             document["judge"] = judge.model_dump(exclude_none=True)
             return document
@@ -68,7 +71,8 @@ def demo_document(out: Any = None) -> dict[str, Any]:
         )
         return document
     print(
-        f"LLM judge off: set {ENV_MODEL}=openai/gpt-4o-mini (and OPENAI_API_KEY) to add answer_relevancy.",
+        f"LLM judge off: set {ENV_MODEL}=openai/gpt-4o-mini (and OPENAI_API_KEY, or {ENV_API_BASE} "
+        "for a local server that needs no key) to add answer_relevancy.",
         file=out or sys.stdout,
     )
     return document
@@ -128,7 +132,7 @@ def run_demo(
         ]
         written = write_traces(traces_out, agent_spans)
         print(
-            f"The agent's traces ({written} traces, {len(agent_spans)} spans) are in {traces_out}, as OTLP/JSON:"
+            f"The agent's traces ({counted(written, 'trace')}, {counted(len(agent_spans), 'span')}) are in {traces_out}, as OTLP/JSON:"
         )
         print(f"  otel-scorers score {traces_out} -c CONFIG   scores them again, with any scorers.")
     print(f"The scores are {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")

@@ -19,6 +19,7 @@ import orjson
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.human_text import printable
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.throttled_log import throttled
 
@@ -61,7 +62,8 @@ def score_line(run: AgentRun, score: Score, conversation: Conversation | None = 
         parts.append(f"label={score.label or '-'}")
         if score.reason:
             parts.append(f"reason={_quoted(score.reason)}")
-    return " ".join(parts)
+    # JSON quoting escapes C0 controls only: C1, separators and bidi controls pass it raw
+    return printable(" ".join(parts))
 
 
 class ConsoleOutput:

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from opentelemetry.sdk.trace import ReadableSpan
 
+from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
 from otel_scorers.runs.run_builder import build_runs
@@ -58,7 +59,7 @@ class Reading:
             return f"no spans were read from {names}"
         if self.runs == 0:
             return (
-                f"read {self.spans} spans in {self.traces} traces from {names}, none of them an agent "
+                f"read {counted(self.spans, 'span')} in {counted(self.traces, 'trace')} from {names}, none of them an agent "
                 "run (what marks one, per instrumentation: docs/conventions.md)"
             )
         return None
@@ -319,7 +320,7 @@ def runs_from_files(
             if trace.complete:
                 closed.append(span.trace_id)
             if progress is not None and position % 100_000 == 0:
-                progress(f"read {position} spans in {reading.traces} traces")
+                progress(f"read {counted(position, 'span')} in {counted(reading.traces, 'trace')}")
             if position % 1024 == 0 or buffered > MAX_BUFFERED_SPANS:
                 # Complete traces wait a little for spans written after their root (a late batch).
                 for trace_id in closed:

@@ -250,7 +250,9 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
             if call.name == tool:
                 count += 1
         passed = count >= times
-        return _verdict("called_tool", passed, f"{tool} called {count} times, wanted at least {times}")
+        return _verdict(
+            "called_tool", passed, f"{tool} called {_times(count)}, wanted at least {_times(times)}"
+        )
 
     return Check("called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times})
 

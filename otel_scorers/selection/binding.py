@@ -19,12 +19,14 @@ from typing import Any, Literal, TypeVar, cast
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
-from otel_scorers.model import AgentRun, Score, ScoreError
+from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
 from otel_scorers.runs.context import ContextOverride, context_override
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.evaluator_version import evaluator_version
-from otel_scorers.scorers.judge.errors import redact
-from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, as_scorer, lane_of
+from otel_scorers.scorers.judge import provider
+from otel_scorers.scorers.judge.config import unpriced_budget_problem
+from otel_scorers.scorers.judge.errors import JudgeError, redact
+from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, UsesJudge, as_scorer, lane_of
 from otel_scorers.selection.paced_sampling import (
     Decided,
     PacedSampler,
@@ -149,6 +151,11 @@ class Binding:
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
     async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
+        if self.lane == "judge":
+            not_loaded = await judge_client_loaded(self.name, pending, start_ns)
+            if not_loaded is not None:
+                return not_loaded
+            started = time.perf_counter()  # the score's deadline starts once the client is there
         result, failed = await within_timeout(pending, self.timeout_s, self.name, started, start_ns)
         if failed is not None:  # an error stands for the runs not sampled as any score does
             return replace(
@@ -233,7 +240,7 @@ class Binding:
 
     def label(self, value: float) -> str | None:
         if self.threshold is not None:
-            return "pass" if value >= self.threshold else "fail"
+            return "pass" if passes(value, self.threshold, higher_is_worse(self.scorer)) else "fail"
         if self.scorer.binary:
             return "pass" if value >= 1.0 else "fail"
         return None
@@ -275,6 +282,9 @@ def bind(
                 f"sampling.{policy.budget_key}",
                 "a budget paces judge scorers only; a quick check costs nothing: give it a rate",
             )
+        problem = unpriced_pacing(the_scorer, policy)
+        if problem is not None:
+            raise ConfigError("sampling.usd_per_hour", problem)
         paced = PacedSampler(policy)
         policy = 1.0  # every trace is kept until its run is decided
     sampler = TraceIdSampler(policy)
@@ -304,6 +314,14 @@ def bind(
     )
 
 
+def unpriced_pacing(scorer: Scorer, policy: PacingPolicy, section: str = "judge.") -> str | None:
+    """Why a budget in dollars cannot pace `scorer`, or None: the rule of the judge's own cost cap
+    (`unpriced_budget_problem`), since a spend nobody prices cannot be counted."""
+    if policy.unit != "usd" or not isinstance(scorer, UsesJudge):
+        return None
+    return unpriced_budget_problem(scorer.model, scorer.judge.config.prices, section)
+
+
 def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:
     return item if isinstance(item, Binding) else bind(item)
 
@@ -324,6 +342,40 @@ def error_score(
         start_ns=start_ns,
         sampling_probability=sampling_probability,
     )
+
+
+#: How long a judged score waits for the judge's client to load (litellm's first import: seconds,
+#: tens of them on a loaded machine) before its own deadline starts; a stuck import still ends, in
+#: an error that names it.
+JUDGE_CLIENT_LOAD_S = 120.0
+
+
+async def judge_client_loaded(name: str, pending: Awaitable[Any], start_ns: int) -> Score | None:
+    """Wait for the judge's client, off the loop (the first time only; then it is there): None
+    once it is loaded, else the error score of `name`, `pending` closed unawaited and unwarned."""
+    if provider.litellm_loaded() or not provider.litellm_installed():  # nothing to load, or can't
+        return None
+    started = time.perf_counter()
+    error: ScoreError | None = None
+    try:
+        await asyncio.wait_for(provider.load_litellm(), JUDGE_CLIENT_LOAD_S)
+    except asyncio.TimeoutError:
+        error = ScoreError(
+            "timeout",
+            f"the judge's client (litellm) did not load within {JUDGE_CLIENT_LOAD_S:g}s, its first import; "
+            "no request was sent",
+        )
+    except JudgeError as exc:  # its import failed
+        error = ScoreError(exc.type, exc.message)
+    except Exception as exc:  # an import that raises: an error score, never an exception upward
+        error = ScoreError(
+            "judge_unavailable", f"the judge's client (litellm) failed to load: {redact(str(exc))}"
+        )
+    if error is None:
+        return None
+    if inspect.iscoroutine(pending):
+        pending.close()
+    return Score(name, error=error, duration_s=time.perf_counter() - started, start_ns=start_ns)
 
 
 async def within_timeout(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
+from otel_scorers.human_text import printable
 from otel_scorers.throttled_log import throttled
 
 #: litellm logs each completion at INFO ("LiteLLM completion() model= ..."): at a few hundred
@@ -30,10 +31,22 @@ class _UndecodableGrpcError(logging.Filter):
         return False
 
 
+class _Printable(logging.Formatter):
+    """Log lines quote what senders and configs name (endpoints, keys, scorer names): none of it
+    may steer the terminal that shows the log."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), newlines=True)
+
+
 def setup_logging(tag: str = "") -> None:
     """INFO to stderr, each line tagged with `tag` (the scoring process says `[scoring]`)."""
     prefix = f"{tag} " if tag else ""
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s {prefix}%(message)s")
+    line = f"%(asctime)s %(levelname)s {prefix}%(message)s"
+    logging.basicConfig(level=logging.INFO, format=line)
+    for handler in logging.getLogger().handlers:
+        if type(handler.formatter) is logging.Formatter:  # basicConfig's, not one the host set
+            handler.setFormatter(_Printable(line))
     if "LITELLM_LOG" not in os.environ:
         for name in _CHATTY:
             logging.getLogger(name).setLevel(logging.WARNING)

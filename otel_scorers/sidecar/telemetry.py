@@ -32,9 +32,16 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from prometheus_client import CollectorRegistry, generate_latest
 
 from otel_scorers.config import ExportConfig
-from otel_scorers.otlp.endpoint import default_endpoint, environment_endpoint, environment_protocol
+from otel_scorers.human_text import counted
+from otel_scorers.otlp.endpoint import (
+    default_endpoint,
+    environment_endpoint,
+    environment_protocol,
+    unreachable,
+)
 from otel_scorers.otlp.score_export import OtlpScoreExport, queue_fullness
 from otel_scorers.sidecar.deadline import call_within
+from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 
@@ -44,6 +51,37 @@ EXPORT_QUEUE_SIZE = 16_384
 #: in runs by about the same memory.
 SCORES_PER_RUN = 8
 _SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
+
+
+class ExportFailureLog(logging.Filter):
+    """The SDK's OTLP exporters log every failed attempt and every retry: against an endpoint
+    nothing listens on, a dozen lines in 30 s, and more at shutdown. On the log's handlers, this
+    turns them into one line that names the endpoint, repeated at most once a minute with the
+    count (`throttled`), while the exporters go on retrying with their backoff."""
+
+    def __init__(self, endpoint: str) -> None:
+        super().__init__()
+        self.endpoint = endpoint
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("opentelemetry.exporter.otlp") or record.levelno < logging.WARNING:
+            return True
+        said = record.getMessage()
+        if not said.startswith(("Shutdown in progress", "Exporter already shutdown")):  # stopping: said then
+            throttled.warning(
+                "otlp_export_failed",
+                "otel_scorers: cannot send scores to the OTLP endpoint %s (%s); retrying with backoff",
+                self.endpoint,
+                said if len(said) <= 200 else said[:197] + "...",
+            )
+        return False
+
+
+def quiet_export_failures(endpoint: str) -> None:
+    """`ExportFailureLog` on each handler of the root logger (once)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(existing, ExportFailureLog) for existing in handler.filters):
+            handler.addFilter(ExportFailureLog(endpoint))
 
 
 class CountingExporter:
@@ -117,6 +155,8 @@ class Telemetry:
     exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
     #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
+    #: How (grpc, http/protobuf): with the endpoint, what shutdown probes before it flushes.
+    protocol: str = ""
 
     def provider_backlog(self) -> float:
         """How full the fullest of the providers' span and log export queues is, 0 to 1 (0 when
@@ -134,6 +174,9 @@ class Telemetry:
         deadline = time.monotonic() + timeout_s
         millis = int(timeout_s * 1000)
         scores = self.scores
+        # Nothing listens there: a flush would spend the deadline on retries, so what is queued
+        # is counted as not sent at once.
+        refused = unreachable(self.endpoint, self.protocol) if self.protocol else None
 
         def flush() -> None:
             if scores is not None:
@@ -143,7 +186,9 @@ class Telemetry:
             self.meter_provider.force_flush(millis)  # collects and exports one last time
 
         # Most of the time goes to the flush; shutting down, with the exporters closed, is quick.
-        flushed = call_within(flush, (deadline - time.monotonic()) * 0.8, "telemetry flush")
+        flushed = refused is None and call_within(
+            flush, (deadline - time.monotonic()) * 0.8, "telemetry flush"
+        )
         if scores is not None:
             scores.close_exporters()
         for exporter in self.exporters or ():
@@ -157,13 +202,13 @@ class Telemetry:
             self.meter_provider.shutdown(timeout_millis=max(1, int((deadline - time.monotonic()) * 1000)))
 
         stopped = call_within(stop, deadline - time.monotonic(), "telemetry shutdown")
-        self._report_unsent(flushed)
+        self._report_unsent(flushed, refused)
         if not stopped:
             logger.warning(
                 "otel_scorers: the exporters did not stop within %.1f s; exiting anyway", timeout_s
             )
 
-    def _report_unsent(self, flushed: bool) -> None:
+    def _report_unsent(self, flushed: bool, refused: str | None = None) -> None:
         spans, records = self.scores.unsent() if self.scores is not None else (0, 0)
         metrics_lost = not flushed
         if self.exporters is not None:
@@ -171,14 +216,18 @@ class Telemetry:
             spans += span_exporter.unsent
             records += log_exporter.unsent
             metrics_lost = metrics_lost or metric_exporter.last_failed
-        if spans or records or metrics_lost:
+        unsent = [
+            *([counted(spans, "evaluation span")] if spans else []),
+            *([counted(records, "log record")] if records else []),
+            *(["the last metrics"] if metrics_lost else []),
+        ]
+        if unsent:
+            what = ", ".join(unsent[:-1]) + (" and " if len(unsent) > 1 else "") + unsent[-1]
             logger.warning(
-                "otel_scorers: could not send %d evaluation spans, %d log records%s to %s%s",
-                spans,
-                records,
-                " and the last metrics" if metrics_lost else "",
+                "otel_scorers: could not send %s to %s%s",
+                what,
                 self.endpoint,
-                "" if flushed else " before the shutdown deadline",
+                f" ({refused})" if refused else "" if flushed else " before the shutdown deadline",
             )
 
 
@@ -236,6 +285,7 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
     )
     if not config.enabled:
         return _without_export(resource)
+    quiet_export_failures(export_endpoint(config))
     inner_spans, inner_logs, inner_metrics = _exporters(config)
     span_exporter = CountingExporter(inner_spans, SpanExportResult.FAILURE)
     log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE)
@@ -283,6 +333,7 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         scores,
         (span_exporter, log_exporter, metric_exporter),
         export_endpoint(config),
+        _protocol(config),
     )
 
 

@@ -171,6 +171,27 @@ def test_demo_prints_the_score_table_with_answer_relevancy_when_a_judge_model_is
     assert "gen_ai.evaluation.result events" in out
 
 
+def test_demo_judges_with_a_keyless_local_judge_at_its_api_base() -> None:
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    with judge_server(lambda _body: ALL_RELEVANT) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "otel_scorers.cli", "demo"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={
+                **env,
+                "OTEL_SCORERS_JUDGE_MODEL": "openai/judge",
+                "OTEL_SCORERS_JUDGE_API_BASE": server.url,
+            },
+        )
+    assert result.returncode == 0, result.stderr
+    assert "LLM judge off" not in result.stdout
+    assert result.stdout.count("answer_relevancy   relevant  1") == 5
+    assert server.calls == 5
+
+
 def test_version_prints_the_installed_packages_version() -> None:
     result = run_cli("--version")
     assert result.returncode == 0
@@ -306,6 +327,29 @@ def test_traces_without_an_agent_run_say_so_and_exit_1(tmp_path: Path) -> None:
     result = run_cli("runs", str(plain))
     assert result.returncode == 1 and result.stdout == ""
     assert "none of them an agent run" in result.stderr
+
+
+def test_one_span_without_a_run_is_counted_in_the_singular_and_no_table_of_zeros_follows(
+    tmp_path: Path,
+) -> None:
+    request = json.loads((TRACES / "tool_then_answer.json").read_text())
+    for resource in request["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if not s["name"].startswith("invoke_agent")]
+            for span in scope["spans"]:
+                span["attributes"] = []
+    first = next(s for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"])
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [first]}]}]}
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(request))
+    config = tmp_path / "scorers.yaml"
+    config.write_text("scorers:\n  - type: no_tool_errors\n")
+    result = run_cli("score", str(plain), "-c", str(config))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"otel-scorers: nothing to work on: read 1 span in 1 trace from {plain}, none of them an agent run "
+        "(what marks one, per instrumentation: docs/conventions.md)"
+    ]
 
 
 def test_jaegers_query_api_reply_is_read_as_the_otlp_it_wraps(tmp_path: Path) -> None:

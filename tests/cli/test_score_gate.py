@@ -8,8 +8,10 @@ agent (`DEMO_RUNS`), whose scripts say what each run did: one of the six has a f
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -171,12 +173,45 @@ def test_a_scorer_that_fails_on_every_run_makes_score_exit_1(tmp_path: Path) -> 
         env={"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
     )
     assert result.returncode == 1, result.stderr
-    assert "otel-scorers: every score of always_fails is an error" in result.stderr
+    assert "otel-scorers: always_fails measured nothing: it failed on all 6 runs it tried" in result.stderr
     assert row(result.stderr, "always_fails")[1:] == ["0", "-", "-", "0", "6", "-"]
     cases = {case.get("name"): case for case in ET.parse(report).getroot().iter("testcase")}
     error = cases["always_fails"].find("error")
     assert error is not None and error.text is not None and "no key for the judge" in error.text
     assert cases["no_tool_errors"].find("error") is None
+
+
+def test_a_judge_that_failed_on_every_run_it_tried_makes_score_exit_1_whatever_it_skipped(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: every judge call is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "scorers.yaml"
+    config.write_text(
+        f"judge: {{model: openai/judge, api_base: 'http://127.0.0.1:{port}/v1', api_key: none, max_retries: 0}}\n"
+        "scorers:\n  - type: no_tool_errors\n  - type: answer_relevancy\n"
+    )
+    report = tmp_path / "report.xml"
+    result = run_cli("score", str(TRACES), "-c", str(config), "--junit-xml", str(report))
+    # The run without captured content is skipped; the judge failed on every other one.
+    skipped = sum(1 for script in DEMO_RUNS if not script.capture_content)
+    tried = len(DEMO_RUNS) - skipped
+    assert skipped == 1 and tried == 5
+    assert result.returncode == 1, result.stderr
+    assert row(result.stderr, "answer_relevancy")[1:] == ["0", "-", "-", str(skipped), str(tried), "-"]
+    assert (
+        f"otel-scorers: answer_relevancy measured nothing: it failed on all {tried} runs it tried "
+        f"({skipped} skipped)" in result.stderr
+    )
+    cases = {case.get("name"): case for case in ET.parse(report).getroot().iter("testcase")}
+    assert cases["answer_relevancy"].find("error") is not None
+    # each error names the judge's address, where the connection was refused
+    errors = [json.loads(line)["error"] for line in result.stdout.splitlines() if '"error":{' in line]
+    assert len(errors) == tried
+    assert all(
+        error["message"].startswith(f"judge openai/judge at http://127.0.0.1:{port}/v1: ") for error in errors
+    ), errors[0]
 
 
 def test_a_gated_scorer_with_nothing_to_measure_fails(tmp_path: Path) -> None:
@@ -195,6 +230,12 @@ def test_a_gate_naming_no_scorer_or_malformed_is_a_usage_error() -> None:
     assert result.returncode == 2 and "expected SCORER=THRESHOLD" in result.stderr
     result = run_cli("score", str(TRACES), "-c", str(CONFIG), "--fail-under", "no_tool_errors=90")
     assert result.returncode == 2 and "must be between 0 and 1" in result.stderr
+    result = run_cli("score", str(TRACES), "-c", str(CONFIG), "--fail-under", "no_tool_errors:median=0.9")
+    assert result.returncode == 2
+    assert (
+        "otel-scorers: --fail-under no_tool_errors:median: unknown statistic 'median' "
+        "(the statistics: mean, pass_rate)" in result.stderr
+    )
 
 
 def test_backfill_is_another_name_for_score() -> None:
@@ -228,3 +269,76 @@ def test_the_example_collector_config_records_traces_with_the_file_exporter() ->
     assert traces["processors"] == ["memory_limiter", "batch"]
     assert config["exporters"]["file/traces"]["path"].endswith(".jsonl")
     assert set(config["processors"]) == set(traces["processors"])
+
+
+def test_the_example_traces_failing_tool_points_at_the_demo_agents_own_code() -> None:
+    from otel_scorers.demos import example_agent
+
+    module = Path(example_agent.__file__)
+    source = module.read_text().splitlines()
+    stacktraces = [
+        attribute["value"]["stringValue"]
+        for line in TRACES.read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        for event in span.get("events", [])
+        for attribute in event.get("attributes", [])
+        if attribute["key"] == "exception.stacktrace"
+    ]
+    assert len(stacktraces) == 1  # Atlantis
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\w+)\n {4}(.+)', stacktraces[0])
+    assert frames
+    for path, number, _function, code in frames:
+        assert path == module.relative_to(ROOT).as_posix(), path
+        assert source[int(number) - 1].strip() == code.strip()
+
+
+def test_a_junit_report_stays_small_and_well_formed_whatever_the_traces_name(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from otel_scorers.cli.score_summary import MAX_NAME_CHARS, MAX_REASON_CHARS
+    from otel_scorers.runs.otlp_files import write_traces
+
+    tool, agent = "t" * 1_000_000, "a" * 100_000
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    failing_runs = 25
+    for _ in range(failing_runs):
+        with (
+            tracer.start_as_current_span(
+                "invoke_agent",
+                attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent},
+            ),
+            tracer.start_as_current_span(
+                f"execute_tool {tool}",
+                attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+            ) as span,
+        ):
+            span.set_status(StatusCode.ERROR, "down")
+    traces = tmp_path / "traces.jsonl"
+    write_traces(traces, exporter.get_finished_spans())
+    config = tmp_path / "scorers.yaml"
+    name = "n" * 100_000
+    config.write_text(f"scorers:\n  - type: no_tool_errors\n    name: {name}\n")
+    report = tmp_path / "report.xml"
+    result = run_cli(
+        "score", str(traces), "-c", str(config), "--fail-under", f"{name}=1", "--junit-xml", str(report)
+    )
+    assert result.returncode == 1
+    size = report.stat().st_size
+    # 20 failures listed, each a cut reason and agent name, and the scorer's name cut once
+    assert size < 20 * (MAX_REASON_CHARS + MAX_NAME_CHARS + 200) + MAX_NAME_CHARS + 2_000, size
+    (case,) = ET.parse(report).getroot().iter("testcase")
+    assert case.get("name") == "n" * MAX_NAME_CHARS + f"... ({100_000 - MAX_NAME_CHARS} more characters)"
+    failure = case.find("failure")
+    assert failure is not None and failure.text is not None
+    listed = failure.text.splitlines()
+    assert len(listed) == 21 and listed[-1] == f"... and {failing_runs - 20} more"
+    assert all("more characters)" in line for line in listed[:20])
+    assert len(result.stderr) < 10_000  # the summary table's name is cut too

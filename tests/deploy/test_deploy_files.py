@@ -273,17 +273,32 @@ def dashboard_panels() -> Iterator[dict[str, Any]]:
     yield from walk(json.loads(DASHBOARD.read_text())["panels"])
 
 
-def test_the_dashboard_uses_only_provisioned_datasources() -> None:
-    datasources = provisioned_datasources()
-    assert set(datasources.values()) == {"prometheus", "jaeger"}
+def test_the_dashboard_takes_its_datasources_as_inputs_of_the_provisioned_types() -> None:
+    """Every panel, target and query variable reads its datasource from a datasource variable, which
+    starts on one of the dashboard's `__inputs` (what Grafana's import asks for); their types are
+    the provisioned datasources', so the compose stack's Grafana fills them in itself."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    provisioned_types = set(provisioned_datasources().values())
+    assert provisioned_types == {"prometheus", "jaeger"}
+    inputs = {entry["name"]: entry for entry in dashboard["__inputs"]}
+    assert all(entry["type"] == "datasource" for entry in inputs.values())
+    variables = {v["name"]: v for v in dashboard["templating"]["list"] if v["type"] == "datasource"}
+    assert {v["query"] for v in variables.values()} == provisioned_types
+    for variable in variables.values():
+        (name,) = [n for n, entry in inputs.items() if variable["current"]["value"] == f"${{{n}}}"]
+        assert inputs[name]["pluginId"] == variable["query"]
     seen = set()
+    holders = [v for v in dashboard["templating"]["list"] if "datasource" in v]
     for panel in dashboard_panels():
-        for holder in [panel, *panel.get("targets", [])]:
-            source = holder.get("datasource")
-            if source:
-                assert datasources.get(source["uid"]) == source["type"], f"panel {panel['title']!r}: {source}"
-                seen.add(source["uid"])
-    assert seen == set(datasources)
+        holders += [panel, *panel.get("targets", [])]
+    for holder in holders:
+        source = holder.get("datasource")
+        if source:
+            variable = variables.get(source["uid"].removeprefix("${").removesuffix("}"))
+            assert variable is not None and variable["query"] == source["type"], source
+            seen.add(source["type"])
+    assert seen == provisioned_types
+    assert '"uid": "prometheus"' not in DASHBOARD.read_text()  # no datasource named by a fixed uid
 
 
 def test_the_dashboard_panels_are_well_formed() -> None:

@@ -219,7 +219,13 @@ def tools(*calls: tuple[str, str]) -> list[dict[str, str]]:
 @pytest.mark.parametrize(
     ("check", "output", "calls", "reason"),
     [
-        (checks.called_tool("get_weather"), "x", tools(), "get_weather called 0 times, wanted at least 1"),
+        (checks.called_tool("get_weather"), "x", tools(), "get_weather called 0 times, wanted at least once"),
+        (
+            checks.called_tool("get_weather", times=2),
+            "x",
+            tools(("get_weather", "ok")),
+            "get_weather called once, wanted at least 2 times",
+        ),
         (
             checks.max_tool_calls(2),
             "x",

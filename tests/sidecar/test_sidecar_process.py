@@ -140,3 +140,42 @@ def test_a_port_in_use_exits_non_zero_at_once_with_one_line_naming_it(
     protocol = "gRPC" if receiver == "grpc" else "HTTP"
     assert len(problems) == 1, "".join(serve.lines)
     assert problems[0].startswith(f"otel-scorers: cannot listen for OTLP/{protocol} on 127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_with_nowhere_to_send_scores_the_log_says_so_once_and_the_sidecar_stops_at_once(
+    tmp_path: Path, protocol: str
+) -> None:
+    unreachable = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "grpc": {"port": 0},
+        "http": {"port": 0},
+        "shutdown_timeout_s": 10,
+        "export": {
+            "endpoint": unreachable,
+            "protocol": protocol,
+            "batch_delay_s": 0.2,
+            "metric_interval_s": 1,
+        },
+    }
+    config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
+    serve = ServeProcess(config)
+    try:
+        serve.grpc_port()
+        time.sleep(6)  # a metrics export a second, each failing and retrying
+        started = time.monotonic()
+        serve.process.send_signal(signal.SIGTERM)
+        code = serve.process.wait(20)
+        took = time.monotonic() - started
+    finally:
+        serve.stop()
+    output = "".join(serve.lines)
+    assert code == 0, output
+    assert took < 2.0, output
+    said = [line for line in output.splitlines() if "WARNING" in line or "ERROR" in line]
+    cannot = [line for line in said if "cannot send scores to the OTLP endpoint " + unreachable in line]
+    assert 1 <= len(cannot) <= 2, output  # one per process that exports (receiving, scoring)
+    at_exit = [line for line in said if "could not send the last metrics to " + unreachable in line]
+    assert len(cannot) + len(at_exit) == len(said), output
+    assert "could not send 0" not in output

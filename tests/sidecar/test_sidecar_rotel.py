@@ -48,3 +48,45 @@ def test_traces_through_rotel_are_scored(tmp_path: Path, capture: OtlpCapture) -
         "called_tool",
         "says-sunny",
     }
+
+
+def test_the_rotel_command_in_docs_sidecar_md_runs_as_written(tmp_path: Path, capture: OtlpCapture) -> None:
+    """The lines after `pip install rotel`, with free ports in place of 4317, 4318 and 14317."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.sidecar_harness import free_port
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "sidecar.md").read_text()
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", page, flags=re.S) if "pip install rotel" in b]
+    with RunningSidecar(sidecar_document(capture.endpoint)) as sidecar:
+        grpc, http = free_port(), free_port()
+        sidecar_port = sidecar.grpc_endpoint.rsplit(":", 1)[1]
+        script = (
+            block.replace("pip install rotel\n", "")
+            .replace(":14317", f":{sidecar_port}")
+            .replace(":4317", f":{grpc}")
+            .replace(":4318", f":{http}")
+        )
+        bin_dir = str(Path(sys.executable).parent)
+        process = subprocess.Popen(
+            ["bash", "-euc", script],
+            cwd=tmp_path,
+            env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]},
+            start_new_session=True,
+        )
+        try:
+            exporter = OTLPSpanExporter(endpoint=f"127.0.0.1:{grpc}", insecure=True)
+            deadline = time.monotonic() + 20
+            while exporter.export(agent_spans(DEMO_RUNS[:1])) != SpanExportResult.SUCCESS:
+                assert process.poll() is None and time.monotonic() < deadline, "rotel did not start"
+                time.sleep(0.2)
+            exporter.shutdown()
+            assert capture.wait_for(lambda: any(scope == OWN_SCOPE for _, scope, _ in capture.spans()))
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(10)

@@ -33,6 +33,7 @@ class ToolErrorRate:
 
     name: str = "tool_error_rate"
     uses_judge: bool = False
+    higher_is_worse: bool = True
 
     def score(self, conversation: Conversation) -> Score:
         calls = [tool for turn in conversation.turns for tool in turn.tools]

@@ -29,6 +29,7 @@ class UserFrustration:
     similarity: float = DEFAULT_SIMILARITY
     name: str = "user_frustration"
     uses_judge: bool = False
+    higher_is_worse: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 < self.similarity <= 1.0:

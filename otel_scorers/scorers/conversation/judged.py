@@ -93,6 +93,10 @@ class ConversationJudged:
         return self.judged.name
 
     @property
+    def higher_is_worse(self) -> bool:
+        return self.judged.higher_is_worse
+
+    @property
     def rule(self) -> ConversationRule[Any]:
         rule = self.judged.rule
         assert isinstance(rule, ConversationRule)

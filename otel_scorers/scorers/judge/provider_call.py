@@ -182,14 +182,15 @@ class ProviderCall:
         model = consultation.model
         refused = refusal_in(failure)
         cause = refused.message if refused is not None else describe_cause(failure, self._secrets(), messages)
+        at = f" at {self.config.api_base}" if self.config.api_base else ""  # which server refused, say
         throttled.warning(
-            f"judge:{kind}:{model}", "otel_scorers: judge %s failed: %s (%s)", model, kind, cause
+            f"judge:{kind}:{model}", "otel_scorers: judge %s%s failed: %s (%s)", model, at, kind, cause
         )
         after = f" after {attempt} retr{'y' if attempt == 1 else 'ies'}" if attempt else ""
         if kind == "timeout" and not str(failure).strip():
             message = f"{self._no_reply(attempt)} ({cause})"
         else:
-            message = f"judge {model}{after}: {cause}"
+            message = f"judge {model}{at}{after}: {cause}"
         return JudgeError(kind, message, consultation.usage(), cause=cause)
 
     def _secrets(self) -> tuple[str | None, ...]:

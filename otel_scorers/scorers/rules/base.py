@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from otel_scorers.model import AgentRun, ContextItem, Score, ScoreError
+from otel_scorers.model import AgentRun, ContextItem, Score, ScoreError, passes
 from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
 from otel_scorers.scorers.judge.masking import Masker, MaskingError, RedactConfig, masker
@@ -183,6 +183,10 @@ class JudgedScorer(Generic[R]):
         if not self.needs:
             object.__setattr__(self, "needs", self.rule.needs)
 
+    @property
+    def higher_is_worse(self) -> bool:
+        return self.rule.higher_is_worse
+
     def with_redaction(self, redaction: RedactConfig) -> JudgedScorer[R]:
         return replace(self, redaction=redaction)
 
@@ -295,8 +299,9 @@ class JudgedScorer(Generic[R]):
             details["redacted"] = dict(masking.counts)
         label = None
         if self.threshold is not None:
-            passed = value <= self.threshold if self.rule.higher_is_worse else value >= self.threshold
-            label = self.labels[0] if passed else self.labels[1]
+            label = (
+                self.labels[0] if passes(value, self.threshold, self.rule.higher_is_worse) else self.labels[1]
+            )
         return Score(self.name, value=value, label=label, reason=reason or None, details=details, usage=usage)
 
 

@@ -1,0 +1,131 @@
+"""Every scorer labels in the direction its documentation gives: with a threshold, `pass` means at
+least the threshold, except where the docs say higher is worse (hallucination, bias, toxicity in
+docs/llm-scorers.md; `tool_error_rate` and `user_frustration` in docs/conversations.md), where it
+means at most the threshold."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from otel_scorers.cli.main import main
+from otel_scorers.config import parse_config
+from otel_scorers.scorers import SCORER_FACTORIES
+from otel_scorers.scorers.checks import CHECKS
+from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+
+from ..spans import conversations_file
+
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+
+#: The scorers whose docs say that higher is worse, and the page that says it.
+HIGHER_IS_WORSE = {
+    "hallucination": "llm-scorers.md",
+    "bias": "llm-scorers.md",
+    "toxicity": "llm-scorers.md",
+    "tool_error_rate": "conversations.md",
+    "user_frustration": "conversations.md",
+}
+#: The arguments a scorer cannot be made without.
+REQUIRED_ARGS: dict[str, dict[str, Any]] = {
+    "includes": {"expected": "x"},
+    "excludes": {"unwanted": "x"},
+    "equals": {"expected": "x"},
+    "matches": {"pattern": "x"},
+    "similarity": {"expected": "x"},
+    "called_tool": {"tool": "x"},
+    "did_not_call": {"tool": "x"},
+    "tool_order": {"order": ["x"]},
+    "max_tool_calls": {"max": 1},
+    "trajectory_accuracy": {"expected": ["x"]},
+    "trajectory": {"expected": ["x"]},
+    "json_schema": {"schema": {"type": "object"}},
+    "tool_call_accuracy": {"expected_tool": "x"},
+    "rubric": {"criteria": ["x"]},
+    "multi_turn": {"criterion": "x"},
+    "role_adherence": {"role": "x"},
+}
+JUDGE = {"model": "openai/judge", "api_base": "http://127.0.0.1:9/v1", "api_key": "none"}
+
+
+def test_the_docs_say_which_scorers_are_worse_when_higher() -> None:
+    for name, page in HIGHER_IS_WORSE.items():
+        text = " ".join((DOCS / page).read_text().split())
+        sentence = re.search(
+            rf"[^.]*`?{name}`?[^.]*higher is worse[^.]*|[^.]*higher is worse[^.]*{name}", text
+        )
+        assert sentence, f"{page} does not say that {name} is worse when higher"
+
+
+@pytest.mark.parametrize("kind", sorted({*CHECKS, *SCORER_FACTORIES}))
+def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
+    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+    (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).bindings()
+    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    assert (binding.label(0.2), binding.label(0.8)) == expected
+    assert binding.label(0.5) == "pass"
+
+
+@pytest.mark.parametrize("kind", sorted(CONVERSATION_FACTORIES))
+def test_a_conversation_scorer_passes_in_its_documented_direction(kind: str) -> None:
+    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+    config = parse_config({"judge": JUDGE, "conversations": {"scorers": [entry]}})
+    settings = config.conversation_settings()
+    assert settings is not None
+    (binding,) = settings.bindings
+    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    assert (binding.label(0.2), binding.label(0.8)) == expected
+    assert binding.label(0.5) == "pass"
+
+
+def _labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, threshold: float, traces: Path
+) -> dict[str, tuple[float, str]]:
+    """Each conversation's value and label from `otel-scorers score`."""
+    config = tmp_path / f"{kind}.yaml"
+    config.write_text(
+        yaml.safe_dump({"conversations": {"scorers": [{"type": kind, "threshold": threshold}]}})
+    )
+    main(["score", str(traces), "-c", str(config)])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return {
+        line["conversation_id"]: (line["value"], line["label"]) for line in lines if line["scorer"] == kind
+    }
+
+
+def test_user_frustration_passes_a_conversation_with_no_repeated_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = conversations_file(
+        tmp_path / "traces.jsonl",
+        {
+            "served": [("Book a flight to Lisbon", []), ("Now a hotel near the old town", [])],
+            "asked-again": [("Book a flight to Lisbon", []), ("book a flight to Lisbon", [])],
+        },
+    )
+    # docs/conversations.md's own example: `threshold: 0.3`
+    assert _labels(tmp_path, capsys, "user_frustration", 0.3, traces) == {
+        "served": (0.0, "pass"),
+        "asked-again": (1.0, "fail"),
+    }
+
+
+def test_tool_error_rate_passes_few_failed_calls_and_fails_many(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = conversations_file(
+        tmp_path / "traces.jsonl",
+        {
+            "none-failed": [("Weather in Paris?", [False]), ("And in Rome?", [False])],
+            "two-of-three": [("Weather in Paris?", [True, False]), ("And in Rome?", [True])],
+        },
+    )
+    assert _labels(tmp_path, capsys, "tool_error_rate", 0.5, traces) == {
+        "none-failed": (0.0, "pass"),
+        "two-of-three": (pytest.approx(2 / 3), "fail"),
+    }
