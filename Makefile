@@ -19,9 +19,17 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(VENV)/.installed $(VENV)/.installed-sidecar
 
+# llama.cpp is built for a baseline x86-64 (AVX2, FMA, F16C), not for the build machine (its default,
+# -march=native): on a CPU with AMX a native build takes llama.cpp's AMX path, whose tile
+# configuration GCC 12 (Debian 12) drops as dead stores, so the server segfaults (a general
+# protection fault in ldtilecfg) on its first request. A baseline build also runs on every machine
+# that later takes the wheel from pip's cache. pip's cache does not key wheels by CMAKE_ARGS: a wheel
+# built natively before stays there until `pip cache remove llama_cpp_python`.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
 $(VENV)/.installed-local-judge: pyproject.toml | $(PY)
 	@echo "installing the local-judge extra: llama-cpp-python compiles from source the first time (~13 min on 2 cores)"
-	$(PY) -m pip install -q -e '.[local-judge]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local-judge]'
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed $(VENV)/.installed-sidecar
 
 $(VENV)/.installed-sidecar: pyproject.toml | $(PY)
