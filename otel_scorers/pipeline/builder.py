@@ -19,6 +19,7 @@ from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoringEngine
+from otel_scorers.pipeline.judge_instruments import judges_of, observe_judges
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.sampling import TraceIdSampler
@@ -104,6 +105,13 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
     )
     if settings.agreement is not None:
         emission = with_agreement(emission, settings.agreement, metrics)
+    conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
+    observe_judges(
+        metrics,
+        judges_of(
+            [*(binding.scorer for binding in settings.bindings), *(b.scorer for b in conversation_scorers)]
+        ),
+    )
     conversations: Conversations | None = None
     engine = ScoringEngine(
         settings.bindings,

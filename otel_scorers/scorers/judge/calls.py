@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from otel_scorers.fork_safety import renew_in_child, renew_module_state_in_child
 from otel_scorers.model import JudgeUsage
+from otel_scorers.scorers.judge.activity import JudgeActivity
 from otel_scorers.scorers.judge.batch import Batches
 from otel_scorers.scorers.judge.breaker import Breaker
 from otel_scorers.scorers.judge.budget import CostBudget
@@ -89,6 +90,11 @@ class Judge:
     @property
     def breaker(self) -> Breaker:
         return self.provider.breaker
+
+    @property
+    def activity(self) -> JudgeActivity:
+        """Calls queued and in flight, and each finished call (`judge/activity.py`)."""
+        return self.provider.activity
 
     def resolve_model(self, model: str | None) -> str:
         """The model a scorer uses: its own, else the judge config's, else the environment's."""

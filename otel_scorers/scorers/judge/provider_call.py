@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from otel_scorers.scorers.judge import provider
+from otel_scorers.scorers.judge.activity import JudgeActivity
 from otel_scorers.scorers.judge.breaker import THRESHOLD, Breaker
 from otel_scorers.scorers.judge.config import JudgeConfig
 from otel_scorers.scorers.judge.errors import JudgeError, describe_cause, refusal_in
@@ -36,6 +37,8 @@ class ProviderCall:
         self.config = config
         self.spend = spend
         self.breaker = Breaker()
+        #: Calls queued and in flight, and each finished call, for the pipeline's instruments.
+        self.activity = JudgeActivity()
         self._lock = threading.Lock()
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -50,6 +53,7 @@ class ProviderCall:
         self._lock = threading.Lock()
         self._semaphores = weakref.WeakKeyDictionary()
         self.breaker.renew_after_fork()
+        self.activity.renew_after_fork()
 
     async def complete(
         self,
@@ -114,27 +118,50 @@ class ProviderCall:
         self, litellm: Any, request: dict[str, Any], consultation: Consultation, attempt: int
     ) -> tuple[Completion | None, Exception | None]:
         """One attempt in one of the judge's slots: (its completion, None) or (None, its failure).
-        Waiting for a slot counts against the deadline; the call gets what is left."""
-        async with self._semaphore():
-            remaining = consultation.deadline - time.monotonic()
-            if remaining <= 0:
-                raise JudgeError("timeout", self._no_reply(attempt), consultation.usage())
-            self._check_breaker(consultation)
-            if self.config.attempt_timeout_s is not None:
-                remaining = min(remaining, self.config.attempt_timeout_s)
-            reserved = await self.spend.reserve(litellm, consultation.model, request, consultation)
-            bounded = self._transport.bounded(request["max_tokens"])
-            try:
-                call = litellm.acompletion(**request, shared_session=self._transport.session())
-                response = await asyncio.wait_for(call, remaining)
-            except BaseException as exc:
-                self.spend.settle(reserved, None)
-                if not isinstance(exc, Exception):
-                    raise  # cancelled: the reservation is given back all the same
-                self.breaker.failed(exc)
-                return None, exc
-            finally:
-                self._transport.unbounded(bounded)
+        Waiting for a slot counts against the deadline; the call gets what is left. Counted as
+        queued while it waits for the slot, in flight while it holds one (`activity`)."""
+        activity = self.activity
+        activity.add_queued(1)
+        waiting = True
+        try:
+            async with self._semaphore():
+                activity.add_queued(-1)
+                waiting = False
+                activity.add_in_flight(1)
+                try:
+                    return await self._in_slot(litellm, request, consultation, attempt)
+                finally:
+                    activity.add_in_flight(-1)
+        finally:
+            if waiting:  # cancelled, or the deadline passed, before a slot came free
+                activity.add_queued(-1)
+
+    async def _in_slot(
+        self, litellm: Any, request: dict[str, Any], consultation: Consultation, attempt: int
+    ) -> tuple[Completion | None, Exception | None]:
+        remaining = consultation.deadline - time.monotonic()
+        if remaining <= 0:
+            raise JudgeError("timeout", self._no_reply(attempt), consultation.usage())
+        self._check_breaker(consultation)
+        if self.config.attempt_timeout_s is not None:
+            remaining = min(remaining, self.config.attempt_timeout_s)
+        reserved = await self.spend.reserve(litellm, consultation.model, request, consultation)
+        bounded = self._transport.bounded(request["max_tokens"])
+        started = time.monotonic()
+        try:
+            call = litellm.acompletion(**request, shared_session=self._transport.session())
+            response = await asyncio.wait_for(call, remaining)
+        except BaseException as exc:
+            self.spend.settle(reserved, None)
+            if not isinstance(exc, Exception):
+                self.activity.finished(consultation.model, "cancelled", time.monotonic() - started)
+                raise  # cancelled: the reservation is given back all the same
+            self.activity.finished(consultation.model, classify(exc)[0], time.monotonic() - started)
+            self.breaker.failed(exc)
+            return None, exc
+        finally:
+            self._transport.unbounded(bounded)
+        self.activity.finished(consultation.model, "ok", time.monotonic() - started)
         self.breaker.succeeded()
         completion = completion_of(litellm, consultation.model, response, self.config.prices)
         self.spend.settle(reserved, completion.cost_usd)
