@@ -71,6 +71,13 @@ class Scan:
     def accepted(self) -> int:
         return self.total - len(self.rejected)
 
+    def take_out(self, trace_id: bytes) -> int:
+        """Leave a trace's spans out of what is buffered; how many they were."""
+        group = self.groups.pop(trace_id)
+        for item in self.runs.pop(trace_id, ()):
+            self.run_positions.pop(id(item), None)
+        return len(group)
+
 
 @dataclass(slots=True, eq=False)
 class BufferedTrace:
@@ -172,6 +179,59 @@ def _detach(result: Scan) -> None:
     result.detached = True
 
 
+@dataclass(slots=True)
+class _Headroom:
+    """What the buffers would hold, counted up trace by trace as `BatchAssembler.admit` decides
+    which of a request's traces fit under the limits."""
+
+    limits: Limits
+    traces: int
+    spans: int
+    held: float
+
+    def fits(self, new_traces: int, spans: int, size: float) -> bool:
+        # Spans of a trace already buffered add no trace: those fit however many traces there are.
+        if new_traces and self.traces + new_traces > self.limits.max_traces:
+            return False
+        return self.spans + spans <= self.limits.max_spans and self.held + size <= self.limits.max_bytes
+
+    def take(self, new_traces: int, spans: int, size: float) -> None:
+        self.traces += new_traces
+        self.spans += spans
+        self.held += size
+
+
+class _DecidedTraces:
+    """The latest `size` traces whose runs were built (oldest forgotten first): spans that arrive
+    for them are late, counted and never buffered, rather than scored as a run without them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._keys: OrderedDict[bytes, None] = OrderedDict()
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._keys
+
+    def remember(self, key: bytes) -> None:
+        if self._size <= 0:
+            return
+        keys = self._keys
+        keys[key] = None
+        if len(keys) > self._size:
+            keys.popitem(last=False)
+
+
+def _count_let_go(metrics: PipelineMetrics, spans: int, reason: str, why: str) -> None:
+    if spans:
+        metrics.dropped_spans.add(spans, {REASON: reason})
+        throttled.warning(
+            f"sidecar_{reason}",
+            "otel_scorers: let go of %d spans of traces without an agent run span: %s",
+            spans,
+            why,
+        )
+
+
 class BatchAssembler:
     """Buffers sampled traces across requests and hands out those ready to be scored."""
 
@@ -190,7 +250,6 @@ class BatchAssembler:
         self.limits = limits
         self._decision_wait_s = decision_wait_s
         self._max_wait_s = max_wait_s
-        self._late_memory = late_memory
         self._clock = clock
         # Least recently extended first, so the traces due for a decision sit at the front.
         self._traces: OrderedDict[bytes, BufferedTrace] = OrderedDict()
@@ -198,7 +257,7 @@ class BatchAssembler:
         # exports the root span last), until max_wait_s.
         self._runless: OrderedDict[bytes, BufferedTrace] = OrderedDict()
         self._ready: deque[BufferedTrace] = deque()
-        self._decided: OrderedDict[bytes, None] = OrderedDict()
+        self._decided = _DecidedTraces(late_memory)
         self._last_full_scan = clock()
         self.buffered_spans = 0
         self.buffered_bytes = 0
@@ -255,7 +314,7 @@ class BatchAssembler:
         while runless and reason is not None:
             evicted_spans += self._let_go(*runless.popitem(last=False))
             reason = self.over_limit()
-        self._count_let_go(evicted_spans, "no_run_evicted", "the buffer was full")
+        _count_let_go(self._metrics, evicted_spans, "no_run_evicted", "the buffer was full")
         return reason
 
     def _let_go(self, key: bytes, trace: BufferedTrace) -> int:
@@ -266,18 +325,8 @@ class BatchAssembler:
         if self._runless_traces is not None:
             self._runless_traces.add(_root_scope(trace.spans))
         self._free(trace.spans)
-        self._remember(key)
+        self._decided.remember(key)
         return len(trace.spans)
-
-    def _count_let_go(self, spans: int, reason: str, why: str) -> None:
-        if spans:
-            self._metrics.dropped_spans.add(spans, {REASON: reason})
-            throttled.warning(
-                f"sidecar_{reason}",
-                "otel_scorers: let go of %d spans of traces without an agent run span: %s",
-                spans,
-                why,
-            )
 
     # ---- intake --------------------------------------------------------------------------
 
@@ -286,43 +335,26 @@ class BatchAssembler:
         `max_traces`, spans past `max_spans`, bytes past `max_bytes`), in request order: one
         request can no longer carry the buffers past their limits. Returns how many spans were
         taken out; the rest of the request is kept."""
-        limits = self.limits
         groups = result.groups
         kept = sum(len(group) for group in groups.values())
         if not kept:
             return 0
-        traces = self.buffered_traces
-        spans = self.buffered_spans
-        held: float = self.buffered_bytes + self.reading_bytes
-        per_span = result.batch.size / kept
-        if (
-            traces + len(groups) <= limits.max_traces
-            and spans + kept <= limits.max_spans
-            and held + result.batch.size <= limits.max_bytes
-        ):
+        room = _Headroom(
+            self.limits, self.buffered_traces, self.buffered_spans, self.buffered_bytes + self.reading_bytes
+        )
+        if room.fits(len(groups), kept, result.batch.size):
             return 0  # the common case: all of it fits
-        known = self._traces
-        runless = self._runless
+        per_span = result.batch.size / kept
         dropped = 0
         for trace_id in list(groups):
             if trace_id in self._decided:
                 continue  # late spans are counted, never buffered
-            group = groups[trace_id]
-            new = trace_id not in known and trace_id not in runless
-            cost = len(group) * per_span
-            if (
-                (new and traces + 1 > limits.max_traces)
-                or spans + len(group) > limits.max_spans
-                or held + cost > limits.max_bytes
-            ):
-                del groups[trace_id]
-                for item in result.runs.pop(trace_id, ()):
-                    result.run_positions.pop(id(item), None)
-                dropped += len(group)
-                continue
-            traces += new
-            spans += len(group)
-            held += cost
+            count = len(groups[trace_id])
+            new = int(trace_id not in self._traces and trace_id not in self._runless)
+            if room.fits(new, count, count * per_span):
+                room.take(new, count, count * per_span)
+            else:
+                dropped += result.take_out(trace_id)
         if dropped and not result.detached:
             _detach(result)  # what was taken out must not stay in memory with the rest
         return dropped
@@ -387,7 +419,7 @@ class BatchAssembler:
                 break
             del runless[key]
             expired_spans += self._let_go(key, trace)
-        self._count_let_go(expired_spans, "no_run_span", "no run span came within max_wait_s")
+        _count_let_go(self._metrics, expired_spans, "no_run_span", "no run span came within max_wait_s")
         # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
         # front, so look for such traces once in a while.
         if now - self._last_full_scan >= min(1.0, self._max_wait_s / 4):
@@ -401,7 +433,7 @@ class BatchAssembler:
                     self._runless[key] = trace
 
     def _make_ready(self, trace: BufferedTrace) -> None:
-        self._remember(trace.key)
+        self._decided.remember(trace.key)
         self._ready.append(trace)
         self.ready_traces += 1
 
@@ -421,14 +453,6 @@ class BatchAssembler:
             self._metrics.dropped_spans.add(runless_spans, {REASON: "no_run_span"})
         self._traces.clear()
         self._runless.clear()
-
-    def _remember(self, key: bytes) -> None:
-        if self._late_memory <= 0:
-            return
-        decided = self._decided
-        decided[key] = None
-        if len(decided) > self._late_memory:
-            decided.popitem(last=False)
 
     def take_ready(self) -> BufferedTrace | None:
         if not self._ready:

@@ -74,6 +74,68 @@ class _BodyRefused(Exception):
         self.message = message
 
 
+class _Connections:
+    """The receiver's connections, kept within bounds aiohttp has none for: at most
+    `max_connections` open, and none waiting more than `read_timeout_s` for a whole request line
+    and headers (of connecting, or of its last request)."""
+
+    def __init__(self, max_connections: int, read_timeout_s: float) -> None:
+        self._max_connections = max_connections
+        self._read_timeout_s = read_timeout_s
+        #: When each connection last started or finished a request (or connected), by handler.
+        self._last_seen: dict[object, float] = {}
+        self._busy: set[object] = set()
+
+    def open(self, runner: web.AppRunner) -> asyncio.BaseProtocol:
+        """A new connection's protocol: aiohttp's, or one that closes it at once when
+        `max_connections` are open already."""
+        server = runner.server
+        assert server is not None
+        if len(server.connections) >= self._max_connections:
+            throttled.warning(
+                "sidecar_http_connections",
+                "otel_scorers: refusing OTLP/HTTP connections: %d open (max_connections)",
+                self._max_connections,
+            )
+            return _Refuse()
+        handler = server()
+        self._last_seen[handler] = asyncio.get_running_loop().time()
+        return handler
+
+    @web.middleware
+    async def track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        protocol = request.protocol
+        self._busy.add(protocol)
+        try:
+            return await handler(request)
+        finally:
+            self._busy.discard(protocol)
+            self._last_seen[protocol] = asyncio.get_running_loop().time()
+
+    async def sweep_forever(self, runner: web.AppRunner) -> None:
+        """Close connections that have not sent a whole request line and headers within
+        `read_timeout_s` (of connecting, or of their last request): aiohttp has no such timeout."""
+        interval = min(1.0, self._read_timeout_s / 4)
+        server = runner.server
+        assert server is not None
+        while True:
+            await asyncio.sleep(interval)
+            now = asyncio.get_running_loop().time()
+            open_now = set(server.connections)
+            for handler in list(self._last_seen):
+                idle = now - self._last_seen[handler]
+                if handler not in open_now:
+                    if idle > self._read_timeout_s:
+                        del self._last_seen[handler]  # closed (or never opened)
+                    continue
+                if handler in self._busy or idle <= self._read_timeout_s:
+                    continue
+                transport = getattr(handler, "transport", None)
+                if transport is not None:
+                    transport.close()
+                del self._last_seen[handler]
+
+
 class HttpReceiver:
     def __init__(
         self,
@@ -106,11 +168,11 @@ class HttpReceiver:
         self._offload = Offload()
         self._assembler = intake.assembler
         self._read_timeout_s = read_timeout_s
-        self._max_connections = max_connections
+        self._connections = _Connections(max_connections, read_timeout_s)
         self._retry_after = str(max(1, math.ceil(retry_after_s)))
         # The compressed body may not exceed the limit either; the decompressed one is checked
         # while inflating.
-        app = web.Application(client_max_size=max_request_bytes, middlewares=[self._track])
+        app = web.Application(client_max_size=max_request_bytes, middlewares=[self._connections.track])
         if receive_traces:
             app.router.add_post("/v1/traces", self._traces)
         self._logs = logs
@@ -132,9 +194,6 @@ class HttpReceiver:
         )
         self._listener: Listener | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        #: When each connection last started or finished a request (or connected), by handler.
-        self._last_seen: dict[object, float] = {}
-        self._busy: set[object] = set()
         self.port = 0
 
     async def start(self) -> int:
@@ -149,7 +208,7 @@ class HttpReceiver:
             ) from None
         self._listener = Listener("OTLP/HTTP", sockets, self._connection, self._ssl)
         self.port = sockets[0].getsockname()[1] if sockets else self._port
-        self._sweeper = asyncio.create_task(self._sweep_forever())
+        self._sweeper = asyncio.create_task(self._connections.sweep_forever(self._runner))
         return self.port
 
     async def stop(self) -> None:
@@ -161,56 +220,8 @@ class HttpReceiver:
         await self._runner.cleanup()
         self._offload.close()
 
-    # ---- connections -------------------------------------------------------------------------
-
     def _connection(self) -> asyncio.BaseProtocol:
-        """A new connection's protocol: aiohttp's, or one that closes it at once when
-        `max_connections` are open already."""
-        server = self._runner.server
-        assert server is not None
-        if len(server.connections) >= self._max_connections:
-            throttled.warning(
-                "sidecar_http_connections",
-                "otel_scorers: refusing OTLP/HTTP connections: %d open (max_connections)",
-                self._max_connections,
-            )
-            return _Refuse()
-        handler = server()
-        self._last_seen[handler] = asyncio.get_running_loop().time()
-        return handler
-
-    @web.middleware
-    async def _track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        protocol = request.protocol
-        self._busy.add(protocol)
-        try:
-            return await handler(request)
-        finally:
-            self._busy.discard(protocol)
-            self._last_seen[protocol] = asyncio.get_running_loop().time()
-
-    async def _sweep_forever(self) -> None:
-        """Close connections that have not sent a whole request line and headers within
-        `read_timeout_s` (of connecting, or of their last request): aiohttp has no such timeout."""
-        interval = min(1.0, self._read_timeout_s / 4)
-        server = self._runner.server
-        assert server is not None
-        while True:
-            await asyncio.sleep(interval)
-            now = asyncio.get_running_loop().time()
-            open_now = set(server.connections)
-            for handler in list(self._last_seen):
-                idle = now - self._last_seen[handler]
-                if handler not in open_now:
-                    if idle > self._read_timeout_s:
-                        del self._last_seen[handler]  # closed (or never opened)
-                    continue
-                if handler in self._busy or idle <= self._read_timeout_s:
-                    continue
-                transport = getattr(handler, "transport", None)
-                if transport is not None:
-                    transport.close()
-                del self._last_seen[handler]
+        return self._connections.open(self._runner)
 
     async def _traces(self, request: web.Request) -> web.Response:
         try:

@@ -100,6 +100,39 @@ def receivers(
     return grpc, http
 
 
+def _batch_assembler(
+    settings: SidecarConfig, metrics: PipelineMetrics, runless: RunlessTraces
+) -> BatchAssembler:
+    """The buffers of traces waiting to be scored, within the settings' limits and waits."""
+    return BatchAssembler(
+        metrics,
+        Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
+        decision_wait_s=settings.decision_wait_s,
+        max_wait_s=settings.max_wait_s,
+        late_memory=settings.late_trace_memory,
+        runless=runless,
+    )
+
+
+def _inline_forwarding(
+    settings: SidecarConfig, metrics: PipelineMetrics, assembler: BatchAssembler
+) -> tuple[Forwarder | None, HeldRunSpans | None]:
+    """In inline mode, where spans are forwarded and the run spans held until their scores are
+    on them (their requests' memory counted in the assembler's buffers); else neither."""
+    if settings.mode != "inline":
+        return None, None
+    assert settings.forward is not None  # the config model checks this
+    forwarder = make_forwarder(settings.forward)
+    held = HeldRunSpans(
+        forwarder.send,
+        settings.hold_timeout_s,
+        metrics,
+        assembler.retain,
+        assembler.unretain,
+    )
+    return forwarder, held
+
+
 class Sidecar:
     """`otel-scorers serve` as an object. `telemetry` replaces the SDK providers built from the
     `export` settings; scoring then happens in this process (a child process cannot use them)."""
@@ -130,27 +163,9 @@ class Sidecar:
         self.conversations = receiving_conversations(
             config, self.telemetry, self.metrics, here, self.agreement
         )
-        self.assembler = BatchAssembler(
-            self.metrics,
-            Limits(settings.max_traces, settings.max_spans, settings.max_bytes),
-            decision_wait_s=settings.decision_wait_s,
-            max_wait_s=settings.max_wait_s,
-            late_memory=settings.late_trace_memory,
-            runless=self.runless,
-        )
+        self.assembler = _batch_assembler(settings, self.metrics, self.runless)
         observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
-        self._forwarder: Forwarder | None = None
-        self.held: HeldRunSpans | None = None
-        if settings.mode == "inline":
-            assert settings.forward is not None  # the config model checks this
-            self._forwarder = make_forwarder(settings.forward)
-            self.held = HeldRunSpans(
-                self._forwarder.send,
-                settings.hold_timeout_s,
-                self.metrics,
-                self.assembler.retain,
-                self.assembler.unretain,
-            )
+        self._forwarder, self.held = _inline_forwarding(settings, self.metrics, self.assembler)
         buffered = here.buffered if here is not None else buffered_sampler(*config.scoring())
         self.intake = Intake(
             self.assembler,

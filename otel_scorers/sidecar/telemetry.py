@@ -313,17 +313,7 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         PrometheusMetricReader(registry=registry),
     ]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
-    scores = OtlpScoreExport(
-        config.endpoint,
-        protocol=config.protocol,
-        headers=config.headers,
-        insecure=config.insecure,
-        timeout_s=config.timeout_s,
-        resource=resource,
-        schedule_delay_millis=delay_ms,
-        max_queue_size=EXPORT_QUEUE_SIZE // SCORES_PER_RUN,
-    )
-    scores.start()
+    scores = _started_score_export(config, resource, delay_ms)
     return Telemetry(
         tracer_provider,
         logger_provider,
@@ -335,6 +325,23 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         export_endpoint(config),
         _protocol(config),
     )
+
+
+def _started_score_export(config: ExportConfig, resource: Resource, delay_ms: int) -> OtlpScoreExport:
+    """Where evaluation spans and events are written as OTLP, sending: its queue holds runs, so it
+    is bounded by about the memory of the providers' queues (`SCORES_PER_RUN`)."""
+    scores = OtlpScoreExport(
+        config.endpoint,
+        protocol=config.protocol,
+        headers=config.headers,
+        insecure=config.insecure,
+        timeout_s=config.timeout_s,
+        resource=resource,
+        schedule_delay_millis=delay_ms,
+        max_queue_size=EXPORT_QUEUE_SIZE // SCORES_PER_RUN,
+    )
+    scores.start()
+    return scores
 
 
 def _without_export(resource: Resource) -> Telemetry:

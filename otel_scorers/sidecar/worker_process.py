@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_scorers.config import Config
 from otel_scorers.conventions import use_descriptions
@@ -34,6 +34,10 @@ from otel_scorers.sidecar.jobs import RunScores, build_trace_runs, run_scores, s
 from otel_scorers.sidecar.logs import setup_logging
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
+
+if TYPE_CHECKING:
+    from otel_scorers.pipeline.builder import BuiltPipeline
+    from otel_scorers.sidecar.telemetry import Telemetry
 
 logger = logging.getLogger("otel_scorers")
 
@@ -144,15 +148,23 @@ def worker_main(config: Config, connection: Connection) -> None:
     except _Stop:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already
-    deadline = time.monotonic() + timeout_s + flush_s
-    # The runs, then their conversations (judged on the engine's loop), then the engine stops.
-    if not call_within(lambda: built.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
-        logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
-    replies.flush()
-    telemetry.shutdown(max(0.1, deadline - time.monotonic()))
+    _stop_scoring(built, replies, telemetry, timeout_s, flush_s)
     connection.close()
     # Everything worth keeping is sent or counted; tearing the interpreter down (gRPC's and the
     # SDK's modules and threads) takes about half a second more, past the deadline.
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(0)
+
+
+def _stop_scoring(
+    built: BuiltPipeline, replies: _Replies, telemetry: Telemetry, timeout_s: float, flush_s: float
+) -> None:
+    """Finish scoring what was received within `timeout_s`, send the last replies, then export
+    the scores within what is left of `timeout_s + flush_s`."""
+    deadline = time.monotonic() + timeout_s + flush_s
+    # The runs, then their conversations (judged on the engine's loop), then the engine stops.
+    if not call_within(lambda: built.shutdown(timeout_s), timeout_s + 0.1, "scoring shutdown"):
+        logger.warning("otel_scorers: scoring did not stop within %.1f s", timeout_s)
+    replies.flush()
+    telemetry.shutdown(max(0.1, deadline - time.monotonic()))
