@@ -237,23 +237,8 @@ class TraceAssembler:
     def count_runless(self) -> None:
         """Count the traces whose root span ended with no run started in them: called
         periodically on the engine's thread."""
-        ended = self._ended_roots
-        if not ended:
-            return
-        had_run = self._had_run
-        counts: Counter[str | None] = Counter()
-        while ended:
-            try:
-                trace_id, scope = ended.popleft()
-            except IndexError:
-                break
-            name = getattr(scope, "name", None)
-            # Counted among the traces sampling could pick, as the sidecar counts them.
-            if trace_id not in had_run and name != OWN_SCOPE and self._could_sample(trace_id):
-                counts[name] += 1
-        if self._runless is not None:
-            for name, count in counts.items():
-                self._runless.add(name, count)
+        if self._ended_roots:
+            _count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
@@ -299,22 +284,11 @@ class TraceAssembler:
                 if self._traces.get(trace_id) is buffer:
                     del self._traces[trace_id]
                 completed.append(buffer)
-                self._given_up[trace_id] = None
-                if len(self._given_up) > self._max_traces:
-                    self._given_up.pop(next(iter(self._given_up)), None)  # the oldest
+                _remember(self._given_up, trace_id, self._max_traces)
         for buffer in completed:
             # The handoff may have ended the conversation (a Swarm handing back to the user).
             logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
             self._on_completed(buffer.completed())
-
-    def _handoff_too_late(self) -> None:
-        self._metrics.late_spans.add(1)
-        throttled.warning(
-            "handoff_given_up",
-            "otel_scorers: an agent's run started in a trace already scored while it waited for a "
-            "handoff (given up after %.1f s, or by a flush): it is scored as a run of its own",
-            self._handoff_wait_s,
-        )
 
     def _span_limit_reached(self) -> None:
         self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
@@ -325,14 +299,15 @@ class TraceAssembler:
         )
 
     def _open(self, trace_id: int) -> _BufferedTrace | None:
-        # A run starts in the trace: its root, ending, is not one without a run.
+        # A run starts in the trace: its root, ending, is not one without a run. (What `_remember`
+        # does, written out: this runs on the agent's thread for every run.)
         had_run = self._had_run
         had_run[trace_id] = None
         if len(had_run) > self._max_traces:
             had_run.pop(next(iter(had_run)), None)  # the oldest
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
-            self._handoff_too_late()
+            _handoff_too_late(self._metrics, self._handoff_wait_s)
         with self._lock:
             buffer = self._traces.get(trace_id)
             if buffer is not None:
@@ -342,7 +317,7 @@ class TraceAssembler:
             # would make every run start on the agent's thread pay for it.
             if len(self._traces) >= self._max_traces and now - self._last_eviction_scan >= 1.0:
                 self._last_eviction_scan = now
-                self._evict_stale(now)
+                _evict_stale(self._traces, self._waiting, now, self._max_age_s, self._metrics)
             if len(self._traces) >= self._max_traces:
                 self._metrics.run_outcome("dropped", "trace_buffer_full")
                 throttled.warning(
@@ -354,16 +329,67 @@ class TraceAssembler:
             buffer = self._traces[trace_id] = _BufferedTrace(now)
             return buffer
 
-    def _evict_stale(self, now: float) -> None:
-        # Runs whose span never ended (a crashed task, say) must not hold memory forever.
-        stale = [
-            trace_id for trace_id, buffer in self._traces.items() if now - buffer.created > self._max_age_s
-        ]
-        for trace_id in stale:
-            del self._traces[trace_id]
-            self._waiting.pop(trace_id, None)
-        if stale:
-            self._metrics.run_outcome("dropped", "run_never_ended", len(stale))
+
+# The assembler's work off the agent's thread (the engine's) or on its rare paths (a trace given
+# up on, a full buffer), as functions of the state the assembler hands them.
+
+
+def _count_runless(
+    ended: deque[tuple[int, Any]],
+    had_run: dict[int, None],
+    could_sample: Callable[[int], bool],
+    runless: RunlessTraces | None,
+) -> None:
+    """Count, by instrumentation scope, the traces among `ended` roots in which no run started
+    (on the engine's thread, while the agent's thread may still append to `ended`)."""
+    counts: Counter[str | None] = Counter()
+    while ended:
+        try:
+            trace_id, scope = ended.popleft()
+        except IndexError:
+            break
+        name = getattr(scope, "name", None)
+        # Counted among the traces sampling could pick, as the sidecar counts them.
+        if trace_id not in had_run and name != OWN_SCOPE and could_sample(trace_id):
+            counts[name] += 1
+    if runless is not None:
+        for name, count in counts.items():
+            runless.add(name, count)
+
+
+def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:
+    """Note `trace_id` among the `most` most recent (a dict keeps insertion order: the oldest
+    is the first)."""
+    recent[trace_id] = None
+    if len(recent) > most:
+        recent.pop(next(iter(recent)), None)  # the oldest
+
+
+def _handoff_too_late(metrics: PipelineMetrics, handoff_wait_s: float) -> None:
+    metrics.late_spans.add(1)
+    throttled.warning(
+        "handoff_given_up",
+        "otel_scorers: an agent's run started in a trace already scored while it waited for a "
+        "handoff (given up after %.1f s, or by a flush): it is scored as a run of its own",
+        handoff_wait_s,
+    )
+
+
+def _evict_stale(
+    traces: dict[int, _BufferedTrace],
+    waiting: dict[int, _BufferedTrace],
+    now: float,
+    max_age_s: float,
+    metrics: PipelineMetrics,
+) -> None:
+    """Drop (and count) the traces buffered longer than `max_age_s`: runs whose span never
+    ended (a crashed task, say) must not hold memory forever."""
+    stale = [trace_id for trace_id, buffer in traces.items() if now - buffer.created > max_age_s]
+    for trace_id in stale:
+        del traces[trace_id]
+        waiting.pop(trace_id, None)
+    if stale:
+        metrics.run_outcome("dropped", "run_never_ended", len(stale))
 
 
 def _scope_name(span: ReadableSpan) -> str | None:

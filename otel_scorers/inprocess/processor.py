@@ -33,7 +33,12 @@ from otel_scorers.inprocess.hold_queue import HoldQueue
 from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
-from otel_scorers.pipeline.builder import PipelineSettings, build_pipeline, observe_buffered_traces
+from otel_scorers.pipeline.builder import (
+    BuiltPipeline,
+    PipelineSettings,
+    build_pipeline,
+    observe_buffered_traces,
+)
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.runs.no_run import RunlessTraces
@@ -99,6 +104,16 @@ def _unique_bindings(scorers: Sequence[Binding | Scorer | Callable[[AgentRun], A
     if duplicates:
         raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
     return bindings
+
+
+def _agreement(labels: Agreement | bool) -> Agreement | None:
+    """The `Agreement` that takes labels: the one given, a default one for `True`, else none."""
+    return labels if isinstance(labels, Agreement) else Agreement() if labels else None
+
+
+def _held_for(downstream: SpanProcessor | None, hold_timeout_s: float) -> HoldQueue[int, ReadableSpan] | None:
+    """Where run spans wait for their scores before going on `downstream`: only when there is one."""
+    return HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
 
 
 class _AssembledTraceJob(NamedTuple):
@@ -176,35 +191,45 @@ class ScoringSpanProcessor(SpanProcessor):
         self._logger_provider = logger_provider
         self._flushing = threading.local()
         #: The judge's agreement with people, when labels are taken (`add_labels`).
-        self.agreement: Agreement | None = (
-            labels if isinstance(labels, Agreement) else Agreement() if labels else None
-        )
-        built = build_pipeline(
-            PipelineSettings(
-                self.bindings,
-                conversations,
-                outputs=outputs,
-                console=console,
-                export=self._export,
-                tracer_provider=tracer_provider,
-                logger_provider=logger_provider,
-                meter_provider=meter_provider,
-                max_queue_size=max_queue_size,
-                max_judge_runs=max_judge_runs,
-                agreement=self.agreement,
-            )
+        self.agreement = _agreement(labels)
+        built = self._build_pipeline(
+            conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs
         )
         self._built = built
         self.metrics = built.metrics
         self.engine = built.engine
         self.conversations = built.conversations
         self._downstream = downstream
-        self._held: HoldQueue[int, ReadableSpan] | None = (
-            HoldQueue(hold_timeout_s, _forward_to(downstream)) if downstream is not None else None
-        )
+        self._held = _held_for(downstream, hold_timeout_s)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = built.runless
         self._start(hold_timeout_s, max_traces, max_spans_per_trace)
+
+    def _build_pipeline(
+        self,
+        conversations: ConversationSettings | None,
+        outputs: Sequence[str] | None,
+        console: bool | TextIO,
+        meter_provider: MeterProvider | None,
+        max_queue_size: int,
+        max_judge_runs: int,
+    ) -> BuiltPipeline:
+        """The pipeline both doors share, for this processor's bindings, export and providers."""
+        return build_pipeline(
+            PipelineSettings(
+                self.bindings,
+                conversations,
+                outputs=outputs,
+                console=console,
+                export=self._export,
+                tracer_provider=self._tracer_provider,
+                logger_provider=self._logger_provider,
+                meter_provider=meter_provider,
+                max_queue_size=max_queue_size,
+                max_judge_runs=max_judge_runs,
+                agreement=self.agreement,
+            )
+        )
 
     def _start(self, hold_timeout_s: float, max_traces: int, max_spans_per_trace: int) -> None:
         """The assembler in front of the built pipeline (holding run spans for `downstream`), its

@@ -272,6 +272,67 @@ class _Trace:
         return self.rooted and not self.awaited
 
 
+class _OpenTraces:
+    """The traces being read, least recently added-to first, each held until its tree closes or
+    it goes idle, and never more than `MAX_BUFFERED_SPANS` spans at once."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.traces: OrderedDict[int, _Trace] = OrderedDict()
+        #: Traces seen complete since the last check: checked again then (a late batch may reopen).
+        self.closed: list[int] = []
+        self.buffered = 0
+        #: Traces already built, to count a span that comes after them.
+        self.released: OrderedDict[int, None] = OrderedDict()
+
+    def add(self, span: SpanRecord, position: int) -> None:
+        trace = self.traces.get(span.trace_id)
+        if trace is None:
+            trace = self.traces[span.trace_id] = _Trace(position)
+            if span.trace_id in self.released:
+                self.reading.late_spans += 1  # built again with what comes of it now
+            else:
+                self.reading.traces += 1
+        else:
+            self.traces.move_to_end(span.trace_id)
+            trace.last_seen = position
+        trace.add(span)
+        self.buffered += 1
+        if trace.complete:
+            self.closed.append(span.trace_id)
+
+    def due(self, position: int) -> Iterator[AgentRun]:
+        """The runs of the traces complete, idle, or the oldest beyond the buffer's bound.
+        Checked every 1024 spans (or when over the bound) so that complete traces wait a
+        little for spans written after their root (a late batch)."""
+        if not (position % 1024 == 0 or self.buffered > MAX_BUFFERED_SPANS):
+            return
+        for trace_id in self.closed:
+            if trace_id in self.traces and self.traces[trace_id].complete:
+                yield from self._release(trace_id)
+        self.closed.clear()
+        while self.traces and (
+            self.buffered > MAX_BUFFERED_SPANS
+            or next(iter(self.traces.values())).last_seen <= position - TRACE_IDLE_SPANS
+        ):
+            yield from self._release(next(iter(self.traces)))
+
+    def rest(self) -> Iterator[AgentRun]:
+        """The runs of every trace still held, once all files are read."""
+        while self.traces:
+            yield from self._release(next(iter(self.traces)))
+
+    def _release(self, trace_id: int) -> Iterator[AgentRun]:
+        trace = self.traces.pop(trace_id)
+        self.buffered -= len(trace.spans)
+        self.released[trace_id] = None
+        if len(self.released) > _RELEASED_KEPT:
+            self.released.popitem(last=False)
+        for run in build_runs(trace.spans):
+            self.reading.runs += 1
+            yield run
+
+
 def runs_from_files(
     paths: Iterable[Path],
     problems: list[InputProblem],
@@ -283,57 +344,16 @@ def runs_from_files(
     `TRACE_IDLE_SPANS` spans read, and its spans are let go then. Spans of one trace may span
     several files. `reading` counts what was read."""
     reading = reading if reading is not None else Reading()
-    #: Least recently added-to first.
-    open_traces: OrderedDict[int, _Trace] = OrderedDict()
-    closed: list[int] = []
-    buffered = 0
-
-    released: OrderedDict[int, None] = OrderedDict()
-
-    def release(trace_id: int) -> Iterator[AgentRun]:
-        nonlocal buffered
-        trace = open_traces.pop(trace_id)
-        buffered -= len(trace.spans)
-        released[trace_id] = None
-        if len(released) > _RELEASED_KEPT:
-            released.popitem(last=False)
-        for run in build_runs(trace.spans):
-            reading.runs += 1
-            yield run
-
+    open_traces = _OpenTraces(reading)
     for path in paths:
         for span in read_spans(path, problems):
             reading.spans += 1
             position = reading.spans
-            trace = open_traces.get(span.trace_id)
-            if trace is None:
-                trace = open_traces[span.trace_id] = _Trace(position)
-                if span.trace_id in released:
-                    reading.late_spans += 1  # built again with what comes of it now
-                else:
-                    reading.traces += 1
-            else:
-                open_traces.move_to_end(span.trace_id)
-                trace.last_seen = position
-            trace.add(span)
-            buffered += 1
-            if trace.complete:
-                closed.append(span.trace_id)
+            open_traces.add(span, position)
             if progress is not None and position % 100_000 == 0:
                 progress(f"read {counted(position, 'span')} in {counted(reading.traces, 'trace')}")
-            if position % 1024 == 0 or buffered > MAX_BUFFERED_SPANS:
-                # Complete traces wait a little for spans written after their root (a late batch).
-                for trace_id in closed:
-                    if trace_id in open_traces and open_traces[trace_id].complete:
-                        yield from release(trace_id)
-                closed.clear()
-                while open_traces and (
-                    buffered > MAX_BUFFERED_SPANS
-                    or next(iter(open_traces.values())).last_seen <= position - TRACE_IDLE_SPANS
-                ):
-                    yield from release(next(iter(open_traces)))
-    while open_traces:
-        yield from release(next(iter(open_traces)))
+            yield from open_traces.due(position)
+    yield from open_traces.rest()
     if reading.late_spans and progress is not None:
         progress(
             f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "

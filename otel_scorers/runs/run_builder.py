@@ -66,6 +66,36 @@ class _RunParts:
 
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
     """Every run in `spans` (one trace), or only those whose run span id is in `only`."""
+    by_id, roles, unroled = _roles(spans)
+    runs: dict[int, _RunParts] = {
+        span_id: _RunParts(by_id[span_id], convention)
+        for span_id, (convention, role) in roles.items()
+        if role == "run"
+    }
+    if not runs:
+        return []
+    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    _absorb_turns(runs, roles, parents)
+    _name_within_parents(runs, by_id)
+    # Each span's nearest run, shared by every walk up the tree below.
+    owners: dict[int, _RunParts | None] = {}
+    _give_roled_spans(runs, roles, by_id, parents, owners)
+    _give_steps(runs, unroled, by_id, parents, owners)
+    outer: dict[int, _RunParts | None] = {}
+    for span_id, parts in runs.items():
+        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        _add_sub_run_call(parts, by_id, roles, outer[span_id])
+
+    wanted = set(only) if only is not None else None
+    ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
+    return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
+
+
+def _roles(
+    spans: Iterable[SpanRecord],
+) -> tuple[dict[int, SpanRecord], dict[int, tuple[Convention, SpanRole]], dict[int, Convention]]:
+    """The trace's spans by id (but the project's own), the role each plays as its convention
+    detects it, and the convention of each span that plays none."""
     by_id: dict[int, SpanRecord] = {}
     roles: dict[int, tuple[Convention, SpanRole]] = {}
     unroled: dict[int, Convention] = {}
@@ -91,22 +121,26 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         if convention is not None and convention.run_under_tool(span):
             roles[span_id] = (convention, "run")
             del unroled[span_id]
+    return by_id, roles, unroled
 
-    runs: dict[int, _RunParts] = {
-        span_id: _RunParts(by_id[span_id], convention)
-        for span_id, (convention, role) in roles.items()
-        if role == "run"
-    }
-    if not runs:
-        return []
-    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
-    _absorb_turns(runs, roles, parents)
+
+def _name_within_parents(runs: Mapping[int, _RunParts], by_id: Mapping[int, SpanRecord]) -> None:
+    """The agent's name as the span around each run gives it (`Convention.name_within`)."""
     for parts in runs.values():
         parent_id = parts.span.parent_span_id
         parent = by_id.get(parent_id) if parent_id is not None else None
         if parent is not None:
             parts.given_name = parts.convention.name_within(parts.span, parent)
-    owners: dict[int, _RunParts | None] = {}
+
+
+def _give_roled_spans(
+    runs: Mapping[int, _RunParts],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    by_id: Mapping[int, SpanRecord],
+    parents: Mapping[int, int | None],
+    owners: dict[int, _RunParts | None],
+) -> None:
+    """Each tool, model and retriever span to its nearest run."""
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
     # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
@@ -137,6 +171,16 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
+
+
+def _give_steps(
+    runs: Mapping[int, _RunParts],
+    unroled: Mapping[int, Convention],
+    by_id: Mapping[int, SpanRecord],
+    parents: Mapping[int, int | None],
+    owners: dict[int, _RunParts | None],
+) -> None:
+    """What each span without a role says of its nearest run (`Convention.step_content`)."""
     for span_id, convention in unroled.items():
         span = by_id[span_id]
         step = convention.step_content(span)
@@ -145,14 +189,6 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
         owner = nearest_marked(span.parent_span_id, parents, runs, owners)
         if owner is not None:
             owner.steps.append((span.start_ns, step))
-    outer: dict[int, _RunParts | None] = {}
-    for span_id, parts in runs.items():
-        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
-        _add_sub_run_call(parts, by_id, roles, outer[span_id])
-
-    wanted = set(only) if only is not None else None
-    ordered = _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
-    return [_build(parts) for parts in ordered if wanted is None or parts.span.span_id in wanted]
 
 
 def _absorb_turns(
@@ -299,53 +335,10 @@ def _build(parts: _RunParts) -> AgentRun:
     run_span = parts.span
     content = _content(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
-    tools = sorted(
-        [
-            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
-            for convention, span in parts.tools
-        ]
-        + [(call, False) for call in parts.sub_runs],
-        key=lambda pair: _start_call(pair[0]),
-    )
-    internal_parts: set[int] = set()
-    tool_calls = [
-        _failed_without_result(call)
-        for call in _results_sent_back(
-            _match_requested_calls(tools, models, run_span, internal_parts), models, parts
-        )
-    ]
-
-    missing: set[str] = set()
+    tool_calls, internal_parts = _run_tool_calls(parts, models)
     run_input = _input_text(content, models, parts)
-    if run_input is None:
-        missing.add("input")
-    # Joined by handoffs: the answer is the last agent's, and the run spans' token aggregates
-    # count one agent each, so the model spans are summed instead.
-    last = parts.final or parts
-    last_content = _content(last) if parts.final is not None else content
-    run_output = _output_text(last_content, models, last.span)
-    if run_output == "" and _handed_off(models, internal_parts):
-        run_output = None
-    unrecorded: set[str] = set()
-    if run_output == "" and _went_on_unrecorded(last.models, models):
-        run_output = None
-        unrecorded.add("output")
-    if run_output is None:
-        missing.add("output")
-        if _answer_unrecorded(last_content, models, last.span) or (
-            # The run span holds a call written after it returned, and not the last one: the
-            # last, the answer, came after the span ended (LiteLLM's callback writing onto it).
-            not models and content.input.captured and parts.convention.written_after_return(run_span)
-        ):
-            unrecorded.add("output")
-    if content.agent_name is None and parts.first_turn_agent is None:
-        missing.add("agent_name")
-    missing |= _missing_tool_content(tool_calls)
-    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
-        missing.add("tool_errors")
-    if parts.convention.calls_only_in_messages(run_span) and not any(m.output.captured for m in models):
-        missing |= {"tool_calls", "tool_errors"}
-
+    run_output, unrecorded = _run_output(parts, content, models, internal_parts)
+    missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     first_model_input = next((m.input.items for m in models if m.input.captured), ())
     input_messages = content.input.items or first_model_input
     output_messages = content.output.items or next(
@@ -372,6 +365,8 @@ def _build(parts: _RunParts) -> AgentRun:
         input_messages=tuple(input_messages),
         output_messages=tuple(output_messages),
         models=_models(content, models),
+        # Joined by handoffs: the run spans' token aggregates count one agent each, so the
+        # model spans are summed instead.
         usage=_usage(content if parts.final is None else RunSpanContent(), models),
         start_ns=run_span.start_ns,
         end_ns=end_ns,
@@ -392,6 +387,78 @@ def _build(parts: _RunParts) -> AgentRun:
             ]
         ),
     )
+
+
+def _run_tool_calls(parts: _RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
+    """The run's tool calls, and the indexes of the model's tool-call parts that framework
+    machinery answered (`_match_requested_calls`)."""
+    tools = sorted(
+        [
+            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
+            for convention, span in parts.tools
+        ]
+        + [(call, False) for call in parts.sub_runs],
+        key=lambda pair: _start_call(pair[0]),
+    )
+    internal_parts: set[int] = set()
+    tool_calls = [
+        _failed_without_result(call)
+        for call in _results_sent_back(
+            _match_requested_calls(tools, models, parts.span, internal_parts), models, parts
+        )
+    ]
+    return tool_calls, internal_parts
+
+
+def _run_output(
+    parts: _RunParts, content: RunSpanContent, models: Sequence[ModelCall], internal_parts: set[int]
+) -> tuple[str | None, set[str]]:
+    """The run's answer, and {"output"} when the trace as written cannot hold it (rather than
+    content capture being off), else an empty set."""
+    # Joined by handoffs: the answer is the last agent's.
+    last = parts.final or parts
+    last_content = _content(last) if parts.final is not None else content
+    run_output = _output_text(last_content, models, last.span)
+    if run_output == "" and _handed_off(models, internal_parts):
+        run_output = None
+    unrecorded: set[str] = set()
+    if run_output == "" and _went_on_unrecorded(last.models, models):
+        run_output = None
+        unrecorded.add("output")
+    if run_output is None and (
+        _answer_unrecorded(last_content, models, last.span)
+        or (
+            # The run span holds a call written after it returned, and not the last one: the
+            # last, the answer, came after the span ended (LiteLLM's callback writing onto it).
+            not models and content.input.captured and parts.convention.written_after_return(parts.span)
+        )
+    ):
+        unrecorded.add("output")
+    return run_output, unrecorded
+
+
+def _missing(
+    parts: _RunParts,
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    tool_calls: Sequence[ToolCall],
+    run_input: str | None,
+    run_output: str | None,
+) -> set[str]:
+    """What the trace does not hold of the run (`AgentRun.missing`)."""
+    missing: set[str] = set()
+    if run_input is None:
+        missing.add("input")
+    if run_output is None:
+        missing.add("output")
+    if content.agent_name is None and parts.first_turn_agent is None:
+        missing.add("agent_name")
+    missing |= _missing_tool_content(tool_calls)
+    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
+        missing.add("tool_errors")
+    if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
+        missing |= {"tool_calls", "tool_errors"}
+    return missing
 
 
 def _tool_call(
