@@ -16,12 +16,13 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from typing import TextIO
 
 from otel_scorers.bounded_call import call_within
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.otlp.export_tally import ExportTally
 from otel_scorers.otlp.score_export import SHUTDOWN_FLUSH_SHARE
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.pipeline.scoring_pipeline import score_run
@@ -228,32 +229,3 @@ class TelemetryOut:
                 f"{unsent} evaluation spans and events were not sent"
             )
         return f"sent {what}, and the metrics, over OTLP ({self.protocol}) to {self.endpoint}"
-
-
-class ExportTally:
-    """A span or log exporter that counts what its wrapped exporter accepted: items `sent`, and
-    the `failed` batches with the `unsent` items in them."""
-
-    def __init__(self, exporter: Any) -> None:
-        self._exporter = exporter
-        self.sent = 0
-        self.failed = 0
-        self.unsent = 0
-        self._closed = False
-
-    def export(self, batch: Sequence[Any]) -> Any:
-        result = self._exporter.export(batch)
-        if getattr(result, "name", "") == "SUCCESS":
-            self.sent += len(batch)
-        else:
-            self.failed += 1
-            self.unsent += len(batch)
-        return result
-
-    def shutdown(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._exporter.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True

@@ -24,10 +24,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from otel_scorers.cli.backfill import ExportTally
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.human_text import counted
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, default_endpoint, unreachable
+from otel_scorers.otlp.export_tally import ExportTally
 
 INTERVAL_S = 1.0  # between two runs: a stack's dashboards see a steady trickle
 

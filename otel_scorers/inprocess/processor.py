@@ -33,14 +33,14 @@ from otel_scorers.inprocess.hold_queue import HoldQueue
 from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
-from otel_scorers.pipeline.builder import (
+from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
+from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
+from otel_scorers.pipeline_builder import (
     BuiltPipeline,
     PipelineSettings,
     build_pipeline,
     observe_buffered_traces,
 )
-from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
-from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.scorers.protocol import Scorer

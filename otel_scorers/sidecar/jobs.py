@@ -20,8 +20,8 @@ from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.pipeline.builder import BuiltPipeline, PipelineSettings, build_pipeline
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
+from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline
 from otel_scorers.runs.ancestry import nearest_marked
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs

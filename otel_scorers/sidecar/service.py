@@ -21,7 +21,7 @@ from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_metrics import observe_agreement
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline.builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
+from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake

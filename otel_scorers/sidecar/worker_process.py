@@ -36,7 +36,7 @@ from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
 
 if TYPE_CHECKING:
-    from otel_scorers.pipeline.builder import BuiltPipeline
+    from otel_scorers.pipeline_builder import BuiltPipeline
     from otel_scorers.sidecar.telemetry import Telemetry
 
 logger = logging.getLogger("otel_scorers")
