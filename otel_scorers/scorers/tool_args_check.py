@@ -14,7 +14,7 @@ from otel_scorers.scorers.bounded_schema import (
     parse_document,
     schema_check,
 )
-from otel_scorers.scorers.checks import DEFAULT_REGEX_TIMEOUT_S, Check
+from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S, Check
 
 _NEEDS = frozenset({"tool_calls", "tool_arguments"})
 #: Trace-declared schemas whose validators are kept (each run of an agent declares the same ones).
