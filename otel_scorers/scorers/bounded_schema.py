@@ -8,9 +8,9 @@ schema a trace declares), read and validated with bounded work.
   documents are never fetched (the `jsonschema` library's default).
 - Validation is the `jsonschema` library's, with the keywords that would run Python's `re` on
   user patterns (`pattern`, `patternProperties`, and `additionalProperties` beside them) searched
-  through the project's bounded regular expressions (`checks.bounded_search`: the `regex` package,
-  the interpreter lock released, a time limit), `uniqueItems` in linear time instead of the
-  library's quadratic fallback, and the combinators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`,
+  through the project's bounded regular expressions (`quick_check.bounded_search`: the `regex`
+  package, the interpreter lock released, a time limit), `uniqueItems` in linear time instead of
+  the library's quadratic fallback, and the combinators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`,
   `if`) held to the same time limit as the regular expressions: a `TimeoutError` once it is spent.
   A schema that refers to itself without end fails as `TooLarge`, never as a crash.
 - A schema of the common keywords is first tested by `schema_quick_test`, which passes most
@@ -31,7 +31,7 @@ import orjson
 import regex
 
 from otel_scorers.scorers import schema_quick_test
-from otel_scorers.scorers.checks import bounded_search
+from otel_scorers.scorers.quick_check import bounded_search
 
 MAX_DOCUMENT_CHARS = 1_000_000
 MAX_SCHEMA_CHARS = 200_000

@@ -11,57 +11,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import Any, ClassVar
 
 import regex
 
 from otel_scorers.model import AgentRun, Score, ToolCall
-from otel_scorers.scorers.evaluator_version import Evaluator
-from otel_scorers.scorers.protocol import Lane
+from otel_scorers.scorers.json_checks import json_schema, json_valid
+from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S as DEFAULT_REGEX_TIMEOUT_S
+from otel_scorers.scorers.quick_check import Check as Check
+from otel_scorers.scorers.quick_check import bounded_search as bounded_search
+from otel_scorers.scorers.tool_args_check import tool_args_valid
+from otel_scorers.scorers.trajectory_check import trajectory
+
+# `Check` and the bounded search live in `quick_check`, which the checks of structure import too
+# (none of them imports this module); imported `as` themselves, they stay names of this module.
 
 _NEEDS_OUTPUT = frozenset({"output"})
-_NEEDS_NOTHING: frozenset[str] = frozenset()
 _NEEDS_TOOL_ERRORS = frozenset({"tool_errors"})
 #: Tool checks read the calls: a trace that could not carry them (`tool_calls` in `missing`) is
 #: skipped, or a run that called tools would pass `used_no_tools`.
 _NEEDS_TOOL_CALLS = frozenset({"tool_calls"})
 _FAILED_STATES = frozenset({"error", "incomplete", "result_error"})
-#: How long one regular-expression search may take unless the binding allows less.
-DEFAULT_REGEX_TIMEOUT_S = 30.0
-#: Longest a `matches` search holds the interpreter lock before it goes on without it; less than
-#: the interpreter's own switch interval (5 ms), so the host's threads never notice.
-_HOLDING_LOCK_S = 0.001
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """A quick check bound to its arguments. Fast and synchronous: the engine runs it inline.
-
-    `retime` rebuilds a check whose cost depends on user input (a regular expression) with a
-    time limit, so that `bind` can hold it to the binding's timeout.
-    """
-
-    name: str
-    score_run: Callable[[AgentRun], Score] = field(repr=False)
-    needs: frozenset[str] = _NEEDS_NOTHING
-    binary: bool = True
-    args: Mapping[str, Any] = field(default_factory=dict)
-    retime: Callable[[float], Check] | None = field(default=None, repr=False, compare=False)
-    lane: ClassVar[Lane] = "inline"
-
-    def score(self, run: AgentRun) -> Score:
-        return self.score_run(run)
-
-    def within(self, timeout_s: float) -> Check:
-        """This check held to `timeout_s` (itself when its cost does not depend on its input)."""
-        return self.retime(timeout_s) if self.retime is not None else self
-
-    def evaluator(self) -> Evaluator:
-        """What made its results: the check's type and arguments."""
-        return Evaluator(self.name, self.args)
 
 
 def _verdict(name: str, passed: bool, reason: str) -> Score:
@@ -177,21 +148,6 @@ def matches(
         args={"pattern": pattern, "flags": flags, "exact": exact},
         retime=lambda limit: matches(pattern, flags=flags, exact=exact, timeout_s=min(limit, timeout_s)),
     )
-
-
-def bounded_search(compiled: regex.Pattern[str], text: str, timeout_s: float) -> regex.Match[str] | None:
-    """`compiled.search(text)` that gives up after `timeout_s`, holding the interpreter lock for at
-    most `_HOLDING_LOCK_S`: nearly every search is over by then, and releasing the lock costs a
-    contended process far more than the search (the lock comes back only at the next switch).
-    `concurrent=False` is spelled out: left to its default, `regex` may release the lock during a
-    search too (measured in the sidecar's scoring work, searches of a 41-character answer: 98 µs
-    of wall time on average with the timeout and the default, 26 µs with `concurrent=False`)."""
-    try:
-        return compiled.search(text, timeout=min(timeout_s, _HOLDING_LOCK_S), concurrent=False)
-    except TimeoutError:
-        if timeout_s <= _HOLDING_LOCK_S:
-            raise
-    return compiled.search(text, timeout=timeout_s - _HOLDING_LOCK_S, concurrent=True)
 
 
 def dice_similarity(first: str, second: str, ignore_case: bool = True) -> float:
@@ -359,19 +315,9 @@ CHECKS: dict[str, Callable[..., Check]] = {
     "max_tool_calls": max_tool_calls,
     "used_no_tools": used_no_tools,
     "no_tool_errors": no_tool_errors,
+    # The checks of structure (schemas, trajectories), in modules of their own.
+    "tool_args_valid": tool_args_valid,
+    "json_valid": json_valid,
+    "json_schema": json_schema,
+    "trajectory": trajectory,
 }
-
-# The checks of structure (schemas, trajectories) live in modules of their own, which build on
-# `Check` above: imported last, so that they find it defined.
-from otel_scorers.scorers.json_checks import json_schema, json_valid  # noqa: E402
-from otel_scorers.scorers.tool_args_check import tool_args_valid  # noqa: E402
-from otel_scorers.scorers.trajectory_check import trajectory  # noqa: E402
-
-CHECKS.update(
-    {
-        "tool_args_valid": tool_args_valid,
-        "json_valid": json_valid,
-        "json_schema": json_schema,
-        "trajectory": trajectory,
-    }
-)

@@ -17,7 +17,7 @@ from otel_scorers.scorers.bounded_schema import (
     parse_document,
     schema_check,
 )
-from otel_scorers.scorers.checks import DEFAULT_REGEX_TIMEOUT_S, Check
+from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S, Check
 
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_TOOL_RESULTS = frozenset({"tool_calls", "tool_results"})

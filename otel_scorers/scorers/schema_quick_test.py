@@ -12,7 +12,7 @@ generated schemas and documents.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
@@ -24,17 +24,14 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "array": lambda value: isinstance(value, list),
     "object": lambda value: isinstance(value, dict),
 }
-#: What the quick test reads; other keywords of any draft send a schema to the library alone.
-_QUICK = frozenset(
-    {
-        "type", "enum", "const", "properties", "required", "additionalProperties", "items",
-        "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum",
-    }
-)  # fmt: skip
 _PLAIN = (str, bool, int, type(None))
+#: A test of a document: True only when the schema accepts it.
+_Test = Callable[[Any], bool]
+#: What a part of a schema that is absent adds (one shared empty tuple: nothing to allocate).
+_NO_TESTS: tuple[_Test, ...] = ()
 
 
-def quick_test(schema: Any, keywords: frozenset[str]) -> Callable[[Any], bool] | None:
+def quick_test(schema: Any, keywords: frozenset[str]) -> _Test | None:
     """A test that is True only for documents `schema` accepts, or None when `schema` uses a
     keyword of `keywords` (every validation keyword of every draft) that it does not read."""
     if schema is True:
@@ -43,20 +40,44 @@ def quick_test(schema: Any, keywords: frozenset[str]) -> Callable[[Any], bool] |
         return None
     if any(key in keywords and key not in _QUICK for key in schema):
         return None
-    tests: list[Callable[[Any], bool]] = []
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = [kind] if isinstance(kind, str) else kind
-        if not isinstance(kinds, list) or not all(isinstance(each, str) and each in _TYPES for each in kinds):
+    tests: list[_Test] = []
+    for reads, part in _PARTS:
+        if reads.isdisjoint(schema):
+            continue
+        found = part(schema, keywords)
+        if found is None:
             return None
-        checks = tuple(_TYPES[each] for each in kinds)
-        tests.append(checks[0] if len(checks) == 1 else lambda value: any(check(value) for check in checks))
+        tests += found
+    return _all_of(tuple(tests))
+
+
+def _type_tests(schema: Mapping[str, Any], keywords: frozenset[str]) -> Sequence[_Test] | None:
+    """`type`: one JSON type or a list of them."""
+    kind = schema.get("type")
+    if kind is None:
+        return _NO_TESTS
+    kinds = [kind] if isinstance(kind, str) else kind
+    if not isinstance(kinds, list) or not all(isinstance(each, str) and each in _TYPES for each in kinds):
+        return None
+    checks = tuple(_TYPES[each] for each in kinds)
+    return [checks[0] if len(checks) == 1 else lambda value: any(check(value) for check in checks)]
+
+
+def _value_tests(schema: Mapping[str, Any], keywords: frozenset[str]) -> Sequence[_Test] | None:
+    """`enum` and `const`, of plain values only."""
+    tests = []
     for key in ("enum", "const"):
         if key in schema:
             allowed = schema[key] if key == "enum" else [schema[key]]
             if not isinstance(allowed, list) or not all(isinstance(each, _PLAIN) for each in allowed):
                 return None
             tests.append(_one_of(tuple((type(each), each) for each in allowed)))
+    return tests
+
+
+def _object_tests(schema: Mapping[str, Any], keywords: frozenset[str]) -> Sequence[_Test] | None:
+    """`properties` (each quick-tested in turn), `required`, and `additionalProperties` true or
+    false, in one test of an object's members."""
     properties = schema.get("properties", {})
     if not isinstance(properties, Mapping):
         return None
@@ -72,30 +93,39 @@ def quick_test(schema: Any, keywords: frozenset[str]) -> Callable[[Any], bool] |
     extra = schema.get("additionalProperties", True)
     if not isinstance(extra, bool):
         return None
-    if inner or required or not extra:
-        known = frozenset(inner)
+    if not (inner or required or not extra):
+        return _NO_TESTS
+    known = frozenset(inner)
 
-        def object_test(value: Any) -> bool:
-            if not isinstance(value, dict):
-                return True
-            for name in required:
-                if name not in value:
-                    return False
-            for name, item in value.items():
-                test = inner.get(name)
-                if test is None:
-                    if not extra and name not in known:
-                        return False
-                elif not test(item):
-                    return False
+    def object_test(value: Any) -> bool:
+        if not isinstance(value, dict):
             return True
+        for name in required:
+            if name not in value:
+                return False
+        for name, item in value.items():
+            test = inner.get(name)
+            if test is None:
+                if not extra and name not in known:
+                    return False
+            elif not test(item):
+                return False
+        return True
 
-        tests.append(object_test)
-    if "items" in schema:
-        item_test = quick_test(schema["items"], keywords)
-        if item_test is None:
-            return None
-        tests.append(lambda value: not isinstance(value, list) or all(item_test(item) for item in value))
+    return [object_test]
+
+
+def _items_tests(schema: Mapping[str, Any], keywords: frozenset[str]) -> Sequence[_Test] | None:
+    """`items`: one schema every item of an array meets."""
+    item_test = quick_test(schema["items"], keywords)
+    if item_test is None:
+        return None
+    return [lambda value: not isinstance(value, list) or all(item_test(item) for item in value)]
+
+
+def _bound_tests(schema: Mapping[str, Any], keywords: frozenset[str]) -> Sequence[_Test] | None:
+    """The bounds on a string's or an array's length and on a number."""
+    tests = []
     for key, applies, measure, least in (
         ("minLength", str, len, True),
         ("maxLength", str, len, False),
@@ -113,7 +143,23 @@ def quick_test(schema: Any, keywords: frozenset[str]) -> Callable[[Any], bool] |
             if not isinstance(bound, (int, float)) or isinstance(bound, bool):
                 return None
             tests.append(_bounded_by((int, float), lambda value: value, bound, least, numbers_only=True))
-    return _all_of(tuple(tests))
+    return tests
+
+
+#: The parts of a schema the quick test reads, in the order their tests run: the keywords each
+#: reads (it is left out when the schema has none of them), and what makes its tests, or None
+#: when it is not sure.
+_PARTS: tuple[
+    tuple[frozenset[str], Callable[[Mapping[str, Any], frozenset[str]], Sequence[_Test] | None]], ...
+] = (
+    (frozenset({"type"}), _type_tests),
+    (frozenset({"enum", "const"}), _value_tests),
+    (frozenset({"properties", "required", "additionalProperties"}), _object_tests),
+    (frozenset({"items"}), _items_tests),
+    (frozenset({"minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"}), _bound_tests),
+)
+#: What the quick test reads; other keywords of any draft send a schema to the library alone.
+_QUICK = frozenset().union(*(reads for reads, _ in _PARTS))
 
 
 def _all_of(tests: tuple[Callable[[Any], bool], ...]) -> Callable[[Any], bool]:

@@ -4,7 +4,7 @@ docs/checks.md, "Tool arguments against their schemas"."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from otel_scorers.model import AgentRun, Score, ScoreError, ToolCall, ToolDefinition
@@ -14,7 +14,7 @@ from otel_scorers.scorers.bounded_schema import (
     parse_document,
     schema_check,
 )
-from otel_scorers.scorers.checks import DEFAULT_REGEX_TIMEOUT_S, Check
+from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S, Check
 
 _NEEDS = frozenset({"tool_calls", "tool_arguments"})
 #: Trace-declared schemas whose validators are kept (each run of an agent declares the same ones).
@@ -41,24 +41,7 @@ def tool_args_valid(
     given: dict[str, SchemaCheck] = {
         name: schema_check(schema, f"tools.{name}") for name, schema in (tools or {}).items()
     }
-    # A trace's schema, checked once per declaration (the same object for every run that declared
-    # the same tools): (the definition, so its id stays its own, and its check or why none).
-    remembered: dict[int, tuple[ToolDefinition, SchemaCheck | str]] = {}
-
-    def declared(definition: ToolDefinition) -> SchemaCheck | str:
-        known = remembered.get(id(definition))
-        if known is not None and known[0] is definition:
-            return known[1]
-        try:
-            found: SchemaCheck | str = schema_check(
-                definition.parameters, f"{definition.name}'s declared schema"
-            )
-        except ValueError as exc:
-            found = str(exc)
-        if len(remembered) >= _MAX_REMEMBERED:
-            remembered.clear()
-        remembered[id(definition)] = (definition, found)
-        return found
+    declared = _declared_schemas()
 
     def score(run: AgentRun) -> Score:
         calls = run.tool_calls
@@ -96,19 +79,7 @@ def tool_args_valid(
                 )
             if problems:
                 violations.append(f"{label}: {problems}")
-        details = {"checked": checked, "unchecked": unchecked, "violations": violations}
-        if violations:
-            more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
-            return Score("tool_args_valid", value=0.0, reason=violations[0] + more, details=details)
-        if not checked:
-            return Score(
-                "tool_args_valid",
-                skipped=f"no schema to check the calls against: {_listing(unchecked, 3)}",
-                details=details,
-            )
-        note = f"; not checked: {_listing(unchecked, 3)}" if unchecked else ""
-        matched = "1 tool call matches its" if checked == 1 else f"{checked} tool calls match their"
-        return Score("tool_args_valid", value=1.0, reason=f"{matched} declared schema{note}", details=details)
+        return _outcome(checked, unchecked, violations)
 
     return Check(
         "tool_args_valid",
@@ -117,6 +88,48 @@ def tool_args_valid(
         args={"tools": dict(tools) if tools is not None else None},
         retime=lambda limit: tool_args_valid(tools, timeout_s=min(limit, timeout_s)),
     )
+
+
+def _declared_schemas() -> Callable[[ToolDefinition], SchemaCheck | str]:
+    """The check of a trace's declared schema, or why there is none, made once per declaration:
+    the same object for every run that declared the same tools, at most `_MAX_REMEMBERED` kept."""
+    # (the definition, so its id stays its own, and its check or why none)
+    remembered: dict[int, tuple[ToolDefinition, SchemaCheck | str]] = {}
+
+    def declared(definition: ToolDefinition) -> SchemaCheck | str:
+        known = remembered.get(id(definition))
+        if known is not None and known[0] is definition:
+            return known[1]
+        try:
+            found: SchemaCheck | str = schema_check(
+                definition.parameters, f"{definition.name}'s declared schema"
+            )
+        except ValueError as exc:
+            found = str(exc)
+        if len(remembered) >= _MAX_REMEMBERED:
+            remembered.clear()
+        remembered[id(definition)] = (definition, found)
+        return found
+
+    return declared
+
+
+def _outcome(checked: int, unchecked: list[str], violations: list[str]) -> Score:
+    """The score once every call is looked at: 0 on a violation, skipped when no call could be
+    checked, else 1, each with what was not checked."""
+    details = {"checked": checked, "unchecked": unchecked, "violations": violations}
+    if violations:
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        return Score("tool_args_valid", value=0.0, reason=violations[0] + more, details=details)
+    if not checked:
+        return Score(
+            "tool_args_valid",
+            skipped=f"no schema to check the calls against: {_listing(unchecked, 3)}",
+            details=details,
+        )
+    note = f"; not checked: {_listing(unchecked, 3)}" if unchecked else ""
+    matched = "1 tool call matches its" if checked == 1 else f"{checked} tool calls match their"
+    return Score("tool_args_valid", value=1.0, reason=f"{matched} declared schema{note}", details=details)
 
 
 def _problems(checker: SchemaCheck, call: ToolCall, timeout_s: float) -> str | None:

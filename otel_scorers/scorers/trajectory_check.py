@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from otel_scorers.model import AgentRun, Score, ToolCall
-from otel_scorers.scorers.checks import Check
+from otel_scorers.scorers.quick_check import Check
 
 Mode = Literal["strict", "unordered", "subset", "superset"]
 ArgumentMatch = Literal["exact", "subset", "ignore"]

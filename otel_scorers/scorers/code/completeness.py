@@ -60,6 +60,15 @@ _DETERMINERS = frozenset(
 _SUBJECT_STARTS = _PRONOUNS | _DETERMINERS
 # Before a participle, make it an adjective ("well-known", "self-made").
 _ADJECTIVE_MAKERS = frozenset({"well", "self", "best", "ill", "home", "hand", "man"})
+#: A pronoun's contractions (I'm, you're, she's, we've, I'd, they'll), split off by the tokenizer.
+_CONTRACTIONS = frozenset({"m", "re", "s", "ve", "d", "ll"})
+#: The words `_function_word` may read otherwise than as any word; the rest skip it.
+_FUNCTION_WORDS = _NEGATABLE | _BE | _HAVE | _DO | _MODALS | _CONTRACTIONS | {"going"}
+#: How a function word reads: its elements, whether the verb comes next, whether a question now
+#: awaits its verb, and whether it takes the next word too.
+_Reading = tuple[tuple[str, ...], bool, bool, bool]
+#: An auxiliary or modal before its verb: no element of its own, the verb after it stands for it.
+_AUXILIARY: _Reading = ((), True, False, False)
 
 
 def _fold(text: str) -> str:
@@ -96,65 +105,66 @@ def _sentence_elements(words: list[str]) -> list[str]:
         before = words[index - 1] if index else None
         after = words[index + 1] if index + 1 < len(words) else None
         was_verb_next, verb_next = verb_next, False
-        if after == "t" and word in _NEGATABLE:
-            subject_next = index + 2 < len(words) and words[index + 2] in _SUBJECT_STARTS
-            if subject_next and (index == 0 or before in _QUESTION_WORDS or index + 3 == len(words)):
-                # "Why didn't the UN ...", "Can't you ...", "..., hasn't she?": the auxiliary stays
-                found += [_NEGATED.get(word, "do"), "does", "not"]
-                awaiting_verb = True
-            else:
-                found += ["do" if _plural_subject(words, index) else "does", "not"]
-                verb_next = True
-            skip = True
-            continue
-        if before in _QUESTION_WORDS and word == "s":  # what's, where's: is
-            if after is not None and _verb_form(after):
-                verb_next = True
-            else:
-                found.append("be")
-            continue
-        if (
-            was_verb_next
-            and word == "going"
-            and after == "to"
-            and index + 2 < len(words)
-            and words[index + 2] in verb_forms.KNOWN_BASES
-        ):
-            # "is going to lead": lead (but "going to Paris" goes)
-            skip = verb_next = True
-            continue
-        if before in _SUBJECTS and word in ("m", "re", "s", "ve", "d", "ll"):
-            found.append(word)  # the contraction's text stays, in the pronoun's noun phrase
-            if (after is not None and _verb_form(after)) or word in ("d", "ll"):
-                verb_next = True
-            elif word in ("m", "re", "s"):
-                found.append("be")
-            else:
-                found.append("have")
-            continue
-        if word in _BE or word in _HAVE:
-            if after is not None and _verb_form(after):
-                verb_next = True  # an auxiliary: the verb after it stands for the phrase
+        if word in _FUNCTION_WORDS:
+            reading = _function_word(words, index, before, after, was_verb_next)
+            if reading is not None:
+                elements, verb_next, asks, skip = reading
+                found += elements
+                awaiting_verb = awaiting_verb or asks
                 continue
-            found.append("be" if word in _BE else "have")
-            if index == 0 or before in _QUESTION_WORDS:  # "Is the author coming?"
-                awaiting_verb = True
-            continue
-        if word in _DO:
-            found.append("do")
-            continue
-        if word in _MODALS:
-            if index == 0 or before in _QUESTION_WORDS or after in _SUBJECTS or after is None:
-                found.append(word)
-            else:
-                verb_next = True
-            continue
         if before not in _DETERMINERS and before not in _ADJECTIVE_MAKERS:
             word = _infinitive(word, before, was_verb_next, awaiting_verb) or word
         found.append(word)
         if awaiting_verb and found[-1] != words[index]:
             awaiting_verb = False  # the question's verb was found
     return found
+
+
+def _function_word(
+    words: list[str], index: int, before: str | None, after: str | None, verb_stands_here: bool
+) -> _Reading | None:
+    """How the auxiliary, modal, negation or contraction at `index` reads, or None when it reads
+    as any other word here. `verb_stands_here`: right after an auxiliary, a modal or a negation."""
+    word = words[index]
+    if after == "t" and word in _NEGATABLE:
+        return _negation(words, index, before)
+    if before in _QUESTION_WORDS and word == "s":  # what's, where's: is
+        return _AUXILIARY if after is not None and _verb_form(after) else (("be",), False, False, False)
+    if (
+        verb_stands_here
+        and word == "going"
+        and after == "to"
+        and index + 2 < len(words)
+        and words[index + 2] in verb_forms.KNOWN_BASES
+    ):
+        return (), True, False, True  # "is going to lead": lead (but "going to Paris" goes)
+    if before in _SUBJECTS and word in _CONTRACTIONS:
+        # The contraction's text stays, in the pronoun's noun phrase.
+        if (after is not None and _verb_form(after)) or word in ("d", "ll"):
+            return (word,), True, False, False
+        return (word, "be" if word in ("m", "re", "s") else "have"), False, False, False
+    if word in _BE or word in _HAVE:
+        if after is not None and _verb_form(after):
+            return _AUXILIARY  # the verb after it stands for the phrase
+        asks = index == 0 or before in _QUESTION_WORDS  # "Is the author coming?"
+        return ("be" if word in _BE else "have",), False, asks, False
+    if word in _DO:
+        return ("do",), False, False, False
+    if word in _MODALS:
+        if index == 0 or before in _QUESTION_WORDS or after in _SUBJECTS or after is None:
+            return (word,), False, False, False
+        return _AUXILIARY
+    return None
+
+
+def _negation(words: list[str], index: int, before: str | None) -> _Reading:
+    """An auxiliary or modal whose n't (`t`) follows: do/does not before its verb, or, before its
+    subject, the auxiliary kept beside does not and the question's verb awaited."""
+    subject_next = index + 2 < len(words) and words[index + 2] in _SUBJECT_STARTS
+    if subject_next and (index == 0 or before in _QUESTION_WORDS or index + 3 == len(words)):
+        # "Why didn't the UN ...", "Can't you ...", "..., hasn't she?": the auxiliary stays
+        return (_NEGATED.get(words[index], "do"), "does", "not"), False, True, True
+    return ("do" if _plural_subject(words, index) else "does", "not"), True, False, True
 
 
 def _infinitive(word: str, before: str | None, verb_stands_here: bool, awaiting_verb: bool) -> str | None:
