@@ -4,7 +4,9 @@ configuration every check shares."""
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -120,14 +122,18 @@ def test_a_huge_unique_array_is_checked_in_linear_time() -> None:
     def cpu_seconds(count: int) -> float:
         items = ",".join(f'{{"id": {number}}}' for number in range(count))
         run = AgentRun(1, 2, "agent", "q", f"[{items}]")
-        started = time.process_time()  # CPU time: other processes on the machine do not move it
-        score = evaluate(checks.json_schema({"type": "array", "uniqueItems": True}), run)
-        assert score.value == 1.0
-        return time.process_time() - started
+        best = math.inf
+        for _ in range(3):  # the best of three: a collection or another process may stall one
+            gc.collect()
+            started = time.process_time()  # CPU time: other processes on the machine do not move it
+            score = evaluate(checks.json_schema({"type": "array", "uniqueItems": True}), run)
+            best = min(best, time.process_time() - started)
+            assert score.value == 1.0
+        return best
 
     cpu_seconds(1_000)  # warm
     # Ten times the items: about ten times the work when linear, a hundred when quadratic.
-    assert cpu_seconds(50_000) < 30 * max(cpu_seconds(5_000), 1e-3)
+    assert cpu_seconds(50_000) < 40 * max(cpu_seconds(5_000), 1e-3)
 
 
 def test_a_trace_declaring_a_huge_or_invalid_schema_leaves_that_tool_unchecked() -> None:
