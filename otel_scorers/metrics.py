@@ -270,6 +270,18 @@ class PipelineMetrics:
         meter = provider.get_meter(OWN_SCOPE, __version__)
         self.meter = meter
         self._before_collect: list[Callable[[], None]] = []
+        self._create_result_instruments(meter)
+        self._create_stage_instruments(meter)
+        self._create_scorer_instruments(meter)
+        self._create_judge_instruments(meter)
+        self.receiver_spans = meter.create_counter(
+            "otel_scorers.receiver.spans",
+            unit="{span}",
+            description="Spans the sidecar's receivers got, by outcome (accepted, refused) and reason.",
+        )
+
+    def _create_result_instruments(self, meter: Meter) -> None:
+        """The evaluation results themselves: score histogram, result counts, their estimates."""
         self.score = meter.create_histogram(
             "gen_ai.evaluation.score",
             unit="1",
@@ -285,6 +297,9 @@ class PipelineMetrics:
             before_observe=self._collecting,
         )
         self.estimates = Estimates(meter, self.results)
+
+    def _create_stage_instruments(self, meter: Meter) -> None:
+        """What became of the spans, runs and evaluations on their way through the pipeline."""
         self.runs = Tally(
             meter,
             "otel_scorers.runs",
@@ -316,6 +331,9 @@ class PipelineMetrics:
         self.dropped_spans = meter.create_counter(
             "otel_scorers.spans.dropped", unit="{span}", description="Spans not buffered, by reason."
         )
+
+    def _create_scorer_instruments(self, meter: Meter) -> None:
+        """How long the scorers took and how they failed."""
         self.scorer_duration = meter.create_histogram(
             "otel_scorers.scorer.duration",
             unit="s",
@@ -327,6 +345,9 @@ class PipelineMetrics:
             unit="{error}",
             description="Scorer failures by scorer and error.type.",
         )
+
+    def _create_judge_instruments(self, meter: Meter) -> None:
+        """What the LLM judges used and cost, what the budget held back, what was masked."""
         self.judge_tokens = meter.create_counter(
             "otel_scorers.judge.tokens",
             unit="{token}",
@@ -346,11 +367,6 @@ class PipelineMetrics:
             "otel_scorers.judge.redactions",
             unit="{finding}",
             description="Private text masked before the judge saw it, by scorer and otel_scorers.redaction.kind.",
-        )
-        self.receiver_spans = meter.create_counter(
-            "otel_scorers.receiver.spans",
-            unit="{span}",
-            description="Spans the sidecar's receivers got, by outcome (accepted, refused) and reason.",
         )
 
     def before_collect(self, callback: Callable[[], None]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
+from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY, TelemetryOut
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.cli.score_baseline import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, Comparison, ScorerSummary
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
@@ -163,7 +163,6 @@ def _confidence(text: str) -> float:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from otel_scorers.cli.backfill import Progress, TelemetryOut, judge_concurrency, score_runs
     from otel_scorers.cli.junit import write_junit_xml
     from otel_scorers.cli.score_baseline import read_summary
 
@@ -175,21 +174,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     conversation_names = (
         [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
     )
-    known = {*names, *conversation_names}
-    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
-    for scorer in unknown:
-        head, _, statistic = scorer.rpartition(":")
-        if head in known:  # `X:median=...`: a scorer of the config, a statistic there is not
-            _say(
-                f"otel-scorers: --fail-under {scorer}: unknown statistic {statistic!r} "
-                f"(the statistics: {', '.join(STATISTICS)})"
-            )
-            return 2
-    if unknown:
-        _say(
-            f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
-            f"(its scorers: {', '.join([*names, *conversation_names])})"
-        )
+    unknown = _unknown_gate(args, names, conversation_names)
+    if unknown is not None:
+        _say(unknown)
         return 2
     baseline: dict[str, ScorerSummary] | None = None
     if args.baseline is not None:
@@ -207,6 +194,56 @@ def cmd_score(args: argparse.Namespace) -> int:
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
     summary = ScoreSummary(names, args.fail_under, conversation_names)
+    reading = Reading()
+    elapsed = _score_all(args, bindings, conversations, summary, out, reading, problems)
+    if out is not None:
+        _say(f"otel-scorers: {out.close()}")
+    nothing = _nothing_read(args.files, reading)
+    code = max(_report(problems), nothing)
+    if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
+        _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
+        _say_pacing(bindings, summary)
+    comparisons = _baseline_gate(args, summary, bindings, baseline)
+    if args.junit_xml is not None:
+        write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
+        _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    return _gates_code(summary, comparisons, code)
+
+
+def _unknown_gate(
+    args: argparse.Namespace, names: Sequence[str], conversation_names: Sequence[str]
+) -> str | None:
+    """What is wrong with a `--fail-under` gate that names no scorer of the config, or None:
+    checked before any scoring, since such a gate could never pass."""
+    known = {*names, *conversation_names}
+    unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
+    for scorer in unknown:
+        head, _, statistic = scorer.rpartition(":")
+        if head in known:  # `X:median=...`: a scorer of the config, a statistic there is not
+            return (
+                f"otel-scorers: --fail-under {scorer}: unknown statistic {statistic!r} "
+                f"(the statistics: {', '.join(STATISTICS)})"
+            )
+    if unknown:
+        return (
+            f"otel-scorers: --fail-under names no scorer of {args.config}: {', '.join(unknown)} "
+            f"(its scorers: {', '.join([*names, *conversation_names])})"
+        )
+    return None
+
+
+def _score_all(
+    args: argparse.Namespace,
+    bindings: Sequence[Binding],
+    conversations: ConversationBackfill | None,
+    summary: ScoreSummary,
+    out: TelemetryOut | None,
+    reading: Reading,
+    problems: list[InputProblem],
+) -> float:
+    """Score the files' runs, then their conversations: each score a JSON line on stdout, into
+    `summary` and, given `out`, into telemetry. The seconds it took."""
+    from otel_scorers.cli.backfill import Progress, judge_concurrency, score_runs
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
         summary.add_run(run, scores)
@@ -214,7 +251,6 @@ def cmd_score(args: argparse.Namespace) -> int:
             out.emit(run, scores)
 
     concurrency = args.concurrency or judge_concurrency(bindings)
-    reading = Reading()
     runs = runs_from_files(args.files, problems, _progress, reading)
     if conversations is not None:  # grouped across every file, scored at the end of the input
         runs = conversations.runs(runs)
@@ -244,25 +280,25 @@ def cmd_score(args: argparse.Namespace) -> int:
                 concurrency,
             )
         )
-    elapsed = time.monotonic() - progress.started
-    if out is not None:
-        _say(f"otel-scorers: {out.close()}")
-    nothing = _nothing_read(args.files, reading)
-    code = max(_report(problems), nothing)
-    if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
-        _say(f"otel-scorers: {summary.headline()} in {elapsed:.1f}s\n{summary.table()}")
-        for binding in bindings:
-            if binding.paced is not None:  # what pacing did with a file is not obvious: say it
-                policy, tally = binding.paced.policy, summary.tallies[binding.name]
-                _say(
-                    f"otel-scorers: {binding.name} is budget-paced ({policy.budget_key}: {policy.per_hour:g}), "
-                    f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
-                    f"and sampled out {tally.not_admitted['sampled_out']}"
-                )
-    comparisons = _baseline_gate(args, summary, bindings, baseline)
-    if args.junit_xml is not None:
-        write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
-        _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    return time.monotonic() - progress.started
+
+
+def _say_pacing(bindings: Sequence[Binding], summary: ScoreSummary) -> None:
+    """What pacing did with a file is not obvious: say it for each budget-paced binding."""
+    for binding in bindings:
+        if binding.paced is not None:
+            policy, tally = binding.paced.policy, summary.tallies[binding.name]
+            _say(
+                f"otel-scorers: {binding.name} is budget-paced ({policy.budget_key}: {policy.per_hour:g}), "
+                f"paced by the traces' own times: it judged {counted(tally.scored + tally.errors, 'run')} "
+                f"and sampled out {tally.not_admitted['sampled_out']}"
+            )
+
+
+def _gates_code(summary: ScoreSummary, comparisons: Sequence[Comparison], code: int) -> int:
+    """The exit code once the gates are judged: 1 for a baseline comparison that failed, a
+    scorer that measured nothing or a `--fail-under` gate that failed (each said on stderr);
+    else `code`."""
     if any(comparison.failed for comparison in comparisons):
         code = 1
     for name in summary.only_errors():

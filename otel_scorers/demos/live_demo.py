@@ -113,11 +113,7 @@ def run_demo(
     finished = spans.get_finished_spans()
     print_table(finished, [binding.name for binding in processor.bindings])
 
-    evaluation_spans = [
-        span
-        for span in finished
-        if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE
-    ]
+    evaluation_spans = [span for span in finished if _is_evaluation(span)]
     finished_events = events.get_finished_logs()
     metrics = metric_reader.get_metrics_data()
     tracer_provider.shutdown()
@@ -125,21 +121,8 @@ def run_demo(
     meter_provider.shutdown()
     print()
     if traces_out is not None:
-        agent_spans = [
-            span
-            for span in recorded.get_finished_spans()
-            if not (span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE)
-        ]
-        written = write_traces(traces_out, agent_spans)
-        print(
-            f"The agent's traces ({counted(written, 'trace')}, {counted(len(agent_spans), 'span')}) are in {traces_out}, as OTLP/JSON:"
-        )
-        print(f"  otel-scorers score {traces_out} -c CONFIG   scores them again, with any scorers.")
-    print(f"The scores are {len(evaluation_spans)} 'evaluate <scorer>' spans (children of each run span),")
-    print(f"{len(finished_events)} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
-    print(
-        "gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans."
-    )
+        _write_agent_traces(recorded.get_finished_spans(), traces_out)
+    _say_where_scores_are(len(evaluation_spans), len(finished_events))
     if not otlp_endpoint:
         print(
             "Here they stayed in memory: pass --otlp-endpoint http://localhost:4317 to send them to a collector."
@@ -151,6 +134,30 @@ def run_demo(
     results = otlp_send.send(otlp_endpoint, protocol, finished, finished_events, metrics)
     print(otlp_send.summary(otlp_endpoint, protocol, results))
     return 0 if all(result.accepted for result in results) else 1
+
+
+def _is_evaluation(span: ReadableSpan) -> bool:
+    """A span of the scores (made by this package), not one of the agent's own."""
+    return bool(span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE)
+
+
+def _write_agent_traces(recorded: Sequence[ReadableSpan], traces_out: Path) -> None:
+    """The agent's own spans as OTLP/JSON, without the evaluation spans, so that `score` can
+    score them again as if they came from the agent."""
+    agent_spans = [span for span in recorded if not _is_evaluation(span)]
+    written = write_traces(traces_out, agent_spans)
+    print(
+        f"The agent's traces ({counted(written, 'trace')}, {counted(len(agent_spans), 'span')}) are in {traces_out}, as OTLP/JSON:"
+    )
+    print(f"  otel-scorers score {traces_out} -c CONFIG   scores them again, with any scorers.")
+
+
+def _say_where_scores_are(evaluation_spans: int, events: int) -> None:
+    print(f"The scores are {evaluation_spans} 'evaluate <scorer>' spans (children of each run span),")
+    print(f"{events} gen_ai.evaluation.result events, the metrics gen_ai.evaluation.score and")
+    print(
+        "gen_ai.evaluation.results, and otel_scorers.score.* / otel_scorers.label.* attributes on the run spans."
+    )
 
 
 def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out: Any = None) -> None:

@@ -24,6 +24,7 @@ from otel_scorers.metrics import (
     SCORE_LABEL,
     HistogramBatch,
     HistogramEntry,
+    MeasurementContext,
     PipelineMetrics,
     WeightedResult,
 )
@@ -100,39 +101,9 @@ class MetricsOutput:
                 if score.sampling_probability is not None:
                     sampled.append((parts.result, score.value, score.sampling_probability))
                 continue
-            if score.usage is not None:
-                record_judge_usage(metrics, score)
-            if score.skipped is not None:
-                metrics.evaluation_outcome(score.scorer, "skipped")
-                if score.skipped.startswith(BUDGET_SKIP_PREFIX):
-                    metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
-                continue
-            duration_attributes = {EVALUATION_NAME: score.scorer}
-            entries.append(
-                HistogramBatch.entry(
-                    metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, duration_attributes, context
-                )
-            )
-            if score.error is not None:
-                metrics.evaluation_outcome(score.scorer, "error")
-                metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
-                continue
-            metrics.evaluation_outcome(score.scorer, "scored")
-            if score.value is not None:
-                metric_attributes = _score_metric_attributes(
-                    score.scorer, score.label, agent_name, score.evaluator_version
-                )
-                entries.append(
-                    HistogramBatch.entry(
-                        metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context
-                    )
-                )
-            key = (score.scorer, score.label, agent_name, score.evaluator_version)
-            results[key] = results.get(key, 0) + 1
-            if score.value is not None:
-                sums[key] = sums.get(key, 0.0) + score.value
-                if score.sampling_probability is not None:
-                    sampled.append((key, score.value, score.sampling_probability))
+            # Anything else (a skip, an error, a judge's usage, a result without a value) is rare
+            # enough to pay for a call: the common case above stays inline.
+            _tally_other(metrics, score, agent_name, context, entries, results, sums, sampled)
         if outcomes:
             metrics.evaluations.add_counts(outcomes)
         if results:
@@ -185,6 +156,51 @@ def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
     metrics.judge_tokens.add(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
     if usage.cost_usd is not None:
         metrics.judge_cost.add(usage.cost_usd, attributes)
+
+
+def _tally_other(
+    metrics: PipelineMetrics,
+    score: Score,
+    agent_name: str | None,
+    context: MeasurementContext,
+    entries: list[HistogramEntry],
+    results: dict[tuple[Any, ...], float],
+    sums: dict[tuple[Any, ...], float],
+    sampled: list[WeightedResult],
+) -> None:
+    """A score that is not a plain scored result: its judge usage, its outcome, and the
+    measurements it makes into the run's tallies (its attribute sets made afresh, not cached)."""
+    if score.usage is not None:
+        record_judge_usage(metrics, score)
+    if score.skipped is not None:
+        metrics.evaluation_outcome(score.scorer, "skipped")
+        if score.skipped.startswith(BUDGET_SKIP_PREFIX):
+            metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
+        return
+    duration_attributes = {EVALUATION_NAME: score.scorer}
+    entries.append(
+        HistogramBatch.entry(
+            metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, duration_attributes, context
+        )
+    )
+    if score.error is not None:
+        metrics.evaluation_outcome(score.scorer, "error")
+        metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
+        return
+    metrics.evaluation_outcome(score.scorer, "scored")
+    if score.value is not None:
+        metric_attributes = _score_metric_attributes(
+            score.scorer, score.label, agent_name, score.evaluator_version
+        )
+        entries.append(
+            HistogramBatch.entry(metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context)
+        )
+    key = (score.scorer, score.label, agent_name, score.evaluator_version)
+    results[key] = results.get(key, 0) + 1
+    if score.value is not None:
+        sums[key] = sums.get(key, 0.0) + score.value
+        if score.sampling_probability is not None:
+            sampled.append((key, score.value, score.sampling_probability))
 
 
 @dataclass(frozen=True, slots=True)

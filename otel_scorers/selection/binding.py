@@ -171,24 +171,10 @@ class Binding:
     def to_score(self, result: Any, duration_s: float, start_ns: int = 0) -> Score:
         if isinstance(result, Score):
             if result.value is None and result.error is None and result.skipped is None:
-                return Score(
-                    self.name,
-                    error=ScoreError("invalid_value", "Score has no value"),
-                    start_ns=start_ns,
-                    evaluator_version=self.evaluator_version,
-                    sampling_probability=self._fixed_probability,
-                )
+                return self._invalid_value("Score has no value", start_ns)
             label = result.label or (self.label(result.value) if result.value is not None else None)
-            if type(result) is not Score:  # a subclass keeps its type and fields
-                return replace(
-                    result,
-                    scorer=self.name,
-                    label=label,
-                    duration_s=result.duration_s or duration_s,
-                    start_ns=result.start_ns or start_ns,
-                    sampling_probability=self._fixed_probability,
-                    evaluator_version=self.evaluator_version,
-                )
+            if type(result) is not Score:
+                return self._own_subclass(result, label, duration_s, start_ns)
             # As `replace` does, without its per-call walk over the fields (twice per check and run).
             return Score(
                 self.name,
@@ -209,15 +195,8 @@ class Binding:
         elif isinstance(result, (int, float)) and math.isfinite(result):
             value = float(result)
         else:
-            return Score(
-                self.name,
-                error=ScoreError(
-                    "invalid_value", f"scorer returned {result!r}; expected a number, bool or Score"
-                ),
-                duration_s=duration_s,
-                start_ns=start_ns,
-                evaluator_version=self.evaluator_version,
-                sampling_probability=self._fixed_probability,
+            return self._invalid_value(
+                f"scorer returned {result!r}; expected a number, bool or Score", start_ns, duration_s
             )
         # A bool is a verdict: pass/fail like a check's, whatever the scorer declared.
         label = ("pass" if result else "fail") if isinstance(result, bool) else self.label(value)
@@ -229,6 +208,29 @@ class Binding:
             start_ns=start_ns,
             sampling_probability=self._fixed_probability,
             evaluator_version=self.evaluator_version,
+        )
+
+    def _own_subclass(self, result: Score, label: str | None, duration_s: float, start_ns: int) -> Score:
+        """A subclass of `Score` made this binding's: it keeps its type and its own fields."""
+        return replace(
+            result,
+            scorer=self.name,
+            label=label,
+            duration_s=result.duration_s or duration_s,
+            start_ns=result.start_ns or start_ns,
+            sampling_probability=self._fixed_probability,
+            evaluator_version=self.evaluator_version,
+        )
+
+    def _invalid_value(self, message: str, start_ns: int, duration_s: float = 0.0) -> Score:
+        """The error score of a scorer whose result is not a verdict."""
+        return Score(
+            self.name,
+            error=ScoreError("invalid_value", message),
+            duration_s=duration_s,
+            start_ns=start_ns,
+            evaluator_version=self.evaluator_version,
+            sampling_probability=self._fixed_probability,
         )
 
     @property
@@ -270,32 +272,10 @@ def bind(
     a custom scorer that calls `ask_judge` itself in the judge lane.
     """
     the_scorer = as_scorer(scorer)
-    lane = lane_of(the_scorer)
-    if uses_judge is not None:
-        lane = "judge" if uses_judge else ("async" if lane == "judge" else lane)
-    judged = lane == "judge"
-    policy = parse_sampling(sampling)
-    paced = None
-    if isinstance(policy, PacingPolicy):
-        if not judged:
-            raise ConfigError(
-                f"sampling.{policy.budget_key}",
-                "a budget paces judge scorers only; a quick check costs nothing: give it a rate",
-            )
-        problem = unpriced_pacing(the_scorer, policy)
-        if problem is not None:
-            raise ConfigError("sampling.usd_per_hour", problem)
-        paced = PacedSampler(policy)
-        policy = 1.0  # every trace is kept until its run is decided
-    sampler = TraceIdSampler(policy)
-    if not 0 < timeout_s < math.inf:
-        raise ConfigError("timeout_s", f"must be a positive, finite number of seconds, got {timeout_s}")
-    if threshold is not None and not math.isfinite(threshold):
-        raise ConfigError("threshold", f"must be a finite number, got {threshold}")
-    try:
-        limiter = RateLimiter(max_per_minute) if max_per_minute is not None else None
-    except ValueError as exc:
-        raise ConfigError("max_per_minute", str(exc)) from None
+    lane = _lane(the_scorer, uses_judge)
+    rate, paced = _sampling(the_scorer, sampling, lane == "judge")
+    sampler = TraceIdSampler(rate)
+    limiter = _limits(timeout_s, threshold, max_per_minute)
     if isinstance(the_scorer, Check):  # a check whose cost depends on its input keeps to the timeout
         the_scorer = the_scorer.within(timeout_s)
     return Binding(
@@ -312,6 +292,45 @@ def bind(
         paced=paced,
         evaluator_version=evaluator_version(the_scorer),
     )
+
+
+def _lane(scorer: Scorer, uses_judge: bool | None) -> Lane:
+    """The scorer's own lane, unless `uses_judge` moves it into the judge lane or out of it."""
+    lane = lane_of(scorer)
+    if uses_judge is not None:
+        lane = "judge" if uses_judge else ("async" if lane == "judge" else lane)
+    return lane
+
+
+def _sampling(
+    scorer: Scorer, sampling: float | Mapping[str, Any] | PacingPolicy, judged: bool
+) -> tuple[float, PacedSampler | None]:
+    """The trace-id sampling rate, and the pacer when the sampling is a budget (judge scorers
+    only, and in dollars only for a model with a price)."""
+    policy = parse_sampling(sampling)
+    if not isinstance(policy, PacingPolicy):
+        return policy, None
+    if not judged:
+        raise ConfigError(
+            f"sampling.{policy.budget_key}",
+            "a budget paces judge scorers only; a quick check costs nothing: give it a rate",
+        )
+    problem = unpriced_pacing(scorer, policy)
+    if problem is not None:
+        raise ConfigError("sampling.usd_per_hour", problem)
+    return 1.0, PacedSampler(policy)  # every trace is kept until its run is decided
+
+
+def _limits(timeout_s: float, threshold: float | None, max_per_minute: int | None) -> RateLimiter | None:
+    """Check the binding's timeout and threshold; the rate limiter of `max_per_minute`, if any."""
+    if not 0 < timeout_s < math.inf:
+        raise ConfigError("timeout_s", f"must be a positive, finite number of seconds, got {timeout_s}")
+    if threshold is not None and not math.isfinite(threshold):
+        raise ConfigError("threshold", f"must be a finite number, got {threshold}")
+    try:
+        return RateLimiter(max_per_minute) if max_per_minute is not None else None
+    except ValueError as exc:
+        raise ConfigError("max_per_minute", str(exc)) from None
 
 
 def unpriced_pacing(scorer: Scorer, policy: PacingPolicy, section: str = "judge.") -> str | None:
