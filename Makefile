@@ -55,7 +55,7 @@ typecheck: $(VENV)/.installed-dev
 # The dashboard and alert tests run a real Prometheus and promtool; without them they are skipped.
 pytest: $(VENV)/.installed-dev
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
-	@echo "running the tests (about 5 min on 2 cores)"
+	@echo "running the tests (about 6 min on 2 cores)"
 	$(VENV)/bin/pytest -q -m "not local_judge"
 
 # The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that
