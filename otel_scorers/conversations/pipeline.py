@@ -9,7 +9,7 @@ the sidecar that the Collector routes the conversation to.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.emission import Emission
 from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 from otel_scorers.throttled_log import throttled
 
@@ -71,7 +71,6 @@ class Conversations:
         host: Runner[Any] | None = None,
         keep: bool | None = None,
         send: bool | None = None,
-        on_scores: Callable[[AgentRun, Sequence[Score]], None] | None = None,
     ) -> None:
         self.settings = settings
         self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)

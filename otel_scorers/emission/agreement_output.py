@@ -4,8 +4,10 @@ same run or conversation (`otel_scorers.labels.agreement`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from otel_scorers.conversation_turns import Conversation
+from otel_scorers.emission.attributes import conversation_run
 from otel_scorers.labels.agreement import Agreement, JudgeScore
 from otel_scorers.model import AgentRun, Score
 
@@ -43,10 +45,7 @@ class AgreementOutput:
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         # A conversation's scores stand as those of its last run, with the conversation's id.
-        last = conversation.last
-        run = AgentRun(
-            last.trace_id, last.span_id, conversation.agent_name, None, None, conversation_id=conversation.id
-        )
+        run = replace(conversation_run(conversation), conversation_id=conversation.id)
         self.agreement.observe(judge_scores(run, scores))
 
     def flush(self) -> None:
