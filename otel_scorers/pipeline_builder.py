@@ -94,6 +94,7 @@ class BuiltPipeline:
 def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
     """The metrics, outputs, engine and conversations of one pipeline, from one settings object."""
     metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
+    metrics.time_sparsely(binding.name for binding in settings.bindings if binding.lane == "inline")
     emission = standard_emission(
         metrics,
         tracer_provider=settings.tracer_provider,
@@ -145,13 +146,20 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
 
 
 def with_agreement(
-    emission: Emission, agreement: Agreement, metrics: PipelineMetrics, runs: bool = True
+    emission: Emission,
+    agreement: Agreement,
+    metrics: PipelineMetrics,
+    runs: bool = True,
+    observe: bool = True,
 ) -> Emission:
-    """`emission` with the agreement join as one more output, and its figures as metrics."""
+    """`emission` with the agreement join as one more output (of its run scores too with
+    `runs`), and, with `observe`, its figures as metrics (once per join: a sidecar whose run
+    scores come back from another process observes them itself)."""
     from otel_scorers.emission.agreement_output import AgreementOutput
     from otel_scorers.labels.agreement_metrics import observe_agreement
 
-    observe_agreement(metrics.meter, agreement)
+    if observe:
+        observe_agreement(metrics.meter, agreement)
     return Emission([*emission.outputs, AgreementOutput(agreement, runs)])
 
 

@@ -75,16 +75,17 @@ class MetricsOutput:
             ):
                 # A scored result, the common case: its attribute sets made once per verdict.
                 parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
-                entries.append(
-                    HistogramBatch.entry(
-                        metrics.scorer_duration,
-                        DURATION_BUCKETS,
-                        score.duration_s,
-                        parts.duration_attributes,
-                        context,
-                        parts.duration_group,
+                if metrics.duration_wanted(score.scorer):
+                    entries.append(
+                        HistogramBatch.entry(
+                            metrics.scorer_duration,
+                            DURATION_BUCKETS,
+                            score.duration_s,
+                            parts.duration_attributes,
+                            context,
+                            parts.duration_group,
+                        )
                     )
-                )
                 entries.append(
                     HistogramBatch.entry(
                         metrics.score,
@@ -177,12 +178,16 @@ def _tally_other(
         if score.skipped.startswith(BUDGET_SKIP_PREFIX):
             metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
         return
-    duration_attributes = {EVALUATION_NAME: score.scorer}
-    entries.append(
-        HistogramBatch.entry(
-            metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, duration_attributes, context
+    if metrics.duration_wanted(score.scorer):
+        entries.append(
+            HistogramBatch.entry(
+                metrics.scorer_duration,
+                DURATION_BUCKETS,
+                score.duration_s,
+                {EVALUATION_NAME: score.scorer},
+                context,
+            )
         )
-    )
     if score.error is not None:
         metrics.evaluation_outcome(score.scorer, "error")
         metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})

@@ -14,14 +14,13 @@ from typing import Any, Protocol
 
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
-from otel_scorers.emission import Emission, standard_emission
-from otel_scorers.emission.agreement_output import AgreementOutput
+from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
-from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline
+from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline, with_agreement
 from otel_scorers.runs.ancestry import nearest_marked
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
@@ -119,7 +118,7 @@ def receiving_conversations(
         )
         host = None
     if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
-        emission = Emission([*emission.outputs, AgreementOutput(agreement, runs=False)])
+        emission = with_agreement(emission, agreement, metrics, runs=False, observe=False)
     return Conversations(
         settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
     )

@@ -142,7 +142,28 @@ def test_score_metrics(telemetry: Telemetry) -> None:
     assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 3
     assert telemetry.counter("otel_scorers.evaluations", otel_scorers__outcome="scored") == 6
     durations = telemetry.metric_points("otel_scorers.scorer.duration")
-    assert sum(point.count for point in durations) == 6
+    # Quick checks are timed on their first run, then on one in 16.
+    assert sum(point.count for point in durations) == 2
+
+
+def test_quick_checks_are_timed_on_one_run_in_16_and_other_scorers_on_every_run(
+    telemetry: Telemetry,
+) -> None:
+    @scorer
+    async def answered(run: AgentRun) -> float:
+        return 1.0 if run.output else 0.0
+
+    processor = attach(telemetry, [checks.no_tool_errors(), answered])
+    weather = agent(telemetry)
+    for _ in range(40):
+        weather.run(PARIS)
+    processor.force_flush(5000)
+    assert telemetry.counter("otel_scorers.evaluations", otel_scorers__outcome="scored") == 80
+    timed = {
+        point.attributes["gen_ai.evaluation.name"]: point.count
+        for point in telemetry.metric_points("otel_scorers.scorer.duration")
+    }
+    assert timed == {"no_tool_errors": 3, "answered": 40}  # runs 1, 17 and 33 for the check
 
 
 def test_hold_mode_puts_scores_on_the_exported_run_span(telemetry: Telemetry) -> None:
