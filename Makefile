@@ -55,8 +55,8 @@ typecheck: $(VENV)/.installed-dev
 # The dashboard and alert tests run a real Prometheus and promtool; without them they are skipped.
 pytest: $(VENV)/.installed-dev
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
-	@echo "running the tests (about 6 min on 2 cores)"
-	$(VENV)/bin/pytest -q -m "not local_judge"
+	@echo "running the tests in two worker processes (about 4 min on 2 cores)"
+	$(VENV)/bin/pytest -q -n 2 -m "not local_judge"
 
 # The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that
 # the judge works against a real server. Its install compiles llama.cpp (~7 min the first time).

@@ -253,18 +253,12 @@ class HistogramBatch:
             if not pending:
                 return
             last = {(entry[4], entry[5]): index for index, entry in enumerate(pending)}
-            groups: dict[tuple[Any, ...], tuple[Histogram, Mapping[str, Any], list[float]]] = {}
             for index, (histogram, value, attributes, context, group_key, bucket) in enumerate(pending):
                 if last[group_key, bucket] == index:
-                    histogram.record(value, attributes, context=context() if callable(context) else context)
-                    continue
-                group = groups.get(group_key)
-                if group is None:
-                    group = groups[group_key] = (histogram, attributes, [])
-                group[2].append(value)
-            for histogram, attributes, values in groups.values():
-                for value in values:
-                    histogram.record(value, attributes, context=_NO_SPAN)
+                    context = context() if callable(context) else context
+                else:
+                    context = _NO_SPAN
+                histogram.record(value, attributes, context=context)
 
 
 class PipelineMetrics:
