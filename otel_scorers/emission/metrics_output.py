@@ -75,17 +75,7 @@ class MetricsOutput:
             ):
                 # A scored result, the common case: its attribute sets made once per verdict.
                 parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
-                if metrics.duration_wanted(score.scorer):
-                    entries.append(
-                        HistogramBatch.entry(
-                            metrics.scorer_duration,
-                            DURATION_BUCKETS,
-                            score.duration_s,
-                            parts.duration_attributes,
-                            context,
-                            parts.duration_group,
-                        )
-                    )
+                _time(metrics, score, context, entries, parts.duration_attributes, parts.duration_group)
                 entries.append(
                     HistogramBatch.entry(
                         metrics.score,
@@ -178,16 +168,7 @@ def _tally_other(
         if score.skipped.startswith(BUDGET_SKIP_PREFIX):
             metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
         return
-    if metrics.duration_wanted(score.scorer):
-        entries.append(
-            HistogramBatch.entry(
-                metrics.scorer_duration,
-                DURATION_BUCKETS,
-                score.duration_s,
-                {EVALUATION_NAME: score.scorer},
-                context,
-            )
-        )
+    _time(metrics, score, context, entries, {EVALUATION_NAME: score.scorer})
     if score.error is not None:
         metrics.evaluation_outcome(score.scorer, "error")
         metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
@@ -206,6 +187,24 @@ def _tally_other(
         sums[key] = sums.get(key, 0.0) + score.value
         if score.sampling_probability is not None:
             sampled.append((key, score.value, score.sampling_probability))
+
+
+def _time(
+    metrics: PipelineMetrics,
+    score: Score,
+    context: MeasurementContext,
+    entries: list[HistogramEntry],
+    attributes: Mapping[str, Any],
+    group: tuple[Any, ...] | None = None,
+) -> None:
+    """The score's duration among the run's measurements, where it is wanted
+    (`PipelineMetrics.duration_wanted`: a quick check's on one run in 16)."""
+    if metrics.duration_wanted(score.scorer):
+        entries.append(
+            HistogramBatch.entry(
+                metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, attributes, context, group
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True)
