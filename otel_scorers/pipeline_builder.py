@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-    from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.emission.agreement_output import ScoreJoin
     from otel_scorers.otlp.score_export import OtlpScoreExport
 
 
@@ -55,8 +55,12 @@ class PipelineSettings:
     yield_to_host: bool = True
     keep_conversations: bool | None = None
     send_turns: bool | None = None
-    #: People's labels, joined with the scores of the same runs and conversations.
-    agreement: Agreement | None = None
+    #: People's labels, joined with the scores of the same runs and conversations: an
+    #: `Agreement`, or what carries the scores to the process that holds one.
+    agreement: ScoreJoin | None = None
+    #: The door hands its run scores to `agreement` itself and shows its figures (the sidecar's
+    #: receiving process): from here go only the conversations' scores.
+    door_joins_runs: bool = False
     metrics: PipelineMetrics | None = field(default=None, compare=False)
 
 
@@ -105,7 +109,8 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         outputs=settings.outputs,
     )
     if settings.agreement is not None:
-        emission = with_agreement(emission, settings.agreement, metrics)
+        door = settings.door_joins_runs
+        emission = with_agreement(emission, settings.agreement, None if door else metrics, runs=not door)
     conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
     observe_judges(
         metrics,
@@ -146,21 +151,18 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
 
 
 def with_agreement(
-    emission: Emission,
-    agreement: Agreement,
-    metrics: PipelineMetrics,
-    runs: bool = True,
-    observe: bool = True,
+    emission: Emission, join: ScoreJoin, metrics: PipelineMetrics | None, runs: bool = True
 ) -> Emission:
-    """`emission` with the agreement join as one more output (of its run scores too with
-    `runs`), and, with `observe`, its figures as metrics (once per join: a sidecar whose run
-    scores come back from another process observes them itself)."""
+    """`emission` with the agreement join as one more output (of the run scores too with `runs`;
+    always of the conversations'), and, given `metrics`, the join's figures as metrics (once per
+    join, where it is held)."""
     from otel_scorers.emission.agreement_output import AgreementOutput
+    from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_metrics import observe_agreement
 
-    if observe:
-        observe_agreement(metrics.meter, agreement)
-    return Emission([*emission.outputs, AgreementOutput(agreement, runs)])
+    if metrics is not None and isinstance(join, Agreement):
+        observe_agreement(metrics.meter, join)
+    return Emission([*emission.outputs, AgreementOutput(join, runs)])
 
 
 def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:

@@ -3,12 +3,13 @@ same run or conversation (`otel_scorers.labels.agreement`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run
-from otel_scorers.labels.agreement import Agreement, JudgeScore
+from otel_scorers.labels.agreement import JudgeScore
 from otel_scorers.model import AgentRun, Score
 
 
@@ -31,11 +32,18 @@ def judge_scores(run: AgentRun, scores: Sequence[Score]) -> list[JudgeScore]:
     ]
 
 
+class ScoreJoin(Protocol):
+    """Where the judge's side of the join goes: an `Agreement`, or what carries the scores to
+    the process that holds it (a sidecar's scoring process to its receiving one)."""
+
+    def observe(self, scores: Iterable[JudgeScore]) -> None: ...
+
+
 class AgreementOutput:
     """An output of the pipeline's `Emission`. `runs=False` takes conversation scores only: the
     sidecar's receiving side hears its run scores back from the scoring side instead."""
 
-    def __init__(self, agreement: Agreement, runs: bool = True) -> None:
+    def __init__(self, agreement: ScoreJoin, runs: bool = True) -> None:
         self.agreement = agreement
         self._runs = runs
 

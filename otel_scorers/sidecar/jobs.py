@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.emission import standard_emission
+from otel_scorers.emission.agreement_output import ScoreJoin
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.metrics import PipelineMetrics
@@ -57,11 +58,15 @@ class Scoring(Protocol):
         ...
 
 
-def sidecar_pipeline(config: Config, telemetry: Telemetry, metrics: PipelineMetrics) -> BuiltPipeline:
+def sidecar_pipeline(
+    config: Config, telemetry: Telemetry, metrics: PipelineMetrics, join: ScoreJoin | None = None
+) -> BuiltPipeline:
     """The pipeline that scores for the sidecar, in whichever process, exporting through
     `telemetry`. With `turn_records`, each run rebuilt goes out as a turn record, for the sidecar
     the Collector routes its conversation to (which keeps it: `receiving_conversations`); without,
-    the conversations are kept and scored here, from the traces this sidecar receives."""
+    the conversations are kept and scored here, from the traces this sidecar receives, their
+    scores going to `join` (the receiving process's agreement, or what carries them there: the
+    run scores reach it with each trace's `RunScores`)."""
     settings = config.sidecar
     bindings, conversations = config.scoring()  # one judge for runs and conversations
     turn_records = conversations is not None and conversations.turn_records
@@ -83,6 +88,8 @@ def sidecar_pipeline(config: Config, telemetry: Telemetry, metrics: PipelineMetr
             yield_to_host=False,
             keep_conversations=not turn_records,
             send_turns=turn_records,
+            agreement=join,
+            door_joins_runs=True,
             metrics=metrics,
         )
     )
@@ -96,9 +103,10 @@ def receiving_conversations(
     agreement: Agreement | None = None,
 ) -> Conversations | None:
     """The conversations the Collector routes here as turn records (`/v1/logs`), with `turn_records`
-    and conversation scorers. Scored through the scoring pipeline's emission, on its engine's
-    loop, when it runs in this process; else through the same outputs made here, on a loop of
-    their own (the only judge work of this process)."""
+    and conversation scorers. Scored through the scoring pipeline's emission (the `agreement`
+    join among its outputs: `sidecar_pipeline`), on its engine's loop, when it runs in this
+    process; else through the same outputs made here, on a loop of their own (the only judge
+    work of this process)."""
     here = scoring_here.conversations if scoring_here is not None else None
     # The scoring side's own settings where it runs here: its judge is the run scorers' too.
     settings = here.settings if here is not None else config.conversation_settings()
@@ -117,8 +125,8 @@ def receiving_conversations(
             outputs=config.outputs,
         )
         host = None
-    if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
-        emission = with_agreement(emission, agreement, metrics, runs=False, observe=False)
+        if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
+            emission = with_agreement(emission, agreement, None, runs=False)
     return Conversations(
         settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
     )

@@ -147,19 +147,20 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
+        #: People's labels (`/v1/logs`), joined with the scores of the same runs (`_release`)
+        #: and conversations (through the emission of whichever pipeline scores them; from a
+        #: scoring process, as its "judged" messages).
+        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:
+            observe_agreement(self.metrics.meter, self.agreement)
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one.
         here = None
         if not (settings.scoring_process and telemetry is None):
-            here = sidecar_pipeline(config, self.telemetry, self.metrics)
+            here = sidecar_pipeline(config, self.telemetry, self.metrics, self.agreement)
         self.scoring = self._scoring(config, here)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
         #: The conversations the Collector routes here, as turn records (`/v1/logs`).
-        #: People's labels (`/v1/logs`), joined with the scores of the same runs (`_release`)
-        #: and conversations (kept here: through the conversations' emission).
-        self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
-        if self.agreement is not None:
-            observe_agreement(self.metrics.meter, self.agreement)
         self.conversations = receiving_conversations(
             config, self.telemetry, self.metrics, here, self.agreement
         )
@@ -199,6 +200,7 @@ class Sidecar:
             self._job_done,
             self.telemetry.prometheus_text,
             processes=self.settings.scoring_processes,
+            judged=self.agreement.observe if self.agreement is not None else None,
         )
 
     def destinations(self) -> str:

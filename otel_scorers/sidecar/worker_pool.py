@@ -10,8 +10,9 @@ scores with its own OpenTelemetry SDK providers (same `export` settings, its own
 `service.instance.id`).
 
 Ready traces go to a child in batches (`trace_batches`), and the score attributes of each run
-come back in batches too (inline mode attaches them to the held run spans). The child runs
-`worker_process.worker_main`.
+come back in batches too (inline mode attaches them to the held run spans); with `labels:`, so
+do the scores of the conversations a child scored, for the agreement join held here. The child
+runs `worker_process.worker_main`.
 `sidecar.scoring_processes: N` starts N such children (each ready trace goes to the one with
 the fewest traces in hand), for machines with the cores. `/metrics` serves every process's
 metrics, merged. If a child dies, the traces it had are counted as dropped
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from otel_scorers.config import Config
+from otel_scorers.labels.agreement import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.jobs import Done
@@ -78,12 +80,16 @@ class ProcessScoring:
         done: Done,
         own_prometheus_text: Callable[[], bytes],
         processes: int,
+        judged: Callable[[list[JudgeScore]], None] | None = None,
     ) -> None:
+        """`judged` hears the conversation scores the children made (for the agreement join:
+        their run scores come back with each trace)."""
         if processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self._config = config
         self._metrics = metrics
         self._done = done
+        self._judged = judged
         self._own_prometheus_text = own_prometheus_text
         self._context = multiprocessing.get_context("spawn")  # never fork a process running gRPC
         self._lock = threading.Lock()
@@ -228,6 +234,9 @@ class ProcessScoring:
                 for trace, scores in finished:
                     if trace is not None:
                         self._done(trace, scores)
+            elif kind == "judged":
+                if self._judged is not None:
+                    self._judged(message[1])
             elif kind == "metrics":
                 waiter = self._metric_waiters.get(message[1])
                 if waiter is not None:

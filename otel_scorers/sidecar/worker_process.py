@@ -5,7 +5,8 @@ sidecar, its own `service.instance.id`).
 It answers the receiving process's messages on the pipe: `("jobs", ...)` (`trace_batches`), to
 score; `("metrics", request)`, with its Prometheus text; `("stop", timeout_s, flush_s)`. It says
 `("ready",)` once it can score and sends the finished traces back as `("done", [(job id, run
-scores or None), ...])`.
+scores or None), ...])`, and, with `labels:`, each conversation's scores as `("judged", [JudgeScore,
+...])`.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from otel_scorers.config import Config
 from otel_scorers.conventions import use_descriptions
+from otel_scorers.labels.agreement import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
@@ -90,6 +92,19 @@ class _ReceivedTraceJob:
         self.replies.add(self, None)
 
 
+@dataclass(frozen=True, slots=True)
+class _JudgedToParent:
+    """The agreement join's judge side for the receiving process, where people's labels arrive:
+    a `("judged", scores)` message (`AgreementOutput` calls it with a conversation's scores)."""
+
+    send: Callable[[tuple[Any, ...]], None]
+
+    def observe(self, scores: Iterable[JudgeScore]) -> None:
+        kept = list(scores)
+        if kept:
+            self.send(("judged", kept))
+
+
 class _Stop(Exception):
     """SIGTERM reached the scoring process itself (say, sent to the whole process group)."""
 
@@ -109,11 +124,6 @@ def worker_main(config: Config, connection: Connection) -> None:
     setup_logging("[scoring]")
     settings = config.sidecar
     use_descriptions(config.conventions)  # the runs are rebuilt here
-    telemetry = build_telemetry(settings.export)
-    metrics = PipelineMetrics(telemetry.meter_provider)
-    built = sidecar_pipeline(config, telemetry, metrics)
-    engine = built.engine
-    runless = built.runless
     sending = threading.Lock()
 
     def reply(message: tuple[Any, ...]) -> None:
@@ -122,6 +132,13 @@ def worker_main(config: Config, connection: Connection) -> None:
         with sending, contextlib.suppress(OSError, ValueError):
             connection.send_bytes(data)
 
+    telemetry = build_telemetry(settings.export)
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    # The agreement join is the parent's: the conversations' scores go there as they are made.
+    join = _JudgedToParent(reply) if config.labels is not None else None
+    built = sidecar_pipeline(config, telemetry, metrics, join)
+    engine = built.engine
+    runless = built.runless
     replies = _Replies(reply)
     engine.call_every(_REPLY_WAIT_S, replies.flush)
     reply(("ready",))

@@ -1,0 +1,85 @@
+"""People's labels of whole conversations meet the scores of those conversations in the sidecar's
+agreement join, wherever the conversations were scored: on the receiving process's scoring thread
+or in a scoring process (whose conversation scores travel back to the join)."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_scorers.labels.agreement import Label
+from otel_scorers.labels.label_records import LabelLogWriter
+
+from ..otlp_capture import OtlpCapture
+from ..sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
+from ..spans import conversation_turn
+
+CONVERSATIONS = 10
+#: Every conversation has two turns, so `turns` scores each 2; people count 3 in the last three.
+PEOPLE_SAY = [2.0] * 7 + [3.0] * 3
+
+
+def conversation_spans() -> list[Any]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("agent")
+    for index in range(CONVERSATIONS):
+        conversation_turn(tracer, f"c-{index}", "book a table")
+        conversation_turn(tracer, f"c-{index}", "for two, please")
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+def label_request() -> bytes:
+    logs = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    writer = LabelLogWriter(provider)
+    for index, value in enumerate(PEOPLE_SAY):
+        writer.emit(Label("turns", conversation_id=f"c-{index}", value=value, reviewer="ana"))
+    body = encode_logs(logs.get_finished_logs()).SerializeToString()
+    provider.shutdown()
+    return body
+
+
+def agreement_figure(sidecar: RunningSidecar, name: str) -> float | None:
+    with urllib.request.urlopen(f"{sidecar.http_url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    for line in text.splitlines():
+        if line.startswith(name + "{") and 'gen_ai_evaluation_name="turns"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+@pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
+def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_process: bool) -> None:
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, scoring_process=scoring_process)
+        document["conversations"] = {"max_turns": 2, "tick_s": 0.05, "scorers": [{"type": "turns"}]}
+        document["labels"] = {"wait_s": 60}
+        with RunningSidecar(document) as sidecar:
+            posted = urllib.request.Request(
+                f"{sidecar.http_url}/v1/logs", label_request(), {"Content-Type": "application/x-protobuf"}
+            )
+            with urllib.request.urlopen(posted, timeout=10) as response:
+                assert response.status == 200
+            send_grpc(sidecar.grpc_endpoint, encode(conversation_spans()).SerializeToString())
+            deadline = time.monotonic() + 20
+            pairs = None
+            while pairs != CONVERSATIONS and time.monotonic() < deadline:
+                pairs = agreement_figure(sidecar, "otel_scorers_agreement_pairs_total")
+                time.sleep(0.05)
+            assert pairs == CONVERSATIONS
+            difference = agreement_figure(sidecar, "otel_scorers_agreement_mean_absolute_difference")
+            assert difference == pytest.approx(0.3, abs=1e-12)
+            assert agreement_figure(sidecar, "otel_scorers_labels_unpaired_total") in (None, 0.0)
