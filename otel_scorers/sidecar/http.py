@@ -211,6 +211,12 @@ class HttpReceiver:
         self._sweeper = asyncio.create_task(self._connections.sweep_forever(self._runner))
         return self.port
 
+    @property
+    def open_connections(self) -> int:
+        """The connections open now (at most `max_connections`): read on the receiver's loop."""
+        server = self._runner.server
+        return len(server.connections) if server is not None else 0
+
     async def stop(self) -> None:
         """Close the listener and the connections; requests in progress get `grace_s` to finish."""
         if self._sweeper is not None:

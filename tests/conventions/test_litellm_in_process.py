@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from opentelemetry.trace import Tracer
 from otel_scorers import ScoringSpanProcessor
 
 from ..conftest import RunRecorder, Telemetry
+from ..waiting import wait_until
 
 _spec = importlib.util.spec_from_file_location(
     "fake_openai", Path(__file__).parent.parent / "fixtures" / "generate" / "common" / "fake_openai.py"
@@ -46,12 +46,29 @@ WEATHER_TOOL = {
 }
 
 
-def run_agent(tracer: Tracer, base_url: str) -> None:
-    """The tool loop a user writes: an invoke_agent span, litellm calls, execute_tool spans."""
+class CountedOpenTelemetry(OpenTelemetry):  # type: ignore[misc]
+    """litellm's callback, counting the calls its logging worker has written."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.written = 0
+
+    def log_success_event(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().log_success_event(*args, **kwargs)
+        finally:
+            self.written += 1
+
+
+def run_agent(tracer: Tracer, base_url: str) -> int:
+    """The tool loop a user writes: an invoke_agent span, litellm calls, execute_tool spans; how
+    many calls it made."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
     attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather_agent"}
+    calls = 0
     with tracer.start_as_current_span("invoke_agent weather_agent", attributes=attributes):
         for _ in range(4):
+            calls += 1
             response = litellm.completion(
                 model="openai/gpt-4o-mini",
                 messages=messages,
@@ -61,7 +78,7 @@ def run_agent(tracer: Tracer, base_url: str) -> None:
             )
             message = response.choices[0].message
             if not message.tool_calls:
-                return
+                return calls
             messages.append(message.model_dump(exclude_none=True))
             for call in message.tool_calls:
                 tool = {
@@ -75,6 +92,7 @@ def run_agent(tracer: Tracer, base_url: str) -> None:
                 ) as span:
                     span.set_attribute("gen_ai.tool.call.result", "Sunny, 21°C")
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21°C"})
+    return calls
 
 
 def test_a_litellm_agent_in_its_default_mode_is_read_in_process(telemetry: Telemetry) -> None:
@@ -82,12 +100,15 @@ def test_a_litellm_agent_in_its_default_mode_is_read_in_process(telemetry: Telem
     processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     callbacks = litellm.callbacks
-    litellm.callbacks = [OpenTelemetry(tracer_provider=telemetry.tracer_provider)]
+    callback = CountedOpenTelemetry(tracer_provider=telemetry.tracer_provider)
+    litellm.callbacks = [callback]
     try:
         with fake_openai.FakeOpenAI() as server:
             server.script([("get_weather", {"city": "Paris"})], ANSWER)
-            run_agent(telemetry.tracer_provider.get_tracer("weather-app"), server.base_url)
-            time.sleep(0.5)  # litellm's logging worker finishes its writes
+            calls = run_agent(telemetry.tracer_provider.get_tracer("weather-app"), server.base_url)
+            wait_until(
+                lambda: callback.written == calls, 10, f"litellm's logging worker to write {calls} calls"
+            )
     finally:
         litellm.callbacks = callbacks
     assert processor.force_flush(10_000)

@@ -5,11 +5,11 @@ though its turns were rebuilt by both."""
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 
 import pytest
 
+from otel_scorers.conversations.counts import ConversationCounts
 from otel_scorers.demos.example_agent import ScriptedRun
 
 from ..conversation_router import LoadBalancingRouter
@@ -23,6 +23,17 @@ from ..sidecar_harness import (
     send_grpc,
     sidecar_document,
 )
+from ..waiting import wait_until
+
+
+def counts_of(sidecar: RunningSidecar) -> ConversationCounts:
+    conversations = sidecar.service.conversations
+    assert conversations is not None and conversations.counts is not None
+    return conversations.counts
+
+
+def turns_received(sidecars: list[RunningSidecar]) -> int:
+    return sum(counts_of(side).totals.get("turn_received", 0) for side in sidecars)
 
 
 @pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
@@ -66,12 +77,21 @@ def test_two_sidecars_behind_the_router_score_each_conversation_once_with_all_it
                 rebuilt_by.setdefault(conversation, set()).add(index)
             assert sum(len(sides) == 2 for sides in rebuilt_by.values()) >= 5
 
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and len(router.evaluation_spans()) < len(lengths):
-                time.sleep(0.1)
-            time.sleep(1.5)  # anything scored twice would arrive by now
-            scored = [attrs(span.attributes) for span in router.evaluation_spans()]
-            by_sidecar = [side.service.conversations.counts.totals.get("scored", 0) for side in sidecars]
+            # Every turn has reached the sidecar its conversation is routed to, and each
+            # conversation has been scored.
+            wait_until(
+                lambda: (
+                    turns_received(sidecars) >= len(scripts)
+                    and len(router.evaluation_spans()) >= len(lengths)
+                ),
+                20,
+                lambda: f"{len(scripts)} turns received and {len(lengths)} conversations scored",
+            )
+        # Both sidecars have stopped: what was still open was scored then (a conversation that got
+        # a turn after its score would be scored twice), and every export was flushed.
+        scored = [attrs(span.attributes) for span in router.evaluation_spans()]
+        by_sidecar = [counts_of(side).totals.get("scored", 0) for side in sidecars]
+        assert turns_received(sidecars) == len(scripts)  # each turn record, once
 
     counts = Counter(str(a["gen_ai.conversation.id"]) for a in scored)
     assert counts == Counter(dict.fromkeys(lengths, 1))  # every conversation, each once

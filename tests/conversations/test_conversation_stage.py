@@ -15,16 +15,9 @@ import pytest
 from otel_scorers.conversation_turns import MAX_CONVERSATION_ID, Turn, turn_of
 from otel_scorers.conversations.stage import ConversationSampler, ConversationStage, StageLimits
 from otel_scorers.model import AgentRun
+from tests.waiting import FakeClock
 
 IDS = [f"session-{n}" for n in range(2000)]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _stage(**limits: float) -> tuple[ConversationStage, FakeClock, Counter[str]]:

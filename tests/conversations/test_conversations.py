@@ -19,16 +19,9 @@ from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.scorers.conversation import tool_error_rate, turns
 from tests.conftest import Telemetry
 from tests.spans import conversation_turn
+from tests.waiting import FakeClock
 
 IDLE_S = 300.0
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _processor(

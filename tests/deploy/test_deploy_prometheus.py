@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from tests.conventions.test_conventions_described import acme_trace
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEPLOY = ROOT / "deploy"
@@ -282,7 +283,7 @@ class Prometheus:
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
         )
-        wait_for(lambda: self._ready(), 30, f"prometheus did not get ready: {self.log}")
+        wait_until(self._ready, 30, lambda: f"prometheus to get ready: {self.log.read_text()}")
 
     def _ready(self) -> bool:
         assert self.process.poll() is None, self.log.read_text()
@@ -327,13 +328,6 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float, message: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, message
-        time.sleep(0.1)
 
 
 def judged_evaluations(metrics: str) -> float:
@@ -384,10 +378,10 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             assembled = re.compile(
                 r'otel_scorers_runs_total\{[^}]*otel_scorers_outcome="assembled"[^}]*\} 23\.0'
             )
-            wait_for(
+            wait_until(
                 lambda: bool(assembled.search(scrape(metrics_url))),
                 30,
-                "the sidecar did not assemble the 23 runs",
+                "the sidecar to assemble the 23 runs",
             )
             # A span of a trace already scored arrives late; a span without a valid trace id is refused.
             send_grpc(grpc_endpoint, encode(spans[:1]).SerializeToString())
@@ -403,41 +397,43 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                 'otel_scorers_reason="invalid_span"',
                 'otel_scorers_scope="acme.agents"',
             )
-            wait_for(
+            wait_until(
                 lambda: all(name in scrape(metrics_url) for name in wanted),
                 45,
-                f"the sidecar's metrics lack one of {wanted}: {scrape(metrics_url)}",
+                lambda: f"the sidecar's metrics to have each of {wanted}: {scrape(metrics_url)}",
             )
             # Every run's judge evaluation has ended: 23 runs, 16 of them with content to judge.
-            wait_for(
+            wait_until(
                 lambda: judged_evaluations(scrape(metrics_url)) == 23,
                 120,
-                "the judge did not finish the 23 runs",
+                "the judge to finish the 23 runs",
             )
             scored_conversations = re.compile(
                 r'otel_scorers_conversations_total\{[^}]*otel_scorers_outcome="scored"[^}]*\} 2\.0'
             )
-            wait_for(
+            wait_until(
                 lambda: bool(scored_conversations.search(scrape(metrics_url))),
                 30,
-                "the sidecar did not score the 2 conversations",
+                "the sidecar to score the 2 conversations",
             )
-            wait_for(
+            wait_until(
                 lambda: all(
                     name in scrape(metrics_url)
                     for name in ("otel_scorers_labels_unpaired_total{", "otel_scorers_estimate_corrected{")
                 ),
                 45,
-                "the sidecar did not pair the labels: "
-                + "\n".join(
-                    line
-                    for line in scrape(metrics_url).splitlines()
-                    if "agreement" in line or "labels" in line
+                lambda: (
+                    "the sidecar to pair the labels: "
+                    + "\n".join(
+                        line
+                        for line in scrape(metrics_url).splitlines()
+                        if "agreement" in line or "labels" in line
+                    )
                 ),
             )
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
-            wait_for(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus stopped scraping")
+            wait_until(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus to scrape twice more")
             prometheus.evaluation_services = {
                 str(resource.get("service.name"))
                 for resource, scope, _ in capture.spans()
@@ -570,10 +566,12 @@ def test_in_process_scores_through_the_collector_keep_the_agents_service_for_the
     scrape["static_configs"] = [{"targets": [collector.target]}]
     prometheus = Prometheus(tmp_path, [], scrape_configs=[scrape])
     try:
-        wait_for(
-            lambda: bool(prometheus.query('up{job="otel-collector"} == 1')), 20, "the target was not scraped"
+        wait_until(
+            lambda: bool(prometheus.query('up{job="otel-collector"} == 1')), 20, "the target to be scraped"
         )
-        wait_for(lambda: bool(prometheus.query("gen_ai_evaluation_results_total")), 20, "no scores scraped")
+        wait_until(
+            lambda: bool(prometheus.query("gen_ai_evaluation_results_total")), 20, "scores to be scraped"
+        )
         (title, expression, _), *_ = jaeger_linked_queries()
         jobs = {item["metric"]["job"] for item in prometheus.query(as_totals(concrete(expression)))}
         assert jobs == {"weather-service"}, title
@@ -649,10 +647,10 @@ def test_the_estimates_of_a_sampled_scorer_have_their_95_percent_intervals(
 def test_the_recording_rules_produce_data_and_the_alert_expressions_run(
     scored_prometheus: Prometheus,
 ) -> None:
-    wait_for(
+    wait_until(
         lambda: bool(scored_prometheus.query("otel_scorers:pass_rate:ratio_rate15m")),
         10,
-        "the recording rule otel_scorers:pass_rate:ratio_rate15m has no data",
+        "the recording rule otel_scorers:pass_rate:ratio_rate15m to have data",
     )
     rules = yaml.safe_load((PROMETHEUS_DIR / "alerts.yml").read_text())
     for group in rules["groups"]:

@@ -24,6 +24,7 @@ from otel_scorers.span_record import OWN_SCOPE
 
 from ..conftest import RunRecorder, Telemetry
 from ..otlp_capture import OtlpCapture
+from ..waiting import wait_until
 
 PARIS = ScriptedRun(
     "What's the weather in Paris?", [("get_weather", {"city": "Paris"})], "Sunny, 21°C in Paris."
@@ -202,9 +203,7 @@ def test_hold_mode_releases_the_run_span_after_hold_timeout(telemetry: Telemetry
 
     processor = attach(telemetry, [slow], hold=True, hold_timeout_s=0.2)
     agent(telemetry).run(PARIS)
-    deadline = time.monotonic() + 3
-    while not run_spans(telemetry) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: run_spans(telemetry), 3, "the run span, let go after hold_timeout_s")
     (run_span,) = run_spans(telemetry)
     assert "otel_scorers.score.slow" not in run_span.attributes
     release.set()

@@ -4,6 +4,7 @@ scores with its own engine, and starting that engine never makes an agent's thre
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 import time
@@ -128,19 +129,24 @@ def test_children_forked_while_agent_threads_hold_the_processors_locks_never_dea
 ) -> None:
     processor, agent, exporter = busy_agents
     outcomes: dict[str, int] = {}
-    running: dict[int, float] = {}  # pid -> deadline
+    running: dict[int, tuple[int, float]] = {}  # pid -> (its pidfd, its deadline)
 
     def reap() -> None:
-        for pid, deadline in list(running.items()):
+        """Wait for a child to exit or the nearest deadline to pass, then count the children that
+        are over: one still running past its deadline is deadlocked."""
+        nearest = min(deadline for _, deadline in running.values())
+        select.select([pidfd for pidfd, _ in running.values()], [], [], max(0.0, nearest - time.monotonic()))
+        for pid, (pidfd, deadline) in list(running.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 outcome = f"exit {os.waitstatus_to_exitcode(status)}"
-            elif time.monotonic() > deadline:
+            elif time.monotonic() >= deadline:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 outcome = "deadlocked"
             else:
                 continue
+            os.close(pidfd)
             del running[pid]
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
@@ -153,13 +159,11 @@ def test_children_forked_while_agent_threads_hold_the_processors_locks_never_dea
                 code = scored_run_in_child(processor, agent, exporter)
             finally:
                 os._exit(code)
-        running[pid] = time.monotonic() + CHILD_DEADLINE_S
+        running[pid] = (os.pidfd_open(pid), time.monotonic() + CHILD_DEADLINE_S)
         while len(running) >= MAX_CHILDREN:
             reap()
-            time.sleep(0.002)
     while running:
         reap()
-        time.sleep(0.005)
     assert outcomes == {"exit 0": FORKS}
 
 

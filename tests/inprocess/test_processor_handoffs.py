@@ -14,6 +14,7 @@ from otel_scorers import AgentRun, ScoringSpanProcessor
 from otel_scorers.inprocess.assembler import HANDOFF_WAIT_S
 
 from ..conftest import RunRecorder, Telemetry
+from ..waiting import FakeClock, wait_until
 
 AUTOGEN = "autogen-core"
 
@@ -76,17 +77,9 @@ def assert_one_swarm_run(run: AgentRun) -> None:
     assert [call.name for call in run.tool_calls] == ["get_weather"]
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_the_agent_handed_to_goes_on_in_the_same_run(telemetry: Telemetry) -> None:
     processor, recorder, tracer = attach(telemetry)
-    clock = processor.assembler.clock = FakeClock()
+    clock = processor.assembler.clock = FakeClock(1000.0)
     turns = swarm(tracer)
     next(turns)
     # The first agent's run has ended: its trace waits, past a check of the engine's timer
@@ -107,16 +100,14 @@ def test_the_agent_handed_to_goes_on_in_the_same_run(telemetry: Telemetry) -> No
 
 def test_a_handoff_not_taken_up_is_scored_after_the_wait_without_a_flush(telemetry: Telemetry) -> None:
     processor, recorder, tracer = attach(telemetry)
-    clock = processor.assembler.clock = FakeClock()
+    clock = processor.assembler.clock = FakeClock(1000.0)
     triage(tracer)
     clock.now += HANDOFF_WAIT_S - 0.01
     processor.assembler.complete_expired()
     assert processor.assembler.waiting_traces == 1, "not before the wait is over"
     clock.now += 0.02
     # The engine's timer gives the trace up (within its interval); the run is then scored.
-    deadline = time.monotonic() + 10
-    while not recorder.runs and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: recorder.runs, 10, "the run, scored")
     (run,) = recorder.runs
     assert run.agent_name == "triage_agent"
     assert run.tool_calls == ()  # the transfer is not a tool call

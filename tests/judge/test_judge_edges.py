@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.scorers.judge import Judge, JudgeError, import_litellm
+from otel_scorers.scorers.judge.breaker import COOLDOWN_S, Breaker
 from otel_scorers.scorers.llm import ask_judge
 
 from ..judge_server import (
@@ -32,6 +33,7 @@ from ..judge_server import (
 from ..judge_server import (
     make_judge as judge,
 )
+from ..waiting import FakeClock
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*ReadOnly.*:UserWarning")
 
@@ -273,11 +275,17 @@ def test_the_breaker_closes_again_once_the_judge_answers(server: JudgeServer) ->
         except JudgeError as exc:
             return exc
 
+    clock = FakeClock()
+    the_judge.provider.breaker = Breaker(clock)
     for n in range(6):
         asyncio.run(ask(n))
     assert the_judge.breaker.open
     # the judge comes back where the scorers point (same judge object, new address)
     the_judge.config = the_judge.config.model_copy(update={"api_base": server.url})
-    time.sleep(1.1)  # the first cool-down
+    clock.now = COOLDOWN_S - 0.01
+    refused = asyncio.run(ask(98))
+    assert isinstance(refused, JudgeError) and refused.type == "judge_unavailable", "not before the cool-down"
+    assert server.calls == 0
+    clock.now = COOLDOWN_S  # the first cool-down is over
     reply = asyncio.run(ask(99))
     assert not isinstance(reply, JudgeError) and not the_judge.breaker.open

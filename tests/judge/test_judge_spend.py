@@ -51,15 +51,32 @@ def test_a_call_expected_to_cost_more_than_the_whole_budget_is_refused() -> None
     assert raised.value.type == "budget"
 
 
-def test_a_call_that_does_not_fit_waits_for_the_calls_in_flight_to_give_back() -> None:
+def test_a_call_that_does_not_fit_waits_for_the_calls_in_flight_to_give_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     litellm = import_litellm()
     # less than one call's whole bound (~$0.002): a call is admitted while something is left
     the_spend = spend(cost_budget_usd_per_hour=0.0015)
     first = asyncio.run(the_spend.reserve(litellm, MODEL, request(1000), consultation()))
+    budget = the_spend.budget
+    assert budget is not None
+    reserve = budget.reserve
+    refusals = 0
 
     async def second() -> float:
+        refused_twice = asyncio.Event()
+
+        def counted(amount: float) -> bool:
+            nonlocal refusals
+            taken = reserve(amount)
+            refusals += not taken
+            if refusals == 2:
+                refused_twice.set()
+            return taken
+
+        monkeypatch.setattr(budget, "reserve", counted)
         waiting = asyncio.ensure_future(the_spend.reserve(litellm, MODEL, request(1000), consultation()))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(refused_twice.wait(), 5)  # it asked, and asked again after a while
         assert not waiting.done()  # the first still holds its reservation
         the_spend.settle(first, 0.00002)  # and gives most of it back
         return await waiting

@@ -72,7 +72,7 @@ def test_a_slow_first_import_of_the_judges_client_does_not_count_against_the_sco
 
 def test_a_client_that_does_not_load_in_time_is_named_in_the_error(tmp_path: Path) -> None:
     with judge_server(lambda _body: ALL_RELEVANT) as server:
-        result = _score(tmp_path, server.url, delay_s=3, load_s=0.5)
+        result = _score(tmp_path, server.url, delay_s=1, load_s=0.5)  # twice the bound
     errors = [json.loads(line)["error"] for line in result.stdout.splitlines()]
     assert result.returncode == 1
     assert [error for error in errors if error is not None] == [

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +39,7 @@ from ..conftest import Telemetry
 from ..judge_server import JudgeServer, judge_server
 from ..sidecar_harness import RunningSidecar, sidecar_document
 from ..spans import conversation_turn
+from ..waiting import wait_until
 
 MODEL = "openai/gpt-4o-mini"
 RUNS = 200
@@ -303,14 +303,6 @@ def version_key(figures: Any, scorer: str) -> Any:
     return next((key for key in figures if key[0] == scorer), None)
 
 
-def wait_for(check: Any, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.1)
-
-
 @pytest.mark.parametrize("labels_first", [True, False], ids=["labels-first-grpc", "scores-first-http"])
 def test_two_hundred_labelled_runs_through_the_sidecar(server: JudgeServer, labels_first: bool) -> None:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -348,10 +340,14 @@ def test_two_hundred_labelled_runs_through_the_sidecar(server: JudgeServer, labe
         if labels_first:
             send_labels()
         send_grpc(sidecar.grpc_endpoint, encode_spans(spans).SerializeToString())
-        wait_for(lambda: server.calls == RUNS)
+        wait_until(lambda: server.calls == RUNS, 60, f"the judge to be called for each of the {RUNS} runs")
         if not labels_first:
             send_labels()
-        wait_for(lambda: prometheus(sidecar, "otel_scorers_agreement_pairs_total") == RUNS)
+        wait_until(
+            lambda: prometheus(sidecar, "otel_scorers_agreement_pairs_total") == RUNS,
+            60,
+            f"{RUNS} pairs of a label and a score",
+        )
         assert prometheus(sidecar, "otel_scorers_agreement_rate") == pytest.approx(AGREEMENT, abs=1e-12)
         assert prometheus(sidecar, "otel_scorers_agreement_kappa") == pytest.approx(KAPPA, abs=1e-12)
 
@@ -487,8 +483,12 @@ def test_the_sidecars_scoring_process_hands_back_each_scores_inclusion_probabili
         def all_scored() -> bool:  # every trace buffered, scored and released
             return bool(service.assembler.buffered_traces == 0 and service._in_flight == 0)
 
-        wait_for(lambda: version_key(agreement.judged_passes, "says-answer") is not None)
-        wait_for(lambda: sidecar.call(all_scored))
+        wait_until(
+            lambda: version_key(agreement.judged_passes, "says-answer") is not None,
+            60,
+            "a judged pass of says-answer",
+        )
+        wait_until(lambda: sidecar.call(all_scored), 60, "every trace to be scored and released")
         sidecar.call(lambda: agreement.add_labels(labels))
         key = version_key(agreement.judged_passes, "says-answer")
         judged = agreement.judged_passes[key].sums

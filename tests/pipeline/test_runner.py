@@ -6,8 +6,29 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 
 from otel_scorers.pipeline.runner import Runner
+
+
+class Gate:
+    """Holds back the items that wait at it while it is closed (`clear`); opened (`set`) from
+    any thread."""
+
+    def __init__(self) -> None:
+        self._open: Future[None] = Future()
+        self._open.set_result(None)
+
+    def clear(self) -> None:
+        self._open = Future()
+
+    def set(self) -> None:
+        if not self._open.done():
+            self._open.set_result(None)
+
+    async def wait(self) -> None:
+        if not self._open.done():  # shielded: an item given up does not open the gate for the others
+            await asyncio.shield(asyncio.wrap_future(self._open))
 
 
 class Recorded:
@@ -19,15 +40,13 @@ class Recorded:
         self.abandoned_count = 0
         self.threads: set[str] = set()
         self.loops: set[int] = set()
-        self.gate = threading.Event()
-        self.gate.set()
+        self.gate = Gate()
         self.flushed = 0
 
     async def do(self, item: int, done: Callable[[], None]) -> None:
         self.threads.add(threading.current_thread().name)
         self.loops.add(id(asyncio.get_running_loop()))
-        while not self.gate.is_set():
-            await asyncio.sleep(0.001)
+        await self.gate.wait()
         self.done.append(item)
         done()
 

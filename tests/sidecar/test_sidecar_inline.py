@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import HttpTraceCapture, OtlpCapture, attrs
 from tests.sidecar.test_sidecar_errors import grpc_export
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, is_run, sidecar_document
+from tests.waiting import wait_until
 
 
 async def very_slow_check(run: AgentRun) -> float:
@@ -134,9 +134,7 @@ def test_inline_forwarding_over_otlp_http_with_headers(scores: OtlpCapture) -> N
         document = sidecar_document(scores.endpoint, mode="inline", forward=forward)
         with RunningSidecar(document) as sidecar:
             grpc_export(sidecar, encode(spans).SerializeToString(), token=None)
-            deadline = time.monotonic() + 10
-            while len(downstream.span_list()) < len(spans) and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: len(downstream.span_list()) >= len(spans), 10, f"{len(spans)} spans forwarded")
         forwarded = downstream.span_list()
         assert len(forwarded) == len(spans)
         assert all(headers.get("x-tenant") == "t1" for headers in downstream.headers)
@@ -162,7 +160,7 @@ def test_held_and_invalid_spans_are_taken_out_of_what_goes_on_and_nothing_else(
         )
         assert response.partial_success.rejected_spans == 1
         assert downstream.wait_for(lambda: len(downstream.span_list()) >= len(spans))
-        time.sleep(0.3)  # anything forwarded twice would arrive by now
+    # The sidecar has stopped, its held spans released and flushed: anything forwarded twice is here.
     forwarded = downstream.span_list()
     assert sorted(span.span_id for span in forwarded) == sorted(
         span.context.span_id.to_bytes(8, "big") for span in spans

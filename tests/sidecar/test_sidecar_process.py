@@ -5,10 +5,13 @@ collector is unreachable."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import signal
 import socket
 import time
+import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +23,44 @@ from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, free_port, send_grpc
+from tests.waiting import wait_until
+
+#: A `sitecustomize` that writes a line (the process id, the message) to a file for each failure
+#: the SDK's OTLP exporters log, before the sidecar's own log filter turns them into one line.
+COUNT_EXPORT_FAILURES = """\
+import logging, os
+
+class _Counted(logging.Handler):
+    def emit(self, record):
+        if record.levelno >= logging.WARNING:
+            with open(os.environ["EXPORT_FAILURES_FILE"], "a") as file:
+                file.write(f"{os.getpid()} {record.getMessage()}".replace("\\n", " ") + "\\n")
+
+logging.getLogger("opentelemetry.exporter.otlp").addHandler(_Counted())
+"""
+
+
+def counting_export_failures(tmp_path: Path, failures: Path) -> dict[str, str]:
+    """The environment that has the process load `COUNT_EXPORT_FAILURES`, writing to `failures`."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(COUNT_EXPORT_FAILURES)
+    path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {"PYTHONPATH": path, "EXPORT_FAILURES_FILE": str(failures)}
+
+
+def failures_by_process(failures: Path) -> Counter[str]:
+    """The export failures `COUNT_EXPORT_FAILURES` wrote, by process id."""
+    lines = failures.read_text().splitlines() if failures.exists() else []
+    return Counter(line.split(" ", 1)[0] for line in lines)
+
+
+def buffered_traces(serve: ServeProcess) -> float:
+    """`otel_scorers.traces.buffered`, as the process's /metrics says."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{serve.http_port()}/metrics", timeout=10) as response:
+        text: str = response.read().decode()
+    found = re.search(r"^otel_scorers_traces_buffered(?:\{[^}]*\})? (\S+)$", text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
 
 
 @pytest.fixture
@@ -50,7 +91,8 @@ def test_sigterm_with_pending_runs_scores_them_flushes_and_exits(
     try:
         port = serve.grpc_port()
         send_grpc(f"127.0.0.1:{port}", encode(agent_spans(DEMO_RUNS)).SerializeToString())
-        time.sleep(0.2)
+        # The traces wait for their decision, and nothing was scored before the signal.
+        wait_until(lambda: buffered_traces(serve) == len(DEMO_RUNS), 10, f"{len(DEMO_RUNS)} traces buffered")
         assert not any(scope == OWN_SCOPE for _, scope, _ in capture.spans())
         serve.process.send_signal(signal.SIGTERM)
         assert serve.process.wait(20) == 0, "".join(serve.lines)
@@ -93,7 +135,7 @@ def test_sigterm_with_the_export_endpoint_unreachable_exits_0_within_the_shutdow
         if pending_runs:
             body = encode(agent_spans(DEMO_RUNS * (pending_runs // len(DEMO_RUNS)))).SerializeToString()
             send_grpc(f"127.0.0.1:{port}", body)
-        time.sleep(1.5)  # exports have been failing and retrying by now
+        serve.wait_for_line("cannot send scores to the OTLP endpoint")  # failing, and retrying
         started = time.monotonic()
         serve.process.send_signal(signal.SIGTERM)
         code = serve.process.wait(timeout_s + 10)
@@ -157,13 +199,21 @@ def test_with_nowhere_to_send_scores_the_log_says_so_once_and_the_sidecar_stops_
             "protocol": protocol,
             "batch_delay_s": 0.2,
             "metric_interval_s": 1,
+            "timeout_s": 2,  # over gRPC, an export's retries end then, failing again
         },
     }
     config.write_text(yaml.safe_dump({"scorers": SCORERS, "sidecar": settings}))
-    serve = ServeProcess(config)
+    failures = tmp_path / "export-failures"
+    serve = ServeProcess(config, env=counting_export_failures(tmp_path, failures))
     try:
         serve.grpc_port()
-        time.sleep(6)  # a metrics export a second, each failing and retrying
+        # A metrics export a second, each failing and retrying: the SDK has said so more than once
+        # in one process (of the two that export, receiving and scoring).
+        wait_until(
+            lambda: max(failures_by_process(failures).values(), default=0) >= 2,
+            20,
+            lambda: f"a second failed export in one process: {failures_by_process(failures)}",
+        )
         started = time.monotonic()
         serve.process.send_signal(signal.SIGTERM)
         code = serve.process.wait(20)

@@ -14,6 +14,7 @@ from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import Rotel, RunningSidecar, agent_spans, is_run, sidecar_document
+from tests.waiting import wait_until
 
 pytest.importorskip("rotel", reason="rotel (pip install rotel==0.0.1a15) is not installed")
 
@@ -57,7 +58,6 @@ def test_the_rotel_command_in_docs_sidecar_md_runs_as_written(tmp_path: Path, ca
     import signal
     import subprocess
     import sys
-    import time
 
     from tests.sidecar_harness import free_port
 
@@ -81,10 +81,12 @@ def test_the_rotel_command_in_docs_sidecar_md_runs_as_written(tmp_path: Path, ca
         )
         try:
             exporter = OTLPSpanExporter(endpoint=f"127.0.0.1:{grpc}", insecure=True)
-            deadline = time.monotonic() + 20
-            while exporter.export(agent_spans(DEMO_RUNS[:1])) != SpanExportResult.SUCCESS:
-                assert process.poll() is None and time.monotonic() < deadline, "rotel did not start"
-                time.sleep(0.2)
+
+            def taken() -> bool:
+                assert process.poll() is None, "rotel exited"
+                return exporter.export(agent_spans(DEMO_RUNS[:1])) == SpanExportResult.SUCCESS
+
+            wait_until(taken, 20, "rotel to take an export")
             exporter.shutdown()
             assert capture.wait_for(lambda: any(scope == OWN_SCOPE for _, scope, _ in capture.spans()))
         finally:

@@ -6,14 +6,16 @@ log line."""
 from __future__ import annotations
 
 import logging
+import select
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.otlp_capture import OtlpCapture
 from tests.sidecar_harness import RunningSidecar, sidecar_document
+from tests.waiting import wait_until
 
 MAX_BYTES = 8 * 1024 * 1024
 CHUNK = 512 * 1024  # each slow sender gets this far into a body announced at 4 MiB
@@ -42,6 +44,12 @@ def connect(sidecar: RunningSidecar) -> socket.socket:
     return connection
 
 
+def answered(connections: list[socket.socket]) -> bool:
+    """Whether the server has said something to one of `connections` (or closed it)."""
+    readable, _, _ = select.select(connections, [], [], 0)
+    return bool(readable)
+
+
 def answer(connection: socket.socket) -> bytes:
     """What the server said before closing (b"" when it closed without a word)."""
     reply = b""
@@ -59,7 +67,8 @@ def test_bodies_being_received_count_against_max_bytes_and_time_out(sidecar: Run
     started = time.monotonic()
     for connection in slow:
         connection.sendall(HEAD + b"\0" * CHUNK)
-    time.sleep(0.3)
+    # Past max_bytes a body is refused at once: once one is, the others are still being received.
+    wait_until(lambda: answered(slow), 5, "a body refused")
     reading = sidecar.call(lambda: assembler.reading_bytes)
     assert 0 < reading <= MAX_BYTES
     replies = [answer(connection) for connection in slow]  # each ends within read_timeout_s
@@ -76,7 +85,8 @@ def test_bodies_being_received_count_against_max_bytes_and_time_out(sidecar: Run
 
 def test_connections_beyond_max_connections_are_closed_at_once(sidecar: RunningSidecar) -> None:
     held = [connect(sidecar) for _ in range(40)]
-    time.sleep(0.2)
+    receiver = sidecar.service.http
+    wait_until(lambda: sidecar.call(lambda: receiver.open_connections) == 40, 5, "40 connections open")
     extra = connect(sidecar)
     started = time.monotonic()
     assert answer(extra) == b""
@@ -104,12 +114,17 @@ def test_an_aborted_body_logs_one_line_without_a_traceback(
     sidecar: RunningSidecar, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
+    assembler = sidecar.service.assembler
+
+    def reading(size: int) -> Callable[[], bool]:
+        return lambda: sidecar.call(lambda: assembler.reading_bytes) == size
+
     for _ in range(3):
         connection = connect(sidecar)
         connection.sendall(HEAD + b"\0" * 1000)
-        time.sleep(0.1)
+        wait_until(reading(1000), 5, "the first 1000 bytes of the body read")
         connection.close()
-    time.sleep(0.3)
+        wait_until(reading(0), 5, "the aborted body given up")  # and said so, if it is to be said
     lines = [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert [record.getMessage() for record in lines] == [
         "otel_scorers: an OTLP/HTTP sender went away after 1000 bytes of its body (ConnectionResetError)"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,10 +30,11 @@ from tests.sidecar_harness import (
     send_grpc,
     sidecar_document,
 )
+from tests.waiting import wait_until
 
 
 async def slow_check(run: AgentRun) -> float:
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.0)
     return 1.0
 
 
@@ -153,17 +153,14 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
         first = scoring._children[0]
         assert first is not None
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[:1])).SerializeToString())
-        deadline = time.monotonic() + 10
-        while not first.pending and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert first.pending, "the trace never reached the scoring process"
+        wait_until(lambda: first.pending, 10, "the trace to reach the scoring process")
         os.kill(first.process.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while (
-            scoring._children[0] is first or not scoring._children[0].ready.is_set()
-        ) and time.monotonic() < deadline:  # type: ignore[union-attr]
-            time.sleep(0.05)
-        assert scoring._children[0] is not first
+
+        def replaced() -> bool:
+            child = scoring._children[0]
+            return child is not None and child is not first and child.ready.is_set()
+
+        wait_until(replaced, 30, "a new scoring process, ready")
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[1:2])).SerializeToString())
         assert capture.wait_for(lambda: len(scores(capture)) >= 1, timeout_s=15)
         text = metrics_text(sidecar)
@@ -199,10 +196,7 @@ def test_the_scoring_process_exits_when_the_sidecar_is_killed(tmp_path: Path, ca
         assert workers, "no scoring process"
         serve.process.kill()
         serve.process.wait(10)
-        deadline = time.monotonic() + 15
-        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(alive(pid) for pid in workers)
+        wait_until(lambda: not any(alive(pid) for pid in workers), 15, "the scoring process to exit")
     finally:
         serve.stop()
 
