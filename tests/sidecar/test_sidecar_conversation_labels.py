@@ -4,7 +4,6 @@ or in a scoring process (whose conversation scores travel back to the join)."""
 
 from __future__ import annotations
 
-import time
 import urllib.request
 from typing import Any
 
@@ -22,6 +21,7 @@ from otel_scorers.labels.label_records import LabelLogWriter
 from ..otlp_capture import OtlpCapture
 from ..sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
 from ..spans import conversation_turn
+from ..waiting import wait_until
 
 CONVERSATIONS = 10
 #: Every conversation has two turns, so `turns` scores each 2; people count 3 in the last three.
@@ -74,12 +74,13 @@ def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_proc
             with urllib.request.urlopen(posted, timeout=10) as response:
                 assert response.status == 200
             send_grpc(sidecar.grpc_endpoint, encode(conversation_spans()).SerializeToString())
-            deadline = time.monotonic() + 20
-            pairs = None
-            while pairs != CONVERSATIONS and time.monotonic() < deadline:
-                pairs = agreement_figure(sidecar, "otel_scorers_agreement_pairs_total")
-                time.sleep(0.05)
-            assert pairs == CONVERSATIONS
+            wait_until(
+                lambda: agreement_figure(sidecar, "otel_scorers_agreement_pairs_total") == CONVERSATIONS,
+                20,
+                lambda: (
+                    f"{CONVERSATIONS} pairs, not {agreement_figure(sidecar, 'otel_scorers_agreement_pairs_total')}"
+                ),
+            )
             difference = agreement_figure(sidecar, "otel_scorers_agreement_mean_absolute_difference")
             assert difference == pytest.approx(0.3, abs=1e-12)
             assert agreement_figure(sidecar, "otel_scorers_labels_unpaired_total") in (None, 0.0)
