@@ -4,7 +4,9 @@
 at a steady rate, as conversations of three turns. It scores each run with a quick check and a
 judged run scorer (`answer_relevancy`), and each conversation, once it has gone idle, with a judged
 conversation scorer (`multi_turn`); both judges are the scripted OpenAI-compatible server of the
-tests, answering after 50 ms. Scores go over OTLP to a capturing receiver.
+tests, answering after 50 ms. Scores go over OTLP to a capturing receiver, and to the agreement
+join of the receiving process (`labels:`), which the scoring process sends its conversation
+scores to.
 
 Printed: what was sent, what came back (evaluation spans of runs and of conversations, and how many
 `multi_turn` scores carry a value), the judge's requests, the sidecar's exit code, and how many of
@@ -66,6 +68,9 @@ def sidecar_config(judge_url: str, endpoint: str) -> dict[str, Any]:
             "tick_s": 0.2,
             "scorers": [{"type": "multi_turn", "args": {"criterion": "The agent resolved the request"}}],
         },
+        # The agreement join, held by the receiving process: every conversation score made in
+        # the scoring process travels back to it (no label comes, so the scores expire there).
+        "labels": {"wait_s": 60},
         "sidecar": {
             "grpc": {"port": 0},
             "http": {"port": 0},
@@ -113,6 +118,7 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=900)
     parser.add_argument("--runs-per-second", type=float, default=150)
+    parser.add_argument("--log", type=Path, help="where to write the sidecar's log")
     args = parser.parse_args()
 
     judge = JudgeServer(reply, latency_s=0.05).start()
@@ -156,6 +162,8 @@ def main() -> None:
     print(f"sidecar exit code: {code}; its log: {len(serve.lines)} lines, of which")
     for mark in FAILURE_MARKS:
         print(f"  with {mark!r}: {sum(1 for line in serve.lines if mark in line)}")
+    if args.log is not None:
+        args.log.write_text("".join(serve.lines))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from otel_scorers.conversations.stage import AtShutdown, ConversationStage
 from otel_scorers.emission import Emission
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
+from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
 #: How often a shutdown looks for room in a full lane (seconds): a conversation scores in ~0.5 ms.
@@ -188,6 +189,12 @@ class ConversationLane:
                 self._pending += 1
         if full:
             self.counts.add("lane_full")
+            throttled.warning(
+                "conversation_lane_full",
+                "otel_scorers: %d conversations already wait to be scored; dropping ended conversations "
+                "until scoring catches up (counted in otel_scorers.conversations, outcome lane_full)",
+                self._max_pending,
+            )
             return
         if not self._host.call_soon(lambda: self._start(conversation)):
             self._done()

@@ -4,18 +4,23 @@ in a process (litellm keeps one logging worker per process, tied to one loop).""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from dataclasses import dataclass, field
+
+import pytest
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind
 from otel_scorers.conversation_turns import Conversation, Turn
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
+from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import Score
 from tests.conftest import Telemetry
 from tests.spans import conversation_turn
+from tests.waiting import wait_until
 
 
 @dataclass
@@ -93,3 +98,43 @@ def test_run_and_conversation_judges_of_one_config_are_one_judge() -> None:
     (conversation_binding,) = conversations.bindings
     # One concurrency limit, cost budget and cache for all judge work.
     assert run_binding.scorer.judge is conversation_binding.scorer.judged.judge  # type: ignore[attr-defined]
+
+
+@dataclass
+class NeverAnswers:
+    """A judged conversation scorer whose judge never answers: the lane fills up."""
+
+    name: str = "never"
+    uses_judge: bool = True
+
+    async def score(self, conversation: Conversation) -> Score:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_conversations_past_a_full_lane_are_counted_and_logged(
+    telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    emission = standard_emission(metrics, tracer_provider=telemetry.tracer_provider)
+    settings = ConversationSettings(
+        bindings=(bind_conversation(NeverAnswers()),), limits=StageLimits(max_turns=1), tick_s=0.01
+    )
+    conversations = Conversations(settings, metrics, emission)
+    # The lane scores 32 at a time and keeps 4,096 more waiting: 100 beyond that find it full.
+    ended = 32 + 4096 + 100
+    with caplog.at_level(logging.WARNING, logger="otel_scorers"):
+        conversations.add_turns(
+            [Turn(f"c-{n}", 1, n + 2, 1, 2, "trip", "hi", "hello", (), "ok") for n in range(ended)]
+        )
+        assert conversations.counts is not None
+        wait_until(
+            lambda: conversations.counts.totals.get("closed", 0) == ended, 10, "every conversation closed"
+        )  # type: ignore[union-attr]
+        conversations.shutdown(0.5)
+    assert conversations.counts.totals["lane_full"] == 100
+    full = [
+        record.getMessage() for record in caplog.records if "already wait to be scored" in record.getMessage()
+    ]
+    assert len(full) == 1, full  # throttled: once, then a count a minute
+    assert "4128 conversations already wait to be scored" in full[0]
