@@ -126,7 +126,18 @@ class Binding:
     def call(self, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
         """`score(subject)` as this binding's `Score`: timed, labelled, within its timeout, an
         error score for whatever it raises or returns wrong. The one implementation, for runs
-        (`evaluate`) and for conversations (`ConversationBinding`)."""
+        (`evaluate`) and for conversations (`ConversationBinding`). Outside the inline lane, a
+        coroutine that calls the scorer when it starts: cancelled before that (a shutdown
+        cancels the scores still waiting), it leaves no scorer coroutine never awaited."""
+        if self.lane == "inline":
+            return self._call_now(score, subject)
+        return self._call_later(score, subject)
+
+    async def _call_later(self, score: Callable[[S], Any], subject: S) -> Score:
+        result = self._call_now(score, subject)
+        return result if isinstance(result, Score) else await result
+
+    def _call_now(self, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
         start_ns = time.time_ns()
         started = time.perf_counter()
         try:

@@ -5,13 +5,16 @@ whose spans cannot be built is dropped and counted, never raised."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import io
+import warnings
 from collections.abc import Sequence
 
-from otel_scorers import AgentRun, bind, checks
+from otel_scorers import AgentRun, bind, checks, scorer
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline, score_run
 from tests.conftest import Telemetry
 
 RUNS = (
@@ -100,3 +103,29 @@ def test_a_job_that_cannot_be_built_is_counted_and_finished_with_nothing(telemet
     asyncio.run(_do(pipeline, job))
     assert job.results == [] and out.getvalue() == ""
     assert telemetry.counter("otel_scorers.runs", otel_scorers__reason="build_error") == 1
+
+
+def test_scores_cancelled_before_they_start_leave_no_coroutine_never_awaited() -> None:
+    # A shutdown cancels the scores still waiting, some before their task has run at all.
+    @scorer
+    async def slow(run: AgentRun) -> float:
+        await asyncio.sleep(10)
+        return 1.0
+
+    @scorer
+    async def slower(run: AgentRun) -> float:
+        await asyncio.sleep(20)
+        return 1.0
+
+    async def cancelled_at_once() -> None:
+        waiting = asyncio.ensure_future(score_run([bind(slow), bind(slower)], RUNS[0]))
+        await asyncio.sleep(0)  # the scores are handed out as tasks, none of which has run yet
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(cancelled_at_once())
+        gc.collect()
+    assert [str(warning.message) for warning in caught if "never awaited" in str(warning.message)] == []
