@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
@@ -126,18 +126,7 @@ class Binding:
     def call(self, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
         """`score(subject)` as this binding's `Score`: timed, labelled, within its timeout, an
         error score for whatever it raises or returns wrong. The one implementation, for runs
-        (`evaluate`) and for conversations (`ConversationBinding`). Outside the inline lane, a
-        coroutine that calls the scorer when it starts: cancelled before that (a shutdown
-        cancels the scores still waiting), it leaves no scorer coroutine never awaited."""
-        if self.lane == "inline":
-            return self._call_now(score, subject)
-        return self._call_later(score, subject)
-
-    async def _call_later(self, score: Callable[[S], Any], subject: S) -> Score:
-        result = self._call_now(score, subject)
-        return result if isinstance(result, Score) else await result
-
-    def _call_now(self, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
+        (`evaluate`) and for conversations (`ConversationBinding`)."""
         start_ns = time.time_ns()
         started = time.perf_counter()
         try:
@@ -158,10 +147,11 @@ class Binding:
             return self.error(exc, time.perf_counter() - started, start_ns)
         # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
         if type(result) is not Score and type(result) is not float and inspect.isawaitable(result):
-            return self._finish(result, started, start_ns)
+            return self._finish(Unawaited(result), started, start_ns)
         return self.to_score(result, time.perf_counter() - started, start_ns)
 
-    async def _finish(self, pending: Awaitable[ScoreResult], started: float, start_ns: int) -> Score:
+    async def _finish(self, unawaited: Unawaited[ScoreResult], started: float, start_ns: int) -> Score:
+        pending = unawaited.take()
         if self.lane == "judge":
             not_loaded = await judge_client_loaded(self.name, pending, start_ns)
             if not_loaded is not None:
@@ -378,6 +368,27 @@ def error_score(
 #: tens of them on a loaded machine) before its own deadline starts; a stuck import still ends, in
 #: an error that names it.
 JUDGE_CLIENT_LOAD_S = 120.0
+
+
+class Unawaited(Generic[T]):
+    """A scorer's awaitable on its way to the coroutine that awaits it (`Binding._finish`). If
+    that coroutine never starts (a shutdown cancels the scores still waiting, some before their
+    task has run), this closes it when dropped: a score that will not be made is not reported as
+    a coroutine never awaited."""
+
+    __slots__ = ("_awaitable",)
+
+    def __init__(self, awaitable: Awaitable[T]) -> None:
+        self._awaitable: Awaitable[T] | None = awaitable
+
+    def take(self) -> Awaitable[T]:
+        awaitable, self._awaitable = self._awaitable, None
+        assert awaitable is not None, "taken once"
+        return awaitable
+
+    def __del__(self) -> None:
+        if inspect.iscoroutine(self._awaitable):
+            self._awaitable.close()
 
 
 async def judge_client_loaded(name: str, pending: Awaitable[Any], start_ns: int) -> Score | None:
