@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-    from otel_scorers.emission.agreement_output import ScoreJoin
+    from otel_scorers.labels.agreement_output import ScoreJoin
     from otel_scorers.otlp.score_export import OtlpScoreExport
 
 
@@ -156,9 +156,9 @@ def with_agreement(
     """`emission` with the agreement join as one more output (of the run scores too with `runs`;
     always of the conversations'), and, given `metrics`, the join's figures as metrics (once per
     join, where it is held)."""
-    from otel_scorers.emission.agreement_output import AgreementOutput
     from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_metrics import observe_agreement
+    from otel_scorers.labels.agreement_output import AgreementOutput
 
     if metrics is not None and isinstance(join, Agreement):
         observe_agreement(metrics.meter, join)

@@ -344,8 +344,8 @@ def _baseline_gate(
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from otel_scorers.cli.backfill import judge_concurrency, score_runs
-    from otel_scorers.emission.agreement_output import judge_scores
     from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.labels.agreement_output import judge_scores
     from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
     from otel_scorers.labels.label_records import read_labels
 

@@ -1,6 +1,6 @@
 """Conversations: the runs that share a conversation id, scored once when the conversation ends.
 
-`identity` finds a run's conversation id in whatever convention carries one; a turn, the small
+A run's conversation id is read as the run is built (`otel_scorers.runs.conversation_id`); a turn, the small
 record of a run a conversation keeps, and the conversation are `otel_scorers.conversation_turns`
 (beside the run model, which scorers read too); `stage` holds open conversations within bounds and decides
 when each has ended; `lane` scores the ended ones on the loop that scores the runs, their scores

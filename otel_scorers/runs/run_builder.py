@@ -32,10 +32,10 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_parts,
     tool_response_value,
 )
-from otel_scorers.conversations.identity import conversation_id_of
 from otel_scorers.model import AgentRun, Handoff, TokenUsage, ToolCall, ToolState
 from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.runs.context import run_context
+from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 

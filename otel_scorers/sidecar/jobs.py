@@ -15,9 +15,9 @@ from typing import Any, Protocol
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.emission import standard_emission
-from otel_scorers.emission.agreement_output import ScoreJoin
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from otel_scorers.conversations.identity import CONVERSATION_KEYS, conversation_id_of
+from otel_scorers.runs.conversation_id import CONVERSATION_KEYS, conversation_id_of
 
 from ..spans import only_run, span
 
