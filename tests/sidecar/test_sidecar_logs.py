@@ -4,6 +4,8 @@ scoring mode."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,3 +58,28 @@ def test_judge_calls_log_nothing_per_call(tmp_path: Path, judge: JudgeServer, sc
     assert len(judge.requests) >= len(DEMO_RUNS)  # the judge was called, once a run or more
     litellm_lines = [line for line in serve.lines if "litellm" in line.lower()]
     assert litellm_lines == []
+
+
+def test_a_judge_call_abandoned_inside_litellm_says_nothing_other_unawaited_coroutines_still_do() -> None:
+    # litellm makes its provider's coroutine on an executor thread: a call cancelled before it
+    # is awaited (the shutdown deadline) leaves it unawaited, by design.
+    script = """
+import gc
+from otel_scorers.sidecar.logs import setup_logging
+
+class OpenAIChatCompletion:
+    async def acompletion(self):
+        pass
+
+async def forgotten():
+    pass
+
+setup_logging()
+OpenAIChatCompletion().acompletion()
+forgotten()
+gc.collect()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "coroutine 'forgotten' was never awaited" in done.stderr
+    assert "acompletion" not in done.stderr
