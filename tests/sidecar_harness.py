@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -119,6 +120,16 @@ class RunningSidecar:
     @property
     def http_url(self) -> str:
         return f"http://127.0.0.1:{self.service.http.port}"
+
+    def scorer_metric(self, name: str, scorer: str) -> float | None:
+        """The value of `/metrics`' series `name` for `gen_ai.evaluation.name` `scorer` (the
+        first such series), None when there is none."""
+        with urllib.request.urlopen(f"{self.http_url}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        for line in text.splitlines():
+            if line.startswith(name + "{") and f'gen_ai_evaluation_name="{scorer}"' in line:
+                return float(line.rsplit(" ", 1)[1])
+        return None
 
 
 _LISTENING = re.compile(r"OTLP/(gRPC|HTTP) receiver.* on ([\d.]+):(\d+)")

@@ -22,9 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -32,11 +29,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_scorers import ScoringSpanProcessor, bind, scorers
 from otel_scorers.cli.main import main
 from otel_scorers.labels.agreement import Agreement, JudgeScore, Label, LabelJoin, kappa_figures, spearman
-from otel_scorers.labels.label_records import LabelLogWriter, labels_from_request, labels_json, read_labels
+from otel_scorers.labels.label_records import labels_json, read_labels
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 
 from ..conftest import Telemetry
 from ..judge_server import JudgeServer, judge_server
+from ..label_requests import label_request
 from ..sidecar_harness import RunningSidecar, sidecar_document
 from ..spans import conversation_turn
 from ..waiting import wait_until
@@ -276,26 +274,8 @@ def test_a_label_for_a_run_the_judge_did_not_score_is_unpaired(
     assert telemetry.counter("otel_scorers.labels.received", gen_ai__evaluation__name="toxicity") == 5
 
 
-def label_request(items: list[Label]) -> bytes:
-    logs = InMemoryLogRecordExporter()
-    provider = LoggerProvider()
-    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
-    writer = LabelLogWriter(provider)
-    for label in items:
-        writer.emit(label)
-    request = encode_logs(logs.get_finished_logs())
-    provider.shutdown()
-    assert labels_from_request(request)[0] == items  # what goes out reads back the same
-    return request.SerializeToString()
-
-
 def prometheus(sidecar: RunningSidecar, name: str) -> float | None:
-    with urllib.request.urlopen(f"{sidecar.http_url}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    for line in text.splitlines():
-        if line.startswith(name + "{") and 'gen_ai_evaluation_name="toxicity"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return None
+    return sidecar.scorer_metric(name, "toxicity")
 
 
 def version_key(figures: Any, scorer: str) -> Any:

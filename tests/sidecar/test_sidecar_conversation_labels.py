@@ -8,16 +8,13 @@ import urllib.request
 from typing import Any
 
 import pytest
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.labels.agreement import Label
-from otel_scorers.labels.label_records import LabelLogWriter
 
+from ..label_requests import label_request
 from ..otlp_capture import OtlpCapture
 from ..sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
 from ..spans import conversation_turn
@@ -40,25 +37,11 @@ def conversation_spans() -> list[Any]:
     return list(exporter.get_finished_spans())
 
 
-def label_request() -> bytes:
-    logs = InMemoryLogRecordExporter()
-    provider = LoggerProvider()
-    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
-    writer = LabelLogWriter(provider)
-    for index, value in enumerate(PEOPLE_SAY):
-        writer.emit(Label("turns", conversation_id=f"c-{index}", value=value, reviewer="ana"))
-    body = encode_logs(logs.get_finished_logs()).SerializeToString()
-    provider.shutdown()
-    return body
-
-
-def agreement_figure(sidecar: RunningSidecar, name: str) -> float | None:
-    with urllib.request.urlopen(f"{sidecar.http_url}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    for line in text.splitlines():
-        if line.startswith(name + "{") and 'gen_ai_evaluation_name="turns"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return None
+def conversation_labels() -> list[Label]:
+    return [
+        Label("turns", conversation_id=f"c-{index}", value=value, reviewer="ana")
+        for index, value in enumerate(PEOPLE_SAY)
+    ]
 
 
 @pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
@@ -69,18 +52,20 @@ def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_proc
         document["labels"] = {"wait_s": 60}
         with RunningSidecar(document) as sidecar:
             posted = urllib.request.Request(
-                f"{sidecar.http_url}/v1/logs", label_request(), {"Content-Type": "application/x-protobuf"}
+                f"{sidecar.http_url}/v1/logs",
+                label_request(conversation_labels()),
+                {"Content-Type": "application/x-protobuf"},
             )
             with urllib.request.urlopen(posted, timeout=10) as response:
                 assert response.status == 200
             send_grpc(sidecar.grpc_endpoint, encode(conversation_spans()).SerializeToString())
             wait_until(
-                lambda: agreement_figure(sidecar, "otel_scorers_agreement_pairs_total") == CONVERSATIONS,
+                lambda: sidecar.scorer_metric("otel_scorers_agreement_pairs_total", "turns") == CONVERSATIONS,
                 20,
                 lambda: (
-                    f"{CONVERSATIONS} pairs, not {agreement_figure(sidecar, 'otel_scorers_agreement_pairs_total')}"
+                    f"{CONVERSATIONS} pairs, not {sidecar.scorer_metric('otel_scorers_agreement_pairs_total', 'turns')}"
                 ),
             )
-            difference = agreement_figure(sidecar, "otel_scorers_agreement_mean_absolute_difference")
+            difference = sidecar.scorer_metric("otel_scorers_agreement_mean_absolute_difference", "turns")
             assert difference == pytest.approx(0.3, abs=1e-12)
-            assert agreement_figure(sidecar, "otel_scorers_labels_unpaired_total") in (None, 0.0)
+            assert sidecar.scorer_metric("otel_scorers_labels_unpaired_total", "turns") in (None, 0.0)
