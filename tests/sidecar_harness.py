@@ -121,15 +121,23 @@ class RunningSidecar:
     def http_url(self) -> str:
         return f"http://127.0.0.1:{self.service.http.port}"
 
-    def scorer_metric(self, name: str, scorer: str) -> float | None:
-        """The value of `/metrics`' series `name` for `gen_ai.evaluation.name` `scorer` (the
-        first such series), None when there is none."""
-        with urllib.request.urlopen(f"{self.http_url}/metrics", timeout=10) as response:
-            text = response.read().decode()
-        for line in text.splitlines():
-            if line.startswith(name + "{") and f'gen_ai_evaluation_name="{scorer}"' in line:
-                return float(line.rsplit(" ", 1)[1])
-        return None
+
+def metrics_text(http_url: str) -> str:
+    """What a sidecar's `/metrics` serves (its scoring processes' metrics merged in)."""
+    with urllib.request.urlopen(f"{http_url}/metrics", timeout=10) as response:
+        text: str = response.read().decode()
+        return text
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The sum of the series of `name` that carry `labels` (among others); 0 without any."""
+    wanted = [f'{key}="{value}"' for key, value in labels.items()]
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if (line.startswith(name + "{") or line.startswith(name + " "))
+        and all(label in line for label in wanted)
+    )
 
 
 _LISTENING = re.compile(r"OTLP/(gRPC|HTTP) receiver.* on ([\d.]+):(\d+)")

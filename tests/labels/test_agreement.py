@@ -35,7 +35,7 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from ..conftest import Telemetry
 from ..judge_server import JudgeServer, judge_server
 from ..label_requests import label_request
-from ..sidecar_harness import RunningSidecar, sidecar_document
+from ..sidecar_harness import RunningSidecar, metrics_text, sample, sidecar_document
 from ..spans import conversation_turn
 from ..waiting import wait_until
 
@@ -274,8 +274,8 @@ def test_a_label_for_a_run_the_judge_did_not_score_is_unpaired(
     assert telemetry.counter("otel_scorers.labels.received", gen_ai__evaluation__name="toxicity") == 5
 
 
-def prometheus(sidecar: RunningSidecar, name: str) -> float | None:
-    return sidecar.scorer_metric(name, "toxicity")
+def prometheus(sidecar: RunningSidecar, name: str) -> float:
+    return sample(metrics_text(sidecar.http_url), name, gen_ai_evaluation_name="toxicity")
 
 
 def version_key(figures: Any, scorer: str) -> Any:

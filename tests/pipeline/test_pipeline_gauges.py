@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import re
 import urllib.request
 from dataclasses import replace
 
@@ -21,7 +20,7 @@ from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.scorers.conversation import turns
 from tests.conftest import Telemetry, make_telemetry
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
+from tests.sidecar_harness import RunningSidecar, encode, metrics_text, sample, send_grpc, sidecar_document
 from tests.spans import conversation_turn
 
 TURN = Turn("c-1", 0x5B8EFFF798038103D269B633813FC60C, 0x1234, 1, 2, "trip", "hi", "hello", (), "ok")
@@ -65,12 +64,6 @@ def _turn_records(count: int) -> bytes:
     return body
 
 
-def _metric(text: str, name: str) -> float:
-    match = re.search(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
-    assert match, text
-    return float(match.group(1))
-
-
 def test_the_sidecar_serves_buffered_traces_and_open_conversations_on_metrics() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -92,7 +85,6 @@ def test_the_sidecar_serves_buffered_traces_and_open_conversations_on_metrics() 
             )
             with urllib.request.urlopen(request, timeout=10) as response:
                 assert response.status == 200
-            with urllib.request.urlopen(f"{sidecar.http_url}/metrics", timeout=10) as response:
-                text = response.read().decode()
-    assert _metric(text, "otel_scorers_traces_buffered") == 3
-    assert _metric(text, "otel_scorers_conversations_open") == 2
+            text = metrics_text(sidecar.http_url)
+    assert sample(text, "otel_scorers_traces_buffered") == 3
+    assert sample(text, "otel_scorers_conversations_open") == 2

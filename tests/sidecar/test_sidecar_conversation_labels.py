@@ -16,7 +16,7 @@ from otel_scorers.labels.agreement import Label
 
 from ..label_requests import label_request
 from ..otlp_capture import OtlpCapture
-from ..sidecar_harness import RunningSidecar, encode, send_grpc, sidecar_document
+from ..sidecar_harness import RunningSidecar, encode, metrics_text, sample, send_grpc, sidecar_document
 from ..spans import conversation_turn
 from ..waiting import wait_until
 
@@ -44,6 +44,10 @@ def conversation_labels() -> list[Label]:
     ]
 
 
+def turns_figure(sidecar: RunningSidecar, name: str) -> float:
+    return sample(metrics_text(sidecar.http_url), name, gen_ai_evaluation_name="turns")
+
+
 @pytest.mark.parametrize("scoring_process", [False, True], ids=["scoring-thread", "scoring-process"])
 def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_process: bool) -> None:
     with OtlpCapture() as capture:
@@ -60,12 +64,12 @@ def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_proc
                 assert response.status == 200
             send_grpc(sidecar.grpc_endpoint, encode(conversation_spans()).SerializeToString())
             wait_until(
-                lambda: sidecar.scorer_metric("otel_scorers_agreement_pairs_total", "turns") == CONVERSATIONS,
+                lambda: turns_figure(sidecar, "otel_scorers_agreement_pairs_total") == CONVERSATIONS,
                 20,
                 lambda: (
-                    f"{CONVERSATIONS} pairs, not {sidecar.scorer_metric('otel_scorers_agreement_pairs_total', 'turns')}"
+                    f"{CONVERSATIONS} pairs, not {turns_figure(sidecar, 'otel_scorers_agreement_pairs_total')}"
                 ),
             )
-            difference = sidecar.scorer_metric("otel_scorers_agreement_mean_absolute_difference", "turns")
+            difference = turns_figure(sidecar, "otel_scorers_agreement_mean_absolute_difference")
             assert difference == pytest.approx(0.3, abs=1e-12)
-            assert sidecar.scorer_metric("otel_scorers_labels_unpaired_total", "turns") in (None, 0.0)
+            assert turns_figure(sidecar, "otel_scorers_labels_unpaired_total") == 0.0

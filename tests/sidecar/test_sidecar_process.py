@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,16 @@ from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar_harness import SCORERS, ServeProcess, agent_spans, encode, free_port, send_grpc
+from tests.sidecar_harness import (
+    SCORERS,
+    ServeProcess,
+    agent_spans,
+    encode,
+    free_port,
+    metrics_text,
+    sample,
+    send_grpc,
+)
 from tests.waiting import wait_until
 
 #: A `sitecustomize` that writes a line (the process id, the message) to a file for each failure
@@ -57,10 +65,7 @@ def failures_by_process(failures: Path) -> Counter[str]:
 
 def buffered_traces(serve: ServeProcess) -> float:
     """`otel_scorers.traces.buffered`, as the process's /metrics says."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{serve.http_port()}/metrics", timeout=10) as response:
-        text: str = response.read().decode()
-    found = re.search(r"^otel_scorers_traces_buffered(?:\{[^}]*\})? (\S+)$", text, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
+    return sample(metrics_text(f"http://127.0.0.1:{serve.http_port()}"), "otel_scorers_traces_buffered")
 
 
 @pytest.fixture

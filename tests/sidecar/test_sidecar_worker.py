@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,8 @@ from tests.sidecar_harness import (
     ServeProcess,
     agent_spans,
     encode,
+    metrics_text,
+    sample,
     send_grpc,
     sidecar_document,
 )
@@ -61,22 +62,6 @@ def scores(capture: OtlpCapture) -> set[tuple[bytes, str, float, str]]:
     return found
 
 
-def metrics_text(sidecar: RunningSidecar) -> str:
-    with urllib.request.urlopen(f"{sidecar.http_url}/metrics", timeout=10) as response:
-        text: str = response.read().decode()
-        return text
-
-
-def sample(text: str, name: str, **labels: str) -> float:
-    """The sum of the series of `name` that carry `labels` (among others)."""
-    wanted = [f'{key}="{value}"' for key, value in labels.items()]
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith(name + "{") and all(label in line for label in wanted)
-    )
-
-
 def test_the_scoring_process_gives_the_same_scores_as_scoring_in_process() -> None:
     body = encode(agent_spans(DEMO_RUNS)).SerializeToString()
     found = {}
@@ -96,7 +81,7 @@ def test_metrics_endpoint_serves_both_processes_once_per_family(capture: OtlpCap
     with RunningSidecar(sidecar_document(capture.endpoint)) as sidecar:
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[:2])).SerializeToString())
         assert capture.wait_for(lambda: len(scores(capture)) >= 6)
-        text = metrics_text(sidecar)
+        text = metrics_text(sidecar.http_url)
     assert sample(text, "otel_scorers_receiver_spans_total", otel_scorers_outcome="accepted") > 0  # receiving
     assert sample(text, "gen_ai_evaluation_results_total") == 6  # scoring
     assert sample(text, "otel_scorers_runs_total", otel_scorers_outcome="assembled") == 2
@@ -116,7 +101,7 @@ def test_two_scoring_processes_share_the_traces_and_score_each_once(capture: Otl
         for run in runs:
             send_grpc(sidecar.grpc_endpoint, encode(agent_spans([run])).SerializeToString())
         assert capture.wait_for(lambda: len(scores(capture)) >= 3 * len(runs), timeout_s=20)
-        text = metrics_text(sidecar)
+        text = metrics_text(sidecar.http_url)
     evaluation_spans = [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
     assert len(evaluation_spans) == 3 * len(runs)  # one per run and scorer: none twice, none lost
     instances = {
@@ -163,7 +148,7 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
         wait_until(replaced, 30, "a new scoring process, ready")
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[1:2])).SerializeToString())
         assert capture.wait_for(lambda: len(scores(capture)) >= 1, timeout_s=15)
-        text = metrics_text(sidecar)
+        text = metrics_text(sidecar.http_url)
     assert len(scores(capture)) == 1  # the second trace, scored by the new process
     dropped = {"otel_scorers_outcome": "dropped", "otel_scorers_reason": "worker_exited"}
     assert sample(text, "otel_scorers_runs_total", **dropped) == 1
