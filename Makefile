@@ -93,11 +93,13 @@ COLLECTOR_RELEASE := v0.161.0
 
 collector: $(OTELCOL)
 $(OTELCOL): collector-build/manifest.yaml
+	mkdir -p .tools
 	cd collector-build && go run go.opentelemetry.io/collector/cmd/builder@$(COLLECTOR_RELEASE) --config manifest.yaml
 	install -D .tools/collector-build/otelcol-otel-scorers $@
 
 jaeger: $(JAEGER)
 $(JAEGER): jaeger-build/go.mod jaeger-build/go.sum
+	mkdir -p $(TOOLS_BIN)
 	cd jaeger-build && go build -o $@ github.com/jaegertracing/jaeger/cmd/jaeger
 
 # Every shipped Collector config loaded by the Collector it is written for.

@@ -48,7 +48,10 @@ def replica(
     document = {
         "scorers": [{"type": "no_tool_errors"}],
         "conversations": {
-            "idle_timeout_s": 1.0,
+            # A conversation closes once no turn came for this long: the turn records of one
+            # conversation come from several replicas through the Collector, seconds apart on a
+            # loaded machine, and one closed early would be scored again by its next turn.
+            "idle_timeout_s": 8.0,
             "tick_s": 0.1,
             "turn_records": True,
             "scorers": [{"type": "turns"}],
