@@ -192,6 +192,8 @@ _PHONE_WITHIN = regex.compile(rf"(?<![\w+])(?:{_PHONE.pattern})(?![\w])")
 # within it checked: a card may follow or precede another number in the same run.
 _CARD = re.compile(r"(?<![0-9])(?<![0-9][ \-])[0-9][0-9 \-]{11,}[0-9]")  # where a run starts only
 _DIGITS = re.compile(r"[0-9]+")
+#: 19 digits in groups of at least 4.
+_MAX_CARD_GROUPS = 4
 _IBAN = regex.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _IPV4 = regex.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = regex.compile(
@@ -265,7 +267,9 @@ def _cards(text: str, replace: Replace) -> str:
                 first += 1
                 continue
             matched = None
-            for last in range(len(groups) - 1, first - 1, -1):
+            # A card is at most 19 digits: at most `_MAX_CARD_GROUPS` groups of 4 or more, so the
+            # numbers tried from one group are few, and a run of groups costs linear time.
+            for last in range(min(len(groups) - 1, first + _MAX_CARD_GROUPS - 1), first - 1, -1):
                 end = groups[last][1]
                 if last > first and groups[last][0] - groups[last - 1][1] != 1:
                     continue  # two separators in a row: not one number
