@@ -37,7 +37,6 @@ from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.standard import output_factory
 from otel_scorers.errors import ConfigError
-from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.runs.context import context_override
@@ -49,6 +48,7 @@ from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.judge.masking import RedactConfig, Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, import_scorer, requiring
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, bind, unpriced_pacing
+from otel_scorers.selection.filters import Predicate, parse_filter
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.selection.sampling import DEFAULT_RATE, MAX_PER_MINUTE
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from otel_scorers.errors import ConfigError
-from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
 from otel_scorers.runs.context import ContextOverride, context_override
 from otel_scorers.scorers.checks import Check
@@ -27,6 +26,7 @@ from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.config import unpriced_budget_problem
 from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.protocol import Lane, Scorer, ScoreResult, UsesJudge, as_scorer, lane_of
+from otel_scorers.selection.filters import Predicate, parse_filter
 from otel_scorers.selection.paced_sampling import (
     Decided,
     PacedSampler,
@@ -266,7 +266,7 @@ def bind(
     `sampling` is a rate in [0, 1] (or `{"rate": r}` as in the config file), or, for a judge
     scorer, a budget: `{"usd_per_hour": 2}` or `{"calls_per_hour": 600}`, with optional risk
     `weights` and `feedback_attribute` (see `otel_scorers.selection.paced_sampling`); `filter` a
-    predicate description (see `otel_scorers.filters`) or a function of `AgentRun`.
+    predicate description (see `otel_scorers.selection.filters`) or a function of `AgentRun`.
     `context` replaces the run's own context (`AgentRun.context`) for this scorer: a list of
     texts, or a path into the run (`attributes.<key>`: a string or a list of strings).
     The scorer's lane is the one it declares (the LLM scorers: `judge`); `uses_judge=True` puts
