@@ -16,6 +16,7 @@ from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, higher_is_worse
+from otel_scorers.pipeline.scorer_call import call, label
 from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.evaluator_version import evaluator_version
@@ -70,7 +71,7 @@ class ConversationBinding:
 
     def label(self, value: float) -> str | None:
         """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
-        return self.binding.label(value)
+        return label(self.binding, value)
 
     @property
     def evaluator_version(self) -> str | None:
@@ -80,7 +81,7 @@ class ConversationBinding:
         return self.sampler.sampled(conversation.id)
 
     def evaluate(self, conversation: Conversation) -> Score | Awaitable[Score]:
-        return self.binding.call(self.scorer.score, conversation)
+        return call(self.binding, self.scorer.score, conversation)
 
 
 def bind_conversation(
