@@ -3,7 +3,7 @@
 A conversation binding samples by conversation (`ConversationSampler`: all of a conversation's
 turns or none, the same in every process); its scorer is called, timed, labelled by its
 threshold and turned into an error `Score` when it raises or does not finish in time by its
-`Binding` (`Binding.call`), the one implementation run scorers use too.
+`Binding` (`pipeline.scorer_call.call`), the one implementation run scorers use too.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from otel_scorers.selection.sampling import DEFAULT_RATE, TraceIdSampler
 class _Seat:
     """What a `Binding` reads of its scorer besides `score` (name, lane, needs, binary), for a
     conversation scorer: a conversation needs no run field and is labelled by its threshold
-    only. Its scorer's `score` takes a conversation, called through `Binding.call`."""
+    only. Its scorer's `score` takes a conversation, called through `scorer_call.call`."""
 
     scorer: ConversationScorer
     lane: Lane
