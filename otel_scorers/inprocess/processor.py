@@ -28,8 +28,8 @@ from otel_scorers import environment
 from otel_scorers.conventions import ConventionDescription, use_descriptions
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
+from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
-from otel_scorers.inprocess.hold_queue import HoldQueue
 from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
