@@ -45,6 +45,7 @@ from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
+from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -280,7 +281,11 @@ class ScoringSpanProcessor(SpanProcessor):
         thread; not on a span's hot path). A `ValueError` when labels were not asked for."""
         if self.agreement is None:
             raise ValueError("this processor takes no labels: build it with labels=True (config: labels: {})")
-        self.agreement.add_labels(labels)
+        admitted = self.agreement.add_labels(labels)
+        if admitted.refused:
+            throttled.warning(
+                "label_refused", "otel_scorers: %d labels refused: %s", admitted.refused, admitted.problem
+            )
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
