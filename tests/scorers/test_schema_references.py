@@ -89,7 +89,7 @@ def test_a_reference_to_a_url_in_a_declared_schema_sends_no_request(counting_ser
     config = parse_config(
         {"scorers": [{"type": "json_schema", "args": {"schema": {"$ref": counting_server.url}}}]}
     )
-    (binding,) = config.bindings()
+    (binding,) = config.scoring().bindings
     answer = binding.evaluate(AgentRun(1, 2, "agent", "q", '"guess"'))
     assert isinstance(answer, Score)
     assert counting_server.requests == 0
