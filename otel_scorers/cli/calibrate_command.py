@@ -25,7 +25,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         say(f"otel-scorers: {exc}")
         return 2
-    bindings = config.bindings()
+    bindings = config.scoring().bindings
     chosen = calibration_bindings(bindings, labels)
     names = {binding.name for binding in bindings}
     unknown = sorted({label.scorer for label in labels} - names)

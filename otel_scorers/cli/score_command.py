@@ -13,9 +13,10 @@ from otel_scorers.cli.conversation_backfill import ConversationBackfill, convers
 from otel_scorers.cli.output import nothing_read, progress, report_problems, say, score_to_json, write_line
 from otel_scorers.cli.score_baseline import Comparison, ScorerSummary
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, ScoreSummary
-from otel_scorers.config import Config, load_config
+from otel_scorers.config import load_config
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversation_turns import Conversation
+from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.human_text import counted, cut
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp.endpoint import unreachable
@@ -29,9 +30,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     use_descriptions(config.conventions)
-    bindings = config.bindings()
+    bindings, settings = config.scoring()  # one judge, one budget, for runs and conversations
     names = [binding.name for binding in bindings]
-    conversations = backfill_of_conversations(config)
+    conversations = backfill_of_conversations(settings)
     conversation_names = (
         [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
     )
@@ -203,9 +204,8 @@ def _baseline_gate(
     return comparisons
 
 
-def backfill_of_conversations(config: Config) -> ConversationBackfill | None:
-    if config.conversations is None or not config.conversations.scorers:
+def backfill_of_conversations(settings: ConversationSettings | None) -> ConversationBackfill | None:
+    """The conversations a backfill scores, when the configuration has conversation scorers."""
+    if settings is None or not settings.bindings:
         return None
-    settings = config.conversation_settings()
-    assert settings is not None
     return ConversationBackfill(settings)
