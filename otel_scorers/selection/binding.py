@@ -190,6 +190,7 @@ class Binding:
                 result.start_ns or start_ns,
                 self._fixed_probability,
                 self.evaluator_version,
+                self.scorer.binary,
             )
         if isinstance(result, bool):
             value = 1.0 if result else 0.0
@@ -209,6 +210,7 @@ class Binding:
             start_ns=start_ns,
             sampling_probability=self._fixed_probability,
             evaluator_version=self.evaluator_version,
+            binary=self.scorer.binary,
         )
 
     def _own_subclass(self, result: Score, label: str | None, duration_s: float, start_ns: int) -> Score:
@@ -221,6 +223,7 @@ class Binding:
             start_ns=result.start_ns or start_ns,
             sampling_probability=self._fixed_probability,
             evaluator_version=self.evaluator_version,
+            binary=self.scorer.binary,
         )
 
     def _invalid_value(self, message: str, start_ns: int, duration_s: float = 0.0) -> Score:

@@ -133,18 +133,35 @@ def test_score_metrics(telemetry: Telemetry) -> None:
         telemetry.counter(results, gen_ai__evaluation__name="no-tools", gen_ai__agent__name="weather-agent")
         == 3
     )
-    histogram = [
-        point
-        for point in telemetry.metric_points("gen_ai.evaluation.score")
-        if point.attributes["gen_ai.evaluation.name"] == "no_tool_errors"
-    ]
-    assert sum(point.count for point in histogram) == 3
-    assert sum(point.sum for point in histogram) == 2.0
     assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 3
     assert telemetry.counter("otel_scorers.evaluations", otel_scorers__outcome="scored") == 6
     durations = telemetry.metric_points("otel_scorers.scorer.duration")
     # Quick checks are timed on their first run, then on one in 16.
     assert sum(point.count for point in durations) == 2
+
+
+def test_a_binary_check_is_counted_not_measured_and_a_continuous_score_is_measured(
+    telemetry: Telemetry,
+) -> None:
+    """Pass/fail results go to `gen_ai.evaluation.results` only; a continuous score also gets its
+    `gen_ai.evaluation.score` histogram point, with an exemplar pointing at its run."""
+    processor = attach(telemetry, [checks.no_tool_errors(), checks.similarity("Sunny, 21°C in Paris.")])
+    weather = agent(telemetry)
+    weather.run(PARIS)
+    weather.run(PARIS)
+    weather.run(ATLANTIS)
+    processor.force_flush(5000)
+    points = telemetry.metric_points("gen_ai.evaluation.score")
+    measured = {point.attributes["gen_ai.evaluation.name"] for point in points}
+    assert measured == {"similarity"}, "the binary check has no histogram point"
+    assert sum(point.count for point in points) == 3
+    # Paris's answer is the expected text (1.0, twice); Atlantis's "sorry,noidea." shares one
+    # bigram ("y,") with "sunny,21°cinparis.": 2 x 1 / (12 + 17).
+    assert sum(point.sum for point in points) == pytest.approx(2.0 + 2 / 29)
+    assert any(point.exemplars for point in points)
+    results = "gen_ai.evaluation.results"
+    assert telemetry.counter(results, gen_ai__evaluation__name="no_tool_errors") == 3
+    assert telemetry.counter(results, gen_ai__evaluation__name="similarity") == 3
 
 
 def test_quick_checks_are_timed_on_one_run_in_16_and_other_scorers_on_every_run(
