@@ -13,7 +13,8 @@ interpreter start-up, imports and teardown are outside every region.
 Workloads (all in-process work of a unit, every thread counted):
 
 - `outside_runs`: a span outside any run (a web request with a database child) through
-  `ScoringSpanProcessor` with the six checks, per span;
+  `ScoringSpanProcessor` with the six checks, per span; `outside_runs_bare`: the same spans with
+  a no-op processor;
 - `agent_run_bare`: an agent run of 4 spans (`bench/emission.py`'s) exported by
   `BatchSpanProcessor` over OTLP/gRPC to a sink in another process, per run: the runs' own
   telemetry;
@@ -86,13 +87,19 @@ class Regions:
 
 def group_hot_path(regions: Regions, endpoint: str) -> None:
     from emission import SIX_CHECKS
-    from hot_path import outside_runs
+    from hot_path import NoOpProcessor, outside_runs
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.trace import TracerProvider
 
     from otel_scorers import ScoringSpanProcessor
 
+    spans = 2000
+    bare = TracerProvider()
+    bare.add_span_processor(NoOpProcessor())
+    outside_runs(bare, 400)
+    with regions.region("outside_runs_bare", spans):
+        outside_runs(bare, spans)
     provider = TracerProvider()
     processor = ScoringSpanProcessor(
         SIX_CHECKS, tracer_provider=provider, meter_provider=MeterProvider(), logger_provider=LoggerProvider()
@@ -100,7 +107,6 @@ def group_hot_path(regions: Regions, endpoint: str) -> None:
     provider.add_span_processor(processor)
     outside_runs(provider, 400)
     processor.force_flush()
-    spans = 2000
     with regions.region("outside_runs", spans):
         outside_runs(provider, spans)
         processor.force_flush()
@@ -376,6 +382,9 @@ def main() -> None:
             counted.update(result)
     baseline: dict[str, float] = json.loads(args.baseline.read_text()) if args.baseline.exists() else {}
     failures = compare(counted, baseline, args.tolerance)
+    plain, hooked = counted.get("outside_runs_bare"), counted.get("outside_runs")
+    if plain and hooked:
+        print(f"\na span outside runs: {hooked / plain:.3f}x its cost with a no-op processor")
     bare, scored = counted.get("agent_run_bare"), counted.get("agent_run_scored")
     if bare and scored:
         print(

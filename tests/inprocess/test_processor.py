@@ -264,9 +264,10 @@ def test_a_raising_or_hanging_scorer_is_an_error_result_never_the_agents_problem
             checks.no_tool_errors(),
         ],
     )
-    started = time.perf_counter()
     agent(telemetry).run(PARIS)
-    assert time.perf_counter() - started < 0.5, "the agent's thread never waits for scoring"
+    # The hanging scorers give up at their 0.2 s timeout: nothing of theirs exists yet.
+    ended = {span.attributes["gen_ai.evaluation.name"] for span in evaluation_spans(telemetry)}
+    assert not ended & {"hangs", "hangs_async"}, "the agent's thread never waits for scoring"
     assert processor.force_flush(5000)
 
     by_name = {span.attributes["gen_ai.evaluation.name"]: span for span in evaluation_spans(telemetry)}
@@ -290,10 +291,11 @@ def test_a_full_queue_drops_and_counts_without_blocking(telemetry: Telemetry) ->
 
     processor = attach(telemetry, [blocked], max_queue_size=2)
     weather = agent(telemetry)
-    started = time.perf_counter()
     for _ in range(70):  # 64 may be in flight, 2 may wait: the rest are dropped
         weather.run(PARIS)
-    elapsed = time.perf_counter() - started
+    # The scorer waits for the gate (5 s at most): an agent that had waited for room in the
+    # queue would find some of its runs scored by now.
+    assert evaluation_spans(telemetry) == [], "the agent's thread never waits for a full queue"
     gate.set()
     assert processor.force_flush(5000)
     dropped = telemetry.counter(
@@ -302,7 +304,6 @@ def test_a_full_queue_drops_and_counts_without_blocking(telemetry: Telemetry) ->
     scored = len(evaluation_spans(telemetry))
     assert dropped >= 1
     assert scored + dropped == 70, "every run is either scored or counted"
-    assert elapsed < 2.0
 
 
 def test_nested_agents_are_separate_runs(telemetry: Telemetry) -> None:

@@ -320,5 +320,5 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
         "sampling_probability", "evaluator_version", "binary",
     }  # fmt: skip
     # A check's score is marked binary by its binding: counted, not measured, in the metrics.
-    check = bind(checks.includes("sunny")).evaluate(make_run("It is sunny."))
+    check = evaluate(bind(checks.includes("sunny")), make_run("It is sunny."))
     assert isinstance(check, Score) and check.binary and check.label == "pass"
