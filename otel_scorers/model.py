@@ -196,7 +196,9 @@ class Score:
     """One scorer's verdict on one run.
 
     Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
-    the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
+    the scorer needs, or `error` says why the scorer failed. `binary`: the result of a scorer that
+    declares itself binary (a pass/fail check: value 0 or 1, its label saying which), counted in
+    the result counts and not measured into the score histogram. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
     estimates weight the score by its inverse. `evaluator_version` says what made it: the digest
     of its scorer's type, arguments, prompt version and judge model (`evaluator_version`).
@@ -220,6 +222,7 @@ class Score:
     start_ns: int = 0
     sampling_probability: float | None = None
     evaluator_version: str | None = None
+    binary: bool = False
 
     @property
     def ok(self) -> bool:

@@ -127,6 +127,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
             result.start_ns or start_ns,
             binding.fixed_probability,
             binding.evaluator_version,
+            binding.scorer.binary,
         )
     if isinstance(result, bool):
         value = 1.0 if result else 0.0
@@ -146,6 +147,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
         start_ns=start_ns,
         sampling_probability=binding.fixed_probability,
         evaluator_version=binding.evaluator_version,
+        binary=binding.scorer.binary,
     )
 
 
@@ -161,6 +163,7 @@ def _own_subclass(
         start_ns=result.start_ns or start_ns,
         sampling_probability=binding.fixed_probability,
         evaluator_version=binding.evaluator_version,
+        binary=binding.scorer.binary,
     )
 
 
