@@ -19,6 +19,7 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_parts,
     tool_response_value,
 )
+from otel_scorers.conventions.formats.python_repr import decoded_value
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_assembly import RunParts
 from otel_scorers.span_record import SpanRecord
@@ -37,12 +38,22 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     )
     internal_parts: set[int] = set()
     tool_calls = [
-        _failed_without_result(call)
+        _failed_without_result(_as_the_tool_saw_it(call))
         for call in _results_sent_back(
             _match_requested_calls(tools, models, parts.span, internal_parts), models, parts
         )
     ]
     return tool_calls, internal_parts
+
+
+def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
+    """The call's arguments and result as the tool saw them, also when its instrumentation wrote
+    a Python repr or a framework's message object (`python_repr.decoded_value`)."""
+    arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    result = decoded_value(call.result) if call.result is not None else None
+    if arguments is call.arguments and result is call.result:
+        return call
+    return replace(call, arguments=arguments, result=result)
 
 
 def _tool_call(
