@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT, RunSpanContent
 from otel_scorers.model import Handoff, ToolCall
+from otel_scorers.runs.agent_names import agent_name
 from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.runs.span_roles import SpanRoles
 from otel_scorers.span_record import SpanRecord
@@ -242,6 +243,10 @@ def content_of(parts: RunParts) -> RunSpanContent:
     content = parts.convention.run_content(parts.span)
     if parts.given_name is not None:
         content = replace(content, agent_name=parts.given_name)
+    else:
+        name = agent_name(parts.span, content.agent_name)
+        if name != content.agent_name:
+            content = replace(content, agent_name=name)
     if not parts.steps or (
         content.agent_name is not None and content.output_text is not None and content.input_text is not None
     ):
