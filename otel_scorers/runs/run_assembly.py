@@ -45,6 +45,9 @@ class RunParts:
     executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
     #: The agent's name as the span around the run gives it (`Convention.name_within`).
     given_name: str | None = None
+    #: The agent span that wraps this run and does nothing else (`invocations`): what it holds
+    #: (request, answer, conversation id) stands for what the run span lacks.
+    wrapper: RunParts | None = None
 
 
 def assemble_runs(found: SpanRoles) -> list[RunParts]:

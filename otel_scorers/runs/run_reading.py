@@ -17,6 +17,7 @@ from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.run_assembly import RunParts, agent_name_of, content_of
+from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls
 from otel_scorers.span_record import SpanRecord
 
@@ -26,8 +27,9 @@ def read_run(parts: RunParts) -> AgentRun:
     content = content_of(parts)
     models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
     tool_calls, internal_parts = run_tool_calls(parts, models)
-    run_input = _input_text(content, models, parts)
-    run_output, unrecorded = _run_output(parts, content, models, internal_parts)
+    sources: dict[str, str] = {}
+    run_input = _input_text(content, models, parts, sources)
+    run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     first_model_input = next((m.input.items for m in models if m.input.captured), ())
     input_messages = content.input.items or first_model_input
@@ -76,18 +78,23 @@ def read_run(parts: RunParts) -> AgentRun:
                 *(convention.tool_definitions(span) for convention, span in parts.models),
             ]
         ),
+        text_sources=sources,
     )
 
 
 def _run_output(
-    parts: RunParts, content: RunSpanContent, models: Sequence[ModelCall], internal_parts: set[int]
+    parts: RunParts,
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    internal_parts: set[int],
+    sources: dict[str, str],
 ) -> tuple[str | None, set[str]]:
     """The run's answer, and {"output"} when the trace as written cannot hold it (rather than
     content capture being off), else an empty set."""
     # Joined by handoffs: the answer is the last agent's.
     last = parts.final or parts
     last_content = content_of(last) if parts.final is not None else content
-    run_output = _output_text(last_content, models, last.span)
+    run_output = _output_text(last_content, models, last, parts.wrapper, sources)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()
@@ -142,33 +149,60 @@ def _start(model: ModelCall) -> int:
     return model.start_ns
 
 
-def _input_text(content: RunSpanContent, models: Sequence[ModelCall], parts: RunParts) -> str | None:
-    if content.input_text is not None:
-        return content.input_text
-    if content.input.captured:
-        text = last_user_text(content.input.items)
-        if text is not None:
-            return text
+def _input_text(
+    content: RunSpanContent, models: Sequence[ModelCall], parts: RunParts, sources: dict[str, str]
+) -> str | None:
+    """The user's request: the run span's (its structure reduced), the wrapping span's, else the
+    last user message of the run's first model call (`run_text`); `sources` notes where from."""
+    found = span_text(content, "input")
+    if found is None or found.text is None:
+        wrapper = span_text(content_of(parts.wrapper), "input", wrapper=True) if parts.wrapper else None
+        if wrapper is not None and wrapper.text is not None:
+            found = wrapper
+    if found is not None and found.text is not None:
+        if found.source is not None:
+            sources["input"] = found.source
+        return found.text
     for model in models:
         if model.input.captured:
             text = last_user_text(model.input.items)
+            if text is not None:
+                sources["input"] = FROM_MODEL_CALLS
             return parts.convention.prompt_input(parts.span, text) if text is not None else None
+    if found is not None and found.unfound is not None:
+        sources["input"] = found.unfound
     return None
 
 
-def _output_text(content: RunSpanContent, models: Sequence[ModelCall], run_span: SpanRecord) -> str | None:
-    if content.output_text is not None:
-        return content.output_text
-    if content.output.captured:
-        text = last_assistant_text(content.output.items)
-        if text is not None:
-            return text
+def _output_text(
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    parts: RunParts,
+    around: RunParts | None,
+    sources: dict[str, str],
+) -> str | None:
+    """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
+    last model call's assistant text (`run_text`); `sources` notes where from."""
+    found = span_text(content, "output")
+    if found is None or found.text is None:
+        wrapper = span_text(content_of(around), "output", wrapper=True) if around else None
+        if wrapper is not None and wrapper.text is not None:
+            found = wrapper
+    if found is not None and found.text is not None:
+        if found.source is not None:
+            sources["output"] = found.source
+        return found.text
     captured = [model for model in models if model.output.captured]
     if captured:
         # Content was captured: a run whose last model turn has no text gave no answer (""),
         # unless it failed before the model could answer (a tool raised, say): then there is none.
         text = last_assistant_text(captured[-1].output.items)
-        return text if text is not None else (None if run_span.status == "error" else "")
+        if text:
+            sources["output"] = FROM_MODEL_CALLS
+        return text if text is not None else (None if parts.span.status == "error" else "")
+    if found is not None and found.unfound is not None:
+        sources["output"] = found.unfound
+        return None
     if content.output.captured:
         return ""
     return None
