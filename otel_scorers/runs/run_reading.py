@@ -16,7 +16,7 @@ from otel_scorers.conventions.formats.messages import last_assistant_text, last_
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
-from otel_scorers.runs.run_assembly import RunParts, agent_name_of, content_of
+from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls
 from otel_scorers.span_record import SpanRecord

@@ -64,6 +64,13 @@ def reduce_structure(text: str, side: Side) -> Any:
     return _reduce(value, side, depth=0)
 
 
+def reduced_text(text: str, side: Side) -> str | None:
+    """`text` with a structure of a known form reduced to its text (None when it holds none);
+    any other text as it is."""
+    reduced = reduce_structure(text, side)
+    return text if reduced is _NOT_A_FORM else reduced if isinstance(reduced, str) else None
+
+
 def _reduce(value: Any, side: Side, depth: int) -> Any:
     if depth > 3:
         return _NOT_A_FORM

@@ -21,7 +21,7 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value
 from otel_scorers.model import ToolCall, ToolState
-from otel_scorers.runs.run_assembly import RunParts
+from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.span_record import SpanRecord
 
 
