@@ -88,9 +88,11 @@ def _give_roled_spans(
             continue
         if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
             continue
-        if role == "tool" and (
-            outer_tool := nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
-        ):
+        outer_tool = nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
+        # A model call a tool made (no agent run between) is the tool's work, not the agent's.
+        if role == "model" and outer_tool:
+            continue
+        if role == "tool" and outer_tool:
             owner.executions.setdefault(outer_tool, []).append((convention, span))
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models

@@ -199,7 +199,8 @@ def _output_text(
         text = last_assistant_text(captured[-1].output.items)
         if text:
             sources["output"] = FROM_MODEL_CALLS
-        return text if text is not None else (None if parts.span.status == "error" else "")
+            return text
+        return None if parts.span.status == "error" else ""
     if found is not None and found.unfound is not None:
         sources["output"] = found.unfound
         return None
