@@ -7,12 +7,14 @@ the request beside the agent's own span. The rules, the same for every conventio
 sub-agent, always a run of its own):
 
 - a step: a run inside another run's scope (not under a tool span) that has no name while the
-  run around it has one, or that was asked the same request, is a step of it: its spans join it;
+  run around it has one, or that was asked the same request, or whose agent runs there more
+  than once (a graph's node, a turn of its loop), is a step of it: its spans join it;
 - a wrapper: an agent span that does nothing itself (no model, tool or retriever span of its
   own) around runs, or whose time encloses the runs of its scope, is not a run: the first of them
   takes what it holds where its own span lacks it (`RunParts.wrapper`);
-- an empty step: an agent span that does nothing and answers nothing, inside or beside a run
-  that does something, while it runs, is not a run either.
+- an empty step: an agent span that does nothing itself, inside or beside a run that does
+  something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
+  a marker of the agent a run hands over to).
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ def one_run_per_invocation(
     if len(runs) < 2:
         return
     scopes = _Scopes(runs, roles, parents)
+    turns = _turns(runs, scopes)
     for step in sorted(runs.values(), key=lambda parts: parts.span.start_ns, reverse=True):
         outer = scopes.run_around(step)
-        if outer is not None and _is_step(step, outer):
+        if outer is not None and (step.span.span_id in turns or _is_step(step, outer)):
             _merge(step, outer)
             scopes.remove(step, outer)
     for empty in sorted(runs.values(), key=lambda parts: parts.span.start_ns):
@@ -52,7 +55,7 @@ def one_run_per_invocation(
             scopes.remove(empty, inside)
             continue
         beside = scopes.working_beside(empty)
-        if beside is not None and not _answers(empty):
+        if beside is not None:
             scopes.remove(empty, beside)
 
 
@@ -143,6 +146,17 @@ def _nearest(
     return None
 
 
+def _turns(runs: Mapping[int, RunParts], scopes: _Scopes) -> set[int]:
+    """The runs of an agent that runs more than once directly inside one run: a graph node or
+    a turn the run's loop makes, not a sub-agent (those a run invokes through tool calls)."""
+    seen: dict[tuple[int, str | None], list[int]] = {}
+    for span_id, parts in runs.items():
+        outer = scopes.run_around(parts)
+        if outer is not None:
+            seen.setdefault((outer.span.span_id, agent_name_of(parts)), []).append(span_id)
+    return {span_id for found in seen.values() if len(found) > 1 for span_id in found}
+
+
 def _is_step(step: RunParts, outer: RunParts) -> bool:
     name = agent_name_of(step)
     if name is None:
@@ -168,11 +182,6 @@ def _merge(step: RunParts, outer: RunParts) -> None:
 def _works(parts: RunParts) -> bool:
     """The run has spans of its own: a model call, a tool call or a retrieval."""
     return bool(parts.models or parts.tools or parts.retrievers or parts.executions)
-
-
-def _answers(parts: RunParts) -> bool:
-    content = content_of(parts)
-    return content.output_text is not None or content.output.captured
 
 
 def _encloses(outer: SpanRecord, inner: SpanRecord) -> bool:
