@@ -10,10 +10,11 @@ request, the last one's answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
+from otel_scorers.conventions.formats.messages import handoff_tool_name, tool_call_parts
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
@@ -154,7 +155,9 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
         if head.span.span_id in joined:
             continue
         current = head
-        while (handoff := _last_handoff(current)) is not None:
+        while (
+            handoff := _last_handoff(current) or _requested_handoff(current, ordered[index + 1 :])
+        ) is not None:
             target, start_ns = handoff
             follower = next(
                 (
@@ -211,6 +214,24 @@ def _last_handoff(parts: RunParts) -> tuple[str, int] | None:
         if target is not None and (found is None or span.start_ns >= found[1]):
             found = (target, span.start_ns)
     return found
+
+
+def _requested_handoff(parts: RunParts, later: Sequence[RunParts]) -> tuple[str, int] | None:
+    """(agent handed to, when) of a handoff no tool span records: the run's last model call asked
+    for the tool its framework names after the agent (`transfer_to_{agent}`), and a run of that
+    agent starts later in the trace (which of them follows it, `_join_handoffs` decides)."""
+    if not parts.models or len(later) == 0:
+        return None
+    convention, span = max(parts.models, key=lambda pair: pair[1].start_ns)
+    asked = {part.get("name") for part in tool_call_parts(convention.model_call(span).output.items)}
+    asked.discard(None)
+    if not asked:
+        return None
+    for follower in later:
+        name = agent_name_of(follower)
+        if name and follower is not parts and handoff_tool_name(name) in asked:
+            return name, span.start_ns
+    return None
 
 
 def _add_sub_run_call(

@@ -15,6 +15,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall, framework_tool
 from otel_scorers.conventions.formats.messages import (
     decode_json,
+    handoff_tool_name,
     tool_call_parts,
     tool_response_parts,
     tool_response_value,
@@ -40,10 +41,18 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
         for call in _results_sent_back(
-            _match_requested_calls(tools, models, parts.span, internal_parts), models, parts
+            _match_requested_calls(tools, models, parts.span, internal_parts, _handoff_names(parts)),
+            models,
+            parts,
         )
     ]
     return tool_calls, internal_parts
+
+
+def _handoff_names(parts: RunParts) -> frozenset[str]:
+    """The tool names of the run's handoffs that no tool span recorded (the model asked for
+    `transfer_to_{agent}`): framework machinery, not tool calls."""
+    return frozenset(handoff_tool_name(handoff.to_agent) for handoff in parts.handoffs if handoff.to_agent)
 
 
 def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
@@ -147,12 +156,14 @@ def _match_requested_calls(
     models: Sequence[ModelCall],
     run_span: SpanRecord,
     internal_parts: set[int] | None = None,
+    handoffs: frozenset[str] = frozenset(),
 ) -> list[ToolCall]:
     """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
 
     `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
     call answers its part, then is left out (its part's index goes into `internal_parts`).
-    Calls that start together keep the order in which the model asked for them.
+    Calls that start together keep the order in which the model asked for them. An unanswered
+    part that names one of the run's `handoffs` is machinery too.
     """
     requested: list[tuple[int, Mapping[str, Any]]] = [
         (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
@@ -192,6 +203,10 @@ def _match_requested_calls(
         matched.append((call, index))
     for index in unmatched:
         start_ns, part = requested[index]
+        if part.get("name") in handoffs:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
         call = ToolCall(
             name=str(part.get("name") or ""),
             call_id=part.get("id") if isinstance(part.get("id"), str) else None,
