@@ -200,7 +200,10 @@ def _output_text(
         if text:
             sources["output"] = FROM_MODEL_CALLS
             return text
-        return None if parts.span.status == "error" else ""
+        # No part at all in the last turn: its content was not recorded, rather than empty.
+        if parts.span.status == "error" or not any(m.get("parts") for m in captured[-1].output.items):
+            return None
+        return ""
     if found is not None and found.unfound is not None:
         sources["output"] = found.unfound
         return None

@@ -128,7 +128,8 @@ def _message_fields(text: str) -> Mapping[str, Any] | None:
 def span_text(content: RunSpanContent, side: Side, wrapper: bool = False) -> Found | None:
     """The request or answer a run span (or the span around it) holds, None when it holds none."""
     text = content.input_text if side == "input" else content.output_text
-    if text is not None:
+    # An empty value is what some span processors write when content capture hides it.
+    if text:
         reduced = reduce_structure(text, side)
         if reduced is _NOT_A_FORM:
             return Found(text, FROM_WRAPPER if wrapper else None)
