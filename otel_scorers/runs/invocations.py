@@ -14,7 +14,8 @@ sub-agent, always a run of its own):
   takes what it holds where its own span lacks it (`RunParts.wrapper`);
 - an empty step: an agent span that does nothing itself, inside or beside a run that does
   something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
-  a marker of the agent a run hands over to).
+  a marker of the agent a run hands over to), unless it failed or its convention reads it as a
+  call of the run around it (a managed agent).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _TOOL = -1
 def one_run_per_invocation(
     runs: dict[int, RunParts],
     roles: Mapping[int, tuple[Convention, SpanRole]],
+    by_id: Mapping[int, SpanRecord],
     parents: Mapping[int, int | None],
 ) -> None:
     """Remove from `runs` the agent spans that are steps or wrappers of another run."""
@@ -55,7 +57,7 @@ def one_run_per_invocation(
             scopes.remove(empty, inside)
             continue
         beside = scopes.working_beside(empty)
-        if beside is not None:
+        if beside is not None and not _invoked(empty, by_id):
             scopes.remove(empty, beside)
 
 
@@ -169,6 +171,16 @@ def _request(parts: RunParts) -> str | None:
     """The request the run span holds, its structure reduced; None when it holds none."""
     text = content_of(parts).input_text
     return reduced_text(text, "input") if text is not None else None
+
+
+def _invoked(parts: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
+    """The run did something though no span of its own says so: it failed, or its convention
+    reads it as a call the run around it made (a managed agent answering a tool call)."""
+    if parts.span.status == "error":
+        return True
+    parent_id = parts.span.parent_span_id
+    parent = by_id.get(parent_id) if parent_id is not None else None
+    return parts.convention.sub_run_call(parts.span, parent) is not None
 
 
 def _merge(step: RunParts, outer: RunParts) -> None:

@@ -40,7 +40,7 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     owners: dict[int, RunParts | None] = {}
     _give_roled_spans(runs, roles, by_id, parents, owners)
     _give_steps(runs, found.unroled, by_id, parents, owners)
-    one_run_per_invocation(runs, roles, parents)
+    one_run_per_invocation(runs, roles, by_id, parents)
     outer: dict[int, RunParts | None] = {}
     owners = {}  # the runs left: walked anew
     for span_id, parts in runs.items():

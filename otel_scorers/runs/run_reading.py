@@ -25,7 +25,9 @@ from otel_scorers.span_record import SpanRecord
 def read_run(parts: RunParts) -> AgentRun:
     run_span = parts.span
     content = content_of(parts)
-    models = sorted((convention.model_call(span) for convention, span in parts.models), key=_start)
+    models = sorted(
+        (convention.model_call(span) for convention, span in _one_per_call(parts.models)), key=_start
+    )
     tool_calls, internal_parts = run_tool_calls(parts, models)
     sources: dict[str, str] = {}
     run_input = _input_text(content, models, parts, sources)
@@ -135,6 +137,20 @@ def _missing(
     if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
     return missing
+
+
+def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[Convention, SpanRecord]]:
+    """A run's model spans, one per call: spans that overlap in time record the same call (a
+    client's own spans beside its instrumentation's, anthropic's), so one of them counts, the
+    one that records more. A run's model calls follow one another."""
+    kept: list[tuple[Convention, SpanRecord]] = []
+    for pair in sorted(spans, key=lambda pair: pair[1].start_ns):
+        if kept and pair[1].start_ns < (kept[-1][1].end_ns or kept[-1][1].start_ns):
+            if len(pair[1].attributes) > len(kept[-1][1].attributes):
+                kept[-1] = pair
+            continue
+        kept.append(pair)
+    return kept
 
 
 def _retrievals(parts: RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
