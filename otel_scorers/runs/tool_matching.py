@@ -201,6 +201,20 @@ def _match_requested_calls(
         if call.call_id is None and isinstance(part.get("id"), str):
             call = replace(call, call_id=part["id"])
         matched.append((call, index))
+    matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
+    matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
+    return [call for call, _ in matched]
+
+
+def _unanswered(
+    requested: Sequence[tuple[int, Mapping[str, Any]]],
+    unmatched: Sequence[int],
+    handoffs: frozenset[str],
+    internal_parts: set[int] | None,
+) -> list[tuple[ToolCall, int]]:
+    """The requested calls no tool span answered, as incomplete calls with their part's index;
+    those naming one of the run's handoffs are machinery (their index into `internal_parts`)."""
+    found = []
     for index in unmatched:
         start_ns, part = requested[index]
         if part.get("name") in handoffs:
@@ -214,6 +228,5 @@ def _match_requested_calls(
             state="incomplete",
             start_ns=start_ns,
         )
-        matched.append((call, index))
-    matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
-    return [call for call, _ in matched]
+        found.append((call, index))
+    return found
