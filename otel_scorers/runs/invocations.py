@@ -36,10 +36,12 @@ def one_run_per_invocation(
     roles: Mapping[int, tuple[Convention, SpanRole]],
     by_id: Mapping[int, SpanRecord],
     parents: Mapping[int, int | None],
-) -> None:
-    """Remove from `runs` the agent spans that are steps or wrappers of another run."""
+) -> bool:
+    """Remove from `runs` the agent spans that are steps or wrappers of another run; whether
+    any was."""
     if len(runs) < 2:
-        return
+        return False
+    before = len(runs)
     scopes = _Scopes(runs, roles, parents)
     turns = _turns(runs, scopes)
     for step in sorted(runs.values(), key=lambda parts: parts.span.start_ns, reverse=True):
@@ -59,6 +61,7 @@ def one_run_per_invocation(
         beside = scopes.working_beside(empty)
         if beside is not None and not _invoked(empty, by_id):
             scopes.remove(empty, beside)
+    return len(runs) < before
 
 
 class _Scopes:

@@ -40,9 +40,9 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     owners: dict[int, RunParts | None] = {}
     _give_roled_spans(runs, roles, by_id, parents, owners)
     _give_steps(runs, found.unroled, by_id, parents, owners)
-    one_run_per_invocation(runs, roles, by_id, parents)
+    if one_run_per_invocation(runs, roles, by_id, parents):
+        owners = {}  # fewer runs: walked anew
     outer: dict[int, RunParts | None] = {}
-    owners = {}  # the runs left: walked anew
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
@@ -156,7 +156,7 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
             continue
         current = head
         while (
-            handoff := _last_handoff(current) or _requested_handoff(current, ordered[index + 1 :])
+            handoff := _last_handoff(current) or _requested_handoff(current, ordered[index + 1 :], outer)
         ) is not None:
             target, start_ns = handoff
             follower = next(
@@ -216,11 +216,17 @@ def _last_handoff(parts: RunParts) -> tuple[str, int] | None:
     return found
 
 
-def _requested_handoff(parts: RunParts, later: Sequence[RunParts]) -> tuple[str, int] | None:
+def _requested_handoff(
+    parts: RunParts, later: Sequence[RunParts], outer: Mapping[int, RunParts | None]
+) -> tuple[str, int] | None:
     """(agent handed to, when) of a handoff no tool span records: the run's last model call asked
     for the tool its framework names after the agent (`transfer_to_{agent}`), and a run of that
-    agent starts later in the trace (which of them follows it, `_join_handoffs` decides)."""
-    if not parts.models or len(later) == 0:
+    agent starts later beside it (which of them follows it, `_join_handoffs` decides)."""
+    if not parts.models:
+        return None
+    around = outer.get(parts.span.span_id)
+    later = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
+    if not later:
         return None
     convention, span = max(parts.models, key=lambda pair: pair[1].start_ns)
     asked = {part.get("name") for part in tool_call_parts(convention.model_call(span).output.items)}
@@ -229,7 +235,7 @@ def _requested_handoff(parts: RunParts, later: Sequence[RunParts]) -> tuple[str,
         return None
     for follower in later:
         name = agent_name_of(follower)
-        if name and follower is not parts and handoff_tool_name(name) in asked:
+        if name and handoff_tool_name(name) in asked:
             return name, span.start_ns
     return None
 
