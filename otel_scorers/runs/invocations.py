@@ -43,14 +43,16 @@ def one_run_per_invocation(
         return False
     before = len(runs)
     scopes = _Scopes(runs, roles, parents)
-    turns = _turns(runs, scopes)
-    for step in sorted(runs.values(), key=lambda parts: parts.span.start_ns, reverse=True):
+    nested = [parts for parts in runs.values() if scopes.run_around(parts) is not None]
+    turns = _turns(nested, scopes) if len(nested) > 1 else set()
+    for step in sorted(nested, key=lambda parts: parts.span.start_ns, reverse=True):
         outer = scopes.run_around(step)
         if outer is not None and (step.span.span_id in turns or _is_step(step, outer)):
             _merge(step, outer)
             scopes.remove(step, outer)
-    for empty in sorted(runs.values(), key=lambda parts: parts.span.start_ns):
-        if empty.span.span_id not in runs or _works(empty):
+    idle = [parts for parts in runs.values() if not _works(parts)]
+    for empty in sorted(idle, key=lambda parts: parts.span.start_ns) if len(runs) > 1 else ():
+        if empty.span.span_id not in runs:
             continue
         inside = scopes.wrapped_by(empty)
         if inside is not None:
@@ -151,14 +153,14 @@ def _nearest(
     return None
 
 
-def _turns(runs: Mapping[int, RunParts], scopes: _Scopes) -> set[int]:
+def _turns(nested: list[RunParts], scopes: _Scopes) -> set[int]:
     """The runs of an agent that runs more than once directly inside one run: a graph node or
     a turn the run's loop makes, not a sub-agent (those a run invokes through tool calls)."""
     seen: dict[tuple[int, str | None], list[int]] = {}
-    for span_id, parts in runs.items():
+    for parts in nested:
         outer = scopes.run_around(parts)
         if outer is not None:
-            seen.setdefault((outer.span.span_id, agent_name_of(parts)), []).append(span_id)
+            seen.setdefault((outer.span.span_id, agent_name_of(parts)), []).append(parts.span.span_id)
     return {span_id for found in seen.values() if len(found) > 1 for span_id in found}
 
 

@@ -143,6 +143,8 @@ def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[
     """A run's model spans, one per call: spans that overlap in time record the same call (a
     client's own spans beside its instrumentation's, anthropic's), so one of them counts, the
     one that records more. A run's model calls follow one another."""
+    if len(spans) < 2:
+        return list(spans)
     kept: list[tuple[Convention, SpanRecord]] = []
     for pair in sorted(spans, key=lambda pair: pair[1].start_ns):
         if kept and pair[1].start_ns < (kept[-1][1].end_ns or kept[-1][1].start_ns):

@@ -94,6 +94,8 @@ def decoded_value(value: Any) -> Any:
         found, content = message_content(value)
         return content if found else value
     if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
-        return python_literal(value, value)
+        return message_content(python_literal(value, value))[1]
+    if "tool_call_id=" not in value:  # most results: plain text, not a message object
+        return value
     found, content = message_content(value)
     return content if found else value
