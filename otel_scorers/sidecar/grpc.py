@@ -23,11 +23,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
-from otel_scorers.sidecar.batch_assembler import Scan
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import PayloadError, decode_salvaging
+from otel_scorers.sidecar.request_scan import Scan
 from otel_scorers.sidecar.security import TokenCheck, grpc_credentials
 from otel_scorers.throttled_log import throttled
 
@@ -120,7 +120,10 @@ class GrpcReceiver:
         if problem is not None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         try:
-            response = self._logs.export(body)
+            logs = self._logs
+            big = len(body) >= OFFLOAD_BYTES  # decoding a large request is slow Python: off the loop
+            read = await self._offload.run(lambda: logs.read(body)) if big else logs.read(body)
+            response = logs.take(read)
         except PayloadError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
             raise

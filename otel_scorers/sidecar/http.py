@@ -26,12 +26,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
-from otel_scorers.sidecar.batch_assembler import Scan
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.listener import Listener, bind
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode_salvaging, decompress
+from otel_scorers.sidecar.request_scan import Scan
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
 from otel_scorers.throttled_log import throttled
 
@@ -322,7 +322,12 @@ class HttpReceiver:
         try:
             raw = await asyncio.wait_for(request.read(), self._read_timeout_s)
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
-            response = self._logs.export(data, encoding)
+            logs = self._logs
+            if len(data) >= OFFLOAD_BYTES:  # decoding a large request is slow Python: off the loop
+                read = await self._offload.run(lambda: logs.read(data, encoding))
+            else:
+                read = logs.read(data, encoding)
+            response = logs.take(read)
         except PayloadError as exc:
             return _reply(exc.status, encoding, exc.message)
         except asyncio.TimeoutError:

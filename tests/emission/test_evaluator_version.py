@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.model import Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers import answer_relevancy, faithfulness, llm_scorer
 from otel_scorers.scorers.judge import JudgeConfig
 from tests.conftest import Telemetry
@@ -41,7 +42,7 @@ PRINT_VERSIONS = """
 import json, sys
 from otel_scorers.config import parse_config
 config = parse_config(json.loads(sys.argv[1]))
-print(json.dumps({binding.name: binding.evaluator_version for binding in config.bindings()}))
+print(json.dumps({binding.name: binding.evaluator_version for binding in config.scoring().bindings}))
 """
 
 
@@ -61,7 +62,7 @@ def versions_in_a_new_process(config: dict[str, Any], hash_seed: str) -> dict[st
 
 
 def versions_here(config: dict[str, Any]) -> dict[str, str | None]:
-    return {binding.name: binding.evaluator_version for binding in parse_config(config).bindings()}
+    return {binding.name: binding.evaluator_version for binding in parse_config(config).scoring().bindings}
 
 
 def test_the_same_configuration_has_the_same_versions_in_two_processes_and_two_runs() -> None:
@@ -166,7 +167,7 @@ def test_renaming_a_binding_keeps_its_version_and_every_result_carries_it() -> N
     missing = AgentRun(1, 2, "weather", "q", None, missing=frozenset({"output"}))
     named = bind(checks.includes("sunny"), name="says-sunny")
     assert named.evaluator_version == bind(checks.includes("sunny")).evaluator_version
-    scored, skipped = named.evaluate(run), named.evaluate(missing)
+    scored, skipped = evaluate(named, run), evaluate(named, missing)
     assert not hasattr(scored, "__await__") and not hasattr(skipped, "__await__")
     assert scored.evaluator_version == skipped.evaluator_version == named.evaluator_version  # type: ignore[union-attr]
 
@@ -174,7 +175,7 @@ def test_renaming_a_binding_keeps_its_version_and_every_result_carries_it() -> N
         raise RuntimeError("no")
 
     failing = bind(checks.Check("broken", broken))
-    result = failing.evaluate(run)
+    result = evaluate(failing, run)
     assert result.error is not None and result.evaluator_version == failing.evaluator_version  # type: ignore[union-attr]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from otel_scorers import bind, checks
 from otel_scorers.emission.attributes import evaluation_attributes
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import InputProblem, read_spans, runs_from_files
 from otel_scorers.runs.run_builder import build_runs
@@ -109,7 +110,7 @@ def test_a_run_whose_span_holds_only_a_type_descriptor_has_no_answer_and_text_ch
     spans = [span for span in spans_of("mlflow-openai-agents", "no_tool") if span.name == "weather_agent"]
     (run,) = build_runs(spans)
     assert run.output is None and "output" in run.missing
-    score = bind(checks.includes("Bonjour")).evaluate(run)
+    score = evaluate(bind(checks.includes("Bonjour")), run)
     assert isinstance(score, Score) and score.value is None
     assert score.skipped == "the run's output could not be found: the run span holds a structure without text"
 

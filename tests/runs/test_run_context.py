@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, load_config
-from otel_scorers.config import build_bindings
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import ContextItem
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
 from tests.conventions.test_fixture_runs import PENDING, TOLERATED
@@ -170,7 +170,7 @@ def test_genai_retrieval_spans_give_their_documents_with_content(telemetry: Tele
 def context_seen(binding_context: Any, run: AgentRun) -> tuple[ContextItem, ...]:
     recorder = RunRecorder()
     binding = bind(recorder, context=binding_context)
-    binding.evaluate(run)
+    evaluate(binding, run)
     (seen,) = recorder.runs
     return seen.context
 
@@ -209,8 +209,8 @@ def test_a_bad_context_in_the_config_names_its_key(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("scorers:\n  - type: includes\n    args: {expected: x}\n    context: nowhere.near\n")
     with pytest.raises(ConfigError) as raised:
-        build_bindings(load_config(config))
+        load_config(config)
     assert "scorers[0].context" in str(raised.value) and "nowhere.near" in str(raised.value)
     config.write_text("scorers:\n  - type: includes\n    args: {expected: x}\n    context: [a doc]\n")
-    (binding,) = build_bindings(load_config(config))
+    (binding,) = load_config(config).scoring().bindings
     assert binding.context is not None and binding.context(RUN) == (ContextItem("a doc", "given", "config"),)

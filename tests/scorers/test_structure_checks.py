@@ -19,6 +19,7 @@ from otel_scorers import bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
+from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
 from otel_scorers.runs.otlp_files import runs_from_files
 from otel_scorers.scorers.bounded_schema import quick_test
 
@@ -44,7 +45,7 @@ def fixture_run(framework: str, scenario: str = "tool_then_answer") -> AgentRun:
 
 
 def evaluate(check: checks.Check, run: AgentRun, **options: float) -> Score:
-    score = bind(check, **options).evaluate(run)  # type: ignore[arg-type]
+    score = evaluate_binding(bind(check, **options), run)  # type: ignore[arg-type]
     assert isinstance(score, Score), "quick checks score synchronously"
     return score
 
@@ -206,7 +207,7 @@ def test_the_checks_take_every_binding_option_from_the_configuration() -> None:
             ]
         }
     )
-    first, *others = config.bindings()
+    first, *others = config.scoring().bindings
     assert (first.name, first.sampling_rate, first.max_per_minute, first.timeout_s) == (
         "weather-path",
         0.5,
@@ -215,7 +216,9 @@ def test_the_checks_take_every_binding_option_from_the_configuration() -> None:
     )
     assert first.filter is not None and first.lane == "inline"
     assert [binding.name for binding in others] == ["json_schema", "json_valid", "tool_args_valid"]
-    assert all(binding.lane == "inline" and binding.evaluator_version for binding in config.bindings())
+    assert all(
+        binding.lane == "inline" and binding.evaluator_version for binding in config.scoring().bindings
+    )
 
 
 PLAIN = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", ""]))
@@ -289,7 +292,7 @@ def test_the_configuration_example_in_the_docs_loads() -> None:
 
     docs = (Path(__file__).parent.parent.parent / "docs" / "checks.md").read_text(encoding="utf-8")
     block = docs.split("In a configuration file:\n\n```yaml\n", 1)[1].split("```", 1)[0]
-    bindings = parse_config(yaml.safe_load(block)).bindings()
+    bindings = parse_config(yaml.safe_load(block)).scoring().bindings
     assert [binding.name for binding in bindings] == [
         "tool_args_valid", "weather-args", "json_schema", "json_valid", "trajectory",
     ]  # fmt: skip
@@ -304,7 +307,7 @@ def test_the_configuration_example_in_the_docs_loads() -> None:
             ToolCall("get_weather", arguments={"city": "Paris", "units": "C"}),
         ),
     )
-    results = {binding.name: binding.evaluate(run) for binding in bindings}
+    results = {binding.name: evaluate_binding(binding, run) for binding in bindings}
     assert all(isinstance(score, Score) for score in results.values())
     values = {name: score.value if isinstance(score, Score) else None for name, score in results.items()}
     assert values == {
