@@ -103,6 +103,9 @@ class AgentRun:
     the transitions in order. `tool_definitions` are the tools its model was offered, one per name,
     as its agent and model spans declare them (`gen_ai.tool.definitions`, OpenInference's
     `llm.tools`): empty when the trace declares none.
+    `text_sources` says, for `input` and `output`, where the text was derived from when the run
+    span did not hold it as text (its structure reduced, the span around it, its model calls),
+    or why it could not be found (a structure without text): text scorers skip such a run.
     """
 
     trace_id: int
@@ -129,6 +132,7 @@ class AgentRun:
     handoffs: tuple[Handoff, ...] = ()
     final_agent: str | None = None
     tool_definitions: tuple[ToolDefinition, ...] = ()
+    text_sources: Mapping[str, str] = field(default_factory=_empty)
 
     @property
     def trace_id_hex(self) -> str:

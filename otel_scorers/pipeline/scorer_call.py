@@ -43,6 +43,8 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         field_name = sorted(missing)[0]
         if field_name in run.unrecorded:
             reason = _UNRECORDED_REASON.format(field=field_name.replace("_", " "))
+        elif field_name in run.text_sources:  # the span held a structure, not text
+            reason = f"the run's {field_name} could not be found: {run.text_sources[field_name]}"
         else:
             reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
         return Score(binding.name, skipped=reason, evaluator_version=binding.evaluator_version)

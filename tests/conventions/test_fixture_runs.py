@@ -90,6 +90,25 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             "llamaindex-openllmetry-alone",
         )
     },
+    ("openlit-openai-agents", "responses_api"): (
+        "OpenLIT's Responses API wrapper fails on this SDK's request ('Reasoning' object has no "
+        "attribute 'get': the chat spans are ERROR, with no messages): the trace holds neither the "
+        "request nor the answer, which the run lists as missing",
+        frozenset({"text"}),
+    ),
+    **{
+        ("openlit-langchain", scenario): (
+            "OpenLIT does not trace an agent graph that a tool runs as an agent: its model and tool "
+            "spans sit directly under the tool span, the tool's work; the trace holds the outer run only",
+            frozenset({"inner_run"}),
+        )
+        for scenario in ("nested", "agent_in_tool")
+    },
+    ("pydantic-ai-openinference", "no_content"): (
+        "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
+        "without arguments, which its reader takes as {}",
+        frozenset({"tool_calls"}),
+    ),
     ("llamaindex-openllmetry-alone", "agent_in_tool"): (
         "the calling agent's call_tool step ends before OpenLLMetry writes its output (the "
         "ToolCallResult: 'Setting attribute on ended span'), and no model span repeats it: that "
@@ -160,8 +179,10 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
     """The runs, in run-start order, are exactly what the generator knows happened."""
     scenario = truth["scenario"]
     _, spared = TOLERATED.get((framework, scenario), ("", frozenset()))
+    if "inner_run" in spared:  # the trace holds the outer run only
+        truth = {**truth, "runs": truth["runs"][:1]}
     content_captured = scenario != "no_content"
-    text_captured = content_captured or framework in TEXT_ALWAYS_WRITTEN
+    text_captured = (content_captured or framework in TEXT_ALWAYS_WRITTEN) and "text" not in spared
     if "agent_name" in spared:
         assert len(runs) == len(truth["runs"])
         assert all(run.agent_name is None and "agent_name" in run.missing for run in runs)
