@@ -25,9 +25,8 @@ from otel_scorers.span_record import SpanRecord
 def read_run(parts: RunParts) -> AgentRun:
     run_span = parts.span
     content = content_of(parts)
-    models = sorted(
-        (convention.model_call(span) for convention, span in _one_per_call(parts.models)), key=_start
-    )
+    # In start order, one per call (`_one_per_call`).
+    models = [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
     tool_calls, internal_parts = run_tool_calls(parts, models)
     sources: dict[str, str] = {}
     run_input = _input_text(content, models, parts, sources)
@@ -161,10 +160,6 @@ def _retrievals(parts: RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
     for convention, span in sorted(parts.retrievers, key=lambda pair: pair[1].start_ns):
         found.append((span.span_id, span.name, tuple(convention.documents(span))))
     return found
-
-
-def _start(model: ModelCall) -> int:
-    return model.start_ns
 
 
 def _input_text(

@@ -56,7 +56,7 @@ class Found:
 def reduce_structure(text: str, side: Side) -> Any:
     """The request (`side` input) or answer (output) a structure holds: its text, None when it is a
     structure of a known form with no text in it, `_NOT_A_FORM` when it is not one (kept)."""
-    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]"):
+    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text):
         return _NOT_A_FORM
     value = decode_json(text)
     if isinstance(value, str):
@@ -69,6 +69,15 @@ def reduced_text(text: str, side: Side) -> str | None:
     any other text as it is."""
     reduced = reduce_structure(text, side)
     return text if reduced is _NOT_A_FORM else reduced if isinstance(reduced, str) else None
+
+
+def _may_be_a_form(text: str) -> bool:
+    """Whether the text may hold one of the forms reduced, before paying for decoding it: each
+    form has words of its own (an object of one key has one colon outside its value's nesting,
+    at least as a first approximation)."""
+    if text[0] == "[":
+        return "role" in text or "type" in text or "content=" in text
+    return "messages" in text or "args" in text or "type" in text or text.count(":") == 1
 
 
 def _reduce(value: Any, side: Side, depth: int) -> Any:
