@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,15 @@ from statistics import NormalDist
 from typing import Any, Literal
 
 from otel_scorers.cli.score_summary import ScorerTally, ScoreSummary
+from otel_scorers.human_text import cut, printable
 from otel_scorers.selection.binding import Binding
 
 FORMAT = "otel-scorers.summary/1"
 DEFAULT_MARGIN = 0.02
 DEFAULT_CONFIDENCE = 0.95
-Verdict = Literal["regression", "no_regression", "not_compared"]
+#: `incomparable`: the numbers of one side give no finite interval (today's values summed past a
+#: float's range); it fails the gate, as a regression does, rather than pass unseen.
+Verdict = Literal["regression", "no_regression", "not_compared", "incomparable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +121,43 @@ def write_summary(path: Path, document: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
+#: A summary file is a few hundred bytes a scorer: a larger one is refused, not read.
+MAX_BASELINE_BYTES = 16 * 1024 * 1024
+#: Counts a summary can hold (runs scored by one CI job): beyond, the file was not written by
+#: `--summary-out`.
+MAX_COUNT = 10**12
+#: The largest mean magnitude and variance accepted: far beyond any score, small enough that the
+#: interval's arithmetic stays finite.
+MAX_MEAN = 1e15
+MAX_VARIANCE = 1e30
+
+
 def read_summary(path: Path) -> dict[str, ScorerSummary]:
-    """A summary file's scorers; `ValueError` naming the file and what is wrong with it."""
+    """A summary file's scorers; `ValueError` naming the file, and the field, that is wrong: a
+    baseline that cannot be compared stops the gate rather than pass it."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_BASELINE_BYTES:
+                raise ValueError(
+                    f"the baseline {path} is {size:,} bytes, more than the {MAX_BASELINE_BYTES:,} "
+                    "a summary can take"
+                )
+            data = file.read(MAX_BASELINE_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot read the baseline {path}: {exc.strerror}") from None
+    if len(data) > MAX_BASELINE_BYTES:  # a file that grew, or a device that reports no size
+        raise ValueError(
+            f"the baseline {path} is more than the {MAX_BASELINE_BYTES:,} bytes a summary can take"
+        )
+    try:
+        # NaN and infinities are read, to be refused by name below; nesting past the
+        # interpreter's recursion is an error, not a crash.
+        document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"the baseline {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"the baseline {path} nests too deep to be a summary") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"the baseline {path} is not a summary written by score --summary-out ({FORMAT})")
     scorers = document.get("scorers")
@@ -133,19 +166,76 @@ def read_summary(path: Path) -> dict[str, ScorerSummary]:
     found = {}
     for name, entry in scorers.items():
         try:
-            found[name] = ScorerSummary(
-                int(entry["scored"]),
-                int(entry["valued"]),
-                None if entry["mean"] is None else float(entry["mean"]),
-                None if entry["variance"] is None else float(entry["variance"]),
-                int(entry["pass"]),
-                int(entry["fail"]),
-                entry["evaluator_version"],
-                bool(entry.get("higher_is_worse", False)),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"the baseline {path}: scorer {name!r} cannot be read ({exc!r})") from None
+            found[name] = _scorer_entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"the baseline {path}: scorers.{_shown(name)}{exc}") from None
     return found
+
+
+def _shown(name: str) -> str:
+    return printable(cut(name, 64))
+
+
+def _scorer_entry(entry: Any) -> ScorerSummary:
+    """One scorer's entry, each field checked: counts whole, non-negative and consistent, mean and
+    variance finite and in range; `ValueError` starting with the bad field (`.mean is …`)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f" is {type(entry).__name__}, not an object")
+    scored, valued, passed, failed = (_count(entry, key) for key in ("scored", "valued", "pass", "fail"))
+    if valued > scored:
+        raise ValueError(f".valued is {valued}, more than .scored ({scored})")
+    if passed + failed > scored:
+        raise ValueError(f".pass and .fail are {passed} and {failed}, more than .scored ({scored})")
+    mean = _number(entry, "mean", MAX_MEAN, allowed=valued > 0)
+    variance = _number(entry, "variance", MAX_VARIANCE, allowed=valued > 1)
+    if variance is not None and variance < 0:
+        raise ValueError(f".variance is {variance!r}, below 0")
+    if valued > 0 and mean is None:
+        raise ValueError(f".mean is null, with {valued} valued runs")
+    version = entry.get("evaluator_version")
+    if version is not None and not isinstance(version, str):
+        raise ValueError(f".evaluator_version is {type(version).__name__}, not a string")
+    worse = entry.get("higher_is_worse", False)
+    if not isinstance(worse, bool):
+        raise ValueError(f".higher_is_worse is {type(worse).__name__}, not true or false")
+    return ScorerSummary(scored, valued, mean, variance, passed, failed, version, worse)
+
+
+def _count(entry: dict[str, Any], key: str) -> int:
+    value = entry.get(key)
+    if type(value) is not int:
+        raise ValueError(f".{key} is {_kind(value)}, not a whole number")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f".{key} is {value}, outside 0..{MAX_COUNT:,}")
+    return value
+
+
+def _number(entry: dict[str, Any], key: str, largest: float, *, allowed: bool) -> float | None:
+    """A mean or a variance: null, or a finite number of at most `largest` in magnitude, present
+    only when `allowed` (enough valued runs for it)."""
+    if key not in entry:
+        raise ValueError(f".{key} is missing")
+    value = entry[key]
+    if value is None:
+        return None
+    if not allowed:
+        raise ValueError(f".{key} is {value!r}, with too few valued runs to have one")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f".{key} is {_kind(value)}, not a number")
+    number = float(value)
+    if not math.isfinite(number) or abs(number) > largest:
+        raise ValueError(f".{key} is {value!r}, not a finite number of at most {largest:g}")
+    return number
+
+
+def _kind(value: Any) -> str:
+    return (
+        "missing"
+        if value is None
+        else repr(value)
+        if isinstance(value, (int, float))
+        else type(value).__name__
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +259,7 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        return self.verdict == "regression"
+        return self.verdict in ("regression", "incomparable")
 
     def text(self) -> str:
         if self.statistic is None or self.difference is None:
@@ -260,6 +350,8 @@ def _compare(
         baseline_value, current_value = before.mean, now.mean
     else:
         return Comparison(name, "not_compared", "nothing to compare (no scored runs on one side)")
+    if not all(math.isfinite(number) for number in (baseline_value, current_value, low, high)):
+        return Comparison(name, "incomparable", f"the {statistic} gives no finite interval: FAIL")
     drop = (baseline_value - current_value) if worse_when_lower else (current_value - baseline_value)
     beyond_noise = high < 0 if worse_when_lower else low > 0
     if drop > margin and beyond_noise:
