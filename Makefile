@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo sidecar test test-local-judge lint typecheck pytest bench bench-mastra fixtures clean \
+.PHONY: demo sidecar test test-local-judge lint typecheck pytest perf-gate perf-baseline bench bench-mastra fixtures clean \
 	collector jaeger validate-collector-configs test-collector
 
 $(PY):
@@ -69,6 +69,17 @@ bench: $(VENV)/.installed-dev
 	$(PY) bench/hot_path.py
 	$(PY) bench/checks.py
 	$(PY) bench/conventions.py
+
+# The performance gate: instructions per unit of fixed workloads, counted by valgrind's callgrind
+# (the same count whatever else the machine does), against bench/instructions-baseline.json; more
+# than 3 % over fails, naming the workload (docs/performance.md). A few minutes on 2 cores.
+perf-gate: $(VENV)/.installed-dev
+	@command -v valgrind >/dev/null || { echo "valgrind is not on PATH (Debian/Ubuntu package 'valgrind')"; exit 1; }
+	$(PY) bench/instructions.py
+
+# Counts the same workloads and writes them as the baseline: a commit that raises it says why.
+perf-baseline: $(VENV)/.installed-dev
+	$(PY) bench/instructions.py --update
 
 # Mastra's own scorers (@mastra/evals 1.10.2, Node 20, from the npm registry) on the reference
 # cases: agreement and scorer.run throughput. Never part of `make test`.

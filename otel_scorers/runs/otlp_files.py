@@ -8,18 +8,16 @@ export) is one problem, not one per line. `write_traces` writes SDK spans in the
 
 from __future__ import annotations
 
-import base64
 import gzip
 import io
 import zlib
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
-from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
@@ -119,7 +117,16 @@ _RELEASED_KEPT = 65_536
 _PEEK_BYTES = 4096
 
 
+#: Blank lines in a row taken between documents: a few end many files; more is no trace file
+#: (8 GiB of newlines, gzipped to a few MB, would otherwise be inflated to its end a line at a time).
+MAX_BLANK_LINES = 100_000
+
+
 class _TooLong(Exception):
+    pass
+
+
+class _TooBlank(Exception):
     pass
 
 
@@ -164,6 +171,8 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
         number += 1
         if not first:
             return
+        if number > MAX_BLANK_LINES:
+            raise _TooBlank
     ahead: list[bytes] = []  # whole lines read ahead, last first
     carry = b""  # the start of a line read ahead
     try:
@@ -189,6 +198,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             return
         yield f"{path}:{number}", document
         ahead = [second]
+    blank = 0  # blank lines in a row
     while True:
         if len(problems) >= MAX_PROBLEMS_PER_FILE:
             problems.append(
@@ -207,7 +217,11 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             if not line:
                 return
         if not line.strip():
+            blank += 1
+            if blank > MAX_BLANK_LINES:
+                raise _TooBlank
             continue
+        blank = 0
         try:
             yield f"{path}:{number}", orjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -238,6 +252,14 @@ def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]
             InputProblem(
                 str(path),
                 f"a line is longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES): refused, "
+                "and the rest of the file is not read",
+            )
+        )
+    except _TooBlank:
+        found.append(
+            InputProblem(
+                str(path),
+                f"more than {MAX_BLANK_LINES:,} blank lines in a row (MAX_BLANK_LINES): refused, "
                 "and the rest of the file is not read",
             )
         )
@@ -359,36 +381,3 @@ def runs_from_files(
             f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
             "trace, whose runs were already built: their runs were built from them alone"
         )
-
-
-_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
-
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON carries trace and span ids as hex, protobuf's JSON mapping as base64."""
-    if isinstance(node, dict):
-        return {
-            key: base64.b64decode(value).hex()
-            if key in _ID_KEYS and isinstance(value, str)
-            else _hex_ids(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
-
-
-def write_traces(path: Path, spans: Iterable[ReadableSpan]) -> int:
-    """Write `spans` as the Collector's file exporter does: one OTLP/JSON request per line, here
-    one per trace, in the order the traces started. The number of traces written."""
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-    traces: dict[int, list[ReadableSpan]] = defaultdict(list)
-    for span in sorted(spans, key=lambda span: span.start_time or 0):
-        traces[span.context.trace_id].append(span)
-    with path.open("wb") as out:
-        for trace in traces.values():
-            document = _hex_ids(MessageToDict(encode_spans(trace), use_integers_for_enums=True))
-            out.write(orjson.dumps(document) + b"\n")
-    return len(traces)
