@@ -40,6 +40,7 @@ from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.report_config import ReportConfig
 from otel_scorers.runs.context import context_override
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
@@ -226,6 +227,9 @@ class Config(BaseModel):
 
     #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
     labels: LabelsConfig | None = None
+
+    #: How `score --html`'s page links runs to their traces.
+    report: ReportConfig = ReportConfig()
 
     def bindings(self, judge: Judge | None = None) -> list[Binding]:
         return build_bindings(self, judge)

@@ -15,7 +15,15 @@ import orjson
 
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY, TelemetryOut
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
-from otel_scorers.cli.score_baseline import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, Comparison, ScorerSummary
+from otel_scorers.cli.html_report import ReportInput, write_html_report
+from otel_scorers.cli.report_cases import ReportCases, ScoreWatcher
+from otel_scorers.cli.score_baseline import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MARGIN,
+    Comparison,
+    ScorerSummary,
+    summaries,
+)
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, Gate, ScoreSummary, parse_gate
 from otel_scorers.config import Config, load_config
 from otel_scorers.conventions import use_descriptions
@@ -194,8 +202,10 @@ def cmd_score(args: argparse.Namespace) -> int:
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
     summary = ScoreSummary(names, args.fail_under, conversation_names)
+    cases = ReportCases() if args.html is not None else None
     reading = Reading()
-    elapsed = _score_all(args, bindings, conversations, summary, out, reading, problems)
+    watchers: list[ScoreWatcher] = [summary, *([cases] if cases is not None else [])]
+    elapsed = _score_all(args, bindings, conversations, summary, watchers, out, reading, problems)
     if out is not None:
         _say(f"otel-scorers: {out.close()}")
     nothing = _nothing_read(args.files, reading)
@@ -207,6 +217,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
         _say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    if args.html is not None and cases is not None:
+        report = ReportInput(
+            summary,
+            summaries(summary, bindings),
+            comparisons,
+            cases,
+            args.confidence,
+            config.report.trace_url,
+            None if args.baseline is None else str(args.baseline),
+        )
+        write_html_report(args.html, report)
+        _say(f"otel-scorers: wrote the HTML report to {args.html}")
     return _gates_code(summary, comparisons, code)
 
 
@@ -237,16 +259,19 @@ def _score_all(
     bindings: Sequence[Binding],
     conversations: ConversationBackfill | None,
     summary: ScoreSummary,
+    watchers: Sequence[ScoreWatcher],
     out: TelemetryOut | None,
     reading: Reading,
     problems: list[InputProblem],
 ) -> float:
-    """Score the files' runs, then their conversations: each score a JSON line on stdout, into
-    `summary` and, given `out`, into telemetry. The seconds it took."""
+    """Score the files' runs, then their conversations: each score a JSON line on stdout, to
+    each of `watchers` (the summary, the report's cases) and, given `out`, into telemetry. The
+    seconds it took."""
     from otel_scorers.cli.backfill import Progress, judge_concurrency, score_runs
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
-        summary.add_run(run, scores)
+        for watcher in watchers:
+            watcher.add_run(run, scores)
         if out is not None:
             out.emit(run, scores)
 
@@ -269,7 +294,8 @@ def _score_all(
     if conversations is not None:
 
         def conversation_scored(conversation: Conversation, scores: Sequence[Score]) -> None:
-            summary.add_conversation(conversation, scores)
+            for watcher in watchers:
+                watcher.add_conversation(conversation, scores)
             if out is not None:
                 out.emit_conversation(conversation, scores)
 
@@ -330,7 +356,7 @@ def _baseline_gate(
 
     current = summaries(summary, bindings)
     if args.summary_out is not None:
-        write_summary(args.summary_out, summary_document(summary, current))
+        write_summary(args.summary_out, summary_document(summary, current, args.confidence))
         _say(f"otel-scorers: wrote the summary to {args.summary_out}")
     if baseline is None:
         return []
@@ -568,6 +594,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PATH",
         help="also write a JUnit XML report to PATH: one test case per scorer, failed when its gate is not met",
+    )
+    score.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a self-contained HTML report to PATH: each scorer's pass rate or mean with its "
+        "interval (and change against --baseline), the failing runs and conversations, linked to their "
+        "traces by the config's report.trace_url",
     )
     score.add_argument(
         "--concurrency",

@@ -50,13 +50,34 @@ class ScorerSummary:
     failed: int
     evaluator_version: str | None
     higher_is_worse: bool = False
+    #: The least and the greatest value scored, when known (summaries written before lack them).
+    lowest: float | None = None
+    highest: float | None = None
 
     @property
     def pass_rate(self) -> float | None:
         judged = self.passed + self.failed
         return self.passed / judged if judged else None
 
-    def to_json(self) -> dict[str, Any]:
+    def pass_rate_interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+        """Wilson's score interval of the pass rate at `confidence`: always within [0, 1]."""
+        judged = self.passed + self.failed
+        if not judged:
+            return None
+        return wilson(self.passed, judged, NormalDist().inv_cdf((1 + confidence) / 2))
+
+    def mean_interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+        """The normal interval of the mean at `confidence` (two scored values at least), kept
+        within what a mean of these values can be: [0, 1], widened to the least and greatest
+        value scored when a scorer's values leave it."""
+        if self.mean is None or self.variance is None or self.valued < 2:
+            return None
+        half = NormalDist().inv_cdf((1 + confidence) / 2) * math.sqrt(self.variance / self.valued)
+        floor = min(0.0, self.lowest if self.lowest is not None else self.mean)
+        ceiling = max(1.0, self.highest if self.highest is not None else self.mean)
+        return max(floor, self.mean - half), min(ceiling, self.mean + half)
+
+    def to_json(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
         return {
             "scored": self.scored,
             "valued": self.valued,
@@ -67,6 +88,11 @@ class ScorerSummary:
             "pass_rate": self.pass_rate,
             "evaluator_version": self.evaluator_version,
             "higher_is_worse": self.higher_is_worse,
+            "lowest": self.lowest,
+            "highest": self.highest,
+            "confidence": confidence,
+            "pass_rate_interval": self.pass_rate_interval(confidence),
+            "mean_interval": self.mean_interval(confidence),
         }
 
 
@@ -89,6 +115,8 @@ def scorer_summary(tally: ScorerTally, version: str | None, higher_is_worse: boo
         tally.labels["fail"],
         version,
         higher_is_worse,
+        tally.lowest,
+        tally.highest,
     )
 
 
@@ -103,13 +131,15 @@ def summaries(summary: ScoreSummary, bindings: Sequence[Binding]) -> dict[str, S
     return found
 
 
-def summary_document(summary: ScoreSummary, scorers: Mapping[str, ScorerSummary]) -> dict[str, Any]:
-    """The summary file's content: per scorer its counts, mean, variance, pass rate and evaluator
-    version."""
+def summary_document(
+    summary: ScoreSummary, scorers: Mapping[str, ScorerSummary], confidence: float = DEFAULT_CONFIDENCE
+) -> dict[str, Any]:
+    """The summary file's content: per scorer its counts, mean, variance, pass rate, their
+    intervals at `confidence`, and evaluator version."""
     return {
         "format": FORMAT,
         "runs": summary.runs,
-        "scorers": {name: entry.to_json() for name, entry in scorers.items()},
+        "scorers": {name: entry.to_json(confidence) for name, entry in scorers.items()},
     }
 
 
@@ -142,10 +172,16 @@ def read_summary(path: Path) -> dict[str, ScorerSummary]:
                 int(entry["fail"]),
                 entry["evaluator_version"],
                 bool(entry.get("higher_is_worse", False)),
+                _number(entry.get("lowest")),
+                _number(entry.get("highest")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the baseline {path}: scorer {name!r} cannot be read ({exc!r})") from None
     return found
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True, slots=True)
