@@ -38,6 +38,7 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.standard import output_factory
 from otel_scorers.errors import ConfigError
 from otel_scorers.filters import Predicate, parse_filter
+from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.report_config import ReportConfig
@@ -227,6 +228,9 @@ class Config(BaseModel):
 
     #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
     labels: LabelsConfig | None = None
+
+    #: The traces of failing (or sampled) runs kept as a test set, by the sidecar and processor.
+    keep: KeepConfig | None = None
 
     #: How `score --html`'s page links runs to their traces.
     report: ReportConfig = ReportConfig()

@@ -31,6 +31,7 @@ from otel_scorers.conversation_turns import Conversation
 from otel_scorers.errors import ConfigError, ListenError
 from otel_scorers.human_text import counted, cut, printable
 from otel_scorers.install import install_hint
+from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
@@ -204,10 +205,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     summary = ScoreSummary(names, args.fail_under, conversation_names)
     cases = ReportCases() if args.html is not None else None
     reading = Reading()
-    watchers: list[ScoreWatcher] = [summary, *([cases] if cases is not None else [])]
+    keeper = _keeper(args)
+    watchers: list[ScoreWatcher] = [summary, *(w for w in (cases, keeper) if w is not None)]
     elapsed = _score_all(args, bindings, conversations, summary, watchers, out, reading, problems)
     if out is not None:
         _say(f"otel-scorers: {out.close()}")
+    if keeper is not None:
+        _say(f"otel-scorers: kept {counted(keeper.kept, 'run')} in {keeper.config.path}")
     nothing = _nothing_read(args.files, reading)
     code = max(_report(problems), nothing)
     if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
@@ -232,12 +236,26 @@ def cmd_score(args: argparse.Namespace) -> int:
     return _gates_code(summary, comparisons, code)
 
 
+def _keeper(args: argparse.Namespace) -> RunKeeper | None:
+    """What keeps the runs `--keep-failing` asks for, or None."""
+    if args.keep_failing is None:
+        return None
+    config = KeepConfig(
+        path=args.keep_failing, failing=args.keep_scorer, sample=args.keep_sample, max_bytes=None
+    )
+    args.keep_failing.unlink(missing_ok=True)  # a new test set, as the other outputs are new files
+    return RunKeeper(config)
+
+
 def _unknown_gate(
     args: argparse.Namespace, names: Sequence[str], conversation_names: Sequence[str]
 ) -> str | None:
     """What is wrong with a `--fail-under` gate that names no scorer of the config, or None:
     checked before any scoring, since such a gate could never pass."""
     known = {*names, *conversation_names}
+    strangers = [name for name in args.keep_scorer if name not in known]
+    if strangers:
+        return f"otel-scorers: --keep-scorer names no scorer of {args.config}: {', '.join(strangers)}"
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
     for scorer in unknown:
         head, _, statistic = scorer.rpartition(":")
@@ -603,6 +621,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML report to PATH: each scorer's pass rate or mean with its "
         "interval (and change against --baseline), the failing runs and conversations, linked to their "
         "traces by the config's report.trace_url",
+    )
+    score.add_argument(
+        "--keep-failing",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the trace of each run a scorer failed (label fail) to PATH, an OTLP/JSON trace "
+        "file this command reads: the failing runs kept as a test set",
+    )
+    score.add_argument(
+        "--keep-scorer",
+        action="append",
+        default=[],
+        metavar="SCORER",
+        help="with --keep-failing: only the runs this scorer failed (repeatable; default: any scorer)",
+    )
+    score.add_argument(
+        "--keep-sample",
+        type=_share,
+        default=0.0,
+        metavar="SHARE",
+        help="with --keep-failing: also keep this share of all scored runs (0 to 1, by trace id)",
     )
     score.add_argument(
         "--concurrency",
