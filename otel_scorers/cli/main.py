@@ -390,7 +390,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from otel_scorers.cli.backfill import judge_concurrency, score_runs
     from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_output import judge_scores
-    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
+    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table, unshared_labels
     from otel_scorers.labels.label_records import read_labels
 
     config = load_config(args.config)
@@ -431,6 +431,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
     code = max(_report(problems), _nothing_read(args.files, reading))
+    unshared = [document["scorer"] for document in documents if unshared_labels(document)]
+    for document in documents:
+        warning = unshared_labels(document)
+        if warning is not None:
+            _say(f"otel-scorers: warning: {warning}")
     low = [
         document["scorer"]
         for document in documents
@@ -439,6 +444,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     ]
     for scorer in low:
         print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+    if args.min_kappa is not None and unshared:
+        _say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
+        return 1
     return 1 if low else code
 
 
