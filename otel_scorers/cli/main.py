@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.cli import judge_requests
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY, TelemetryOut
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.cli.html_report import ReportInput, write_html_report
@@ -706,6 +707,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate.add_argument("--concurrency", type=int, default=None, help="runs judged at once")
     calibrate.set_defaults(handler=cmd_calibrate)
+
+    judge_requests.add_parser(commands, files_help)
 
     validate = commands.add_parser(
         "validate",
