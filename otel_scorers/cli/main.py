@@ -486,6 +486,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_fake_judge(args: argparse.Namespace) -> int:
+    from otel_scorers.demos.fake_judge import serve
+
+    return serve(args.host, args.port)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from otel_scorers.sidecar import run
@@ -709,6 +715,26 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.set_defaults(handler=cmd_calibrate)
 
     judge_requests.add_parser(commands, files_help)
+
+    fake_judge = commands.add_parser(
+        "fake-judge",
+        help="a keyless local judge (OpenAI-compatible) with made-up valid replies, to try the judged scorers",
+        description=(
+            "Serve an OpenAI-compatible chat-completions endpoint that answers every judge request "
+            "with a made-up reply valid under the schema it carries (docs/judge-replies.md): no key, "
+            "no model, verdicts that mean nothing. Prints the judge: section that points at it."
+        ),
+    )
+    fake_judge.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default %(default)s)"
+    )
+    fake_judge.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="the port to listen on; 0 picks a free one (default %(default)s)",
+    )
+    fake_judge.set_defaults(handler=cmd_fake_judge)
 
     validate = commands.add_parser(
         "validate",

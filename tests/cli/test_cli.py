@@ -208,6 +208,7 @@ def test_every_command_and_argument_has_help_text() -> None:
         "backfill",
         "calibrate",
         "judge-requests",
+        "fake-judge",
         "validate",
         "serve",
     }
