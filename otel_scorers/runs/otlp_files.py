@@ -8,11 +8,10 @@ export) is one problem, not one per line. `write_traces` writes SDK spans in the
 
 from __future__ import annotations
 
-import base64
 import gzip
 import io
 import zlib
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
+from otel_scorers.otlp.trace_file import trace_lines
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 
@@ -361,34 +361,12 @@ def runs_from_files(
         )
 
 
-_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
-
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON carries trace and span ids as hex, protobuf's JSON mapping as base64."""
-    if isinstance(node, dict):
-        return {
-            key: base64.b64decode(value).hex()
-            if key in _ID_KEYS and isinstance(value, str)
-            else _hex_ids(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
-
-
 def write_traces(path: Path, spans: Iterable[ReadableSpan]) -> int:
     """Write `spans` as the Collector's file exporter does: one OTLP/JSON request per line, here
-    one per trace, in the order the traces started. The number of traces written."""
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-    traces: dict[int, list[ReadableSpan]] = defaultdict(list)
-    for span in sorted(spans, key=lambda span: span.start_time or 0):
-        traces[span.context.trace_id].append(span)
+    one per trace, in the order the traces started (`otlp.trace_file`). The number of traces written."""
+    written = 0
     with path.open("wb") as out:
-        for trace in traces.values():
-            document = _hex_ids(MessageToDict(encode_spans(trace), use_integers_for_enums=True))
-            out.write(orjson.dumps(document) + b"\n")
-    return len(traces)
+        for line in trace_lines(spans):
+            out.write(line)
+            written += 1
+    return written
