@@ -57,7 +57,7 @@ typecheck: $(VENV)/.installed-dev
 pytest: $(VENV)/.installed-dev
 	@command -v chromium >/dev/null || echo "note: chromium is not on PATH: the HTML report's rendering tests will be skipped (Debian/Ubuntu package 'chromium'; .ci/run installs it)"
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
-	@echo "running the tests in two worker processes (about 4 min on 2 cores)"
+	@echo "running the tests in two worker processes (with ruff and mypy before them, make test takes about 5 min on 2 cores)"
 	$(VENV)/bin/pytest -q -n 2 -m "not local_judge"
 
 # The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that

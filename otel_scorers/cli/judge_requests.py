@@ -11,6 +11,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -62,7 +63,7 @@ def cmd_judge_requests(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], files_help: str) -> None:
+def add_parser(commands: argparse._SubParsersAction[Any], files_help: str) -> None:
     parser = commands.add_parser(
         "judge-requests",
         help="print the requests the judge would be sent for the runs of trace files, sending none",

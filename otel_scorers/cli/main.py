@@ -123,7 +123,7 @@ def _nothing_read(paths: Sequence[Path], reading: Reading) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     if args.config is not None:  # its `conventions:` describe instrumentations to read
-        use_descriptions(load_config(args.config).conventions)
+        use_descriptions(load_config(args.config, scoring=False).conventions)
     problems: list[InputProblem] = []
     if args.explain:
         return _explain(args.files, problems)
@@ -427,7 +427,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     documents = report(agreement)
     for document in documents:
         _write_line(document)
-    print(f"otel-scorers: {len(labels)} labels\n{table(documents)}", file=sys.stderr)
+    print(f"otel-scorers: {counted(len(labels), 'label')}\n{table(documents)}", file=sys.stderr)
     if args.junit_xml is not None:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
@@ -505,16 +505,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args.config, console=args.console)
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options: `serve --consol` is an error, not `--console` (an abbreviation
+    would also change meaning the day an option with the same prefix is added)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
-    )
+    parser = _Parser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(
         dest="command",
         required=True,
         metavar="COMMAND",
         help="one of these (COMMAND --help for its options):",
+        parser_class=_Parser,
     )
     config_help = "the YAML configuration file (scorers, and the processor, judge and sidecar sections)"
     files_help = "OTLP/JSON ExportTraceServiceRequest files, one per file or one per line, optionally gzipped"

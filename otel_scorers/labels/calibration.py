@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 from xml.etree import ElementTree
 
+from otel_scorers.human_text import counted
 from otel_scorers.labels.agreement import Agreement, Label, Pair
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.sampling import TraceIdSampler
@@ -123,7 +124,7 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
             figures = document.get(quantity)
             if figures:
                 corrected = (
-                    f"corrected by {figures['labelled']} labels {_interval(figures, 'corrected')}"
+                    f"corrected by {counted(figures['labelled'], 'label')} {_interval(figures, 'corrected')}"
                     if figures.get("corrected_estimate") is not None
                     else "no correction (fewer than 2 labelled)"
                 )
@@ -132,7 +133,7 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
                 )
         if document.get("unpaired_labels"):
             lines.append(
-                f"{document['scorer']}: {document['unpaired_labels']} labels for runs it did not score"
+                f"{document['scorer']}: {counted(document['unpaired_labels'], 'label')} for runs it did not score"
             )
         for pair in document.get("disagreements", ()):
             lines.append(
