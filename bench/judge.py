@@ -43,6 +43,7 @@ from otel_scorers import AgentRun, Score, bind, scorers
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.engine import ScoredRun, ScoringEngine
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, RelevancyReply, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, Question
 from otel_scorers.scorers.judge.prompt import render
@@ -230,7 +231,7 @@ def score_directly(scorer: Any, runs: Sequence[AgentRun]) -> list[Score]:
         binding = bind(scorer)
         results = []
         for run in runs:
-            result = binding.evaluate(run)
+            result = evaluate(binding, run)
             results.append(result if isinstance(result, Score) else await result)
         return results
 

@@ -22,6 +22,7 @@ from typing import Any
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
 from otel_scorers.conversation_turns import Conversation, turn_of
 from otel_scorers.conversations.scoring import bind_conversation, score_conversation
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.scorers.conversation.judged import ConversationJudged
 from otel_scorers.scorers.judge import Judge, JudgeConfig
@@ -511,7 +512,7 @@ def score_alone(server: JudgeServer, case: Case, steps: int = 1) -> tuple[Score,
         assert turn is not None
         (scored,) = asyncio.run(score_conversation([bind_conversation(scorer)], Conversation("c1", (turn,))))
         return scored, meter
-    result = bind(scorer).evaluate(our_run(case))
+    result = evaluate(bind(scorer), our_run(case))
     scored = result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
     return scored, meter
 

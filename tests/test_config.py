@@ -12,6 +12,7 @@ from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import load_config, parse_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
 
 FULL = """
 scorers:
@@ -41,7 +42,7 @@ RUN = AgentRun(
 
 
 def evaluate(binding: Any) -> Score:
-    score = binding.evaluate(RUN)
+    score = evaluate_binding(binding, RUN)
     assert isinstance(score, Score)
     return score
 
@@ -70,9 +71,9 @@ def test_custom_scorers_from_import_paths() -> None:
     bindings = parse_config(yaml.safe_load(FULL)).bindings()
     import asyncio
 
-    polite = asyncio.run(bindings[3].evaluate(RUN))  # type: ignore[arg-type]
+    polite = asyncio.run(evaluate_binding(bindings[3], RUN))  # type: ignore[arg-type]
     assert polite.value == 1.0 and polite.scorer == "polite"
-    short = asyncio.run(bindings[4].evaluate(RUN))  # type: ignore[arg-type]
+    short = asyncio.run(evaluate_binding(bindings[4], RUN))  # type: ignore[arg-type]
     assert short.value == 0.0 and short.reason == "19 characters" and short.scorer == "short"
 
 
@@ -80,9 +81,9 @@ def test_a_bool_returning_custom_scorer_gets_pass_and_fail_labels() -> None:
     import asyncio
 
     (binding,) = parse_config({"scorers": [{"type": "tests.custom_scorers:polite"}]}).bindings()
-    passed = asyncio.run(binding.evaluate(RUN))  # type: ignore[arg-type]
+    passed = asyncio.run(evaluate_binding(binding, RUN))  # type: ignore[arg-type]
     rude = AgentRun(trace_id=1, span_id=1, agent_name="weather", input="q", output="No.")
-    failed = asyncio.run(binding.evaluate(rude))  # type: ignore[arg-type]
+    failed = asyncio.run(evaluate_binding(binding, rude))  # type: ignore[arg-type]
     assert (passed.value, passed.label) == (1.0, "pass")
     assert (failed.value, failed.label) == (0.0, "fail")
 
@@ -100,10 +101,10 @@ def test_a_custom_scorer_declares_what_it_needs_and_is_skipped_without_it() -> N
         output=None,
         missing=frozenset({"input", "output"}),
     )
-    skipped = binding.evaluate(uncaptured)
+    skipped = evaluate_binding(binding, uncaptured)
     assert isinstance(skipped, Score) and skipped.value is None
     assert skipped.skipped is not None and "output" in skipped.skipped
-    scored = asyncio.run(binding.evaluate(RUN))  # type: ignore[arg-type]
+    scored = asyncio.run(evaluate_binding(binding, RUN))  # type: ignore[arg-type]
     assert scored.value == 1.0 and scored.scorer == "polite"
 
 

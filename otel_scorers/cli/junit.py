@@ -110,7 +110,7 @@ def _add_comparison(suite: ET.Element, comparison: Comparison, counts: dict[str,
     )
     counts["tests"] += 1
     if comparison.failed:
-        ET.SubElement(case, "failure", type="regression", message=_text(comparison.text()))
+        ET.SubElement(case, "failure", type=comparison.verdict, message=_text(comparison.text()))
         counts["failures"] += 1
     elif comparison.verdict == "not_compared":
         ET.SubElement(case, "skipped", message=_text(comparison.note))

@@ -23,19 +23,23 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any, Literal
 
+from otel_scorers.cli.score_intervals import mean_interval, newcombe, welch, wilson, z_of
 from otel_scorers.cli.score_summary import ScorerTally, ScoreSummary
+from otel_scorers.human_text import cut, printable
 from otel_scorers.selection.binding import Binding
 
 FORMAT = "otel-scorers.summary/1"
 DEFAULT_MARGIN = 0.02
 DEFAULT_CONFIDENCE = 0.95
-Verdict = Literal["regression", "no_regression", "not_compared"]
+#: `incomparable`: the numbers of one side give no finite interval (today's values summed past a
+#: float's range); it fails the gate, as a regression does, rather than pass unseen.
+Verdict = Literal["regression", "no_regression", "not_compared", "incomparable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,7 @@ class ScorerSummary:
         judged = self.passed + self.failed
         if not judged:
             return None
-        return wilson(self.passed, judged, NormalDist().inv_cdf((1 + confidence) / 2))
+        return wilson(self.passed, judged, z_of(confidence))
 
     def mean_interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
         """The normal interval of the mean at `confidence` (two scored values at least), kept
@@ -72,10 +76,9 @@ class ScorerSummary:
         value scored when a scorer's values leave it."""
         if self.mean is None or self.variance is None or self.valued < 2:
             return None
-        half = NormalDist().inv_cdf((1 + confidence) / 2) * math.sqrt(self.variance / self.valued)
         floor = min(0.0, self.lowest if self.lowest is not None else self.mean)
         ceiling = max(1.0, self.highest if self.highest is not None else self.mean)
-        return max(floor, self.mean - half), min(ceiling, self.mean + half)
+        return mean_interval(self.mean, self.variance, self.valued, confidence, floor, ceiling)
 
     def to_json(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
         return {
@@ -147,14 +150,43 @@ def write_summary(path: Path, document: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
+#: A summary file is a few hundred bytes a scorer: a larger one is refused, not read.
+MAX_BASELINE_BYTES = 16 * 1024 * 1024
+#: Counts a summary can hold (runs scored by one CI job): beyond, the file was not written by
+#: `--summary-out`.
+MAX_COUNT = 10**12
+#: The largest mean magnitude and variance accepted: far beyond any score, small enough that the
+#: interval's arithmetic stays finite.
+MAX_MEAN = 1e15
+MAX_VARIANCE = 1e30
+
+
 def read_summary(path: Path) -> dict[str, ScorerSummary]:
-    """A summary file's scorers; `ValueError` naming the file and what is wrong with it."""
+    """A summary file's scorers; `ValueError` naming the file, and the field, that is wrong: a
+    baseline that cannot be compared stops the gate rather than pass it."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_BASELINE_BYTES:
+                raise ValueError(
+                    f"the baseline {path} is {size:,} bytes, more than the {MAX_BASELINE_BYTES:,} "
+                    "a summary can take"
+                )
+            data = file.read(MAX_BASELINE_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot read the baseline {path}: {exc.strerror}") from None
+    if len(data) > MAX_BASELINE_BYTES:  # a file that grew, or a device that reports no size
+        raise ValueError(
+            f"the baseline {path} is more than the {MAX_BASELINE_BYTES:,} bytes a summary can take"
+        )
+    try:
+        # NaN and infinities are read, to be refused by name below; nesting past the
+        # interpreter's recursion is an error, not a crash.
+        document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"the baseline {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"the baseline {path} nests too deep to be a summary") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"the baseline {path} is not a summary written by score --summary-out ({FORMAT})")
     scorers = document.get("scorers")
@@ -163,25 +195,85 @@ def read_summary(path: Path) -> dict[str, ScorerSummary]:
     found = {}
     for name, entry in scorers.items():
         try:
-            found[name] = ScorerSummary(
-                int(entry["scored"]),
-                int(entry["valued"]),
-                None if entry["mean"] is None else float(entry["mean"]),
-                None if entry["variance"] is None else float(entry["variance"]),
-                int(entry["pass"]),
-                int(entry["fail"]),
-                entry["evaluator_version"],
-                bool(entry.get("higher_is_worse", False)),
-                _number(entry.get("lowest")),
-                _number(entry.get("highest")),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"the baseline {path}: scorer {name!r} cannot be read ({exc!r})") from None
+            found[name] = _scorer_entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"the baseline {path}: scorers.{_shown(name)}{exc}") from None
     return found
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _shown(name: str) -> str:
+    return printable(cut(name, 64))
+
+
+def _scorer_entry(entry: Any) -> ScorerSummary:
+    """One scorer's entry, each field checked: counts whole, non-negative and consistent, mean and
+    variance finite and in range; `ValueError` starting with the bad field (`.mean is …`)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f" is {type(entry).__name__}, not an object")
+    scored, valued, passed, failed = (_count(entry, key) for key in ("scored", "valued", "pass", "fail"))
+    if valued > scored:
+        raise ValueError(f".valued is {valued}, more than .scored ({scored})")
+    if passed + failed > scored:
+        raise ValueError(f".pass and .fail are {passed} and {failed}, more than .scored ({scored})")
+    mean = _number(entry, "mean", MAX_MEAN, allowed=valued > 0)
+    variance = _number(entry, "variance", MAX_VARIANCE, allowed=valued > 1)
+    if variance is not None and variance < 0:
+        raise ValueError(f".variance is {variance!r}, below 0")
+    if valued > 0 and mean is None:
+        raise ValueError(f".mean is null, with {valued} valued runs")
+    version = entry.get("evaluator_version")
+    if version is not None and not isinstance(version, str):
+        raise ValueError(f".evaluator_version is {type(version).__name__}, not a string")
+    worse = entry.get("higher_is_worse", False)
+    if not isinstance(worse, bool):
+        raise ValueError(f".higher_is_worse is {type(worse).__name__}, not true or false")
+    lowest, highest = (_bound(entry.get(key)) for key in ("lowest", "highest"))
+    return ScorerSummary(scored, valued, mean, variance, passed, failed, version, worse, lowest, highest)
+
+
+def _bound(value: Any) -> float | None:
+    """The least or greatest value scored, which older summaries lack: a finite number or None
+    (a bad one only widens nothing: the mean's interval then keeps to [0, 1])."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _count(entry: dict[str, Any], key: str) -> int:
+    value = entry.get(key)
+    if type(value) is not int:
+        raise ValueError(f".{key} is {_kind(value)}, not a whole number")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f".{key} is {value}, outside 0..{MAX_COUNT:,}")
+    return value
+
+
+def _number(entry: dict[str, Any], key: str, largest: float, *, allowed: bool) -> float | None:
+    """A mean or a variance: null, or a finite number of at most `largest` in magnitude, present
+    only when `allowed` (enough valued runs for it)."""
+    if key not in entry:
+        raise ValueError(f".{key} is missing")
+    value = entry[key]
+    if value is None:
+        return None
+    if not allowed:
+        raise ValueError(f".{key} is {value!r}, with too few valued runs to have one")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f".{key} is {_kind(value)}, not a number")
+    number = float(value)
+    if not math.isfinite(number) or abs(number) > largest:
+        raise ValueError(f".{key} is {value!r}, not a finite number of at most {largest:g}")
+    return number
+
+
+def _kind(value: Any) -> str:
+    return (
+        "missing"
+        if value is None
+        else repr(value)
+        if isinstance(value, (int, float))
+        else type(value).__name__
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +297,7 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        return self.verdict == "regression"
+        return self.verdict in ("regression", "incomparable")
 
     def text(self) -> str:
         if self.statistic is None or self.difference is None:
@@ -214,43 +306,6 @@ class Comparison:
             f"{self.statistic} {self.baseline:.3f} -> {self.current:.3f} ({self.difference:+.3f}, "
             f"interval {self.low:+.3f}..{self.high:+.3f}): {self.note}"
         )
-
-
-def wilson(successes: int, trials: int, z: float) -> tuple[float, float]:
-    """Wilson's score interval for a proportion."""
-    if trials == 0:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def newcombe(
-    successes1: int, trials1: int, successes2: int, trials2: int, confidence: float
-) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for p1 - p2 (method 10)."""
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    p1, p2 = successes1 / trials1, successes2 / trials2
-    low1, high1 = wilson(successes1, trials1, z)
-    low2, high2 = wilson(successes2, trials2, z)
-    difference = p1 - p2
-    return (
-        difference - math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2),
-        difference + math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2),
-    )
-
-
-def welch(current: ScorerSummary, baseline: ScorerSummary, confidence: float) -> tuple[float, float]:
-    """The normal interval of the difference of two means, each with its own variance."""
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    assert current.mean is not None and baseline.mean is not None
-    spread = math.sqrt(
-        (current.variance or 0.0) / max(current.valued, 1)
-        + (baseline.variance or 0.0) / max(baseline.valued, 1)
-    )
-    difference = current.mean - baseline.mean
-    return difference - z * spread, difference + z * spread
 
 
 def compare(
@@ -292,10 +347,17 @@ def _compare(
                 name, "not_compared", "too few scored runs to compare means (fewer than 2 on a side)"
             )
         statistic, worse_when_lower = "mean", not now.higher_is_worse
-        low, high = welch(now, before, confidence)
+        assert now.mean is not None and before.mean is not None
+        low, high = welch(
+            (now.mean, now.variance or 0.0, now.valued),
+            (before.mean, before.variance or 0.0, before.valued),
+            confidence,
+        )
         baseline_value, current_value = before.mean, now.mean
     else:
         return Comparison(name, "not_compared", "nothing to compare (no scored runs on one side)")
+    if not all(math.isfinite(number) for number in (baseline_value, current_value, low, high)):
+        return Comparison(name, "incomparable", f"the {statistic} gives no finite interval: FAIL")
     drop = (baseline_value - current_value) if worse_when_lower else (current_value - baseline_value)
     beyond_noise = high < 0 if worse_when_lower else low > 0
     if drop > margin and beyond_noise:

@@ -29,9 +29,9 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
-from otel_scorers.filters import parse_filter
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.selection.filters import parse_filter
 from otel_scorers.selection.sampling import DEFAULT_RATE
 
 #: Makes a conversation scorer from its type, args and where it is in the file.

@@ -26,10 +26,10 @@ from otel_scorers.conversations.stage import (
 )
 from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.emission import Emission
-from otel_scorers.filters import Predicate
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
+from otel_scorers.selection.filters import Predicate
 from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:

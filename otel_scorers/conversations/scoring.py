@@ -3,7 +3,7 @@
 A conversation binding samples by conversation (`ConversationSampler`: all of a conversation's
 turns or none, the same in every process); its scorer is called, timed, labelled by its
 threshold and turned into an error `Score` when it raises or does not finish in time by its
-`Binding` (`Binding.call`), the one implementation run scorers use too.
+`Binding` (`pipeline.scorer_call.call`), the one implementation run scorers use too.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.stage import ConversationSampler
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, higher_is_worse
+from otel_scorers.pipeline.scorer_call import call, label
 from otel_scorers.pipeline.scoring_pipeline import gathered
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.scorers.evaluator_version import evaluator_version
@@ -28,7 +29,7 @@ from otel_scorers.selection.sampling import DEFAULT_RATE, TraceIdSampler
 class _Seat:
     """What a `Binding` reads of its scorer besides `score` (name, lane, needs, binary), for a
     conversation scorer: a conversation needs no run field and is labelled by its threshold
-    only. Its scorer's `score` takes a conversation, called through `Binding.call`."""
+    only. Its scorer's `score` takes a conversation, called through `scorer_call.call`."""
 
     scorer: ConversationScorer
     lane: Lane
@@ -70,7 +71,7 @@ class ConversationBinding:
 
     def label(self, value: float) -> str | None:
         """`pass` or `fail` against the threshold, in the scorer's direction; None without one."""
-        return self.binding.label(value)
+        return label(self.binding, value)
 
     @property
     def evaluator_version(self) -> str | None:
@@ -80,7 +81,7 @@ class ConversationBinding:
         return self.sampler.sampled(conversation.id)
 
     def evaluate(self, conversation: Conversation) -> Score | Awaitable[Score]:
-        return self.binding.call(self.scorer.score, conversation)
+        return call(self.binding, self.scorer.score, conversation)
 
 
 def bind_conversation(

@@ -28,8 +28,8 @@ from otel_scorers import environment
 from otel_scorers.conventions import ConventionDescription, use_descriptions
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
+from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
-from otel_scorers.inprocess.hold_queue import HoldQueue
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
@@ -46,6 +46,7 @@ from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
+from otel_scorers.throttled_log import throttled
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -288,7 +289,11 @@ class ScoringSpanProcessor(SpanProcessor):
         thread; not on a span's hot path). A `ValueError` when labels were not asked for."""
         if self.agreement is None:
             raise ValueError("this processor takes no labels: build it with labels=True (config: labels: {})")
-        self.agreement.add_labels(labels)
+        admitted = self.agreement.add_labels(labels)
+        if admitted.refused:
+            throttled.warning(
+                "label_refused", "otel_scorers: %d labels refused: %s", admitted.refused, admitted.problem
+            )
 
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 

@@ -20,11 +20,13 @@ import math
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.labels.agreement_figures import kappa_figures, spearman
+from otel_scorers.labels.label_gate import Admitted, LabelGate
 from otel_scorers.labels.ppi import PpiSums, estimates
 
 #: Value pairs kept per scorer and version for the rank correlation (the other figures are sums).
@@ -33,6 +35,11 @@ DEFAULT_WAIT_S = 3600.0
 #: Waiting entries of each side (a score waits under its run, and under its conversation too):
 #: about 320 bytes each, so some 6 MB at most for the scores by default.
 DEFAULT_MAX_PENDING = 20_000
+#: What a waiting label is counted as: `ENTRY_BYTES` with up to `ENTRY_TEXT_CHARS` characters
+#: of text, and 4 bytes for each character more, so that labels with long comments make room as
+#: many short ones would: the labels waiting hold at most about `max_pending` x `ENTRY_BYTES`.
+ENTRY_BYTES = 320
+ENTRY_TEXT_CHARS = 64
 #: Most scorer names counted apart in the label counts: a label names any scorer it likes, and
 #: past this the rest are counted together under `OTHER_SCORERS`, as a metric's cardinality limit does.
 MAX_SCORER_NAMES = 1000
@@ -150,60 +157,10 @@ class ScorerAgreement:
         return figures
 
 
-def kappa_figures(confusion: Mapping[tuple[str, str], int]) -> dict[str, Any]:
-    """Observed agreement p_o, Cohen's κ = (p_o - p_e) / (1 - p_e) with p_e = Σ_k judge_k · person_k
-    (the agreement two raters with these base rates would reach by chance), and the base rates.
-    κ is None when p_e is 1 (both always said the same one label: chance explains everything)."""
-    total = sum(confusion.values())
-    if not total:
-        return {"agreement": None, "kappa": None, "judge_rates": {}, "human_rates": {}}
-    judge: dict[str, int] = {}
-    person: dict[str, int] = {}
-    agreed = 0
-    for (said, truth), count in confusion.items():
-        judge[said] = judge.get(said, 0) + count
-        person[truth] = person.get(truth, 0) + count
-        if said == truth:
-            agreed += count
-    observed = agreed / total
-    chance = sum(judge.get(label, 0) * person.get(label, 0) for label in set(judge) | set(person)) / total**2
-    kappa = None if chance >= 1.0 else (observed - chance) / (1.0 - chance)
-    return {
-        "agreement": observed,
-        "kappa": kappa,
-        "judge_rates": {label: count / total for label, count in sorted(judge.items())},
-        "human_rates": {label: count / total for label, count in sorted(person.items())},
-    }
-
-
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties sharing their mean rank (as Spearman's coefficient needs)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for position in range(start, end + 1):
-            ranks[order[position]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
-
-
-def spearman(pairs: Sequence[tuple[float, float]]) -> float | None:
-    """Spearman's rho: Pearson's correlation of the ranks (ties at their mean rank); None when
-    either side does not vary."""
-    first = _ranks([a for a, _ in pairs])
-    second = _ranks([b for _, b in pairs])
-    n = len(pairs)
-    mean = (n + 1) / 2
-    covariance = sum((a - mean) * (b - mean) for a, b in zip(first, second, strict=True))
-    spread_a = math.sqrt(sum((a - mean) ** 2 for a in first))
-    spread_b = math.sqrt(sum((b - mean) ** 2 for b in second))
-    if spread_a == 0 or spread_b == 0:
-        return None
-    return covariance / (spread_a * spread_b)
+def label_bytes(label: Label) -> int:
+    """What a waiting label is counted as (`ENTRY_BYTES`, more for a long text)."""
+    texts = (label.scorer, label.label, label.reviewer, label.comment, label.conversation_id)
+    return ENTRY_BYTES + 4 * max(0, sum(len(text) for text in texts if text is not None) - ENTRY_TEXT_CHARS)
 
 
 class LabelJoin:
@@ -230,6 +187,7 @@ class LabelJoin:
         self._scores: OrderedDict[tuple[Any, ...], tuple[float, JudgeScore]] = OrderedDict()
         self._labels: OrderedDict[tuple[Any, ...], tuple[float, list[Label]]] = OrderedDict()
         self._label_count = 0
+        self._label_bytes = 0
         self._lock = threading.Lock()
         renew_in_child(self)
 
@@ -251,7 +209,7 @@ class LabelJoin:
                 for key in score.join_keys():
                     waiting = self._labels.pop(key, None)
                     if waiting is not None:
-                        self._label_count -= len(waiting[1])
+                        self._forget(waiting[1])
                         pairs.extend(Pair(score, label) for label in waiting[1])
                     self._scores.pop(key, None)
                     self._scores[key] = (now, score)
@@ -277,9 +235,10 @@ class LabelJoin:
                 else:
                     waiting[1].append(label)
                 self._label_count += 1
-                while self._label_count > self.max_pending:
+                self._label_bytes += label_bytes(label)
+                while self._label_bytes > self.max_pending * ENTRY_BYTES:
                     _, (_, old) = self._labels.popitem(last=False)
-                    self._label_count -= len(old)
+                    self._forget(old)
                     expired.extend(("label", item.scorer) for item in old)
         self._report(pairs, expired)
 
@@ -297,7 +256,7 @@ class LabelJoin:
             for _, labels in self._labels.values():
                 expired.extend(("label", label.scorer) for label in labels)
             self._labels.clear()
-            self._label_count = 0
+            self._label_count = self._label_bytes = 0
         self._report([], expired)
 
     def _expire(self, now: float, expired: list[tuple[str, str]]) -> None:
@@ -313,8 +272,12 @@ class LabelJoin:
             if at > cutoff:
                 break
             del self._labels[key]
-            self._label_count -= len(labels)
+            self._forget(labels)
             expired.extend(("label", label.scorer) for label in labels)
+
+    def _forget(self, labels: list[Label]) -> None:
+        self._label_count -= len(labels)
+        self._label_bytes -= sum(label_bytes(label) for label in labels)
 
     def _report(self, pairs: list[Pair], expired: list[tuple[str, str]]) -> None:
         for pair in pairs:
@@ -346,6 +309,9 @@ class Agreement:
         self.labels_received: dict[str, int] = {}
         #: Label records that were not valid labels (no scorer to count them by).
         self.labels_rejected = 0
+        #: Labels taken before (the same scorer, run and reviewer): OTLP delivers at least once.
+        self.labels_duplicate = 0
+        self._gate = LabelGate()
         self._changes = 0  # what the last snapshot was made at: the metrics read it several times
         self._snapshot: tuple[int, dict[tuple[str, str], dict[str, Any]]] = (-1, {})
         self.join = LabelJoin(self._pair, self._expired, wait_s=wait_s, max_pending=max_pending, clock=clock)
@@ -372,13 +338,19 @@ class Agreement:
                     sums.add_judged(float(score.label == PASS), score.probability)
         self.join.add_scores(kept)
 
-    def add_labels(self, labels: Iterable[Label]) -> None:
-        kept = list(labels)
+    def add_labels(self, labels: Iterable[Label]) -> Admitted:
+        """Take people's labels: each once (a redelivered one is a duplicate), checked and bounded
+        (`label_gate`); those refused count as rejected. Returns what became of them."""
         with self._lock:
+            admitted = self._gate.admit(labels)
+            kept = admitted.labels
+            self.labels_duplicate += admitted.duplicates
+            self.labels_rejected += admitted.refused
             for label in kept:
                 name = _bounded(self.labels_received, label.scorer)
                 self.labels_received[name] = self.labels_received.get(name, 0) + 1
         self.join.add_labels(kept)
+        return admitted
 
     def reject(self, count: int) -> None:
         """Label records that could not be read as labels (said where they arrived)."""

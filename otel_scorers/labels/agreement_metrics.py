@@ -16,6 +16,8 @@ reader collects:
 - `otel_scorers.labels.received` and `otel_scorers.labels.unpaired` (counters, by scorer): the
   labels taken in, and those no judge score of the same run came for within the wait;
 - `otel_scorers.labels.rejected` (counter): label records that were not valid labels;
+- `otel_scorers.labels.duplicate` (counter): labels taken before (the same scorer, run and
+  reviewer), counted once: OTLP delivers at least once;
 - `otel_scorers.agreement.expired` (counter, by scorer and `otel_scorers.agreement.side` = label
   or score): what waited in vain or made room (scores expire unlabelled all the time).
 """
@@ -113,9 +115,15 @@ def _observe_label_flow(meter: Meter, agreement: Agreement) -> None:
     )
     meter.create_observable_counter(
         "otel_scorers.labels.rejected",
-        [_rejected(agreement)],
+        [_total(lambda: agreement.labels_rejected)],
         "{record}",
         "Label records that were not valid labels (each reported to its sender).",
+    )
+    meter.create_observable_counter(
+        "otel_scorers.labels.duplicate",
+        [_total(lambda: agreement.labels_duplicate)],
+        "{label}",
+        "Labels taken before (the same scorer, run and reviewer): counted once.",
     )
     meter.create_observable_counter(
         "otel_scorers.agreement.expired",
@@ -205,10 +213,11 @@ def _counts(
     return callback
 
 
-def _rejected(agreement: Agreement) -> Callable[[CallbackOptions], Iterable[Observation]]:
-    """The label records rejected so far; nothing until there is one."""
+def _total(count: Callable[[], int]) -> Callable[[CallbackOptions], Iterable[Observation]]:
+    """A count so far (rejected or duplicate labels); nothing until there is one."""
 
     def callback(_options: CallbackOptions) -> Iterable[Observation]:
-        return [Observation(agreement.labels_rejected)] if agreement.labels_rejected else []
+        found = count()
+        return [Observation(found)] if found else []
 
     return callback

@@ -21,6 +21,7 @@ from otel_scorers.emission import Emission
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scorer_call import error_of, evaluate
 from otel_scorers.scorers.protocol import FunctionScorer
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.paced_sampling import Decided
@@ -303,12 +304,12 @@ def score_run_now(
     """`score_run` for bindings whose scorers are all synchronous (quick checks)."""
     scores: list[Score] = []
     for binding in admit_all(bindings, run, not_admitted):
-        result = binding.evaluate(run)
+        result = evaluate(binding, run)
         if not isinstance(result, Score):  # a hand-made `Check` around a coroutine function
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-            result = binding.error(TypeError("a quick check returned an awaitable"), 0.0)
+            result = error_of(binding, TypeError("a quick check returned an awaitable"), 0.0)
         scores.append(result)
     return scores
 
@@ -341,7 +342,7 @@ async def evaluate_decided(admitted: Decided[Binding], run: AgentRun) -> list[Sc
 
 async def evaluate_all(bindings: Sequence[Binding], run: AgentRun) -> list[Score]:
     """Score an admitted run with each binding, the asynchronous ones concurrently."""
-    return await gathered(binding.evaluate(run) for binding in bindings)
+    return await gathered(evaluate(binding, run) for binding in bindings)
 
 
 async def gathered(results: Iterable[Score | Awaitable[Score]]) -> list[Score]:

@@ -101,7 +101,7 @@ ContextOverride = Callable[[AgentRun], "tuple[ContextItem, ...] | None"]
 def context_override(spec: Any, path: str = "context") -> ContextOverride:
     """What a binding's `context:` says: a list of texts (static), or a path into the run.
     A path that holds nothing usable for a run gives None: the run keeps its own context."""
-    from otel_scorers.filters import path_getter
+    from otel_scorers.runs.paths import path_getter
 
     if isinstance(spec, str):
         getter = path_getter(spec, path)

@@ -4,34 +4,35 @@ schema a trace declares), read and validated with bounded work.
 - A document is at most `MAX_DOCUMENT_CHARS` characters, nests at most `MAX_DEPTH` levels and
   holds at most `MAX_NODES` values; beyond, it is not validated (`TooLarge`).
 - A schema is at most `MAX_SCHEMA_CHARS` characters of JSON and nests at most `MAX_DEPTH` levels;
-  it must be a valid schema of its draft (`$schema`, else draft 2020-12); references to other
-  documents are never fetched (the `jsonschema` library's default).
-- Validation is the `jsonschema` library's, with the keywords that would run Python's `re` on
-  user patterns (`pattern`, `patternProperties`, and `additionalProperties` beside them) searched
-  through the project's bounded regular expressions (`quick_check.bounded_search`: the `regex`
-  package, the interpreter lock released, a time limit), `uniqueItems` in linear time instead of
-  the library's quadratic fallback, and the combinators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`,
-  `if`) held to the same time limit as the regular expressions: a `TimeoutError` once it is spent.
-  A schema that refers to itself without end fails as `TooLarge`, never as a crash.
+  it must be a valid schema of its draft (`$schema`, else draft 2020-12). Only references inside
+  the document resolve: the validator's registry retrieves nothing (no network, no file, no
+  FIFO), where the library left alone would fetch `http://` and `file://` URIs; a reference
+  outside the document is `Unresolvable`.
+- Validation is the `jsonschema` library's, with the keywords of `schema_keywords` in place of
+  its own: user patterns (`pattern`, `patternProperties`, and `additionalProperties` beside them)
+  searched through the project's bounded regular expressions, `uniqueItems` and `enum` in linear
+  time, and every keyword (the combinators `$ref`, `allOf`, `anyOf`... above all) looking at the
+  deadline as it starts: a `TimeoutError` once it is spent. A schema that refers to itself
+  without end fails as `TooLarge`, never as a crash.
 - A schema of the common keywords is first tested by `schema_quick_test`, which passes most
   documents in a microsecond or two; the library decides the rest and words their violations.
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import referencing
+import referencing.exceptions
 import regex
 
 from otel_scorers.scorers import schema_quick_test
-from otel_scorers.scorers.quick_check import bounded_search
+from otel_scorers.scorers.schema_keywords import bounded_keywords, compiled, deadline, short
 
 MAX_DOCUMENT_CHARS = 1_000_000
 MAX_SCHEMA_CHARS = 200_000
@@ -41,14 +42,26 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 #: Violations named in a reason: the first ones, in the document's order.
 MAX_VIOLATIONS = 3
-_COMBINATORS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if")
 
-#: When the validation in progress must stop (a `time.perf_counter()` value).
-_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("schema_deadline", default=math.inf)
+
+def _retrieve_nothing(uri: str) -> referencing.Resource[Any]:
+    """What the validators' registry fetches for a reference outside the schema: nothing. The
+    library's default would open `http://` (with no timeout) and `file://` URIs named by a
+    schema that a trace declares."""
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+#: The registry of every validator made here: the drafts' own meta-schemas (the library adds
+#: them) and nothing retrieved.
+_REGISTRY: referencing.Registry[Any] = referencing.Registry(retrieve=_retrieve_nothing)  # type: ignore[call-arg]
 
 
 class TooLarge(ValueError):
     """A document or schema beyond the bounds: not validated."""
+
+
+class Unresolvable(ValueError):
+    """A schema refers to a document other than itself, which is never fetched."""
 
 
 def parse_document(text: str) -> Any:
@@ -113,17 +126,22 @@ class SchemaCheck:
         if self.valid is not None and self.valid(document):
             return []
         check_size(document)  # the library's walk is bounded by the document; the quick test's by the schema
-        token = _deadline.set(time.perf_counter() + timeout_s)
+        token = deadline.set(time.perf_counter() + timeout_s)
         found: list[str] = []
         try:
             for error in self.validator.iter_errors(document):
-                found.append(f"at {json_path(error.absolute_path, base)}: {_short(error.message)}")
+                found.append(f"at {json_path(error.absolute_path, base)}: {short(error.message)}")
                 if len(found) >= MAX_VIOLATIONS:
                     break
         except RecursionError:
             raise TooLarge("the schema refers to itself without end") from None
+        except referencing.exceptions.Unresolvable as exc:
+            raise Unresolvable(
+                f"the schema refers to {short(str(getattr(exc, 'ref', exc)), 80)!r}, outside itself, "
+                "and references are never fetched"
+            ) from None
         finally:
-            _deadline.reset(token)
+            deadline.reset(token)
         return found
 
 
@@ -131,7 +149,7 @@ def schema_check(schema: Any, what: str = "schema") -> SchemaCheck:
     """A `SchemaCheck` for `schema`; `ValueError` naming `what` when it is not a valid, bounded
     JSON Schema."""
     if isinstance(schema, bool):
-        return SchemaCheck(schema, _validator_class(None)(schema), quick_test(schema))
+        return SchemaCheck(schema, _validator_class(None)(schema, registry=_REGISTRY), quick_test(schema))
     if not isinstance(schema, Mapping):
         raise ValueError(f"{what} must be a JSON Schema object, got {type(schema).__name__}")
     try:
@@ -147,7 +165,7 @@ def schema_check(schema: Any, what: str = "schema") -> SchemaCheck:
     patterns = list(_patterns(schema))
     for pattern in patterns:
         try:
-            _compiled(pattern)
+            compiled(pattern)
         except regex.error as exc:
             raise ValueError(f"{what} has an invalid pattern {pattern!r}: {exc}") from None
     if patterns and _uses(schema, "unevaluatedProperties"):
@@ -162,8 +180,8 @@ def schema_check(schema: Any, what: str = "schema") -> SchemaCheck:
         cls.check_schema(schema)
     except SchemaError as exc:
         where = json_path(exc.absolute_path)
-        raise ValueError(f"{what} is not a valid JSON Schema at {where}: {_short(exc.message)}") from None
-    return SchemaCheck(schema, cls(schema), quick_test(schema))
+        raise ValueError(f"{what} is not a valid JSON Schema at {where}: {short(exc.message)}") from None
+    return SchemaCheck(schema, cls(schema, registry=_REGISTRY), quick_test(schema))
 
 
 def quick_test(schema: Any) -> Callable[[Any], bool] | None:
@@ -193,11 +211,6 @@ def json_path(path: Any, base: str = "$") -> str:
     return text
 
 
-def _short(message: str, limit: int = 160) -> str:
-    message = message.replace("\n", " ")
-    return message if len(message) <= limit else message[: limit - 1] + "…"
-
-
 def _patterns(schema: Any) -> Iterator[str]:
     stack = [schema]
     while stack:
@@ -224,108 +237,6 @@ def _uses(schema: Any, keyword: str) -> bool:
         elif isinstance(node, list):
             stack.extend(node)
     return False
-
-
-def _compiled(pattern: str) -> regex.Pattern[str]:
-    """The pattern compiled; the short ones (nearly all) remembered, 256 of them at most."""
-    return _remembered(pattern) if len(pattern) <= 1000 else regex.compile(pattern, regex.VERSION0)
-
-
-@functools.lru_cache(maxsize=256)
-def _remembered(pattern: str) -> regex.Pattern[str]:
-    return regex.compile(pattern, regex.VERSION0)
-
-
-def _found(pattern: str, text: str) -> bool:
-    remaining = _deadline.get() - time.perf_counter()
-    if remaining <= 0:
-        raise TimeoutError("schema validation ran out of time")
-    return bounded_search(_compiled(pattern), text, remaining) is not None
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if validator.is_type(instance, "string") and not _found(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in properties.items():
-        for key, value in instance.items():
-            if _found(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(
-    original: Callable[..., Iterator[Any]],
-) -> Callable[..., Iterator[Any]]:
-    """The library's `additionalProperties`, with the keys that `patternProperties` matches found
-    by bounded searches (the library would search them with Python's `re`)."""
-
-    def additional(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        patterns = schema.get("patternProperties")
-        if not patterns or not validator.is_type(instance, "object"):
-            yield from original(validator, allowed, instance, schema)
-            return
-        from jsonschema import ValidationError
-
-        declared = schema.get("properties", {})
-        extras = sorted(
-            (
-                key
-                for key in instance
-                if key not in declared and not any(_found(pattern, key) for pattern in patterns)
-            ),
-            key=str,
-        )
-        if validator.is_type(allowed, "object"):
-            for extra in extras:
-                yield from validator.descend(instance[extra], allowed, path=extra)
-        elif not allowed and extras:
-            verb = "does" if len(extras) == 1 else "do"
-            joined = ", ".join(repr(each) for each in extras)
-            listed = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
-
-    return additional
-
-
-def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    from jsonschema import ValidationError
-
-    if unique and validator.is_type(instance, "array"):
-        seen: set[Any] = set()
-        for item in instance:
-            key = _equality_key(item)
-            if key in seen:
-                yield ValidationError(f"{_short(repr(instance))} has non-unique elements")
-                return
-            seen.add(key)
-
-
-def _equality_key(value: Any) -> Any:
-    """A hashable key equal for values JSON Schema calls equal (1 and 1.0; not true and 1)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, (int, float)):
-        return ("number", int(value) if isinstance(value, float) and value.is_integer() else value)
-    if isinstance(value, Mapping):
-        return ("object", frozenset((key, _equality_key(item)) for key, item in value.items()))
-    if isinstance(value, (list, tuple)):
-        return ("array", tuple(_equality_key(item) for item in value))
-    return ("other", repr(value))
-
-
-def _timed(original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
-    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        if time.perf_counter() > _deadline.get():
-            raise TimeoutError("schema validation ran out of time")
-        yield from original(validator, value, instance, schema)
-
-    return keyword
 
 
 def _validator_class(dialect: Any) -> Any:
@@ -359,28 +270,9 @@ def _drafts() -> dict[str, Any]:
         Draft201909Validator,
         Draft202012Validator,
     ):
-        bounded = _bounded(base)
+        bounded = bounded_keywords(base)
         uri = base.META_SCHEMA.get("$schema") or base.META_SCHEMA.get("$id")
         drafts[str(uri).rstrip("#")] = bounded
         if base is Draft202012Validator:
             drafts[""] = bounded
     return drafts
-
-
-def _bounded(base: Any) -> Any:
-    from jsonschema import validators
-
-    keywords = dict(base.VALIDATORS)
-    changed: dict[str, Any] = {}
-    if "pattern" in keywords:
-        changed["pattern"] = _pattern
-    if "patternProperties" in keywords:
-        changed["patternProperties"] = _pattern_properties
-    if "additionalProperties" in keywords:
-        changed["additionalProperties"] = _additional_properties(keywords["additionalProperties"])
-    if "uniqueItems" in keywords:
-        changed["uniqueItems"] = _unique_items
-    for name in _COMBINATORS:
-        if name in keywords:
-            changed[name] = _timed(keywords[name])
-    return validators.extend(base, changed)  # type: ignore[no-untyped-call]

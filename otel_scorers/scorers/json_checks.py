@@ -13,6 +13,7 @@ from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.scorers.bounded_schema import (
     SchemaCheck,
     TooLarge,
+    Unresolvable,
     check_size,
     parse_document,
     schema_check,
@@ -25,6 +26,8 @@ _STEP = regex.compile(r"""\.([A-Za-z_][\w-]*)|\[(\d+)\]|\[(['"])(.*?)\3\]""")
 _FENCE = regex.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```\s*\Z", regex.DOTALL)
 #: A document whose location cannot be read (beyond the bounds) is not scored: an error result.
 _TOO_LARGE = "too_large"
+#: Nor is one whose schema refers outside itself (never fetched).
+_UNRESOLVABLE = "unresolvable"
 
 
 def parse_path(path: str) -> tuple[str | int, ...]:
@@ -131,6 +134,8 @@ def _first_problem(
             problem = judge(where, value)
         except TooLarge as exc:
             return Score(name, error=ScoreError(_TOO_LARGE, f"{place} is not checked: {exc}"))
+        except Unresolvable as exc:
+            return Score(name, error=ScoreError(_UNRESOLVABLE, f"{place} is not checked: {exc}"))
         if problem is not None:
             return Score(name, value=0.0, reason=problem)
     count = len(read)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload, ru
 
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.evaluator_version import Evaluator, evaluator_of, qualified_name
-from otel_scorers.workers import DEFAULT_SYNC_WORKERS, SyncWorkers
+from otel_scorers.scorers.sync_workers import DEFAULT_SYNC_WORKERS, SyncWorkers
 
 if TYPE_CHECKING:
     from otel_scorers.scorers.judge import Judge

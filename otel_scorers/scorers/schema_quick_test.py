@@ -178,8 +178,17 @@ def _all_of(tests: tuple[Callable[[Any], bool], ...]) -> Callable[[Any], bool]:
 
 
 def _one_of(choices: tuple[tuple[type, Any], ...]) -> Callable[[Any], bool]:
-    """`enum`/`const` of plain values: the same type and value (JSON tells `true` from `1`)."""
-    return lambda value: (type(value), value) in choices
+    """`enum`/`const` of plain values: the same type and value (JSON tells `true` from `1`), one
+    look-up in a set whatever the number of values (plain values are hashable)."""
+    allowed = frozenset(choices)
+
+    def test(value: Any) -> bool:
+        try:
+            return (type(value), value) in allowed
+        except TypeError:  # an unhashable value (a list, an object) is none of them
+            return False
+
+    return test
 
 
 def _bounded_by(

@@ -11,6 +11,7 @@ from otel_scorers.model import AgentRun, Score, ScoreError, ToolCall, ToolDefini
 from otel_scorers.scorers.bounded_schema import (
     SchemaCheck,
     TooLarge,
+    Unresolvable,
     parse_document,
     schema_check,
 )
@@ -69,14 +70,17 @@ def tool_args_valid(
             if isinstance(checker, str):
                 unchecked.append(f"{call.name} ({checker})")
                 continue
-            checked += 1
             try:
                 problems = _problems(checker, call, timeout_s)
+            except Unresolvable as exc:
+                unchecked.append(f"{call.name} ({exc})")
+                continue
             except TooLarge as exc:
                 return Score(
                     "tool_args_valid",
                     error=ScoreError("too_large", f"{label}: arguments not checked: {exc}"),
                 )
+            checked += 1
             if problems:
                 violations.append(f"{label}: {problems}")
         return _outcome(checked, unchecked, violations)

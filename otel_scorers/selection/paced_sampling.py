@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from otel_scorers.errors import ConfigError
-from otel_scorers.filters import path_getter
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.runs.paths import path_getter
 from otel_scorers.selection.pacing import PacingController
 from otel_scorers.selection.risk import DEFAULT_FEEDBACK_ATTRIBUTE, RiskSignals, RiskWeights
 from otel_scorers.selection.risk_caps import RiskCaps, ShareCaps

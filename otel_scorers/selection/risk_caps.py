@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from otel_scorers.filters import path_getter
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.paths import path_getter
 from otel_scorers.selection.pacing import DEMAND_WINDOW_S
 from otel_scorers.selection.risk import RiskWeights, bounded_name
 

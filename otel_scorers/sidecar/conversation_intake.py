@@ -55,11 +55,14 @@ class ConversationIntake:
                 response.partial_success.error_message = problem
         if self.labels is not None:
             labels, rejected, problem = labels_from_request(request)
+            refused = 0  # read as labels, but out of range or beyond the bounds (`label_gate`)
             if labels:
-                self.labels.add_labels(labels)
+                admitted = self.labels.add_labels(labels)
+                refused, problem = admitted.refused, problem or admitted.problem
             if rejected:
                 self.labels.reject(rejected)
+            if rejected or refused:
                 throttled.warning("label_rejected", "otel_scorers: label records rejected: %s", problem)
-                response.partial_success.rejected_log_records += rejected
+                response.partial_success.rejected_log_records += rejected + refused
                 response.partial_success.error_message = response.partial_success.error_message or problem
         return response

@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from otel_scorers.inprocess.hold_queue import HoldQueue
+from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.metrics import REASON, PipelineMetrics
 from otel_scorers.sidecar.otlp_spans import Batch, OtlpSpan
 from otel_scorers.throttled_log import throttled

@@ -26,12 +26,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from otel_scorers.config import TlsConfig
 from otel_scorers.errors import ListenError
-from otel_scorers.sidecar.batch_assembler import Scan
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.listener import Listener, bind
 from otel_scorers.sidecar.offload import OFFLOAD_BYTES, Offload
 from otel_scorers.sidecar.payload import Encoding, PayloadError, body_encoding, decode_salvaging, decompress
+from otel_scorers.sidecar.request_scan import Scan
 from otel_scorers.sidecar.security import TokenCheck, ssl_context
 from otel_scorers.throttled_log import throttled
 

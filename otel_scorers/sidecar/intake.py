@@ -14,10 +14,11 @@ from typing import Literal
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.metrics import OUTCOME, REASON, PipelineMetrics
-from otel_scorers.sidecar.batch_assembler import BatchAssembler, Scan, scan
+from otel_scorers.sidecar.batch_assembler import BatchAssembler
 from otel_scorers.sidecar.forwarder import Forwarder, ForwardError
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
+from otel_scorers.sidecar.request_scan import Scan, scan
 from otel_scorers.throttled_log import throttled
 
 RefusalKind = Literal["busy", "unavailable"]

@@ -8,7 +8,7 @@ from typing import Literal
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, parse_protobuf_request
-from otel_scorers.sidecar.salvage import salvage
+from otel_scorers.otlp.salvage import salvage
 
 Encoding = Literal["protobuf", "json"]
 _GZIP_WBITS = 31

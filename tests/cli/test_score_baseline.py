@@ -6,6 +6,7 @@ intervals are Newcombe's, checked against his published worked examples."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -186,3 +187,71 @@ def test_a_mean_of_one_run_a_side_is_not_compared() -> None:
     one = ScorerSummary(1, 1, 0.9, None, 0, 0, "v1")
     (comparison,) = compare({"relevancy": ScorerSummary(1, 1, 0.1, None, 0, 0, "v1")}, {"relevancy": one})
     assert comparison.verdict == "not_compared" and "too few scored runs" in comparison.note
+
+
+def _crafted(path: Path, change: dict[str, object]) -> Path:
+    """The baseline at `path` with its scorer's fields changed (written by Python's `json`, which
+    spells NaN and infinities as JavaScript does)."""
+    document = json.loads(path.read_text())
+    (entry,) = document["scorers"].values()
+    entry.update(change)
+    crafted = path.with_name("crafted.json")
+    crafted.write_text(json.dumps(document))
+    return crafted
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"pass": 0, "fail": 0, "mean": float("nan")}, "scorers.includes.mean"),
+        ({"pass": 0, "fail": 0, "mean": float("-inf")}, "scorers.includes.mean"),
+        ({"pass": 0, "fail": 0, "variance": 1e308}, "scorers.includes.variance"),
+        ({"variance": -0.5}, "scorers.includes.variance"),
+        ({"scored": 1e308}, "scorers.includes.scored"),
+        ({"pass": -3}, "scorers.includes.pass"),
+        ({"pass": 40, "fail": 40}, "scorers.includes.pass"),
+        ({"valued": 1000}, "scorers.includes.valued"),
+    ],
+)
+def test_a_crafted_baseline_cannot_hide_a_regression(
+    tmp_path: Path, change: dict[str, object], field: str
+) -> None:
+    good = Path(baseline(tmp_path, 40, 36))  # 90%, today 70%: a regression, as the test below shows
+    today = str(traces(tmp_path / "pr.json", 40, 28))
+    result = run_cli("score", today, "-c", config(tmp_path), "--baseline", str(_crafted(good, change)))
+    assert result.returncode == 2, result.stderr
+    assert f"the baseline {good.with_name('crafted.json')}: {field} " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_honest_baseline_of_the_crafted_ones_fails_today_s_run(tmp_path: Path) -> None:
+    good = baseline(tmp_path, 40, 36)
+    honest = run_cli(
+        "score", str(traces(tmp_path / "pr.json", 40, 28)), "-c", config(tmp_path), "--baseline", good
+    )
+    assert honest.returncode == 1 and "regression: includes" in honest.stderr
+
+
+def test_a_deeply_nested_or_oversized_baseline_is_refused_without_reading_it(tmp_path: Path) -> None:
+    from otel_scorers.cli.score_baseline import MAX_BASELINE_BYTES
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli(
+        "score", str(traces(tmp_path / "pr.json", 2, 1)), "-c", config(tmp_path), "--baseline", str(deep)
+    )
+    assert result.returncode == 2 and f"the baseline {deep} nests too deep" in result.stderr
+    assert "Traceback" not in result.stderr
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as file:  # sparse: one byte more than the bound, no disk used
+        file.truncate(MAX_BASELINE_BYTES + 1)
+    with pytest.raises(ValueError, match=f"is {MAX_BASELINE_BYTES + 1:,} bytes, more than the"):
+        read_summary(huge)
+
+
+def test_a_comparison_without_a_finite_interval_fails_the_gate() -> None:
+    baseline_side = ScorerSummary(40, 40, 0.9, 0.09, 0, 0, "v")
+    # Today's values summed past a float's range: its variance is infinite.
+    today = ScorerSummary(40, 40, 0.7, math.inf, 0, 0, "v")
+    (comparison,) = compare({"s": today}, {"s": baseline_side})
+    assert comparison.verdict == "incomparable" and comparison.failed

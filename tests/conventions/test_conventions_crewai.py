@@ -11,6 +11,7 @@ from typing import Any
 
 from otel_scorers import bind, checks
 from otel_scorers.conventions.formats.crewai import task_in_prompt, tool_error
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import span
@@ -158,5 +159,5 @@ def test_openllmetry_without_content_the_calls_are_unknown_and_the_tool_checks_s
     (run,) = build_runs([task, agent, model])
     assert {"tool_calls", "tool_errors"} <= run.missing and run.tool_calls == ()
     for check in (checks.used_no_tools(), checks.called_tool("get_weather"), checks.no_tool_errors()):
-        score = bind(check).evaluate(run)
+        score = evaluate(bind(check), run)
         assert score is not None and score.value is None and score.skipped is not None

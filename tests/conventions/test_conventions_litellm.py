@@ -15,6 +15,7 @@ import pytest
 
 from otel_scorers import bind, checks
 from otel_scorers.model import Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
@@ -48,7 +49,7 @@ def test_a_run_read_before_its_last_call_was_written_has_its_answer_unrecorded_n
     assert [(call.name, call.result, call.state) for call in run.tool_calls] == [
         ("get_weather", "Sunny, 21°C", "ok")
     ]
-    score = bind(checks.includes("sunny")).evaluate(run)
+    score = evaluate(bind(checks.includes("sunny")), run)
     assert isinstance(score, Score) and score.value is None and score.skipped is not None
 
 

@@ -14,6 +14,7 @@ from otel_scorers import bind, checks
 from otel_scorers.conventions import may_start_run
 from otel_scorers.conventions.openllmetry import indexed_messages
 from otel_scorers.model import Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import only_run, span
@@ -336,7 +337,7 @@ def test_agno_without_content_whether_a_tool_failed_is_missing_and_no_tool_error
     )
     (built,) = build_runs([run, agno_tool(run, None)])
     assert "tool_errors" in built.missing and built.tool_calls[0].state == "ok"
-    score = bind(checks.no_tool_errors()).evaluate(built)
+    score = evaluate(bind(checks.no_tool_errors()), built)
     assert isinstance(score, Score) and score.value is None and score.skipped is not None
     with_content = only_run(
         [run, agno_tool(run, f"status='success' result='Sunny' error=None {AFTER_ERROR}")]

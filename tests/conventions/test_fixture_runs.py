@@ -15,6 +15,7 @@ import pytest
 
 from otel_scorers import bind, checks
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
@@ -214,7 +215,7 @@ def test_quick_checks_agree_across_conventions(truth_path: Path) -> None:
     scenario = truth_path.name.removesuffix(".truth.json")
     run = rebuilt_runs(truth_path)[0]
     for check, expected in SCENARIO_CHECKS[scenario]:
-        score = bind(check).evaluate(run)
+        score = evaluate(bind(check), run)
         assert isinstance(score, Score)
         if "tool_calls" in run.missing:  # a trace that could not carry them: skipped, never a guess
             assert score.value is None and score.skipped is not None, (check.name, check.args)
@@ -229,7 +230,7 @@ def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_pat
     runs = rebuilt_runs(truth_path)
     assert runs, "no run rebuilt"
     for run in runs:
-        score = bind(checks.includes("sunny")).evaluate(run)
+        score = evaluate(bind(checks.includes("sunny")), run)
         assert isinstance(score, Score)
         if truth_path.parent.name in TEXT_ALWAYS_WRITTEN:  # the answer is in the trace: scored
             assert score.value == 1.0
@@ -243,7 +244,7 @@ def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_pat
 def test_without_content_a_failure_the_trace_cannot_show_is_unknown_not_a_pass(truth_path: Path) -> None:
     framework = truth_path.parent.name
     for run in rebuilt_runs(truth_path):
-        score = bind(checks.no_tool_errors()).evaluate(run)
+        score = evaluate(bind(checks.no_tool_errors()), run)
         assert isinstance(score, Score)
         if framework in FAILURES_NEED_CONTENT:
             assert "tool_errors" in run.missing
@@ -259,7 +260,7 @@ def test_an_answer_the_instrumentation_never_records_skips_output_checks_saying_
 ) -> None:
     framework, scenario = case
     for run in rebuilt_runs(TRACES / framework / f"{scenario}.truth.json"):
-        score = bind(checks.includes("sunny")).evaluate(run)
+        score = evaluate(bind(checks.includes("sunny")), run)
         assert isinstance(score, Score)
         assert score.value is None and score.skipped is not None
         assert "does not record" in score.skipped and "output" in score.skipped

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from otel_scorers import ScoringSpanProcessor, bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.model import Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers import answer_relevancy, faithfulness, llm_scorer
 from otel_scorers.scorers.judge import JudgeConfig
 from tests.conftest import Telemetry
@@ -166,7 +167,7 @@ def test_renaming_a_binding_keeps_its_version_and_every_result_carries_it() -> N
     missing = AgentRun(1, 2, "weather", "q", None, missing=frozenset({"output"}))
     named = bind(checks.includes("sunny"), name="says-sunny")
     assert named.evaluator_version == bind(checks.includes("sunny")).evaluator_version
-    scored, skipped = named.evaluate(run), named.evaluate(missing)
+    scored, skipped = evaluate(named, run), evaluate(named, missing)
     assert not hasattr(scored, "__await__") and not hasattr(skipped, "__await__")
     assert scored.evaluator_version == skipped.evaluator_version == named.evaluator_version  # type: ignore[union-attr]
 
@@ -174,7 +175,7 @@ def test_renaming_a_binding_keeps_its_version_and_every_result_carries_it() -> N
         raise RuntimeError("no")
 
     failing = bind(checks.Check("broken", broken))
-    result = failing.evaluate(run)
+    result = evaluate(failing, run)
     assert result.error is not None and result.evaluator_version == failing.evaluator_version  # type: ignore[union-attr]
 
 

@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, Score, bind
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.judge import (
     BoundedCache,
     CostBudget,
@@ -281,7 +282,7 @@ def test_a_judge_error_carries_its_cause_with_keys_and_tokens_redacted(
         ),
     )
     with caplog.at_level("WARNING", logger="otel_scorers"):
-        score = asyncio.run(bind(failing).evaluate(RUN))  # type: ignore[arg-type]
+        score = asyncio.run(evaluate(bind(failing), RUN))  # type: ignore[arg-type]
     assert score.error is not None and score.error.type == "judge_error"
     cause = score.details["cause"]
     assert cause.startswith("BadRequestError: ") and "Incorrect API key provided" in cause
@@ -332,7 +333,7 @@ def test_llm_scorer_scores_from_the_parsed_reply(server: JudgeServer) -> None:
         reason=lambda reply: reply.reason,
         judge=make_judge(server.url),
     )
-    score = asyncio.run(bind(relevant).evaluate(RUN))  # type: ignore[arg-type]
+    score = asyncio.run(evaluate(bind(relevant), RUN))  # type: ignore[arg-type]
     assert isinstance(score, Score)
     assert (score.value, score.reason) == (1.0, "answers it")
     assert score.usage is not None and score.usage.calls == 1 and score.usage.input_tokens > 0
@@ -344,7 +345,7 @@ def test_llm_scorer_scores_from_the_parsed_reply(server: JudgeServer) -> None:
 def test_llm_scorer_failures_are_error_scores_with_their_type(server: JudgeServer) -> None:
     server.then(Status(400))
     failing = llm_scorer("relevant", "JSON?", Verdict, score=lambda r: 1.0, judge=make_judge(server.url))
-    score = asyncio.run(bind(failing).evaluate(RUN))  # type: ignore[arg-type]
+    score = asyncio.run(evaluate(bind(failing), RUN))  # type: ignore[arg-type]
     assert isinstance(score, Score) and score.error is not None
     assert score.error.type == "judge_error" and score.value is None
 

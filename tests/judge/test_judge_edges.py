@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.scorers.judge import Judge, JudgeError, import_litellm
 from otel_scorers.scorers.judge.breaker import COOLDOWN_S, Breaker
@@ -55,7 +56,7 @@ class Verdict(BaseModel):
 
 
 def score(scorer: Any, run: AgentRun = RUN) -> Score:
-    result = bind(scorer, timeout_s=60.0).evaluate(run)
+    result = evaluate(bind(scorer, timeout_s=60.0), run)
     return result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.judge import JudgeConfig, JudgeError
 from otel_scorers.scorers.judge.errors import MAX_EXCERPT, PROMPT_CUT, redact, without_prompt
 from otel_scorers.scorers.llm import llm_scorer
@@ -142,7 +143,7 @@ def test_an_unusable_reply_is_quoted_short_without_the_key_or_the_prompt(
     server.then(Reply(parroting), Reply(parroting))
     run = AgentRun(trace_id=1, span_id=2, agent_name="stock-agent", input=QUESTION, output=ANSWER)
     with caplog.at_level(logging.WARNING, logger="otel_scorers"):
-        score = asyncio.run(bind(relevance(server, api_key="test-key")).evaluate(run))  # type: ignore[arg-type]
+        score = asyncio.run(evaluate(bind(relevance(server, api_key="test-key")), run))  # type: ignore[arg-type]
     assert score.error is not None and score.error.type == "judge_invalid_response"
     message = score.error.message
     assert message.startswith("the reply contains no JSON object; the reply began 'I was given [REDACTED]")
@@ -182,7 +183,7 @@ def test_a_key_given_in_a_judge_config_is_redacted_from_any_scorers_error() -> N
         raise ValueError(f"judge refused key {configured}")
 
     run = AgentRun(trace_id=1, span_id=2, agent_name="a", input="q", output="a")
-    score = asyncio.run(bind(leaks).evaluate(run))  # type: ignore[arg-type]
+    score = asyncio.run(evaluate(bind(leaks), run))  # type: ignore[arg-type]
     assert isinstance(score, Score) and score.error is not None
     assert score.error.message == "judge refused key [REDACTED]"
 

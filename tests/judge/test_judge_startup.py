@@ -46,7 +46,7 @@ def _score(
     if load_s is not None:  # the bound on the client's loading, shortened for the test
         command = [
             "-c",
-            f"import sys, otel_scorers.selection.binding as b, otel_scorers.cli.main as c; b.JUDGE_CLIENT_LOAD_S = {load_s}; sys.exit(c.main())",
+            f"import sys, otel_scorers.pipeline.scorer_call as b, otel_scorers.cli.main as c; b.JUDGE_CLIENT_LOAD_S = {load_s}; sys.exit(c.main())",
         ]
     return subprocess.run(
         [sys.executable, "-W", "default", *command, "score", str(TRACES), "-c", str(config)],

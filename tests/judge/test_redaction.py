@@ -18,6 +18,7 @@ from otel_scorers.config import parse_config
 from otel_scorers.emission.metrics_output import MetricsOutput
 from otel_scorers.errors import ConfigError
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 from otel_scorers.scorers.judge.masking import Masker, RedactConfig, iban_valid, luhn_valid
 from otel_scorers.scorers.llm import llm_scorer
@@ -239,7 +240,7 @@ def judge(server: JudgeServer, **options: Any) -> Judge:
 
 
 def score(scorer: Any, run: AgentRun = RUN) -> Score:
-    result = bind(scorer).evaluate(run)
+    result = evaluate(bind(scorer), run)
     return result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
 
 

@@ -13,6 +13,7 @@ from otel_scorers import AgentRun, ScoringSpanProcessor, bind, load_config
 from otel_scorers.config import build_bindings
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import ContextItem
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
 from tests.conventions.test_fixture_runs import PENDING
@@ -168,7 +169,7 @@ def test_genai_retrieval_spans_give_their_documents_with_content(telemetry: Tele
 def context_seen(binding_context: Any, run: AgentRun) -> tuple[ContextItem, ...]:
     recorder = RunRecorder()
     binding = bind(recorder, context=binding_context)
-    binding.evaluate(run)
+    evaluate(binding, run)
     (seen,) = recorder.runs
     return seen.context
 

@@ -16,6 +16,7 @@ from otel_scorers import AgentRun, Score, ScoringSpanProcessor, bind, scorers
 from otel_scorers.config import parse_config
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.demos.live_demo import demo_document, run_demo
+from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
 from otel_scorers.scorers.answer_relevancy import AnswerRelevancyRule, score_verdicts
 from otel_scorers.scorers.judge import Judge, JudgeConfig, delimit
 from otel_scorers.scorers.rules.base import JudgedScorer
@@ -67,7 +68,7 @@ def relevancy(server: JudgeServer, judge: Judge | None = None, **options: Any) -
 
 
 def evaluate(scorer: Any, run: AgentRun, timeout_s: float = 30.0) -> Score:
-    result = bind(scorer, timeout_s=timeout_s).evaluate(run)
+    result = evaluate_binding(bind(scorer, timeout_s=timeout_s), run)
     score = result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
     assert isinstance(score, Score)
     return score
@@ -474,7 +475,8 @@ def test_identical_questions_at_the_same_time_make_one_call(server: JudgeServer)
 
     async def together() -> list[Score]:
         pending = [
-            bind(scorer, name=f"b{n}").evaluate(run_of()) for n, scorer in enumerate(same_model_other_weight)
+            evaluate_binding(bind(scorer, name=f"b{n}"), run_of())
+            for n, scorer in enumerate(same_model_other_weight)
         ]
         return list(await asyncio.gather(*pending))  # type: ignore[arg-type]
 
@@ -490,7 +492,9 @@ def test_when_the_first_of_identical_questions_fails_the_others_ask_themselves(s
     judge = judge_for(server.url, cache_size=0)
 
     async def together() -> list[Score]:
-        pending = [bind(relevancy(server, judge=judge), name=f"b{n}").evaluate(run_of()) for n in range(2)]
+        pending = [
+            evaluate_binding(bind(relevancy(server, judge=judge), name=f"b{n}"), run_of()) for n in range(2)
+        ]
         return list(await asyncio.gather(*pending))  # type: ignore[arg-type]
 
     results = sorted(asyncio.run(together()), key=lambda score: score.error is None)

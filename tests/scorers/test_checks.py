@@ -14,6 +14,7 @@ import pytest
 from otel_scorers import bind, checks
 from otel_scorers.config import make_scorer
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
+from otel_scorers.pipeline.scorer_call import evaluate, to_score
 
 VECTORS = json.loads((Path(__file__).parent.parent / "data" / "checks-vectors.json").read_text())
 STATES = {"ok": "ok", "error": "error", "incomplete": "incomplete", "result-error": "result_error"}
@@ -67,7 +68,7 @@ def vector_run(case: dict[str, Any]) -> AgentRun:
 
 def score_case(case: dict[str, Any]) -> Score:
     binding = bind(make_scorer(case["check"], case["args"], case["id"]))
-    result = binding.evaluate(vector_run(case))
+    result = evaluate(binding, vector_run(case))
     assert isinstance(result, Score), "quick checks score synchronously"
     return result
 
@@ -124,7 +125,7 @@ def test_similarity_counts_code_points_not_utf16_units() -> None:
 def test_text_checks_are_skipped_not_zero_when_output_was_not_captured(check: str) -> None:
     args = {"matches": {"pattern": "x"}, "excludes": {"unwanted": "x"}}.get(check, {"expected": "x"})
     binding = bind(make_scorer(check, args, "test"))
-    score = binding.evaluate(make_run(None, missing=frozenset({"output"})))
+    score = evaluate(binding, make_run(None, missing=frozenset({"output"})))
     assert isinstance(score, Score)
     assert score.value is None and score.label is None
     assert score.skipped is not None and "output" in score.skipped
@@ -132,12 +133,12 @@ def test_text_checks_are_skipped_not_zero_when_output_was_not_captured(check: st
 
 def test_tool_checks_still_score_runs_without_captured_content() -> None:
     run = make_run(None, [{"name": "get_weather", "state": "error"}], missing=frozenset({"output", "input"}))
-    score = bind(checks.no_tool_errors()).evaluate(run)
+    score = evaluate(bind(checks.no_tool_errors()), run)
     assert isinstance(score, Score) and score.value == 0.0 and score.label == "fail"
 
 
 def test_an_empty_captured_output_is_scored() -> None:
-    score = bind(checks.includes("sunny")).evaluate(make_run(""))
+    score = evaluate(bind(checks.includes("sunny")), make_run(""))
     assert isinstance(score, Score) and score.value == 0.0
 
 
@@ -193,14 +194,14 @@ def test_a_catastrophic_pattern_does_not_hold_the_interpreter() -> None:
     try:
         # The shape the hardening audit found: (a+)+$ on "a"*28 + "!" (18.8 s with `re`).
         started = time.perf_counter()
-        score = bind(checks.matches(r"(a+)+$"), timeout_s=1.0).evaluate(make_run("a" * 28 + "!"))
+        score = evaluate(bind(checks.matches(r"(a+)+$"), timeout_s=1.0), make_run("a" * 28 + "!"))
         assert isinstance(score, Score)
         assert score.error is None and score.value == 0.0
         assert time.perf_counter() - started < 1.0
         # A pattern that does backtrack for ever gives up at the binding's timeout, and the other
         # thread kept running all along (the search releases the interpreter lock).
         before, started = ticks, time.perf_counter()
-        score = bind(checks.matches(r"(a|aa)+$"), timeout_s=0.3).evaluate(make_run("a" * 60 + "!"))
+        score = evaluate(bind(checks.matches(r"(a|aa)+$"), timeout_s=0.3), make_run("a" * 60 + "!"))
         elapsed = time.perf_counter() - started
     finally:
         stop.set()
@@ -279,7 +280,7 @@ def tools(*calls: tuple[str, str]) -> list[dict[str, str]]:
 def test_a_reason_says_what_decided_the_value(
     check: checks.Check, output: str, calls: list[dict[str, str]], reason: str
 ) -> None:
-    score = bind(check).evaluate(make_run(output, calls))
+    score = evaluate(bind(check), make_run(output, calls))
     assert isinstance(score, Score) and score.reason == reason
 
 
@@ -303,7 +304,7 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
         sampling_probability=0.5,
     )
     binding = bind(lambda run: given, name="outer", threshold=0.4)
-    made = binding.to_score(given, 0.25, 7)
+    made = to_score(binding, given, 0.25, 7)
     assert made == replace(
         given,
         scorer="outer",

@@ -22,6 +22,7 @@ from otel_scorers import bind, scorers
 from otel_scorers.config import make_scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.model import AgentRun, Score, ToolCall
+from otel_scorers.pipeline.scorer_call import evaluate
 from tests.fixtures.generate.common.otlp_fixture import spans_to_otlp_json
 
 VECTORS = json.loads((Path(__file__).parent.parent / "data" / "code-scorers-vectors.json").read_text())
@@ -46,7 +47,7 @@ def agrees(case: dict[str, Any], value: float | None) -> bool:
 
 
 def score_case(case: dict[str, Any]) -> Score:
-    result = bind(make_scorer(case["scorer"], case["args"], case["id"])).evaluate(make_run(case))
+    result = evaluate(bind(make_scorer(case["scorer"], case["args"], case["id"])), make_run(case))
     assert isinstance(result, Score), "code scorers score synchronously"
     return result
 
@@ -146,7 +147,7 @@ def test_scorers_of_input_and_output_are_skipped_when_the_trace_lacks_the_input(
     run = AgentRun(
         trace_id=1, span_id=1, agent_name="a", input=None, output="x", missing=frozenset({"input"})
     )
-    score = bind(scorers.CODE_SCORERS[name]()).evaluate(run)
+    score = evaluate(bind(scorers.CODE_SCORERS[name]()), run)
     assert isinstance(score, Score) and score.value is None
     assert score.skipped is not None and "input" in score.skipped
 
@@ -155,7 +156,7 @@ def test_tone_is_skipped_when_the_trace_lacks_the_output() -> None:
     run = AgentRun(
         trace_id=1, span_id=1, agent_name="a", input="x", output=None, missing=frozenset({"output"})
     )
-    score = bind(scorers.tone()).evaluate(run)
+    score = evaluate(bind(scorers.tone()), run)
     assert isinstance(score, Score) and score.skipped is not None and "output" in score.skipped
 
 

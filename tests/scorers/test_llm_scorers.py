@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from otel_scorers import AgentRun, ContextItem, Score, bind, scorers
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.scorers.rounding import round2
 
@@ -40,7 +41,7 @@ RUN = AgentRun(
 
 
 def score(scorer: Any, run: AgentRun = RUN) -> Score:
-    result = bind(scorer).evaluate(run)
+    result = evaluate(bind(scorer), run)
     return result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
 
 

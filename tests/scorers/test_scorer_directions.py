@@ -15,6 +15,7 @@ import yaml
 
 from otel_scorers.cli.main import main
 from otel_scorers.config import parse_config
+from otel_scorers.pipeline.scorer_call import label
 from otel_scorers.scorers import SCORER_FACTORIES
 from otel_scorers.scorers.checks import CHECKS
 from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
@@ -67,8 +68,8 @@ def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
     entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
     (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).bindings()
     expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
-    assert (binding.label(0.2), binding.label(0.8)) == expected
-    assert binding.label(0.5) == "pass"
+    assert (label(binding, 0.2), label(binding, 0.8)) == expected
+    assert label(binding, 0.5) == "pass"
 
 
 @pytest.mark.parametrize("kind", sorted(CONVERSATION_FACTORIES))

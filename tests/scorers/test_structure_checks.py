@@ -19,6 +19,7 @@ from otel_scorers import bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
+from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
 from otel_scorers.runs.otlp_files import runs_from_files
 from otel_scorers.scorers.bounded_schema import quick_test
 
@@ -44,7 +45,7 @@ def fixture_run(framework: str, scenario: str = "tool_then_answer") -> AgentRun:
 
 
 def evaluate(check: checks.Check, run: AgentRun, **options: float) -> Score:
-    score = bind(check, **options).evaluate(run)  # type: ignore[arg-type]
+    score = evaluate_binding(bind(check, **options), run)  # type: ignore[arg-type]
     assert isinstance(score, Score), "quick checks score synchronously"
     return score
 
@@ -304,7 +305,7 @@ def test_the_configuration_example_in_the_docs_loads() -> None:
             ToolCall("get_weather", arguments={"city": "Paris", "units": "C"}),
         ),
     )
-    results = {binding.name: binding.evaluate(run) for binding in bindings}
+    results = {binding.name: evaluate_binding(binding, run) for binding in bindings}
     assert all(isinstance(score, Score) for score in results.values())
     values = {name: score.value if isinstance(score, Score) else None for name, score in results.items()}
     assert values == {

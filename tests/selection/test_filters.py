@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from otel_scorers.errors import ConfigError
-from otel_scorers.filters import parse_filter
 from otel_scorers.model import AgentRun, ToolCall
+from otel_scorers.selection.filters import parse_filter
 
 RUN = AgentRun(
     trace_id=1,

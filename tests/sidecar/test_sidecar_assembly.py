@@ -18,9 +18,10 @@ from otel_scorers.config import SidecarConfig
 from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.selection.sampling import threshold_for
-from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits
 from otel_scorers.sidecar.intake import Intake, Refused
 from otel_scorers.sidecar.jobs import run_subtrees
+from otel_scorers.sidecar.request_scan import scan
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar.test_sidecar_errors import grpc_export, post

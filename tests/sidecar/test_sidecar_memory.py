@@ -17,7 +17,8 @@ from opentelemetry.sdk.metrics import MeterProvider
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.otlp.decode import parse_protobuf_request
 from otel_scorers.config import SidecarConfig
-from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits, scan
+from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits
+from otel_scorers.sidecar.request_scan import scan
 
 def rss():
     for line in open(f"/proc/{os.getpid()}/status"):

@@ -343,7 +343,7 @@ class Reference:
             raise ValueError(f"give the {what} as text or as a path into the run, not both")
         if path is None:
             return cls(text)
-        from otel_scorers.filters import path_getter
+        from otel_scorers.runs.paths import path_getter
 
         return cls(None, path, path_getter(path, f"{what}_from"))
 

@@ -20,33 +20,11 @@ from typing import Any
 
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.paths import ABSENT as _ABSENT
+from otel_scorers.runs.paths import PATH_KINDS, path_getter
 
 Predicate = Callable[[AgentRun], bool]
-_ABSENT = object()
 
-#: Every path a filter may read. `attributes.<key>` and `resource.<key>` read the run span's
-#: attributes and resource; `model` is the first model the run used.
-FIXED_PATHS: dict[str, Callable[[AgentRun], Any]] = {
-    "agent.name": lambda run: run.agent_name,
-    "model": lambda run: run.models[0] if run.models else None,
-    "status": lambda run: run.status,
-    "conversation.id": lambda run: run.conversation_id,
-    "tool_calls.count": lambda run: len(run.tool_calls),
-    "duration_ms": lambda run: run.duration_ms,
-    "convention": lambda run: run.convention,
-}
-_PREFIX_PATHS = ("attributes.", "resource.")
-#: What the fixed paths hold, so that a comparison with a literal of another kind (which could
-#: never be true) is an error at load. Attributes and resource values may be of any kind.
-_PATH_KINDS = {
-    "agent.name": "string",
-    "model": "string",
-    "status": "string",
-    "conversation.id": "string",
-    "tool_calls.count": "number",
-    "duration_ms": "number",
-    "convention": "string",
-}
 #: Deeper than this, a filter is a mistake (or an attack on the parser), not a policy.
 MAX_DEPTH = 32
 
@@ -119,7 +97,7 @@ def parse_filter(node: Any, path: str = "filter", depth: int = 0) -> Predicate:
 def _kind(operand: Mapping[str, Any]) -> str | None:
     """`string`, `number` or `boolean` when known before any run is seen."""
     if "path" in operand:
-        return _PATH_KINDS.get(operand["path"])
+        return PATH_KINDS.get(operand["path"])
     value = operand["literal"]
     if isinstance(value, bool):
         return "boolean"
@@ -152,22 +130,6 @@ def _operand(node: Any, path: str) -> Callable[[AgentRun], Any]:
         value = node["literal"]
         return lambda run: value
     return path_getter(node["path"], f"{path}.path")
-
-
-def path_getter(name: Any, path: str = "path") -> Callable[[AgentRun], Any]:
-    if not isinstance(name, str):
-        raise ConfigError(path, f"a path is a string, got {name!r}")
-    getter = FIXED_PATHS.get(name)
-    if getter is not None:
-        return getter
-    for prefix in _PREFIX_PATHS:
-        if name.startswith(prefix) and len(name) > len(prefix):
-            key = name[len(prefix) :]
-            if prefix == "attributes.":
-                return lambda run: run.attributes.get(key, _ABSENT)
-            return lambda run: run.resource.get(key, _ABSENT)
-    known = ", ".join([*FIXED_PATHS, "attributes.<key>", "resource.<key>"])
-    raise ConfigError(path, f"unknown path {name!r}; known paths: {known}")
 
 
 def _truthy(value: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.inprocess.hold_queue import HoldQueue
+from otel_scorers.emission.hold_queue import HoldQueue
 
 
 class Clock:

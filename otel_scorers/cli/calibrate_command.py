@@ -1,0 +1,78 @@
+"""`otel-scorers calibrate`: the judge's scores of labelled runs against the labels, a report and
+its gate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+
+from otel_scorers.cli.output import nothing_read, progress, report_problems, say, write_line
+from otel_scorers.config import load_config
+from otel_scorers.human_text import counted
+from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from otel_scorers.cli.backfill import judge_concurrency, score_runs
+    from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.labels.agreement_output import judge_scores
+    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table, unshared_labels
+    from otel_scorers.labels.label_records import read_labels
+
+    config = load_config(args.config)
+    try:
+        labels = [label for path in args.labels for label in read_labels(path)]
+    except ValueError as exc:
+        print(f"otel-scorers: {exc}", file=sys.stderr)
+        return 2
+    bindings = config.bindings()
+    chosen = calibration_bindings(bindings, labels)
+    names = {binding.name for binding in bindings}
+    unknown = sorted({label.scorer for label in labels} - names)
+    if unknown:
+        print(
+            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)",
+            file=sys.stderr,
+        )
+    agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
+    agreement.add_labels(labels)
+    problems: list[InputProblem] = []
+    reading = Reading()
+    runs = runs_from_files(args.files, problems, progress, reading)
+    asyncio.run(
+        score_runs(
+            chosen,
+            runs,
+            lambda run, score: None,
+            args.concurrency or judge_concurrency(chosen),
+            lambda run, scores: agreement.observe(judge_scores(run, scores)),
+        )
+    )
+    agreement.close()
+    documents = report(agreement)
+    for document in documents:
+        write_line(document)
+    print(f"otel-scorers: {counted(len(labels), 'label')}\n{table(documents)}", file=sys.stderr)
+    if args.junit_xml is not None:
+        args.junit_xml.write_bytes(junit(documents, args.min_kappa))
+        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+    code = max(report_problems(problems), nothing_read(args.files, reading))
+    unshared = [document["scorer"] for document in documents if unshared_labels(document)]
+    for document in documents:
+        warning = unshared_labels(document)
+        if warning is not None:
+            say(f"otel-scorers: warning: {warning}")
+    low = [
+        document["scorer"]
+        for document in documents
+        if args.min_kappa is not None
+        and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
+    ]
+    for scorer in low:
+        print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+    if args.min_kappa is not None and unshared:
+        say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
+        return 1
+    return 1 if low else code

@@ -1,0 +1,229 @@
+"""The configuration file's sections as models: every key, its kind and its bound; `Config`
+makes the scoring (the bindings and the conversation settings) from them."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from otel_scorers import environment
+from otel_scorers.config.bindings import build_bindings
+from otel_scorers.config.factories import make_conversation_scorer
+from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conversations.config import ConversationsConfig
+from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.keep.keeper import KeepConfig
+from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.report_config import ReportConfig
+from otel_scorers.scorers.judge import Judge, JudgeConfig
+from otel_scorers.scorers.judge.masking import RedactConfig
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding
+from otel_scorers.selection.sampling import MAX_PER_MINUTE
+
+# `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
+_STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class SamplingConfig(BaseModel):
+    """A fixed rate, or (judge scorers) a budget with risk weights: `paced_sampling`."""
+
+    model_config = _STRICT
+    rate: float | None = Field(None, ge=0.0, le=1.0)
+    usd_per_hour: float | None = Field(None, gt=0)
+    calls_per_hour: float | None = Field(None, gt=0)
+    weights: dict[str, Any] | None = None  # checked by `RiskWeights.from_mapping`, naming the key
+    feedback_attribute: str | None = None
+    # What one signal or one tenant can take of the budget: checked by `paced_sampling`, naming the key.
+    max_signal_share: Any = None
+    share_key: Any = None
+    max_key_share: Any = None
+
+
+class ScorerConfig(BaseModel):
+    model_config = _STRICT
+    type: str
+    name: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    sampling: SamplingConfig = SamplingConfig()
+    filter: dict[str, Any] | None = None
+    threshold: float | None = None
+    max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+    context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
+    #: Judge scorers: private text masked before the judge sees it, over the judge's `redact:`.
+    redact: RedactConfig | None = None
+    # What a custom scorer cannot do without: skipped, not scored, when the trace lacks it.
+    needs: (
+        list[
+            Literal[
+                "input", "output", "tool_arguments", "tool_results", "tool_errors", "tool_calls", "agent_name"
+            ]
+        ]
+        | None
+    ) = None
+
+
+class ProcessorConfig(BaseModel):
+    model_config = _STRICT
+    hold_timeout_s: float = Field(environment.HOLD_TIMEOUT_S, gt=0)
+    max_queue_size: int = Field(environment.MAX_QUEUE_SIZE, ge=1)
+    max_traces: int = Field(environment.MAX_TRACES, ge=1)
+    max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1)
+    #: One line per score on standard output, as the Collector's debug exporter prints.
+    console: bool = False
+    #: Evaluation spans and events written as OTLP (true) or through the SDK providers (false);
+    #: unset, written as OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (`ScoringSpanProcessor`'s `export`).
+    export: bool | None = None
+
+
+class ListenConfig(BaseModel):
+    model_config = _STRICT
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(ge=0, le=65535)
+
+
+class TlsConfig(BaseModel):
+    """Server certificate and key; with `client_ca_file`, clients must present a certificate (mTLS)."""
+
+    model_config = _STRICT
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None
+
+
+class ExportConfig(BaseModel):
+    """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables;
+    `enabled: false` sends nothing over OTLP (the console and `/metrics` still show the scores)."""
+
+    model_config = _STRICT
+    enabled: bool = True
+    endpoint: str | None = None
+    protocol: OtlpProtocol | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    insecure: bool | None = None
+    metric_interval_s: float = Field(10.0, gt=0)
+    batch_delay_s: float = Field(1.0, gt=0)
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class ForwardConfig(BaseModel):
+    """Inline mode: where every received span goes on to (another collector, a backend)."""
+
+    model_config = _STRICT
+    endpoint: str
+    protocol: OtlpProtocol = DEFAULT_PROTOCOL
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class SidecarConfig(BaseModel):
+    """`otel-scorers serve`: OTLP receivers, trace assembly across requests, limits and exports."""
+
+    model_config = _STRICT
+    mode: Literal["tap", "inline"] = "tap"
+    grpc: ListenConfig = ListenConfig(port=14317)
+    http: ListenConfig = ListenConfig(port=14318)
+    token: str | None = None
+    token_env: str | None = None
+    #: Ask for the token on `/metrics` too (Prometheus then sends it: `authorization` in its
+    #: scrape config). Off by default: metrics carry scores, never span content.
+    metrics_require_token: bool = False
+    tls: TlsConfig | None = None
+    max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    #: Longest a request may take to arrive (headers and body), and most connections at once per
+    #: receiver: slow or idle senders cannot hold memory or sockets without bound.
+    read_timeout_s: float = Field(30.0, gt=0)
+    max_connections: int = Field(512, ge=1)
+    decision_wait_s: float = Field(2.0, gt=0)
+    max_wait_s: float = Field(30.0, gt=0)
+    hold_timeout_s: float = Field(5.0, gt=0)
+    max_traces: int = Field(20_000, ge=1)
+    max_spans: int = Field(200_000, ge=1)
+    max_bytes: int = Field(256 * 1024 * 1024, ge=1024)
+    max_runs_in_flight: int = Field(1024, ge=1)
+    scoring_process: bool = True
+    scoring_processes: int = Field(1, ge=1, le=256)
+    late_trace_memory: int = Field(100_000, ge=0)
+    retry_after_s: float = Field(1.0, gt=0)
+    shutdown_timeout_s: float = Field(10.0, gt=0)
+    export: ExportConfig = ExportConfig()
+    #: One line per score on standard output (`serve --console`), beside the export.
+    console: bool = False
+    forward: ForwardConfig | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SidecarConfig:
+        if self.mode == "inline" and self.forward is None:
+            raise ValueError("mode 'inline' needs a 'forward' section (where spans go on to)")
+        if self.max_wait_s < self.decision_wait_s:
+            raise ValueError("max_wait_s must be at least decision_wait_s")
+        return self
+
+
+class LabelsConfig(BaseModel):
+    """People's labels joined with the scores of the same runs (`otel_scorers.labels.agreement`): how
+    long either side waits for the other, and how many of each may wait."""
+
+    model_config = _STRICT
+    wait_s: float = Field(DEFAULT_WAIT_S, gt=0)
+    max_pending: int = Field(DEFAULT_MAX_PENDING, ge=1)
+
+    def agreement(self) -> Agreement:
+        return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)
+
+
+class Config(BaseModel):
+    """The whole file: the scorer bindings, and the settings of the parts that run them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, allow_inf_nan=False)
+    scorers: list[ScorerConfig] = Field(default_factory=list)
+    processor: ProcessorConfig = ProcessorConfig()
+    sidecar: SidecarConfig = SidecarConfig()
+    judge: JudgeConfig | None = None  # shared by the LLM judge scorers; default: OTEL_SCORERS_JUDGE_*
+    #: Conversation scorers and the stage that holds conversations until they end.
+    conversations: ConversationsConfig | None = None
+    #: Instrumentations described without code (docs/conventions.md), read before the shipped ones.
+    conventions: list[ConventionDescription] = Field(default_factory=list)
+
+    #: Where scores go: names in `otel_scorers.emission.standard.OUTPUTS` (or `pkg.module:factory`);
+    #: unset, `[otlp, metrics]`. `processor.console` / `sidecar.console` add `console`.
+    outputs: list[str] | None = None
+
+    #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
+    labels: LabelsConfig | None = None
+
+    #: The traces of failing (or sampled) runs kept as a test set, by the sidecar and processor.
+    keep: KeepConfig | None = None
+
+    #: How `score --html`'s page links runs to their traces.
+    report: ReportConfig = ReportConfig()
+
+    def bindings(self, judge: Judge | None = None) -> list[Binding]:
+        return build_bindings(self, judge)
+
+    def conversation_settings(self, judge: Judge | None = None) -> ConversationSettings | None:
+        """The `conversations:` section as settings, its scorers made as run scorers are."""
+        if self.conversations is None:
+            return None
+        if judge is None and self.judge is not None:
+            judge = Judge(self.judge)
+        return self.conversations.settings(partial(make_conversation_scorer, judge=judge))
+
+    def scoring(self) -> tuple[list[Binding], ConversationSettings | None]:
+        """The run bindings and the conversation settings, their judge scorers sharing one
+        `Judge` (one concurrency limit, cost budget and cache for all judge work)."""
+        judge = Judge(self.judge) if self.judge is not None else None
+        return self.bindings(judge), self.conversation_settings(judge)
+
+    def processor_options(self) -> dict[str, Any]:
+        """The `processor:` section, each setting overridden by its environment variable when set."""
+        options = self.processor.model_dump()
+        for key in environment.PROCESSOR_SETTINGS:
+            found = environment.from_environment(key)
+            if found is not None:
+                options[key] = found
+        return options

@@ -1,0 +1,143 @@
+"""One received request sorted out before anything is buffered: the spans of traces some binding
+may sample, grouped by trace id, their run spans, the spans rejected as invalid, and what they
+take in memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from otel_scorers.selection.sampling import randomness
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
+from otel_scorers.span_record import OWN_SCOPE
+
+#: What a buffered request takes in memory: this many times its encoded size (upb's parsed
+#: message)...
+PARSED_SIZE_FACTOR = 1.3
+
+
+#: ...plus this much per span kept (its Python wrapper, `OtlpSpan`, list and dict entries).
+#: Measured by RSS (tests/test_sidecar_memory.py): 1,510 bytes a span for example-agent spans
+#: (585 bytes encoded), 810 for bare spans (36 bytes encoded).
+SPAN_OVERHEAD_BYTES = 760
+
+
+#: Copy sampled spans out of a request when fewer than 1 in this many of its spans are kept.
+_DETACH_BELOW = 4
+
+
+_ZERO_TRACE = bytes(16)
+
+
+_ZERO_SPAN = bytes(8)
+
+
+@dataclass(slots=True, eq=False)
+class Scan:
+    """One request sorted out before anything is buffered: the spans of traces some binding may
+    sample, grouped by trace id, their run spans, and the spans rejected as invalid."""
+
+    batch: Batch
+    groups: dict[bytes, list[OtlpSpan]] = field(default_factory=dict)
+    runs: dict[bytes, list[OtlpSpan]] = field(default_factory=dict)
+    total: int = 0
+    rejected: list[tuple[int, int, int]] = field(default_factory=list)
+    problem: str | None = None
+    #: Where each run span sits in the request (resource, scope, span index), by id of its item.
+    run_positions: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: The kept spans were copied out of the request, which then holds no buffered span.
+    detached: bool = False
+
+    @property
+    def accepted(self) -> int:
+        return self.total - len(self.rejected)
+
+    def take_out(self, trace_id: bytes) -> int:
+        """Leave a trace's spans out of what is buffered; how many they were."""
+        group = self.groups.pop(trace_id)
+        for item in self.runs.pop(trace_id, ()):
+            self.run_positions.pop(id(item), None)
+        return len(group)
+
+
+def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> Scan:
+    """Sort one request's spans out, deciding sampling from the trace id alone: a span whose
+    trace no binding can sample costs a dict lookup; only sampled spans are looked into."""
+    result = Scan(Batch(int(size * PARSED_SIZE_FACTOR)))
+    groups = result.groups
+    runs = result.runs
+    decisions: dict[bytes, bool] = {}
+    total = 0
+    for r_index, resource_spans in enumerate(request.resource_spans):
+        resource = resource_spans.resource
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            spans = scope_spans.spans
+            total += len(spans)
+            scope_name = scope_spans.scope.name
+            if scope_name == OWN_SCOPE:
+                continue  # our own evaluation spans, come back through the collector
+            origin: Origin | None = None
+            for p_index, span in enumerate(spans):
+                trace_id = span.trace_id
+                sampled = decisions.get(trace_id)
+                if sampled is None:
+                    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+                        result.rejected.append((r_index, s_index, p_index))
+                        result.problem = result.problem or f"span {span.name!r} has an invalid trace_id"
+                        continue
+                    sampled = randomness(int.from_bytes(trace_id, "big")) >= min_threshold
+                    decisions[trace_id] = sampled
+                if not sampled:
+                    continue  # the common case at low sampling rates: nothing else is read
+                span_id = span.span_id
+                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                    result.rejected.append((r_index, s_index, p_index))
+                    result.problem = result.problem or f"span {span.name!r} has an invalid span_id"
+                    continue
+                if origin is None:
+                    origin = Origin(resource, scope_spans.scope, scope_spans.schema_url, result.batch)
+                item = OtlpSpan(span, origin)
+                group = groups.get(trace_id)
+                if group is None:
+                    group = groups[trace_id] = []
+                group.append(item)
+                if is_run_span(span):
+                    runs.setdefault(trace_id, []).append(item)
+                    result.run_positions[id(item)] = (r_index, s_index, p_index)
+    result.total = total
+    kept = sum(len(group) for group in groups.values())
+    result.batch.size += kept * SPAN_OVERHEAD_BYTES
+    if kept and kept * _DETACH_BELOW < total:
+        detach(result)
+    return result
+
+
+def detach(result: Scan) -> None:
+    """Copy the few sampled spans out of the request, so that the rest of it can be freed now
+    instead of staying in memory, whole, for as long as one of its spans is buffered."""
+    origins: dict[int, Origin] = {}
+    size = 0
+    batch = Batch(0)
+    for group in result.groups.values():
+        for item in group:
+            origin = origins.get(id(item.origin))
+            if origin is None:
+                resource = Resource()
+                resource.CopyFrom(item.origin.resource)
+                scope = InstrumentationScope()
+                scope.CopyFrom(item.origin.scope)
+                origin = origins[id(item.origin)] = Origin(resource, scope, item.origin.schema_url, batch)
+                size += resource.ByteSize() + scope.ByteSize()
+            span = Span()
+            span.CopyFrom(item.span)
+            size += span.ByteSize()
+            item.span = span
+            item.origin = origin
+    kept = sum(len(group) for group in result.groups.values())
+    batch.size = int(size * PARSED_SIZE_FACTOR) + kept * SPAN_OVERHEAD_BYTES
+    result.batch = batch
+    result.detached = True
