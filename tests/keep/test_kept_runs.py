@@ -127,3 +127,27 @@ def test_score_keeps_the_runs_a_scorer_failed(tmp_path: Path) -> None:
     assert run.tool_calls[0].state == "error"  # the example run whose tool failed
     config = load_config(EXAMPLES / "scorers.yaml")
     assert config.keep is None  # kept by the command line alone
+
+
+def test_the_sidecar_s_two_scoring_processes_keep_the_failing_runs_in_one_file(tmp_path: Path) -> None:
+    """Twelve traces over two scoring processes, four of them the example run whose tool fails:
+    the file holds those four runs, each a whole line, none twice, whichever process scored it."""
+    from otel_scorers.demos.example_agent import DEMO_RUNS
+    from tests.otlp_capture import OtlpCapture
+    from tests.sidecar_harness import RunningSidecar, agent_spans, encode, send_grpc, sidecar_document
+    from tests.waiting import wait_until
+
+    kept = tmp_path / "failing-runs.jsonl"
+    failing_tool = DEMO_RUNS[2]  # "weather in Atlantis": its tool fails
+    scripts = [*DEMO_RUNS[:2], failing_tool] * 4
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, scoring_processes=2, decision_wait_s=0.05)
+        document["keep"] = {"path": str(kept), "failing": ["no_tool_errors"]}
+        with RunningSidecar(document) as sidecar:
+            for script in scripts:
+                send_grpc(sidecar.grpc_endpoint, encode(agent_spans([script])).SerializeToString())
+            wait_until(lambda: kept.exists() and len(kept.read_bytes().splitlines()) >= 4, timeout_s=30)
+    runs = list(runs_from_files([kept], problems := list[InputProblem]()))
+    assert problems == [] and len(runs) == 4
+    assert len({run.trace_id for run in runs}) == 4
+    assert all(run.tool_calls[0].state == "error" for run in runs)
