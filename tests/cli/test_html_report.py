@@ -155,3 +155,21 @@ def test_the_screenshot_shows_a_page(tmp_path: Path) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert int.from_bytes(png[16:20], "big") == 800 and int.from_bytes(png[20:24], "big") == 600
     assert len(png) > 10_000  # text and tables; a blank page compresses to a few hundred bytes
+
+
+def test_a_failing_conversation_is_shown_with_its_last_run_s_trace(tmp_path: Path) -> None:
+    """`asked-again` asks for the same flight twice: `user_frustration` (at 0.3) fails it."""
+    from tests.cli.test_score_conversations import CONFIG as CONVERSATION_CONFIG
+    from tests.cli.test_score_conversations import CONVERSATIONS
+    from tests.spans import conversations_file
+
+    config = tmp_path / "scorers.yaml"
+    config.write_text(CONVERSATION_CONFIG + 'report: {trace_url: "https://tempo.example/trace/{trace_id}"}\n')
+    traces = conversations_file(tmp_path / "traces.jsonl", CONVERSATIONS)
+    report = tmp_path / "report.html"
+    run_cli("score", str(traces), "-c", str(config), "--html", str(report))
+    page = Page(rendered_dom(report))
+    text = "".join(page.text)
+    assert "Failing conversations: 1" in text
+    assert "conversation asked-again, last run" in text and "user_frustration: fail" in text
+    assert any(link.startswith("https://tempo.example/trace/") for link in page.links)
