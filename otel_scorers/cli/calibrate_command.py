@@ -7,6 +7,8 @@ import argparse
 import asyncio
 import math
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from otel_scorers.cli.output import nothing_read, progress, report_problems, say, write_line
 from otel_scorers.config import load_config
@@ -18,7 +20,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from otel_scorers.cli.backfill import judge_concurrency, score_runs
     from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_output import judge_scores
-    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table, unshared_labels
+    from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
     from otel_scorers.labels.label_records import read_labels
 
     config = load_config(args.config)
@@ -59,11 +61,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
         print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
     code = max(report_problems(problems), nothing_read(args.files, reading))
-    unshared = [document["scorer"] for document in documents if unshared_labels(document)]
-    for document in documents:
-        warning = unshared_labels(document)
-        if warning is not None:
-            say(f"otel-scorers: warning: {warning}")
+    unshared = _unshared_label_words(documents)
     low = [
         document["scorer"]
         for document in documents
@@ -76,3 +74,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
         return 1
     return 1 if low else code
+
+
+def _unshared_label_words(documents: Sequence[dict[str, Any]]) -> list[str]:
+    """The scorers whose judge and people share no label word, each warned of on stderr."""
+    from otel_scorers.labels.calibration import unshared_labels
+
+    found = []
+    for document in documents:
+        warning = unshared_labels(document)
+        if warning is not None:
+            say(f"otel-scorers: warning: {warning}")
+            found.append(document["scorer"])
+    return found

@@ -181,8 +181,7 @@ class ScoringSpanProcessor(SpanProcessor):
         `conventions:` section, docs/conventions.md). `labels=True` (or an `Agreement` with its own wait and
         bounds) joins the labels people give (`add_labels`) with the scores of the same runs:
         the judge's agreement with them goes out as metrics (`otel_scorers.agreement.*`).
-        `keep` writes the traces of the runs scorers failed (or a sample) to a rotating trace
-        file that `otel-scorers score` reads (`keep:`, docs/ci.md)."""
+        `keep` writes failing runs' traces to a file `score` reads (`keep:`, docs/ci.md)."""
         if conventions is not None:
             use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
@@ -197,9 +196,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self._flushing = threading.local()
         #: The judge's agreement with people, when labels are taken (`add_labels`).
         self.agreement = _agreement(labels)
-        self._keep = keep
         built = self._build_pipeline(
-            conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs
+            conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs, keep
         )
         self._built = built
         self.metrics = built.metrics
@@ -219,6 +217,7 @@ class ScoringSpanProcessor(SpanProcessor):
         meter_provider: MeterProvider | None,
         max_queue_size: int,
         max_judge_runs: int,
+        keep: KeepConfig | None,
     ) -> BuiltPipeline:
         """The pipeline both doors share, for this processor's bindings, export and providers."""
         return build_pipeline(
@@ -234,7 +233,7 @@ class ScoringSpanProcessor(SpanProcessor):
                 max_queue_size=max_queue_size,
                 max_judge_runs=max_judge_runs,
                 agreement=self.agreement,
-                keep=self._keep,
+                keep=keep,
             )
         )
 
