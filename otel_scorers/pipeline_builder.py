@@ -191,7 +191,12 @@ def buffered_sampler(
     """Which traces an assembler buffers: the bindings' sampler with the lowest threshold; every
     trace when runs make conversations' turns (a run's conversation decides, which its trace id
     does not tell)."""
-    samplers = [binding.sampler for binding in bindings]
-    if _makes_turns(conversations):
-        samplers.append(TraceIdSampler(1.0))
+    return widest_sampler([binding.sampler for binding in bindings], _makes_turns(conversations))
+
+
+def widest_sampler(samplers: Sequence[TraceIdSampler], makes_turns: bool) -> TraceIdSampler:
+    """The sampler with the lowest threshold, keeping what any of `samplers` keeps; every trace
+    when runs make conversations' turns."""
+    if makes_turns:
+        return TraceIdSampler(1.0)
     return min(samplers, key=lambda sampler: sampler.threshold, default=TraceIdSampler(0.0))

@@ -50,7 +50,7 @@ def evaluate(binding: Any) -> Score:
 def test_the_documented_shape_loads(tmp_path: Path) -> None:
     path = tmp_path / "scorers.yaml"
     path.write_text(FULL)
-    bindings = load_config(path).bindings()
+    bindings = load_config(path).scoring().bindings
     assert [binding.name for binding in bindings] == [
         "says-sunny",
         "called_tool",
@@ -68,7 +68,7 @@ def test_the_documented_shape_loads(tmp_path: Path) -> None:
 
 
 def test_custom_scorers_from_import_paths() -> None:
-    bindings = parse_config(yaml.safe_load(FULL)).bindings()
+    bindings = parse_config(yaml.safe_load(FULL)).scoring().bindings
     import asyncio
 
     polite = asyncio.run(evaluate_binding(bindings[3], RUN))  # type: ignore[arg-type]
@@ -80,7 +80,7 @@ def test_custom_scorers_from_import_paths() -> None:
 def test_a_bool_returning_custom_scorer_gets_pass_and_fail_labels() -> None:
     import asyncio
 
-    (binding,) = parse_config({"scorers": [{"type": "tests.custom_scorers:polite"}]}).bindings()
+    (binding,) = parse_config({"scorers": [{"type": "tests.custom_scorers:polite"}]}).scoring().bindings
     passed = asyncio.run(evaluate_binding(binding, RUN))  # type: ignore[arg-type]
     rude = AgentRun(trace_id=1, span_id=1, agent_name="weather", input="q", output="No.")
     failed = asyncio.run(evaluate_binding(binding, rude))  # type: ignore[arg-type]
@@ -92,7 +92,7 @@ def test_a_custom_scorer_declares_what_it_needs_and_is_skipped_without_it() -> N
     import asyncio
 
     document = {"scorers": [{"type": "tests.custom_scorers:polite", "needs": ["output"]}]}
-    (binding,) = parse_config(document).bindings()
+    (binding,) = parse_config(document).scoring().bindings
     uncaptured = AgentRun(
         trace_id=1,
         span_id=1,
@@ -144,7 +144,7 @@ def test_python_api_has_the_same_power() -> None:
         threshold=0.7,
         max_per_minute=600,
     )
-    from_yaml = parse_config(yaml.safe_load(FULL)).bindings()[0]
+    from_yaml = parse_config(yaml.safe_load(FULL)).scoring().bindings[0]
     assert (binding.name, binding.sampling_rate, binding.threshold, binding.max_per_minute) == (
         from_yaml.name,
         from_yaml.sampling_rate,
@@ -454,7 +454,7 @@ def test_a_cost_budget_on_an_unpriced_model_loads_once_prices_or_a_call_cap_are_
         "{model: openai/gpt-4o-mini, cost_budget_usd_per_hour: 1}",  # litellm prices it
     ):
         config = parse_config(yaml.safe_load(f"scorers:\n  - type: answer_relevancy\njudge: {judge}\n"))
-        assert len(config.bindings()) == 1
+        assert len(config.scoring().bindings) == 1
 
 
 def test_a_judge_model_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -477,7 +477,9 @@ def test_judge_models_are_refused_only_when_litellm_cannot_route_them(
         {"model": "hosted_vllm/my-finetune", "api_base": "https://vllm.internal:8000/v1"},
     ]
     for judge in usable:
-        (binding,) = parse_config({"scorers": [{"type": "answer_relevancy"}], "judge": judge}).bindings()
+        (binding,) = (
+            parse_config({"scorers": [{"type": "answer_relevancy"}], "judge": judge}).scoring().bindings
+        )
         assert binding.uses_judge
     for model in ("notaprovider/xyz", "my-local-model", "OpenAI/gpt-4o-mini"):
         with pytest.raises(ConfigError) as caught:

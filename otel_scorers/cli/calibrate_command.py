@@ -29,7 +29,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"otel-scorers: {exc}", file=sys.stderr)
         return 2
-    bindings = config.bindings()
+    bindings = config.scoring().bindings
     chosen = calibration_bindings(bindings, labels)
     names = {binding.name for binding in bindings}
     unknown = sorted({label.scorer for label in labels} - names)

@@ -19,8 +19,8 @@ from otel_scorers.config import load_config
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.human_text import counted, printable
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.judge_instruments import judges_of
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
-from otel_scorers.scorers.judge import Judge
 from otel_scorers.scorers.judge.dry_run import RequestRecorder
 
 
@@ -33,17 +33,18 @@ def cmd_judge_requests(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     use_descriptions(config.conventions)
-    judge = Judge(config.judge)
-    recorder = RequestRecorder(judge.config, judge.spend)
-    judge.provider = recorder
-    bindings = config.bindings(judge)
+    bindings = config.scoring().bindings
+    recorders = []
+    for judge in judges_of(binding.scorer for binding in bindings):  # one, unless scorers bring their own
+        judge.provider = recorder = RequestRecorder(judge.config, judge.spend)
+        recorders.append(recorder)
     problems: list[InputProblem] = []
     reading = Reading()
     written = 0
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
         nonlocal written
-        for recorded in recorder.taken():
+        for recorded in (taken for recorder in recorders for taken in recorder.taken()):
             line = {
                 "trace_id": run.trace_id_hex,
                 "span_id": run.span_id_hex,

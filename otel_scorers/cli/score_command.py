@@ -14,9 +14,10 @@ from otel_scorers.cli.output import nothing_read, progress, report_problems, say
 from otel_scorers.cli.report_cases import ReportCases, ScoreWatcher
 from otel_scorers.cli.score_baseline import Comparison, ScorerSummary
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, ScoreSummary
-from otel_scorers.config import Config, load_config
+from otel_scorers.config import load_config
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversation_turns import Conversation
+from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.human_text import counted, cut
 from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.model import AgentRun, Score
@@ -31,9 +32,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     use_descriptions(config.conventions)
-    bindings = config.bindings()
+    bindings, settings = config.scoring()  # one judge, one budget, for runs and conversations
     names = [binding.name for binding in bindings]
-    conversations = backfill_of_conversations(config)
+    conversations = backfill_of_conversations(settings)
     conversation_names = (
         [binding.name for binding in conversations.settings.bindings] if conversations is not None else []
     )
@@ -76,13 +77,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
         say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     if args.html is not None and cases is not None:
-        _write_html(args, config, summary, bindings, comparisons, cases)
+        _write_html(args, config.report.trace_url, summary, bindings, comparisons, cases)
     return _gates_code(summary, comparisons, code)
 
 
 def _write_html(
     args: argparse.Namespace,
-    config: Config,
+    trace_url: str | None,
     summary: ScoreSummary,
     bindings: Sequence[Binding],
     comparisons: Sequence[Comparison],
@@ -98,7 +99,7 @@ def _write_html(
         comparisons,
         cases,
         args.confidence,
-        config.report.trace_url,
+        trace_url,
         baseline,
     )
     write_html_report(args.html, report)
@@ -255,9 +256,8 @@ def _baseline_gate(
     return comparisons
 
 
-def backfill_of_conversations(config: Config) -> ConversationBackfill | None:
-    if config.conversations is None or not config.conversations.scorers:
+def backfill_of_conversations(settings: ConversationSettings | None) -> ConversationBackfill | None:
+    """The conversations a backfill scores, when the configuration has conversation scorers."""
+    if settings is None or not settings.bindings:
         return None
-    settings = config.conversation_settings()
-    assert settings is not None
     return ConversationBackfill(settings)

@@ -11,13 +11,14 @@ from otel_scorers.human_text import counted, printable
 
 def cmd_validate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    names = [binding.name for binding in config.bindings()]
+    bindings, settings = config.scoring()
+    names = [binding.name for binding in bindings]
     parts = (
         [f"{counted(len(names), 'scorer')}: {', '.join(names)}"]
         if names or config.conversations is None
         else []
     )
-    conversations = backfill_of_conversations(config)
+    conversations = backfill_of_conversations(settings)
     if conversations is not None:
         each = [binding.name for binding in conversations.settings.bindings]
         parts.append(f"{counted(len(each), 'conversation scorer')}: {', '.join(each)}")

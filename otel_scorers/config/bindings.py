@@ -15,7 +15,7 @@ from otel_scorers.scorers.judge.masking import Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, requiring
 from otel_scorers.selection.binding import Binding, bind, unpriced_pacing
 from otel_scorers.selection.filters import Predicate, parse_filter
-from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
+from otel_scorers.selection.paced_sampling import PacingPolicy
 from otel_scorers.selection.sampling import DEFAULT_RATE
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def _entry_sampling(
     cost means nothing for a free scorer or a model nobody prices."""
     sampling: float | PacingPolicy = DEFAULT_RATE
     try:
-        sampling = parse_sampling(entry.sampling.model_dump(exclude_none=True), f"{path}.sampling")
+        sampling = entry.sampling_policy(f"{path}.sampling")
     except ConfigError as exc:
         errors.append(exc)
     if isinstance(sampling, PacingPolicy) and scorer is not None and not isinstance(scorer, UsesJudge):

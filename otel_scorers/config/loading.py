@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from otel_scorers.config.bindings import binding_errors, build_bindings
+from otel_scorers.config.bindings import binding_errors
 from otel_scorers.config.schema import Config, ScorerConfig
 from otel_scorers.config.validation_errors import validation_errors
 from otel_scorers.emission.standard import output_factory
@@ -46,8 +46,7 @@ def parse_config(document: Any, source: str = "config", scoring: bool = True) ->
         # Whatever did validate is checked further, so that one bad key does not hide the rest.
         entries, judge = _valid_parts(document, {error.path for error in errors})
         raise ConfigError.combine([*errors, *binding_errors(entries, judge)]) from None
-    build_bindings(config)  # every scorer, argument and filter is checked before anything starts
-    config.conversation_settings()
+    config.scoring()  # every scorer, argument and filter is checked before anything starts
     for index, name in enumerate(config.outputs or ()):
         try:
             output_factory(name)

@@ -4,7 +4,7 @@ makes the scoring (the bindings and the conversation settings) from them."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,11 +17,13 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
+from otel_scorers.pipeline_builder import widest_sampler
 from otel_scorers.report_config import ReportConfig
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.masking import RedactConfig
-from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding
-from otel_scorers.selection.sampling import MAX_PER_MINUTE
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, trace_rate
+from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
+from otel_scorers.selection.sampling import MAX_PER_MINUTE, TraceIdSampler
 
 # `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -64,6 +66,10 @@ class ScorerConfig(BaseModel):
         ]
         | None
     ) = None
+
+    def sampling_policy(self, path: str = "sampling") -> float | PacingPolicy:
+        """The entry's `sampling:` as a rate or a budget; a `ConfigError` at `path` when neither."""
+        return parse_sampling(self.sampling.model_dump(exclude_none=True), path)
 
 
 class ProcessorConfig(BaseModel):
@@ -176,6 +182,13 @@ class LabelsConfig(BaseModel):
         return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)
 
 
+class ConfiguredScoring(NamedTuple):
+    """What a configuration scores with: its run bindings and its conversation settings."""
+
+    bindings: list[Binding]
+    conversations: ConversationSettings | None
+
+
 class Config(BaseModel):
     """The whole file: the scorer bindings, and the settings of the parts that run them."""
 
@@ -202,22 +215,23 @@ class Config(BaseModel):
     #: How `score --html`'s page links runs to their traces.
     report: ReportConfig = ReportConfig()
 
-    def bindings(self, judge: Judge | None = None) -> list[Binding]:
-        return build_bindings(self, judge)
-
-    def conversation_settings(self, judge: Judge | None = None) -> ConversationSettings | None:
-        """The `conversations:` section as settings, its scorers made as run scorers are."""
-        if self.conversations is None:
-            return None
-        if judge is None and self.judge is not None:
-            judge = Judge(self.judge)
-        return self.conversations.settings(partial(make_conversation_scorer, judge=judge))
-
-    def scoring(self) -> tuple[list[Binding], ConversationSettings | None]:
+    def scoring(self) -> ConfiguredScoring:
         """The run bindings and the conversation settings, their judge scorers sharing one
-        `Judge` (one concurrency limit, cost budget and cache for all judge work)."""
+        `Judge` (one concurrency limit, cost budget and cache for all judge work): the only way
+        to them, so that no door or command makes a second judge from one configuration."""
         judge = Judge(self.judge) if self.judge is not None else None
-        return self.bindings(judge), self.conversation_settings(judge)
+        conversations = None
+        if self.conversations is not None:
+            conversations = self.conversations.settings(partial(make_conversation_scorer, judge=judge))
+        return ConfiguredScoring(build_bindings(self, judge), conversations)
+
+    def buffered_sampler(self) -> TraceIdSampler:
+        """Which traces an assembler buffers, read from the file alone: no scorer or judge is
+        made (for a process that receives spans while others score them)."""
+        rates = [trace_rate(entry.sampling_policy()) for entry in self.scorers]
+        section = self.conversations
+        makes_turns = section is not None and bool(section.scorers or section.turn_records)
+        return widest_sampler([TraceIdSampler(rate) for rate in rates], makes_turns)
 
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""

@@ -168,7 +168,13 @@ def _sampling(
     problem = unpriced_pacing(scorer, policy)
     if problem is not None:
         raise ConfigError("sampling.usd_per_hour", problem)
-    return 1.0, PacedSampler(policy)  # every trace is kept until its run is decided
+    return trace_rate(policy), PacedSampler(policy)
+
+
+def trace_rate(sampling: float | PacingPolicy) -> float:
+    """The trace-id rate of a binding with this sampling: a budget keeps every trace until its
+    run is decided (`paced_sampling.Decided`)."""
+    return 1.0 if isinstance(sampling, PacingPolicy) else sampling
 
 
 def _limits(timeout_s: float, threshold: float | None, max_per_minute: int | None) -> RateLimiter | None:

@@ -109,8 +109,12 @@ def receiving_conversations(
     process; else through the same outputs made here, on a loop of their own (the only judge
     work of this process)."""
     here = scoring_here.conversations if scoring_here is not None else None
-    # The scoring side's own settings where it runs here: its judge is the run scorers' too.
-    settings = here.settings if here is not None else config.conversation_settings()
+    section = config.conversations
+    if here is None and not (section is not None and section.turn_records and section.scorers):
+        return None  # nothing to score here: no judge made
+    # The scoring side's own settings where it runs here: its judge is the run scorers' too;
+    # else this process's one judge.
+    settings = here.settings if here is not None else config.scoring().conversations
     if settings is None or not (settings.turn_records and settings.bindings):
         return None
     if scoring_here is not None:

@@ -21,7 +21,7 @@ from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_metrics import observe_agreement
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline_builder import BuiltPipeline, buffered_sampler, observe_buffered_traces
+from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
@@ -167,7 +167,7 @@ class Sidecar:
         self.assembler = _batch_assembler(settings, self.metrics, self.runless)
         observe_buffered_traces(self.metrics, lambda: self.assembler.buffered_traces)
         self._forwarder, self.held = _inline_forwarding(settings, self.metrics, self.assembler)
-        buffered = here.buffered if here is not None else buffered_sampler(*config.scoring())
+        buffered = here.buffered if here is not None else config.buffered_sampler()
         self.intake = Intake(
             self.assembler,
             buffered.threshold,

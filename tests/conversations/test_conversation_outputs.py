@@ -109,7 +109,7 @@ def _assert_printed(text: str, runs: list[ReadableSpan]) -> None:
 
 
 def test_in_process_a_conversations_scores_are_printed_and_sent_over_otlp() -> None:
-    settings = parse_config({"conversations": CONVERSATIONS}).conversation_settings()
+    settings = parse_config({"conversations": CONVERSATIONS}).scoring().conversations
     out = io.StringIO()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

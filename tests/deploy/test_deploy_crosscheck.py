@@ -152,7 +152,7 @@ def test_the_sidecar_defaults_are_the_documented_ports() -> None:
 @pytest.mark.parametrize("name", ["otel-scorers.yaml", "otel-scorers-inline.yaml"])
 def test_the_compose_sidecar_configs_load_and_listen_on_the_defaults_everywhere(name: str) -> None:
     config = load_config(DEPLOY / name)
-    assert config.bindings()
+    assert config.scoring().bindings
     for listen in (config.sidecar.grpc, config.sidecar.http):
         assert listen.host == "0.0.0.0", "in a container the receivers must listen beyond loopback"
     assert (config.sidecar.grpc.port, config.sidecar.http.port) == (GRPC_PORT, HTTP_PORT)

@@ -42,7 +42,7 @@ PRINT_VERSIONS = """
 import json, sys
 from otel_scorers.config import parse_config
 config = parse_config(json.loads(sys.argv[1]))
-print(json.dumps({binding.name: binding.evaluator_version for binding in config.bindings()}))
+print(json.dumps({binding.name: binding.evaluator_version for binding in config.scoring().bindings}))
 """
 
 
@@ -62,7 +62,7 @@ def versions_in_a_new_process(config: dict[str, Any], hash_seed: str) -> dict[st
 
 
 def versions_here(config: dict[str, Any]) -> dict[str, str | None]:
-    return {binding.name: binding.evaluator_version for binding in parse_config(config).bindings()}
+    return {binding.name: binding.evaluator_version for binding in parse_config(config).scoring().bindings}
 
 
 def test_the_same_configuration_has_the_same_versions_in_two_processes_and_two_runs() -> None:

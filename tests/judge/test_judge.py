@@ -441,7 +441,7 @@ def test_building_judge_scorers_does_not_import_litellm() -> None:
         "from otel_scorers import scorers\n"
         "from otel_scorers.config import parse_config\n"
         "parse_config({'scorers': [{'type': 'answer_relevancy', 'args': {'steps': 3}}],"
-        " 'judge': {'model': 'openai/gpt-4o-mini'}}).bindings()\n"
+        " 'judge': {'model': 'openai/gpt-4o-mini'}}).scoring().bindings\n"
         "scorers.answer_relevancy(model='openai/gpt-4o-mini')\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
     )

@@ -44,7 +44,7 @@ def test_scoring_without_a_judge_never_imports_litellm() -> None:
 
         provider = TracerProvider()
         config = parse_config(yaml.safe_load(DEMO_CONFIG))
-        processor = ScoringSpanProcessor([*config.bindings(), checks.used_no_tools()], tracer_provider=provider)
+        processor = ScoringSpanProcessor([*config.scoring().bindings, checks.used_no_tools()], tracer_provider=provider)
         provider.add_span_processor(processor)
         ExampleAgent(tracer=provider.get_tracer("agent")).run(DEMO_RUNS[0])
         assert processor.force_flush(10_000)

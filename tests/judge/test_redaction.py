@@ -160,7 +160,7 @@ def test_redact_per_judge_and_per_binding_in_the_config_file() -> None:
             ],
         }
     )
-    faithfulness, toxicity, bias = (binding.scorer for binding in config.bindings())
+    faithfulness, toxicity, bias = (binding.scorer for binding in config.scoring().bindings)
     assert faithfulness.judge.config.redact == RedactConfig()  # type: ignore[attr-defined]
     assert toxicity.redaction == RedactConfig(kinds=("email",), patterns={"ticket": r"T-\d+"})  # type: ignore[attr-defined]
     assert bias.redaction is not None and not bias.redaction.active  # type: ignore[attr-defined]

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind, load_config
-from otel_scorers.config import build_bindings
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import ContextItem
 from otel_scorers.pipeline.scorer_call import evaluate
@@ -208,8 +207,8 @@ def test_a_bad_context_in_the_config_names_its_key(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("scorers:\n  - type: includes\n    args: {expected: x}\n    context: nowhere.near\n")
     with pytest.raises(ConfigError) as raised:
-        build_bindings(load_config(config))
+        load_config(config)
     assert "scorers[0].context" in str(raised.value) and "nowhere.near" in str(raised.value)
     config.write_text("scorers:\n  - type: includes\n    args: {expected: x}\n    context: [a doc]\n")
-    (binding,) = build_bindings(load_config(config))
+    (binding,) = load_config(config).scoring().bindings
     assert binding.context is not None and binding.context(RUN) == (ContextItem("a doc", "given", "config"),)

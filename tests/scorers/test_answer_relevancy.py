@@ -460,7 +460,7 @@ def test_a_scorer_can_have_its_own_judge_in_yaml(server: JudgeServer) -> None:
             "judge": {"model": MODEL, "api_base": server.url},
         }
     )
-    shared, own = (binding.scorer for binding in config.bindings())
+    shared, own = (binding.scorer for binding in config.scoring().bindings)
     assert isinstance(shared, JudgedScorer) and isinstance(own, JudgedScorer)
     assert (shared.model, shared.judge.config.api_base) == (MODEL, server.url)
     assert (own.model, own.judge.config.concurrency) == ("openai/gpt-4o", 1)

@@ -19,6 +19,7 @@ import pytest
 from otel_scorers import bind, checks
 from otel_scorers.config import parse_config
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
+from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
 
 
 class _CountingServer:
@@ -75,7 +76,7 @@ def declaring(reference: str, arguments: object = None) -> AgentRun:
 
 
 def evaluate(check: checks.Check, run: AgentRun, **options: float) -> Score:
-    score = bind(check, **options).evaluate(run)  # type: ignore[arg-type]
+    score = evaluate_binding(bind(check, **options), run)  # type: ignore[arg-type]
     assert isinstance(score, Score)
     return score
 
@@ -89,8 +90,8 @@ def test_a_reference_to_a_url_in_a_declared_schema_sends_no_request(counting_ser
     config = parse_config(
         {"scorers": [{"type": "json_schema", "args": {"schema": {"$ref": counting_server.url}}}]}
     )
-    (binding,) = config.bindings()
-    answer = binding.evaluate(AgentRun(1, 2, "agent", "q", '"guess"'))
+    (binding,) = config.scoring().bindings
+    answer = evaluate_binding(binding, AgentRun(1, 2, "agent", "q", '"guess"'))
     assert isinstance(answer, Score)
     assert counting_server.requests == 0
     assert answer.error is not None and answer.error.type == "unresolvable"

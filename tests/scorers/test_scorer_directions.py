@@ -66,7 +66,7 @@ def test_the_docs_say_which_scorers_are_worse_when_higher() -> None:
 @pytest.mark.parametrize("kind", sorted({*CHECKS, *SCORER_FACTORIES}))
 def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
     entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
-    (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).bindings()
+    (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).scoring().bindings
     expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
     assert (label(binding, 0.2), label(binding, 0.8)) == expected
     assert label(binding, 0.5) == "pass"
@@ -76,7 +76,7 @@ def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
 def test_a_conversation_scorer_passes_in_its_documented_direction(kind: str) -> None:
     entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
     config = parse_config({"judge": JUDGE, "conversations": {"scorers": [entry]}})
-    settings = config.conversation_settings()
+    settings = config.scoring().conversations
     assert settings is not None
     (binding,) = settings.bindings
     expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")

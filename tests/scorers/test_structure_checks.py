@@ -207,7 +207,7 @@ def test_the_checks_take_every_binding_option_from_the_configuration() -> None:
             ]
         }
     )
-    first, *others = config.bindings()
+    first, *others = config.scoring().bindings
     assert (first.name, first.sampling_rate, first.max_per_minute, first.timeout_s) == (
         "weather-path",
         0.5,
@@ -216,7 +216,9 @@ def test_the_checks_take_every_binding_option_from_the_configuration() -> None:
     )
     assert first.filter is not None and first.lane == "inline"
     assert [binding.name for binding in others] == ["json_schema", "json_valid", "tool_args_valid"]
-    assert all(binding.lane == "inline" and binding.evaluator_version for binding in config.bindings())
+    assert all(
+        binding.lane == "inline" and binding.evaluator_version for binding in config.scoring().bindings
+    )
 
 
 PLAIN = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", ""]))
@@ -290,7 +292,7 @@ def test_the_configuration_example_in_the_docs_loads() -> None:
 
     docs = (Path(__file__).parent.parent.parent / "docs" / "checks.md").read_text(encoding="utf-8")
     block = docs.split("In a configuration file:\n\n```yaml\n", 1)[1].split("```", 1)[0]
-    bindings = parse_config(yaml.safe_load(block)).bindings()
+    bindings = parse_config(yaml.safe_load(block)).scoring().bindings
     assert [binding.name for binding in bindings] == [
         "tool_args_valid", "weather-args", "json_schema", "json_valid", "trajectory",
     ]  # fmt: skip

@@ -374,7 +374,7 @@ def test_a_budget_on_a_quick_check_is_refused_naming_the_key() -> None:
 
 def test_a_budget_in_the_config_file_makes_a_paced_binding_that_keeps_every_trace() -> None:
     config = parse_config(judge_entry({"calls_per_hour": 600, "weights": {"failed_check": 30}}))
-    (binding,) = config.bindings()
+    (binding,) = config.scoring().bindings
     assert binding.paced is not None
     assert binding.paced.policy.per_hour == 600 and binding.paced.policy.unit == "calls"
     assert binding.paced.policy.weights == RiskWeights(failed_check=30)

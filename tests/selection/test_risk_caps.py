@@ -145,7 +145,7 @@ def test_the_config_file_sets_the_caps() -> None:
         ],
         "judge": {"model": "openai/gpt-4o-mini", "api_key": "test-key"},
     }
-    (binding,) = parse_config(document).bindings()
+    (binding,) = parse_config(document).scoring().bindings
     assert binding.paced is not None
     assert binding.paced.policy.caps == ShareCaps(share_key="attributes.tenant.id", max_key_share=0.1)
 
