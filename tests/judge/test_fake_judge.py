@@ -13,9 +13,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from otel_scorers.cli.main import main
 from otel_scorers.demos.fake_judge import _Draw, fake_value
 from otel_scorers.scorers.reply_schemas import reply_schemas
-from tests.cli.test_score_gate import ROOT, run_cli
+from tests.cli.test_score_gate import ROOT
 
 EXAMPLES = ROOT / "examples"
 
@@ -49,7 +50,7 @@ def fake_judge() -> Iterator[str]:
 
 @pytest.mark.parametrize("batch", [False, True], ids=["one call each", "batched"])
 def test_score_with_judged_scorers_at_the_fake_judge_fails_on_no_run(
-    fake_judge: str, tmp_path: Path, batch: bool
+    fake_judge: str, tmp_path: Path, batch: bool, litellm_imported: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tmp_path / "scorers.yaml"
     config.write_text(
@@ -61,9 +62,10 @@ def test_score_with_judged_scorers_at_the_fake_judge_fails_on_no_run(
         "  - type: rubric\n    args: {criteria: [The answer names a temperature., The answer is polite.]}\n"
         "  - type: tool_call_accuracy_llm\n"
     )
-    result = run_cli("score", "-c", str(config), str(EXAMPLES / "traces.json"))
-    assert result.returncode == 0, result.stderr
-    scores = [json.loads(line) for line in result.stdout.splitlines()]
+    code = main(["score", "-c", str(config), str(EXAMPLES / "traces.json")])  # in this process
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    scores = [json.loads(line) for line in out.splitlines()]
     assert scores and all(score["error"] is None for score in scores), [s for s in scores if s["error"]]
     scored = {score["scorer"] for score in scores if score["value"] is not None}
     assert scored == {"answer_relevancy", "toxicity", "hallucination", "rubric", "tool_call_accuracy_llm"}

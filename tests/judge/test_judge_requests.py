@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_scorers.cli.main import main
 from otel_scorers.runs.otlp_files import write_traces
-from tests.cli.test_score_gate import run_cli
 from tests.judge_server import ALL_RELEVANT, MODEL, JudgeServer
 
 KEY = "sk-test-0123456789abcdefghij"
@@ -40,27 +41,30 @@ def traces(path: Path) -> Path:
     return path
 
 
-def test_the_requests_are_printed_redacted_and_not_sent(server: JudgeServer, tmp_path: Path) -> None:
+def test_the_requests_are_printed_redacted_and_not_sent(
+    server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "scorers.yaml"
     config.write_text(
         f"judge: {{model: {MODEL}, api_base: {server.url}, api_key: {KEY}, redact: true, timeout_s: 20}}\n"
         "scorers:\n  - type: answer_relevancy\n    args: {threshold: 0.5}\n  - type: no_tool_errors\n"
     )
     trace_file = traces(tmp_path / "traces.json")
-    result = run_cli("judge-requests", "-c", str(config), str(trace_file))
-    assert result.returncode == 0, result.stderr
+    # in this process (litellm imported once for the session), as the command line runs it
+    code = main(["judge-requests", "-c", str(config), str(trace_file)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
     assert server.calls == 0  # nothing sent
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(lines) == 2 and "2 judge requests for 2 runs, none sent" in result.stderr
-    assert KEY not in result.stdout and {line["request"]["api_key"] for line in lines} == {"<api key>"}
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 2 and "2 judge requests for 2 runs, none sent" in err
+    assert KEY not in out and {line["request"]["api_key"] for line in lines} == {"<api key>"}
     first = lines[0]["request"]
     text = json.dumps(first["messages"])
     assert "ana@example.com" not in text and "[EMAIL_1]" in text
 
     # `score` sends exactly these
     server.responder = lambda body: ALL_RELEVANT
-    scored = run_cli("score", "-c", str(config), str(trace_file))
-    assert scored.returncode == 0, scored.stderr
+    assert main(["score", "-c", str(config), str(trace_file)]) == 0, capsys.readouterr().err
     sent = sorted(
         (request.body for request in server.requests), key=lambda body: json.dumps(body["messages"])
     )
