@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo sidecar test test-local-judge lint typecheck pytest bench bench-mastra fixtures clean
+.PHONY: demo sidecar test test-local-judge lint typecheck pytest perf-gate perf-baseline bench bench-mastra fixtures clean \
+	collector jaeger validate-collector-configs test-collector
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +59,8 @@ pytest: $(VENV)/.installed-dev
 	@command -v chromium >/dev/null || echo "note: chromium is not on PATH: the HTML report's rendering tests will be skipped (Debian/Ubuntu package 'chromium'; .ci/run installs it)"
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
 	@echo "running the tests in two worker processes (with ruff and mypy before them, make test takes about 5 min on 2 cores)"
-	$(VENV)/bin/pytest -q -n 2 -m "not local_judge"
+	@echo "the tests that run the real Collector and Jaeger are left to \`make test-collector\` (it builds both with Go)"
+	$(VENV)/bin/pytest -q -n 2 -m "not local_judge and not collector"
 
 # The judged scorers against a real local model (llama.cpp's server, Gemma 3 270M): the proof that
 # the judge works against a real server. Its install compiles llama.cpp (~7 min the first time).
@@ -70,6 +72,17 @@ bench: $(VENV)/.installed-dev
 	$(PY) bench/checks.py
 	$(PY) bench/conventions.py
 
+# The performance gate: instructions per unit of fixed workloads, counted by valgrind's callgrind
+# (the same count whatever else the machine does), against bench/instructions-baseline.json; more
+# than 3 % over fails, naming the workload (docs/performance.md). A few minutes on 2 cores.
+perf-gate: $(VENV)/.installed-dev
+	@command -v valgrind >/dev/null || { echo "valgrind is not on PATH (Debian/Ubuntu package 'valgrind')"; exit 1; }
+	$(PY) bench/instructions.py
+
+# Counts the same workloads and writes them as the baseline: a commit that raises it says why.
+perf-baseline: $(VENV)/.installed-dev
+	$(PY) bench/instructions.py --update
+
 # Mastra's own scorers (@mastra/evals 1.10.2, Node 20, from the npm registry) on the reference
 # cases: agreement and scorer.run throughput. Never part of `make test`.
 bench-mastra:
@@ -80,6 +93,39 @@ bench-mastra:
 FIXTURES ?=
 fixtures:
 	PYTHON=$(PYTHON) tests/fixtures/generate/run_all.sh $(FIXTURES)
+
+# The OpenTelemetry Collector and Jaeger, built from their Go modules (Go and the Go module proxy
+# needed) into .tools/bin: the Collector from collector-build/manifest.yaml with the Collector's
+# builder at the same release, Jaeger from jaeger-build/go.mod. Go keeps its module and build
+# caches (`go env GOMODCACHE GOCACHE`) between runs, so a rebuild on a warm machine takes seconds;
+# a binary newer than its manifest is not rebuilt at all.
+TOOLS_BIN := $(CURDIR)/.tools/bin
+OTELCOL := $(TOOLS_BIN)/otelcol-otel-scorers
+JAEGER := $(TOOLS_BIN)/jaeger
+COLLECTOR_RELEASE := v0.161.0
+
+collector: $(OTELCOL)
+$(OTELCOL): collector-build/manifest.yaml
+	mkdir -p .tools
+	cd collector-build && go run go.opentelemetry.io/collector/cmd/builder@$(COLLECTOR_RELEASE) --config manifest.yaml
+	install -D .tools/collector-build/otelcol-otel-scorers $@
+
+jaeger: $(JAEGER)
+$(JAEGER): jaeger-build/go.mod jaeger-build/go.sum
+	mkdir -p $(TOOLS_BIN)
+	cd jaeger-build && go build -o $@ github.com/jaegertracing/jaeger/cmd/jaeger
+
+# Every shipped Collector config loaded by the Collector it is written for.
+validate-collector-configs: $(OTELCOL)
+	@for config in collector-config/*.yaml; do \
+		echo "$(OTELCOL) validate --config $$config"; $(OTELCOL) validate --config $$config || exit 1; \
+	done
+
+# The tests that run the real Collector and Jaeger (end to end, scale-out, a backend that refuses
+# a signal); `make test` skips them when the binaries are absent.
+test-collector: $(VENV)/.installed-dev $(OTELCOL) $(JAEGER) validate-collector-configs
+	OTEL_SCORERS_REQUIRE_COLLECTOR=1 OTEL_SCORERS_OTELCOL=$(OTELCOL) OTEL_SCORERS_JAEGER=$(JAEGER) \
+		$(VENV)/bin/pytest -q -n 0 -m collector
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -176,25 +176,41 @@ class Agent:
     shutdown: Any
 
 
-def build_agent(variant: str, endpoint: str) -> Agent:
+def build_agent(variant: str, endpoint: str, schedule_delay_millis: int = 5000) -> Agent:
+    """`schedule_delay_millis`: the batch processors' delay (the SDK's default, 5 s); the
+    instruction gate sets an hour, so that only full batches and flushes send, at the same
+    points in every run."""
     if variant == "none":
         return Agent(trace.NoOpTracer(), lambda: None, lambda: None)
     resource = Resource.create({"service.name": "weather-agent"})
     provider = TracerProvider(resource=resource)
+    delay = schedule_delay_millis
     provider.add_span_processor(
-        BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, insecure=True), max_queue_size=QUEUE)
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=endpoint, insecure=True),
+            max_queue_size=QUEUE,
+            schedule_delay_millis=delay,
+        )
     )
     if variant == "bare":
         return Agent(provider.get_tracer("agent"), provider.force_flush, provider.shutdown)
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(
-        BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint, insecure=True), max_queue_size=QUEUE)
+        BatchLogRecordProcessor(
+            OTLPLogExporter(endpoint=endpoint, insecure=True),
+            max_queue_size=QUEUE,
+            schedule_delay_millis=delay,
+        )
     )
-    meter_provider = MeterProvider(
-        resource=resource,
-        metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=endpoint, insecure=True))],
+    reader = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=endpoint, insecure=True), export_interval_millis=max(60_000, delay)
     )
-    export = OtlpScoreExport(endpoint, insecure=True, max_queue_size=QUEUE) if variant == "scored" else None
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    export = (
+        OtlpScoreExport(endpoint, insecure=True, max_queue_size=QUEUE, schedule_delay_millis=delay)
+        if variant == "scored"
+        else None
+    )
     scoring = ScoringSpanProcessor(
         SIX_CHECKS,
         tracer_provider=provider,

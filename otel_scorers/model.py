@@ -103,6 +103,9 @@ class AgentRun:
     the transitions in order. `tool_definitions` are the tools its model was offered, one per name,
     as its agent and model spans declare them (`gen_ai.tool.definitions`, OpenInference's
     `llm.tools`): empty when the trace declares none.
+    `text_sources` says, for `input` and `output`, where the text was derived from when the run
+    span did not hold it as text (its structure reduced, the span around it, its model calls),
+    or why it could not be found (a structure without text): text scorers skip such a run.
     """
 
     trace_id: int
@@ -129,6 +132,7 @@ class AgentRun:
     handoffs: tuple[Handoff, ...] = ()
     final_agent: str | None = None
     tool_definitions: tuple[ToolDefinition, ...] = ()
+    text_sources: Mapping[str, str] = field(default_factory=_empty)
 
     @property
     def trace_id_hex(self) -> str:
@@ -196,7 +200,9 @@ class Score:
     """One scorer's verdict on one run.
 
     Exactly one of these holds: `value` is set (scored), `skipped` says why the run lacked what
-    the scorer needs, or `error` says why the scorer failed. `sampling_probability` is the run's
+    the scorer needs, or `error` says why the scorer failed. `binary`: the result of a scorer that
+    declares itself binary (a pass/fail check: value 0 or 1, its label saying which), counted in
+    the result counts and not measured into the score histogram. `sampling_probability` is the run's
     probability of having been scored by this binding, when below 1 or paced (`paced_sampling`):
     estimates weight the score by its inverse. `evaluator_version` says what made it: the digest
     of its scorer's type, arguments, prompt version and judge model (`evaluator_version`).
@@ -220,6 +226,7 @@ class Score:
     start_ns: int = 0
     sampling_probability: float | None = None
     evaluator_version: str | None = None
+    binary: bool = False
 
     @property
     def ok(self) -> bool:

@@ -1,12 +1,15 @@
-"""A stand-in for the OpenTelemetry Collector's `loadbalancing` exporter, for tests.
+"""A stand-in for the OpenTelemetry Collector's `loadbalancing` exporter, for the tests that run
+where the real Collector cannot (no Go toolchain: the plain `make test`).
 
-No Collector binary can run in the tests, so this router applies the exporter's documented rule
-for logs with `routing_key: attributes` (`collector-config/conversations.yaml` ships the real
-configuration): each log record is routed by the value of the routing attribute
+The real Collector, built by `make collector`, runs the same scenarios in
+tests/collector/test_collector_scale_out.py (`make test-collector`, and CI). This router applies
+the exporter's rule for logs with `routing_key: attributes` (`collector-config/conversations.yaml`
+ships the real configuration): each log record is routed by the value of the routing attribute
 (`gen_ai.conversation.id`) on a consistent-hash ring of the backends, so every record with the same
 value reaches the same backend, and adding a backend moves only a share of the keys. The ring is
-built as the exporter builds it: each endpoint at many positions (CRC32 of the endpoint and an
-index), a key at CRC32 of its value, served by the first endpoint at or after it.
+of the exporter's kind (each endpoint at many CRC32 positions, a key at CRC32 of its value, served
+by the first endpoint at or after it), not its exact positions: which backend gets which key
+differs from the real exporter's, the properties tested do not.
 
 It also receives what the sidecars export besides (evaluation spans and events, metrics) and
 keeps the spans and logs, for the test to read.

@@ -32,7 +32,10 @@ from otel_scorers.otlp.decode import attributes
 
 
 class OtlpCapture:
-    def __init__(self) -> None:
+    """`signals`: the ones it takes; the others it refuses as a traces-only backend (Jaeger)
+    does, with UNIMPLEMENTED."""
+
+    def __init__(self, signals: tuple[str, ...] = ("traces", "logs", "metrics")) -> None:
         self.traces: list[ExportTraceServiceRequest] = []
         self.logs: list[ExportLogsServiceRequest] = []
         self.metrics: list[ExportMetricsServiceRequest] = []
@@ -62,6 +65,8 @@ class OtlpCapture:
             ),
         }
         for service, (request_type, response_type, sink) in handlers.items():
+            if not any(name.startswith(service.split(".")[-3]) for name in signals):  # trace(s)
+                continue
             handler = grpc.unary_unary_rpc_method_handler(
                 self._receiver(sink, response_type),
                 request_deserializer=request_type.FromString,
@@ -178,16 +183,25 @@ def kv(key: str, value: str) -> KeyValue:
 
 
 class HttpTraceCapture:
-    """A capturing OTLP/HTTP traces receiver (protobuf bodies) on a thread."""
+    """A capturing OTLP/HTTP traces receiver (protobuf bodies) on a thread; with `traces_only`,
+    other signals are answered 404, as a traces-only backend (Jaeger) does."""
 
-    def __init__(self) -> None:
+    def __init__(self, traces_only: bool = False) -> None:
         self.traces: list[ExportTraceServiceRequest] = []
+        #: Requests answered 404.
+        self.refused = 0
         self.headers: list[dict[str, str]] = []
         capture = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if traces_only and not self.path.endswith("/v1/traces"):
+                    capture.refused += 1
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 capture.traces.append(ExportTraceServiceRequest.FromString(body))
                 capture.headers.append(dict(self.headers))
                 reply = ExportTraceServiceResponse().SerializeToString()

@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import write_traces
 from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.trace_writer import write_traces
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
 TRACE = 0x5B8EFFF798038103D269B633813FC60C

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,16 +26,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         labels = [label for path in args.labels for label in read_labels(path)]
     except ValueError as exc:
-        print(f"otel-scorers: {exc}", file=sys.stderr)
+        say(f"otel-scorers: {exc}")
         return 2
     bindings = config.scoring().bindings
     chosen = calibration_bindings(bindings, labels)
     names = {binding.name for binding in bindings}
     unknown = sorted({label.scorer for label in labels} - names)
     if unknown:
-        print(
-            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)",
-            file=sys.stderr,
+        say(
+            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)"
         )
     agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
     agreement.add_labels(labels)
@@ -56,10 +54,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     documents = report(agreement)
     for document in documents:
         write_line(document)
-    print(f"otel-scorers: {counted(len(labels), 'label')}\n{table(documents)}", file=sys.stderr)
+    say(f"otel-scorers: {counted(len(labels), 'label')}\n{table(documents)}")
     if args.junit_xml is not None:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
-        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+        say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     code = max(report_problems(problems), nothing_read(args.files, reading))
     unshared = _unshared_label_words(documents)
     low = [
@@ -69,7 +67,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
     ]
     for scorer in low:
-        print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+        say(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}")
     if args.min_kappa is not None and unshared:
         say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
         return 1

@@ -54,6 +54,17 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+def _kappa(text: str) -> float:
+    """Cohen's kappa lies in [-1, 1]; NaN would pass every judge (no comparison with it holds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and -1.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between -1 and 1 (kappa's range), got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -250,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a JSON-lines file of labels (scorer, trace_id, span_id or conversation_id, value, label, reviewer, comment); repeatable",
     )
     calibrate.add_argument(
-        "--min-kappa", type=float, default=None, metavar="K", help="exit 1 when a scorer's kappa is below K"
+        "--min-kappa", type=_kappa, default=None, metavar="K", help="exit 1 when a scorer's kappa is below K"
     )
     calibrate.add_argument(
         "--junit-xml",

@@ -103,7 +103,8 @@ class TlsConfig(BaseModel):
 
 class ExportConfig(BaseModel):
     """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables;
-    `enabled: false` sends nothing over OTLP (the console and `/metrics` still show the scores)."""
+    `enabled: false` sends nothing over OTLP (the console and `/metrics` still show the scores),
+    `logs: false` / `metrics: false` send no log records / metrics."""
 
     model_config = _STRICT
     enabled: bool = True
@@ -111,6 +112,10 @@ class ExportConfig(BaseModel):
     protocol: OtlpProtocol | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     insecure: bool | None = None
+    #: Send log records (the gen_ai.evaluation.result events, turn records) and metrics over OTLP:
+    #: false for an endpoint that does not take them (Jaeger takes traces only).
+    logs: bool = True
+    metrics: bool = True
     metric_interval_s: float = Field(10.0, gt=0)
     batch_delay_s: float = Field(1.0, gt=0)
     timeout_s: float = Field(10.0, gt=0)

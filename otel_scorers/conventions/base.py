@@ -3,7 +3,7 @@
 A convention recognises its spans (`detect`), says which role each plays (`role`), and reads
 what it knows from one span at a time. Combining spans into an `AgentRun` (nearest run
 ancestor, fallbacks to model spans, matching tool spans to tool-call parts) is the same for
-every convention and lives in `otel_scorers.runs.run_builder`.
+every convention and lives in `otel_scorers.runs.run_builder` and its phases.
 """
 
 from __future__ import annotations

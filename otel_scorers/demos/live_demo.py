@@ -25,7 +25,7 @@ from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRI
 from otel_scorers.human_text import counted
 from otel_scorers.inprocess.processor import ScoringSpanProcessor
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, unreachable
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from otel_scorers.scorers.judge import ENV_MODEL, JudgeConfig, import_litellm
 from otel_scorers.scorers.judge.config import ENV_API_BASE
 from otel_scorers.span_record import OWN_SCOPE

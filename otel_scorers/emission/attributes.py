@@ -22,6 +22,8 @@ EXPLANATION = "gen_ai.evaluation.explanation"
 SKIPPED = "otel_scorers.skipped"
 SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
+#: `otel_scorers.run.text_source.input` / `.output`: where a run's text was derived from.
+TEXT_SOURCE_PREFIX = "otel_scorers.run.text_source."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -57,6 +59,8 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
         attributes[EVALUATOR_VERSION] = score.evaluator_version
     if run.agent_name:
         attributes[AGENT_NAME] = run.agent_name
+    for side, source in run.text_sources.items():  # derived, not read: where from
+        attributes[TEXT_SOURCE_PREFIX + side] = source
     usage = score.usage
     if usage is not None:
         if usage.model:

@@ -1,6 +1,9 @@
 """Scores as metrics: `gen_ai.evaluation.score`, `gen_ai.evaluation.results` and its sampling
 estimates, `otel_scorers.scorer.duration`, `otel_scorers.evaluations`, the scorer errors and the
 judge's tokens and cost, each measurement in the run span's context (exemplars point at the run).
+A binary result (`Score.binary`: pass/fail, its value 0 or 1) is counted and not measured: its
+histogram point would say nothing its label's count does not, at the cost of a measurement and
+the histogram's bucket series for every check and agent.
 
 Histogram measurements are held back and recorded in batches, the costliest part of a run's
 metrics otherwise: when a batch is full, when the pipeline flushes at the end of a burst, and
@@ -76,16 +79,17 @@ class MetricsOutput:
                 # A scored result, the common case: its attribute sets made once per verdict.
                 parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
                 _time(metrics, score, context, entries, parts.duration_attributes, parts.duration_group)
-                entries.append(
-                    HistogramBatch.entry(
-                        metrics.score,
-                        SCORE_BUCKETS,
-                        score.value,
-                        parts.score_attributes,
-                        context,
-                        parts.score_group,
+                if not score.binary:  # a binary result is counted (`results`), not measured
+                    entries.append(
+                        HistogramBatch.entry(
+                            metrics.score,
+                            SCORE_BUCKETS,
+                            score.value,
+                            parts.score_attributes,
+                            context,
+                            parts.score_group,
+                        )
                     )
-                )
                 outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
                 results[parts.result] = results.get(parts.result, 0) + 1
                 sums[parts.result] = sums.get(parts.result, 0.0) + score.value
@@ -174,7 +178,7 @@ def _tally_other(
         metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
         return
     metrics.evaluation_outcome(score.scorer, "scored")
-    if score.value is not None:
+    if score.value is not None and not score.binary:
         metric_attributes = _score_metric_attributes(
             score.scorer, score.label, agent_name, score.evaluator_version
         )

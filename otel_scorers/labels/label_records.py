@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 from opentelemetry import trace
 from opentelemetry._logs import LoggerProvider, get_logger_provider
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -35,6 +36,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_scorers.labels.agreement import Label
+from otel_scorers.runs.otlp_files import MAX_BLANK_LINES  # blank lines in a row, as in trace files
 from otel_scorers.version import __version__
 
 EVENT = "gen_ai.evaluation.result"
@@ -197,21 +199,37 @@ def label_from_json(item: Any) -> Label:
     )
 
 
+#: Longest line of a labels file: a label with a comment cut to 1,000 characters is far shorter.
+MAX_LABEL_LINE_BYTES = 1024 * 1024
+
+
 def read_labels(path: str | Path) -> list[Label]:
-    """Every label of a JSON-lines file; a `ValueError` naming the file, line and problem for the
-    first bad one (nothing is read past a file that cannot be trusted)."""
+    """Every label of a JSON-lines file, read a line at a time; a `ValueError` naming the file,
+    line and problem for the first bad one (nothing is read past a file that cannot be trusted)."""
     labels: list[Label] = []
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        with Path(path).open("rb") as file:
+            number = blank = 0
+            while line := file.readline(MAX_LABEL_LINE_BYTES + 1):
+                number += 1
+                if len(line) > MAX_LABEL_LINE_BYTES:
+                    raise ValueError(
+                        f"{path}:{number}: not a label: longer than {MAX_LABEL_LINE_BYTES:,} bytes"
+                    )
+                if not line.strip():
+                    blank += 1
+                    if blank > MAX_BLANK_LINES:
+                        raise ValueError(
+                            f"{path}:{number}: more than {MAX_BLANK_LINES:,} blank lines in a row"
+                        )
+                    continue
+                blank = 0
+                try:  # orjson: nesting past 1,024 levels is an error, never a RecursionError
+                    labels.append(label_from_json(orjson.loads(line)))
+                except (orjson.JSONDecodeError, BadLabel) as exc:
+                    raise ValueError(f"{path}:{number}: not a label: {exc}") from None
+    except OSError as exc:
         raise ValueError(f"cannot read labels from {path}: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            labels.append(label_from_json(json.loads(line)))
-        except (json.JSONDecodeError, BadLabel) as exc:
-            raise ValueError(f"{path}:{number}: not a label: {exc}") from None
     return labels
 
 

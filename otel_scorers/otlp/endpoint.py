@@ -41,6 +41,17 @@ def default_endpoint(protocol: str) -> str:
     return f"http://localhost:{_DEFAULT_PORTS[protocol]}"
 
 
+def configured_endpoint(protocol: str) -> str:
+    """The endpoint the SDK's variables name, else the SDK's default."""
+    named = environment_endpoint()
+    return named[1] if named is not None else default_endpoint(protocol)
+
+
+def logs_exporter_wanted() -> bool:
+    """False when the SDK's `OTEL_LOGS_EXPORTER` says `none`: no log records are to be exported."""
+    return os.environ.get("OTEL_LOGS_EXPORTER", "").strip().lower() != "none"
+
+
 def unreachable(endpoint: str, protocol: str) -> str | None:
     """Why nothing can be sent to `endpoint` (it names no host, or refuses connections), or None."""
     parts = urlsplit(endpoint if "://" in endpoint else f"//{endpoint}")

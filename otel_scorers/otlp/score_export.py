@@ -25,7 +25,15 @@ from opentelemetry.trace import SpanContext, TraceFlags
 
 from otel_scorers.bounded_call import call_within
 from otel_scorers.otlp.encode import export_request, resource_message, scope_message
-from otel_scorers.otlp.endpoint import PROTOCOLS, OtlpProtocol, environment_endpoint, environment_protocol
+from otel_scorers.otlp.endpoint import (
+    PROTOCOLS,
+    OtlpProtocol,
+    configured_endpoint,
+    environment_endpoint,
+    environment_protocol,
+    logs_exporter_wanted,
+)
+from otel_scorers.otlp.refusal import SignalRefusal, guard_http, guarded_stub
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
@@ -80,7 +88,7 @@ def _as_written(body: bytes) -> bytes:
     return body
 
 
-def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
+def _grpc_senders(options: dict[str, Any], logs_refusal: SignalRefusal) -> tuple[_Sender, _Sender]:
     from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
@@ -96,14 +104,18 @@ def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
     # request to send. Their channel (made again to reconnect) gets a stub that sends the
     # written bytes; should an SDK make its stub elsewhere, the bytes are parsed into the
     # message its own stub expects (C code).
-    def written(exporter: Any, method: str, request: Any, response: Any) -> Any:
+    def written(
+        exporter: Any, method: str, request: Any, response: Any, refusal: SignalRefusal | None = None
+    ) -> Any:
         class Written(exporter):  # type: ignore[misc]
             def _initialize_channel_and_stub(self) -> None:
-                self._stub = lambda channel: _WrittenStub(channel, method, response)
+                stub = lambda channel: _WrittenStub(channel, method, response)  # noqa: E731
+                self._stub = stub if refusal is None else guarded_stub(stub, refusal)
                 super()._initialize_channel_and_stub()
 
             def _translate_data(self, data: Any) -> Any:
-                return data.body if isinstance(self._client, _WrittenStub) else request.FromString(data.body)
+                client = getattr(self._client, "inner", self._client)  # under a refusal guard
+                return data.body if isinstance(client, _WrittenStub) else request.FromString(data.body)
 
             def _count_data(self, data: Any) -> int:
                 return int(data.count)
@@ -121,6 +133,7 @@ def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
         "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
         ExportLogsServiceRequest,
         ExportLogsServiceResponse,
+        logs_refusal,
     )
     spans, logs = WrittenSpans(**options), WrittenLogs(**options)
     return (
@@ -129,14 +142,17 @@ def _grpc_senders(options: dict[str, Any]) -> tuple[_Sender, _Sender]:
     )
 
 
-def _http_senders(options: dict[str, Any], endpoint: str | None) -> tuple[_Sender, _Sender]:
+def _http_senders(
+    options: dict[str, Any], endpoint: str | None, logs_refusal: SignalRefusal
+) -> tuple[_Sender, _Sender]:
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     def at(path: str) -> dict[str, Any]:
         return {**options, "endpoint": endpoint.rstrip("/") + path} if endpoint else options
 
-    spans, logs = OTLPSpanExporter(**at("/v1/traces")), OTLPLogExporter(**at("/v1/logs"))
+    spans = OTLPSpanExporter(**at("/v1/traces"))
+    logs = guard_http(OTLPLogExporter(**at("/v1/logs")), logs_refusal)
 
     # The HTTP exporters' client owns retries, compression and the size limit's neighbours; it
     # takes the serialised request.
@@ -152,11 +168,17 @@ def _http_senders(options: dict[str, Any], endpoint: str | None) -> tuple[_Sende
 
 
 class _RequestExporter(SpanExporter):
-    """What the batch processor calls: one traces and one logs request per batch of runs."""
+    """What the batch processor calls: one traces and one logs request per batch of runs; no
+    logs request when `logs_refusal` says the endpoint refuses logs (those events are counted
+    there), nor when logs are off (`logs_on`)."""
 
-    def __init__(self, spans: _Sender, logs: _Sender, resource: Resource) -> None:
+    def __init__(
+        self, spans: _Sender, logs: _Sender, resource: Resource, logs_refusal: SignalRefusal, logs_on: bool
+    ) -> None:
         self._spans = spans
         self._logs = logs
+        self._logs_refusal = logs_refusal
+        self._logs_on = logs_on
         self._resource = resource_message(dict(resource.attributes))
         self._schema_url = resource.schema_url or ""
         self._scope = scope_message(OWN_SCOPE, __version__)
@@ -171,7 +193,7 @@ class _RequestExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         batch = cast("Sequence[EncodedScores]", spans)
         written_spans = [span for item in batch for span in item.spans]
-        written_logs = [log for item in batch for log in item.logs]
+        written_logs = [log for item in batch for log in item.logs] if self._logs_on else []
         if self._closed:
             self.unsent_spans += len(written_spans)
             self.unsent_logs += len(written_logs)
@@ -184,9 +206,14 @@ class _RequestExporter(SpanExporter):
             else:
                 self.unsent_spans += len(written_spans)
                 ok = False
-        if written_logs:
+        if written_logs and self._logs_refusal.reason is not None:
+            self._logs_refusal.count(len(written_logs))
+        elif written_logs:
             body = export_request(self._resource, self._schema_url, self._scope, written_logs)
-            if self._logs(_Request(body, len(written_logs))):
+            sent = self._logs(_Request(body, len(written_logs)))
+            if self._logs_refusal.reason is not None:  # refused just now: neither sent nor late
+                self._logs_refusal.count(len(written_logs))
+            elif sent:
                 self.sent_logs += len(written_logs)
             else:
                 self.unsent_logs += len(written_logs)
@@ -209,7 +236,10 @@ class OtlpScoreExport:
     `OTEL_EXPORTER_OTLP_*` variables (`OTEL_EXPORTER_OTLP_PROTOCOL` picks the protocol) and
     `OTEL_BSP_*` for batching; `resource` defaults to the tracer provider's when the processor has one.
     Queue and batch sizes count runs (each with its evaluation spans and events): a batch of 64
-    runs with six scorers is one request of 384 spans and one of 384 events."""
+    runs with six scorers is one request of 384 spans and one of 384 events.
+    `logs=False` sends no events (left out: none when `OTEL_LOGS_EXPORTER=none`); an endpoint that
+    refuses logs (Jaeger does) is said once and sent no more events (`logs_refusal`, given by a
+    sidecar whose other log records go there too), and they are counted in `refused()`."""
 
     def __init__(
         self,
@@ -223,6 +253,8 @@ class OtlpScoreExport:
         schedule_delay_millis: float | None = None,
         max_queue_size: int | None = None,
         max_export_batch_size: int = 64,
+        logs: bool | None = None,
+        logs_refusal: SignalRefusal | None = None,
     ) -> None:
         self.protocol: str = protocol or environment_protocol()
         if self.protocol not in PROTOCOLS:
@@ -242,6 +274,13 @@ class OtlpScoreExport:
             elif insecure is not None:
                 self._options["insecure"] = insecure
         self.resource = resource
+        self.logs = logs if logs is not None else logs_exporter_wanted()
+        self.logs_refusal = logs_refusal or SignalRefusal(
+            "logs",
+            endpoint or configured_endpoint(self.protocol),
+            "the gen_ai.evaluation.result events",
+            "OTEL_LOGS_EXPORTER=none (or OtlpScoreExport(logs=False))",
+        )
         self._schedule_delay_millis = schedule_delay_millis
         self._max_queue_size = max_queue_size
         self._max_export_batch_size = max_export_batch_size
@@ -259,10 +298,10 @@ class OtlpScoreExport:
         if self.resource is None:
             self.resource = resource or Resource.create()
         if self.protocol == "grpc":
-            spans, logs = _grpc_senders(self._options)
+            spans, logs = _grpc_senders(self._options, self.logs_refusal)
         else:
-            spans, logs = _http_senders(self._options, self.endpoint)
-        self._exporter = _RequestExporter(spans, logs, self.resource)
+            spans, logs = _http_senders(self._options, self.endpoint, self.logs_refusal)
+        self._exporter = _RequestExporter(spans, logs, self.resource, self.logs_refusal, self.logs)
         self._processor = BatchSpanProcessor(
             self._exporter,
             schedule_delay_millis=self._schedule_delay_millis,
@@ -276,7 +315,8 @@ class OtlpScoreExport:
             self.start()
         assert self._processor is not None
         self._submitted_spans += len(item.spans)
-        self._submitted_logs += len(item.logs)
+        if self.logs:
+            self._submitted_logs += len(item.logs)
         self._processor.on_end(cast(ReadableSpan, item))
 
     def backlog(self) -> float:
@@ -300,8 +340,12 @@ class OtlpScoreExport:
             return (0, 0)
         return (
             max(self._submitted_spans - exporter.sent_spans, exporter.unsent_spans),
-            max(self._submitted_logs - exporter.sent_logs, exporter.unsent_logs),
+            max(self._submitted_logs - exporter.sent_logs - self.logs_refusal.refused, exporter.unsent_logs),
         )
+
+    def refused(self) -> int:
+        """Events not sent because the endpoint refuses logs."""
+        return self.logs_refusal.refused
 
     def shutdown(self, timeout_s: float = 30.0) -> bool:
         """Send what is queued and stop, within `timeout_s` whatever the endpoint does; whether

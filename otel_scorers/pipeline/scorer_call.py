@@ -43,6 +43,8 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         field_name = sorted(missing)[0]
         if field_name in run.unrecorded:
             reason = _UNRECORDED_REASON.format(field=field_name.replace("_", " "))
+        elif field_name in run.text_sources:  # the span held a structure, not text
+            reason = f"the run's {field_name} could not be found: {run.text_sources[field_name]}"
         else:
             reason = _MISSING_REASON.get(field_name, f"the trace did not carry the run's {field_name}")
         return Score(binding.name, skipped=reason, evaluator_version=binding.evaluator_version)
@@ -127,6 +129,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
             result.start_ns or start_ns,
             binding.fixed_probability,
             binding.evaluator_version,
+            binding.scorer.binary,
         )
     if isinstance(result, bool):
         value = 1.0 if result else 0.0
@@ -146,6 +149,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
         start_ns=start_ns,
         sampling_probability=binding.fixed_probability,
         evaluator_version=binding.evaluator_version,
+        binary=binding.scorer.binary,
     )
 
 
@@ -161,6 +165,7 @@ def _own_subclass(
         start_ns=result.start_ns or start_ns,
         sampling_probability=binding.fixed_probability,
         evaluator_version=binding.evaluator_version,
+        binary=binding.scorer.binary,
     )
 
 

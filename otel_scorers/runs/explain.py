@@ -200,6 +200,7 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             f"input {'read' if run.input is not None else 'missing'}, "
             f"output {'read' if run.output is not None else 'missing'}, "
             f"{calls} tool call{'' if calls == 1 else 's'}"
+            + "".join(f"; {side} {_text_source(run, side)}" for side in sorted(run.text_sources))
             + (f"; missing: {', '.join(sorted(run.missing))}" if run.missing else "; nothing missing")
             + (
                 f"; not recorded by the instrumentation: {', '.join(sorted(run.unrecorded))}"
@@ -210,6 +211,12 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
     why = explanation.why_no_run()
     if why is not None:
         yield f"  no run found: {why}"
+
+
+def _text_source(run: AgentRun, side: str) -> str:
+    """Where the run's derived `side` text came from, or why it could not be found."""
+    note = run.text_sources[side]
+    return note if getattr(run, side) is not None else f"not found: {note}"
 
 
 def explain_files(paths: Iterable[Path], problems: list[InputProblem]) -> Iterator[TraceExplanation]:

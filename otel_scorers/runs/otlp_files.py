@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
-from otel_scorers.otlp.trace_file import trace_lines
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 
@@ -119,7 +117,16 @@ _RELEASED_KEPT = 65_536
 _PEEK_BYTES = 4096
 
 
+#: Blank lines in a row taken between documents: a few end many files; more is no trace file
+#: (8 GiB of newlines, gzipped to a few MB, would otherwise be inflated to its end a line at a time).
+MAX_BLANK_LINES = 100_000
+
+
 class _TooLong(Exception):
+    pass
+
+
+class _TooBlank(Exception):
     pass
 
 
@@ -164,6 +171,8 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
         number += 1
         if not first:
             return
+        if number > MAX_BLANK_LINES:
+            raise _TooBlank
     ahead: list[bytes] = []  # whole lines read ahead, last first
     carry = b""  # the start of a line read ahead
     try:
@@ -189,6 +198,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             return
         yield f"{path}:{number}", document
         ahead = [second]
+    blank = 0  # blank lines in a row
     while True:
         if len(problems) >= MAX_PROBLEMS_PER_FILE:
             problems.append(
@@ -207,7 +217,11 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             if not line:
                 return
         if not line.strip():
+            blank += 1
+            if blank > MAX_BLANK_LINES:
+                raise _TooBlank
             continue
+        blank = 0
         try:
             yield f"{path}:{number}", orjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -238,6 +252,14 @@ def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]
             InputProblem(
                 str(path),
                 f"a line is longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES): refused, "
+                "and the rest of the file is not read",
+            )
+        )
+    except _TooBlank:
+        found.append(
+            InputProblem(
+                str(path),
+                f"more than {MAX_BLANK_LINES:,} blank lines in a row (MAX_BLANK_LINES): refused, "
                 "and the rest of the file is not read",
             )
         )
@@ -359,14 +381,3 @@ def runs_from_files(
             f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
             "trace, whose runs were already built: their runs were built from them alone"
         )
-
-
-def write_traces(path: Path, spans: Iterable[ReadableSpan]) -> int:
-    """Write `spans` as the Collector's file exporter does: one OTLP/JSON request per line, here
-    one per trace, in the order the traces started (`otlp.trace_file`). The number of traces written."""
-    written = 0
-    with path.open("wb") as out:
-        for line in trace_lines(spans):
-            out.write(line)
-            written += 1
-    return written

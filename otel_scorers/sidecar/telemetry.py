@@ -12,7 +12,6 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -20,12 +19,7 @@ from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogExportResult, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    MetricExporter,
-    MetricExportResult,
-    MetricsData,
-    PeriodicExportingMetricReader,
-)
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -39,7 +33,9 @@ from otel_scorers.otlp.endpoint import (
     environment_protocol,
     unreachable,
 )
+from otel_scorers.otlp.refusal import SignalRefusal, guard_grpc, guard_http, refusal_notice, refused_signals
 from otel_scorers.otlp.score_export import OtlpScoreExport, queue_fullness
+from otel_scorers.sidecar.counting_exporters import CountingExporter, CountingMetricExporter
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.throttled_log import throttled
 
@@ -82,64 +78,6 @@ def quiet_export_failures(endpoint: str) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(existing, ExportFailureLog) for existing in handler.filters):
             handler.addFilter(ExportFailureLog(endpoint))
-
-
-class CountingExporter:
-    """An OTLP span or log exporter that counts what it could not send. Once shut down it fails
-    at once: the SDK's processors hand it what is still queued, which is then counted, not sent."""
-
-    def __init__(self, inner: Any, failure: Any) -> None:
-        self.inner = inner
-        self._failure = failure
-        self.unsent = 0
-        self.closed = False
-
-    def export(self, batch: Sequence[Any]) -> Any:
-        if self.closed:
-            self.unsent += len(batch)
-            return self._failure
-        result = self.inner.export(batch)
-        if result is self._failure:
-            self.unsent += len(batch)
-        return result
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-    def shutdown(self, timeout_millis: float = 30_000) -> None:
-        """Ends a send in progress too: the SDK's exporters stop retrying when shut down."""
-        if not self.closed:
-            self.closed = True
-            self.inner.shutdown()
-
-
-class CountingMetricExporter(MetricExporter):
-    """`CountingExporter` for metrics: remembers whether the last export failed. Metrics are
-    cumulative, so only the last export matters; once shut down it fails at once, silently (the
-    SDK's reader collects once more on shutdown, after the final flush)."""
-
-    def __init__(self, inner: MetricExporter) -> None:
-        super().__init__(inner._preferred_temporality, inner._preferred_aggregation)
-        self.inner = inner
-        self.last_failed = False
-        self.closed = False
-
-    def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
-    ) -> MetricExportResult:
-        if self.closed:
-            return MetricExportResult.FAILURE
-        result: MetricExportResult = self.inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
-        self.last_failed = result is MetricExportResult.FAILURE
-        return result
-
-    def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        return True
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        if not self.closed:
-            self.closed = True
-            self.inner.shutdown()
 
 
 @dataclass
@@ -235,8 +173,11 @@ def _protocol(config: ExportConfig) -> str:
     return config.protocol or environment_protocol()
 
 
-def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
-    """Span, log and metric exporters; arguments left out fall back to the SDK's environment."""
+def _exporters(
+    config: ExportConfig, logs_refusal: SignalRefusal, metrics_refusal: SignalRefusal
+) -> tuple[Any, Any, Any]:
+    """Span, log and metric exporters; arguments left out fall back to the SDK's environment.
+    The log and metric exporters are guarded: a refusal of their signal is marked, not retried."""
     protocol = _protocol(config)
     common: dict[str, Any] = {"timeout": config.timeout_s}
     if config.headers:
@@ -253,7 +194,11 @@ def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
             )
         elif config.insecure is not None:
             common["insecure"] = config.insecure
-        return OTLPSpanExporter(**common), OTLPLogExporter(**common), OTLPMetricExporter(**common)
+        return (
+            OTLPSpanExporter(**common),
+            guard_grpc(OTLPLogExporter(**common), logs_refusal),
+            guard_grpc(OTLPMetricExporter(**common), metrics_refusal),
+        )
     if protocol != "http/protobuf":
         raise ValueError(f"unsupported OTLP protocol {protocol!r}; use grpc or http/protobuf")
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
@@ -269,12 +214,43 @@ def _exporters(config: ExportConfig) -> tuple[Any, Any, Any]:
 
     return (
         HttpSpanExporter(**endpoint("traces")),
-        HttpLogExporter(**endpoint("logs")),
-        HttpMetricExporter(**endpoint("metrics")),
+        guard_http(HttpLogExporter(**endpoint("logs")), logs_refusal),
+        guard_http(HttpMetricExporter(**endpoint("metrics")), metrics_refusal),
     )
 
 
-def build_telemetry(config: ExportConfig) -> Telemetry:
+def _refusals(config: ExportConfig, endpoint: str, speak: bool) -> tuple[SignalRefusal, SignalRefusal]:
+    """Whether the endpoint refuses logs or metrics, asked before anything is sent (Jaeger takes
+    traces only), and said in one line when `speak` (the receiving process speaks for the
+    scoring processes, which ask too). A refusal that comes later is said when it comes."""
+    logs = SignalRefusal(
+        "logs",
+        endpoint,
+        "the gen_ai.evaluation.result events (and turn records)",
+        "sidecar.export.logs: false",
+    )
+    metrics = SignalRefusal(
+        "metrics",
+        endpoint,
+        "the sidecar's metrics (/metrics still serves them)",
+        "sidecar.export.metrics: false",
+    )
+    wanted = {
+        refusal.signal: refusal for refusal, on in ((logs, config.logs), (metrics, config.metrics)) if on
+    }
+    protocol = _protocol(config)
+    if wanted and unreachable(endpoint, protocol) is None:
+        answers = refused_signals(endpoint, protocol, list(wanted), config.headers, config.insecure)
+        for signal, reason in answers.items():
+            wanted[signal].reason = reason
+        if answers and speak:
+            logger.warning(refusal_notice([wanted[signal] for signal in answers], endpoint))
+    return logs, metrics
+
+
+def build_telemetry(config: ExportConfig, speak: bool = True) -> Telemetry:
+    """The providers and exporters; `speak=False` in a scoring process, whose receiving process
+    has said already what the endpoint refuses."""
     # The receiving and the scoring process export the same metrics: an instance id apiece keeps
     # their series apart.
     resource = Resource.create(
@@ -286,10 +262,11 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
     if not config.enabled:
         return _without_export(resource)
     quiet_export_failures(export_endpoint(config))
-    inner_spans, inner_logs, inner_metrics = _exporters(config)
+    logs_refusal, metrics_refusal = _refusals(config, export_endpoint(config), speak)
+    inner_spans, inner_logs, inner_metrics = _exporters(config, logs_refusal, metrics_refusal)
     span_exporter = CountingExporter(inner_spans, SpanExportResult.FAILURE)
-    log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE)
-    metric_exporter = CountingMetricExporter(inner_metrics)
+    log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE, logs_refusal)
+    metric_exporter = CountingMetricExporter(inner_metrics, metrics_refusal)
     # `Telemetry.shutdown` stops them within its deadline; the SDK's own exit hooks would not.
     tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     delay_ms = int(config.batch_delay_s * 1000)
@@ -304,16 +281,15 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
         schedule_delay_millis=delay_ms,
         max_queue_size=EXPORT_QUEUE_SIZE,
     )
-    logger_provider.add_log_record_processor(log_processor)
+    if config.logs:
+        logger_provider.add_log_record_processor(log_processor)
     registry = CollectorRegistry(auto_describe=True)
-    readers = [
-        PeriodicExportingMetricReader(
-            metric_exporter, export_interval_millis=config.metric_interval_s * 1000
-        ),
-        PrometheusMetricReader(registry=registry),
-    ]
+    readers: list[Any] = [PrometheusMetricReader(registry=registry)]
+    if config.metrics:
+        interval_ms = config.metric_interval_s * 1000
+        readers.append(PeriodicExportingMetricReader(metric_exporter, export_interval_millis=interval_ms))
     meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
-    scores = _started_score_export(config, resource, delay_ms)
+    scores = _started_score_export(config, resource, delay_ms, logs_refusal)
     return Telemetry(
         tracer_provider,
         logger_provider,
@@ -327,7 +303,9 @@ def build_telemetry(config: ExportConfig) -> Telemetry:
     )
 
 
-def _started_score_export(config: ExportConfig, resource: Resource, delay_ms: int) -> OtlpScoreExport:
+def _started_score_export(
+    config: ExportConfig, resource: Resource, delay_ms: int, logs_refusal: SignalRefusal
+) -> OtlpScoreExport:
     """Where evaluation spans and events are written as OTLP, sending: its queue holds runs, so it
     is bounded by about the memory of the providers' queues (`SCORES_PER_RUN`)."""
     scores = OtlpScoreExport(
@@ -339,6 +317,8 @@ def _started_score_export(config: ExportConfig, resource: Resource, delay_ms: in
         resource=resource,
         schedule_delay_millis=delay_ms,
         max_queue_size=EXPORT_QUEUE_SIZE // SCORES_PER_RUN,
+        logs=config.logs,
+        logs_refusal=logs_refusal,
     )
     scores.start()
     return scores

@@ -132,7 +132,7 @@ def worker_main(config: Config, connection: Connection) -> None:
         with sending, contextlib.suppress(OSError, ValueError):
             connection.send_bytes(data)
 
-    telemetry = build_telemetry(settings.export)
+    telemetry = build_telemetry(settings.export, speak=False)  # the receiving process speaks
     metrics = PipelineMetrics(telemetry.meter_provider)
     # The agreement join is the parent's: the conversations' scores go there as they are made.
     join = _JudgedToParent(reply) if config.labels is not None else None

@@ -4,7 +4,6 @@ concurrency, and with --otlp-endpoint the scores sent as telemetry to a real OTL
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -46,18 +45,14 @@ def config(tmp_path: Path, url: str, concurrency: int = 8) -> Path:
     return path
 
 
-def test_eight_runs_at_half_a_second_of_judge_latency_take_about_one_latency(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_eight_runs_are_at_the_judge_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import_litellm()
     with judge_server(lambda _body: REPLY, latency_s=0.5) as server:
-        started = time.monotonic()
         assert main(["score", *map(str, FILES), "-c", str(config(tmp_path, server.url))]) == 0
-        elapsed = time.monotonic() - started
-        assert server.max_in_flight == 8  # all eight runs at the judge at once
+        # All eight runs at the judge at once (one at a time, each waited for the one before).
+        assert server.max_in_flight == 8
     scores = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(scores) == 8 and all(score["value"] == 1.0 for score in scores)
-    assert elapsed < 3.0  # one at a time this took 8 x 0.5 s and more (9.2 s)
 
 
 def test_the_judges_concurrency_bounds_the_runs_in_flight(tmp_path: Path) -> None:

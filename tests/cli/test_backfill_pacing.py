@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_scorers.cli.main import main
 from otel_scorers.config import parse_config
 from otel_scorers.errors import ConfigError
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from otel_scorers.scorers import answer_relevancy
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.selection.binding import bind

@@ -288,7 +288,7 @@ def test_demo_sends_every_span_event_and_metric_to_a_real_otlp_receiver() -> Non
             len(list(capture.log_records())),
             capture.metric_names(),
         )
-    assert spans > 0 and events > 0 and "gen_ai.evaluation.score" in metrics
+    assert spans > 0 and events > 0 and "gen_ai.evaluation.results" in metrics
     assert result.stdout.splitlines()[-1] == (
         f"All of it was sent over OTLP (grpc) to {capture.endpoint}: "
         f"{spans} spans, {events} events and {len(metrics)} metrics."

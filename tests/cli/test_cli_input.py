@@ -144,3 +144,20 @@ def test_a_text_file_that_is_not_json_stops_after_a_bounded_number_of_problems(t
     assert code == 1
     said = [line for line in stderr.splitlines() if line.startswith(f"otel-scorers: skipped {text}:")]
     assert 2 <= len(said) <= 25 and "the rest of the file is not read" in said[-1]
+
+
+def test_a_gzip_of_blank_lines_stops_at_the_blank_line_bound(tmp_path: Path) -> None:
+    from otel_scorers.runs.otlp_files import MAX_BLANK_LINES
+
+    bomb = tmp_path / "newlines.jsonl.gz"
+    # Blank lines never reach the line cap: past the bound, the file is refused (a trace after
+    # them is not read), instead of being inflated to its end a line at a time.
+    blank = gzip.compress(b"\n" * (MAX_BLANK_LINES + 10))
+    bomb.write_bytes(blank + gzip.compress(orjson.dumps(_trace(1)) + b"\n"))
+    code, stderr, _ = _cli("runs", str(bomb))
+    assert code == 1
+    assert f"more than {MAX_BLANK_LINES:,} blank lines in a row" in stderr
+    leading = tmp_path / "leading.jsonl"  # a few blank lines are nothing
+    leading.write_bytes(b"\n" * 5 + orjson.dumps(_trace(1)) + b"\n\n\n" + orjson.dumps(_trace(2)) + b"\n")
+    code, stderr, _ = _cli("runs", str(leading))
+    assert code == 0, stderr

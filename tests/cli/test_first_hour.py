@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from otel_scorers.cli.main import build_parser
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from tests.cli.test_score_gate import ROOT, run_cli
 
 ACME = """\

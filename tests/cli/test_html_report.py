@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from tests.chromium import rendered_dom, screenshot
 from tests.cli.test_score_baseline import baseline, traces
 from tests.cli.test_score_gate import run_cli

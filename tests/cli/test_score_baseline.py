@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.cli.score_baseline import ScorerSummary, compare, newcombe, read_summary
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from tests.cli.test_score_gate import run_cli
 
 CONFIG = "scorers:\n  - type: includes\n    args: {expected: %s}\n"

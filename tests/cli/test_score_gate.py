@@ -301,7 +301,7 @@ def test_a_junit_report_stays_small_and_well_formed_whatever_the_traces_name(tmp
     from opentelemetry.trace import StatusCode
 
     from otel_scorers.cli.score_summary import MAX_NAME_CHARS, MAX_REASON_CHARS
-    from otel_scorers.runs.otlp_files import write_traces
+    from otel_scorers.runs.trace_writer import write_traces
 
     tool, agent = "t" * 1_000_000, "a" * 100_000
     provider = TracerProvider()

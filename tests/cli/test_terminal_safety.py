@@ -53,7 +53,7 @@ def test_scorer_names_and_config_errors_reach_the_terminal_escaped(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from otel_scorers.runs.otlp_files import write_traces
+    from otel_scorers.runs.trace_writer import write_traces
 
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -115,7 +115,7 @@ def test_score_and_runs_write_json_lines_with_every_control_escaped(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from otel_scorers.runs.otlp_files import write_traces
+    from otel_scorers.runs.trace_writer import write_traces
 
     hostile = "".join(HOSTILE)
     exporter = InMemorySpanExporter()

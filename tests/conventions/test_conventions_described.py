@@ -25,8 +25,9 @@ from otel_scorers.cli.main import main
 from otel_scorers.config import parse_config
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.errors import ConfigError
-from otel_scorers.runs.otlp_files import runs_from_files, write_traces
+from otel_scorers.runs.otlp_files import runs_from_files
 from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.trace_writer import write_traces
 from otel_scorers.span_record import OWN_SCOPE, from_readable_span
 
 from ..conftest import RunRecorder, Telemetry

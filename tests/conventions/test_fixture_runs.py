@@ -90,6 +90,25 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             "llamaindex-openllmetry-alone",
         )
     },
+    ("openlit-openai-agents", "responses_api"): (
+        "OpenLIT's Responses API wrapper fails on this SDK's request ('Reasoning' object has no "
+        "attribute 'get': the chat spans are ERROR, with no messages): the trace holds neither the "
+        "request nor the answer, which the run lists as missing",
+        frozenset({"text"}),
+    ),
+    **{
+        ("openlit-langchain", scenario): (
+            "OpenLIT does not trace an agent graph that a tool runs as an agent: its model and tool "
+            "spans sit directly under the tool span, the tool's work; the trace holds the outer run only",
+            frozenset({"inner_run"}),
+        )
+        for scenario in ("nested", "agent_in_tool")
+    },
+    ("pydantic-ai-openinference", "no_content"): (
+        "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
+        "without arguments, which its reader takes as {}",
+        frozenset({"tool_calls"}),
+    ),
     ("llamaindex-openllmetry-alone", "agent_in_tool"): (
         "the calling agent's call_tool step ends before OpenLLMetry writes its output (the "
         "ToolCallResult: 'Setting attribute on ended span'), and no model span repeats it: that "
@@ -160,36 +179,48 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
     """The runs, in run-start order, are exactly what the generator knows happened."""
     scenario = truth["scenario"]
     _, spared = TOLERATED.get((framework, scenario), ("", frozenset()))
-    content_captured = scenario != "no_content"
-    text_captured = content_captured or framework in TEXT_ALWAYS_WRITTEN
+    if "inner_run" in spared:  # the trace holds the outer run only
+        truth = {**truth, "runs": truth["runs"][:1]}
     if "agent_name" in spared:
         assert len(runs) == len(truth["runs"])
         assert all(run.agent_name is None and "agent_name" in run.missing for run in runs)
     else:
         assert [run.agent_name for run in runs] == [expected["agent_name"] for expected in truth["runs"]]
     for run, expected in zip(runs, truth["runs"], strict=True):
-        where = f"{framework}/{scenario} run {expected['agent_name']}"
-        if text_captured:
-            if "input" not in spared:
-                assert run.input == expected["input"], where
-            if "output" not in spared:
-                assert _strip(run.output) == _strip(expected["output"]), where
-            else:
-                assert run.output is None and "output" in run.missing & run.unrecorded, where
+        assert_run_matches(run, expected, framework, scenario)
+
+
+def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, scenario: str) -> None:
+    """One run is what the generator knows happened in it (bench/fidelity.py counts these)."""
+    _, spared = TOLERATED.get((framework, scenario), ("", frozenset()))
+    content_captured = scenario != "no_content"
+    text_captured = (content_captured or framework in TEXT_ALWAYS_WRITTEN) and "text" not in spared
+    where = f"{framework}/{scenario} run {expected['agent_name']}"
+    if "agent_name" in spared:
+        assert run.agent_name is None and "agent_name" in run.missing, where
+    else:
+        assert run.agent_name == expected["agent_name"], where
+    if text_captured:
+        if "input" not in spared:
+            assert run.input == expected["input"], where
+        if "output" not in spared:
+            assert _strip(run.output) == _strip(expected["output"]), where
         else:
-            assert {"input", "output"} <= run.missing, where
-            assert run.input is None and run.output is None, where
-        if "tool_calls" not in spared:
-            assert [tool_view(call) for call in run.tool_calls] == [
-                expected_tool_view(call, content_captured) for call in expected["tool_calls"]
-            ], where
-        # Agents that handed the conversation on: recorded on the run, not as tool calls.
-        assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get(
-            "handoffs", []
-        ), where
-        assert run.final_agent == expected.get("final_agent"), where
-        if "conversation_id" in expected:
-            assert run.conversation_id == expected["conversation_id"], where
+            assert run.output is None and "output" in run.missing & run.unrecorded, where
+    else:
+        assert {"input", "output"} <= run.missing, where
+        assert run.input is None and run.output is None, where
+    if "tool_calls" not in spared:
+        assert [tool_view(call) for call in run.tool_calls] == [
+            expected_tool_view(call, content_captured) for call in expected["tool_calls"]
+        ], where
+    # Agents that handed the conversation on: recorded on the run, not as tool calls.
+    assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get("handoffs", []), (
+        where
+    )
+    assert run.final_agent == expected.get("final_agent"), where
+    if "conversation_id" in expected:
+        assert run.conversation_id == expected["conversation_id"], where
 
 
 @pytest.mark.parametrize("truth_path", params())

@@ -22,7 +22,7 @@ from otel_scorers.config import parse_config
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.runs.no_run import OTHER, RunlessTraces
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits
 from tests.sidecar.test_sidecar_assembly import SETTINGS, Clock, commit, counter_total
 

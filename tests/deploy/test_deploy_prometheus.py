@@ -37,7 +37,7 @@ from otel_scorers.demos.example_traffic import send_traffic
 from otel_scorers.metrics import REASON
 from tests.conventions.test_conventions_described import acme_trace
 from tests.judge_server import JudgeServer, judge_server
-from tests.otlp_capture import OtlpCapture
+from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc
 from tests.waiting import wait_until
 
@@ -191,6 +191,13 @@ def sidecar_config(judge: JudgeServer, export_endpoint: str) -> dict[str, Any]:
                 "args": {"expected": "sunny"},
                 "sampling": {"rate": 0.5},
             },
+            # a continuous score of half the runs: its mean has an interval
+            {
+                "type": "similarity",
+                "name": "sunny-likeness",
+                "args": {"expected": "Sunny, 21°C in Paris."},
+                "sampling": {"rate": 0.5},
+            },
             # the binding's deadline above the judge's, which the config requires
             {"type": "answer_relevancy", "args": {"model": "openai/gpt-4o-mini"}, "timeout_s": 150},
         ],
@@ -269,6 +276,8 @@ class Prometheus:
         }
         #: service.name of the evaluation spans the scored sidecar exported (set by the fixture).
         self.evaluation_services: set[str] = set()
+        #: The values of the sampled continuous scorer's scores, from its evaluation spans.
+        self.likeness: list[float] = []
         (workdir / "prometheus.yml").write_text(yaml.safe_dump(config))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -336,6 +345,28 @@ def judged_evaluations(metrics: str) -> float:
         float(match.group(1))
         for match in re.finditer(
             r'^otel_scorers_evaluations_total\{[^}]*gen_ai_evaluation_name="answer_relevancy"[^}]*\} (\S+)$',
+            metrics,
+            re.MULTILINE,
+        )
+    )
+
+
+def likeness_values(capture: OtlpCapture) -> list[float]:
+    """The values of sunny-likeness's scores, from the evaluation spans exported."""
+    return [
+        float(attrs(span.attributes)["gen_ai.evaluation.score.value"])
+        for _, scope, span in capture.spans()
+        if scope == "otel_scorers" and span.name == "evaluate sunny-likeness"
+        if "gen_ai.evaluation.score.value" in attrs(span.attributes)
+    ]
+
+
+def measured_likeness(metrics: str) -> float:
+    """How many sunny-likeness scores the sidecar measured into its score histogram."""
+    return sum(
+        float(match.group(1))
+        for match in re.finditer(
+            r'^gen_ai_evaluation_score_count\{[^}]*gen_ai_evaluation_name="sunny-likeness"[^}]*\} (\S+)$',
             metrics,
             re.MULTILINE,
         )
@@ -434,6 +465,12 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
             wait_until(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus to scrape twice more")
+            wait_until(
+                lambda: len(likeness_values(capture)) == measured_likeness(scrape(metrics_url)),
+                30,
+                "the evaluation span of every sunny-likeness score to be exported",
+            )
+            prometheus.likeness = likeness_values(capture)
             prometheus.evaluation_services = {
                 str(resource.get("service.name"))
                 for resource, scope, _ in capture.spans()
@@ -619,11 +656,28 @@ def test_the_estimates_of_a_sampled_scorer_have_their_95_percent_intervals(
     # the traces the rate keeps are the random ids' to say: when they all passed (or all failed),
     # the interval closes on the estimate, and the panels must say exactly that
     assert half > 0 or rate in (0.0, 1.0)
-    # A check's score is 1 for pass and 0 for fail: its mean score is its pass rate, and so is the
-    # interval (the mean's, unclamped).
-    for title, low, high in (
-        ("Estimated pass rate, last hour, with 95% interval", max(rate - half, 0.0), min(rate + half, 1.0)),
-        ("Estimated mean score, last hour, with 95% interval", rate - half, rate + half),
+    # sunny-likeness, a continuous score of half the runs, from its evaluation spans' values:
+    # w = 2 for each, so M is their plain mean, variance (2 sum s^2 - 4 M sum s + 2 n M^2) / (2n)^2.
+    values = scored_prometheus.likeness
+    assert values
+    mean = sum(values) / len(values)
+    spread = 1.96 * math.sqrt(
+        max(0.0, (2 * sum(v * v for v in values) - 4 * mean * sum(values) + 2 * len(values) * mean**2))
+        / (2 * len(values)) ** 2
+    )
+    for title, scorer, low, high in (
+        (
+            "Estimated pass rate, last hour, with 95% interval",
+            "says-sunny",
+            max(rate - half, 0.0),
+            min(rate + half, 1.0),
+        ),
+        (
+            "Estimated mean score, last hour, with 95% interval",
+            "sunny-likeness",
+            mean - spread,
+            mean + spread,
+        ),
     ):
         panel = {
             legend.split(" ", 1)[1]: expression
@@ -635,13 +689,25 @@ def test_the_estimates_of_a_sampled_scorer_have_their_95_percent_intervals(
             (item,) = [
                 item
                 for item in scored_prometheus.query(as_totals(concrete(expression)))
-                if item["metric"]["gen_ai_evaluation_name"] == "says-sunny"
+                if item["metric"]["gen_ai_evaluation_name"] == scorer
             ]
             found[name] = float(item["value"][1])
-        assert found == pytest.approx({"estimate": rate, "95% low": low, "95% high": high}), title
+        estimate = rate if scorer == "says-sunny" else mean
+        assert found == pytest.approx({"estimate": estimate, "95% low": low, "95% high": high}), title
         # no_tool_errors scores every run: its estimate is exact, and it has no interval.
         lows = scored_prometheus.query(as_totals(concrete(panel["95% low"])))
         assert "no_tool_errors" not in {item["metric"]["gen_ai_evaluation_name"] for item in lows}, title
+    # A pass/fail check is counted, not measured: no mean score for it.
+    (estimates,) = [
+        expression
+        for panel_title, expression, legend in prometheus_targets()
+        if panel_title == "Estimated mean score, last hour, with 95% interval"
+        and legend.endswith(" estimate")
+    ]
+    means = {
+        item["metric"]["gen_ai_evaluation_name"] for item in scored_prometheus.query(concrete(estimates))
+    }
+    assert "sunny-likeness" in means and not means & {"says-sunny", "no_tool_errors", "called_tool"}
 
 
 def test_the_recording_rules_produce_data_and_the_alert_expressions_run(

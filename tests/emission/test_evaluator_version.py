@@ -188,7 +188,7 @@ RUN_ATTRIBUTES = {
 
 def test_the_evaluation_span_event_and_score_metrics_carry_the_version(telemetry: Telemetry) -> None:
     telemetry.export_spans_directly()
-    binding = bind(checks.includes("sunny"))
+    binding = bind(checks.similarity("sunny"))  # a continuous score: measured into the histogram too
     processor = ScoringSpanProcessor([binding], export=False, **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
     with telemetry.tracer_provider.get_tracer("agent").start_as_current_span(
@@ -198,7 +198,7 @@ def test_the_evaluation_span_event_and_score_metrics_carry_the_version(telemetry
     assert processor.force_flush(10_000)
     processor.shutdown()
     version = binding.evaluator_version
-    (span,) = [span for span in telemetry.finished_spans() if span.name == "evaluate includes"]
+    (span,) = [span for span in telemetry.finished_spans() if span.name == "evaluate similarity"]
     assert span.attributes is not None and span.attributes["otel_scorers.evaluator.version"] == version
     (event,) = telemetry.events()
     assert event.log_record.attributes is not None

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_scorers.cli.main import main
-from otel_scorers.runs.otlp_files import write_traces
+from otel_scorers.runs.trace_writer import write_traces
 from tests.judge_server import ALL_RELEVANT, MODEL, JudgeServer
 
 KEY = "sk-test-0123456789abcdefghij"

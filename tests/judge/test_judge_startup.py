@@ -16,6 +16,10 @@ from pathlib import Path
 from ..judge_server import ALL_RELEVANT, judge_server
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+#: Deadlines no call to the judge on 127.0.0.1 comes near, even on a machine whose cores are busy:
+#: the first test's import waits longer than the score's, the only way it could time out.
+JUDGE_TIMEOUT_S = 10
+SCORE_TIMEOUT_S = 12
 TRACES = ROOT / "examples" / "traces.json"
 SLOW_IMPORT = """\
 import importlib.abc, sys, time
@@ -39,8 +43,8 @@ def _score(
     (site / "sitecustomize.py").write_text(SLOW_IMPORT.replace("{delay}", str(delay_s)))
     config = tmp_path / "scorers.yaml"
     config.write_text(
-        f"judge: {{model: openai/judge, api_base: '{url}', api_key: none, timeout_s: 1, max_retries: 0}}\n"
-        "scorers:\n  - type: answer_relevancy\n    timeout_s: 2\n"
+        f"judge: {{model: openai/judge, api_base: '{url}', api_key: none, timeout_s: {JUDGE_TIMEOUT_S}, max_retries: 0}}\n"
+        f"scorers:\n  - type: answer_relevancy\n    timeout_s: {SCORE_TIMEOUT_S}\n"
     )
     command = ["-m", "otel_scorers.cli"]
     if load_s is not None:  # the bound on the client's loading, shortened for the test
@@ -61,7 +65,7 @@ def _score(
 
 def test_a_slow_first_import_of_the_judges_client_does_not_count_against_the_scores(tmp_path: Path) -> None:
     with judge_server(lambda _body: ALL_RELEVANT) as server:
-        result = _score(tmp_path, server.url, delay_s=4)  # twice the scorer's deadline
+        result = _score(tmp_path, server.url, delay_s=SCORE_TIMEOUT_S + 3)  # past the scorer's deadline
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0, result.stderr
     assert [line["error"] for line in lines] == [None] * 6

@@ -56,6 +56,7 @@ def test_disguised_private_data_never_reaches_the_judge() -> None:
     from pydantic import BaseModel
 
     from otel_scorers import AgentRun, Score, bind
+    from otel_scorers.pipeline.scorer_call import evaluate
     from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
     from otel_scorers.scorers.llm import llm_scorer
 
@@ -87,7 +88,7 @@ def test_disguised_private_data_never_reaches_the_judge() -> None:
             data=lambda run: {"question": run.input, "answer": run.output},
             judge=judge,
         )
-        result = bind(scorer).evaluate(run)
+        result = evaluate(bind(scorer), run)
         score = result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
         assert score.error is None, score.error
         (request,) = server.requests

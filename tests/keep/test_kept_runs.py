@@ -16,7 +16,8 @@ from otel_scorers import ScoringSpanProcessor
 from otel_scorers.config import load_config
 from otel_scorers.keep.rotating_file import RotatingFile
 from otel_scorers.keep.run_trace import run_trace_line
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files, write_traces
+from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from otel_scorers.runs.trace_writer import write_traces
 from tests.cli.test_score_baseline import baseline
 from tests.cli.test_score_gate import run_cli
 

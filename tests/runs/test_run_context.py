@@ -15,7 +15,7 @@ from otel_scorers.model import ContextItem
 from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
-from tests.conventions.test_fixture_runs import PENDING
+from tests.conventions.test_fixture_runs import PENDING, TOLERATED
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 KIND = "openinference.span.kind"
@@ -47,6 +47,8 @@ def cases_with_tool_results() -> list[Any]:
 def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_context(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     runs = fixture_runs(truth_path.with_name(truth_path.name.replace(".truth.json", ".json")))
+    if "inner_run" in TOLERATED.get((truth_path.parent.name, truth["scenario"]), ("", frozenset()))[1]:
+        truth["runs"] = truth["runs"][:1]  # the trace holds the outer run only
     for run, expected in zip(runs, truth["runs"], strict=True):
         if {"tool_calls", "tool_results"} & run.missing:  # a trace that could not carry them
             assert not run.context or all(item.kind != "tool_result" for item in run.context)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import time
 from contextlib import redirect_stdout
 from typing import Any
 
@@ -438,9 +437,9 @@ def test_a_stalled_judge_never_blocks_the_agent(server: JudgeServer, telemetry: 
     server.then(Stall(1.5, then=Reply(single(VERDICTS))))
     processor = ScoringSpanProcessor([relevancy(server)], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
-    started = time.monotonic()
     ExampleAgent(tracer=telemetry.tracer_provider.get_tracer("agent")).run(PARIS)
-    assert time.monotonic() - started < 0.5
+    # The run is over while the judge still stalls on it (its request comes after the run ends).
+    assert telemetry.counter("gen_ai.evaluation.results") == 0
     assert processor.force_flush(20_000)
     assert telemetry.counter("gen_ai.evaluation.results") == 1
     processor.shutdown()

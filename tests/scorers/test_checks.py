@@ -193,24 +193,22 @@ def test_a_catastrophic_pattern_does_not_hold_the_interpreter() -> None:
     other.start()
     try:
         # The shape the hardening audit found: (a+)+$ on "a"*28 + "!" (18.8 s with `re`).
-        started = time.perf_counter()
+        # Within the binding's 1 s, or it would be a timeout error.
         score = evaluate(bind(checks.matches(r"(a+)+$"), timeout_s=1.0), make_run("a" * 28 + "!"))
         assert isinstance(score, Score)
         assert score.error is None and score.value == 0.0
-        assert time.perf_counter() - started < 1.0
         # A pattern that does backtrack for ever gives up at the binding's timeout, and the other
         # thread kept running all along (the search releases the interpreter lock).
-        before, started = ticks, time.perf_counter()
+        before = ticks
         score = evaluate(bind(checks.matches(r"(a|aa)+$"), timeout_s=0.3), make_run("a" * 60 + "!"))
-        elapsed = time.perf_counter() - started
     finally:
         stop.set()
         other.join()
     assert isinstance(score, Score)
     assert score.error is not None and score.error.type == "timeout"
     assert score.value is None
-    assert elapsed < 2.0
-    assert ticks - before > elapsed * 1000 * 0.3, "the other thread ran while the pattern was searched"
+    # Holding the interpreter lock for the search's 0.3 s would leave it a tick or two at most.
+    assert ticks - before >= 10, "the other thread ran while the pattern was searched"
 
 
 def tools(*calls: tuple[str, str]) -> list[dict[str, str]]:
@@ -287,7 +285,8 @@ def test_a_reason_says_what_decided_the_value(
 def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
     """What a binding makes of a returned `Score`: the scorer's fields, the binding's name, a label
     from its threshold when the score has none, the timing it measured when the score has none,
-    the inclusion probability its own sampling gives (none at a rate of 1) and its evaluator version."""
+    the inclusion probability its own sampling gives (none at a rate of 1), its evaluator version
+    and whether its scorer is binary."""
     from dataclasses import fields, replace
 
     from otel_scorers import bind
@@ -313,9 +312,13 @@ def test_a_scorers_score_keeps_every_field_but_the_bindings_own() -> None:
         start_ns=7,
         sampling_probability=None,
         evaluator_version=binding.evaluator_version,
+        binary=False,  # the binding's scorer, a function, does not declare itself binary
     )
     assert binding.evaluator_version is not None
     assert {field.name for field in fields(Score)} == {
         "scorer", "value", "label", "reason", "details", "error", "skipped", "duration_s", "usage", "start_ns",
-        "sampling_probability", "evaluator_version",
+        "sampling_probability", "evaluator_version", "binary",
     }  # fmt: skip
+    # A check's score is marked binary by its binding: counted, not measured, in the metrics.
+    check = evaluate(bind(checks.includes("sunny")), make_run("It is sunny."))
+    assert isinstance(check, Score) and check.binary and check.label == "pass"

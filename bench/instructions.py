@@ -1,0 +1,405 @@
+"""The performance gate: instructions per unit of fixed workloads, counted by valgrind's callgrind,
+against a committed baseline (`bench/instructions-baseline.json`).
+
+Wall time on a shared machine scatters by tens of percent from one run to the next; the number
+of instructions a workload executes does not (callgrind counts them whatever else the machine
+does). Each group of workloads runs in its own Python process under
+`valgrind --tool=callgrind`; the process marks the start and the end of each measured region by
+calling `os.getloadavg()` (callgrind's `--dump-before=os_getloadavg` writes the counts so far
+at each call and starts again from zero), after a warm-up (first-use imports, connections, the
+engine's thread). A region's instructions over its units (spans, runs, traces) are the figure;
+interpreter start-up, imports and teardown are outside every region.
+
+Workloads (all in-process work of a unit, every thread counted):
+
+- `outside_runs`: a span outside any run (a web request with a database child) through
+  `ScoringSpanProcessor` with the six checks, per span; `outside_runs_bare`: the same spans with
+  a no-op processor;
+- `agent_run_bare`: an agent run of 4 spans (`bench/emission.py`'s) exported by
+  `BatchSpanProcessor` over OTLP/gRPC to a sink in another process, per run: the runs' own
+  telemetry;
+- `agent_run_scored`: the same run scored live by `ScoringSpanProcessor` with the six checks,
+  evaluation spans and events written as OTLP (`OtlpScoreExport`) to the same sink, metrics
+  recorded, per run (`agent_run_scored` - `agent_run_bare` is what scoring adds);
+- `sidecar_trace`: a trace of the sidecar bench (the example agent's runs) through a scoring
+  process's work: its batch message decoded, the run built, the six checks, the scores exported
+  over OTLP/gRPC, per trace; `sidecar_run_build`: building those traces' runs alone;
+- `build[<framework>]`: `build_runs` on every trace of one framework's fixtures
+  (tests/fixtures/traces), per span.
+
+    python bench/instructions.py             # count, compare with the baseline: exit 1 on a regression
+    python bench/instructions.py --update    # count, write the baseline (say why in the commit)
+    python bench/instructions.py --only sidecar   # the groups named
+
+A workload over the baseline by more than `--tolerance` (3 %) fails, named with both figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+BASELINE = BENCH / "instructions-baseline.json"
+#: Callgrind writes its counts whenever this C function (`os.getloadavg`) is entered.
+MARKER = "os_getloadavg"
+TOLERANCE = 0.03
+GROUPS = ("hot_path", "agent", "sidecar", "build")
+
+
+# ---- in the measured process ----------------------------------------------------------------------
+
+
+class Regions:
+    """Marks measured regions for callgrind and records their names and units, in order."""
+
+    def __init__(self) -> None:
+        self.measured: list[tuple[str, int]] = []
+        self._instrumenting = False
+
+    @contextmanager
+    def region(self, name: str, units: int) -> Iterator[None]:
+        if not self._instrumenting:
+            # Started with --instr-atstart=no: the start-up and imports run at a fraction of
+            # callgrind's cost, uncounted; counting starts here, before the first region.
+            subprocess.run(
+                ["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True
+            )
+            self._instrumenting = True
+        gc.collect()
+        os.getloadavg()  # the counts so far are dumped: the region starts from zero
+        yield
+        os.getloadavg()  # the region's counts are dumped
+        self.measured.append((name, units))
+
+
+def group_hot_path(regions: Regions, endpoint: str) -> None:
+    from emission import SIX_CHECKS
+    from hot_path import NoOpProcessor, outside_runs
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_scorers import ScoringSpanProcessor
+
+    spans = 2000
+    bare = TracerProvider()
+    bare.add_span_processor(NoOpProcessor())
+    outside_runs(bare, 400)
+    with regions.region("outside_runs_bare", spans):
+        outside_runs(bare, spans)
+    provider = TracerProvider()
+    processor = ScoringSpanProcessor(
+        SIX_CHECKS, tracer_provider=provider, meter_provider=MeterProvider(), logger_provider=LoggerProvider()
+    )
+    provider.add_span_processor(processor)
+    outside_runs(provider, 400)
+    processor.force_flush()
+    with regions.region("outside_runs", spans):
+        outside_runs(provider, spans)
+        processor.force_flush()
+    processor.shutdown()
+
+
+def group_agent(regions: Regions, endpoint: str) -> None:
+    from emission import agent_runs, build_agent
+
+    runs = 300
+    for variant, name in (("bare", "agent_run_bare"), ("scored", "agent_run_scored")):
+        agent = build_agent(variant, endpoint, schedule_delay_millis=3_600_000)
+        agent_runs(agent.tracer, 64)
+        agent.flush()
+        with regions.region(name, runs):
+            agent_runs(agent.tracer, runs)
+            agent.flush()
+        agent.shutdown()
+
+
+def group_sidecar(regions: Regions, endpoint: str) -> None:
+    import pickle
+
+    from sidecar import CHECKS
+
+    from otel_scorers.config import parse_config
+    from otel_scorers.metrics import PipelineMetrics
+    from otel_scorers.sidecar.jobs import build_trace_runs, run_scores, sidecar_pipeline
+    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.sidecar.trace_batches import decode_batch
+
+    document = {
+        "scorers": CHECKS,
+        "sidecar": {
+            "export": {
+                "endpoint": f"http://{endpoint}",
+                "protocol": "grpc",
+                "batch_delay_s": 3600,
+                "metric_interval_s": 3600,
+            }
+        },
+    }
+    config = parse_config(document)
+    telemetry = build_telemetry(config.sidecar.export)
+    built = sidecar_pipeline(config, telemetry, PipelineMetrics(telemetry.meter_provider))
+    done = threading.Semaphore(0)
+
+    class Job:
+        """What the scoring process submits for a received trace (`worker_process`)."""
+
+        def __init__(self, spans: list[Any]) -> None:
+            self.spans = spans
+
+        def build(self) -> Any:
+            return build_trace_runs(self.spans)
+
+        def finished(self, results: Any) -> None:
+            pickle.dumps(run_scores(results))  # the reply to the receiving process
+            done.release()
+
+        def dropped(self, reason: str) -> None:
+            raise SystemExit(f"a trace was dropped: {reason}")
+
+    def score(messages: list[bytes]) -> int:
+        traces = 0
+        for message in messages:
+            _, jobs, payload = pickle.loads(message)
+            for _, spans in decode_batch(jobs, payload):
+                built.engine.submit(Job(spans))
+                traces += 1
+        for _ in range(traces):
+            done.acquire()
+        built.force_flush(600)
+        telemetry.scores.force_flush(600_000)
+        return traces
+
+    score(sidecar_messages(64, 64))
+    messages = sidecar_messages(256, 128)
+    traces = sum(len(pickle.loads(message)[1]) for message in messages)
+    with regions.region("sidecar_trace", traces):
+        score(messages)
+    received = [spans for message in messages for _, spans in decode_batch(*pickle.loads(message)[1:])]
+    with regions.region("sidecar_run_build", traces):
+        for spans in received:
+            build_trace_runs(spans)
+    built.shutdown(10)
+    telemetry.shutdown(10)
+
+
+def sidecar_messages(traces: int, per_message: int) -> list[bytes]:
+    """The receiving process's `("jobs", jobs, payload)` messages for `traces` of the example
+    agent's traces (the sidecar bench's), `per_message` a message."""
+    import pickle
+
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = ExampleAgent(tracer=provider.get_tracer("example-agent"))
+    messages = []
+    for start in range(0, traces, per_message):
+        exporter.clear()
+        for index in range(start, min(traces, start + per_message)):
+            agent.run(DEMO_RUNS[index % len(DEMO_RUNS)])
+        spans = list(exporter.get_finished_spans())
+        trace_ids = list(dict.fromkeys(span.context.trace_id.to_bytes(16, "big") for span in spans))
+        jobs = [(number, trace_id) for number, trace_id in enumerate(trace_ids)]
+        payload = encode_spans(spans).SerializeToString()
+        messages.append(pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL))
+    provider.shutdown()
+    return messages
+
+
+def group_build(regions: Regions, endpoint: str) -> None:
+    from conventions import load
+
+    from otel_scorers.runs.run_builder import build_runs
+
+    corpus = load()
+    for traces in corpus.values():
+        for spans in traces:
+            build_runs(spans)
+    for framework, traces in corpus.items():
+        with regions.region(f"build[{framework}]", sum(len(spans) for spans in traces)):
+            for spans in traces:
+                build_runs(spans)
+
+
+GROUP_FUNCTIONS: dict[str, Callable[[Regions, str], None]] = {
+    "hot_path": group_hot_path,
+    "agent": group_agent,
+    "sidecar": group_sidecar,
+    "build": group_build,
+}
+
+
+def run_group(group: str, endpoint: str, regions_file: Path) -> None:
+    sys.path.insert(0, str(BENCH))  # the benches' workloads, imported as modules
+    regions = Regions()
+    GROUP_FUNCTIONS[group](regions, endpoint)
+    regions_file.write_text(json.dumps(regions.measured))
+    sys.stdout.flush()
+    os._exit(0)  # teardown is not measured; nothing is left to send
+
+
+# ---- the gate -------------------------------------------------------------------------------------
+
+
+def count_group(group: str, endpoint: str, workdir: Path) -> dict[str, float]:
+    """Instructions per unit of each of the group's workloads, from one callgrind run."""
+    out = workdir / group
+    out.mkdir()
+    regions_file = out / "regions.json"
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--dump-before={MARKER}",
+        f"--callgrind-out-file={out}/callgrind.%p",
+        "--dump-line=no",
+        "-q",
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--run",
+        group,
+        "--endpoint",
+        endpoint,
+        "--regions-file",
+        str(regions_file),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "OTEL_SDK_DISABLED": "false"}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0 or not regions_file.exists():
+        raise SystemExit(f"workload group {group} failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    measured = json.loads(regions_file.read_text())
+    parts = part_totals(out)
+    # Part 1 is everything before the first mark; then each region, and what lies between two.
+    if len(parts) < 2 * len(measured) + 1:
+        raise SystemExit(f"workload group {group}: {len(parts)} callgrind dumps for {len(measured)} regions")
+    return {name: parts[2 * index + 1] / units for index, (name, units) in enumerate(measured)}
+
+
+def part_totals(directory: Path) -> list[int]:
+    """The instruction totals of the main process's dumps, in order (`callgrind.<pid>.<part>`)."""
+    files = sorted(directory.glob("callgrind.*"))
+    main_pid = min(int(path.name.split(".")[1]) for path in files)
+    totals: dict[int, int] = {}
+    for path in files:
+        name = path.name.split(".")
+        if int(name[1]) != main_pid:
+            continue
+        part = int(name[2]) if len(name) > 2 else 1 << 30  # the dump at exit comes last
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("totals:") or line.startswith("summary:"):
+                totals[part] = int(line.split()[1])
+                break
+    return [totals[part] for part in sorted(totals)]
+
+
+def compare(counted: dict[str, float], baseline: dict[str, float], tolerance: float) -> list[str]:
+    """A line per workload; the failures first come back as the list returned."""
+    failures = []
+    print(f"{'workload':<40} {'baseline':>12} {'now':>12} {'ratio':>7}")
+    for name, now in counted.items():
+        before = baseline.get(name)
+        if before is None:
+            print(f"{name:<40} {'-':>12} {now:12,.0f}    new")
+            continue
+        ratio = now / before
+        flag = ""
+        if ratio > 1 + tolerance:
+            flag = "  REGRESSION"
+            failures.append(
+                f"{name}: {now:,.0f} instructions per unit against {before:,.0f} in the baseline"
+                f" ({ratio:.3f}x, more than {1 + tolerance:.2f}x)"
+            )
+        elif ratio < 1 - tolerance:
+            flag = "  (fewer: update the baseline)"
+        print(f"{name:<40} {before:12,.0f} {now:12,.0f} {ratio:7.3f}{flag}")
+    return failures
+
+
+@contextmanager
+def sink() -> Iterator[str]:
+    """The counting OTLP/gRPC sink of `bench/emission.py`, in another process (not counted)."""
+    sys.path.insert(0, str(BENCH))
+    from emission import free_port, sink_main, wait_listening
+
+    context = multiprocessing.get_context("spawn")
+    counters = {key: context.Value("q", 0) for key in ("spans", "logs", "metric_requests")}
+    port = free_port()
+    process = context.Process(target=sink_main, args=(port, counters), daemon=True)
+    process.start()
+    try:
+        wait_listening(port)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.kill()
+        process.join(5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--update", action="store_true", help="write the counts as the new baseline")
+    parser.add_argument("--only", nargs="*", choices=GROUPS, help="count these groups only")
+    parser.add_argument("--tolerance", type=float, default=TOLERANCE)
+    parser.add_argument("--jobs", type=int, default=2, help="groups counted at once")
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument("--run", choices=GROUPS, help=argparse.SUPPRESS)
+    parser.add_argument("--endpoint", help=argparse.SUPPRESS)
+    parser.add_argument("--regions-file", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        run_group(args.run, args.endpoint, args.regions_file)
+        return
+    groups = args.only or list(GROUPS)
+    counted: dict[str, float] = {}
+    with (
+        sink() as endpoint,
+        tempfile.TemporaryDirectory(prefix="instructions-") as workdir,
+        ThreadPoolExecutor(args.jobs) as pool,
+    ):
+        for result in pool.map(lambda group: count_group(group, endpoint, Path(workdir)), groups):
+            counted.update(result)
+    baseline: dict[str, float] = json.loads(args.baseline.read_text()) if args.baseline.exists() else {}
+    failures = compare(counted, baseline, args.tolerance)
+    plain, hooked = counted.get("outside_runs_bare"), counted.get("outside_runs")
+    if plain and hooked:
+        print(f"\na span outside runs: {hooked / plain:.3f}x its cost with a no-op processor")
+    bare, scored = counted.get("agent_run_bare"), counted.get("agent_run_scored")
+    if bare and scored:
+        print(
+            f"\nscoring adds {scored - bare:,.0f} instructions a run: {(scored - bare) / bare:.2f}x the run's own telemetry"
+        )
+    if args.update:
+        kept = {name: value for name, value in baseline.items() if args.only and name not in counted}
+        merged = {**kept, **{name: round(value) for name, value in counted.items()}}
+        args.baseline.write_text(json.dumps(dict(sorted(merged.items())), indent=1) + "\n")
+        print(f"\nwrote {args.baseline}")
+        return
+    if failures:
+        print("\nmore instructions than the baseline allows:", *failures, sep="\n  ")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Values an instrumentation wrote as Python's text of an object rather than as JSON.
+
+Two forms reach traces: the repr of JSON-like data (`{'temp_f': 72, 'sunny': True}`, read by
+`messages.python_literal`) and the `str()` of a pydantic model, a framework's message object
+among them: `content='Sunny' name='get_weather' tool_call_id='call_1'`. Both are read without
+evaluating anything (`ast.literal_eval` on each field's value), within `MAX_LITERAL_CHARS`; text
+that is not certainly one of them stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, python_literal
+
+_FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_NEXT_FIELD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*=")
+_OPEN = "([{"
+_CLOSE = ")]}"
+_UNREAD = object()
+
+
+def _value_end(text: str, start: int) -> int | None:
+    """Where the field value starting at `start` ends: the first whitespace outside quotes and
+    brackets that a next `name=` follows, or the end of the text; None when quotes or brackets
+    are left open (not a repr this reads)."""
+    depth = 0
+    quote = ""
+    index = start
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 2
+                continue
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char.isspace() and depth == 0 and _NEXT_FIELD.match(text, index):
+            return index
+        index += 1
+    return length if depth == 0 and not quote else None
+
+
+def object_fields(text: str) -> dict[str, Any] | None:
+    """The fields of a pydantic model's `str()` (`name=value` pairs, each value a Python
+    literal), or None when `text` is not certainly one: too long, a value that is not a literal
+    (a nested object's text), an unclosed quote or bracket."""
+    if len(text) > MAX_LITERAL_CHARS or _FIELD.match(text) is None:
+        return None
+    fields: dict[str, Any] = {}
+    index = 0
+    while index < len(text):
+        match = _FIELD.match(text, index)
+        if match is None:
+            return None
+        end = _value_end(text, match.end())
+        if end is None:
+            return None
+        value = python_literal(text[match.end() : end], _UNREAD)
+        if value is _UNREAD:
+            return None
+        fields[match.group(1)] = value
+        index = end
+        while index < len(text) and text[index].isspace():
+            index += 1
+    return fields
+
+
+def message_content(value: Any) -> tuple[bool, Any]:
+    """(True, its content) when `value` is a framework's tool-result message, as a pydantic
+    `str()` or as a mapping (`content` with the `tool_call_id` it answers, LangChain's
+    ToolMessage); (False, value) otherwise."""
+    fields: Any = object_fields(value) if isinstance(value, str) else value
+    if isinstance(fields, Mapping) and "content" in fields and "tool_call_id" in fields:
+        return True, fields["content"]
+    return False, value
+
+
+def decoded_value(value: Any) -> Any:
+    """A tool's argument or result as the tool saw it: a Python repr of JSON-like data as that
+    data, a tool-result message as its content; anything else as it is."""
+    if not isinstance(value, str):
+        found, content = message_content(value)
+        return content if found else value
+    if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
+        return message_content(python_literal(value, value))[1]
+    if "tool_call_id=" not in value:  # most results: plain text, not a message object
+        return value
+    found, content = message_content(value)
+    return content if found else value

@@ -1,0 +1,259 @@
+"""Run building, phase 2: each span of a trace given to the run it belongs to.
+
+Each tool and model span belongs to its nearest run ancestor, so a sub-agent is its own run and
+the outer run sees only the tool call that started it. A run whose agent hands the conversation
+on goes on in the next agent's run, which joins it; runs nested in a conversation that absorbs
+its turns are turns of it. When the run span names no agent or holds no request or answer, the
+spans inside it that play no role may (`Convention.step_content`): the first one's agent and
+request, the last one's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from otel_scorers.conventions import Convention, SpanRole
+from otel_scorers.conventions.base import UNNAMED_AGENT
+from otel_scorers.conventions.formats.messages import handoff_tool_name, tool_call_parts
+from otel_scorers.model import Handoff
+from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
+from otel_scorers.runs.invocations import one_run_per_invocation
+from otel_scorers.runs.run_parts import RunParts, agent_name_of
+from otel_scorers.runs.span_roles import SpanRoles
+from otel_scorers.span_record import SpanRecord
+
+
+def assemble_runs(found: SpanRoles) -> list[RunParts]:
+    """The trace's runs, each with the spans that belong to it, in start order."""
+    by_id, roles = found.by_id, found.roles
+    runs: dict[int, RunParts] = {
+        span_id: RunParts(by_id[span_id], convention)
+        for span_id, (convention, role) in roles.items()
+        if role == "run"
+    }
+    if not runs:
+        return []
+    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    _absorb_turns(runs, roles, parents)
+    _name_within_parents(runs, by_id)
+    # Each span's nearest run, shared by every walk up the tree below.
+    owners: dict[int, RunParts | None] = {}
+    _give_roled_spans(runs, roles, by_id, parents, owners)
+    _give_steps(runs, found.unroled, by_id, parents, owners)
+    if one_run_per_invocation(runs, roles, by_id, parents):
+        owners = {}  # fewer runs: walked anew
+    outer: dict[int, RunParts | None] = {}
+    for span_id, parts in runs.items():
+        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        _add_sub_run_call(parts, by_id, roles, outer[span_id])
+    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
+
+
+def _name_within_parents(runs: Mapping[int, RunParts], by_id: Mapping[int, SpanRecord]) -> None:
+    """The agent's name as the span around each run gives it (`Convention.name_within`)."""
+    for parts in runs.values():
+        parent_id = parts.span.parent_span_id
+        parent = by_id.get(parent_id) if parent_id is not None else None
+        if parent is not None:
+            parts.given_name = parts.convention.name_within(parts.span, parent)
+
+
+def _give_roled_spans(
+    runs: Mapping[int, RunParts],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    by_id: Mapping[int, SpanRecord],
+    parents: Mapping[int, int | None],
+    owners: dict[int, RunParts | None],
+) -> None:
+    """Each tool, model and retriever span to its nearest run."""
+    # A model span inside another model span of the same run is the same call seen by a lower
+    # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
+    # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
+    # MCP server continuing the caller's trace, a tool that calls a traced function).
+    model_or_run = {
+        span_id: role == "model" for span_id, (_, role) in roles.items() if role in ("model", "run")
+    }
+    tool_or_run = {
+        span_id: span_id if role == "tool" else None
+        for span_id, (_, role) in roles.items()
+        if role in ("tool", "run")
+    }
+    in_model: dict[int, bool | None] = {}
+    in_tool: dict[int, int | None] = {}
+    for span_id, (convention, role) in roles.items():
+        if role == "run":
+            continue
+        span = by_id[span_id]
+        owner = nearest_marked(span.parent_span_id, parents, runs, owners)
+        if owner is None:
+            continue
+        if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
+            continue
+        outer_tool = nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
+        # A model call a tool made (no agent run between) is the tool's work, not the agent's.
+        if role == "model" and outer_tool:
+            continue
+        if role == "tool" and outer_tool:
+            owner.executions.setdefault(outer_tool, []).append((convention, span))
+            continue
+        target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
+        target.append((convention, span))
+
+
+def _give_steps(
+    runs: Mapping[int, RunParts],
+    unroled: Mapping[int, Convention],
+    by_id: Mapping[int, SpanRecord],
+    parents: Mapping[int, int | None],
+    owners: dict[int, RunParts | None],
+) -> None:
+    """What each span without a role says of its nearest run (`Convention.step_content`)."""
+    for span_id, convention in unroled.items():
+        span = by_id[span_id]
+        step = convention.step_content(span)
+        if step is None:
+            continue
+        owner = nearest_marked(span.parent_span_id, parents, runs, owners)
+        if owner is not None:
+            owner.steps.append((span.start_ns, step))
+
+
+def _absorb_turns(
+    runs: dict[int, RunParts],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    parents: Mapping[int, int | None],
+) -> None:
+    """Runs nested in a conversation that absorbs its turns, not through a tool span, are turns
+    of it: they leave `runs`, so their spans belong to the conversation."""
+    conversations = {span_id for span_id, parts in runs.items() if parts.convention.absorbs_turns(parts.span)}
+    if not conversations:
+        return
+    for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
+        current = parts.span.parent_span_id
+        walked = {span_id}  # parent ids that loop end the walk at the first span seen twice
+        for _ in range(MAX_DEPTH):
+            if current is None or current in walked or roles.get(current, (None, None))[1] == "tool":
+                break
+            walked.add(current)
+            if current in runs:
+                outer = runs[current]
+                if current in conversations:
+                    if outer.first_turn_agent is None:
+                        outer.first_turn_agent = parts.convention.run_content(parts.span).agent_name
+                    del runs[span_id]
+                break
+            current = parents.get(current)
+
+
+def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]) -> list[RunParts]:
+    """A run whose agent hands the conversation to another agent goes on in that agent's run
+    (the next run of that agent beside it, in the same outer run): as the user sees it they
+    are one run, that starts with the first agent and ends with the last one's answer. The later
+    runs' spans join the first; they are not runs of their own."""
+    joined: set[int] = set()
+    for index, head in enumerate(ordered):
+        if head.span.span_id in joined:
+            continue
+        current = head
+        while (
+            handoff := _last_handoff(current) or _requested_handoff(current, ordered[index + 1 :], outer)
+        ) is not None:
+            target, start_ns = handoff
+            follower = next(
+                (
+                    parts
+                    for parts in ordered[index + 1 :]
+                    if parts.span.span_id not in joined
+                    and parts is not current
+                    # Inside the same outer run (none, for top-level runs), not inside the one
+                    # handing over: siblings, or turns the framework delivers through message
+                    # spans of their own (AutoGen's runtime).
+                    and outer.get(parts.span.span_id) is outer.get(current.span.span_id)
+                    and parts.span.start_ns >= start_ns
+                    and (target == UNNAMED_AGENT or agent_name_of(parts) == target)
+                ),
+                None,
+            )
+            if follower is None:
+                if current is head:
+                    _handoffs_within(head)
+                break
+            joined.add(follower.span.span_id)
+            target = target or agent_name_of(follower) or UNNAMED_AGENT
+            head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
+            head.tools.extend(follower.tools)
+            head.models.extend(follower.models)
+            head.retrievers.extend(follower.retrievers)
+            head.sub_runs.extend(follower.sub_runs)
+            head.executions.update(follower.executions)
+            head.final = current = follower
+    return [parts for parts in ordered if parts.span.span_id not in joined]
+
+
+def _handoffs_within(parts: RunParts) -> None:
+    """Handoffs to agents that have no run of their own: the agents take turns inside the one
+    run span (LlamaIndex's `AgentWorkflow`). Each hands on from the agent handed to before."""
+    agent = agent_name_of(parts)
+    found = []
+    for convention, span in parts.tools:
+        target = convention.handoff_target(span)
+        if target:  # an unnamed agent has no turn inside the run span to hand to
+            found.append((span.start_ns, target))
+    for start_ns, target in sorted(found):
+        parts.handoffs.append(Handoff(agent, target, start_ns))
+        agent = target
+    if found:
+        parts.final_name = agent
+
+
+def _last_handoff(parts: RunParts) -> tuple[str, int] | None:
+    """(agent handed to, when) of the run's last handoff tool span, if it has one."""
+    found: tuple[str, int] | None = None
+    for convention, span in parts.tools:
+        target = convention.handoff_target(span)
+        if target is not None and (found is None or span.start_ns >= found[1]):
+            found = (target, span.start_ns)
+    return found
+
+
+def _requested_handoff(
+    parts: RunParts, later: Sequence[RunParts], outer: Mapping[int, RunParts | None]
+) -> tuple[str, int] | None:
+    """(agent handed to, when) of a handoff no tool span records: the run's last model call asked
+    for the tool its framework names after the agent (`transfer_to_{agent}`), and a run of that
+    agent starts later beside it (which of them follows it, `_join_handoffs` decides)."""
+    if not parts.models:
+        return None
+    around = outer.get(parts.span.span_id)
+    later = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
+    if not later:
+        return None
+    convention, span = max(parts.models, key=lambda pair: pair[1].start_ns)
+    asked = {part.get("name") for part in tool_call_parts(convention.model_call(span).output.items)}
+    asked.discard(None)
+    if not asked:
+        return None
+    for follower in later:
+        name = agent_name_of(follower)
+        if name and handoff_tool_name(name) in asked:
+            return name, span.start_ns
+    return None
+
+
+def _add_sub_run_call(
+    parts: RunParts,
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+    outer: RunParts | None,
+) -> None:
+    """A run nested in another run's spans, not under a tool span, may be the answer to one of
+    the outer model's tool-call parts (a managed agent): its convention says what call it was."""
+    if outer is None:
+        return
+    parent_id = parts.span.parent_span_id
+    parent = by_id.get(parent_id) if parent_id is not None else None
+    if parent is not None and roles.get(parent.span_id, (None, None))[1] == "tool":
+        return
+    call = parts.convention.sub_run_call(parts.span, parent)
+    if call is not None:
+        outer.sub_runs.append(call)

@@ -1,0 +1,72 @@
+"""A run as run building assembles it: its span and the spans that belong to it (`RunParts`).
+
+`content_of` is what the run span says of the run, with what the spans around and inside it add:
+the name a parent gives it, the name any convention's keys give it, its steps' request and answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from otel_scorers.conventions import Convention
+from otel_scorers.conventions.base import RunSpanContent
+from otel_scorers.model import Handoff, ToolCall
+from otel_scorers.runs.agent_names import agent_name
+from otel_scorers.span_record import SpanRecord
+
+
+@dataclass(slots=True)
+class RunParts:
+    span: SpanRecord
+    convention: Convention
+    tools: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    models: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    retrievers: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    #: Sub-agent runs started without a tool span, as the tool calls this run sees.
+    sub_runs: list[ToolCall] = field(default_factory=list)
+    #: Agents this run's conversation was handed to, in order, and the run that answered last.
+    handoffs: list[Handoff] = field(default_factory=list)
+    final: RunParts | None = None
+    #: The agent of the first turn a conversation absorbed (`Convention.absorbs_turns`).
+    first_turn_agent: str | None = None
+    #: What the run's own spans without a role said of it, in start order (`step_content`).
+    steps: list[tuple[int, RunSpanContent]] = field(default_factory=list)
+    #: The agent that answered last, when handoffs happened inside the run span itself.
+    final_name: str | None = None
+    #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
+    #: execution seen by a lower layer, which may know that it failed.
+    executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    #: The agent's name as the span around the run gives it (`Convention.name_within`).
+    given_name: str | None = None
+    #: The agent span that wraps this run and does nothing else (`invocations`): what it holds
+    #: (request, answer, conversation id) stands for what the run span lacks.
+    wrapper: RunParts | None = None
+
+
+def agent_name_of(parts: RunParts) -> str | None:
+    return content_of(parts).agent_name
+
+
+def content_of(parts: RunParts) -> RunSpanContent:
+    """The run span's content, with what its steps say where the run span says nothing."""
+    content = parts.convention.run_content(parts.span)
+    if parts.given_name is not None:
+        content = replace(content, agent_name=parts.given_name)
+    else:
+        name = agent_name(parts.span, content.agent_name)
+        if name != content.agent_name:
+            content = replace(content, agent_name=name)
+    if not parts.steps or (
+        content.agent_name is not None and content.output_text is not None and content.input_text is not None
+    ):
+        return content
+    steps = [step for _, step in sorted(parts.steps, key=lambda pair: pair[0])]
+    agent = next((step.agent_name for step in steps if step.agent_name is not None), None)
+    request = next((step.input_text for step in steps if step.input_text is not None), None)
+    answer = next((step.output_text for step in reversed(steps) if step.output_text is not None), None)
+    return replace(
+        content,
+        agent_name=content.agent_name if content.agent_name is not None else agent,
+        input_text=content.input_text if content.input_text is not None else request,
+        output_text=content.output_text if content.output_text is not None else answer,
+    )

@@ -1,0 +1,270 @@
+"""Run building, phase 3: a run's spans, given to it, read as one `AgentRun`.
+
+Input and output come from the run span when it carries them, else from its first and last
+model spans; tool calls from its tool spans matched to the model's requests (`tool_matching`);
+`missing` and `unrecorded` say what the trace does not hold of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otel_scorers.conventions import Convention
+from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
+from otel_scorers.conventions.formats import tool_definitions
+from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.model import AgentRun, TokenUsage, ToolCall
+from otel_scorers.runs.context import run_context
+from otel_scorers.runs.conversation_id import conversation_id_of
+from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
+from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
+from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls
+from otel_scorers.span_record import SpanRecord
+
+
+def read_run(parts: RunParts) -> AgentRun:
+    run_span = parts.span
+    content = content_of(parts)
+    # In start order, one per call (`_one_per_call`).
+    models = [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
+    tool_calls, internal_parts = run_tool_calls(parts, models)
+    sources: dict[str, str] = {}
+    run_input = _input_text(content, models, parts, sources)
+    run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
+    missing = _missing(parts, content, models, tool_calls, run_input, run_output)
+    first_model_input = next((m.input.items for m in models if m.input.captured), ())
+    input_messages = content.input.items or first_model_input
+    output_messages = content.output.items or next(
+        (m.output.items for m in reversed(models) if m.output.captured), ()
+    )
+    context = run_context(
+        run_span.attributes,
+        (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
+        (*content.input.items, *first_model_input),
+        _retrievals(parts),
+        tool_calls,
+    )
+    final = parts.final
+    end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns
+    status = final.span.status if final is not None and final.span.status == "error" else run_span.status
+    return AgentRun(
+        trace_id=run_span.trace_id,
+        span_id=run_span.span_id,
+        parent_span_id=run_span.parent_span_id,
+        agent_name=content.agent_name or parts.first_turn_agent,
+        input=run_input,
+        output=run_output,
+        tool_calls=tuple(tool_calls),
+        input_messages=tuple(input_messages),
+        output_messages=tuple(output_messages),
+        models=_models(content, models),
+        # Joined by handoffs: the run spans' token aggregates count one agent each, so the
+        # model spans are summed instead.
+        usage=_usage(content if parts.final is None else RunSpanContent(), models),
+        start_ns=run_span.start_ns,
+        end_ns=end_ns,
+        status=status,
+        conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
+        attributes=run_span.attributes,
+        resource=run_span.resource,
+        convention=parts.convention.name,
+        missing=frozenset(missing),
+        unrecorded=frozenset(unrecorded),
+        context=context,
+        handoffs=tuple(parts.handoffs),
+        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        tool_definitions=tool_definitions.merge(
+            [
+                parts.convention.tool_definitions(run_span),
+                *(convention.tool_definitions(span) for convention, span in parts.models),
+            ]
+        ),
+        text_sources=sources,
+    )
+
+
+def _run_output(
+    parts: RunParts,
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    internal_parts: set[int],
+    sources: dict[str, str],
+) -> tuple[str | None, set[str]]:
+    """The run's answer, and {"output"} when the trace as written cannot hold it (rather than
+    content capture being off), else an empty set."""
+    # Joined by handoffs: the answer is the last agent's.
+    last = parts.final or parts
+    last_content = content_of(last) if parts.final is not None else content
+    run_output = _output_text(last_content, models, last, parts.wrapper, sources)
+    if run_output == "" and _handed_off(models, internal_parts):
+        run_output = None
+    unrecorded: set[str] = set()
+    if run_output == "" and _went_on_unrecorded(last.models, models):
+        run_output = None
+        unrecorded.add("output")
+    if run_output is None and (
+        _answer_unrecorded(last_content, models, last.span)
+        or (
+            # The run span holds a call written after it returned, and not the last one: the
+            # last, the answer, came after the span ended (LiteLLM's callback writing onto it).
+            not models and content.input.captured and parts.convention.written_after_return(parts.span)
+        )
+    ):
+        unrecorded.add("output")
+    return run_output, unrecorded
+
+
+def _missing(
+    parts: RunParts,
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    tool_calls: Sequence[ToolCall],
+    run_input: str | None,
+    run_output: str | None,
+) -> set[str]:
+    """What the trace does not hold of the run (`AgentRun.missing`)."""
+    missing: set[str] = set()
+    if run_input is None:
+        missing.add("input")
+    if run_output is None:
+        missing.add("output")
+    if content.agent_name is None and parts.first_turn_agent is None:
+        missing.add("agent_name")
+    missing |= missing_tool_content(tool_calls)
+    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
+        missing.add("tool_errors")
+    if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
+        missing |= {"tool_calls", "tool_errors"}
+    return missing
+
+
+def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[Convention, SpanRecord]]:
+    """A run's model spans, one per call: spans that overlap in time record the same call (a
+    client's own spans beside its instrumentation's, anthropic's), so one of them counts, the
+    one that records more. A run's model calls follow one another."""
+    if len(spans) < 2:
+        return list(spans)
+    kept: list[tuple[Convention, SpanRecord]] = []
+    for pair in sorted(spans, key=lambda pair: pair[1].start_ns):
+        if kept and pair[1].start_ns < (kept[-1][1].end_ns or kept[-1][1].start_ns):
+            if len(pair[1].attributes) > len(kept[-1][1].attributes):
+                kept[-1] = pair
+            continue
+        kept.append(pair)
+    return kept
+
+
+def _retrievals(parts: RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
+    """(span id, name, documents) of the run's retriever spans, in start order."""
+    found = []
+    for convention, span in sorted(parts.retrievers, key=lambda pair: pair[1].start_ns):
+        found.append((span.span_id, span.name, tuple(convention.documents(span))))
+    return found
+
+
+def _input_text(
+    content: RunSpanContent, models: Sequence[ModelCall], parts: RunParts, sources: dict[str, str]
+) -> str | None:
+    """The user's request: the run span's (its structure reduced), the wrapping span's, else the
+    last user message of the run's first model call (`run_text`); `sources` notes where from."""
+    found = span_text(content, "input")
+    if found is None or found.text is None:
+        wrapper = span_text(content_of(parts.wrapper), "input", wrapper=True) if parts.wrapper else None
+        if wrapper is not None and wrapper.text is not None:
+            found = wrapper
+    if found is not None and found.text is not None:
+        if found.source is not None:
+            sources["input"] = found.source
+        return found.text
+    for model in models:
+        if model.input.captured:
+            text = last_user_text(model.input.items)
+            if text is not None:
+                sources["input"] = FROM_MODEL_CALLS
+            return parts.convention.prompt_input(parts.span, text) if text is not None else None
+    if found is not None and found.unfound is not None:
+        sources["input"] = found.unfound
+    return None
+
+
+def _output_text(
+    content: RunSpanContent,
+    models: Sequence[ModelCall],
+    parts: RunParts,
+    around: RunParts | None,
+    sources: dict[str, str],
+) -> str | None:
+    """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
+    last model call's assistant text (`run_text`); `sources` notes where from."""
+    found = span_text(content, "output")
+    if found is None or found.text is None:
+        wrapper = span_text(content_of(around), "output", wrapper=True) if around else None
+        if wrapper is not None and wrapper.text is not None:
+            found = wrapper
+    if found is not None and found.text is not None:
+        if found.source is not None:
+            sources["output"] = found.source
+        return found.text
+    captured = [model for model in models if model.output.captured]
+    if captured:
+        # Content was captured: a run whose last model turn has no text gave no answer (""),
+        # unless it failed before the model could answer (a tool raised, say): then there is none.
+        text = last_assistant_text(captured[-1].output.items)
+        if text:
+            sources["output"] = FROM_MODEL_CALLS
+            return text
+        # No part at all in the last turn: its content was not recorded, rather than empty.
+        if parts.span.status == "error" or not any(m.get("parts") for m in captured[-1].output.items):
+            return None
+        return ""
+    if found is not None and found.unfound is not None:
+        sources["output"] = found.unfound
+        return None
+    if content.output.captured:
+        return ""
+    return None
+
+
+def _answer_unrecorded(content: RunSpanContent, models: Sequence[ModelCall], run_span: SpanRecord) -> bool:
+    """The run has no answer because its instrumentation writes none, not because content capture
+    was off: the model calls' input messages were captured, yet none of them recorded its output
+    and the run span holds none (OpenLLMetry's OpenAI Agents spans with a chat-completions model).
+    A run that failed may have ended before the model answered: that says nothing of the kind."""
+    if run_span.status == "error" or content.output.captured or content.output_text is not None:
+        return False
+    return any(m.input.captured for m in models) and not any(m.output.captured for m in models)
+
+
+def _went_on_unrecorded(spans: Sequence[tuple[Convention, SpanRecord]], models: Sequence[ModelCall]) -> bool:
+    """The run's last model call asked for tools, and its instrumentation writes model calls
+    after they returned (`Convention.written_after_return`): the call that followed the tools
+    came too late for the trace as read, so the answer is not recorded, not empty."""
+    if not models or not tool_call_parts(models[-1].output.items):
+        return False
+    return any(convention.written_after_return(span) for convention, span in spans)
+
+
+def _handed_off(models: Sequence[ModelCall], internal_parts: set[int]) -> bool:
+    """The last model turn only asked for framework machinery (a handoff to another agent): the
+    run passed the conversation on instead of answering, so it has no output of its own."""
+    if not models or not internal_parts:
+        return False
+    last = len(tool_call_parts(models[-1].output.items))
+    total = sum(len(tool_call_parts(model.output.items)) for model in models)
+    return last > 0 and all(index in internal_parts for index in range(total - last, total))
+
+
+def _models(content: RunSpanContent, models: Sequence[ModelCall]) -> tuple[str, ...]:
+    names = [model.model for model in models if model.model]
+    if not names and content.model:
+        names = [content.model]
+    return tuple(dict.fromkeys(names))
+
+
+def _usage(content: RunSpanContent, models: Sequence[ModelCall]) -> TokenUsage:
+    # The run span's aggregate, when it has one, already sums its children: never add both.
+    if content.input_tokens is not None or content.output_tokens is not None:
+        return TokenUsage(content.input_tokens, content.output_tokens)
+    inputs = [model.input_tokens for model in models if model.input_tokens is not None]
+    outputs = [model.output_tokens for model in models if model.output_tokens is not None]
+    return TokenUsage(sum(inputs) if inputs else None, sum(outputs) if outputs else None)

@@ -1,0 +1,156 @@
+"""A run's request and answer, found wherever its trace keeps them, with where they came from.
+
+The run span's text when it holds the user's request and the agent's answer. When it holds a
+structure instead, one reduction serves every convention: a message list (or a framework's
+state holding one, `{"messages": [...]}`) gives its last user message as the request and its
+last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
+first argument; a single well-known key (`{"output": "..."}`) its text; a type descriptor
+(`{"output_type": "str"}`) nothing. A structure that is none of these is kept as it is (an agent
+may answer in JSON). Then the span around the run that wraps it (`RunParts.wrapper`), then the
+run's own model calls: the last user message of the first call, the last call's assistant text.
+Where the text was derived rather than read, `Found.source` says from where; where it could not
+be found in a structure, `Found.unfound` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from otel_scorers.conventions.base import Message, RunSpanContent
+from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.messages import (
+    decode_json,
+    last_assistant_text,
+    last_user_text,
+)
+from otel_scorers.conventions.formats.python_repr import object_fields
+
+Side = Literal["input", "output"]
+
+#: Keys that, alone in an object, hold the text itself.
+_TEXT_KEYS: dict[Side, tuple[str, ...]] = {
+    "input": ("input", "question", "query", "prompt", "request", "message", "content", "text", "task"),
+    "output": ("output", "final_output", "answer", "response", "result", "message", "content", "text"),
+}
+#: Where derived text came from, as `AgentRun.text_sources` and `--explain` say it.
+FROM_STRUCTURE = "reduced from the structure on the run span"
+FROM_WRAPPER = "from the span around the run"
+FROM_WRAPPER_STRUCTURE = "reduced from the structure on the span around the run"
+FROM_MODEL_CALLS = "from the run's model calls"
+#: No structure of these forms: not reduced.
+_NOT_A_FORM = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A run's request or answer; `source` None when read as the run span holds it, `unfound`
+    why it could not be found when the run span held only a structure that has no text."""
+
+    text: str | None
+    source: str | None = None
+    unfound: str | None = None
+
+
+def reduce_structure(text: str, side: Side) -> Any:
+    """The request (`side` input) or answer (output) a structure holds: its text, None when it is a
+    structure of a known form with no text in it, `_NOT_A_FORM` when it is not one (kept)."""
+    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text):
+        return _NOT_A_FORM
+    value = decode_json(text)
+    if isinstance(value, str):
+        return _NOT_A_FORM
+    return _reduce(value, side, depth=0)
+
+
+def reduced_text(text: str, side: Side) -> str | None:
+    """`text` with a structure of a known form reduced to its text (None when it holds none);
+    any other text as it is."""
+    reduced = reduce_structure(text, side)
+    return text if reduced is _NOT_A_FORM else reduced if isinstance(reduced, str) else None
+
+
+def _may_be_a_form(text: str) -> bool:
+    """Whether the text may hold one of the forms reduced, before paying for decoding it: each
+    form has words of its own (an object of one key has one colon outside its value's nesting,
+    at least as a first approximation)."""
+    if text[0] == "[":
+        return "role" in text or "type" in text or "content=" in text
+    return "messages" in text or "args" in text or "type" in text or text.count(":") == 1
+
+
+def _reduce(value: Any, side: Side, depth: int) -> Any:
+    if depth > 3:
+        return _NOT_A_FORM
+    if isinstance(value, list):
+        messages = _messages(value)
+        if messages is None:
+            return _NOT_A_FORM
+        return last_user_text(messages) if side == "input" else last_assistant_text(messages)
+    if not isinstance(value, Mapping):
+        return _NOT_A_FORM
+    messages = langchain.messages_of(value) if isinstance(value.get("messages"), list) else None
+    if messages is not None:
+        return last_user_text(messages) if side == "input" else last_assistant_text(messages)
+    if set(value) == {"args", "kwargs"}:
+        args, kwargs = value["args"], value["kwargs"]
+        first = args[0] if isinstance(args, list) and args else None
+        if first is None and isinstance(kwargs, Mapping) and len(kwargs) == 1:
+            first = next(iter(kwargs.values()))
+        return first if isinstance(first, str) else _reduce(first, side, depth + 1)
+    if value and all(key == "type" or key.endswith("_type") for key in value):
+        return None  # a type descriptor: says what the answer's type is, not what it says
+    if len(value) == 1:
+        key, inner = next(iter(value.items()))
+        if key in _TEXT_KEYS[side]:
+            return inner if isinstance(inner, str) else _reduce(inner, side, depth + 1)
+    return _NOT_A_FORM
+
+
+def _messages(items: Sequence[Any]) -> list[Message] | None:
+    """The items as messages, when every one is a message in a form a framework writes (a dict,
+    a `[role, text]` pair, a message object's pydantic `str()`), else None."""
+    found: list[Message] = []
+    for item in items:
+        if isinstance(item, str):
+            item = _message_fields(item)
+        if isinstance(item, Mapping) and isinstance(item.get("parts"), list):
+            found.append(item)  # already in the GenAI form
+            continue
+        message = langchain.to_message(item) if item is not None else None
+        if message is None:
+            return None
+        found.append(message)
+    return found or None
+
+
+def _message_fields(text: str) -> Mapping[str, Any] | None:
+    """A message object's `str()` as a message: its role from the fields only its kind has."""
+    fields = object_fields(text)
+    if fields is None or "content" not in fields:
+        return None
+    role = "tool" if "tool_call_id" in fields else "assistant" if "tool_calls" in fields else "user"
+    return {**fields, "role": role}
+
+
+def span_text(content: RunSpanContent, side: Side, wrapper: bool = False) -> Found | None:
+    """The request or answer a run span (or the span around it) holds, None when it holds none."""
+    text = content.input_text if side == "input" else content.output_text
+    # An empty value is what some span processors write when content capture hides it.
+    if text:
+        reduced = reduce_structure(text, side)
+        if reduced is _NOT_A_FORM:
+            return Found(text, FROM_WRAPPER if wrapper else None)
+        if isinstance(reduced, str):
+            return Found(reduced, FROM_WRAPPER_STRUCTURE if wrapper else FROM_STRUCTURE)
+        return Found(
+            None,
+            unfound=f"the {'span around the run' if wrapper else 'run span'} holds a structure without text",
+        )
+    messages = content.input if side == "input" else content.output
+    if messages.captured:
+        found = last_user_text(messages.items) if side == "input" else last_assistant_text(messages.items)
+        if found is not None:
+            return Found(found, FROM_WRAPPER if wrapper else None)
+    return None

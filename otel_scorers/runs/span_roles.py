@@ -1,0 +1,91 @@
+"""Run building, phase 1: the role each span of a trace plays (run, tool, model, retriever).
+
+Each span is read by the first convention whose markers it carries (`conventions.detect`); that
+convention says its role. The project's own spans play none. An agent graph invoked from a tool
+may carry nothing that marks it a run: its place under the tool span does
+(`Convention.run_under_tool`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from otel_scorers.conventions import Convention, SpanRole, detect
+from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.span_record import OWN_SCOPE, SpanRecord
+
+
+@dataclass(slots=True)
+class SpanRoles:
+    """A trace's spans by id (but the project's own), the role each plays as its convention
+    detects it, and the convention of each span that plays none."""
+
+    by_id: dict[int, SpanRecord]
+    roles: dict[int, tuple[Convention, SpanRole]]
+    unroled: dict[int, Convention]
+
+
+def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
+    """The role of each span of one trace (`SpanRoles`)."""
+    by_id: dict[int, SpanRecord] = {}
+    roles: dict[int, tuple[Convention, SpanRole]] = {}
+    unroled: dict[int, Convention] = {}
+    for span in spans:
+        if span.scope == OWN_SCOPE:
+            continue
+        by_id[span.span_id] = span
+        found = detect(span)
+        if found is None:
+            continue
+        role = found.role(span)
+        if role is not None:
+            roles[span.span_id] = (found, role)
+        else:
+            unroled[span.span_id] = found
+
+    # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
+    under_tool: dict[int, Convention] = {}
+    for span_id, span in by_id.items():
+        parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
+        if span_id in roles or parent_role is None or parent_role[1] != "tool":
+            continue
+        convention = unroled.get(span_id)
+        if convention is None:
+            continue
+        if convention.run_under_tool(span):
+            roles[span_id] = (convention, "run")
+            del unroled[span_id]
+        else:
+            under_tool[span_id] = convention
+    if under_tool:
+        _runs_under_tools(under_tool, by_id, roles, unroled)
+    return SpanRoles(by_id, roles, unroled)
+
+
+def _runs_under_tools(
+    under_tool: Mapping[int, Convention],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """A span without a role directly under a tool span, above the model and tool calls of a
+    loop of its own (no run or tool span between), is the agent the tool invoked, whatever marks
+    it carries: a graph that its instrumentation marks as an agent only at the top (Langfuse's)."""
+    above: dict[SpanRole, set[int]] = {"model": set(), "tool": set()}
+    for span_id, (_, role) in list(roles.items()):
+        if role not in above:
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current not in by_id or current in roles:
+                break
+            if current in under_tool:
+                above[role].add(current)
+                break
+            current = by_id[current].parent_span_id
+    # A loop: model calls and tool calls of its own (a tool that only asks a model, a query
+    # engine, is not an agent).
+    for span_id in above["model"] & above["tool"]:
+        roles[span_id] = (under_tool[span_id], "run")
+        unroled.pop(span_id, None)

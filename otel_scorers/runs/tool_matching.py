@@ -1,0 +1,232 @@
+"""Run building, phase 3 (a run's tool calls): tool spans matched to the model's tool-call parts.
+
+Tool spans are matched to the tool-call parts of the model's output by call id, or by order and
+name when ids are absent; a requested call that no finished tool span answers is `incomplete`.
+What the model was sent back for a call completes a tool span that recorded less.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from otel_scorers.conventions import Convention
+from otel_scorers.conventions.base import ModelCall, framework_tool
+from otel_scorers.conventions.formats.messages import (
+    decode_json,
+    handoff_tool_name,
+    tool_call_parts,
+    tool_response_parts,
+    tool_response_value,
+)
+from otel_scorers.conventions.formats.python_repr import decoded_value
+from otel_scorers.model import ToolCall, ToolState
+from otel_scorers.runs.run_parts import RunParts
+from otel_scorers.span_record import SpanRecord
+
+
+def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
+    """The run's tool calls, and the indexes of the model's tool-call parts that framework
+    machinery answered (`_match_requested_calls`)."""
+    tools = sorted(
+        [
+            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
+            for convention, span in parts.tools
+        ]
+        + [(call, False) for call in parts.sub_runs],
+        key=lambda pair: _start_call(pair[0]),
+    )
+    internal_parts: set[int] = set()
+    tool_calls = [
+        _failed_without_result(_as_the_tool_saw_it(call))
+        for call in _results_sent_back(
+            _match_requested_calls(tools, models, parts.span, internal_parts, _handoff_names(parts)),
+            models,
+            parts,
+        )
+    ]
+    return tool_calls, internal_parts
+
+
+def _handoff_names(parts: RunParts) -> frozenset[str]:
+    """The tool names of the run's handoffs that no tool span recorded (the model asked for
+    `transfer_to_{agent}`): framework machinery, not tool calls."""
+    return frozenset(handoff_tool_name(handoff.to_agent) for handoff in parts.handoffs if handoff.to_agent)
+
+
+def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
+    """The call's arguments and result as the tool saw them, also when its instrumentation wrote
+    a Python repr or a framework's message object (`python_repr.decoded_value`)."""
+    arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    result = decoded_value(call.result) if call.result is not None else None
+    if arguments is call.arguments and result is call.result:
+        return call
+    return replace(call, arguments=arguments, result=result)
+
+
+def _tool_call(
+    convention: Convention, span: SpanRecord, executions: Sequence[tuple[Convention, SpanRecord]]
+) -> tuple[ToolCall, bool]:
+    """The span's call, and whether it is machinery rather than the agent's tool: a handoff, or
+    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`). A call whose execution failed
+    failed, though the caller's span may not say so (an MCP server's error, which the calling
+    framework hands the model as a result)."""
+    call = convention.tool_call(span)
+    if call.state == "ok":
+        for inner_convention, inner in executions:
+            inner_call = inner_convention.tool_call(inner)
+            if inner_call.state == "error":
+                call = replace(call, state="error", error=inner_call.error or "error")
+                break
+    return call, convention.internal_tool(span) or framework_tool(span, call.name)
+
+
+def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
+    """Tool arguments and results the trace did not carry: none of the finished calls has any
+    (one call without arguments or result is just a tool that takes or returns nothing)."""
+    finished = [call for call in calls if call.state != "incomplete"]
+    missing = set()
+    if finished and all(call.arguments is None for call in finished):
+        missing.add("tool_arguments")
+    succeeded = [call for call in finished if call.state == "ok"]
+    if succeeded and all(call.result is None for call in succeeded):
+        missing.add("tool_results")
+    return missing
+
+
+def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
+    """What the model was sent back for a call (the `tool_call_response` part with its call id
+    in a later model call's input) is its result when the tool span carries none (AutoGen's),
+    and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
+    OK when the tool raised). A call that no tool span recorded but whose response the model
+    got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
+    failed when the run's convention reads the response as a failure
+    (`Convention.sent_back_error`)."""
+    if all(call.call_id is None for call in calls):
+        return calls
+    sent: dict[str, Mapping[str, Any]] = {}
+    for model in models:
+        for response_part in tool_response_parts(model.input.items):
+            if isinstance(response_part.get("id"), str):
+                sent.setdefault(response_part["id"], response_part)
+    found = []
+    for call in calls:
+        part = sent.get(call.call_id) if call.call_id is not None else None
+        if part is None:
+            found.append(call)
+            continue
+        if call.state == "incomplete":
+            response = tool_response_value(part)
+            error = parts.convention.sent_back_error(parts.span, response)
+            state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
+            found.append(
+                replace(
+                    call,
+                    state=state,
+                    result=response if state == "ok" else None,
+                    error=(error or str(response)) if state == "error" else None,
+                )
+            )
+            continue
+        if call.result is None:
+            call = replace(call, result=tool_response_value(part))
+        if part.get("error") is True and call.state == "ok":
+            response = tool_response_value(part)
+            call = replace(call, state="error", error=str(response) if response else "error")
+        found.append(call)
+    return found
+
+
+def _failed_without_result(call: ToolCall) -> ToolCall:
+    """A failed call returned nothing: what a framework records as its result (the error text it
+    sends the model, a retry prompt) describes the failure, so it is the error, not a result."""
+    if call.state != "error" or call.result is None:
+        return call
+    error = call.error if call.error is not None else str(call.result)
+    return replace(call, result=None, error=error)
+
+
+def _start_call(call: ToolCall) -> int:
+    return call.start_ns or 0
+
+
+def _match_requested_calls(
+    tools: list[tuple[ToolCall, bool]],
+    models: Sequence[ModelCall],
+    run_span: SpanRecord,
+    internal_parts: set[int] | None = None,
+    handoffs: frozenset[str] = frozenset(),
+) -> list[ToolCall]:
+    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
+
+    `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
+    call answers its part, then is left out (its part's index goes into `internal_parts`).
+    Calls that start together keep the order in which the model asked for them. An unanswered
+    part that names one of the run's `handoffs` is machinery too.
+    """
+    requested: list[tuple[int, Mapping[str, Any]]] = [
+        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+    ]
+    if not requested:
+        return [call for call, internal in tools if not internal]
+    unmatched = list(range(len(requested)))
+    # Ids are strings; anything else (a malformed part) cannot match and must not break the run.
+    by_id = {
+        part["id"]: index for index, (_, part) in enumerate(requested) if isinstance(part.get("id"), str)
+    }
+    matched: list[tuple[ToolCall, int]] = []
+    for call, internal in tools:
+        index = by_id.get(call.call_id) if call.call_id else None
+        if index is None or index not in unmatched:
+            index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
+        if index is None:
+            if not internal:
+                matched.append((call, len(requested)))
+            continue
+        unmatched.remove(index)
+        if internal:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
+        part = requested[index][1]
+        arguments = decode_json(part.get("arguments"))
+        # The model's arguments are an object; a tool span may hold a bare value (a LangChain
+        # one-argument tool) or nothing: the object says more.
+        if arguments is not None and (
+            call.arguments is None
+            or (isinstance(arguments, Mapping) and not isinstance(call.arguments, Mapping))
+        ):
+            call = replace(call, arguments=arguments)
+        if call.call_id is None and isinstance(part.get("id"), str):
+            call = replace(call, call_id=part["id"])
+        matched.append((call, index))
+    matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
+    matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
+    return [call for call, _ in matched]
+
+
+def _unanswered(
+    requested: Sequence[tuple[int, Mapping[str, Any]]],
+    unmatched: Sequence[int],
+    handoffs: frozenset[str],
+    internal_parts: set[int] | None,
+) -> list[tuple[ToolCall, int]]:
+    """The requested calls no tool span answered, as incomplete calls with their part's index;
+    those naming one of the run's handoffs are machinery (their index into `internal_parts`)."""
+    found = []
+    for index in unmatched:
+        start_ns, part = requested[index]
+        if part.get("name") in handoffs:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
+        call = ToolCall(
+            name=str(part.get("name") or ""),
+            call_id=part.get("id") if isinstance(part.get("id"), str) else None,
+            arguments=decode_json(part.get("arguments")),
+            state="incomplete",
+            start_ns=start_ns,
+        )
+        found.append((call, index))
+    return found

@@ -1,0 +1,150 @@
+"""One run per agent invocation, its text found wherever the trace keeps it, its agent named from
+every place a convention keeps a name, its tools' values as the tools saw them: the rules every
+convention shares, on traces captured from real packages (tests/fixtures/traces)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from otel_scorers import bind, checks
+from otel_scorers.emission.attributes import evaluation_attributes
+from otel_scorers.model import AgentRun, Score
+from otel_scorers.pipeline.scorer_call import evaluate
+from otel_scorers.runs.explain import explain_files, explanation_lines
+from otel_scorers.runs.otlp_files import InputProblem, read_spans, runs_from_files
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.span_record import SpanRecord
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+PARIS = "What is the weather in Paris?"
+ANSWER = "It is sunny and 21°C in Paris."
+
+
+def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
+    problems: list[InputProblem] = []
+    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
+    assert not problems
+    return runs
+
+
+def spans_of(corpus: str, scenario: str) -> list[SpanRecord]:
+    return list(read_spans(TRACES / corpus / f"{scenario}.json", []))
+
+
+def view(run: AgentRun) -> tuple[object, ...]:
+    return (run.agent_name, run.input, run.output, [(c.name, c.result, c.state) for c in run.tool_calls])
+
+
+# ---- one run per agent invocation ----------------------------------------------------------
+
+
+def test_unnamed_agent_spans_around_and_inside_a_named_run_are_not_runs_of_their_own() -> None:
+    # OpenLIT's OpenAI Agents spans: an unnamed invoke_agent wrapper, the named one, one unnamed
+    # invoke_agent per turn inside it.
+    assert [view(run) for run in runs_of("openlit-openai-agents", "tool_then_answer")] == [
+        ("weather_agent", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    ]
+
+
+def test_a_graphs_nodes_marked_as_agents_beside_its_run_are_not_runs() -> None:
+    # OpenLIT's LangGraph spans: `invoke_agent model` per node, beside `invoke_agent weather_agent`.
+    runs = runs_of("openlit-langchain", "tool_then_answer")
+    assert [run.agent_name for run in runs] == ["weather_agent"]
+
+
+def test_an_agent_that_runs_once_per_turn_inside_a_run_is_its_steps() -> None:
+    # create_react_agent under OpenLIT: an `invoke_agent agent` span per turn inside the run.
+    runs = runs_of("openlit-langchain", "react_agent")
+    assert [view(run) for run in runs] == [
+        ("weather_agent", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    ]
+
+
+def test_a_runner_span_around_the_agent_gives_it_the_request_and_answer_its_own_span_lacks() -> None:
+    # MLflow's autolog: `AgentRunner.run` holds the request and answer; the agent's own span a
+    # type descriptor ({"output_type": "str"}).
+    (run,) = runs_of("mlflow-openai-agents", "tool_then_answer")
+    assert view(run) == ("weather_agent", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    assert run.text_sources == {
+        "input": "from the span around the run",
+        "output": "from the span around the run",
+    }
+
+
+def test_a_handoff_no_tool_span_records_joins_the_two_agents_runs() -> None:
+    # OpenLIT records no handoff span: the triage model asked for transfer_to_weather_agent.
+    (run,) = runs_of("openlit-openai-agents", "handoff_after_tool")
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("triage_agent", "weather_agent")]
+    assert [call.name for call in run.tool_calls] == ["get_time", "get_weather"]
+    assert run.final_agent == "weather_agent"
+
+
+def test_the_same_model_call_recorded_by_two_instrumentations_counts_once() -> None:
+    # anthropic 2.x's own span beside OpenLLMetry's for each of the two calls (20 + 10 tokens each).
+    (run,) = runs_of("anthropic-openllmetry", "tool_then_answer")
+    assert (run.usage.input_tokens, run.usage.output_tokens) == (40, 20)
+
+
+def test_an_agent_graph_a_tool_runs_is_its_own_run_though_nothing_marks_it_an_agent() -> None:
+    # Langfuse marks only the top graph an agent; the inner graph is a chain under the tool span.
+    outer, inner = runs_of("langfuse-langchain", "nested")
+    assert [(c.name, c.state) for c in outer.tool_calls] == [("ask_weather_expert", "ok")]
+    assert view(inner) == ("weather_expert", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+
+
+# ---- the run's text, found wherever the trace keeps it ---------------------------------------
+
+
+def test_a_framework_state_on_the_run_span_is_reduced_to_the_new_request_and_the_last_answer() -> None:
+    # Langfuse's LangChain handler: input {"messages": [...history, new]}, output the final state.
+    _, second = runs_of("langfuse-langchain", "multi_turn")
+    assert (second.input, second.output) == ("And what time is it there?", "It is 14:05 in Paris.")
+    assert second.text_sources == {
+        "input": "reduced from the structure on the run span",
+        "output": "reduced from the structure on the run span",
+    }
+
+
+def test_a_run_whose_span_holds_only_a_type_descriptor_has_no_answer_and_text_checks_skip_it() -> None:
+    # The MLflow agent span alone (its runner span and model calls left out): {"output_type": "str"}.
+    spans = [span for span in spans_of("mlflow-openai-agents", "no_tool") if span.name == "weather_agent"]
+    (run,) = build_runs(spans)
+    assert run.output is None and "output" in run.missing
+    score = evaluate(bind(checks.includes("Bonjour")), run)
+    assert isinstance(score, Score) and score.value is None
+    assert score.skipped == "the run's output could not be found: the run span holds a structure without text"
+
+
+def test_where_derived_text_came_from_is_on_the_runs_scores_and_in_explain() -> None:
+    (run,) = runs_of("openlit-openai-agents", "tool_then_answer")
+    attributes = evaluation_attributes(run, Score("includes", value=1.0))
+    assert attributes["otel_scorers.run.text_source.output"] == "from the run's model calls"
+    lines = [
+        line
+        for explanation in explain_files([TRACES / "openlit-openai-agents" / "tool_then_answer.json"], [])
+        for line in explanation_lines(explanation)
+    ]
+    assert any("output from the run's model calls" in line for line in lines if "run weather_agent" in line)
+
+
+# ---- names and tool values -------------------------------------------------------------------
+
+
+def test_an_agent_is_named_by_gen_ai_agent_name_when_its_reader_looks_elsewhere() -> None:
+    # OpenInference's span processor over Pydantic AI's spans: no agent.name, gen_ai.agent.name.
+    assert [run.agent_name for run in runs_of("pydantic-ai-openinference", "nested")] == [
+        "trip_planner",
+        "weather_agent",
+    ]
+
+
+def test_a_tool_result_written_as_a_message_objects_text_is_the_content_the_tool_returned() -> None:
+    # OpenLIT writes str(ToolMessage): content='Sunny, 21°C' name='get_weather' tool_call_id='...'.
+    (run,) = runs_of("openlit-langchain", "two_tools")
+    assert [call.result for call in run.tool_calls] == ["Sunny, 21°C", "14:05"]
+
+
+def test_a_tool_result_written_as_a_message_objects_dump_is_its_content() -> None:
+    # Langfuse writes the ToolMessage as JSON: {"content": ..., "tool_call_id": ..., "type": "tool"}.
+    (run,) = runs_of("langfuse-langchain", "tool_then_answer")
+    assert [call.result for call in run.tool_calls] == ["Sunny, 21°C"]
