@@ -53,10 +53,12 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy
 
-# The dashboard and alert tests run a real Prometheus and promtool; without them they are skipped.
+# The dashboard and alert tests run a real Prometheus and promtool, the HTML report's a headless
+# Chromium; without them they are skipped.
 pytest: $(VENV)/.installed-dev
+	@command -v chromium >/dev/null || echo "note: chromium is not on PATH: the HTML report's rendering tests will be skipped (Debian/Ubuntu package 'chromium'; .ci/run installs it)"
 	@command -v prometheus >/dev/null && command -v promtool >/dev/null || echo "note: prometheus and promtool are not on PATH: the dashboard and alert tests will be skipped (Debian/Ubuntu package 'prometheus'; .ci/run installs it)"
-	@echo "running the tests in two worker processes (about 4 min on 2 cores)"
+	@echo "running the tests in two worker processes (with ruff and mypy before them, make test takes about 5 min on 2 cores)"
 	@echo "the tests that run the real Collector and Jaeger are left to \`make test-collector\` (it builds both with Go)"
 	$(VENV)/bin/pytest -q -n 2 -m "not local_judge and not collector"
 

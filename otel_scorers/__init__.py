@@ -16,6 +16,7 @@ from otel_scorers.model import (
     ToolCall,
     ToolDefinition,
 )
+from otel_scorers.otlp.trace_file import TraceFileExporter
 from otel_scorers.scorers import checks
 from otel_scorers.scorers.judge import Judge, JudgeConfig, JudgeError
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
@@ -46,6 +47,7 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "ToolDefinition",
+    "TraceFileExporter",
     "__version__",
     "ask_judge",
     "bind",

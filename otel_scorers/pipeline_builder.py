@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
+from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoringEngine
 from otel_scorers.pipeline.judge_instruments import judges_of, observe_judges
@@ -58,6 +59,8 @@ class PipelineSettings:
     #: People's labels, joined with the scores of the same runs and conversations: an
     #: `Agreement`, or what carries the scores to the process that holds one.
     agreement: ScoreJoin | None = None
+    #: Where the traces of failing (or sampled) runs are kept as a test set (`keep:`).
+    keep: KeepConfig | None = None
     #: The door hands its run scores to `agreement` itself and shows its figures (the sidecar's
     #: receiving process): from here go only the conversations' scores.
     door_joins_runs: bool = False
@@ -108,6 +111,8 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         provider_backlog=settings.provider_backlog,
         outputs=settings.outputs,
     )
+    if settings.keep is not None:
+        emission = Emission([*emission.outputs, RunKeeper(settings.keep)])
     if settings.agreement is not None:
         door = settings.door_joins_runs
         emission = with_agreement(emission, settings.agreement, None if door else metrics, runs=not door)

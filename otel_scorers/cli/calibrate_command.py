@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from otel_scorers.cli.output import nothing_read, progress, report_problems, say, write_line
 from otel_scorers.config import load_config
+from otel_scorers.human_text import counted
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
 
 
@@ -51,11 +54,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     documents = report(agreement)
     for document in documents:
         write_line(document)
-    say(f"otel-scorers: {len(labels)} labels\n{table(documents)}")
+    say(f"otel-scorers: {counted(len(labels), 'label')}\n{table(documents)}")
     if args.junit_xml is not None:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
         say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     code = max(report_problems(problems), nothing_read(args.files, reading))
+    unshared = _unshared_label_words(documents)
     low = [
         document["scorer"]
         for document in documents
@@ -64,4 +68,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     ]
     for scorer in low:
         say(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}")
+    if args.min_kappa is not None and unshared:
+        say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
+        return 1
     return 1 if low else code
+
+
+def _unshared_label_words(documents: Sequence[dict[str, Any]]) -> list[str]:
+    """The scorers whose judge and people share no label word, each warned of on stderr."""
+    from otel_scorers.labels.calibration import unshared_labels
+
+    found = []
+    for document in documents:
+        warning = unshared_labels(document)
+        if warning is not None:
+            say(f"otel-scorers: warning: {warning}")
+            found.append(document["scorer"])
+    return found

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
+from otel_scorers.cli import judge_requests
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.cli.calibrate_command import cmd_calibrate
 from otel_scorers.cli.runs_command import cmd_runs
 from otel_scorers.cli.score_baseline import DEFAULT_CONFIDENCE, DEFAULT_MARGIN
 from otel_scorers.cli.score_command import cmd_score
 from otel_scorers.cli.score_summary import Gate, parse_gate
-from otel_scorers.cli.start_commands import cmd_demo, cmd_serve
+from otel_scorers.cli.start_commands import cmd_demo, cmd_fake_judge, cmd_serve
 from otel_scorers.cli.validate_command import cmd_validate
 from otel_scorers.install import install_hint
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS
@@ -43,6 +45,15 @@ def _confidence(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options: `serve --consol` is an error, not `--console` (an abbreviation
+    would also change meaning the day an option with the same prefix is added)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def _kappa(text: str) -> float:
     """Cohen's kappa lies in [-1, 1]; NaN would pass every judge (no comparison with it holds)."""
     try:
@@ -55,15 +66,14 @@ def _kappa(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry."
-    )
+    parser = _Parser(prog="otel-scorers", description="Live quality scoring for AI agents on OpenTelemetry.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(
         dest="command",
         required=True,
         metavar="COMMAND",
         help="one of these (COMMAND --help for its options):",
+        parser_class=_Parser,
     )
     config_help = "the YAML configuration file (scorers, and the processor, judge and sidecar sections)"
     files_help = "OTLP/JSON ExportTraceServiceRequest files, one per file or one per line, optionally gzipped"
@@ -178,6 +188,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a JUnit XML report to PATH: one test case per scorer, failed when its gate is not met",
     )
     score.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write a self-contained HTML report to PATH: each scorer's pass rate or mean with its "
+        "interval (and change against --baseline), the failing runs and conversations, linked to their "
+        "traces by the config's report.trace_url",
+    )
+    score.add_argument(
+        "--keep-failing",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the trace of each run a scorer failed (label fail) to PATH, an OTLP/JSON trace "
+        "file this command reads: the failing runs kept as a test set",
+    )
+    score.add_argument(
+        "--keep-scorer",
+        action="append",
+        default=[],
+        metavar="SCORER",
+        help="with --keep-failing: only the runs this scorer failed (repeatable; default: any scorer)",
+    )
+    score.add_argument(
+        "--keep-sample",
+        type=_share,
+        default=0.0,
+        metavar="SHARE",
+        help="with --keep-failing: also keep this share of all scored runs (0 to 1, by trace id)",
+    )
+    score.add_argument(
         "--concurrency",
         type=int,
         default=None,
@@ -231,6 +272,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate.add_argument("--concurrency", type=int, default=None, help="runs judged at once")
     calibrate.set_defaults(handler=cmd_calibrate)
+
+    judge_requests.add_parser(commands, files_help)
+
+    fake_judge = commands.add_parser(
+        "fake-judge",
+        help="a keyless local judge (OpenAI-compatible) with made-up valid replies, to try the judged scorers",
+        description=(
+            "Serve an OpenAI-compatible chat-completions endpoint that answers every judge request "
+            "with a made-up reply valid under the schema it carries (docs/judge-replies.md): no key, "
+            "no model, verdicts that mean nothing. Prints the judge: section that points at it."
+        ),
+    )
+    fake_judge.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default %(default)s)"
+    )
+    fake_judge.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="the port to listen on; 0 picks a free one (default %(default)s)",
+    )
+    fake_judge.set_defaults(handler=cmd_fake_judge)
 
     validate = commands.add_parser(
         "validate",

@@ -15,7 +15,7 @@ from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
 
 def cmd_runs(args: argparse.Namespace) -> int:
     if args.config is not None:  # its `conventions:` describe instrumentations to read
-        use_descriptions(load_config(args.config).conventions)
+        use_descriptions(load_config(args.config, scoring=False).conventions)
     problems: list[InputProblem] = []
     if args.explain:
         return _explain(args.files, problems)

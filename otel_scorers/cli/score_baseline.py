@@ -27,9 +27,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any, Literal
 
+from otel_scorers.cli.score_intervals import mean_interval, newcombe, welch, wilson, z_of
 from otel_scorers.cli.score_summary import ScorerTally, ScoreSummary
 from otel_scorers.human_text import cut, printable
 from otel_scorers.selection.binding import Binding
@@ -54,13 +54,33 @@ class ScorerSummary:
     failed: int
     evaluator_version: str | None
     higher_is_worse: bool = False
+    #: The least and the greatest value scored, when known (summaries written before lack them).
+    lowest: float | None = None
+    highest: float | None = None
 
     @property
     def pass_rate(self) -> float | None:
         judged = self.passed + self.failed
         return self.passed / judged if judged else None
 
-    def to_json(self) -> dict[str, Any]:
+    def pass_rate_interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+        """Wilson's score interval of the pass rate at `confidence`: always within [0, 1]."""
+        judged = self.passed + self.failed
+        if not judged:
+            return None
+        return wilson(self.passed, judged, z_of(confidence))
+
+    def mean_interval(self, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+        """The normal interval of the mean at `confidence` (two scored values at least), kept
+        within what a mean of these values can be: [0, 1], widened to the least and greatest
+        value scored when a scorer's values leave it."""
+        if self.mean is None or self.variance is None or self.valued < 2:
+            return None
+        floor = min(0.0, self.lowest if self.lowest is not None else self.mean)
+        ceiling = max(1.0, self.highest if self.highest is not None else self.mean)
+        return mean_interval(self.mean, self.variance, self.valued, confidence, floor, ceiling)
+
+    def to_json(self, confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Any]:
         return {
             "scored": self.scored,
             "valued": self.valued,
@@ -71,6 +91,11 @@ class ScorerSummary:
             "pass_rate": self.pass_rate,
             "evaluator_version": self.evaluator_version,
             "higher_is_worse": self.higher_is_worse,
+            "lowest": self.lowest,
+            "highest": self.highest,
+            "confidence": confidence,
+            "pass_rate_interval": self.pass_rate_interval(confidence),
+            "mean_interval": self.mean_interval(confidence),
         }
 
 
@@ -93,6 +118,8 @@ def scorer_summary(tally: ScorerTally, version: str | None, higher_is_worse: boo
         tally.labels["fail"],
         version,
         higher_is_worse,
+        tally.lowest,
+        tally.highest,
     )
 
 
@@ -107,13 +134,15 @@ def summaries(summary: ScoreSummary, bindings: Sequence[Binding]) -> dict[str, S
     return found
 
 
-def summary_document(summary: ScoreSummary, scorers: Mapping[str, ScorerSummary]) -> dict[str, Any]:
-    """The summary file's content: per scorer its counts, mean, variance, pass rate and evaluator
-    version."""
+def summary_document(
+    summary: ScoreSummary, scorers: Mapping[str, ScorerSummary], confidence: float = DEFAULT_CONFIDENCE
+) -> dict[str, Any]:
+    """The summary file's content: per scorer its counts, mean, variance, pass rate, their
+    intervals at `confidence`, and evaluator version."""
     return {
         "format": FORMAT,
         "runs": summary.runs,
-        "scorers": {name: entry.to_json() for name, entry in scorers.items()},
+        "scorers": {name: entry.to_json(confidence) for name, entry in scorers.items()},
     }
 
 
@@ -198,7 +227,16 @@ def _scorer_entry(entry: Any) -> ScorerSummary:
     worse = entry.get("higher_is_worse", False)
     if not isinstance(worse, bool):
         raise ValueError(f".higher_is_worse is {type(worse).__name__}, not true or false")
-    return ScorerSummary(scored, valued, mean, variance, passed, failed, version, worse)
+    lowest, highest = (_bound(entry.get(key)) for key in ("lowest", "highest"))
+    return ScorerSummary(scored, valued, mean, variance, passed, failed, version, worse, lowest, highest)
+
+
+def _bound(value: Any) -> float | None:
+    """The least or greatest value scored, which older summaries lack: a finite number or None
+    (a bad one only widens nothing: the mean's interval then keeps to [0, 1])."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _count(entry: dict[str, Any], key: str) -> int:
@@ -270,43 +308,6 @@ class Comparison:
         )
 
 
-def wilson(successes: int, trials: int, z: float) -> tuple[float, float]:
-    """Wilson's score interval for a proportion."""
-    if trials == 0:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def newcombe(
-    successes1: int, trials1: int, successes2: int, trials2: int, confidence: float
-) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for p1 - p2 (method 10)."""
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    p1, p2 = successes1 / trials1, successes2 / trials2
-    low1, high1 = wilson(successes1, trials1, z)
-    low2, high2 = wilson(successes2, trials2, z)
-    difference = p1 - p2
-    return (
-        difference - math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2),
-        difference + math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2),
-    )
-
-
-def welch(current: ScorerSummary, baseline: ScorerSummary, confidence: float) -> tuple[float, float]:
-    """The normal interval of the difference of two means, each with its own variance."""
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    assert current.mean is not None and baseline.mean is not None
-    spread = math.sqrt(
-        (current.variance or 0.0) / max(current.valued, 1)
-        + (baseline.variance or 0.0) / max(baseline.valued, 1)
-    )
-    difference = current.mean - baseline.mean
-    return difference - z * spread, difference + z * spread
-
-
 def compare(
     current: Mapping[str, ScorerSummary],
     baseline: Mapping[str, ScorerSummary],
@@ -346,7 +347,12 @@ def _compare(
                 name, "not_compared", "too few scored runs to compare means (fewer than 2 on a side)"
             )
         statistic, worse_when_lower = "mean", not now.higher_is_worse
-        low, high = welch(now, before, confidence)
+        assert now.mean is not None and before.mean is not None
+        low, high = welch(
+            (now.mean, now.variance or 0.0, now.valued),
+            (before.mean, before.variance or 0.0, before.valued),
+            confidence,
+        )
         baseline_value, current_value = before.mean, now.mean
     else:
         return Comparison(name, "not_compared", "nothing to compare (no scored runs on one side)")

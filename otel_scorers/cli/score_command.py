@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from otel_scorers.cli.backfill import TelemetryOut
 from otel_scorers.cli.conversation_backfill import ConversationBackfill, conversation_score_json
 from otel_scorers.cli.output import nothing_read, progress, report_problems, say, score_to_json, write_line
+from otel_scorers.cli.report_cases import ReportCases, ScoreWatcher
 from otel_scorers.cli.score_baseline import Comparison, ScorerSummary
 from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, ScoreSummary
 from otel_scorers.config import load_config
@@ -18,6 +19,7 @@ from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.human_text import counted, cut
+from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp.endpoint import unreachable
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
@@ -56,10 +58,15 @@ def cmd_score(args: argparse.Namespace) -> int:
             return 1
         out = TelemetryOut(args.otlp_endpoint, args.otlp_protocol)
     summary = ScoreSummary(names, args.fail_under, conversation_names)
+    cases = ReportCases() if args.html is not None else None
+    keeper = _keeper(args)
+    watchers: list[ScoreWatcher] = [summary, *(w for w in (cases, keeper) if w is not None)]
     reading = Reading()
-    elapsed = _score_all(args, bindings, conversations, summary, out, reading, problems)
+    elapsed = _score_all(args, bindings, conversations, summary, watchers, out, reading, problems)
     if out is not None:
         say(f"otel-scorers: {out.close()}")
+    if keeper is not None:
+        say(f"otel-scorers: kept {counted(keeper.kept, 'run')} in {keeper.config.path}")
     nothing = nothing_read(args.files, reading)
     code = max(report_problems(problems), nothing)
     if not nothing:  # after "nothing to work on", a table of zeros would say nothing more
@@ -69,7 +76,45 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.junit_xml is not None:
         write_junit_xml(args.junit_xml, summary, elapsed, comparisons)
         say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
+    if args.html is not None and cases is not None:
+        _write_html(args, config.report.trace_url, summary, bindings, comparisons, cases)
     return _gates_code(summary, comparisons, code)
+
+
+def _write_html(
+    args: argparse.Namespace,
+    trace_url: str | None,
+    summary: ScoreSummary,
+    bindings: Sequence[Binding],
+    comparisons: Sequence[Comparison],
+    cases: ReportCases,
+) -> None:
+    from otel_scorers.cli.html_report import ReportInput, write_html_report
+    from otel_scorers.cli.score_baseline import summaries
+
+    baseline = None if args.baseline is None else str(args.baseline)
+    report = ReportInput(
+        summary,
+        summaries(summary, bindings),
+        comparisons,
+        cases,
+        args.confidence,
+        trace_url,
+        baseline,
+    )
+    write_html_report(args.html, report)
+    say(f"otel-scorers: wrote the HTML report to {args.html}")
+
+
+def _keeper(args: argparse.Namespace) -> RunKeeper | None:
+    """What keeps the runs `--keep-failing` asks for, or None."""
+    if args.keep_failing is None:
+        return None
+    config = KeepConfig(
+        path=args.keep_failing, failing=args.keep_scorer, sample=args.keep_sample, max_bytes=None
+    )
+    args.keep_failing.unlink(missing_ok=True)  # a new test set, as the other outputs are new files
+    return RunKeeper(config)
 
 
 def _unknown_gate(
@@ -78,6 +123,9 @@ def _unknown_gate(
     """What is wrong with a `--fail-under` gate that names no scorer of the config, or None:
     checked before any scoring, since such a gate could never pass."""
     known = {*names, *conversation_names}
+    strangers = [name for name in args.keep_scorer if name not in known]
+    if strangers:
+        return f"otel-scorers: --keep-scorer names no scorer of {args.config}: {', '.join(strangers)}"
     unknown = [gate.scorer for gate in args.fail_under if gate.scorer not in known]
     for scorer in unknown:
         head, _, statistic = scorer.rpartition(":")
@@ -99,16 +147,19 @@ def _score_all(
     bindings: Sequence[Binding],
     conversations: ConversationBackfill | None,
     summary: ScoreSummary,
+    watchers: Sequence[ScoreWatcher],
     out: TelemetryOut | None,
     reading: Reading,
     problems: list[InputProblem],
 ) -> float:
-    """Score the files' runs, then their conversations: each score a JSON line on stdout, into
-    `summary` and, given `out`, into telemetry. The seconds it took."""
+    """Score the files' runs, then their conversations: each score a JSON line on stdout, to
+    each of `watchers` (the summary, the report's cases, the kept runs) and, given `out`, into
+    telemetry. The seconds it took."""
     from otel_scorers.cli.backfill import Progress, judge_concurrency, score_runs
 
     def scored(run: AgentRun, scores: Sequence[Score]) -> None:
-        summary.add_run(run, scores)
+        for watcher in watchers:
+            watcher.add_run(run, scores)
         if out is not None:
             out.emit(run, scores)
 
@@ -131,7 +182,8 @@ def _score_all(
     if conversations is not None:
 
         def conversation_scored(conversation: Conversation, scores: Sequence[Score]) -> None:
-            summary.add_conversation(conversation, scores)
+            for watcher in watchers:
+                watcher.add_conversation(conversation, scores)
             if out is not None:
                 out.emit_conversation(conversation, scores)
 
@@ -192,7 +244,7 @@ def _baseline_gate(
 
     current = summaries(summary, bindings)
     if args.summary_out is not None:
-        write_summary(args.summary_out, summary_document(summary, current))
+        write_summary(args.summary_out, summary_document(summary, current, args.confidence))
         say(f"otel-scorers: wrote the summary to {args.summary_out}")
     if baseline is None:
         return []

@@ -109,6 +109,9 @@ class ScorerTally:
     valued: int = 0
     #: Sum of the squared values, for the variance a baseline comparison needs (`score_baseline`).
     squares: float = 0.0
+    #: The least and the greatest value scored: the range a mean's interval stays within.
+    lowest: float | None = None
+    highest: float | None = None
     failures: list[Failure] = field(default_factory=list)
     failure_count: int = 0
     #: Runs the binding did not score: `sampled_out`, `filtered`, `rate_limited`.
@@ -131,6 +134,8 @@ class ScorerTally:
             self.total += score.value
             self.squares += score.value * score.value
             self.valued += 1
+            self.lowest = score.value if self.lowest is None else min(self.lowest, score.value)
+            self.highest = score.value if self.highest is None else max(self.highest, score.value)
 
     def _keep(self, scored: Scored, reason: str) -> None:
         self.failure_count += 1

@@ -1,4 +1,4 @@
-"""The commands that start something and run until stopped: `demo` and `serve`."""
+"""The commands that start something and run until stopped: `demo`, `serve` and `fake-judge`."""
 
 from __future__ import annotations
 
@@ -30,3 +30,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     setup_logging()
     return run(args.config, console=args.console)
+
+
+def cmd_fake_judge(args: argparse.Namespace) -> int:
+    from otel_scorers.demos.fake_judge import serve
+
+    return serve(args.host, args.port)

@@ -28,8 +28,9 @@ class _RunScorers(BaseModel):
     scorers: list[Any] = Field(min_length=1)
 
 
-def parse_config(document: Any, source: str = "config") -> Config:
-    """Validate a whole configuration; a `ConfigError` holds every mistake found, each with its key."""
+def parse_config(document: Any, source: str = "config", scoring: bool = True) -> Config:
+    """Validate a whole configuration; a `ConfigError` holds every mistake found, each with its key.
+    Without `scoring` (`runs -c`, which only reads), a config needs no scorer."""
     if document is None:
         raise ConfigError("", f"{source} is empty; it needs at least a 'scorers' list")
     if not isinstance(document, Mapping):
@@ -37,7 +38,7 @@ def parse_config(document: Any, source: str = "config") -> Config:
             "", f"{source} must be a mapping with a 'scorers' list, got {type(document).__name__}"
         )
     try:
-        if document.get("conversations") is None:  # then run-level scorers are what it scores
+        if scoring and document.get("conversations") is None:  # then run-level scorers are what it scores
             _RunScorers.model_validate({"scorers": document["scorers"]} if "scorers" in document else {})
         config = Config.model_validate(document)
     except ValidationError as exc:
@@ -94,8 +95,9 @@ def _checkable_judge(judge: Any, clean: Callable[[str], bool]) -> JudgeConfig | 
     return config
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a YAML file; every error names the file and the bad key."""
+def load_config(path: str | Path, scoring: bool = True) -> Config:
+    """Read and validate a YAML file; every error names the file and the bad key. `scoring=False`:
+    for reading traces only, a file of `conventions:` alone is whole."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -121,6 +123,6 @@ def load_config(path: str | Path) -> Config:
     except RecursionError:
         raise ConfigError("", "not readable: nested too deeply", source=str(path)) from None
     try:
-        return parse_config(document, str(path))
+        return parse_config(document, str(path), scoring)
     except ConfigError as exc:
         raise exc.in_file(str(path)) from None

@@ -14,9 +14,11 @@ from otel_scorers.config.factories import make_conversation_scorer
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.pipeline_builder import widest_sampler
+from otel_scorers.report_config import ReportConfig
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.masking import RedactConfig
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, trace_rate
@@ -211,6 +213,12 @@ class Config(BaseModel):
 
     #: Human labels in, the judge's agreement with them out (`labels: {}` for the defaults).
     labels: LabelsConfig | None = None
+
+    #: The traces of failing (or sampled) runs kept as a test set, by the sidecar and processor.
+    keep: KeepConfig | None = None
+
+    #: How `score --html`'s page links runs to their traces.
+    report: ReportConfig = ReportConfig()
 
     def scoring(self) -> ConfiguredScoring:
         """The run bindings and the conversation settings, their judge scorers sharing one

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,9 @@ from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 _MISSING: Any = object()
+#: While `runs --explain` reads a span (and only then): each source whose JSON `path` matched
+#: nothing in a value that was there, noted for the explanation.
+PATH_MISSES: ContextVar[list[str] | None] = ContextVar("otel_scorers_path_misses", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,8 @@ class _Source:
     span_name: bool
     path: tuple[str | int, ...]
     strip_prefix: str | None
+    #: The path as the description wrote it, for `runs --explain`.
+    path_text: str | None = None
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
@@ -61,6 +67,7 @@ def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
                 source.span == "name",
                 parse_path(source.path) if source.path is not None else (),
                 source.strip_prefix,
+                source.path,
             )
         )
     return tuple(found)
@@ -241,6 +248,7 @@ class DescribedConvention(Convention):
             if source.path:
                 value = _walk(value, source.path, decode)
                 if value is None:
+                    _path_missed(source)
                     continue
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
                 value = value[len(source.strip_prefix) :]
@@ -270,6 +278,13 @@ class DescribedConvention(Convention):
 
 #: Shorter texts are decoded as often as they are read: remembering them would cost more.
 _DECODE_ONCE_CHARS = 256
+
+
+def _path_missed(source: _Source) -> None:
+    misses = PATH_MISSES.get()
+    if misses is not None:
+        where = f"event {source.event}: {source.attribute}" if source.event else str(source.attribute)
+        misses.append(f"{where}: path {source.path_text!r} matched nothing in its value")
 
 
 def _raw(span: SpanRecord, source: _Source) -> Any:

@@ -6,7 +6,7 @@ Jaeger) always has fresh runs to score.
 
 Without `--endpoint` the OpenTelemetry SDK's `OTEL_EXPORTER_OTLP_ENDPOINT` (or its default,
 localhost:4317) applies. SIGTERM or SIGINT stops it after the current run, with the traces sent.
-At the end it says how many spans the endpoint accepted, and exits 1 when any was not sent.
+At the end it says how many runs and spans it sent, and exits 1 when any was not sent.
 """
 
 from __future__ import annotations

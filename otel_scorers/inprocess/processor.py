@@ -30,6 +30,7 @@ from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
+from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
@@ -166,6 +167,7 @@ class ScoringSpanProcessor(SpanProcessor):
         conventions: Sequence[ConventionDescription | Mapping[str, Any]] | None = None,
         outputs: Sequence[str] | None = None,
         labels: Agreement | bool = False,
+        keep: KeepConfig | None = None,
     ) -> None:
         """Evaluation spans and events are written as OTLP and sent by `export` (an
         `OtlpScoreExport`; `True`: one configured by the SDK's `OTEL_EXPORTER_OTLP_*` variables),
@@ -178,7 +180,8 @@ class ScoringSpanProcessor(SpanProcessor):
         `conventions` describes instrumentations the shipped readers do not know (the
         `conventions:` section, docs/conventions.md). `labels=True` (or an `Agreement` with its own wait and
         bounds) joins the labels people give (`add_labels`) with the scores of the same runs:
-        the judge's agreement with them goes out as metrics (`otel_scorers.agreement.*`)."""
+        the judge's agreement with them goes out as metrics (`otel_scorers.agreement.*`).
+        `keep` writes failing runs' traces to a file `score` reads (`keep:`, docs/ci.md)."""
         if conventions is not None:
             use_descriptions(conventions)
         # None: the OTEL_SCORERS_* environment variable, else the default (as the SDK's processors do).
@@ -194,7 +197,7 @@ class ScoringSpanProcessor(SpanProcessor):
         #: The judge's agreement with people, when labels are taken (`add_labels`).
         self.agreement = _agreement(labels)
         built = self._build_pipeline(
-            conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs
+            conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs, keep
         )
         self._built = built
         self.metrics = built.metrics
@@ -214,6 +217,7 @@ class ScoringSpanProcessor(SpanProcessor):
         meter_provider: MeterProvider | None,
         max_queue_size: int,
         max_judge_runs: int,
+        keep: KeepConfig | None,
     ) -> BuiltPipeline:
         """The pipeline both doors share, for this processor's bindings, export and providers."""
         return build_pipeline(
@@ -229,6 +233,7 @@ class ScoringSpanProcessor(SpanProcessor):
                 max_queue_size=max_queue_size,
                 max_judge_runs=max_judge_runs,
                 agreement=self.agreement,
+                keep=keep,
             )
         )
 
@@ -274,6 +279,8 @@ class ScoringSpanProcessor(SpanProcessor):
         options.setdefault("conventions", config.conventions)
         if config.labels is not None:
             options.setdefault("labels", config.labels.agreement())
+        if config.keep is not None:
+            options.setdefault("keep", config.keep)
         return cls(bindings, **options)
 
     def add_labels(self, labels: Sequence[Label]) -> None:

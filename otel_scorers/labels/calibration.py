@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 from xml.etree import ElementTree
 
+from otel_scorers.human_text import counted
 from otel_scorers.labels.agreement import Agreement, Label, Pair
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.sampling import TraceIdSampler
@@ -79,6 +80,21 @@ def report(agreement: Agreement) -> list[dict[str, Any]]:
     return documents
 
 
+def unshared_labels(document: dict[str, Any]) -> str | None:
+    """Why the judge's and people's labels of one scorer cannot agree, when they share no label
+    word (the judge said `relevant`/`not_relevant`, people `pass`/`fail`): every pair is then a
+    disagreement and κ says nothing of the judge. None when they share one, or had no pair."""
+    judge = set(document.get("judge_rates") or {})
+    human = set(document.get("human_rates") or {})
+    if not judge or not human or judge & human:
+        return None
+    return (
+        f"{document['scorer']}: the judge's labels ({', '.join(sorted(judge))}) and people's "
+        f"({', '.join(sorted(human))}) share no word, so they cannot agree: label with the "
+        "scorer's own words (docs/agreement.md#label-words)"
+    )
+
+
 def table(documents: Sequence[dict[str, Any]]) -> str:
     """The report as text: a row per scorer, then its disagreements."""
     header = ("scorer", "version", "pairs", "agree", "kappa", "human pass", "judge pass", "MAD", "spearman")
@@ -108,7 +124,7 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
             figures = document.get(quantity)
             if figures:
                 corrected = (
-                    f"corrected by {figures['labelled']} labels {_interval(figures, 'corrected')}"
+                    f"corrected by {counted(figures['labelled'], 'label')} {_interval(figures, 'corrected')}"
                     if figures.get("corrected_estimate") is not None
                     else "no correction (fewer than 2 labelled)"
                 )
@@ -117,7 +133,7 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
                 )
         if document.get("unpaired_labels"):
             lines.append(
-                f"{document['scorer']}: {document['unpaired_labels']} labels for runs it did not score"
+                f"{document['scorer']}: {counted(document['unpaired_labels'], 'label')} for runs it did not score"
             )
         for pair in document.get("disagreements", ()):
             lines.append(
@@ -141,14 +157,15 @@ def junit(documents: Sequence[dict[str, Any]], min_kappa: float | None) -> bytes
             name=f"{document['scorer']} {document.get('evaluator_version') or ''}".strip(),
         )
         kappa = document.get("kappa")
+        unshared = unshared_labels(document)
         text = (
             f"pairs {document.get('pairs', 0)}, agreement {_number(document.get('agreement'))}, "
             f"kappa {_number(kappa)}, unpaired labels {document.get('unpaired_labels', 0)}"
         )
-        if min_kappa is not None and (kappa is None or kappa < min_kappa):
+        if min_kappa is not None and (kappa is None or kappa < min_kappa or unshared):
             failures += 1
             failure = ElementTree.SubElement(
-                case, "failure", message=f"kappa {_number(kappa)} below {min_kappa:g}"
+                case, "failure", message=unshared or f"kappa {_number(kappa)} below {min_kappa:g}"
             )
             failure.text = text
         else:

@@ -21,6 +21,11 @@ the runs that look wrong): then θ is unbiased for the population mean whatever 
 error, and its interval covers at the stated rate. For a pass rate, f and y are 1 for pass and 0
 for fail (a scorer's value, with a threshold, is its label's number).
 
+Both intervals, and the corrected estimate itself, are kept within what they estimate: [0, 1]
+for a pass rate, and for a mean value [0, 1] widened to the least and greatest value either rater
+gave (a normal interval, or a correction, can otherwise leave it: a judge that passes every run
+and people who fail one of two labelled give 0.5 ± 0.69).
+
 Everything is kept as running sums (count, Σw, Σw·x, Σw²·x²), so live figures cost O(1) memory.
 """
 
@@ -66,12 +71,24 @@ class PpiSums:
     """The judge's side (every judged value, weighted) or the labelled side (label - judge)."""
 
     sums: WeightedSums = field(default_factory=WeightedSums)
+    #: The least and greatest value seen (judged, or given by either rater): the estimate's range.
+    lowest: float = 0.0
+    highest: float = 1.0
 
     def add_judged(self, value: float, probability: float) -> None:
         self.sums.add(value, _weight(probability))
+        self._seen(value)
 
     def add_labelled(self, person: float, judge: float, probability: float) -> None:
         self.sums.add(person - judge, _weight(probability))
+        self._seen(person)
+        self._seen(judge)
+
+    def _seen(self, value: float) -> None:
+        if value < self.lowest:
+            self.lowest = value
+        elif value > self.highest:
+            self.highest = value
 
 
 def _weight(probability: float) -> float:
@@ -100,16 +117,24 @@ def estimates(judged: PpiSums, labelled: PpiSums, alpha: float = ALPHA) -> dict[
     }
     if not judged.sums.count or judged.sums.weight <= 0:
         return out
+    floor, ceiling = min(judged.lowest, labelled.lowest), max(judged.highest, labelled.highest)
+
+    def within(value: float) -> float:
+        return min(ceiling, max(floor, value))
+
     theta_f = judged.sums.mean()
     variance_f = judged.sums.variance_of_mean()
     half = z * math.sqrt(variance_f)
-    out.update(judge_estimate=theta_f, judge_low=theta_f - half, judge_high=theta_f + half)
+    out.update(judge_estimate=theta_f, judge_low=within(theta_f - half), judge_high=within(theta_f + half))
     if labelled.sums.count < 2 or labelled.sums.weight <= 0:
         return out
     delta = labelled.sums.mean()
     theta = theta_f + delta
     half = z * math.sqrt(variance_f + labelled.sums.variance_of_mean())
     out.update(
-        rectifier=delta, corrected_estimate=theta, corrected_low=theta - half, corrected_high=theta + half
+        rectifier=delta,
+        corrected_estimate=within(theta),
+        corrected_low=within(theta - half),
+        corrected_high=within(theta + half),
     )
     return out

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions import SpanRole, detect
+from otel_scorers.conventions.described import PATH_MISSES
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.run_builder import build_runs
@@ -82,6 +83,8 @@ class SpanReading:
     role: SpanRole | None
     #: Keys the reader looked up for the span's role, in order: found (True) or absent (False).
     read: dict[str, bool] = field(default_factory=dict)
+    #: Sources of a described reader whose JSON `path` found nothing in the value read.
+    path_misses: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -124,6 +127,7 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
         reading = SpanReading(span, convention.name if convention is not None else None, role)
         if convention is not None and role is not None:
             noted = _noting(span, reading.read)
+            misses = PATH_MISSES.set(reading.path_misses)
             try:
                 if role == "run":
                     convention.run_content(noted)
@@ -135,6 +139,8 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
                     convention.documents(noted)
             except Exception as exc:  # an explanation never fails on a span it cannot read
                 reading.read[f"(failed: {type(exc).__name__}: {exc})"] = False
+            finally:
+                PATH_MISSES.reset(misses)
         readings.append(reading)
     return TraceExplanation(spans[0].trace_id if spans else 0, readings, build_runs(spans))
 
@@ -185,6 +191,8 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             yield f"      read   {_printable(key)} = {_preview(_value(span, key))}"
         if absent:
             yield f"      absent {_printable(', '.join(absent))}"
+        for miss in dict.fromkeys(reading.path_misses):
+            yield f"      no match {_printable(miss)}"
     for run in explanation.runs:
         calls = len(run.tool_calls)
         yield (

@@ -76,6 +76,7 @@ def sidecar_pipeline(
             conversations,
             outputs=config.outputs,
             console=settings.console,
+            keep=config.keep,
             export=telemetry.scores,
             tracer_provider=telemetry.tracer_provider,
             logger_provider=telemetry.logger_provider,

@@ -201,7 +201,17 @@ def test_version_prints_the_installed_packages_version() -> None:
 def test_every_command_and_argument_has_help_text() -> None:
     parser = build_parser()
     (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
-    assert set(commands.choices) == {"demo", "runs", "score", "backfill", "calibrate", "validate", "serve"}
+    assert set(commands.choices) == {
+        "demo",
+        "runs",
+        "score",
+        "backfill",
+        "calibrate",
+        "judge-requests",
+        "fake-judge",
+        "validate",
+        "serve",
+    }
     # An alias is listed with its command: "score (backfill)".
     listed = {
         name.strip("() ,"): choice.help

@@ -70,3 +70,38 @@ def test_the_live_agreement_carries_both_estimates_with_the_sampling_weights() -
         (low, high)
     )
     assert figures["value_pairs"] == 6 and figures["spearman"] is not None
+
+
+def test_pass_rate_estimates_and_their_intervals_stay_within_0_and_1() -> None:
+    """A judge that passes five runs, people who pass one of the two they labelled and fail the
+    other: the correction is 1 - 0.5 = 0.5 ± 1.96·sqrt(0.25 / 2) = [-0.193, 1.193] as a normal
+    interval, which no pass rate can be: it is [0, 1]. The judge-only figures stay at 1."""
+    agreement = Agreement()
+    agreement.observe(JudgeScore("answer_ok", n, 1, 1.0, "pass", "v1", 1.0) for n in range(1, 6))
+    agreement.add_labels([Label("answer_ok", 1, 1, label="pass"), Label("answer_ok", 2, 1, label="fail")])
+    figures = agreement.snapshot()[("answer_ok", "v1")]["pass_rate"]
+    assert figures["corrected_estimate"] == pytest.approx(0.5)
+    assert (figures["corrected_low"], figures["corrected_high"]) == (0.0, 1.0)
+    assert (figures["judge_low"], figures["judge_estimate"], figures["judge_high"]) == (1.0, 1.0, 1.0)
+
+
+def test_a_corrected_estimate_beyond_the_values_given_is_held_to_them() -> None:
+    """Judged 1, 1, 1, 0.9 (mean 0.975); people gave 1 where the judge gave 0.9 and 1: the
+    correction Δ = +0.05 would make it 1.025, beyond any value either rater gave."""
+    judged, labelled = PpiSums(), PpiSums()
+    for value in (1.0, 1.0, 1.0, 0.9):
+        judged.add_judged(value, 1.0)
+    labelled.add_labelled(1.0, 0.9, 1.0)
+    labelled.add_labelled(1.0, 1.0, 1.0)
+    figures = estimates(judged, labelled)
+    assert figures["rectifier"] == pytest.approx(0.05)
+    assert figures["corrected_estimate"] == 1.0 and figures["corrected_high"] == 1.0
+
+
+def test_values_beyond_0_and_1_widen_the_range_an_estimate_is_held_to() -> None:
+    judged = PpiSums()
+    for value in (0.0, 10.0, 10.0):
+        judged.add_judged(value, 1.0)
+    figures = estimates(judged, PpiSums())
+    assert figures["judge_estimate"] == pytest.approx(20 / 3)
+    assert 1.0 < figures["judge_high"] <= 10.0 and figures["judge_low"] >= 0.0
