@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, TextIO
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
+from otel_scorers.errors import ConfigError
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoringEngine
 from otel_scorers.pipeline.judge_instruments import judges_of, observe_judges
 from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.binding import Binding, unique_names
 from otel_scorers.selection.sampling import TraceIdSampler
 
 if TYPE_CHECKING:
@@ -96,7 +97,11 @@ class BuiltPipeline:
 
 
 def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
-    """The metrics, outputs, engine and conversations of one pipeline, from one settings object."""
+    """The metrics, outputs, engine and conversations of one pipeline, from one settings object;
+    a `ConfigError` when two of its scorers (run or conversation ones) share a name."""
+    clashes = unique_names(scorer_names(settings.bindings, settings.conversations))
+    if clashes:
+        raise ConfigError.combine(clashes)
     metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
     metrics.time_sparsely(binding.name for binding in settings.bindings if binding.lane == "inline")
     emission = standard_emission(
@@ -148,6 +153,20 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         buffered_sampler(settings.bindings, settings.conversations),
         RunlessTraces(metrics),
     )
+
+
+def scorer_names(
+    bindings: Sequence[Binding], conversations: ConversationSettings | None
+) -> list[tuple[str, str]]:
+    """Where each scorer is (`scorers[i]`, `conversations.scorers[i]`, as a file writes them) and
+    its name: the run scorers, then the conversation ones."""
+    named = [(f"scorers[{index}]", binding.name) for index, binding in enumerate(bindings)]
+    if conversations is not None:
+        named += [
+            (f"conversations.scorers[{index}]", binding.name)
+            for index, binding in enumerate(conversations.bindings)
+        ]
+    return named
 
 
 def with_agreement(

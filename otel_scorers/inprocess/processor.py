@@ -98,15 +98,6 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
-def _unique_bindings(scorers: Sequence[Binding | Scorer | Callable[[AgentRun], Any]]) -> tuple[Binding, ...]:
-    bindings = tuple(as_binding(item) for item in scorers)
-    names = [binding.name for binding in bindings]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
-    return bindings
-
-
 def _agreement(labels: Agreement | bool) -> Agreement | None:
     """The `Agreement` that takes labels: the one given, a default one for `True`, else none."""
     return labels if isinstance(labels, Agreement) else Agreement() if labels else None
@@ -186,7 +177,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
         max_traces = int(environment.resolve("max_traces", max_traces))
         max_spans_per_trace = int(environment.resolve("max_spans_per_trace", max_spans_per_trace))
-        self.bindings = _unique_bindings(scorers)
+        self.bindings = tuple(as_binding(item) for item in scorers)  # names checked by the builder
         self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider
