@@ -41,8 +41,7 @@ from otel_scorers.pipeline_builder import (
     build_pipeline,
     observe_buffered_traces,
 )
-from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
 from otel_scorers.throttled_log import throttled
@@ -116,11 +115,7 @@ class _AssembledTraceJob(NamedTuple):
     runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        records = self.completed.span_records()
-        runs = build_runs(records)
-        if not runs:  # a span looked like a run's start, yet no reader found one
-            self.runless.add_trace(records)
-        return runs
+        return trace_runs(self.completed.span_records(), self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         if self.held is None:

@@ -23,8 +23,7 @@ from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline, with_agreement
 from otel_scorers.runs.ancestry import nearest_marked
-from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
@@ -169,11 +168,7 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
 
 def build_trace_runs(spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None) -> list[AgentRun]:
     """The runs in a trace's spans; a trace that gives none is counted in `runless`."""
-    records = [item.record() for item in spans]
-    runs = build_runs(records)
-    if not runs and runless is not None:  # a span looked like a run's start, yet no reader found one
-        runless.add_trace(records)
-    return runs
+    return trace_runs([item.record() for item in spans], runless)
 
 
 @dataclass(frozen=True, slots=True)
