@@ -59,9 +59,6 @@ class PipelineSettings:
     #: People's labels, joined with the scores of the same runs and conversations: an
     #: `Agreement`, or what carries the scores to the process that holds one.
     agreement: ScoreJoin | None = None
-    #: The door hands its run scores to `agreement` itself and shows its figures (the sidecar's
-    #: receiving process): from here go only the conversations' scores.
-    door_joins_runs: bool = False
     metrics: PipelineMetrics | None = field(default=None, compare=False)
 
 
@@ -114,8 +111,7 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         outputs=settings.outputs,
     )
     if settings.agreement is not None:
-        door = settings.door_joins_runs
-        emission = with_agreement(emission, settings.agreement, None if door else metrics, runs=not door)
+        emission = with_agreement(emission, settings.agreement, metrics)
     conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
     observe_judges(
         metrics,
@@ -169,19 +165,17 @@ def scorer_names(
     return named
 
 
-def with_agreement(
-    emission: Emission, join: ScoreJoin, metrics: PipelineMetrics | None, runs: bool = True
-) -> Emission:
-    """`emission` with the agreement join as one more output (of the run scores too with `runs`;
-    always of the conversations'), and, given `metrics`, the join's figures as metrics (once per
-    join, where it is held)."""
+def with_agreement(emission: Emission, join: ScoreJoin, metrics: PipelineMetrics | None) -> Emission:
+    """`emission` with the agreement join as one more output, and, given `metrics` and a join
+    held in this process (an `Agreement`, not what carries scores to another process), the
+    join's figures as metrics."""
     from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_metrics import observe_agreement
     from otel_scorers.labels.agreement_output import AgreementOutput
 
     if metrics is not None and isinstance(join, Agreement):
         observe_agreement(metrics.meter, join)
-    return Emission([*emission.outputs, AgreementOutput(join, runs)])
+    return Emission([*emission.outputs, AgreementOutput(join)])
 
 
 def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:

@@ -19,7 +19,7 @@ from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline, with_agreement
 from otel_scorers.runs.ancestry import nearest_marked
@@ -29,11 +29,10 @@ from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
 
-#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, for each
-#: score with an evaluator version or an inclusion probability below 1 (scorer, version,
-#: probability), and the run's conversation id: what the agreement join in the receiving process
-#: keys and weights scores by.
-RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...], str | None]
+#: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
+#: inline mode attaches to the held run span). The agreement join hears the scores themselves
+#: through the pipeline's `AgreementOutput`.
+RunScores = tuple[bytes, dict[str, Any]]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
 Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
@@ -63,9 +62,9 @@ def sidecar_pipeline(
     """The pipeline that scores for the sidecar, in whichever process, exporting through
     `telemetry`. With `turn_records`, each run rebuilt goes out as a turn record, for the sidecar
     the Collector routes its conversation to (which keeps it: `receiving_conversations`); without,
-    the conversations are kept and scored here, from the traces this sidecar receives, their
-    scores going to `join` (the receiving process's agreement, or what carries them there: the
-    run scores reach it with each trace's `RunScores`)."""
+    the conversations are kept and scored here, from the traces this sidecar receives. Run and
+    conversation scores go to `join` (the receiving process's agreement, or what carries them
+    there)."""
     settings = config.sidecar
     bindings, conversations = config.scoring()  # one judge for runs and conversations
     turn_records = conversations is not None and conversations.turn_records
@@ -88,7 +87,6 @@ def sidecar_pipeline(
             keep_conversations=not turn_records,
             send_turns=turn_records,
             agreement=join,
-            door_joins_runs=True,
             metrics=metrics,
         )
     )
@@ -128,33 +126,15 @@ def receiving_conversations(
             outputs=config.outputs,
         )
         host = None
-        if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
-            emission = with_agreement(emission, agreement, None, runs=False)
+        if agreement is not None:
+            emission = with_agreement(emission, agreement, None)
     return Conversations(
         settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
     )
 
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
-    return [
-        (
-            span_key(run.trace_id, run.span_id),
-            score_attributes(scores),
-            score_facts(scores),
-            run.conversation_id,
-        )
-        for run, scores in results
-    ]
-
-
-def score_facts(scores: Sequence[Score]) -> tuple[tuple[str, str, float], ...]:
-    facts = []
-    for score in scores:
-        version = getattr(score, "evaluator_version", None) or ""
-        probability = score.sampling_probability
-        if version or (probability is not None and probability < 1.0):
-            facts.append((score.scorer, version, probability if probability is not None else 1.0))
-    return tuple(facts)
+    return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
 
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:
