@@ -68,7 +68,13 @@ def score_to_json(run: AgentRun, score: Score) -> dict[str, Any]:
 
 
 def write_line(document: dict[str, Any]) -> None:
-    sys.stdout.buffer.write(orjson.dumps(document, default=repr) + b"\n")
+    """One JSON line on stdout. JSON escapes C0 controls itself; C1 controls, the line separators
+    and the bidirectional controls it writes raw, so they are escaped here (`\\u202e`): the same
+    JSON, read back, and nothing a terminal would act on."""
+    line = orjson.dumps(document, default=repr)
+    if not line.isascii():
+        line = printable(line.decode()).encode()
+    sys.stdout.buffer.write(line + b"\n")
 
 
 def say(message: str) -> None:

@@ -8,7 +8,8 @@ input, the last one's answer, tool calls matched to the model's requests) apply 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +154,9 @@ class DescribedConvention(Convention):
         )
         self.run_start_scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self.handoff_start_names: tuple[str, ...] = ()
+        #: The span last read on this thread and the JSON decoded from it, by the id of the text
+        #: (kept beside it): the fields of one span that read one attribute decode it once.
+        self._last = threading.local()
 
     def detect(self, span: SpanRecord) -> bool:
         if self._scopes and span.scope not in self._scopes:
@@ -227,14 +231,15 @@ class DescribedConvention(Convention):
 
     def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
         """The first of `sources` that holds a value on the span; None when none does."""
+        decode = self._decoder(span)
         for source in sources:
             value = _raw(span, source)
             if value is None or value is _MISSING:
                 continue
             if self._json or source.path:
-                value = decode_json(value)
+                value = decode(value)
             if source.path:
-                value = _walk(value, source.path)
+                value = _walk(value, source.path, decode)
                 if value is None:
                     continue
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
@@ -243,6 +248,28 @@ class DescribedConvention(Convention):
                 continue
             return value
         return None
+
+    def _decoder(self, span: SpanRecord) -> Callable[[Any], Any]:
+        """`decode_json` for `span`'s values, each text decoded once however many fields read it
+        (a description may read one large attribute for many fields, or try many paths in it)."""
+        last = self._last
+        if getattr(last, "span", None) is not span:
+            last.span, last.decoded = span, {}
+        decoded: dict[int, tuple[Any, Any]] = last.decoded
+
+        def decode(value: Any) -> Any:
+            if not isinstance(value, (str, bytes)) or len(value) < _DECODE_ONCE_CHARS:
+                return decode_json(value)
+            known = decoded.get(id(value))
+            if known is None or known[0] is not value:
+                known = decoded[id(value)] = (value, decode_json(value))
+            return known[1]
+
+        return decode
+
+
+#: Shorter texts are decoded as often as they are read: remembering them would cost more.
+_DECODE_ONCE_CHARS = 256
 
 
 def _raw(span: SpanRecord, source: _Source) -> Any:
@@ -257,7 +284,7 @@ def _raw(span: SpanRecord, source: _Source) -> Any:
     return _MISSING
 
 
-def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
+def _walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any]) -> Any:
     for step in path:
         if isinstance(step, int):
             if not isinstance(value, list) or not -len(value) <= step < len(value):
@@ -270,7 +297,7 @@ def _walk(value: Any, path: tuple[str | int, ...]) -> Any:
         else:
             value = value.get(step)
         if isinstance(value, str) and value[:1] in ("{", "["):
-            value = decode_json(value)  # JSON inside JSON: a message's encoded arguments
+            value = decode(value)  # JSON inside JSON: a message's encoded arguments
     return value
 
 

@@ -11,7 +11,6 @@ function of `OutputContext` returning the output.
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -26,6 +25,7 @@ from otel_scorers.emission.outputs import Emission, ScoreOutput
 from otel_scorers.emission.sdk_output import SdkOutput
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.otlp.score_export import OtlpScoreExport
+from otel_scorers.user_modules import import_user_module
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ def output_factory(name: str) -> Callable[[OutputContext], ScoreOutput]:
     if ":" in name:
         module_name, _, attribute = name.partition(":")
         try:
-            factory = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as exc:
+            factory = getattr(import_user_module(module_name), attribute)
+        except (ValueError, AttributeError) as exc:
             raise ValueError(f"cannot import output {name!r}: {exc}") from None
         if not callable(factory):
             raise ValueError(f"output {name!r} is not a function of OutputContext")

@@ -62,6 +62,19 @@ def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServ
         raise OtlpDecodeError(f"not an OTLP trace request: {exc}") from exc
 
 
+def hex_ids_as_base64(document: Any) -> Any:
+    """An OTLP/JSON logs request's record ids, hex as the specification writes them, in the
+    base64 protobuf's JSON mapping reads (ids already in base64 are left as they are)."""
+    if not isinstance(document, dict):
+        return document
+    for resource_logs in document.get("resourceLogs") or ():
+        for scope_logs in (resource_logs.get("scopeLogs") or ()) if isinstance(resource_logs, dict) else ():
+            for record in (scope_logs.get("logRecords") or ()) if isinstance(scope_logs, dict) else ():
+                if isinstance(record, dict):
+                    _fix_ids(record)
+    return document
+
+
 def parse_protobuf_request(data: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload, ru
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.evaluator_version import Evaluator, evaluator_of, qualified_name
 from otel_scorers.scorers.sync_workers import DEFAULT_SYNC_WORKERS, SyncWorkers
+from otel_scorers.user_modules import import_user_module
 
 if TYPE_CHECKING:
     from otel_scorers.scorers.judge import Judge
@@ -207,9 +207,9 @@ def import_scorer(reference: str, args: dict[str, Any] | None = None) -> Scorer:
     if not module_name or not attribute:
         raise ValueError(f"custom scorer {reference!r} must look like 'package.module:function'")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import module {module_name!r} for scorer {reference!r}: {exc}") from exc
+        module = import_user_module(module_name)
+    except ValueError as exc:
+        raise ValueError(f"scorer {reference!r}: {exc}") from None
     target: Any = module
     for part in attribute.split("."):
         try:

@@ -10,19 +10,33 @@ say) are accepted and ignored: a logs pipeline may carry anything.
 
 from __future__ import annotations
 
-from google.protobuf.json_format import Parse, ParseError
+from dataclasses import dataclass
+
+import orjson
+from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
 
+from otel_scorers.conversation_turns import Turn
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.conversations.turn_logs import turns_from_request
-from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.agreement import Agreement, Label
 from otel_scorers.labels.label_records import labels_from_request
+from otel_scorers.otlp.decode import hex_ids_as_base64
 from otel_scorers.sidecar.payload import Encoding, PayloadError
 from otel_scorers.throttled_log import throttled
+
+
+@dataclass
+class LogsRead:
+    """What a logs request holds, read off the event loop when it is large: its turn records
+    and its labels, each with what was rejected."""
+
+    turns: tuple[list[Turn], int, str] | None
+    labels: tuple[list[Label], int, str] | None
 
 
 class ConversationIntake:
@@ -32,17 +46,37 @@ class ConversationIntake:
 
     def export(self, data: bytes, encoding: Encoding = "protobuf") -> ExportLogsServiceResponse:
         """Take one logs export request; `PayloadError` (400) when it is not one."""
+        return self.take(self.read(data, encoding))
+
+    def read(self, data: bytes, encoding: Encoding = "protobuf") -> LogsRead:
+        """The request's turn records and labels, read (pure: any thread); `PayloadError` (400)
+        when it is not a logs request. OTLP/JSON ids are read as the specification writes them,
+        in hex, or in protobuf's base64."""
         request = ExportLogsServiceRequest()
         try:
             if encoding == "json":
-                Parse(data, request, ignore_unknown_fields=True)
+                ParseDict(hex_ids_as_base64(orjson.loads(data)), request, ignore_unknown_fields=True)
             else:
                 request.ParseFromString(data)
-        except (DecodeError, ParseError, UnicodeDecodeError) as exc:
+        except (
+            DecodeError,
+            ParseError,
+            UnicodeDecodeError,
+            orjson.JSONDecodeError,
+            TypeError,
+            ValueError,
+        ) as exc:
             raise PayloadError(400, f"not an OTLP logs request: {exc}"[:300]) from None
+        return LogsRead(
+            turns_from_request(request) if self.conversations is not None else None,
+            labels_from_request(request) if self.labels is not None else None,
+        )
+
+    def take(self, read: LogsRead) -> ExportLogsServiceResponse:
+        """What was read handed to the conversations and the agreement (on the event loop)."""
         response = ExportLogsServiceResponse()
-        if self.conversations is not None:
-            turns, rejected, problem = turns_from_request(request)
+        if self.conversations is not None and read.turns is not None:
+            turns, rejected, problem = read.turns
             counts = self.conversations.counts
             assert counts is not None  # conversations come here only where they are kept
             if turns:
@@ -53,8 +87,8 @@ class ConversationIntake:
                 throttled.warning("turn_rejected", "otel_scorers: turn records rejected: %s", problem)
                 response.partial_success.rejected_log_records = rejected
                 response.partial_success.error_message = problem
-        if self.labels is not None:
-            labels, rejected, problem = labels_from_request(request)
+        if self.labels is not None and read.labels is not None:
+            labels, rejected, problem = read.labels
             refused = 0  # read as labels, but out of range or beyond the bounds (`label_gate`)
             if labels:
                 admitted = self.labels.add_labels(labels)

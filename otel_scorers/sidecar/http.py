@@ -322,7 +322,12 @@ class HttpReceiver:
         try:
             raw = await asyncio.wait_for(request.read(), self._read_timeout_s)
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
-            response = self._logs.export(data, encoding)
+            logs = self._logs
+            if len(data) >= OFFLOAD_BYTES:  # decoding a large request is slow Python: off the loop
+                read = await self._offload.run(lambda: logs.read(data, encoding))
+            else:
+                read = logs.read(data, encoding)
+            response = logs.take(read)
         except PayloadError as exc:
             return _reply(exc.status, encoding, exc.message)
         except asyncio.TimeoutError:

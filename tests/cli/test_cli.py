@@ -376,3 +376,41 @@ def test_demo_writes_its_traces_for_runs_and_score(tmp_path: Path) -> None:
     ]
     assert all(not run["trace_id"].startswith("0000") for run in rebuilt)
     assert "otel_scorers.score" not in out.read_text(), "the traces as the agent made them, unscored"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"outputs": [".rel:x"], "scorers": [{"type": "includes", "args": {"expected": "x"}}]},
+            "outputs[0]: cannot import output '.rel:x': cannot import module '.rel': give its whole name",
+        ),
+        (
+            {"scorers": [{"type": "raises_at_import:scorer"}]},
+            "scorers[0].type: scorer 'raises_at_import:scorer': cannot import module 'raises_at_import': "
+            "it raised RuntimeError as it was imported: the module's own failure",
+        ),
+        (
+            {
+                "outputs": ["raises_at_import:output"],
+                "scorers": [{"type": "includes", "args": {"expected": "x"}}],
+            },
+            "outputs[0]: cannot import output 'raises_at_import:output': cannot import module",
+        ),
+    ],
+)
+def test_validate_names_a_module_that_cannot_be_imported_without_a_traceback(
+    tmp_path: Path, entry: dict[str, object], message: str
+) -> None:
+    (tmp_path / "raises_at_import.py").write_text('raise RuntimeError("the module\'s own failure")\n')
+    config = tmp_path / "scorers.yaml"
+    config.write_text(json.dumps(entry))
+    result = run_cli(
+        "validate",
+        "-c",
+        str(config),
+        env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr

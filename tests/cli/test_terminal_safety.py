@@ -107,3 +107,35 @@ def test_the_sidecar_log_escapes_what_it_quotes(capsys: pytest.CaptureFixture[st
         root.handlers = handlers
     err = capsys.readouterr().err
     assert "refused a request from" in err and RAW.search(err.replace("\n", "")) is None, err
+
+
+def test_score_and_runs_write_json_lines_with_every_control_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_scorers.runs.otlp_files import write_traces
+
+    hostile = "".join(HOSTILE)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    conversation_turn(
+        provider.get_tracer("test"),
+        f"c{hostile}",
+        f"hi{hostile}",
+        f"ok{hostile}",
+        **{"gen_ai.agent.name": f"a{hostile}"},
+    )
+    traces = tmp_path / "traces.jsonl"
+    write_traces(traces, exporter.get_finished_spans())
+    config = tmp_path / "scorers.yaml"
+    config.write_text(json.dumps({"scorers": [{"type": "includes", "args": {"expected": "nope"}}]}))
+    assert main(["score", str(traces), "-c", str(config)]) == 0
+    assert main(["runs", str(traces)]) == 0
+    out = capsys.readouterr().out
+    assert RAW.search(out.replace("\n", "")) is None, out
+    documents = [json.loads(line) for line in out.splitlines()]
+    assert {document["agent_name"] for document in documents} == {f"a{hostile}"}  # read back whole
+    assert any(document.get("output") == f"ok{hostile}" for document in documents)

@@ -118,3 +118,75 @@ def test_a_large_protobuf_request_of_small_spans_does_not_stall_healthz(sidecar:
     longest, took = longest_healthz_while(sidecar, send)
     assert replies == [b""]  # accepted whole
     assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
+
+
+@pytest.fixture(scope="module")
+def labelled_sidecar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    config: Path = tmp_path_factory.mktemp("loop-labels") / "sidecar.yaml"
+    with OtlpCapture() as capture:
+        document = sidecar_document(capture.endpoint, decision_wait_s=30, max_wait_s=60)
+        document["labels"] = {"max_pending": 100_000}
+        config.write_text(yaml.safe_dump(document))
+        serve = ServeProcess(config)
+        try:
+            serve.grpc_port()
+            yield serve
+        finally:
+            serve.stop()
+
+
+def labels_json_body() -> tuple[bytes, int]:
+    """OTLP/JSON of people's labels just under 4 MiB, with their ids in hex as the OTLP
+    specification writes them for JSON (protobuf's own JSON mapping would write base64), and
+    how many labels it holds."""
+    import base64
+    import json
+
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from otel_scorers.labels.agreement import Label
+    from tests.label_requests import label_request
+
+    count = 6_400
+    request = ExportLogsServiceRequest.FromString(
+        label_request(
+            [
+                Label("toxicity", n, n, label="pass", reviewer=f"r{n % 7}", comment="c" * 40)
+                for n in range(1, count + 1)
+            ]
+        )
+    )
+    document = json.loads(MessageToJson(request))
+    for resource in document["resourceLogs"]:
+        for scope in resource["scopeLogs"]:
+            for record in scope["logRecords"]:
+                for key in ("traceId", "spanId"):
+                    record[key] = base64.b64decode(record[key]).hex()
+    body = json.dumps(document).encode()
+    assert len(body) < MAX_REQUEST
+    return body, count
+
+
+def test_a_4_mib_json_labels_request_with_hex_ids_is_read_off_the_loop(
+    labelled_sidecar: ServeProcess,
+) -> None:
+    import json
+
+    body, count = labels_json_body()
+    answers: list[tuple[int, bytes]] = []
+
+    def send() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", labelled_sidecar.http_port(), timeout=20)
+        connection.request("POST", "/v1/logs", body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        answers.append((response.status, response.read()))
+        connection.close()
+
+    longest, took = longest_healthz_while(labelled_sidecar, threading.Thread(target=send))
+    ((status, answer),) = answers
+    assert status == 200 and json.loads(answer).get("partialSuccess", {}) == {}, answer[:300]
+    assert longest < STALL_SHARE * took, f"/healthz took {longest:.3f} s of the request's {took:.3f} s"
+    from tests.sidecar_harness import metrics_text, sample
+
+    metrics = metrics_text(f"http://127.0.0.1:{labelled_sidecar.http_port()}")
+    assert sample(metrics, "otel_scorers_labels_received_total") == count

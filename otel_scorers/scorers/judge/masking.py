@@ -9,9 +9,10 @@ judge can still tell "the same" from "different". What each kind finds:
 - `phone`: an international number (`+` and 8 to 15 digits, spaces, dots, dashes or brackets
   between them) or a North American one (`(555) 123-4567`, `555-123-4567`, `555.123.4567`).
 - `card`: 13 to 19 digits that pass the Luhn check, together or in groups of 4 to 6 split by
-  single spaces or dashes.
+  single spaces, dashes or dots.
 - `iban`: two letters, two check digits and 11 to 30 letters or digits (spaces allowed every
-  four) whose ISO 13616 checksum (mod 97) holds.
+  four) whose ISO 13616 checksum (mod 97) holds; in lower or mixed case, from a country of the
+  IBAN registry.
 - `ip`: an IPv4 or IPv6 address that `ipaddress` accepts; an IPv4-looking number right after
   "v", "version", "release" or "build", or inside a longer dotted number, is a version, not an
   address.
@@ -22,7 +23,9 @@ judge can still tell "the same" from "different". What each kind finds:
   run by the `regex` module with a time limit: a pattern that cannot finish in time fails the
   score (nothing is sent), it never sends the text unmasked.
 
-These are patterns, not understanding: a name, a street address, or a number written in words
+Before any of them, the text is undisguised (`disguise.undisguised`: compatibility forms,
+invisible characters, look-alike letters, percent-encoding), and sent so. These are patterns,
+not understanding: a name, a street address, or a number written in words
 passes through. docs/redaction.md says what is and is not caught.
 """
 
@@ -37,7 +40,20 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import regex
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from otel_scorers.scorers.judge.checksums import iban, iban_valid, luhn_valid
+from otel_scorers.scorers.judge.disguise import undisguised
+
 Kind = Literal["email", "phone", "card", "iban", "ip", "credential"]
+__all__ = [
+    "KINDS",
+    "Masker",
+    "MaskingError",
+    "RedactConfig",
+    "Redacting",
+    "iban_valid",
+    "luhn_valid",
+    "masker",
+]
 KINDS: tuple[Kind, ...] = ("credential", "email", "iban", "card", "ip", "phone")
 #: Longest one user pattern may search one text before the score fails instead.
 PATTERN_TIMEOUT_S = 0.5
@@ -122,6 +138,7 @@ class Masker:
     def mask(self, text: str) -> str:
         if not text:
             return text
+        text = undisguised(text)  # full-width, invisible, look-alike and percent-encoded forms
         replace = self._replace
         for detect in self._detectors:
             text = detect(text, replace)
@@ -190,9 +207,11 @@ _PHONE = regex.compile(
 _PHONE_WITHIN = regex.compile(rf"(?<![\w+])(?:{_PHONE.pattern})(?![\w])")
 # A run of digits, spaces and dashes (a character class the scan jumps along), then the numbers
 # within it checked: a card may follow or precede another number in the same run.
-_CARD = re.compile(r"(?<![0-9])(?<![0-9][ \-])[0-9][0-9 \-]{11,}[0-9]")  # where a run starts only
+_CARD = re.compile(r"(?<![0-9])(?<![0-9][ .\-])[0-9][0-9 .\-]{11,}[0-9]")  # where a run starts only
 _DIGITS = re.compile(r"[0-9]+")
-_IBAN = regex.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+#: 19 digits in groups of at least 4.
+_MAX_CARD_GROUPS = 4
+_IBAN = regex.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}\b")
 _IPV4 = regex.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = regex.compile(
     r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])"
@@ -228,26 +247,19 @@ _KEYS = regex.compile(
 )
 
 
-def luhn_valid(digits: str) -> bool:
-    """The Luhn check of a string of digits (payment card numbers)."""
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        number = ord(char) - 48
-        if position % 2:
-            number *= 2
-            if number > 9:
-                number -= 9
-        total += number
-    return total % 10 == 0
+def _ibans(text: str, replace: Replace) -> str:
+    """Each IBAN-shaped run, or the longest of its prefixes ending before a space, whose checksum
+    holds (a run in lower case may go on into the next words)."""
 
+    def one(match: regex.Match[str]) -> str:
+        found = match.group(0)
+        ends = [len(found)] + [at for at in range(len(found) - 1, 14, -1) if found[at] == " "]
+        for end in ends:
+            if iban(found[:end]):
+                return replace("iban", found[:end]) + found[end:]
+        return found
 
-def iban_valid(text: str) -> bool:
-    """ISO 13616: the first four characters moved to the end, letters as 10..35, mod 97 is 1."""
-    compact = text.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
-        return False
-    moved = compact[4:] + compact[:4]
-    return int("".join(str(int(char, 36)) for char in moved)) % 97 == 1
+    return _IBAN.sub(one, text)
 
 
 def _cards(text: str, replace: Replace) -> str:
@@ -265,7 +277,9 @@ def _cards(text: str, replace: Replace) -> str:
                 first += 1
                 continue
             matched = None
-            for last in range(len(groups) - 1, first - 1, -1):
+            # A card is at most 19 digits: at most `_MAX_CARD_GROUPS` groups of 4 or more, so the
+            # numbers tried from one group are few, and a run of groups costs linear time.
+            for last in range(min(len(groups) - 1, first + _MAX_CARD_GROUPS - 1), first - 1, -1):
                 end = groups[last][1]
                 if last > first and groups[last][0] - groups[last - 1][1] != 1:
                     continue  # two separators in a row: not one number
@@ -372,7 +386,7 @@ _ipv6_detect = _checked("ip", _IPV6, _ipv6)
 _DETECTORS: Mapping[str, Detector] = {
     "credential": _credentials,
     "email": _emails,
-    "iban": _checked("iban", _IBAN, lambda match, _text: iban_valid(match.group(0))),
+    "iban": _ibans,
     "card": _cards,
     "ip": _ip,
     "phone": _phones,
