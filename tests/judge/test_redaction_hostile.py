@@ -8,6 +8,7 @@ import gc
 import math
 import time
 
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.judge.masking import Masker, RedactConfig
 
 
@@ -87,7 +88,7 @@ def test_disguised_private_data_never_reaches_the_judge() -> None:
             data=lambda run: {"question": run.input, "answer": run.output},
             judge=judge,
         )
-        result = bind(scorer).evaluate(run)
+        result = evaluate(bind(scorer), run)
         score = result if isinstance(result, Score) else asyncio.run(result)  # type: ignore[arg-type]
         assert score.error is None, score.error
         (request,) = server.requests
