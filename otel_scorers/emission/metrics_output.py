@@ -15,6 +15,7 @@ from typing import Any
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run, run_span_context
+from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry, MeasurementContext
 from otel_scorers.metrics import (
     AGENT_NAME,
     DURATION_BUCKETS,
@@ -22,9 +23,6 @@ from otel_scorers.metrics import (
     EVALUATOR_VERSION,
     SCORE_BUCKETS,
     SCORE_LABEL,
-    HistogramBatch,
-    HistogramEntry,
-    MeasurementContext,
     PipelineMetrics,
     WeightedResult,
 )

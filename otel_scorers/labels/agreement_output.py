@@ -9,7 +9,7 @@ from typing import Protocol
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.model import AgentRun, Score
 
 

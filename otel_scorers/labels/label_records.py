@@ -34,7 +34,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.labels.agreement import Label
+from otel_scorers.labels.join_records import Label
 from otel_scorers.version import __version__
 
 EVENT = "gen_ai.evaluation.result"

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from otel_scorers.config import Config
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.jobs import Done

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_scorers.config import Config
 from otel_scorers.conventions import use_descriptions
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
