@@ -11,6 +11,13 @@ from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_RESULTS,
+    GEN_AI_EVALUATION_SCORE,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+)
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
@@ -34,13 +41,13 @@ OUTCOME = "otel_scorers.outcome"
 REASON = "otel_scorers.reason"
 
 
-EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_NAME = GEN_AI_EVALUATION_NAME
 
 
-SCORE_LABEL = "gen_ai.evaluation.score.label"
+SCORE_LABEL = GEN_AI_EVALUATION_SCORE_LABEL
 
 
-AGENT_NAME = "gen_ai.agent.name"
+AGENT_NAME = GEN_AI_AGENT_NAME
 
 
 #: The instrumentation scope of the root span of a trace in which no run was found.
@@ -216,14 +223,14 @@ class PipelineMetrics:
     def _create_result_instruments(self, meter: Meter) -> None:
         """The evaluation results themselves: score histogram, result counts, their estimates."""
         self.score = meter.create_histogram(
-            "gen_ai.evaluation.score",
+            GEN_AI_EVALUATION_SCORE,
             unit="1",
             description="Evaluation scores by scorer, label and agent.",
             explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
         )
         self.results = Tally(
             meter,
-            "gen_ai.evaluation.results",
+            GEN_AI_EVALUATION_RESULTS,
             "{result}",
             "Evaluation results by scorer, label, agent and evaluator version.",
             RESULT_KEYS,

@@ -51,6 +51,23 @@ from otel_scorers.conventions.openllmetry_text import (
     tool_call_arguments,
     unwrapped_output,
 )
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_COMPLETION_,
+    GEN_AI_COMPLETION_0_ROLE,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_HANDOFF_TO_AGENT,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROMPT_,
+    GEN_AI_PROMPT_0_ROLE,
+    GEN_AI_TASK_STATUS,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_WORKFLOW_NODES,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -70,7 +87,7 @@ LC_AGENT_NAME = "traceloop.association.properties.lc_agent_name"
 
 
 #: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
-WORKFLOW_NODES = "gen_ai.workflow.nodes"
+WORKFLOW_NODES = GEN_AI_WORKFLOW_NODES
 
 
 #: OpenLLMetry's name for a text completion, besides the GenAI operations (`text_completion`).
@@ -136,8 +153,8 @@ class OpenLLMetryConvention(Convention):
             or ENTITY_NAME in attributes
             or "traceloop.entity.path" in attributes  # LLM spans inside a traced workflow
             or "traceloop.workflow.name" in attributes
-            or "gen_ai.prompt.0.role" in attributes
-            or "gen_ai.completion.0.role" in attributes
+            or GEN_AI_PROMPT_0_ROLE in attributes
+            or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
             or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
         )
@@ -176,8 +193,8 @@ class OpenLLMetryConvention(Convention):
         if (
             operation == "model"
             or attributes.get(OPERATION) == _COMPLETION
-            or "gen_ai.prompt.0.role" in attributes
-            or "gen_ai.completion.0.role" in attributes
+            or GEN_AI_PROMPT_0_ROLE in attributes
+            or GEN_AI_COMPLETION_0_ROLE in attributes
         ):
             return "model"
         # The LangGraph root `invoke_agent {graph}` holds nothing: its `{graph}.workflow`
@@ -209,7 +226,7 @@ class OpenLLMetryConvention(Convention):
         if span.scope == _LLAMA_INDEX:
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
-            return RunSpanContent(conversation_id=as_str(attributes.get("gen_ai.conversation.id")))
+            return RunSpanContent(conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)))
         if span.scope == CREWAI_SCOPE:
             return RunSpanContent(
                 agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
@@ -221,13 +238,13 @@ class OpenLLMetryConvention(Convention):
         return RunSpanContent(
             agent_name=task_name
             or as_str(attributes.get(LC_AGENT_NAME))
-            or as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get(GEN_AI_AGENT_NAME))
             or as_str(attributes.get(AGNO_TEAM_NAME))
             or as_str(attributes.get(ENTITY_NAME))
             or as_str(attributes.get("traceloop.workflow.name")),
             input_text=entity_input_text(attributes.get(ENTITY_INPUT)),
             output_text=entity_output_text(attributes.get(ENTITY_OUTPUT)),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+            conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
@@ -238,11 +255,9 @@ class OpenLLMetryConvention(Convention):
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
         if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
             return _llama_index_tool_call(span)
-        raw_arguments = decode_json(
-            attributes.get("gen_ai.tool.call.arguments", attributes.get(ENTITY_INPUT))
-        )
+        raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
-        raw_result = attributes.get("gen_ai.tool.call.result", attributes.get(ENTITY_OUTPUT))
+        raw_result = attributes.get(GEN_AI_TOOL_CALL_RESULT, attributes.get(ENTITY_OUTPUT))
         message = langchain.tool_message(raw_result)
         agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
         result: Any
@@ -256,17 +271,17 @@ class OpenLLMetryConvention(Convention):
         state, error = tool_state(span, result)
         if state == "ok" and agno_result is not None and agno_result.failed:
             state, error = "error", agno_result.error or agno_result.status
-        if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
+        if state == "ok" and attributes.get(GEN_AI_TASK_STATUS) == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         return span_tool_call(
             span,
-            name=as_str(attributes.get("gen_ai.tool.name"))
+            name=as_str(attributes.get(GEN_AI_TOOL_NAME))
             or as_str(attributes.get(ENTITY_NAME))
             or name_suffix(span.name, "execute_tool")
             or span.name.removesuffix(".tool"),
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
+            call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)) or call_id,
             arguments=arguments,
             result=result,
             state=state,
@@ -282,17 +297,17 @@ class OpenLLMetryConvention(Convention):
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
-            and "gen_ai.tool.call.result" not in span.attributes
+            and GEN_AI_TOOL_CALL_RESULT not in span.attributes
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        input_messages = genai_messages(attributes.get("gen_ai.input.messages"))
+        input_messages = genai_messages(attributes.get(GEN_AI_INPUT_MESSAGES))
         if not input_messages.captured:
-            input_messages = indexed_messages(attributes, "gen_ai.prompt.")
-        output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
+            input_messages = indexed_messages(attributes, GEN_AI_PROMPT_)
+        output_messages = genai_messages(attributes.get(GEN_AI_OUTPUT_MESSAGES))
         if not output_messages.captured:
-            output_messages = indexed_messages(attributes, "gen_ai.completion.")
+            output_messages = indexed_messages(attributes, GEN_AI_COMPLETION_)
         model = answering_model(attributes)
         return ModelCall(
             span_id=span.span_id,
@@ -319,7 +334,7 @@ class OpenLLMetryConvention(Convention):
         if span.scope == OPENAI_AGENTS_SCOPE:
             if span.attributes.get(SPAN_KIND) != _HANDOFF_KIND:
                 return None
-            return as_str(span.attributes.get("gen_ai.handoff.to_agent")) or UNNAMED_AGENT
+            return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
         if span.scope != _LLAMA_INDEX:
             return None
         call = _llama_index_call_result(span)
@@ -331,7 +346,7 @@ class OpenLLMetryConvention(Convention):
         run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
         if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
-            return RunSpanContent(agent_name=as_str(span.attributes.get("gen_ai.agent.name")))
+            return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
         if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
