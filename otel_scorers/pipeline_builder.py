@@ -101,17 +101,7 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         raise ConfigError.combine(clashes)
     metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
     metrics.time_sparsely(binding.name for binding in settings.bindings if binding.lane == "inline")
-    emission = standard_emission(
-        metrics,
-        tracer_provider=settings.tracer_provider,
-        logger_provider=settings.logger_provider,
-        export=settings.export,
-        console=settings.console,
-        provider_backlog=settings.provider_backlog,
-        outputs=settings.outputs,
-    )
-    if settings.agreement is not None:
-        emission = with_agreement(emission, settings.agreement, metrics)
+    emission = _emission(settings, metrics, metrics)
     conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
     observe_judges(
         metrics,
@@ -149,6 +139,43 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         buffered_sampler(settings.bindings, settings.conversations),
         RunlessTraces(metrics),
     )
+
+
+def build_received_conversations(
+    settings: PipelineSettings, metrics: PipelineMetrics, scoring_here: BuiltPipeline | None
+) -> Conversations:
+    """The conversations a process keeps from the turn records it receives (a sidecar's receiving
+    process). With the pipeline that scores runs here, through its emission, on its engine's
+    loop (one event loop for all judge work in a process); else with the outputs and agreement
+    join `build_pipeline` would give them, their judges observed, on a loop of their own (the
+    join's figures are then the door's to show: it holds the join whatever it scores here)."""
+    assert settings.conversations is not None
+    if scoring_here is not None:
+        emission, host = scoring_here.emission, scoring_here.engine.runner
+    else:
+        emission, host = _emission(settings, metrics, None), None
+        observe_judges(metrics, judges_of([binding.scorer for binding in settings.conversations.bindings]))
+    return Conversations(
+        settings.conversations, metrics, emission, settings.logger_provider, host=host, keep=True, send=False
+    )
+
+
+def _emission(
+    settings: PipelineSettings, metrics: PipelineMetrics, join_metrics: PipelineMetrics | None
+) -> Emission:
+    """The outputs `settings` name, the agreement join among them when it has one."""
+    emission = standard_emission(
+        metrics,
+        tracer_provider=settings.tracer_provider,
+        logger_provider=settings.logger_provider,
+        export=settings.export,
+        console=settings.console,
+        provider_backlog=settings.provider_backlog,
+        outputs=settings.outputs,
+    )
+    if settings.agreement is not None:
+        emission = with_agreement(emission, settings.agreement, join_metrics)
+    return emission
 
 
 def scorer_names(

@@ -14,14 +14,18 @@ from typing import Any, Protocol
 
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
-from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
-from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline, with_agreement
+from otel_scorers.pipeline_builder import (
+    BuiltPipeline,
+    PipelineSettings,
+    build_pipeline,
+    build_received_conversations,
+)
 from otel_scorers.runs.ancestry import nearest_marked
 from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
@@ -100,10 +104,9 @@ def receiving_conversations(
     agreement: Agreement | None = None,
 ) -> Conversations | None:
     """The conversations the Collector routes here as turn records (`/v1/logs`), with `turn_records`
-    and conversation scorers. Scored through the scoring pipeline's emission (the `agreement`
-    join among its outputs: `sidecar_pipeline`), on its engine's loop, when it runs in this
-    process; else through the same outputs made here, on a loop of their own (the only judge
-    work of this process)."""
+    and conversation scorers, built by the builder (`build_received_conversations`): on the
+    scoring pipeline when it runs in this process, else with outputs of their own (the only
+    judge work of this process)."""
     here = scoring_here.conversations if scoring_here is not None else None
     section = config.conversations
     if here is None and not (section is not None and section.turn_records and section.scorers):
@@ -113,23 +116,20 @@ def receiving_conversations(
     settings = here.settings if here is not None else config.scoring().conversations
     if settings is None or not (settings.turn_records and settings.bindings):
         return None
-    if scoring_here is not None:
-        emission, host = scoring_here.emission, scoring_here.engine.runner
-    else:
-        emission = standard_emission(
-            metrics,
+    return build_received_conversations(
+        PipelineSettings(
+            (),
+            settings,
+            outputs=config.outputs,
+            console=config.sidecar.console,
+            export=telemetry.scores,
             tracer_provider=telemetry.tracer_provider,
             logger_provider=telemetry.logger_provider,
-            export=telemetry.scores,
-            console=config.sidecar.console,
             provider_backlog=telemetry.provider_backlog,
-            outputs=config.outputs,
-        )
-        host = None
-        if agreement is not None:
-            emission = with_agreement(emission, agreement, None)
-    return Conversations(
-        settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
+            agreement=agreement,
+        ),
+        metrics,
+        scoring_here,
     )
 
 
