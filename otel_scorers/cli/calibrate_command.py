@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import sys
 
-from otel_scorers.cli.output import nothing_read, progress, report_problems, write_line
+from otel_scorers.cli.output import nothing_read, progress, report_problems, say, write_line
 from otel_scorers.config import load_config
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
 
@@ -24,16 +23,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         labels = [label for path in args.labels for label in read_labels(path)]
     except ValueError as exc:
-        print(f"otel-scorers: {exc}", file=sys.stderr)
+        say(f"otel-scorers: {exc}")
         return 2
     bindings = config.scoring().bindings
     chosen = calibration_bindings(bindings, labels)
     names = {binding.name for binding in bindings}
     unknown = sorted({label.scorer for label in labels} - names)
     if unknown:
-        print(
-            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)",
-            file=sys.stderr,
+        say(
+            f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)"
         )
     agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
     agreement.add_labels(labels)
@@ -53,10 +51,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     documents = report(agreement)
     for document in documents:
         write_line(document)
-    print(f"otel-scorers: {len(labels)} labels\n{table(documents)}", file=sys.stderr)
+    say(f"otel-scorers: {len(labels)} labels\n{table(documents)}")
     if args.junit_xml is not None:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
-        print(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}", file=sys.stderr)
+        say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     code = max(report_problems(problems), nothing_read(args.files, reading))
     low = [
         document["scorer"]
@@ -65,5 +63,5 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
     ]
     for scorer in low:
-        print(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}", file=sys.stderr)
+        say(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}")
     return 1 if low else code
