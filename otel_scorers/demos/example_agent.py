@@ -15,24 +15,6 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from otel_scorers.gen_ai_names import (
-    GEN_AI_AGENT_NAME,
-    GEN_AI_CONVERSATION_ID,
-    GEN_AI_INPUT_MESSAGES,
-    GEN_AI_OPERATION_NAME,
-    GEN_AI_OUTPUT_MESSAGES,
-    GEN_AI_PROVIDER_NAME,
-    GEN_AI_REQUEST_MODEL,
-    GEN_AI_RESPONSE_MODEL,
-    GEN_AI_TOOL_CALL_ARGUMENTS,
-    GEN_AI_TOOL_CALL_ID,
-    GEN_AI_TOOL_CALL_RESULT,
-    GEN_AI_TOOL_NAME,
-    GEN_AI_TOOL_TYPE,
-    GEN_AI_USAGE_INPUT_TOKENS,
-    GEN_AI_USAGE_OUTPUT_TOKENS,
-)
-
 
 class ToolFailure(RuntimeError):
     pass
@@ -110,18 +92,18 @@ class ExampleAgent:
         user = {"role": "user", "parts": [{"type": "text", "content": script.question}]}
         messages: list[dict[str, Any]] = [user]
         attributes: dict[str, Any] = {
-            GEN_AI_OPERATION_NAME: "invoke_agent",
-            GEN_AI_AGENT_NAME: script.agent,
-            GEN_AI_PROVIDER_NAME: "scripted",
-            GEN_AI_REQUEST_MODEL: self.model,
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": script.agent,
+            "gen_ai.provider.name": "scripted",
+            "gen_ai.request.model": self.model,
         }
         if script.conversation_id:
-            attributes[GEN_AI_CONVERSATION_ID] = script.conversation_id
+            attributes["gen_ai.conversation.id"] = script.conversation_id
         with self.tracer.start_as_current_span(
             f"invoke_agent {script.agent}", kind=SpanKind.INTERNAL, attributes=attributes
         ) as run_span:
             if script.capture_content:
-                run_span.set_attribute(GEN_AI_INPUT_MESSAGES, json.dumps([user]))
+                run_span.set_attribute("gen_ai.input.messages", json.dumps([user]))
             for index, (name, arguments) in enumerate(script.tool_calls):
                 call_id = f"call_{index + 1}"
                 request = {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
@@ -141,21 +123,21 @@ class ExampleAgent:
             }
             self._chat(messages, answer, script.capture_content)
             if script.capture_content:
-                run_span.set_attribute(GEN_AI_OUTPUT_MESSAGES, json.dumps([answer]))
+                run_span.set_attribute("gen_ai.output.messages", json.dumps([answer]))
         return script.answer
 
     def _chat(self, messages: list[dict[str, Any]], reply: dict[str, Any], capture: bool) -> None:
         attributes: dict[str, Any] = {
-            GEN_AI_OPERATION_NAME: "chat",
-            GEN_AI_PROVIDER_NAME: "scripted",
-            GEN_AI_REQUEST_MODEL: self.model,
-            GEN_AI_RESPONSE_MODEL: self.model,
-            GEN_AI_USAGE_INPUT_TOKENS: 12 * len(messages),
-            GEN_AI_USAGE_OUTPUT_TOKENS: 9,
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "scripted",
+            "gen_ai.request.model": self.model,
+            "gen_ai.response.model": self.model,
+            "gen_ai.usage.input_tokens": 12 * len(messages),
+            "gen_ai.usage.output_tokens": 9,
         }
         if capture:
-            attributes[GEN_AI_INPUT_MESSAGES] = json.dumps(messages)
-            attributes[GEN_AI_OUTPUT_MESSAGES] = json.dumps([reply])
+            attributes["gen_ai.input.messages"] = json.dumps(messages)
+            attributes["gen_ai.output.messages"] = json.dumps([reply])
         with self.tracer.start_as_current_span(
             f"chat {self.model}", kind=SpanKind.CLIENT, attributes=attributes
         ):
@@ -163,13 +145,13 @@ class ExampleAgent:
 
     def _execute_tool(self, name: str, call_id: str, arguments: dict[str, Any], capture: bool) -> Any:
         attributes: dict[str, Any] = {
-            GEN_AI_OPERATION_NAME: "execute_tool",
-            GEN_AI_TOOL_NAME: name,
-            GEN_AI_TOOL_CALL_ID: call_id,
-            GEN_AI_TOOL_TYPE: "function",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
         }
         if capture:
-            attributes[GEN_AI_TOOL_CALL_ARGUMENTS] = json.dumps(arguments)
+            attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments)
         with self.tracer.start_as_current_span(
             f"execute_tool {name}",
             attributes=attributes,
@@ -185,6 +167,6 @@ class ExampleAgent:
                 return {"error": str(exc)}
             if capture:
                 span.set_attribute(
-                    GEN_AI_TOOL_CALL_RESULT, result if isinstance(result, str) else json.dumps(result)
+                    "gen_ai.tool.call.result", result if isinstance(result, str) else json.dumps(result)
                 )
             return result
