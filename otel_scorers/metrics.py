@@ -4,36 +4,60 @@ from __future__ import annotations
 
 import logging
 import threading
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry import metrics
-from opentelemetry.context import Context
-from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
+from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_RESULTS,
+    GEN_AI_EVALUATION_SCORE,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+)
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
 #: Bucket boundaries for scores in 0..1 (a check's 0 and 1 land in the first and last bucket).
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
 DURATION_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
 #: A quick check's duration goes into `otel_scorers.scorer.duration` for one of its evaluations in
 #: this many (the first, then every 16th): recording one costs the SDK's `Histogram.record` about
 #: 6 µs, more than a check takes. A latency histogram's quantiles stay those of all evaluations;
 #: its count is not theirs (`otel_scorers.evaluations` counts every one).
 QUICK_DURATION_EVERY = 16
 
+
 OUTCOME = "otel_scorers.outcome"
+
+
 REASON = "otel_scorers.reason"
-EVALUATION_NAME = "gen_ai.evaluation.name"
-SCORE_LABEL = "gen_ai.evaluation.score.label"
-AGENT_NAME = "gen_ai.agent.name"
+
+
+EVALUATION_NAME = GEN_AI_EVALUATION_NAME
+
+
+SCORE_LABEL = GEN_AI_EVALUATION_SCORE_LABEL
+
+
+AGENT_NAME = GEN_AI_AGENT_NAME
+
+
 #: The instrumentation scope of the root span of a trace in which no run was found.
 SCOPE = "otel_scorers.scope"
+
+
 #: What made a result (`Score.evaluator_version`): one value per binding, so a bounded label.
 EVALUATOR_VERSION = "otel_scorers.evaluator.version"
+
+
 #: The attributes of a result's counts and estimates, in the order of their keys' values.
 RESULT_KEYS = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME, EVALUATOR_VERSION)
 
@@ -41,6 +65,8 @@ RESULT_KEYS = (EVALUATION_NAME, SCORE_LABEL, AGENT_NAME, EVALUATOR_VERSION)
 #: Most attribute sets a `Tally` keeps apart (the SDK's own default cardinality limit); more are
 #: counted together under `otel.metric.overflow=true`, as the SDK does.
 TALLY_LIMIT = 2000
+
+
 _OVERFLOW: tuple[Any, ...] = ("otel.metric.overflow",)
 
 
@@ -174,93 +200,6 @@ class Estimates:
         self.weighted_score.add_counts(sums)
 
 
-#: Recording without a span in the context: no exemplar offered.
-_NO_SPAN = Context()
-
-
-#: (histogram, value, attributes, run context, attribute-set group, bucket): `HistogramBatch.entry`.
-#: The context a measurement is recorded in, or what makes it: made only for the measurements
-#: that decide an exemplar, a few per batch.
-MeasurementContext = Context | Callable[[], Context]
-HistogramEntry = tuple[Histogram, float, Mapping[str, Any], MeasurementContext, tuple[Any, ...], int]
-
-
-class HistogramBatch:
-    """Histogram measurements of a batch of runs, recorded together when the batch ends (or the
-    metrics are collected), each in its run's context only where that decides an exemplar.
-
-    Within a batch, for an explicit-bucket histogram, only the last measurement per histogram,
-    attribute set and bucket can end up as an exemplar (the SDK's reservoir keeps the last
-    sampled one of each bucket until the next collection): those are recorded in their run's
-    context, the others in an empty one (no span: no exemplar offered, and no run context made
-    for them). Every measurement goes through the public `Histogram.record`; the SDK's
-    aggregations are never touched from here. The points and exemplars exported are those that
-    recording every measurement in its run's context gives."""
-
-    def __init__(self) -> None:
-        self._pending: list[HistogramEntry] = []
-        self._lock = threading.Lock()
-        renew_in_child(self)
-
-    def renew_after_fork(self) -> None:
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def group(histogram: Histogram, attributes: Mapping[str, Any]) -> tuple[Any, ...]:
-        """What tells a histogram's attribute sets apart (`entry`'s `group`: worth keeping)."""
-        return (id(histogram), *attributes.items())
-
-    @staticmethod
-    def entry(
-        histogram: Histogram,
-        boundaries: Sequence[float],
-        value: float,
-        attributes: Mapping[str, Any],
-        context: MeasurementContext,
-        group: tuple[Any, ...] | None = None,
-    ) -> HistogramEntry:
-        # The bucket as the SDK picks it: the first boundary the value does not exceed.
-        bucket = bisect_left(boundaries, value)
-        return (
-            histogram,
-            value,
-            attributes,
-            context,
-            group or HistogramBatch.group(histogram, attributes),
-            bucket,
-        )
-
-    def add(
-        self,
-        histogram: Histogram,
-        boundaries: Sequence[float],
-        value: float,
-        attributes: Mapping[str, Any],
-        context: MeasurementContext,
-    ) -> None:
-        self.extend((self.entry(histogram, boundaries, value, attributes, context),))
-
-    def extend(self, entries: Iterable[HistogramEntry]) -> None:
-        with self._lock:
-            self._pending.extend(entries)
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-    def record(self) -> None:
-        with self._lock:  # the engine's thread and a metric reader's collection may both call this
-            pending, self._pending = self._pending, []
-            if not pending:
-                return
-            last = {(entry[4], entry[5]): index for index, entry in enumerate(pending)}
-            for index, (histogram, value, attributes, context, group_key, bucket) in enumerate(pending):
-                if last[group_key, bucket] == index:
-                    context = context() if callable(context) else context
-                else:
-                    context = _NO_SPAN
-                histogram.record(value, attributes, context=context)
-
-
 class PipelineMetrics:
     """Counters and histograms for every stage; one instance per pipeline."""
 
@@ -284,14 +223,14 @@ class PipelineMetrics:
     def _create_result_instruments(self, meter: Meter) -> None:
         """The evaluation results themselves: score histogram, result counts, their estimates."""
         self.score = meter.create_histogram(
-            "gen_ai.evaluation.score",
+            GEN_AI_EVALUATION_SCORE,
             unit="1",
             description="Evaluation scores by scorer, label and agent.",
             explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
         )
         self.results = Tally(
             meter,
-            "gen_ai.evaluation.results",
+            GEN_AI_EVALUATION_RESULTS,
             "{result}",
             "Evaluation results by scorer, label, agent and evaluator version.",
             RESULT_KEYS,

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, TextIO
 from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
+from otel_scorers.errors import ConfigError
 from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoringEngine
 from otel_scorers.pipeline.judge_instruments import judges_of, observe_judges
 from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.selection.binding import Binding
+from otel_scorers.selection.binding import Binding, unique_names
 from otel_scorers.selection.sampling import TraceIdSampler
 
 if TYPE_CHECKING:
@@ -61,9 +62,6 @@ class PipelineSettings:
     agreement: ScoreJoin | None = None
     #: Where the traces of failing (or sampled) runs are kept as a test set (`keep:`).
     keep: KeepConfig | None = None
-    #: The door hands its run scores to `agreement` itself and shows its figures (the sidecar's
-    #: receiving process): from here go only the conversations' scores.
-    door_joins_runs: bool = False
     metrics: PipelineMetrics | None = field(default=None, compare=False)
 
 
@@ -99,23 +97,14 @@ class BuiltPipeline:
 
 
 def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
-    """The metrics, outputs, engine and conversations of one pipeline, from one settings object."""
+    """The metrics, outputs, engine and conversations of one pipeline, from one settings object;
+    a `ConfigError` when two of its scorers (run or conversation ones) share a name."""
+    clashes = unique_names(scorer_names(settings.bindings, settings.conversations))
+    if clashes:
+        raise ConfigError.combine(clashes)
     metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
     metrics.time_sparsely(binding.name for binding in settings.bindings if binding.lane == "inline")
-    emission = standard_emission(
-        metrics,
-        tracer_provider=settings.tracer_provider,
-        logger_provider=settings.logger_provider,
-        export=settings.export,
-        console=settings.console,
-        provider_backlog=settings.provider_backlog,
-        outputs=settings.outputs,
-    )
-    if settings.keep is not None:
-        emission = Emission([*emission.outputs, RunKeeper(settings.keep)])
-    if settings.agreement is not None:
-        door = settings.door_joins_runs
-        emission = with_agreement(emission, settings.agreement, None if door else metrics, runs=not door)
+    emission = _emission(settings, metrics, metrics)
     conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
     observe_judges(
         metrics,
@@ -155,19 +144,70 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
     )
 
 
-def with_agreement(
-    emission: Emission, join: ScoreJoin, metrics: PipelineMetrics | None, runs: bool = True
+def build_received_conversations(
+    settings: PipelineSettings, metrics: PipelineMetrics, scoring_here: BuiltPipeline | None
+) -> Conversations:
+    """The conversations a process keeps from the turn records it receives (a sidecar's receiving
+    process). With the pipeline that scores runs here, through its emission, on its engine's
+    loop (one event loop for all judge work in a process); else with the outputs and agreement
+    join `build_pipeline` would give them, their judges observed, on a loop of their own (the
+    join's figures are then the door's to show: it holds the join whatever it scores here)."""
+    assert settings.conversations is not None
+    if scoring_here is not None:
+        emission, host = scoring_here.emission, scoring_here.engine.runner
+    else:
+        emission, host = _emission(settings, metrics, None), None
+        observe_judges(metrics, judges_of([binding.scorer for binding in settings.conversations.bindings]))
+    return Conversations(
+        settings.conversations, metrics, emission, settings.logger_provider, host=host, keep=True, send=False
+    )
+
+
+def _emission(
+    settings: PipelineSettings, metrics: PipelineMetrics, join_metrics: PipelineMetrics | None
 ) -> Emission:
-    """`emission` with the agreement join as one more output (of the run scores too with `runs`;
-    always of the conversations'), and, given `metrics`, the join's figures as metrics (once per
-    join, where it is held)."""
+    """The outputs `settings` name, the agreement join among them when it has one."""
+    emission = standard_emission(
+        metrics,
+        tracer_provider=settings.tracer_provider,
+        logger_provider=settings.logger_provider,
+        export=settings.export,
+        console=settings.console,
+        provider_backlog=settings.provider_backlog,
+        outputs=settings.outputs,
+    )
+    if settings.keep is not None:
+        emission = Emission([*emission.outputs, RunKeeper(settings.keep)])
+    if settings.agreement is not None:
+        emission = with_agreement(emission, settings.agreement, join_metrics)
+    return emission
+
+
+def scorer_names(
+    bindings: Sequence[Binding], conversations: ConversationSettings | None
+) -> list[tuple[str, str]]:
+    """Where each scorer is (`scorers[i]`, `conversations.scorers[i]`, as a file writes them) and
+    its name: the run scorers, then the conversation ones."""
+    named = [(f"scorers[{index}]", binding.name) for index, binding in enumerate(bindings)]
+    if conversations is not None:
+        named += [
+            (f"conversations.scorers[{index}]", binding.name)
+            for index, binding in enumerate(conversations.bindings)
+        ]
+    return named
+
+
+def with_agreement(emission: Emission, join: ScoreJoin, metrics: PipelineMetrics | None) -> Emission:
+    """`emission` with the agreement join as one more output, and, given `metrics` and a join
+    held in this process (an `Agreement`, not what carries scores to another process), the
+    join's figures as metrics."""
     from otel_scorers.labels.agreement import Agreement
     from otel_scorers.labels.agreement_metrics import observe_agreement
     from otel_scorers.labels.agreement_output import AgreementOutput
 
     if metrics is not None and isinstance(join, Agreement):
         observe_agreement(metrics.meter, join)
-    return Emission([*emission.outputs, AgreementOutput(join, runs)])
+    return Emission([*emission.outputs, AgreementOutput(join)])
 
 
 def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:

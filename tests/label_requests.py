@@ -6,7 +6,7 @@ from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
-from otel_scorers.labels.agreement import Label
+from otel_scorers.labels.join_records import Label
 from otel_scorers.labels.label_records import LabelLogWriter, labels_from_request
 
 

@@ -201,6 +201,14 @@ def test_python_api_has_the_same_power() -> None:
             "duplicate scorer name",
         ),
         (
+            {
+                "scorers": [{"type": "used_no_tools", "name": "turns"}],
+                "conversations": {"scorers": [{"type": "turns"}]},
+            },
+            "conversations.scorers[0].name",
+            "duplicate scorer name 'turns' (also scorers[0])",
+        ),
+        (
             {"scorers": [{"type": "used_no_tools", "max_per_minute": 0}]},
             "scorers[0].max_per_minute",
             "greater than or equal to 1",

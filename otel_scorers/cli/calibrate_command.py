@@ -18,7 +18,7 @@ from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from otel_scorers.cli.backfill import judge_concurrency, score_runs
     from otel_scorers.labels.agreement import Agreement
-    from otel_scorers.labels.agreement_output import judge_scores
+    from otel_scorers.labels.agreement_output import AgreementOutput
     from otel_scorers.labels.calibration import calibration_bindings, junit, report, table
     from otel_scorers.labels.label_records import read_labels
 
@@ -47,7 +47,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             runs,
             lambda run, score: None,
             args.concurrency or judge_concurrency(chosen),
-            lambda run, scores: agreement.observe(judge_scores(run, scores)),
+            AgreementOutput(agreement).emit,
         )
     )
     agreement.close()

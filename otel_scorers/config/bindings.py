@@ -13,7 +13,7 @@ from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.config import check_model, unpriced_budget
 from otel_scorers.scorers.judge.masking import Redacting
 from otel_scorers.scorers.protocol import Scorer, UsesJudge, requiring
-from otel_scorers.selection.binding import Binding, bind, unpriced_pacing
+from otel_scorers.selection.binding import Binding, bind, unique_names, unpriced_pacing
 from otel_scorers.selection.filters import Predicate, parse_filter
 from otel_scorers.selection.paced_sampling import PacingPolicy
 from otel_scorers.selection.sampling import DEFAULT_RATE
@@ -38,12 +38,13 @@ def binding_errors(
 ) -> list[ConfigError]:
     """Build a binding per entry into `out`; return every error found on the way."""
     errors: list[ConfigError] = []
-    seen: dict[str, int] = {}
+    named: list[tuple[str, str]] = []
     judge = _one_judge(judge_config, shared_judge)
     for index, entry in entries:
         path = f"scorers[{index}]"
         scorer = _entry_scorer(entry, path, judge, judge_config, errors)
-        name = _unique_name(entry, scorer, path, index, seen, errors)
+        name = _entry_name(entry, scorer)
+        named.append((path, name))
         sampling = _entry_sampling(entry, scorer, path, errors)
         predicate = _entry_filter(entry, path, errors)
         # Bindings are built only while every entry so far is clean: one error anywhere means
@@ -62,7 +63,7 @@ def binding_errors(
                 context=_context(entry.context, f"{path}.context"),
             )
         )
-    return errors
+    return [*errors, *unique_names(named)]
 
 
 def _one_judge(judge_config: JudgeConfig | None, shared_judge: Judge | None) -> Judge | None:
@@ -109,27 +110,10 @@ def _entry_scorer(
     return scorer
 
 
-def _unique_name(
-    entry: ScorerConfig,
-    scorer: Scorer | None,
-    path: str,
-    index: int,
-    seen: dict[str, int],
-    errors: list[ConfigError],
-) -> str:
-    """The binding's name, recorded in `seen`; a name already taken is an error, since spans and
-    metrics tell bindings apart by name."""
-    # A custom scorer is named after its function, not its import path, in spans and metrics.
-    name = entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
-    if name in seen:
-        errors.append(
-            ConfigError(
-                f"{path}.name",
-                f"duplicate scorer name {name!r} (also scorers[{seen[name]}]); give each binding a unique name",
-            )
-        )
-    seen.setdefault(name, index)
-    return name
+def _entry_name(entry: ScorerConfig, scorer: Scorer | None) -> str:
+    """The binding's name: given, else its type (a custom scorer's: its function's name, not its
+    import path, in spans and metrics)."""
+    return entry.name or (scorer.name if scorer is not None and ":" in entry.type else entry.type)
 
 
 def _entry_sampling(

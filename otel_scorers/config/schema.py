@@ -14,14 +14,15 @@ from otel_scorers.config.factories import make_conversation_scorer
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
 from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.errors import ConfigError
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
-from otel_scorers.pipeline_builder import widest_sampler
+from otel_scorers.pipeline_builder import scorer_names, widest_sampler
 from otel_scorers.report_config import ReportConfig
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.masking import RedactConfig
-from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, trace_rate
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, Binding, trace_rate, unique_names
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.selection.sampling import MAX_PER_MINUTE, TraceIdSampler
 
@@ -228,7 +229,11 @@ class Config(BaseModel):
         conversations = None
         if self.conversations is not None:
             conversations = self.conversations.settings(partial(make_conversation_scorer, judge=judge))
-        return ConfiguredScoring(build_bindings(self, judge), conversations)
+        bindings = build_bindings(self, judge)
+        clashes = unique_names(scorer_names(bindings, conversations))
+        if clashes:
+            raise ConfigError.combine(clashes)
+        return ConfiguredScoring(bindings, conversations)
 
     def buffered_sampler(self) -> TraceIdSampler:
         """Which traces an assembler buffers, read from the file alone: no scorer or judge is

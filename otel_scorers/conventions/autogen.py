@@ -17,6 +17,7 @@ from typing import Any
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.formats.messages import as_str, decode_json
+from otel_scorers.gen_ai_names import GEN_AI_SYSTEM, GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.span_record import SpanRecord
 
 SYSTEM = "autogen"
@@ -35,7 +36,7 @@ class AutoGenConvention(Convention):
     handoff_start_names: tuple[str, ...] = (f"execute_tool {HANDOFF_PREFIX}",)
 
     def detect(self, span: SpanRecord) -> bool:
-        return span.attributes.get("gen_ai.system") == SYSTEM
+        return span.attributes.get(GEN_AI_SYSTEM) == SYSTEM
 
     role = staticmethod(genai.operation_role)
     run_content = staticmethod(genai.run_content)
@@ -50,7 +51,7 @@ class AutoGenConvention(Convention):
         if genai.operation_role(span) != "tool":
             return None
         attributes = span.attributes
-        return handoff_target(attributes.get("gen_ai.tool.name"), attributes.get("gen_ai.tool.description"))
+        return handoff_target(attributes.get(GEN_AI_TOOL_NAME), attributes.get(GEN_AI_TOOL_DESCRIPTION))
 
 
 def handoff_target(tool_name: object, description: object) -> str | None:

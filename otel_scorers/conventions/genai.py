@@ -22,10 +22,28 @@ from otel_scorers.conventions.formats.messages import (
     genai_messages,
     span_tool_call,
 )
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_RETRIEVAL_DOCUMENTS,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_USAGE_COMPLETION_TOKENS,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+    GEN_AI_USAGE_PROMPT_TOKENS,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
-OPERATION = "gen_ai.operation.name"
+OPERATION = GEN_AI_OPERATION_NAME
 #: What a span is, by its `gen_ai.operation.name`.
 OPERATION_ROLES: Mapping[str, SpanRole] = {
     "invoke_agent": "run",
@@ -48,13 +66,13 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
-        agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, "invoke_agent"),
+        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME)) or name_suffix(span.name, "invoke_agent"),
         input=input_messages,
         output=output_messages,
-        model=as_str(attributes.get("gen_ai.request.model")),
+        model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
         input_tokens=input_tokens(attributes),
         output_tokens=output_tokens(attributes),
-        conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+        conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
     )
 
 
@@ -64,12 +82,10 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     attributes = span.attributes
     return span_tool_call(
         span,
-        name=as_str(attributes.get("gen_ai.tool.name"))
-        or name_suffix(span.name, "execute_tool")
-        or span.name,
-        call_id=as_str(attributes.get("gen_ai.tool.call.id")),
-        arguments=decode_content(attributes.get("gen_ai.tool.call.arguments", raw_arguments)),
-        result=decode_content(attributes.get("gen_ai.tool.call.result", raw_result)),
+        name=as_str(attributes.get(GEN_AI_TOOL_NAME)) or name_suffix(span.name, "execute_tool") or span.name,
+        call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
+        arguments=decode_content(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, raw_arguments)),
+        result=decode_content(attributes.get(GEN_AI_TOOL_CALL_RESULT, raw_result)),
     )
 
 
@@ -90,7 +106,7 @@ def model_call(span: SpanRecord) -> ModelCall:
 def documents(span: SpanRecord) -> tuple[Document, ...]:
     """`gen_ai.retrieval.documents`: a JSON list of `{id, score, content}`; documents recorded
     without their content (ids and scores only) give nothing to ground on."""
-    return retrieval_documents(span.attributes.get("gen_ai.retrieval.documents"))
+    return retrieval_documents(span.attributes.get(GEN_AI_RETRIEVAL_DOCUMENTS))
 
 
 class GenAIConvention(Convention):
@@ -111,8 +127,8 @@ class GenAIConvention(Convention):
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     """Input and output messages: the span's attributes when it has them, else its events."""
     attributes = span.attributes
-    raw_input = attributes.get("gen_ai.input.messages")
-    raw_output = attributes.get("gen_ai.output.messages")
+    raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
+    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES)
     if raw_input is None and raw_output is None:
         return event_messages(span)
     return genai_messages(raw_input), genai_messages(raw_output)
@@ -120,8 +136,8 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
 
 def answering_model(
     attributes: Mapping[str, Any],
-    response: str = "gen_ai.response.model",
-    request: str = "gen_ai.request.model",
+    response: str = GEN_AI_RESPONSE_MODEL,
+    request: str = GEN_AI_REQUEST_MODEL,
 ) -> str | None:
     """The model a model span names: the one that answered (`response`), else the one asked for
     (`request`); the GenAI keys unless the instrumentation has its own."""
@@ -130,13 +146,13 @@ def answering_model(
 
 def input_tokens(attributes: Mapping[str, Any]) -> int | None:
     # `prompt_tokens` / `completion_tokens` are the names before semantic conventions v1.27.
-    found = as_int(attributes.get("gen_ai.usage.input_tokens"))
-    return found if found is not None else as_int(attributes.get("gen_ai.usage.prompt_tokens"))
+    found = as_int(attributes.get(GEN_AI_USAGE_INPUT_TOKENS))
+    return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_PROMPT_TOKENS))
 
 
 def output_tokens(attributes: Mapping[str, Any]) -> int | None:
-    found = as_int(attributes.get("gen_ai.usage.output_tokens"))
-    return found if found is not None else as_int(attributes.get("gen_ai.usage.completion_tokens"))
+    found = as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS))
+    return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_COMPLETION_TOKENS))
 
 
 def name_suffix(span_name: str, operation: str) -> str | None:

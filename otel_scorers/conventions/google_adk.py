@@ -25,6 +25,7 @@ from otel_scorers.conventions.formats.messages import (
     text_of,
 )
 from otel_scorers.conventions.genai import answering_model, input_tokens, output_tokens
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_NAME, GEN_AI_TOOL_TYPE
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -66,8 +67,7 @@ class GoogleADKConvention(Convention):
         """`transfer_to_agent` hands the conversation to another agent: a handoff, not a call."""
         attributes = span.attributes
         return (
-            attributes.get("gen_ai.tool.name") == TRANSFER
-            or attributes.get("gen_ai.tool.type") == TRANSFER_TYPE
+            attributes.get(GEN_AI_TOOL_NAME) == TRANSFER or attributes.get(GEN_AI_TOOL_TYPE) == TRANSFER_TYPE
         )
 
     def handoff_target(self, span: SpanRecord) -> str | None:

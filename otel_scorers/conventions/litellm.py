@@ -44,6 +44,7 @@ from otel_scorers.conventions.formats.messages import (
 from otel_scorers.conventions.genai import model_call as genai_model_call
 from otel_scorers.conventions.genai import name_suffix, span_messages
 from otel_scorers.conventions.genai import tool_call as genai_tool_call
+from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -71,9 +72,9 @@ class LiteLLMConvention(Convention):
         # A caller's span LiteLLM wrote a call onto: its name and its own GenAI keys (LiteLLM
         # writes neither an agent's nor a tool's) still say what it was.
         attributes = span.attributes
-        if span.name.startswith(_RUN_PREFIX) or "gen_ai.agent.name" in attributes:
+        if span.name.startswith(_RUN_PREFIX) or GEN_AI_AGENT_NAME in attributes:
             return "run"
-        if span.name.startswith(_TOOL_PREFIX) or "gen_ai.tool.name" in attributes:
+        if span.name.startswith(_TOOL_PREFIX) or GEN_AI_TOOL_NAME in attributes:
             return "tool"
         return None
 
@@ -90,10 +91,10 @@ class LiteLLMConvention(Convention):
             reply if last_assistant_text(reply.items) and not tool_call_parts(reply.items) else NOT_CAPTURED
         )
         return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name")) or name_suffix(span.name, _RUN_PREFIX),
+            agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME)) or name_suffix(span.name, _RUN_PREFIX),
             input=request,
             output=answer,
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+            conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:

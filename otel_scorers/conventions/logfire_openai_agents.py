@@ -24,6 +24,11 @@ from otel_scorers.conventions.formats.messages import (
     tool_state,
 )
 from otel_scorers.conventions.genai import answering_model
+from otel_scorers.gen_ai_names import (
+    GEN_AI_ASSISTANT_MESSAGE,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -36,7 +41,7 @@ _MODEL = ("Chat completion with", "Responses API with")
 _TRACE = "OpenAI Agents trace:"
 #: A Responses API span's messages: GenAI events (v1.28 form) as one JSON list.
 _EVENTS = "events"
-_ASSISTANT_EVENT = "gen_ai.assistant.message"
+_ASSISTANT_EVENT = GEN_AI_ASSISTANT_MESSAGE
 
 
 class LogfireOpenAIAgentsConvention(Convention):
@@ -95,8 +100,8 @@ class LogfireOpenAIAgentsConvention(Convention):
             input=request,
             output=answer,
             model=answering_model(attributes),
-            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
-            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+            input_tokens=as_int(attributes.get(GEN_AI_USAGE_INPUT_TOKENS)),
+            output_tokens=as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
         )
 
     def internal_tool(self, span: SpanRecord) -> bool:

@@ -27,6 +27,25 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.genai import answering_model
 from otel_scorers.conventions.vercel import ai_sdk_message
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_ID,
+    GEN_AI_AGENT_NAME,
+    GEN_AI_COMPLETION,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROMPT,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_INPUT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_OUTPUT,
+    GEN_AI_TOOL_SUCCESS,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+)
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.span_record import SpanRecord
 
@@ -44,7 +63,7 @@ MODEL_TYPES = frozenset({"model_generation", "llm_generation"})
 #: its type (`model_generation {model}`, Mastra's own keys only); `@mastra/otel-bridge` 1.5 does
 #: the opposite, so whichever of the two is `chat` is the model span, and usage is not counted twice.
 INFERENCE_TYPE = "model_inference"
-OPERATION = "gen_ai.operation.name"
+OPERATION = GEN_AI_OPERATION_NAME
 TOOL_TYPES = frozenset({"tool_call", "mcp_tool_call"})
 
 
@@ -72,22 +91,22 @@ class MastraConvention(Convention):
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
         return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name"))
-            or as_str(attributes.get("gen_ai.agent.id"))
+            agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
+            or as_str(attributes.get(GEN_AI_AGENT_ID))
             or as_str(attributes.get("agent.id"))
             or _name_suffix(span.name),
             input_text=_input_text(attributes.get("mastra.agent_run.input", attributes.get("input"))),
             output_text=_output_text(attributes.get("mastra.agent_run.output", attributes.get("output"))),
-            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
-            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+            input_tokens=as_int(attributes.get(GEN_AI_USAGE_INPUT_TOKENS)),
+            output_tokens=as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
+            conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         result = decode_json(
             attributes.get(
-                "gen_ai.tool.call.result", attributes.get("gen_ai.tool.output", attributes.get("output"))
+                GEN_AI_TOOL_CALL_RESULT, attributes.get(GEN_AI_TOOL_OUTPUT, attributes.get("output"))
             )
         )
         state: ToolState = "ok"
@@ -96,7 +115,7 @@ class MastraConvention(Convention):
             state, error = "incomplete", None
         elif (
             error is not None
-            or attributes.get("gen_ai.tool.success") is False
+            or attributes.get(GEN_AI_TOOL_SUCCESS) is False
             or attributes.get("error") is True
         ):
             state = "error"
@@ -105,11 +124,11 @@ class MastraConvention(Convention):
             state, error = "result_error", result_error_text(result)
         return span_tool_call(
             span,
-            name=as_str(attributes.get("gen_ai.tool.name")) or _name_suffix(span.name) or span.name,
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")),
+            name=as_str(attributes.get(GEN_AI_TOOL_NAME)) or _name_suffix(span.name) or span.name,
+            call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
             arguments=decode_json(
                 attributes.get(
-                    "gen_ai.tool.call.arguments", attributes.get("gen_ai.tool.input", attributes.get("input"))
+                    GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(GEN_AI_TOOL_INPUT, attributes.get("input"))
                 )
             ),
             result=result,
@@ -119,13 +138,13 @@ class MastraConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        input_messages = genai_messages(attributes.get("gen_ai.input.messages"))
+        input_messages = genai_messages(attributes.get(GEN_AI_INPUT_MESSAGES))
         if not input_messages.captured:
-            input_messages = _prompt_messages(attributes.get("gen_ai.prompt", attributes.get("input")))
-        output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
+            input_messages = _prompt_messages(attributes.get(GEN_AI_PROMPT, attributes.get("input")))
+        output_messages = genai_messages(attributes.get(GEN_AI_OUTPUT_MESSAGES))
         if not output_messages.captured:
             output_messages = _completion_messages(
-                attributes.get("gen_ai.completion", attributes.get("output"))
+                attributes.get(GEN_AI_COMPLETION, attributes.get("output"))
             )
         return ModelCall(
             span_id=span.span_id,
@@ -133,8 +152,8 @@ class MastraConvention(Convention):
             input=input_messages,
             output=output_messages,
             model=answering_model(attributes),
-            input_tokens=as_int(attributes.get("gen_ai.usage.input_tokens")),
-            output_tokens=as_int(attributes.get("gen_ai.usage.output_tokens")),
+            input_tokens=as_int(attributes.get(GEN_AI_USAGE_INPUT_TOKENS)),
+            output_tokens=as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
         )
 
 

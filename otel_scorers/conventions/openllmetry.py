@@ -16,7 +16,6 @@ carries `tool.name` (see `formats.llamaindex`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +23,6 @@ from otel_scorers.conventions.base import (
     UNNAMED_AGENT,
     Convention,
     Document,
-    Message,
-    Messages,
     ModelCall,
     RunSpanContent,
     SpanRole,
@@ -36,9 +33,6 @@ from otel_scorers.conventions.formats.messages import (
     decode_json,
     genai_messages,
     handoff_tool_name,
-    last_assistant_text,
-    last_user_text,
-    python_literal,
     span_tool_call,
     tool_state,
 )
@@ -50,37 +44,94 @@ from otel_scorers.conventions.genai import (
     operation_role,
     output_tokens,
 )
+from otel_scorers.conventions.openllmetry_text import (
+    entity_input_text,
+    entity_output_text,
+    indexed_messages,
+    tool_call_arguments,
+    unwrapped_output,
+)
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_COMPLETION_,
+    GEN_AI_COMPLETION_0_ROLE,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_HANDOFF_TO_AGENT,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROMPT_,
+    GEN_AI_PROMPT_0_ROLE,
+    GEN_AI_TASK_STATUS,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_WORKFLOW_NODES,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 SPAN_KIND = "traceloop.span.kind"
+
+
 ENTITY_NAME = "traceloop.entity.name"
+
+
 ENTITY_INPUT = "traceloop.entity.input"
+
+
 ENTITY_OUTPUT = "traceloop.entity.output"
+
+
 LC_AGENT_NAME = "traceloop.association.properties.lc_agent_name"
+
+
 #: On the content-less `invoke_agent {graph}` root of the LangGraph layout (no traceloop keys).
-WORKFLOW_NODES = "gen_ai.workflow.nodes"
+WORKFLOW_NODES = GEN_AI_WORKFLOW_NODES
+
+
 #: OpenLLMetry's name for a text completion, besides the GenAI operations (`text_completion`).
 _COMPLETION = "completion"
+
+
 #: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
+
+
 AGNO_TEAM_NAME = "agno.team.name"
+
+
 #: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
 #: `{description}.task` run span, which holds the agent's role, the task and the answer, over a
 #: `{role}.agent` span that holds none of them; no tool spans (`formats.crewai`).
 CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
+
+
 CREWAI_TASK_AGENT = "crewai.task.agent"
+
+
 CREWAI_TASK_DESCRIPTION = "crewai.task.description"
+
+
 #: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
 #: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
 #: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
 #: only when the SDK knew it when the span started, which it never does.
 OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
+
+
 _HANDOFF_KIND = "handoff"
-_INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
+
+
 _LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
+
+
 _LLAMA_INDEX_RUN_SUFFIX = ".workflow"
+
+
 _LLAMA_INDEX_RETRIEVER = "Retriever.task"
+
+
 #: An agent's workflow run inside another's trace (an agent a tool runs): its class is not named.
 _LLAMA_INDEX_NESTED_RUN = "run.task"
 
@@ -102,8 +153,8 @@ class OpenLLMetryConvention(Convention):
             or ENTITY_NAME in attributes
             or "traceloop.entity.path" in attributes  # LLM spans inside a traced workflow
             or "traceloop.workflow.name" in attributes
-            or "gen_ai.prompt.0.role" in attributes
-            or "gen_ai.completion.0.role" in attributes
+            or GEN_AI_PROMPT_0_ROLE in attributes
+            or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
             or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
         )
@@ -142,8 +193,8 @@ class OpenLLMetryConvention(Convention):
         if (
             operation == "model"
             or attributes.get(OPERATION) == _COMPLETION
-            or "gen_ai.prompt.0.role" in attributes
-            or "gen_ai.completion.0.role" in attributes
+            or GEN_AI_PROMPT_0_ROLE in attributes
+            or GEN_AI_COMPLETION_0_ROLE in attributes
         ):
             return "model"
         # The LangGraph root `invoke_agent {graph}` holds nothing: its `{graph}.workflow`
@@ -175,25 +226,25 @@ class OpenLLMetryConvention(Convention):
         if span.scope == _LLAMA_INDEX:
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
-            return RunSpanContent(conversation_id=as_str(attributes.get("gen_ai.conversation.id")))
+            return RunSpanContent(conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)))
         if span.scope == CREWAI_SCOPE:
             return RunSpanContent(
                 agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
                 input_text=as_str(attributes.get(CREWAI_TASK_DESCRIPTION)),
-                output_text=_entity_output_text(attributes.get(ENTITY_OUTPUT)),
+                output_text=entity_output_text(attributes.get(ENTITY_OUTPUT)),
             )
         # A sub-graph's task inherits the calling graph's `lc_agent_name`: its own name is the task's.
         task_name = as_str(attributes.get(ENTITY_NAME)) if attributes.get(SPAN_KIND) == "task" else None
         return RunSpanContent(
             agent_name=task_name
             or as_str(attributes.get(LC_AGENT_NAME))
-            or as_str(attributes.get("gen_ai.agent.name"))
+            or as_str(attributes.get(GEN_AI_AGENT_NAME))
             or as_str(attributes.get(AGNO_TEAM_NAME))
             or as_str(attributes.get(ENTITY_NAME))
             or as_str(attributes.get("traceloop.workflow.name")),
-            input_text=_entity_input_text(attributes.get(ENTITY_INPUT)),
-            output_text=_entity_output_text(attributes.get(ENTITY_OUTPUT)),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+            input_text=entity_input_text(attributes.get(ENTITY_INPUT)),
+            output_text=entity_output_text(attributes.get(ENTITY_OUTPUT)),
+            conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
@@ -204,11 +255,9 @@ class OpenLLMetryConvention(Convention):
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
         if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
             return _llama_index_tool_call(span)
-        raw_arguments = decode_json(
-            attributes.get("gen_ai.tool.call.arguments", attributes.get(ENTITY_INPUT))
-        )
-        arguments, call_id = _tool_arguments(raw_arguments)
-        raw_result = attributes.get("gen_ai.tool.call.result", attributes.get(ENTITY_OUTPUT))
+        raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
+        arguments, call_id = tool_call_arguments(raw_arguments)
+        raw_result = attributes.get(GEN_AI_TOOL_CALL_RESULT, attributes.get(ENTITY_OUTPUT))
         message = langchain.tool_message(raw_result)
         agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
         result: Any
@@ -218,21 +267,21 @@ class OpenLLMetryConvention(Convention):
         elif agno_result is not None:
             result = agno_result.result
         else:
-            result = _unwrap_output(decode_json(raw_result))
+            result = unwrapped_output(decode_json(raw_result))
         state, error = tool_state(span, result)
         if state == "ok" and agno_result is not None and agno_result.failed:
             state, error = "error", agno_result.error or agno_result.status
-        if state == "ok" and attributes.get("gen_ai.task.status") == "failure":
+        if state == "ok" and attributes.get(GEN_AI_TASK_STATUS) == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
         if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         return span_tool_call(
             span,
-            name=as_str(attributes.get("gen_ai.tool.name"))
+            name=as_str(attributes.get(GEN_AI_TOOL_NAME))
             or as_str(attributes.get(ENTITY_NAME))
             or name_suffix(span.name, "execute_tool")
             or span.name.removesuffix(".tool"),
-            call_id=as_str(attributes.get("gen_ai.tool.call.id")) or call_id,
+            call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)) or call_id,
             arguments=arguments,
             result=result,
             state=state,
@@ -248,17 +297,17 @@ class OpenLLMetryConvention(Convention):
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
-            and "gen_ai.tool.call.result" not in span.attributes
+            and GEN_AI_TOOL_CALL_RESULT not in span.attributes
         )
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        input_messages = genai_messages(attributes.get("gen_ai.input.messages"))
+        input_messages = genai_messages(attributes.get(GEN_AI_INPUT_MESSAGES))
         if not input_messages.captured:
-            input_messages = indexed_messages(attributes, "gen_ai.prompt.")
-        output_messages = genai_messages(attributes.get("gen_ai.output.messages"))
+            input_messages = indexed_messages(attributes, GEN_AI_PROMPT_)
+        output_messages = genai_messages(attributes.get(GEN_AI_OUTPUT_MESSAGES))
         if not output_messages.captured:
-            output_messages = indexed_messages(attributes, "gen_ai.completion.")
+            output_messages = indexed_messages(attributes, GEN_AI_COMPLETION_)
         model = answering_model(attributes)
         return ModelCall(
             span_id=span.span_id,
@@ -285,7 +334,7 @@ class OpenLLMetryConvention(Convention):
         if span.scope == OPENAI_AGENTS_SCOPE:
             if span.attributes.get(SPAN_KIND) != _HANDOFF_KIND:
                 return None
-            return as_str(span.attributes.get("gen_ai.handoff.to_agent")) or UNNAMED_AGENT
+            return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
         if span.scope != _LLAMA_INDEX:
             return None
         call = _llama_index_call_result(span)
@@ -297,7 +346,7 @@ class OpenLLMetryConvention(Convention):
         run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
         if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
-            return RunSpanContent(agent_name=as_str(span.attributes.get("gen_ai.agent.name")))
+            return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
         if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
@@ -334,105 +383,3 @@ def _llama_index_tool_call(span: SpanRecord) -> ToolCall:
         state=state,
         error=error,
     )
-
-
-def _entity_input_text(value: Any) -> str | None:
-    """The user's request in a workflow's input: a graph's messages, or a lone string argument."""
-    decoded = decode_json(value)
-    if isinstance(decoded, str):
-        return decoded
-    messages = langchain.messages_of(decoded)
-    if messages:
-        return last_user_text(messages)
-    if isinstance(decoded, Mapping):
-        args, kwargs = decoded.get("args"), decoded.get("kwargs")
-        strings = [arg for arg in (args or ()) if isinstance(arg, str)]
-        if isinstance(kwargs, Mapping):
-            strings += [arg for arg in kwargs.values() if isinstance(arg, str)]
-        if len(strings) == 1:
-            return strings[0]
-    return None
-
-
-def _entity_output_text(value: Any) -> str | None:
-    decoded = decode_json(value)
-    if isinstance(decoded, str):
-        return decoded
-    messages = langchain.messages_of(decoded)
-    if messages:
-        return last_assistant_text(messages) or ""
-    return None
-
-
-def _tool_arguments(value: Any) -> tuple[Any, str | None]:
-    """(arguments, call id) from what OpenLLMetry recorded as a tool's input.
-
-    LangChain tools: `{"input_str": repr(args), "inputs": args, "kwargs": {"tool_call_id"}, ...}`.
-    Decorated tools: `{"args": [...], "kwargs": {...}}`.
-    """
-    if not isinstance(value, Mapping):
-        return value, None
-    if "input_str" in value:
-        kwargs = value.get("kwargs")
-        call_id = as_str(kwargs.get("tool_call_id")) if isinstance(kwargs, Mapping) else None
-        inputs = value.get("inputs")
-        if isinstance(inputs, Mapping) and inputs:
-            return dict(inputs), call_id
-        input_str = value.get("input_str")
-        return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
-    if (
-        set(value) <= {"args", "kwargs"}
-        and isinstance(value.get("kwargs"), Mapping)
-        and not value.get("args")
-    ):
-        return dict(value["kwargs"]), None
-    return value, None
-
-
-def _unwrap_output(value: Any) -> Any:
-    if isinstance(value, Mapping) and set(value) <= {"output", "kwargs"} and "output" in value:
-        return value["output"]
-    return value
-
-
-def indexed_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
-    """Legacy `gen_ai.prompt.{i}.role|content|tool_call_id|tool_calls.{j}.id|name|arguments`."""
-    found: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(prefix):
-            continue
-        match = _INDEXED_KEY.fullmatch(key, len(prefix))
-        if match is not None:
-            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
-    if not found:
-        return Messages()
-    return Messages(tuple(_indexed_message(found[index]) for index in sorted(found)), captured=True)
-
-
-def _indexed_message(fields: Mapping[str, Any]) -> Message:
-    role = str(fields.get("role") or "")
-    content = fields.get("content")
-    decoded = decode_json(content) if isinstance(content, str) and content[:1] == "[" else content
-    text = langchain.content_text(decoded) if isinstance(decoded, list) else content
-    parts: list[dict[str, Any]] = []
-    if role == "tool":
-        parts.append({"type": "tool_call_response", "id": fields.get("tool_call_id"), "response": text})
-    elif isinstance(text, str):
-        parts.append({"type": "text", "content": text})
-    calls: dict[int, dict[str, Any]] = {}
-    for key, value in fields.items():
-        if key.startswith("tool_calls."):
-            index, _, rest = key[len("tool_calls.") :].partition(".")
-            if index.isdigit():
-                calls.setdefault(int(index), {})[rest] = value
-    for position in sorted(calls):
-        call = calls[position]
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id"),
-                "name": call.get("name"),
-                "arguments": call.get("arguments"),
-            }
-        )
-    return {"role": role, "parts": parts}

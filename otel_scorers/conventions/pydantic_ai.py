@@ -38,6 +38,13 @@ from otel_scorers.conventions.formats.messages import (
     tool_call_parts,
 )
 from otel_scorers.conventions.genai import input_tokens, name_suffix, output_tokens
+from otel_scorers.gen_ai_names import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_AGGREGATED_USAGE_INPUT_TOKENS,
+    GEN_AI_AGGREGATED_USAGE_OUTPUT_TOKENS,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_REQUEST_MODEL,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -72,20 +79,20 @@ class PydanticAIConvention(Convention):
             messages = Messages(request.items + response.items, captured=request.captured)
         start = as_int(attributes.get("pydantic_ai.new_message_index")) or 0
         new_messages = messages.items[start:]
-        aggregated_input = as_int(attributes.get("gen_ai.aggregated_usage.input_tokens"))
-        aggregated_output = as_int(attributes.get("gen_ai.aggregated_usage.output_tokens"))
+        aggregated_input = as_int(attributes.get(GEN_AI_AGGREGATED_USAGE_INPUT_TOKENS))
+        aggregated_output = as_int(attributes.get(GEN_AI_AGGREGATED_USAGE_OUTPUT_TOKENS))
         aggregated = aggregated_input is not None or aggregated_output is not None
         return RunSpanContent(
-            agent_name=as_str(attributes.get("gen_ai.agent.name"))
+            agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
             or as_str(attributes.get("agent_name"))
             or name_suffix(span.name, "invoke_agent"),
             input=Messages(new_messages, captured=True) if messages.captured else NOT_CAPTURED,
             input_text=first_turn_text(new_messages) if messages.captured else None,
             output_text=_final_result(attributes.get("final_result")),
-            model=as_str(attributes.get("model_name")) or as_str(attributes.get("gen_ai.request.model")),
+            model=as_str(attributes.get("model_name")) or as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
             input_tokens=aggregated_input if aggregated else input_tokens(attributes),
             output_tokens=aggregated_output if aggregated else output_tokens(attributes),
-            conversation_id=as_str(attributes.get("gen_ai.conversation.id")),
+            conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
         )
 
     def tool_call(self, span: SpanRecord) -> ToolCall:

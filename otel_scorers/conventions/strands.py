@@ -23,6 +23,14 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.gen_ai_names import (
+    GEN_AI_CHOICE,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_SYSTEM,
+    GEN_AI_TOOL_MESSAGE,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_STATUS,
+)
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -38,9 +46,7 @@ class StrandsConvention(Convention):
 
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
-        return (
-            attributes.get("gen_ai.provider.name") == PROVIDER or attributes.get("gen_ai.system") == PROVIDER
-        )
+        return attributes.get(GEN_AI_PROVIDER_NAME) == PROVIDER or attributes.get(GEN_AI_SYSTEM) == PROVIDER
 
     role = staticmethod(genai.operation_role)
     model_call = staticmethod(genai.model_call)
@@ -55,7 +61,7 @@ class StrandsConvention(Convention):
 
     def internal_tool(self, span: SpanRecord) -> bool:
         """A Swarm's `handoff_to_agent` passes the task to another agent: a handoff, not a call."""
-        return span.attributes.get("gen_ai.tool.name") == HANDOFF
+        return span.attributes.get(GEN_AI_TOOL_NAME) == HANDOFF
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         """The agent a Swarm's `handoff_to_agent` passes the task to (None without content)."""
@@ -70,7 +76,7 @@ class StrandsConvention(Convention):
             result = result if result is not None else event_result
         result = unwrap_blocks(result)
         state, error = tool_state(span, result)
-        if state == "ok" and span.attributes.get("gen_ai.tool.status") == "error":
+        if state == "ok" and span.attributes.get(GEN_AI_TOOL_STATUS) == "error":
             # The result Strands sends the model for a failed tool is the error's text.
             state, error = "error", result if isinstance(result, str) and result else "error"
         return span_tool_call(
@@ -89,9 +95,9 @@ def _tool_events(span: SpanRecord) -> tuple[Any, Any]:
     arguments: Any = None
     result: Any = None
     for event in span.events:
-        if event.name == "gen_ai.tool.message":
+        if event.name == GEN_AI_TOOL_MESSAGE:
             arguments = decode_content(event.attributes.get("content"))
-        elif event.name == "gen_ai.choice":
+        elif event.name == GEN_AI_CHOICE:
             result = decode_content(event.attributes.get("message"))
     return arguments, result
 

@@ -30,7 +30,7 @@ from otel_scorers.conversations.scoring import ConversationBinding, bind_convers
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.scorers.conversation.protocol import ConversationScorer
-from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S
+from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, unique_names
 from otel_scorers.selection.filters import parse_filter
 from otel_scorers.selection.sampling import DEFAULT_RATE
 
@@ -83,7 +83,7 @@ class ConversationsConfig(BaseModel):
             except ConfigError as exc:
                 errors.append(exc)
         bindings: list[ConversationBinding] = []
-        seen: set[str] = set()
+        named: list[tuple[str, str]] = []
         for index, entry in enumerate(self.scorers):
             where = f"{path}.scorers[{index}]"
             try:
@@ -92,10 +92,7 @@ class ConversationsConfig(BaseModel):
                 errors.append(exc)
                 continue
             name = entry.name or entry.type
-            if name in seen:
-                errors.append(ConfigError(f"{where}.name", f"duplicate conversation scorer name {name!r}"))
-                continue
-            seen.add(name)
+            named.append((where, name))
             bindings.append(
                 bind_conversation(
                     scorer,
@@ -105,6 +102,7 @@ class ConversationsConfig(BaseModel):
                     timeout_s=entry.timeout_s,
                 )
             )
+        errors.extend(unique_names(named))
         if errors:
             raise ConfigError.combine(errors)
         limits = StageLimits(

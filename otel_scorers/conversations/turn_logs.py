@@ -22,12 +22,12 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_scorers.conversation_turns import ToolSummary, Turn, bounded_conversation_id
+from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
 
 TURN_EVENT = "otel_scorers.conversation.turn"
-CONVERSATION_ID = "gen_ai.conversation.id"
-_AGENT = "gen_ai.agent.name"
+_AGENT = GEN_AI_AGENT_NAME
 _INPUT = "otel_scorers.turn.input"
 _OUTPUT = "otel_scorers.turn.output"
 _TOOLS = "otel_scorers.turn.tools"
@@ -44,7 +44,7 @@ _STATUSES = frozenset({"ok", "error", "unset"})
 
 def turn_attributes(turn: Turn) -> dict[str, Any]:
     attributes: dict[str, Any] = {
-        CONVERSATION_ID: turn.conversation_id,
+        GEN_AI_CONVERSATION_ID: turn.conversation_id,
         _START: turn.start_ns,
         _END: turn.end_ns,
         _STATUS: turn.status,
@@ -134,10 +134,10 @@ def turn_from_record(attributes: Mapping[str, Any], trace_id: bytes, span_id: by
     status = attributes.get(_STATUS, "unset")
     if status not in _STATUSES:
         raise BadTurnRecord(f"{_STATUS} must be ok, error or unset, got {status!r}"[:200])
-    conversation_id = _text(attributes, CONVERSATION_ID, required=True)
+    conversation_id = _text(attributes, GEN_AI_CONVERSATION_ID, required=True)
     assert conversation_id is not None
     if not conversation_id:
-        raise BadTurnRecord(f"{CONVERSATION_ID} is empty")
+        raise BadTurnRecord(f"{GEN_AI_CONVERSATION_ID} is empty")
     conversation_id, id_cut = bounded_conversation_id(conversation_id)  # a record's id, bounded as a run's
     return Turn(
         conversation_id=conversation_id,

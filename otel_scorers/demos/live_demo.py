@@ -22,6 +22,15 @@ from otel_scorers.config import load_config, parse_config
 from otel_scorers.demos import otlp_send
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.emission.attributes import LABEL_ATTRIBUTE_PREFIX, SCORE_ATTRIBUTE_PREFIX
+from otel_scorers.gen_ai_names import (
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+)
 from otel_scorers.human_text import counted
 from otel_scorers.inprocess.processor import ScoringSpanProcessor
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, unreachable
@@ -164,7 +173,7 @@ def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out:
     """One block per run: the question, the answer, the tools, then each scorer's verdict."""
     out = out or sys.stdout
     runs = sorted(
-        (span for span in spans if (span.attributes or {}).get("gen_ai.operation.name") == "invoke_agent"),
+        (span for span in spans if (span.attributes or {}).get(GEN_AI_OPERATION_NAME) == "invoke_agent"),
         key=lambda span: span.start_time or 0,
     )
     evaluations: dict[tuple[int, str], ReadableSpan] = {}
@@ -174,16 +183,16 @@ def print_table(spans: Sequence[ReadableSpan], scorer_names: Sequence[str], out:
         if span.parent is None:
             continue
         if span.instrumentation_scope and span.instrumentation_scope.name == OWN_SCOPE:
-            evaluations[(span.parent.span_id, str(attributes.get("gen_ai.evaluation.name")))] = span
-        elif attributes.get("gen_ai.operation.name") == "execute_tool":
+            evaluations[(span.parent.span_id, str(attributes.get(GEN_AI_EVALUATION_NAME)))] = span
+        elif attributes.get(GEN_AI_OPERATION_NAME) == "execute_tool":
             mark = "x" if span.status.status_code.name == "ERROR" else "ok"
             tools.setdefault(span.parent.span_id, []).append(f"{attributes.get('gen_ai.tool.name')} ({mark})")
     width = max(len(name) for name in scorer_names)
     for number, run in enumerate(runs, start=1):
         attributes = run.attributes or {}
         question, answer = (
-            _message_text(attributes.get("gen_ai.input.messages")),
-            _message_text(attributes.get("gen_ai.output.messages")),
+            _message_text(attributes.get(GEN_AI_INPUT_MESSAGES)),
+            _message_text(attributes.get(GEN_AI_OUTPUT_MESSAGES)),
         )
         print(f"run {number}  {attributes.get('gen_ai.agent.name')}", file=out)
         print(f"  asked:    {question if question is not None else '(not captured)'}", file=out)
@@ -213,12 +222,12 @@ def _verdict(evaluation: ReadableSpan | None, run_attributes: Any, name: str) ->
         return f"skipped  ({attributes['otel_scorers.skipped']!s})"
     if "error.type" in attributes:
         return f"error  ({attributes['error.type']!s})"
-    value = attributes.get("gen_ai.evaluation.score.value")
-    label = attributes.get("gen_ai.evaluation.score.label") or ""
+    value = attributes.get(GEN_AI_EVALUATION_SCORE_VALUE)
+    label = attributes.get(GEN_AI_EVALUATION_SCORE_LABEL) or ""
     # Hold mode put the score (and the label, when there is one) on the run's own span.
     on_span = SCORE_ATTRIBUTE_PREFIX + name in run_attributes and (
         not label or LABEL_ATTRIBUTE_PREFIX + name in run_attributes
     )
     verdict = f"{label:<4}  {value:g}{'' if on_span else '  (not on run span)'}"
-    explanation = attributes.get("gen_ai.evaluation.explanation")
+    explanation = attributes.get(GEN_AI_EVALUATION_EXPLANATION)
     return f"{verdict}  {explanation}" if label == "fail" and explanation else verdict

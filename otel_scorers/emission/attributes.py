@@ -13,12 +13,21 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_scorers.conversation_turns import Conversation, bounded_conversation_id
+from otel_scorers.gen_ai_names import (
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_RESULT,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+)
 from otel_scorers.metrics import AGENT_NAME, EVALUATION_NAME, EVALUATOR_VERSION, SCORE_LABEL
 from otel_scorers.model import AgentRun, Score
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
-SCORE_VALUE = "gen_ai.evaluation.score.value"
-EXPLANATION = "gen_ai.evaluation.explanation"
+EVALUATION_EVENT = GEN_AI_EVALUATION_RESULT
+SCORE_VALUE = GEN_AI_EVALUATION_SCORE_VALUE
+EXPLANATION = GEN_AI_EVALUATION_EXPLANATION
 SKIPPED = "otel_scorers.skipped"
 SAMPLING_PROBABILITY = "otel_scorers.sampling.probability"
 SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
@@ -26,7 +35,6 @@ SCORE_ATTRIBUTE_PREFIX = "otel_scorers.score."
 TEXT_SOURCE_PREFIX = "otel_scorers.run.text_source."
 LABEL_ATTRIBUTE_PREFIX = "otel_scorers.label."
 _MAX_EXPLANATION = 2000
-CONVERSATION_ID = "gen_ai.conversation.id"
 CONVERSATION_TURNS = "otel_scorers.conversation.turns"
 TRIMMED_TURNS = "otel_scorers.conversation.trimmed_turns"
 ENDED_BY = "otel_scorers.conversation.ended_by"
@@ -64,9 +72,9 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
     usage = score.usage
     if usage is not None:
         if usage.model:
-            attributes["gen_ai.request.model"] = usage.model
-        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
-        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+            attributes[GEN_AI_REQUEST_MODEL] = usage.model
+        attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+        attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
         if usage.cost_usd is not None:
             attributes["otel_scorers.judge.cost_usd"] = usage.cost_usd
     return attributes
@@ -107,7 +115,7 @@ def conversation_attributes(conversation: Conversation, score: Score) -> dict[st
     last run) and what identifies the conversation. Never metric attributes: every conversation
     would be a new series."""
     attributes = evaluation_attributes(conversation_run(conversation), score)
-    attributes[CONVERSATION_ID] = bounded_conversation_id(conversation.id)[0]  # however it was made
+    attributes[GEN_AI_CONVERSATION_ID] = bounded_conversation_id(conversation.id)[0]  # however it was made
     attributes[CONVERSATION_TURNS] = conversation.turn_count
     attributes[ENDED_BY] = conversation.ended_by
     if conversation.trimmed:

@@ -18,6 +18,8 @@ from typing import Any
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run, run_span_context
+from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry, MeasurementContext
+from otel_scorers.gen_ai_names import GEN_AI_REQUEST_MODEL, GEN_AI_TOKEN_TYPE
 from otel_scorers.metrics import (
     AGENT_NAME,
     DURATION_BUCKETS,
@@ -25,9 +27,6 @@ from otel_scorers.metrics import (
     EVALUATOR_VERSION,
     SCORE_BUCKETS,
     SCORE_LABEL,
-    HistogramBatch,
-    HistogramEntry,
-    MeasurementContext,
     PipelineMetrics,
     WeightedResult,
 )
@@ -146,9 +145,9 @@ def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
         return
     attributes: dict[str, Any] = {EVALUATION_NAME: score.scorer}
     if usage.model:
-        attributes["gen_ai.request.model"] = usage.model
-    metrics.judge_tokens.add(usage.input_tokens, {**attributes, "gen_ai.token.type": "input"})
-    metrics.judge_tokens.add(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
+        attributes[GEN_AI_REQUEST_MODEL] = usage.model
+    metrics.judge_tokens.add(usage.input_tokens, {**attributes, GEN_AI_TOKEN_TYPE: "input"})
+    metrics.judge_tokens.add(usage.output_tokens, {**attributes, GEN_AI_TOKEN_TYPE: "output"})
     if usage.cost_usd is not None:
         metrics.judge_cost.add(usage.cost_usd, attributes)
 

@@ -31,7 +31,8 @@ from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.keep.keeper import KeepConfig
-from otel_scorers.labels.agreement import Agreement, Label
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.join_records import Label
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
@@ -42,8 +43,7 @@ from otel_scorers.pipeline_builder import (
     build_pipeline,
     observe_buffered_traces,
 )
-from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.scorers.protocol import Scorer
 from otel_scorers.selection.binding import Binding, as_binding
 from otel_scorers.throttled_log import throttled
@@ -99,15 +99,6 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
-def _unique_bindings(scorers: Sequence[Binding | Scorer | Callable[[AgentRun], Any]]) -> tuple[Binding, ...]:
-    bindings = tuple(as_binding(item) for item in scorers)
-    names = [binding.name for binding in bindings]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"scorer names must be unique; repeated: {', '.join(duplicates)} (set name=...)")
-    return bindings
-
-
 def _agreement(labels: Agreement | bool) -> Agreement | None:
     """The `Agreement` that takes labels: the one given, a default one for `True`, else none."""
     return labels if isinstance(labels, Agreement) else Agreement() if labels else None
@@ -126,11 +117,7 @@ class _AssembledTraceJob(NamedTuple):
     runless: RunlessTraces
 
     def build(self) -> Sequence[AgentRun]:
-        records = self.completed.span_records()
-        runs = build_runs(records)
-        if not runs:  # a span looked like a run's start, yet no reader found one
-            self.runless.add_trace(records)
-        return runs
+        return trace_runs(self.completed.span_records(), self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         if self.held is None:
@@ -189,7 +176,7 @@ class ScoringSpanProcessor(SpanProcessor):
         max_queue_size = int(environment.resolve("max_queue_size", max_queue_size))
         max_traces = int(environment.resolve("max_traces", max_traces))
         max_spans_per_trace = int(environment.resolve("max_spans_per_trace", max_spans_per_trace))
-        self.bindings = _unique_bindings(scorers)
+        self.bindings = tuple(as_binding(item) for item in scorers)  # names checked by the builder
         self._export = chosen_export(export)
         self._tracer_provider = tracer_provider
         self._logger_provider = logger_provider

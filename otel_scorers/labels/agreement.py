@@ -16,7 +16,6 @@ the prediction-powered estimate needs (`ppi.py`).
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import OrderedDict, deque
@@ -26,85 +25,41 @@ from typing import Any
 
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.labels.agreement_figures import kappa_figures, spearman
+from otel_scorers.labels.join_records import JudgeScore, Label, Pair
 from otel_scorers.labels.label_gate import Admitted, LabelGate
 from otel_scorers.labels.ppi import PpiSums, estimates
 
 #: Value pairs kept per scorer and version for the rank correlation (the other figures are sums).
 MAX_VALUE_PAIRS = 10_000
+
+
 DEFAULT_WAIT_S = 3600.0
+
+
 #: Waiting entries of each side (a score waits under its run, and under its conversation too):
 #: about 320 bytes each, so some 6 MB at most for the scores by default.
 DEFAULT_MAX_PENDING = 20_000
+
+
 #: What a waiting label is counted as: `ENTRY_BYTES` with up to `ENTRY_TEXT_CHARS` characters
 #: of text, and 4 bytes for each character more, so that labels with long comments make room as
 #: many short ones would: the labels waiting hold at most about `max_pending` x `ENTRY_BYTES`.
 ENTRY_BYTES = 320
+
+
 ENTRY_TEXT_CHARS = 64
+
+
 #: Most scorer names counted apart in the label counts: a label names any scorer it likes, and
 #: past this the rest are counted together under `OTHER_SCORERS`, as a metric's cardinality limit does.
 MAX_SCORER_NAMES = 1000
+
+
 OTHER_SCORERS = "(other)"
+
+
 #: The label whose rate is estimated (a binary check's and a thresholded scorer's "reached").
 PASS = "pass"
-
-
-@dataclass(frozen=True, slots=True)
-class Label:
-    """A person's verdict on one run (`trace_id`, `span_id`) or conversation (`conversation_id`)
-    for `scorer`: a `value` and/or a `label`, by `reviewer`, with a `comment`."""
-
-    scorer: str
-    trace_id: int = 0
-    span_id: int = 0
-    conversation_id: str | None = None
-    value: float | None = None
-    label: str | None = None
-    reviewer: str | None = None
-    comment: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.scorer:
-            raise ValueError("a label needs the scorer it is about")
-        if self.value is None and self.label is None:
-            raise ValueError(f"a label for {self.scorer!r} needs a value or a label")
-        if self.value is not None and not math.isfinite(self.value):
-            raise ValueError(f"a label's value must be a finite number, got {self.value!r}")
-        if not (self.trace_id and self.span_id) and not self.conversation_id:
-            raise ValueError(
-                f"a label for {self.scorer!r} needs the run's trace and span ids or a conversation id"
-            )
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        if self.trace_id and self.span_id:
-            return (self.scorer, self.trace_id, self.span_id)
-        return (self.scorer, "conversation", self.conversation_id)
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeScore:
-    """What the join keeps of a judge's score: enough to compare and to weight it."""
-
-    scorer: str
-    trace_id: int
-    span_id: int
-    value: float | None
-    label: str | None
-    version: str = ""
-    probability: float = 1.0
-    conversation_id: str | None = None
-
-    def join_keys(self) -> tuple[tuple[Any, ...], ...]:
-        run = (self.scorer, self.trace_id, self.span_id)
-        if self.conversation_id:
-            return (run, (self.scorer, "conversation", self.conversation_id))
-        return (run,)
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    score: JudgeScore
-    label: Label
 
 
 @dataclass

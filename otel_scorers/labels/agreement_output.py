@@ -9,7 +9,7 @@ from typing import Protocol
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.model import AgentRun, Score
 
 
@@ -40,16 +40,15 @@ class ScoreJoin(Protocol):
 
 
 class AgreementOutput:
-    """An output of the pipeline's `Emission`. `runs=False` takes conversation scores only: the
-    sidecar's receiving side hears its run scores back from the scoring side instead."""
+    """An output of the pipeline's `Emission`: the one entrance to the agreement join, for run
+    and conversation scores alike, in every door and command (a sidecar's scoring process hands
+    them to its receiving one through a `ScoreJoin` that carries them)."""
 
-    def __init__(self, agreement: ScoreJoin, runs: bool = True) -> None:
+    def __init__(self, agreement: ScoreJoin) -> None:
         self.agreement = agreement
-        self._runs = runs
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        if self._runs:
-            self.agreement.observe(judge_scores(run, scores))
+        self.agreement.observe(judge_scores(run, scores))
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         # A conversation's scores stand as those of its last run, with the conversation's id.

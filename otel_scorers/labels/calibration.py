@@ -15,7 +15,8 @@ from typing import Any
 from xml.etree import ElementTree
 
 from otel_scorers.human_text import counted
-from otel_scorers.labels.agreement import Agreement, Label, Pair
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.join_records import Label, Pair
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.sampling import TraceIdSampler
 

@@ -27,7 +27,7 @@ from otel_scorers.conversation_turns import bounded_conversation_id
 from otel_scorers.human_text import cut
 
 if TYPE_CHECKING:
-    from otel_scorers.labels.agreement import Label
+    from otel_scorers.labels.join_records import Label
 
 MAX_VALUE = 1e9
 MAX_LABEL_CHARS = 64

@@ -35,19 +35,26 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.labels.agreement import Label
+from otel_scorers.gen_ai_names import (
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_RESULT,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+)
+from otel_scorers.labels.join_records import Label
 from otel_scorers.runs.otlp_files import MAX_BLANK_LINES  # blank lines in a row, as in trace files
 from otel_scorers.version import __version__
 
-EVENT = "gen_ai.evaluation.result"
+EVENT = GEN_AI_EVALUATION_RESULT
 SOURCE = "otel_scorers.evaluation.source"
 HUMAN = "human"
 REVIEWER = "otel_scorers.evaluation.reviewer"
-NAME = "gen_ai.evaluation.name"
-VALUE = "gen_ai.evaluation.score.value"
-LABEL = "gen_ai.evaluation.score.label"
-EXPLANATION = "gen_ai.evaluation.explanation"
-CONVERSATION_ID = "gen_ai.conversation.id"
+NAME = GEN_AI_EVALUATION_NAME
+VALUE = GEN_AI_EVALUATION_SCORE_VALUE
+LABEL = GEN_AI_EVALUATION_SCORE_LABEL
+EXPLANATION = GEN_AI_EVALUATION_EXPLANATION
 #: The scope labels are sent under by `LabelLogWriter` (any scope will do for the receiver).
 LABEL_SCOPE = "otel_scorers.labels"
 
@@ -67,7 +74,7 @@ def label_attributes(label: Label) -> dict[str, Any]:
     if label.reviewer:
         attributes[REVIEWER] = label.reviewer
     if label.conversation_id:
-        attributes[CONVERSATION_ID] = label.conversation_id
+        attributes[GEN_AI_CONVERSATION_ID] = label.conversation_id
     return attributes
 
 
@@ -109,7 +116,7 @@ def label_from_attributes(attributes: Mapping[str, Any], trace_id: int = 0, span
     label = attributes.get(LABEL)
     if label is not None and not isinstance(label, str):
         raise BadLabel(f"{LABEL} must be a string, got {label!r}"[:200])
-    texts = {key: attributes.get(key) for key in (EXPLANATION, REVIEWER, CONVERSATION_ID)}
+    texts = {key: attributes.get(key) for key in (EXPLANATION, REVIEWER, GEN_AI_CONVERSATION_ID)}
     for key, text in texts.items():
         if text is not None and not isinstance(text, str):
             raise BadLabel(f"{key} must be a string, got {text!r}"[:200])
@@ -118,7 +125,7 @@ def label_from_attributes(attributes: Mapping[str, Any], trace_id: int = 0, span
             scorer,
             trace_id,
             span_id,
-            texts[CONVERSATION_ID] or None,
+            texts[GEN_AI_CONVERSATION_ID] or None,
             float(value) if value is not None else None,
             label,
             texts[REVIEWER],
@@ -192,7 +199,7 @@ def label_from_json(item: Any) -> Label:
         LABEL: item.get("label"),
         EXPLANATION: item.get("comment"),
         REVIEWER: item.get("reviewer"),
-        CONVERSATION_ID: item.get("conversation_id"),
+        GEN_AI_CONVERSATION_ID: item.get("conversation_id"),
     }
     return label_from_attributes(
         attributes, _hex_id(item.get("trace_id"), "trace_id", 32), _hex_id(item.get("span_id"), "span_id", 16)

@@ -9,10 +9,11 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Observation
 
+from otel_scorers.gen_ai_names import GEN_AI_REQUEST_MODEL
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.scorers.judge import Judge
 
-MODEL = "gen_ai.request.model"
+MODEL = GEN_AI_REQUEST_MODEL
 OUTCOME = "otel_scorers.outcome"
 #: Seconds: a local model's quick reply to a slow hosted model's long one.
 CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)

@@ -18,9 +18,10 @@ from typing import Any
 from otel_scorers.conventions.base import Document, Message
 from otel_scorers.conventions.formats.messages import decode_json, is_placeholder, text_of
 from otel_scorers.errors import ConfigError
+from otel_scorers.gen_ai_names import GEN_AI_SYSTEM_INSTRUCTIONS
 from otel_scorers.model import AgentRun, ContextItem, ToolCall
 
-SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+SYSTEM_INSTRUCTIONS = GEN_AI_SYSTEM_INSTRUCTIONS
 #: A tool result longer than this is cut: context goes into judge prompts.
 MAX_ITEM_CHARS = 20_000
 

@@ -11,9 +11,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from otel_scorers.gen_ai_names import GEN_AI_CONVERSATION_ID
+
 #: (attribute, who writes it). First found wins.
 CONVERSATION_KEYS: tuple[tuple[str, str], ...] = (
-    ("gen_ai.conversation.id", "OpenTelemetry GenAI semantic conventions, Pydantic AI, Mastra, Google ADK"),
+    (GEN_AI_CONVERSATION_ID, "OpenTelemetry GenAI semantic conventions, Pydantic AI, Mastra, Google ADK"),
     ("session.id", "OpenInference (`using_session`), Strands, Agno"),
     ("traceloop.association.properties.thread_id", "OpenLLMetry over LangGraph (`configurable.thread_id`)"),
     ("traceloop.association.properties.session_id", "OpenLLMetry (`Traceloop.set_association_properties`)"),

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 
 logger = logging.getLogger("otel_scorers")
@@ -68,3 +70,12 @@ def root_scope(spans: Sequence[SpanRecord]) -> str | None:
     if root is None:
         root = min(tops, key=lambda span: span.start_ns, default=None)
     return root.scope if root is not None else None
+
+
+def trace_runs(spans: Sequence[SpanRecord], runless: RunlessTraces | None) -> list[AgentRun]:
+    """The runs built from one trace's spans, for either door; a trace that gives none (a span
+    looked like a run's start, yet no reader found one) is counted in `runless`."""
+    runs = build_runs(spans)
+    if not runs and runless is not None:
+        runless.add_trace(spans)
+    return runs

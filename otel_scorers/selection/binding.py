@@ -10,7 +10,7 @@ decision's one home. Calling the scorer on a run it admits (timeout, error score
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -195,6 +195,24 @@ def unpriced_pacing(scorer: Scorer, policy: PacingPolicy, section: str = "judge.
     if policy.unit != "usd" or not isinstance(scorer, UsesJudge):
         return None
     return unpriced_budget_problem(scorer.model, scorer.judge.config.prices, section)
+
+
+def unique_names(named: Iterable[tuple[str, str]]) -> list[ConfigError]:
+    """An error for each scorer name given again, `(where, name)` pairs in order: at `where.name`,
+    naming where it came first. Spans, metrics and labels tell scorers apart by name alone, run
+    and conversation scorers alike: the one rule for every list of them."""
+    first: dict[str, str] = {}
+    errors: list[ConfigError] = []
+    for where, name in named:
+        if name in first:
+            errors.append(
+                ConfigError(
+                    f"{where}.name",
+                    f"duplicate scorer name {name!r} (also {first[name]}); give each scorer a unique name",
+                )
+            )
+        first.setdefault(name, where)
+    return errors
 
 
 def as_binding(item: Binding | Scorer | Callable[[AgentRun], Any]) -> Binding:

@@ -23,7 +23,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 from otel_scorers.conversation_turns import Turn
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.conversations.turn_logs import turns_from_request
-from otel_scorers.labels.agreement import Agreement, Label
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.join_records import Label
 from otel_scorers.labels.label_records import labels_from_request
 from otel_scorers.otlp.decode import hex_ids_as_base64
 from otel_scorers.sidecar.payload import Encoding, PayloadError

@@ -14,27 +14,29 @@ from typing import Any, Protocol
 
 from otel_scorers.config import Config
 from otel_scorers.conversations.pipeline import Conversations
-from otel_scorers.emission import standard_emission
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.model import AgentRun, Score
+from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
-from otel_scorers.pipeline_builder import BuiltPipeline, PipelineSettings, build_pipeline, with_agreement
+from otel_scorers.pipeline_builder import (
+    BuiltPipeline,
+    PipelineSettings,
+    build_pipeline,
+    build_received_conversations,
+)
 from otel_scorers.runs.ancestry import nearest_marked
-from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.telemetry import Telemetry
 
-#: One scored run: its span's key (trace id + span id, 24 bytes), its score attributes, for each
-#: score with an evaluator version or an inclusion probability below 1 (scorer, version,
-#: probability), and the run's conversation id: what the agreement join in the receiving process
-#: keys and weights scores by.
-RunScores = tuple[bytes, dict[str, Any], tuple[tuple[str, str, float], ...], str | None]
+#: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
+#: inline mode attaches to the held run span). The agreement join hears the scores themselves
+#: through the pipeline's `AgreementOutput`.
+RunScores = tuple[bytes, dict[str, Any]]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
 Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
 
@@ -64,9 +66,9 @@ def sidecar_pipeline(
     """The pipeline that scores for the sidecar, in whichever process, exporting through
     `telemetry`. With `turn_records`, each run rebuilt goes out as a turn record, for the sidecar
     the Collector routes its conversation to (which keeps it: `receiving_conversations`); without,
-    the conversations are kept and scored here, from the traces this sidecar receives, their
-    scores going to `join` (the receiving process's agreement, or what carries them there: the
-    run scores reach it with each trace's `RunScores`)."""
+    the conversations are kept and scored here, from the traces this sidecar receives. Run and
+    conversation scores go to `join` (the receiving process's agreement, or what carries them
+    there)."""
     settings = config.sidecar
     bindings, conversations = config.scoring()  # one judge for runs and conversations
     turn_records = conversations is not None and conversations.turn_records
@@ -90,7 +92,6 @@ def sidecar_pipeline(
             keep_conversations=not turn_records,
             send_turns=turn_records,
             agreement=join,
-            door_joins_runs=True,
             metrics=metrics,
         )
     )
@@ -104,10 +105,9 @@ def receiving_conversations(
     agreement: Agreement | None = None,
 ) -> Conversations | None:
     """The conversations the Collector routes here as turn records (`/v1/logs`), with `turn_records`
-    and conversation scorers. Scored through the scoring pipeline's emission (the `agreement`
-    join among its outputs: `sidecar_pipeline`), on its engine's loop, when it runs in this
-    process; else through the same outputs made here, on a loop of their own (the only judge
-    work of this process)."""
+    and conversation scorers, built by the builder (`build_received_conversations`): on the
+    scoring pipeline when it runs in this process, else with outputs of their own (the only
+    judge work of this process)."""
     here = scoring_here.conversations if scoring_here is not None else None
     section = config.conversations
     if here is None and not (section is not None and section.turn_records and section.scorers):
@@ -117,46 +117,25 @@ def receiving_conversations(
     settings = here.settings if here is not None else config.scoring().conversations
     if settings is None or not (settings.turn_records and settings.bindings):
         return None
-    if scoring_here is not None:
-        emission, host = scoring_here.emission, scoring_here.engine.runner
-    else:
-        emission = standard_emission(
-            metrics,
+    return build_received_conversations(
+        PipelineSettings(
+            (),
+            settings,
+            outputs=config.outputs,
+            console=config.sidecar.console,
+            export=telemetry.scores,
             tracer_provider=telemetry.tracer_provider,
             logger_provider=telemetry.logger_provider,
-            export=telemetry.scores,
-            console=config.sidecar.console,
             provider_backlog=telemetry.provider_backlog,
-            outputs=config.outputs,
-        )
-        host = None
-        if agreement is not None:  # conversation scores only: run scores come back in `RunScores`
-            emission = with_agreement(emission, agreement, None, runs=False)
-    return Conversations(
-        settings, metrics, emission, telemetry.logger_provider, host=host, keep=True, send=False
+            agreement=agreement,
+        ),
+        metrics,
+        scoring_here,
     )
 
 
 def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
-    return [
-        (
-            span_key(run.trace_id, run.span_id),
-            score_attributes(scores),
-            score_facts(scores),
-            run.conversation_id,
-        )
-        for run, scores in results
-    ]
-
-
-def score_facts(scores: Sequence[Score]) -> tuple[tuple[str, str, float], ...]:
-    facts = []
-    for score in scores:
-        version = getattr(score, "evaluator_version", None) or ""
-        probability = score.sampling_probability
-        if version or (probability is not None and probability < 1.0):
-            facts.append((score.scorer, version, probability if probability is not None else 1.0))
-    return tuple(facts)
+    return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
 
 
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:
@@ -170,11 +149,7 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
 
 def build_trace_runs(spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None) -> list[AgentRun]:
     """The runs in a trace's spans; a trace that gives none is counted in `runless`."""
-    records = [item.record() for item in spans]
-    runs = build_runs(records)
-    if not runs and runless is not None:  # a span looked like a run's start, yet no reader found one
-        runless.add_trace(records)
-    return runs
+    return trace_runs([item.record() for item in spans], runless)
 
 
 @dataclass(frozen=True, slots=True)

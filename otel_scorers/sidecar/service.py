@@ -38,7 +38,6 @@ from otel_scorers.sidecar.jobs import (
     receiving_conversations,
     sidecar_pipeline,
 )
-from otel_scorers.sidecar.run_scores import scores_of_runs
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
 from otel_scorers.sidecar.telemetry import (
     Telemetry,
@@ -147,16 +146,17 @@ class Sidecar:
             ssl_context(settings.tls)
         self.telemetry = telemetry or build_telemetry(settings.export)
         self.metrics = PipelineMetrics(self.telemetry.meter_provider)
-        #: People's labels (`/v1/logs`), joined with the scores of the same runs (`_release`)
-        #: and conversations (through the emission of whichever pipeline scores them; from a
-        #: scoring process, as its "judged" messages).
+        #: People's labels (`/v1/logs`), joined with the scores of the same runs and
+        #: conversations, which reach it through the `AgreementOutput` of whichever pipeline
+        #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
-        if self.agreement is not None:
-            observe_agreement(self.metrics.meter, self.agreement)
-        # Scoring in child processes (`scoring_process`), else on an engine thread of this one.
+        # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
+        # whose builder shows the join's figures as metrics; the figures are this process's.
         here = None
         if not (settings.scoring_process and telemetry is None):
             here = sidecar_pipeline(config, self.telemetry, self.metrics, self.agreement)
+        elif self.agreement is not None:
+            observe_agreement(self.metrics.meter, self.agreement)
         self.scoring = self._scoring(config, here)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
@@ -302,8 +302,6 @@ class Sidecar:
         self._release(trace, results)
 
     def _release(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
-        if self.agreement is not None and results:
-            self.agreement.observe(scores_of_runs(results))
         held = self.held
         if held is not None:
             for key, attributes, *_ in results or ():

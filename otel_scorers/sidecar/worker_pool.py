@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from otel_scorers.config import Config
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.jobs import Done
@@ -82,8 +82,8 @@ class ProcessScoring:
         processes: int,
         judged: Callable[[list[JudgeScore]], None] | None = None,
     ) -> None:
-        """`judged` hears the conversation scores the children made (for the agreement join:
-        their run scores come back with each trace)."""
+        """`judged` hears the run and conversation scores the children made, for the agreement
+        join (their `AgreementOutput`'s, carried here)."""
         if processes < 1:
             raise ValueError(f"processes must be at least 1, got {processes}")
         self._config = config

@@ -5,7 +5,7 @@ sidecar, its own `service.instance.id`).
 It answers the receiving process's messages on the pipe: `("jobs", ...)` (`trace_batches`), to
 score; `("metrics", request)`, with its Prometheus text; `("stop", timeout_s, flush_s)`. It says
 `("ready",)` once it can score and sends the finished traces back as `("done", [(job id, run
-scores or None), ...])`, and, with `labels:`, each conversation's scores as `("judged", [JudgeScore,
+scores or None), ...])`, and, with `labels:`, each run's and conversation's scores as `("judged", [JudgeScore,
 ...])`.
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_scorers.config import Config
 from otel_scorers.conventions import use_descriptions
-from otel_scorers.labels.agreement import JudgeScore
+from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
@@ -95,7 +95,8 @@ class _ReceivedTraceJob:
 @dataclass(frozen=True, slots=True)
 class _JudgedToParent:
     """The agreement join's judge side for the receiving process, where people's labels arrive:
-    a `("judged", scores)` message (`AgreementOutput` calls it with a conversation's scores)."""
+    a `("judged", scores)` message (`AgreementOutput` calls it with a run's or a conversation's
+    scores)."""
 
     send: Callable[[tuple[Any, ...]], None]
 

@@ -139,3 +139,21 @@ def test_score_and_runs_write_json_lines_with_every_control_escaped(
     documents = [json.loads(line) for line in out.splitlines()]
     assert {document["agent_name"] for document in documents} == {f"a{hostile}"}  # read back whole
     assert any(document.get("output") == f"ok{hostile}" for document in documents)
+
+
+def test_calibrate_shows_what_the_labels_say_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = "".join(HOSTILE)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"scorer": f"tox{hostile}", "conversation_id": "c1", "label": "pass"}) + "\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"scorers": [{"type": "no_tool_errors"}]}))
+    traces = tmp_path / "traces.json"
+    traces.write_text('{"resourceSpans": []}')
+    main(["calibrate", "-c", str(config), "--labels", str(labels), str(traces)])
+    err = capsys.readouterr().err
+    assert "labels name no scorer" in err and "tox" in err
+    assert RAW.search(err) is None

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from otel_scorers import ScoringSpanProcessor
-from otel_scorers.conventions.openinference import flattened_messages
+from otel_scorers.conventions.openinference_text import flattened_messages
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanEvent, SpanRecord
 from tests.conftest import RunRecorder, Telemetry

@@ -12,7 +12,7 @@ import pytest
 
 from otel_scorers import bind, checks
 from otel_scorers.conventions import may_start_run
-from otel_scorers.conventions.openllmetry import indexed_messages
+from otel_scorers.conventions.openllmetry_text import indexed_messages
 from otel_scorers.model import Score
 from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.run_builder import build_runs

@@ -251,7 +251,8 @@ def test_conversations_route_turn_records_by_conversation_and_nothing_else() -> 
     assert "endpoint" not in balancer["protocol"]["otlp"] and set(balancer["resolver"]) == {"dns"}
     # The attribute and the filter's key are the ones turn records carry.
     from otel_scorers.conversation_turns import Turn
-    from otel_scorers.conversations.turn_logs import CONVERSATION_ID, turn_attributes
+    from otel_scorers.conversations.turn_logs import turn_attributes
+    from otel_scorers.gen_ai_names import GEN_AI_CONVERSATION_ID as CONVERSATION_ID
 
     record = turn_attributes(Turn("c", 1, 1, 0, 1))
     assert CONVERSATION_ID in balancer["routing_attributes"] and "otel_scorers.turn.start_ns" in record

@@ -226,7 +226,7 @@ def people_labels(turns: list[Any]) -> bytes:
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
-    from otel_scorers.labels.agreement import Label
+    from otel_scorers.labels.join_records import Label
     from otel_scorers.labels.label_records import LabelLogWriter
 
     runs = [span for span in turns if span.name.startswith("invoke_agent")]

@@ -19,7 +19,8 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation, View
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_scorers.metrics import DURATION_BUCKETS, SCORE_BUCKETS, HistogramBatch, PipelineMetrics
+from otel_scorers.emission.histogram_batch import HistogramBatch
+from otel_scorers.metrics import DURATION_BUCKETS, SCORE_BUCKETS, PipelineMetrics
 
 
 def measurements(count: int) -> list[tuple[str, float, dict[str, Any], Any]]:

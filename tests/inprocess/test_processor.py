@@ -459,7 +459,7 @@ def test_shutdown_finishes_pending_work_then_refuses_and_counts(telemetry: Telem
 
 
 def test_processor_refuses_duplicate_names() -> None:
-    with pytest.raises(ValueError, match="repeated: no_tool_errors"):
+    with pytest.raises(ValueError, match=r"scorers\[1\]\.name: duplicate scorer name 'no_tool_errors'"):
         ScoringSpanProcessor([checks.no_tool_errors(), checks.no_tool_errors()])
 
 
@@ -500,3 +500,13 @@ def test_provider_force_flush_exports_the_evaluations_of_every_run_ended_before_
             logger_provider.shutdown()
     assert sorted(evaluations) == ["evaluate considered"] * 5 + ["evaluate no_tool_errors"] * 5
     assert len(events) == 10
+
+
+def test_processor_refuses_a_conversation_scorer_named_as_a_run_scorer() -> None:
+    from otel_scorers.conversations.pipeline import ConversationSettings
+    from otel_scorers.conversations.scoring import bind_conversation
+    from otel_scorers.scorers.conversation import turns
+
+    conversations = ConversationSettings((bind_conversation(turns(), name="no_tool_errors"),))
+    with pytest.raises(ValueError, match=r"conversations\.scorers\[0\]\.name: duplicate scorer name"):
+        ScoringSpanProcessor([checks.no_tool_errors()], conversations=conversations)

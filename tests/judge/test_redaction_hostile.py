@@ -8,6 +8,7 @@ import gc
 import math
 import time
 
+from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.scorers.judge.masking import Masker, RedactConfig
 
 
@@ -56,7 +57,6 @@ def test_disguised_private_data_never_reaches_the_judge() -> None:
     from pydantic import BaseModel
 
     from otel_scorers import AgentRun, Score, bind
-    from otel_scorers.pipeline.scorer_call import evaluate
     from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
     from otel_scorers.scorers.llm import llm_scorer
 

@@ -28,7 +28,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_scorers import ScoringSpanProcessor, bind, scorers
 from otel_scorers.cli.main import main
-from otel_scorers.labels.agreement import Agreement, JudgeScore, Label, LabelJoin, kappa_figures, spearman
+from otel_scorers.labels.agreement import Agreement, LabelJoin, kappa_figures, spearman
+from otel_scorers.labels.join_records import JudgeScore, Label
 from otel_scorers.labels.label_records import labels_json, read_labels
 from otel_scorers.scorers.judge import Judge, JudgeConfig, import_litellm
 

@@ -8,7 +8,8 @@ import urllib.request
 
 import pytest
 
-from otel_scorers.labels.agreement import ENTRY_BYTES, Agreement, JudgeScore, Label, LabelJoin, label_bytes
+from otel_scorers.labels.agreement import ENTRY_BYTES, Agreement, LabelJoin, label_bytes
+from otel_scorers.labels.join_records import JudgeScore, Label
 from otel_scorers.labels.label_gate import MAX_COMMENT_CHARS, MAX_LABEL_NAMES, OTHER_LABELS
 
 from ..label_requests import label_request

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from otel_scorers.labels.agreement import Agreement, JudgeScore, Label
+from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.join_records import JudgeScore, Label
 from otel_scorers.labels.ppi import PpiSums, estimates
 
 JUDGED = (0.9, 0.2, 0.75, 1.0, 0.0, 0.6, 0.85, 0.4, 1.0, 0.3, 0.55, 0.7)

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_scorers.labels.agreement import Label
+from otel_scorers.labels.join_records import Label
 
 from ..label_requests import label_request
 from ..otlp_capture import OtlpCapture

@@ -144,7 +144,7 @@ def labels_json_body() -> tuple[bytes, int]:
 
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-    from otel_scorers.labels.agreement import Label
+    from otel_scorers.labels.join_records import Label
     from tests.label_requests import label_request
 
     count = 6_400

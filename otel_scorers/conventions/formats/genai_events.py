@@ -30,17 +30,31 @@ from otel_scorers.conventions.formats.messages import (
     genai_messages,
     is_placeholder,
 )
+from otel_scorers.gen_ai_names import (
+    GEN_AI_ASSISTANT_MESSAGE,
+    GEN_AI_CHOICE,
+    GEN_AI_CLIENT_INFERENCE_OPERATION_DETAILS,
+    GEN_AI_COMPLETION,
+    GEN_AI_CONTENT_COMPLETION,
+    GEN_AI_CONTENT_PROMPT,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROMPT,
+    GEN_AI_SYSTEM_MESSAGE,
+    GEN_AI_TOOL_MESSAGE,
+    GEN_AI_USER_MESSAGE,
+)
 from otel_scorers.span_record import SpanEvent, SpanRecord
 
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+DETAILS_EVENT = GEN_AI_CLIENT_INFERENCE_OPERATION_DETAILS
 _ROLE_BY_EVENT = {
-    "gen_ai.system.message": "system",
-    "gen_ai.user.message": "user",
-    "gen_ai.assistant.message": "assistant",
-    "gen_ai.tool.message": "tool",
+    GEN_AI_SYSTEM_MESSAGE: "system",
+    GEN_AI_USER_MESSAGE: "user",
+    GEN_AI_ASSISTANT_MESSAGE: "assistant",
+    GEN_AI_TOOL_MESSAGE: "tool",
 }
-_CHOICE = "gen_ai.choice"
-_PROMPT_EVENT, _COMPLETION_EVENT = "gen_ai.content.prompt", "gen_ai.content.completion"
+_CHOICE = GEN_AI_CHOICE
+_PROMPT_EVENT, _COMPLETION_EVENT = GEN_AI_CONTENT_PROMPT, GEN_AI_CONTENT_COMPLETION
 
 
 def event_messages(span: SpanRecord) -> tuple[Messages, Messages]:
@@ -78,10 +92,10 @@ def _details_messages(events: Sequence[SpanEvent]) -> tuple[Messages, Messages] 
         if event.name != DETAILS_EVENT:
             continue
         attributes = event.attributes
-        if "gen_ai.input.messages" in attributes:
-            inputs.append(genai_messages(attributes["gen_ai.input.messages"]))
-        if "gen_ai.output.messages" in attributes:
-            outputs.append(genai_messages(attributes["gen_ai.output.messages"]))
+        if GEN_AI_INPUT_MESSAGES in attributes:
+            inputs.append(genai_messages(attributes[GEN_AI_INPUT_MESSAGES]))
+        if GEN_AI_OUTPUT_MESSAGES in attributes:
+            outputs.append(genai_messages(attributes[GEN_AI_OUTPUT_MESSAGES]))
     if not inputs and not outputs:
         return None
     return _joined(inputs), _joined(outputs)
@@ -154,9 +168,9 @@ def _prompt_completion_messages(events: Sequence[SpanEvent]) -> tuple[Messages, 
     prompt = completion = None
     for event in events:
         if event.name == _PROMPT_EVENT:
-            prompt = event.attributes.get("gen_ai.prompt")
+            prompt = event.attributes.get(GEN_AI_PROMPT)
         elif event.name == _COMPLETION_EVENT:
-            completion = event.attributes.get("gen_ai.completion")
+            completion = event.attributes.get(GEN_AI_COMPLETION)
     if prompt is None and completion is None:
         return None
     return listed_messages(prompt, "user"), listed_messages(completion, "assistant")

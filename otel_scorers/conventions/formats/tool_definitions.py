@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_DEFINITIONS
 from otel_scorers.model import ToolDefinition
 
-GENAI_DEFINITIONS = "gen_ai.tool.definitions"
+GENAI_DEFINITIONS = GEN_AI_TOOL_DEFINITIONS
 OPENINFERENCE_TOOL = "llm.tools.{}.tool.json_schema"
 VERCEL_PROMPT_TOOLS = "ai.prompt.tools"
 #: Most tools read from one span's OpenInference list, and longest declaration read: a trace is

@@ -1,0 +1,94 @@
+"""OpenInference's names: its span-kind attribute, the redaction marks it writes, and the
+instrumentation scopes (one per framework) whose spans it reads each their own way."""
+
+from __future__ import annotations
+
+import re
+
+KIND = "openinference.span.kind"
+
+
+#: What OpenInference's TraceConfig(hide_inputs/hide_outputs) writes instead of content.
+REDACTED = frozenset({"__REDACTED__", "[REDACTED]"})
+
+
+OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
+
+
+SMOLAGENTS = "openinference.instrumentation.smolagents"
+
+
+AUTOGEN = "openinference.instrumentation.autogen_agentchat"
+
+
+LANGCHAIN = "openinference.instrumentation.langchain"
+
+
+#: CrewAI's two modes: wrapped methods (the default) and `use_event_listener=True`, whose spans
+#: come from CrewAI's event bus (`{role}.{task}.execute`, `{model}.llm_call`).
+CREWAI = frozenset(
+    {"openinference.instrumentation.crewai", "openinference.instrumentation.crewai._event_listener"}
+)
+
+
+LLAMA_INDEX = "openinference.instrumentation.llama_index"
+
+
+#: Haystack's Agent is a CHAIN span `{AgentClass}.run` (or `.run_async`) that runs its tools
+#: without tool spans: its calls are only in its messages (`formats.haystack`).
+HAYSTACK = "openinference.instrumentation.haystack"
+
+
+HAYSTACK_RUN_SUFFIXES = (".run", ".run_async")
+
+
+#: Its pipelines' spans: their input and output name the components they ran.
+HAYSTACK_PIPELINES = ("Pipeline.run", "AsyncPipeline.run")
+
+
+#: DSPy: an agent module (`dspy.ReAct`) is a CHAIN span `ReAct.forward`; its tools are TOOL spans
+#: `{tool}.__call__` with `{"kwargs": {...}}` as input.
+#: BeeAI writes a component's emitter events (a tool's `error`, the agent's `final_answer`) as
+#: child spans, marked by the event's `metadata.path`: records of their parent, not components.
+BEEAI = "openinference.instrumentation.beeai"
+
+
+BEEAI_EVENT = "metadata.path"
+
+
+DSPY = "openinference.instrumentation.dspy"
+
+
+DSPY_RUN_SUFFIXES = (".forward", ".aforward")
+
+
+DSPY_AGENTS = ("ReAct", "CodeAct")
+
+
+DSPY_TOOL_SUFFIX = ".__call__"
+
+
+#: What a DSPy agent's Prediction holds besides the signature's outputs.
+DSPY_STEPS = frozenset({"trajectory", "reasoning"})
+
+
+LLAMA_INDEX_RUN_SUFFIX = ".run"
+
+
+#: LlamaIndex's LLM span that only builds the request of the LLM span beside it.
+LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
+
+
+LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
+
+
+HANDOFF_PREFIX = "handoff to "
+
+
+SMOLAGENTS_RUN_SUFFIX = ".run"
+
+
+DOCUMENTS = "retrieval.documents."
+
+
+DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id)")
