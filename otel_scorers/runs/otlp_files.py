@@ -160,19 +160,27 @@ def _binary(head: bytes) -> bool:
     return False
 
 
-def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any]]:
-    """The JSON documents of a file, one per line or the whole file as one, as they are read."""
-    if _binary(stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]):
-        problems.append(InputProblem(str(path), f"binary data, not JSON; {EXPECTED}"))
-        return
+def _first_line(stream: _Stream) -> tuple[int, bytes]:
+    """The first line that is not blank and its number; `b""` for a file of blank lines."""
     number, first = 0, b""
     while not first.strip():
         first = _line(stream)
         number += 1
         if not first:
-            return
+            return number, b""
         if number > MAX_BLANK_LINES:
             raise _TooBlank
+    return number, first
+
+
+def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any]]:
+    """The JSON documents of a file, one per line or the whole file as one, as they are read."""
+    if _binary(stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]):
+        problems.append(InputProblem(str(path), f"binary data, not JSON; {EXPECTED}"))
+        return
+    number, first = _first_line(stream)
+    if not first:
+        return
     ahead: list[bytes] = []  # whole lines read ahead, last first
     carry = b""  # the start of a line read ahead
     try:

@@ -58,15 +58,11 @@ def tool_args_valid(
             label = f"call {number} {call.name}"
             checker: SchemaCheck | str | None = given.get(call.name)
             if checker is None:
-                definition = from_trace.get(call.name)
-                if definition is None:
-                    names = sorted({*given, *from_trace})
-                    violations.append(f"{label}: tool not declared (declared: {_listing(names)})")
-                    continue
-                if definition.parameters is None:
-                    unchecked.append(f"{call.name} (declared without a schema)")
-                    continue
-                checker = declared(definition)
+                checker = _trace_checker(from_trace.get(call.name), declared)
+            if checker is None:
+                names = sorted({*given, *from_trace})
+                violations.append(f"{label}: tool not declared (declared: {_listing(names)})")
+                continue
             if isinstance(checker, str):
                 unchecked.append(f"{call.name} ({checker})")
                 continue
@@ -92,6 +88,18 @@ def tool_args_valid(
         args={"tools": dict(tools) if tools is not None else None},
         retime=lambda limit: tool_args_valid(tools, timeout_s=min(limit, timeout_s)),
     )
+
+
+def _trace_checker(
+    definition: ToolDefinition | None, declared: Callable[[ToolDefinition], SchemaCheck | str]
+) -> SchemaCheck | str | None:
+    """How the trace's declaration of a tool checks its calls: a check, why there is none (a
+    string), or None when the trace does not declare the tool."""
+    if definition is None:
+        return None
+    if definition.parameters is None:
+        return "declared without a schema"
+    return declared(definition)
 
 
 def _declared_schemas() -> Callable[[ToolDefinition], SchemaCheck | str]:

@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import regex
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from otel_scorers.scorers.judge.card_numbers import cards
 from otel_scorers.scorers.judge.checksums import iban, iban_valid, luhn_valid
 from otel_scorers.scorers.judge.disguise import undisguised
 
@@ -205,12 +206,6 @@ _PHONE = regex.compile(
     r"|\(\d{3}\)[ .\-]?\d{3}[ .\-]\d{4}|\d{3}[.\-]\d{3}[.\-]\d{4}"  # North American
 )
 _PHONE_WITHIN = regex.compile(rf"(?<![\w+])(?:{_PHONE.pattern})(?![\w])")
-# A run of digits, spaces and dashes (a character class the scan jumps along), then the numbers
-# within it checked: a card may follow or precede another number in the same run.
-_CARD = re.compile(r"(?<![0-9])(?<![0-9][ .\-])[0-9][0-9 .\-]{11,}[0-9]")  # where a run starts only
-_DIGITS = re.compile(r"[0-9]+")
-#: 19 digits in groups of at least 4.
-_MAX_CARD_GROUPS = 4
 _IBAN = regex.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}\b")
 _IPV4 = regex.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = regex.compile(
@@ -260,47 +255,6 @@ def _ibans(text: str, replace: Replace) -> str:
         return found
 
     return _IBAN.sub(one, text)
-
-
-def _cards(text: str, replace: Replace) -> str:
-    """In each run of digit groups, the longest runs of consecutive groups (one space or dash
-    between them, 4 to 6 digits each, as cards are printed) or single groups, of 13 to 19 digits
-    that pass the Luhn check, from the left."""
-    parts: list[str] = []
-    done = 0
-    for run in _CARD.finditer(text):
-        groups = [(found.start(), found.end()) for found in _DIGITS.finditer(text, run.start(), run.end())]
-        first = 0
-        while first < len(groups):
-            start = groups[first][0]
-            if first == 0 and start and (text[start - 1].isalnum() or text[start - 1] in "-_"):
-                first += 1
-                continue
-            matched = None
-            # A card is at most 19 digits: at most `_MAX_CARD_GROUPS` groups of 4 or more, so the
-            # numbers tried from one group are few, and a run of groups costs linear time.
-            for last in range(min(len(groups) - 1, first + _MAX_CARD_GROUPS - 1), first - 1, -1):
-                end = groups[last][1]
-                if last > first and groups[last][0] - groups[last - 1][1] != 1:
-                    continue  # two separators in a row: not one number
-                if any(groups[k + 1][0] - groups[k][1] != 1 for k in range(first, last)):
-                    continue
-                if last > first and any(not 4 <= b - a <= 6 for a, b in groups[first : last + 1]):
-                    continue  # printed cards group their digits by 4 to 6
-                if end < len(text) and (text[end].isalnum() or text[end] in "_") and last == len(groups) - 1:
-                    continue
-                digits = "".join(text[a:b] for a, b in groups[first : last + 1])
-                if 13 <= len(digits) <= 19 and luhn_valid(digits):
-                    matched = last
-                    break
-            if matched is None:
-                first += 1
-                continue
-            parts.append(text[done:start])
-            parts.append(replace("card", text[start : groups[matched][1]]))
-            done = groups[matched][1]
-            first = matched + 1
-    return "".join(parts) + text[done:] if parts else text
 
 
 def _phones(text: str, replace: Replace) -> str:
@@ -387,7 +341,7 @@ _DETECTORS: Mapping[str, Detector] = {
     "credential": _credentials,
     "email": _emails,
     "iban": _ibans,
-    "card": _cards,
+    "card": cards,
     "ip": _ip,
     "phone": _phones,
 }
