@@ -173,6 +173,16 @@ def _first_line(stream: _Stream) -> tuple[int, bytes]:
     return number, first
 
 
+def _gave_up(path: Path, problems: list[InputProblem]) -> bool:
+    """True, with a last problem saying so, once a file has had its fill of problems."""
+    if len(problems) < MAX_PROBLEMS_PER_FILE:
+        return False
+    problems.append(
+        InputProblem(str(path), f"{MAX_PROBLEMS_PER_FILE} problems: the rest of the file is not read")
+    )
+    return True
+
+
 def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any]]:
     """The JSON documents of a file, one per line or the whole file as one, as they are read."""
     if _binary(stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]):
@@ -208,10 +218,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
         ahead = [second]
     blank = 0  # blank lines in a row
     while True:
-        if len(problems) >= MAX_PROBLEMS_PER_FILE:
-            problems.append(
-                InputProblem(str(path), f"{MAX_PROBLEMS_PER_FILE} problems: the rest of the file is not read")
-            )
+        if _gave_up(path, problems):
             return
         number += 1
         if ahead:
