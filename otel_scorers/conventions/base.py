@@ -18,15 +18,18 @@ from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
 
-#: Tools a framework gives its agent to end the loop, by the instrumentation scope of their tool
-#: spans: smolagents' and BeeAI's `final_answer` carry the answer, DSPy ReAct's `finish` says it
-#: is done. The model asks for them as for any tool, but they are the framework's machinery, not
-#: the agent's tools: run assembly lets such a call answer the model's request of that name, then
-#: leaves it out of the run's tool calls (the answer is the run's output, not a tool result).
+#: Tools a framework gives its agent to end the loop, by framework: smolagents' and BeeAI's
+#: `final_answer` carry the answer, DSPy ReAct's `finish` says it is done. The model asks for them
+#: as for any tool, but they are the framework's machinery, not the agent's tools: run assembly
+#: lets such a call answer the model's request of that name, then leaves it out of the run's tool
+#: calls (the answer is the run's output, not a tool result). The framework is the last part of
+#: the tool span's instrumentation scope (`openinference.instrumentation.smolagents`,
+#: `openlit.instrumentation.smolagents`), so every instrumentation of the framework is read alike.
+#: A framework not listed is read by the general rule (`tool_matching.without_answer_call`).
 FRAMEWORK_TOOLS: Mapping[str, frozenset[str]] = {
-    "openinference.instrumentation.smolagents": frozenset({"final_answer"}),
-    "openinference.instrumentation.dspy": frozenset({"finish"}),
-    "openinference.instrumentation.beeai": frozenset({"final_answer"}),
+    "smolagents": frozenset({"final_answer"}),
+    "dspy": frozenset({"finish"}),
+    "beeai": frozenset({"final_answer"}),
 }
 
 
@@ -38,7 +41,7 @@ UNNAMED_AGENT = ""
 
 def framework_tool(span: SpanRecord, tool_name: str) -> bool:
     """The tool span is one of its framework's own loop-ending tools (`FRAMEWORK_TOOLS`)."""
-    names = FRAMEWORK_TOOLS.get(span.scope or "")
+    names = FRAMEWORK_TOOLS.get((span.scope or "").rpartition(".")[2])
     return names is not None and tool_name in names
 
 

@@ -55,9 +55,17 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
 }
 
 
+#: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
+#: is when its attributes do not: OpenLIT writes only `error.type` on a tool span that failed.
+TOOL_SPAN_PREFIX = "execute_tool "
+
+
 def operation_role(span: SpanRecord) -> SpanRole | None:
-    """The role the span's GenAI operation gives it; None for other operations."""
+    """The role the span's GenAI operation gives it (its span-name form for a tool call without
+    the attribute); None for other operations."""
     operation = span.attributes.get(OPERATION)
+    if operation is None and span.name.startswith(TOOL_SPAN_PREFIX):
+        return "tool"
     # A malformed value (a list, say) names no operation and must not break the lookup.
     return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
 
@@ -115,7 +123,7 @@ class GenAIConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)
 
     def detect(self, span: SpanRecord) -> bool:
-        return OPERATION in span.attributes
+        return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)
 
     role = staticmethod(operation_role)
     run_content = staticmethod(run_content)

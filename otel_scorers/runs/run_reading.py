@@ -18,7 +18,7 @@ from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
-from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls
+from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
 
 
@@ -31,6 +31,7 @@ def read_run(parts: RunParts) -> AgentRun:
     sources: dict[str, str] = {}
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
+    tool_calls = without_answer_call(tool_calls, models, run_output)
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     first_model_input = next((m.input.items for m in models if m.input.captured), ())
     input_messages = content.input.items or first_model_input

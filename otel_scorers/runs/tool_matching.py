@@ -82,6 +82,27 @@ def _tool_call(
     return call, convention.internal_tool(span) or framework_tool(span, call.name)
 
 
+def without_answer_call(
+    calls: list[ToolCall], models: Sequence[ModelCall], answer: str | None
+) -> list[ToolCall]:
+    """The run's tool calls without the one that delivered its answer: a tool the framework ends
+    its loop with (a `final_answer` of any name), whose call is the run's last, that no model
+    call followed, and whose argument is the run's answer. It is how the agent answered, not a
+    tool it used. A tool whose result alone is the answer (returned to the user directly) was
+    called with arguments of its own: it stays."""
+    if not calls or not answer:
+        return calls
+    last = calls[-1]
+    if last.state != "ok" or last.start_ns is None or any(model.start_ns > last.start_ns for model in models):
+        return calls
+    arguments = last.arguments
+    values = arguments.values() if isinstance(arguments, Mapping) else (arguments,)
+    wanted = answer.strip()
+    if any(isinstance(value, str) and value.strip() == wanted for value in values):
+        return calls[:-1]
+    return calls
+
+
 def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
     """Tool arguments and results the trace did not carry: none of the finished calls has any
     (one call without arguments or result is just a tool that takes or returns nothing)."""

@@ -148,3 +148,35 @@ def test_a_tool_result_written_as_a_message_objects_dump_is_its_content() -> Non
     # Langfuse writes the ToolMessage as JSON: {"content": ..., "tool_call_id": ..., "type": "tool"}.
     (run,) = runs_of("langfuse-langchain", "tool_then_answer")
     assert [call.result for call in run.tool_calls] == ["Sunny, 21°C"]
+
+
+# ---- how an agent ends its loop, and tool spans known by their form --------------------------
+
+
+def test_a_frameworks_loop_ending_tool_is_left_out_whichever_instrumentation_wrote_it() -> None:
+    # smolagents' `final_answer` under OpenLIT (not OpenInference): with content and without.
+    for scenario in ("tool_then_answer", "no_content"):
+        (run,) = runs_of("openlit-smolagents", scenario)
+        assert [call.name for call in run.tool_calls] == ["get_weather"], scenario
+
+
+def test_a_last_tool_call_whose_argument_is_the_runs_answer_is_how_it_answered_whatever_its_name(
+    tmp_path: Path,
+) -> None:
+    # smolagents' answer tool under a name no list knows: the model asked for it last, no model
+    # call followed, and its argument is the run's answer.
+    for scenario in ("tool_then_answer", "two_tools", "no_tool"):
+        renamed = tmp_path / f"{scenario}.json"
+        text = (TRACES / "openlit-smolagents" / f"{scenario}.json").read_text()
+        renamed.write_text(text.replace("final_answer", "reply_to_user"))
+        (run,) = runs_from_files([renamed], [])
+        assert "reply_to_user" not in [call.name for call in run.tool_calls], scenario
+        assert run.output is not None and run.output.startswith(("It is", "Bonjour")), scenario
+
+
+def test_a_tool_span_known_only_by_its_execute_tool_name_is_a_failed_call() -> None:
+    # OpenLIT writes only `error.type` on the span of a tool that raised.
+    (run,) = runs_of("openlit-smolagents", "failing_tool")
+    assert [(call.name, call.state, call.result) for call in run.tool_calls] == [
+        ("get_weather", "error", None)
+    ]
