@@ -39,6 +39,7 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
     GEN_AI_USAGE_PROMPT_TOKENS,
+    GEN_AI_WORKFLOW_NAME,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -47,6 +48,9 @@ OPERATION = GEN_AI_OPERATION_NAME
 #: What a span is, by its `gen_ai.operation.name`.
 OPERATION_ROLES: Mapping[str, SpanRole] = {
     "invoke_agent": "run",
+    # Agents working together (a team, a graph) as one invocation, named by `gen_ai.workflow.name`;
+    # one that only wraps an agent's run is not a run of its own (`runs.invocations`).
+    "invoke_workflow": "run",
     "execute_tool": "tool",
     "chat": "model",
     "generate_content": "model",
@@ -74,7 +78,9 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
-        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME)) or name_suffix(span.name, "invoke_agent"),
+        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
+        or name_suffix(span.name, "invoke_agent")
+        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME)),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -119,8 +125,11 @@ def documents(span: SpanRecord) -> tuple[Document, ...]:
 
 class GenAIConvention(Convention):
     name = "genai"
-    run_start_names: tuple[str, ...] = ("invoke_agent",)
-    run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)
+    run_start_names: tuple[str, ...] = ("invoke_agent", "invoke_workflow")
+    run_start_markers: tuple[tuple[str, str | None], ...] = (
+        (OPERATION, "invoke_agent"),
+        (OPERATION, "invoke_workflow"),
+    )
 
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)

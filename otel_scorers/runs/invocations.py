@@ -56,7 +56,8 @@ def one_run_per_invocation(
             continue
         inside = scopes.wrapped_by(empty)
         if inside is not None:
-            if inside.wrapper is None:
+            # What a span around other spans too holds is theirs together, not the run's alone.
+            if inside.wrapper is None and _only_child(inside, empty, by_id):
                 inside.wrapper = empty
             scopes.remove(empty, inside)
             continue
@@ -186,6 +187,24 @@ def _invoked(parts: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
     parent_id = parts.span.parent_span_id
     parent = by_id.get(parent_id) if parent_id is not None else None
     return parts.convention.sub_run_call(parts.span, parent) is not None
+
+
+def _only_child(run: RunParts, wrapper: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
+    """The run's span is all the wrapper's span holds: each span from the run's up to the
+    wrapper's is its parent's only child."""
+    children: dict[int, int] = {}
+    for span in by_id.values():
+        if span.parent_span_id is not None:
+            children[span.parent_span_id] = children.get(span.parent_span_id, 0) + 1
+    current: SpanRecord | None = run.span
+    for _ in range(MAX_DEPTH):
+        parent_id = current.parent_span_id if current is not None else None
+        if parent_id is None or children.get(parent_id) != 1:
+            return False
+        if parent_id == wrapper.span.span_id:
+            return True
+        current = by_id.get(parent_id)
+    return False
 
 
 def _merge(step: RunParts, outer: RunParts) -> None:

@@ -20,7 +20,7 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_parts,
     tool_response_value,
 )
-from otel_scorers.conventions.formats.python_repr import decoded_value
+from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.span_record import SpanRecord
@@ -118,7 +118,8 @@ def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
 
 def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
     """What the model was sent back for a call (the `tool_call_response` part with its call id
-    in a later model call's input) is its result when the tool span carries none (AutoGen's),
+    in a later model call's input) is its result when the tool span carries none (AutoGen's) or
+    only the default text of what the tool returned (a generator OpenLIT's Agno spans record),
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
     got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
@@ -150,7 +151,8 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
                 )
             )
             continue
-        if call.result is None:
+        # A generator's or an object's default text is not what the tool gave the model.
+        if call.result is None or is_default_repr(call.result):
             call = replace(call, result=tool_response_value(part))
         if part.get("error") is True and call.state == "ok":
             response = tool_response_value(part)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, decode_content, decode_json
+from otel_scorers.conventions.formats.python_repr import is_default_repr
 
 
 def test_json_is_read_first() -> None:
@@ -51,3 +52,20 @@ def test_a_malformed_or_unsafe_literal_stays_text_and_never_raises(text: str) ->
 def test_text_that_only_looks_like_a_literal_is_not_read() -> None:
     assert decode_json("(1, 2)") == "(1, 2)"  # only dicts and lists are tried
     assert decode_json("sunny, 72F") == "sunny, 72F"
+
+
+@pytest.mark.parametrize(
+    ("text", "is_default"),
+    [
+        (
+            "<generator object _get_delegate_task_function.<locals>.delegate_task_to_member at 0x558cd0da07c0>",
+            True,
+        ),
+        ("<agno.models.Response object at 0x7f3a2c>", True),
+        ("<b>Sunny</b>", False),
+        ("<generator object at the station>", False),
+        ("Sunny, 21°C", False),
+    ],
+)
+def test_an_objects_default_text_is_told_from_a_value(text: str, is_default: bool) -> None:
+    assert is_default_repr(text) is is_default

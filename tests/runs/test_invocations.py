@@ -180,3 +180,31 @@ def test_a_tool_span_known_only_by_its_execute_tool_name_is_a_failed_call() -> N
     assert [(call.name, call.state, call.result) for call in run.tool_calls] == [
         ("get_weather", "error", None)
     ]
+
+
+def test_a_workflow_of_agents_is_one_run_named_by_its_workflow_and_its_members_runs_are_their_own() -> None:
+    # OpenLIT's Agno team: `invoke_workflow travel_team` (gen_ai.workflow.name) asks a model and
+    # delegates to its member, whose `invoke_agent weather_agent` sits beside the delegation.
+    team, member = runs_of("openlit-agno", "team")
+    assert (team.agent_name, team.input, team.output) == ("travel_team", PARIS, ANSWER)
+    assert [call.name for call in team.tool_calls] == ["delegate_task_to_member"]
+    assert view(member) == (
+        "weather_agent",
+        "Find the current weather in Paris.",
+        "Sunny and 21°C in Paris.",
+        [("get_weather", "Sunny, 21°C", "ok")],
+    )
+
+
+def test_a_tool_result_recorded_as_an_objects_default_text_is_what_the_model_was_sent() -> None:
+    # The delegation returned a generator: its span holds `<generator object ... at 0x...>`; the
+    # team's next model call was sent the member's answer for that call id.
+    team, _ = runs_of("openlit-agno", "team")
+    assert [call.result for call in team.tool_calls] == ["Sunny and 21°C in Paris."]
+
+
+def test_a_span_around_the_run_and_other_spans_does_not_lend_the_run_its_text() -> None:
+    # OpenLIT's LangGraph `invoke_workflow` holds the graph's answer even with content capture off;
+    # it also holds the graph's node spans, so it is not the run's wrapper: the answer stays missing.
+    (run,) = runs_of("openlit-langchain", "no_content")
+    assert run.output is None and "output" in run.missing

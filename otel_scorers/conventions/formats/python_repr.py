@@ -20,6 +20,9 @@ _NEXT_FIELD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*=")
 _OPEN = "([{"
 _CLOSE = ")]}"
 _UNREAD = object()
+#: Python's default text of an object that has none of its own (`<generator object f at 0x7f...>`):
+#: it names the object, not a value it holds.
+_DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: \S+)? at 0x[0-9a-fA-F]+>")
 
 
 def _value_end(text: str, start: int) -> int | None:
@@ -99,3 +102,9 @@ def decoded_value(value: Any) -> Any:
         return value
     found, content = message_content(value)
     return content if found else value
+
+
+def is_default_repr(value: Any) -> bool:
+    """`value` is Python's default text of an object (`<generator object f at 0x7f...>`): what a
+    tool that returned a generator or an object without text of its own was recorded as."""
+    return isinstance(value, str) and value[:1] == "<" and _DEFAULT_REPR.fullmatch(value) is not None
