@@ -23,6 +23,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.formats.swarm_context import swarm_request
 from otel_scorers.gen_ai_names import (
     GEN_AI_CHOICE,
     GEN_AI_PROVIDER_NAME,
@@ -100,28 +101,6 @@ def _tool_events(span: SpanRecord) -> tuple[Any, Any]:
         elif event.name == GEN_AI_CHOICE:
             result = decode_content(event.attributes.get("message"))
     return arguments, result
-
-
-#: What follows the user's request in the context a Swarm gives each of its agents.
-_SWARM_SECTIONS = (
-    "\n\nPrevious agents who worked on this: ",
-    "\n\nShared knowledge from previous agents:\n",
-    "\n\nOther agents available for collaboration:\n",
-    "\n\nYou have access to swarm coordination tools",
-)
-
-
-def swarm_request(text: str | None) -> str | None:
-    """The user's request inside the context a Strands Swarm sends its agents
-    ("Context:\n[Handoff Message: ...\n\n]User Request: <request>\n\n..."), or None."""
-    if text is None or not text.startswith("Context:\n"):
-        return None
-    start = text.find("User Request: ")
-    if start < 0:
-        return None
-    start += len("User Request: ")
-    ends = [end for section in _SWARM_SECTIONS if (end := text.find(section, start)) >= 0]
-    return text[start : min(ends)] if ends else text[start:].rstrip("\n")
 
 
 def unwrap_blocks(result: Any) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
-from otel_scorers.conventions.formats.messages import handoff_tool_name, tool_call_parts
+from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
@@ -156,7 +156,9 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
             continue
         current = head
         while (
-            handoff := _last_handoff(current) or _requested_handoff(current, ordered[index + 1 :], outer)
+            handoff := _last_handoff(current)
+            or _requested_handoff(current, ordered[index + 1 :], outer)
+            or _named_handoff(current, head, ordered[index + 1 :], outer)
         ) is not None:
             target, start_ns = handoff
             follower = next(
@@ -238,6 +240,34 @@ def _requested_handoff(
         if name and handoff_tool_name(name) in asked:
             return name, span.start_ns
     return None
+
+
+def _named_handoff(
+    parts: RunParts, head: RunParts, later: Sequence[RunParts], outer: Mapping[int, RunParts | None]
+) -> tuple[str, int] | None:
+    """(agent handed to, when) of a handoff its reader does not know: the run's last tool call
+    names an agent in its `agent_name` argument (Strands' `handoff_to_agent`, ADK's
+    `transfer_to_agent`, whoever wrote the span), and a run of that agent starts after it beside
+    the run. The call is machinery (`RunParts.handoff_tools` of the run it joins)."""
+    if not parts.tools:
+        return None
+    around = outer.get(parts.span.span_id)
+    names = {
+        agent_name_of(run)
+        for run in later
+        if run is not parts
+        and outer.get(run.span.span_id) is around
+        and run.span.start_ns >= parts.span.start_ns
+    }
+    names.discard(None)
+    if not names:
+        return None
+    convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
+    target = handoff_agent(convention.tool_call(span).arguments)
+    if target is None or target not in names:
+        return None
+    head.handoff_tools.add(span.span_id)
+    return target, span.start_ns
 
 
 def _add_sub_run_call(

@@ -41,6 +41,9 @@ class RunParts:
     #: The agent span that wraps this run and does nothing else (`invocations`): what it holds
     #: (request, answer, conversation id) stands for what the run span lacks.
     wrapper: RunParts | None = None
+    #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
+    #: by the rule every convention shares rather than by their reader: machinery, not calls.
+    handoff_tools: set[int] = field(default_factory=set)
 
 
 def agent_name_of(parts: RunParts) -> str | None:

@@ -8,8 +8,9 @@ first argument; a single well-known key (`{"output": "..."}`) its text; a type d
 (`{"output_type": "str"}`) nothing. A structure that is none of these is kept as it is (an agent
 may answer in JSON). Then the span around the run that wraps it (`RunParts.wrapper`), then the
 run's own model calls: the last user message of the first call, the last call's assistant text.
-Where the text was derived rather than read, `Found.source` says from where; where it could not
-be found in a structure, `Found.unfound` says why.
+A request inside the context a multi-agent Swarm gives its agents is the user's request
+(`swarm_context`), whichever reader claimed the span. Where the text was derived rather than read,
+`Found.source` says from where; where it could not be found in a structure, `Found.unfound` says why.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
 )
 from otel_scorers.conventions.formats.python_repr import object_fields
+from otel_scorers.conventions.formats.swarm_context import swarm_request
 
 Side = Literal["input", "output"]
 
@@ -137,6 +139,8 @@ def _message_fields(text: str) -> Mapping[str, Any] | None:
 def span_text(content: RunSpanContent, side: Side, wrapper: bool = False) -> Found | None:
     """The request or answer a run span (or the span around it) holds, None when it holds none."""
     text = content.input_text if side == "input" else content.output_text
+    if text and side == "input":
+        text = swarm_request(text) or text  # the user's request inside a Swarm's context
     # An empty value is what some span processors write when content capture hides it.
     if text:
         reduced = reduce_structure(text, side)

@@ -31,7 +31,9 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     machinery answered (`_match_requested_calls`)."""
     tools = sorted(
         [
-            _tool_call(convention, span, parts.executions.get(span.span_id, ()))
+            _tool_call(
+                convention, span, parts.executions.get(span.span_id, ()), span.span_id in parts.handoff_tools
+            )
             for convention, span in parts.tools
         ]
         + [(call, False) for call in parts.sub_runs],
@@ -66,10 +68,14 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
 
 
 def _tool_call(
-    convention: Convention, span: SpanRecord, executions: Sequence[tuple[Convention, SpanRecord]]
+    convention: Convention,
+    span: SpanRecord,
+    executions: Sequence[tuple[Convention, SpanRecord]],
+    handed_off: bool = False,
 ) -> tuple[ToolCall, bool]:
-    """The span's call, and whether it is machinery rather than the agent's tool: a handoff, or
-    a loop-ending tool of its framework (`FRAMEWORK_TOOLS`). A call whose execution failed
+    """The span's call, and whether it is machinery rather than the agent's tool: a handoff
+    (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
+    framework (`FRAMEWORK_TOOLS`). A call whose execution failed
     failed, though the caller's span may not say so (an MCP server's error, which the calling
     framework hands the model as a result)."""
     call = convention.tool_call(span)
@@ -79,7 +85,7 @@ def _tool_call(
             if inner_call.state == "error":
                 call = replace(call, state="error", error=inner_call.error or "error")
                 break
-    return call, convention.internal_tool(span) or framework_tool(span, call.name)
+    return call, handed_off or convention.internal_tool(span) or framework_tool(span, call.name)
 
 
 def without_answer_call(

@@ -23,7 +23,6 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
 PENDING: dict[str, str] = {
-    "openinference-strands": "a Swarm's second agent is read as a run of its own",
     "mlflow-langchain": "MLflow marks no LangChain span as an agent: the graph's CHAIN span is not read as a run",
 }
 

@@ -208,3 +208,18 @@ def test_a_span_around_the_run_and_other_spans_does_not_lend_the_run_its_text() 
     # it also holds the graph's node spans, so it is not the run's wrapper: the answer stays missing.
     (run,) = runs_of("openlit-langchain", "no_content")
     assert run.output is None and "output" in run.missing
+
+
+def test_a_tool_call_naming_the_next_agent_hands_the_run_on_whichever_reader_claimed_its_span() -> None:
+    # Strands' Swarm under OpenInference's span processor: `handoff_to_agent` {"agent_name": ...}
+    # read as an OpenInference TOOL span, then the weather agent's run beside the triage agent's.
+    (run,) = runs_of("openinference-strands", "swarm_handoff")
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("triage_agent", "weather_agent")]
+    assert view(run) == ("triage_agent", PARIS, ANSWER + "\n", [("get_weather", "Sunny, 21°C", "ok")])
+    assert run.final_agent == "weather_agent"
+
+
+def test_the_request_inside_the_context_a_swarm_gives_its_agent_is_the_users() -> None:
+    # The triage agent's span holds "Context:\nUser Request: <request>\n\nOther agents ...".
+    run = runs_of("openinference-strands", "swarm_handoff")[0]
+    assert run.input == PARIS
