@@ -15,7 +15,6 @@ as child spans with `metadata.path`, which are not components).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from otel_scorers.conventions import ag2, autogen
 from otel_scorers.conventions.base import (
@@ -51,7 +50,6 @@ from otel_scorers.conventions.openinference_scopes import (
     HAYSTACK_RUN_SUFFIXES,
     KIND,
     LANGCHAIN,
-    LANGGRAPH_INTEGRATIONS,
     LLAMA_INDEX,
     LLAMA_INDEX_PREPARE,
     LLAMA_INDEX_RUN_SUFFIX,
@@ -115,11 +113,7 @@ class OpenInferenceConvention(Convention):
             # A LangChain run is marked AGENT only when its name contains "agent": an agent
             # graph named otherwise is a CHAIN whose name is its `lc_agent_name`, or, unnamed
             # ("LangGraph"), a graph that is not a node of another graph.
-            metadata = _metadata(span)
-            if metadata.get("lc_agent_name") == span.name:
-                return "run"
-            graph = metadata.get("ls_integration") in LANGGRAPH_INTEGRATIONS
-            return "run" if graph and "langgraph_node" not in metadata else None
+            return "run" if langchain.is_agent_graph(_metadata(span), span.name) else None
         if kind == "CHAIN" and span.scope == LLAMA_INDEX:
             return "run" if _is_llama_index_run(span) else None
         if kind == "CHAIN" and span.scope == DSPY:
@@ -343,9 +337,7 @@ def _haystack_agent_class(span: SpanRecord) -> str | None:
     return None
 
 
-def _metadata(span: SpanRecord) -> Mapping[str, Any]:
-    metadata = decode_json(span.attributes.get("metadata"))
-    return metadata if isinstance(metadata, Mapping) else {}
+_metadata = langchain.span_metadata
 
 
 def _is_agent_run(span: SpanRecord) -> bool:

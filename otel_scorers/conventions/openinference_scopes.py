@@ -79,9 +79,6 @@ LLAMA_INDEX_RUN_SUFFIX = ".run"
 LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 
 
-LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
-
-
 HANDOFF_PREFIX = "handoff to "
 
 

@@ -1,7 +1,8 @@
 """Run building, phase 1: the role each span of a trace plays (run, tool, model, retriever).
 
 Each span is read by the first convention whose markers it carries (`conventions.detect`); that
-convention says its role. The project's own spans play none. An agent graph invoked from a tool
+convention says its role. The project's own spans play none. A span that LangChain's metadata
+marks as an agent graph is a run whichever reader claimed it. An agent graph invoked from a tool
 may carry nothing that marks it a run: its place under the tool span does
 (`Convention.run_under_tool`).
 """
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect
+from otel_scorers.conventions.formats import langchain
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -39,6 +41,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if found is None:
             continue
         role = found.role(span)
+        if role is None and langchain.marks_agent_graph(span):
+            role = "run"  # LangChain's own metadata says what its reader does not
         if role is not None:
             roles[span.span_id] = (found, role)
         else:

@@ -22,9 +22,7 @@ TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
-PENDING: dict[str, str] = {
-    "mlflow-langchain": "MLflow marks no LangChain span as an agent: the graph's CHAIN span is not read as a run",
-}
+PENDING: dict[str, str] = {}
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).

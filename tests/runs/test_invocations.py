@@ -223,3 +223,15 @@ def test_the_request_inside_the_context_a_swarm_gives_its_agent_is_the_users() -
     # The triage agent's span holds "Context:\nUser Request: <request>\n\nOther agents ...".
     run = runs_of("openinference-strands", "swarm_handoff")[0]
     assert run.input == PARIS
+
+
+def test_a_span_langchains_metadata_marks_an_agent_graph_is_a_run_whichever_reader_claimed_it() -> None:
+    # MLflow's LangChain autolog marks no span an agent: the graph is a CHAIN span whose metadata
+    # names it (`lc_agent_name`); its request and answer are the graph's input and final state.
+    (run,) = runs_of("mlflow-langchain", "tool_then_answer")
+    assert view(run) == ("weather_agent", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    assert run.text_sources["output"] == "reduced from the structure on the run span"
+    assert [run.agent_name for run in runs_of("mlflow-langchain", "nested")] == [
+        "travel_agent",
+        "weather_expert",
+    ]

@@ -13,6 +13,12 @@ from typing import Any
 
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.span_record import SpanRecord
+
+#: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
+METADATA = "metadata"
+#: `ls_integration` values of an agent graph (LangGraph, `create_agent`) in LangChain's metadata.
+LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
 _ROLES = {
     "human": "user",
@@ -109,3 +115,28 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
     if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
         return None
     return fields[1]
+
+
+def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
+    """The LangChain metadata the span holds (`metadata`, JSON), empty when it holds none."""
+    metadata = decode_json(span.attributes.get(METADATA))
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
+    """LangChain's metadata marks the span as an agent graph's own, not one of its nodes': its
+    `lc_agent_name` is the span's name, or it is a graph (`ls_integration`) that is no node
+    (`langgraph_node`) of another graph."""
+    if metadata.get("lc_agent_name") == span_name:
+        return True
+    return metadata.get("ls_integration") in LANGGRAPH_INTEGRATIONS and "langgraph_node" not in metadata
+
+
+def marks_agent_graph(span: SpanRecord) -> bool:
+    """The span is an agent graph by its LangChain metadata, whichever instrumentation recorded it
+    without marking it an agent (MLflow's CHAIN spans). Cheap for every other span: one lookup and
+    a substring test before any decoding."""
+    raw = span.attributes.get(METADATA)
+    if isinstance(raw, str) and "ls_integration" not in raw and "lc_agent_name" not in raw:
+        return False
+    return raw is not None and is_agent_graph(span_metadata(span), span.name)
