@@ -11,7 +11,8 @@ sub-agent, always a run of its own):
   than once (a graph's node, a turn of its loop), is a step of it: its spans join it;
 - a wrapper: an agent span that does nothing itself (no model, tool or retriever span of its
   own) around runs, or whose time encloses the runs of its scope, is not a run: the first of them
-  takes what it holds where its own span lacks it (`RunParts.wrapper`);
+  takes what it holds where its own span lacks it (`RunParts.wrapper`), when it is all the wrapper
+  holds (a span around other spans too holds what they did together);
 - an empty step: an agent span that does nothing itself, inside or beside a run that does
   something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
   a marker of the agent a run hands over to), unless it failed or its convention reads it as a
@@ -51,14 +52,17 @@ def one_run_per_invocation(
             _merge(step, outer)
             scopes.remove(step, outer)
     idle = [parts for parts in runs.values() if not _works(parts)]
+    children: dict[int, int] | None = None  # spans directly inside each span, counted when needed
     for empty in sorted(idle, key=lambda parts: parts.span.start_ns) if len(runs) > 1 else ():
         if empty.span.span_id not in runs:
             continue
         inside = scopes.wrapped_by(empty)
         if inside is not None:
             # What a span around other spans too holds is theirs together, not the run's alone.
-            if inside.wrapper is None and _only_child(inside, empty, by_id):
-                inside.wrapper = empty
+            if inside.wrapper is None:
+                children = children if children is not None else _child_counts(by_id)
+                if _only_child(inside, empty, by_id, children):
+                    inside.wrapper = empty
             scopes.remove(empty, inside)
             continue
         beside = scopes.working_beside(empty)
@@ -189,13 +193,19 @@ def _invoked(parts: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
     return parts.convention.sub_run_call(parts.span, parent) is not None
 
 
-def _only_child(run: RunParts, wrapper: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
-    """The run's span is all the wrapper's span holds: each span from the run's up to the
-    wrapper's is its parent's only child."""
+def _child_counts(by_id: Mapping[int, SpanRecord]) -> dict[int, int]:
     children: dict[int, int] = {}
     for span in by_id.values():
         if span.parent_span_id is not None:
             children[span.parent_span_id] = children.get(span.parent_span_id, 0) + 1
+    return children
+
+
+def _only_child(
+    run: RunParts, wrapper: RunParts, by_id: Mapping[int, SpanRecord], children: Mapping[int, int]
+) -> bool:
+    """The run's span is all the wrapper's span holds: each span from the run's up to the
+    wrapper's is its parent's only child."""
     current: SpanRecord | None = run.span
     for _ in range(MAX_DEPTH):
         parent_id = current.parent_span_id if current is not None else None

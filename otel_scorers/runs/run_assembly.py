@@ -252,19 +252,14 @@ def _named_handoff(
     if not parts.tools:
         return None
     around = outer.get(parts.span.span_id)
-    names = {
-        agent_name_of(run)
-        for run in later
-        if run is not parts
-        and outer.get(run.span.span_id) is around
-        and run.span.start_ns >= parts.span.start_ns
-    }
-    names.discard(None)
-    if not names:
+    beside = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
+    if not beside:
         return None
     convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
     target = handoff_agent(convention.tool_call(span).arguments)
-    if target is None or target not in names:
+    if target is None or not any(
+        run.span.start_ns >= span.start_ns and agent_name_of(run) == target for run in beside
+    ):
         return None
     head.handoff_tools.add(span.span_id)
     return target, span.start_ns
