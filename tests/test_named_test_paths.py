@@ -1,5 +1,6 @@
-"""Every `tests/...` path that the docs (README.md, docs/*.md) or the package's and benchmarks'
-docstrings and comments name exists: a reader sent to a test finds it."""
+"""Every `tests/...` path that the docs (README.md, docs/*.md), the package's and benchmarks'
+docstrings and comments, or the build files (pyproject.toml, Makefile, the fixture scripts) name
+exists: a reader sent to a test finds it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ def _texts() -> list[Path]:
         *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "otel_scorers").rglob("*.py")),
         *sorted((ROOT / "bench").rglob("*.py")),
+        ROOT / "pyproject.toml",
+        ROOT / "Makefile",
+        *sorted((ROOT / "tests" / "fixtures" / "generate").glob("*.sh")),
     ]
 
 
