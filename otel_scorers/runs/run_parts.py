@@ -44,6 +44,9 @@ class RunParts:
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)
+    #: `content_of` as last read, with the name and the number of steps it was read with: the
+    #: rules ask it often, and it changes only when a name is given or steps are added.
+    read: tuple[str | None, int, RunSpanContent] | None = None
 
 
 def agent_name_of(parts: RunParts) -> str | None:
@@ -52,6 +55,15 @@ def agent_name_of(parts: RunParts) -> str | None:
 
 def content_of(parts: RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
+    read = parts.read
+    if read is not None and read[0] == parts.given_name and read[1] == len(parts.steps):
+        return read[2]
+    content = _content_of(parts)
+    parts.read = (parts.given_name, len(parts.steps), content)
+    return content
+
+
+def _content_of(parts: RunParts) -> RunSpanContent:
     content = parts.convention.run_content(parts.span)
     if parts.given_name is not None:
         content = replace(content, agent_name=parts.given_name)

@@ -99,7 +99,8 @@ def without_answer_call(
     if not calls or not answer:
         return calls
     last = calls[-1]
-    if last.state != "ok" or last.start_ns is None or any(model.start_ns > last.start_ns for model in models):
+    # Model calls are in start order: the last one says whether any came after the call.
+    if last.start_ns is None or (models and models[-1].start_ns > last.start_ns) or last.state != "ok":
         return calls
     arguments = last.arguments
     values = arguments.values() if isinstance(arguments, Mapping) else (arguments,)

@@ -137,6 +137,12 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     without marking it an agent (MLflow's CHAIN spans). Cheap for every other span: one lookup and
     a substring test before any decoding."""
     raw = span.attributes.get(METADATA)
-    if isinstance(raw, str) and "ls_integration" not in raw and "lc_agent_name" not in raw:
+    if raw is None:
         return False
-    return raw is not None and is_agent_graph(span_metadata(span), span.name)
+    if isinstance(raw, str) and (
+        ("ls_integration" not in raw and "lc_agent_name" not in raw)
+        # A graph's node, unless the agent's name is the node's: not a graph of its own.
+        or ("langgraph_node" in raw and span.name not in raw)
+    ):
+        return False
+    return is_agent_graph(span_metadata(span), span.name)
