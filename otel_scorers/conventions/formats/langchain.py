@@ -142,7 +142,15 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     if isinstance(raw, str) and (
         ("ls_integration" not in raw and "lc_agent_name" not in raw)
         # A graph's node, unless the agent's name is the node's: not a graph of its own.
-        or ("langgraph_node" in raw and span.name not in raw)
+        or ("langgraph_node" in raw and not _names_agent(raw, span.name))
     ):
         return False
     return is_agent_graph(span_metadata(span), span.name)
+
+
+def _names_agent(raw: str, name: str) -> bool:
+    """The metadata's JSON text may give `name` as its `lc_agent_name` (written by Python's
+    `json.dumps`, with or without the space after the colon; a name it may escape is decoded)."""
+    if not name.isascii() or '"' in name or "\\" in name:
+        return True
+    return f'"lc_agent_name": "{name}"' in raw or f'"lc_agent_name":"{name}"' in raw
