@@ -263,5 +263,7 @@ def test_conversations_a_shutdown_cuts_off_are_each_counted_once(telemetry: Tele
     processor = _open_conversations(telemetry, bind_conversation(HangingScorer(), timeout_s=600), OPEN)
     started = time.monotonic()
     processor.shutdown(1.0)
-    assert time.monotonic() - started < 1.0 + 6.0  # the timeout, then the lane's thread join at most
+    # The timeout, then the lane's thread join (a few seconds): it did not wait for the scorers'
+    # ten minutes (a guard far from both).
+    assert time.monotonic() - started < 60.0
     assert _outcomes(telemetry) == Counter({"dropped_shutdown": OPEN})

