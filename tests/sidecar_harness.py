@@ -181,15 +181,17 @@ class ServeProcess:
                 if len(self.ports) == 2:
                     self._seen.set()
 
-    def grpc_port(self, timeout_s: float = 20) -> int:
+    # The waits below are guards against a hang, far from a start's few seconds even when the
+    # machine's cores are busy (a process's first imports take several times longer then).
+    def grpc_port(self, timeout_s: float = 60) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["gRPC"]
 
-    def http_port(self, timeout_s: float = 20) -> int:
+    def http_port(self, timeout_s: float = 60) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["HTTP"]
 
-    def wait_for_line(self, text: str, timeout_s: float = 10) -> None:
+    def wait_for_line(self, text: str, timeout_s: float = 60) -> None:
         """Until a line of its stderr holds `text`."""
         wait_until(
             lambda: any(text in line for line in list(self.lines)),
@@ -256,7 +258,7 @@ class Rotel:
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
         )
-        wait_until(self._listening, 10, lambda: f"rotel to listen: {self.log.read_text()}")
+        wait_until(self._listening, 60, lambda: f"rotel to listen: {self.log.read_text()}")
 
     def _listening(self) -> bool:
         assert self.process.poll() is None, self.log.read_text()

@@ -22,12 +22,13 @@ MAX_INTERVAL_S = 0.05
 
 def wait_until(
     condition: Callable[[], object],
-    timeout_s: float = 10.0,
+    timeout_s: float = 60.0,
     message: str | Callable[[], str] = "the condition",
 ) -> None:
     """Return as soon as `condition()` is true; `AssertionError` naming `message` (a callable:
-    called then, for what is known at the end) when it is still false after `timeout_s`. An
-    exception from `condition` ends the wait with it."""
+    called then, for what is known at the end) when it is still false after `timeout_s`, a guard
+    against a hang (far from how long anything takes, even on a machine whose cores are busy).
+    An exception from `condition` ends the wait with it."""
     deadline = time.monotonic() + timeout_s
     interval = FIRST_INTERVAL_S
     while not condition():

@@ -129,7 +129,7 @@ def test_conversations_past_a_full_lane_are_counted_and_logged(
         )
         assert conversations.counts is not None
         wait_until(
-            lambda: conversations.counts.totals.get("closed", 0) == ended, 10, "every conversation closed"
+            lambda: conversations.counts.totals.get("closed", 0) == ended, 60, "every conversation closed"
         )  # type: ignore[union-attr]
         conversations.shutdown(0.5)
     assert conversations.counts.totals["lane_full"] == 100

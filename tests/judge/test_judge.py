@@ -516,7 +516,7 @@ def test_retry_after_holds_off_every_caller_of_the_judge(server: JudgeServer) ->
         first = asyncio.ensure_future(one())
         # The second caller starts once the first call's 429 is back: while the first waits out
         # its second.
-        await asyncio.wait_for(refused.wait(), 10)
+        await asyncio.wait_for(refused.wait(), 60)
         return list(await asyncio.gather(first, one()))
 
     assert [v.verdict for v in asyncio.run(two())] == ["yes", "yes"]

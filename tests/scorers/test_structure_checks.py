@@ -102,7 +102,7 @@ def test_a_catastrophic_pattern_in_a_schema_gives_up_at_the_binding_s_timeout() 
     assert score.error is not None and score.error.type == "timeout"
     answer = replace(run, output='{"name": "' + "a" * 60 + '!"}')
     schema = {"type": "object", "patternProperties": {"(a|aa)+$": {}}, "additionalProperties": False}
-    score = evaluate(checks.json_schema(schema), answer, timeout_s=0.3)
+    score = evaluate(checks.json_schema(schema), answer, timeout_s=10.0)
     assert score.value == 0.0  # the key "name" is searched quickly; now the value as a key:
     hostile = replace(run, output='{"' + "a" * 60 + '!": 1}')
     score = evaluate(checks.json_schema(schema), hostile, timeout_s=0.3)

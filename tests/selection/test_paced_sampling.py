@@ -484,7 +484,7 @@ def test_the_sidecar_judges_by_budget_and_writes_the_probability_on_span_and_eve
                 ]
 
             assert capture.wait_for(lambda: len(judged()) == 3, timeout_s=30)
-            assert capture.wait_for(lambda: len(list(capture.log_records())) >= 6, timeout_s=10)
+            assert capture.wait_for(lambda: len(list(capture.log_records())) >= 6, timeout_s=60)
     assert [attributes(span.attributes)[PROBABILITY] for span in judged()] == [1.0, 1.0, 1.0]
     events = [attributes(record.attributes) for record in capture.log_records()]
     judged_events = [event for event in events if event["gen_ai.evaluation.name"] == "answer_relevancy"]
