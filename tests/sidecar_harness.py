@@ -86,12 +86,14 @@ class RunningSidecar:
         if not self._thread.is_alive():
             return
         if self.sidecar is not None:
-            self.run(self.sidecar.stop(), timeout_s=30)
+            self.run(self.sidecar.stop(), timeout_s=120)
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        self._thread.join(60)
         self._loop.close()
 
-    def run(self, coroutine: Any, timeout_s: float = 20) -> Any:
+    def run(self, coroutine: Any, timeout_s: float = 120) -> Any:
+        """`coroutine` on the sidecar's loop, to its end; `timeout_s` is a guard against a hang (a
+        start with its scoring process takes a second or two, many more on a busy machine)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
 
     def call(self, function: Callable[[], T]) -> T:
@@ -105,7 +107,7 @@ class RunningSidecar:
                 future.set_exception(exc)
 
         self._loop.call_soon_threadsafe(invoke)
-        return future.result(10)
+        return future.result(60)
 
     @property
     def service(self) -> Sidecar:
