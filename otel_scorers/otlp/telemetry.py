@@ -78,6 +78,9 @@ def quiet_export_failures(endpoint: str) -> None:
 
 @dataclass
 class Telemetry:
+    """What `build_telemetry` makes: the providers the outputs write to, their counting
+    exporters, the written scores' export, and how to stop them all by a deadline."""
+
     tracer_provider: TracerProvider
     logger_provider: LoggerProvider
     meter_provider: MeterProvider
@@ -85,7 +88,7 @@ class Telemetry:
     batch_processors: tuple[Any, ...] = ()
     #: Where evaluation spans and events go, written as OTLP (None: through the providers).
     scores: OtlpScoreExport | None = None
-    #: The providers' span, log and metric exporters, when they count what they could not send.
+    #: The providers' span, log and metric exporters, counting what they sent and could not.
     exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
     #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
