@@ -146,7 +146,9 @@ class Sidecar:
         #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
-        # whose builder shows the join's figures as metrics; the figures are this process's.
+        # whose builder shows the join's figures as metrics. The join is this process's either
+        # way: with no pipeline here, its figures are shown by the builder's `show_agreement`
+        # all the same (the child processes' pipelines hold only what carries scores here).
         here = None
         if not (settings.scoring_process and telemetry is None):
             here = sidecar_pipeline(config, self.telemetry, self.metrics, self.agreement)
