@@ -430,7 +430,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             wait_until(
                 lambda: all(name in scrape(metrics_url) for name in wanted),
-                45,
+                120,
                 lambda: f"the sidecar's metrics to have each of {wanted}: {scrape(metrics_url)}",
             )
             # Every run's judge evaluation has ended: 23 runs, 16 of them with content to judge.
@@ -452,7 +452,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                     name in scrape(metrics_url)
                     for name in ("otel_scorers_labels_unpaired_total{", "otel_scorers_estimate_corrected{")
                 ),
-                45,
+                120,
                 lambda: (
                     "the sidecar to pair the labels: "
                     + "\n".join(

@@ -115,7 +115,7 @@ def test_serve_console_prints_each_score_and_sends_nothing_when_no_endpoint_is_s
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     try:
-        assert ready.wait(30), "".join(errors)
+        assert ready.wait(120), "".join(errors)  # a guard against a hang: a start takes seconds
         port = next(int(line.rsplit(":", 1)[1]) for line in errors if "OTLP/gRPC receiver on" in line)
         spans = agent_spans(DEMO_RUNS[:3])
         send_grpc(f"127.0.0.1:{port}", encode(spans).SerializeToString())
