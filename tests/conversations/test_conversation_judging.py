@@ -70,8 +70,8 @@ def test_shutdown_keeps_to_its_timeout_with_a_slow_judge_and_counts_what_it_cut_
             conversation_turn(tracer, f"slow-{conversation}", "hello", answer="re: hello")
         started = time.monotonic()
         processor.shutdown(0.5)
-        # The timeout, then the lane's thread join while the cancelled calls unwind (about 2.5 s):
-        # it did not wait for the judge's replies, a minute away (a guard far from both).
+        # The timeout, then the scheduler's thread join while the cancelled calls unwind (about
+        # 2.5 s): it did not wait for the judge's replies, a minute away (a guard far from both).
         assert time.monotonic() - started < 30.0
     dropped = telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="dropped_shutdown")
     assert dropped == 3
