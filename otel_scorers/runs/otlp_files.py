@@ -96,20 +96,49 @@ class _TooLong(Exception):
     pass
 
 
+#: Most a gzipped file is inflated, as a multiple of its size on disk (and at least
+#: `MIN_INFLATED_BYTES`): OTLP/JSON compresses 2 to 25 times, a gzip bomb about 1,000 times. Past
+#: it the file is refused, so reading it costs time and bytes in proportion to its size on disk
+#: (lines of `{}` or of spaces reach neither the line nor the blank-line cap). A real file this
+#: repetitive can be read unzipped.
+MAX_INFLATION_RATIO = 250
+MIN_INFLATED_BYTES = 2 * MAX_LINE_BYTES
+
+
 class _TooBlank(Exception):
     pass
 
 
-_Stream = io.BufferedReader | gzip.GzipFile
+class _TooInflated(Exception):
+    pass
+
+
+class _BoundedGzip(gzip.GzipFile):
+    """A gzipped file inflated as it is read, refusing to inflate beyond `limit` bytes."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        super().__init__(path, "rb")  # closes the file it opens
+        self.limit = limit
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if self.tell() > self.limit:
+            raise _TooInflated
+        return line
+
+
+_Stream = io.BufferedReader | _BoundedGzip
 
 
 def _open(path: Path) -> _Stream:
-    """The file's bytes, inflated as they are read when it is gzipped (never inflated whole)."""
+    """The file's bytes, inflated as they are read when it is gzipped (never inflated whole,
+    nor beyond `MAX_INFLATION_RATIO` times its size)."""
     raw = path.open("rb")
     if raw.peek(2)[:2] != b"\x1f\x8b":
         return raw
+    size = path.stat().st_size
     raw.close()
-    return gzip.GzipFile(path, "rb")  # closes the file it opened
+    return _BoundedGzip(path, max(MIN_INFLATED_BYTES, size * MAX_INFLATION_RATIO))
 
 
 def _line(stream: _Stream) -> bytes:
@@ -255,6 +284,15 @@ def _sized_spans(path: Path, problems: list[InputProblem]) -> Iterator[tuple[Spa
                 str(path),
                 f"more than {MAX_BLANK_LINES:,} blank lines in a row (MAX_BLANK_LINES): refused, "
                 "and the rest of the file is not read",
+            )
+        )
+    except _TooInflated:
+        found.append(
+            InputProblem(
+                str(path),
+                f"gzip inflating to more than {MAX_INFLATION_RATIO} times its size (MAX_INFLATION_RATIO), "
+                "as a gzip bomb does: refused, and the rest of the file is not read (a real file "
+                "this repetitive can be read unzipped)",
             )
         )
     except (OSError, EOFError, zlib.error) as exc:

@@ -217,3 +217,23 @@ def test_a_gzip_of_blank_lines_stops_at_the_blank_line_bound(tmp_path: Path) -> 
     leading.write_bytes(b"\n" * 5 + orjson.dumps(_trace(1)) + b"\n\n\n" + orjson.dumps(_trace(2)) + b"\n")
     code, stderr, _ = _cli("runs", str(leading))
     assert code == 0, stderr
+
+
+def test_a_gzip_that_inflates_past_the_ratio_bound_is_refused_naming_the_file(tmp_path: Path) -> None:
+    from otel_scorers.runs.otlp_files import MAX_INFLATION_RATIO, MIN_INFLATED_BYTES
+
+    # Lines of an empty request padded with spaces reach neither the line cap nor the blank-line
+    # cap: without a bound on inflating, 512 MiB of them are read to the end from under 1 MB.
+    line = b'{"resourceSpans": []' + b" " * (1 << 20) + b"}\n"
+    bomb = tmp_path / "padded.jsonl.gz"
+    bomb.write_bytes(gzip.compress(line) * 512)  # a gzip file may be many members, read as one
+    assert max(MIN_INFLATED_BYTES, bomb.stat().st_size * MAX_INFLATION_RATIO) < len(line) * 512
+    code, stderr, peak_kb = _cli("runs", str(bomb))
+    assert code == 1
+    assert f"skipped {bomb}: gzip inflating to more than {MAX_INFLATION_RATIO} times its size" in stderr
+    print(f"peak RSS: {peak_kb} kB")
+    # A gzipped file of real traces (compressing about 20 times) is read whole.
+    real = tmp_path / "traces.jsonl.gz"
+    real.write_bytes(gzip.compress(_write(tmp_path / "traces.jsonl", 2_000).read_bytes()))
+    code, stderr, _ = _cli("runs", str(real))
+    assert code == 0, stderr
