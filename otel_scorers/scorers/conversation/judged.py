@@ -118,7 +118,7 @@ class ConversationJudged:
                 prepared.error,
                 prepared.skipped,
             )
-        masked = judged.masked(prepared)
+        masked = await judged.masked(prepared)
         if isinstance(masked, Score):
             return masked
         task, masking = masked
