@@ -20,6 +20,7 @@ from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_metrics import observe_agreement
+from otel_scorers.labels.label_ranges import scoring_ranges
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces
 from otel_scorers.runs.no_run import RunlessTraces
@@ -150,6 +151,8 @@ class Sidecar:
         #: conversations, which reach it through the `AgreementOutput` of whichever pipeline
         #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:  # each scorer's labels in the range of its values
+            self.agreement.expect(scoring_ranges(*config.scoring()))
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
         # whose builder shows the join's figures as metrics; the figures are this process's.
         here = None

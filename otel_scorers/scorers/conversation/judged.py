@@ -97,6 +97,10 @@ class ConversationJudged:
         return self.judged.higher_is_worse
 
     @property
+    def value_range(self) -> tuple[float, float]:
+        return self.judged.value_range
+
+    @property
     def rule(self) -> ConversationRule[Any]:
         rule = self.judged.rule
         assert isinstance(rule, ConversationRule)

@@ -188,6 +188,11 @@ class JudgedScorer(Generic[R]):
     def higher_is_worse(self) -> bool:
         return self.rule.higher_is_worse
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """Its values, and so its labels' (`label_ranges`): 0 to its scale."""
+        return (0.0, self.scale)
+
     def with_redaction(self, redaction: RedactConfig) -> JudgedScorer[R]:
         return replace(self, redaction=redaction)
 
