@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers import environment
 from otel_scorers.conventions import ConventionDescription, use_descriptions
-from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler

@@ -244,7 +244,7 @@ class LabelJoin:
 
 class Agreement:
     """The join and the figures per (scorer, evaluator version), with the counts of what did not
-    pair. `observe(scores)` takes the judge's side (every scored result: those with a value feed
+    pair. `add_scores(scores)` takes the judge's side (every scored result: those with a value feed
     the judge-only estimate too), `add_labels(labels)` the people's."""
 
     def __init__(
@@ -276,7 +276,7 @@ class Agreement:
     def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
-    def observe(self, scores: Iterable[JudgeScore]) -> None:
+    def add_scores(self, scores: Iterable[JudgeScore]) -> None:
         kept = list(scores)
         with self._lock:
             self._changes += 1

@@ -23,7 +23,7 @@ from otel_scorers.scorers.llm import LLMScorer
 from otel_scorers.scorers.protocol import FunctionScorer, Requiring
 
 if TYPE_CHECKING:
-    from otel_scorers.conversations.pipeline import ConversationSettings
+    from otel_scorers.conversations.source import ConversationSettings
     from otel_scorers.selection.binding import Binding
 
 _BUILT_IN = "otel_scorers.scorers."

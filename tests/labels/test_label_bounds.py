@@ -23,7 +23,7 @@ def judged(count: int) -> list[JudgeScore]:
 
 def test_a_redelivered_label_counts_once() -> None:
     agreement = Agreement()
-    agreement.observe(judged(20))
+    agreement.add_scores(judged(20))
     # People agree on runs 1..10 and disagree on 11..20: kappa 0 by hand (agreement 0.5, chance 0.5).
     labels = [
         Label(
@@ -50,7 +50,7 @@ def test_a_redelivered_label_counts_once() -> None:
 
 def test_values_out_of_range_and_overlong_labels_are_refused_by_name() -> None:
     agreement = Agreement()
-    agreement.observe([JudgeScore("toxicity", 1, 1, 0.5, None)])
+    agreement.add_scores([JudgeScore("toxicity", 1, 1, 0.5, None)])
     admitted = agreement.add_labels(
         [Label("toxicity", 1, 1, value=1e308), Label("toxicity", 1, 1, label="x" * 4000, reviewer="b")]
     )
@@ -63,7 +63,7 @@ def test_values_out_of_range_and_overlong_labels_are_refused_by_name() -> None:
 
 def test_label_names_are_bounded_per_scorer_and_comments_cut() -> None:
     agreement = Agreement()
-    agreement.observe(judged(1000))
+    agreement.add_scores(judged(1000))
     agreement.add_labels(
         [
             Label("toxicity", n, n, label=f"verdict-{n:04d}-" + "z" * 40, comment="c" * 3_000_000)
