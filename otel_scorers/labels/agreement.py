@@ -27,6 +27,7 @@ from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.labels.agreement_figures import kappa_figures, spearman
 from otel_scorers.labels.join_records import JudgeScore, Label, Pair
 from otel_scorers.labels.label_gate import Admitted, LabelGate
+from otel_scorers.labels.label_ranges import ValueRange
 from otel_scorers.labels.ppi import PpiSums, estimates
 
 #: Value pairs kept per scorer and version for the rank correlation (the other figures are sums).
@@ -306,6 +307,12 @@ class Agreement:
                 self.labels_received[name] = self.labels_received.get(name, 0) + 1
         self.join.add_labels(kept)
         return admitted
+
+    def expect(self, ranges: Mapping[str, ValueRange]) -> None:
+        """The values each scorer's labels may take (`label_ranges.scoring_ranges`): a label
+        outside its scorer's range is refused, counted as rejected."""
+        with self._lock:
+            self._gate.ranges = dict(ranges)
 
     def reject(self, count: int) -> None:
         """Label records that could not be read as labels (said where they arrived)."""

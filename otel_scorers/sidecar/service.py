@@ -19,6 +19,7 @@ from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.source import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
+from otel_scorers.labels.label_ranges import scoring_ranges
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.otlp.telemetry import Telemetry, build_telemetry
 from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces, show_agreement
@@ -145,6 +146,8 @@ class Sidecar:
         #: conversations, which reach it through the `AgreementOutput` of whichever pipeline
         #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:  # each scorer's labels in the range of its values
+            self.agreement.expect(scoring_ranges(*config.scoring()))
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
         # whose builder shows the join's figures as metrics. The join is this process's either
         # way: with no pipeline here, its figures are shown by the builder's `show_agreement`
