@@ -115,14 +115,13 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 #: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
 #: no code reader's markers come before it), instead of a call for each of them on every span.
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
-#: The span names and the attribute keys whose values some convention's `detect` reads
-#: (`Convention.detection_names`, `detection_values`): with a span's scope and attribute keys,
-#: its kind, whose convention `detect` decides once.
-_DETECTION_NAMES: frozenset[str] = frozenset()
+#: The attribute keys whose values some convention's `detect` compares
+#: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
+#: whose convention `detect` decides once.
 _DETECTION_VALUES: tuple[str, ...] = ()
-#: A kind's convention, as first decided (`detect`). Kinds are few in a steady stream; past this
-#: many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's key holds them all,
-#: and flattened messages make many), each span is detected anew.
+#: A kind's convention, as first decided (`detect`). Kinds are few in a steady stream (span names
+#: repeat); past this many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's
+#: key holds them all, and flattened messages make many), each span is detected anew.
 _MAX_REMEMBERED_KINDS = 1024
 _MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], Convention | None] = {}
@@ -131,7 +130,7 @@ _detected: dict[tuple[Any, ...], Convention | None] = {}
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_NAMES, _DETECTION_VALUES
+    global _DETECTION_VALUES
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -157,7 +156,6 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         for convention in conventions
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
-    _DETECTION_NAMES = frozenset(name for c in conventions for name in c.detection_names)
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
     _detected.clear()
@@ -182,17 +180,11 @@ def user_descriptions() -> tuple[ConventionDescription, ...]:
 
 def detect(span: SpanRecord) -> Convention | None:
     """The first convention whose markers the span carries, decided once per kind of span: its
-    scope, its attribute keys, and the names and values conventions declare they read."""
+    scope, its name, its attribute keys, and the values conventions declare they compare."""
     attributes = span.attributes
     if len(attributes) > _MAX_KIND_KEYS:
         return _detect(span)
-    name = span.name
-    kind = (
-        span.scope,
-        name if name in _DETECTION_NAMES else None,
-        *map(attributes.get, _DETECTION_VALUES),
-        *attributes,
-    )
+    kind = (span.scope, span.name, *map(attributes.get, _DETECTION_VALUES), *attributes)
     try:
         return _detected[kind]
     except KeyError:

@@ -60,8 +60,6 @@ class PydanticAIConvention(Convention):
     run_start_names: tuple[str, ...] = (_RUN_V2, "invoke_agent")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
-    detection_names = (_RUN_V2, _TOOL_V2)
-
     def detect(self, span: SpanRecord) -> bool:
         return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
 

@@ -1,7 +1,7 @@
-"""A span's convention is decided once per kind of span (its scope, its attribute keys, and the
-names and values conventions declare they read): a kind remembered must answer what detecting
-the span anew answers, for every span of every framework's traces and for spans that differ
-only in a declared name or value."""
+"""A span's convention is decided once per kind of span (its scope, name and attribute keys, and
+the values conventions declare they compare): a kind remembered must answer what detecting the
+span anew answers, for every span of every framework's traces and for spans that differ only in
+their name or a declared value."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_spans_that_differ_only_in_a_declared_value_are_kinds_of_their_own() -> 
     assert convention_name(provider) == "strands"
 
 
-def test_spans_that_differ_only_in_a_declared_name_are_kinds_of_their_own() -> None:
+def test_spans_that_differ_only_in_their_name_are_kinds_of_their_own() -> None:
     names = ["agent run", "some step", "running tool", "some step"]
     found = [convention_name(SpanRecord(1, 2, None, name, scope="another-scope")) for name in names]
     assert found == ["pydantic_ai", None, "pydantic_ai", None]
