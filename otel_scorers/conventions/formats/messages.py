@@ -143,8 +143,26 @@ def _messages(value: Any) -> Messages:
         decoded = [decoded]
     if type(decoded) is not list:
         return Messages()
-    messages = tuple([_normalize_message(item) for item in decoded if type(item) is dict or is_mapping(item)])
-    return Messages(messages, carries_content(messages))
+    messages: list[Message] = []
+    for item in decoded:
+        if type(item) is dict:
+            # The shape the GenAI conventions write, normalized without a call: a role and a
+            # list of parts (`_normalize_message` for every other).
+            role, parts = item.get("role"), item.get("parts")
+            if type(role) is str and type(parts) is list:
+                normalized = {
+                    "role": role,
+                    "parts": [part for part in parts if type(part) is dict or is_mapping(part)],
+                }
+                name = item.get("name")
+                if name:
+                    normalized["name"] = name
+                messages.append(normalized)
+                continue
+        if is_mapping(item):
+            messages.append(_normalize_message(item))
+    found = tuple(messages)
+    return Messages(found, carries_content(found))
 
 
 def is_mapping(value: Any) -> bool:
