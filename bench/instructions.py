@@ -134,8 +134,8 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
 
     from otel_scorers.config import parse_config
     from otel_scorers.metrics import PipelineMetrics
+    from otel_scorers.otlp.telemetry import build_telemetry
     from otel_scorers.sidecar.jobs import build_trace_runs, run_scores, sidecar_pipeline
-    from otel_scorers.sidecar.telemetry import build_telemetry
     from otel_scorers.sidecar.trace_batches import decode_batch
 
     document = {

@@ -19,6 +19,7 @@ from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.otlp.telemetry import Telemetry
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline_builder import (
     BuiltPipeline,
@@ -31,7 +32,6 @@ from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
-from otel_scorers.sidecar.telemetry import Telemetry
 
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
 #: inline mode attaches to the held run span). The agreement join hears the scores themselves

@@ -19,13 +19,14 @@ from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversations.pipeline import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
-from otel_scorers.labels.agreement_metrics import observe_agreement
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces
+from otel_scorers.otlp.telemetry import Telemetry, build_telemetry
+from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces, show_agreement
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
+from otel_scorers.sidecar.export_destination import endpoint_configured, export_destination
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
@@ -39,12 +40,6 @@ from otel_scorers.sidecar.jobs import (
     sidecar_pipeline,
 )
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
-from otel_scorers.sidecar.telemetry import (
-    Telemetry,
-    build_telemetry,
-    endpoint_configured,
-    export_destination,
-)
 from otel_scorers.sidecar.worker_pool import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
@@ -151,12 +146,14 @@ class Sidecar:
         #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
-        # whose builder shows the join's figures as metrics; the figures are this process's.
+        # whose builder shows the join's figures as metrics. The join is this process's either
+        # way: with no pipeline here, its figures are shown by the builder's `show_agreement`
+        # all the same (the child processes' pipelines hold only what carries scores here).
         here = None
         if not (settings.scoring_process and telemetry is None):
             here = sidecar_pipeline(config, self.telemetry, self.metrics, self.agreement)
         elif self.agreement is not None:
-            observe_agreement(self.metrics.meter, self.agreement)
+            show_agreement(self.metrics, self.agreement)
         self.scoring = self._scoring(config, here)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)

@@ -38,8 +38,8 @@ from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
 
 if TYPE_CHECKING:
+    from otel_scorers.otlp.telemetry import Telemetry
     from otel_scorers.pipeline_builder import BuiltPipeline
-    from otel_scorers.sidecar.telemetry import Telemetry
 
 logger = logging.getLogger("otel_scorers")
 
@@ -116,7 +116,7 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 def worker_main(config: Config, connection: Connection) -> None:
     """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
-    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.otlp.telemetry import build_telemetry
 
     # The parent decides when this process stops (SIGINT reaches the whole process group); a
     # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.

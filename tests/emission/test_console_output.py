@@ -167,7 +167,7 @@ def test_serve_says_where_scores_go(monkeypatch) -> None:  # type: ignore[no-unt
 
 def test_what_shutdown_could_not_send_names_the_endpoint_even_when_it_is_the_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from otel_scorers.config import ExportConfig
-    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.otlp.telemetry import build_telemetry
 
     for variable in (
         "OTEL_EXPORTER_OTLP_ENDPOINT",
