@@ -122,7 +122,7 @@ _DETECTION_VALUES: tuple[str, ...] = ()
 #: The first code readers are asked directly, as they come: the instrumentations with readers
 #: of their own mark their spans with keys of their own, found in a lookup or two, for less than
 #: remembering costs. The readers after them are asked only once per kind of span (`detect`).
-_ASKED_FIRST = 4
+_ASKED_FIRST = 6
 _FIRST: tuple[tuple[Convention, Any], ...] = ()
 _REST: tuple[tuple[Convention, Any], ...] = ()
 #: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
