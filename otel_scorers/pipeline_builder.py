@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
+from otel_scorers.conversations.source import Conversations, ConversationSettings
 from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
 from otel_scorers.errors import ConfigError
@@ -121,7 +121,7 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         yield_to_host=settings.yield_to_host,
         max_judge_runs=settings.max_judge_runs,
         # Conversations hear every job's runs, on the engine's thread (made just below).
-        on_runs=(lambda runs: conversations.observe(runs)) if _has_conversations(settings) else None,  # type: ignore[union-attr]
+        on_runs=(lambda runs: conversations.add_runs(runs)) if _has_conversations(settings) else None,  # type: ignore[union-attr]
     )
     if _has_conversations(settings):
         assert settings.conversations is not None

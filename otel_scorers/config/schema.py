@@ -14,7 +14,7 @@ from otel_scorers.config.factories import make_conversation_scorer
 from otel_scorers.config.scorer_entry import ScorerConfig
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
-from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.errors import ConfigError
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement

@@ -70,7 +70,7 @@ def test_shutdown_keeps_to_its_timeout_with_a_slow_judge_and_counts_what_it_cut_
             conversation_turn(tracer, f"slow-{conversation}", "hello", answer="re: hello")
         started = time.monotonic()
         processor.shutdown(0.5)
-        # the timeout, then at most the lane's thread join (2 s) while the cancelled calls unwind
+        # the timeout, then at most the scheduler's thread join (2 s) while the cancelled calls unwind
         assert time.monotonic() - started < 0.5 + 2.0
     dropped = telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="dropped_shutdown")
     assert dropped == 3

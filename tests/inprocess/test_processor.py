@@ -503,8 +503,8 @@ def test_provider_force_flush_exports_the_evaluations_of_every_run_ended_before_
 
 
 def test_processor_refuses_a_conversation_scorer_named_as_a_run_scorer() -> None:
-    from otel_scorers.conversations.pipeline import ConversationSettings
     from otel_scorers.conversations.scoring import bind_conversation
+    from otel_scorers.conversations.source import ConversationSettings
     from otel_scorers.scorers.conversation import turns
 
     conversations = ConversationSettings((bind_conversation(turns(), name="no_tool_errors"),))
