@@ -22,6 +22,7 @@ import time
 from otel_scorers import AgentRun, ToolCall, bind, checks
 from otel_scorers.model import ToolDefinition
 from otel_scorers.pipeline.scoring_pipeline import score_run
+from otel_scorers.scorers.protocol import Scorer
 
 WORDS = [
     "the",
@@ -99,7 +100,7 @@ ANSWER_SCHEMA = {
     "properties": {"city": {"type": "string"}, "temp_c": {"type": "number"}, "sky": {"type": "string"}},
     "required": ["city", "temp_c"],
 }
-STRUCTURE_CHECKS = [
+STRUCTURE_CHECKS: list[Scorer] = [
     checks.tool_args_valid(),
     checks.json_valid(),
     checks.json_schema(ANSWER_SCHEMA),
@@ -154,7 +155,7 @@ def through_engine(runs: list[AgentRun], which: list[checks.Check] = CHECKS) -> 
     return asyncio.run(score_all())
 
 
-def alone(runs: list[AgentRun], check: checks.Check, rounds: int) -> float:
+def alone(runs: list[AgentRun], check: Scorer, rounds: int) -> float:
     """Seconds of this process's CPU per run to score `check` alone through `score_run`: the
     clock other processes on a shared machine do not move."""
     bindings = [bind(check)]

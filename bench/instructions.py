@@ -134,8 +134,8 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
 
     from otel_scorers.config import parse_config
     from otel_scorers.metrics import PipelineMetrics
-    from otel_scorers.sidecar.jobs import build_trace_runs, run_scores, sidecar_pipeline
-    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.otlp.telemetry import build_telemetry
+    from otel_scorers.sidecar.jobs import build_trace_runs, run_span_attributes, sidecar_pipeline
     from otel_scorers.sidecar.trace_batches import decode_batch
 
     document = {
@@ -164,7 +164,7 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
             return build_trace_runs(self.spans)
 
         def finished(self, results: Any) -> None:
-            pickle.dumps(run_scores(results))  # the reply to the receiving process
+            pickle.dumps(run_span_attributes(results))  # the reply to the receiving process
             done.release()
 
         def dropped(self, reason: str) -> None:

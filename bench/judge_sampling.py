@@ -11,8 +11,9 @@ trace-id decision), as an `AgentRun` with its quick scores, on a simulated clock
 2. The estimated pass rate (inverse-probability weighted, as the dashboard computes it) against
    the stream's true pass rate, and how often its 95% interval covers the truth, over 100 seeds.
 3. Spend per hour through five hours: steady, steady, a tenfold spike for 20 minutes, traffic
-   dropping to zero for 10 minutes, steady. The fixed ratio that spends the budget in a steady
-   hour is shown beside it, behind the judge's own hourly cap (`CostBudget`).
+   dropping to zero for 10 minutes, steady; then every hour of `--pacing-seeds` such streams.
+   The fixed ratio that spends the budget in a steady hour is shown beside it, behind the
+   judge's own hourly cap (`CostBudget`).
 4. The agent thread's cost per span: eleven quick checks plus a judge binding, budget-paced or
    at a fixed ratio (`hot_path.py`'s measurement: the processor's hooks, scoring elsewhere).
 
@@ -225,7 +226,7 @@ def scenario(t: float) -> float:
     return base
 
 
-def part_3() -> None:
+def part_3(seeds: int) -> None:
     end_s = 5 * 3600
     outcome = run_paced(random.Random(7), scenario, end_s)
     per_hour = [outcome.spend_by_hour.get(hour, 0.0) / BUDGET_USD_PER_HOUR for hour in range(5)]
@@ -233,6 +234,18 @@ def part_3() -> None:
         f"budget ${BUDGET_USD_PER_HOUR:.2f}/h; hours: steady, steady, 10x spike (min 20-40), zero (min 20-30), steady"
     )
     print("  budget-paced spend / budget per hour: " + ", ".join(f"{share:.3f}" for share in per_hour))
+    # Which runs are judged is chance: every hour of other streams like it, the first included.
+    hours = [per_hour]
+    for seed in range(1, seeds):
+        other = run_paced(random.Random(7 + seed), scenario, end_s)
+        hours.append([other.spend_by_hour.get(hour, 0.0) / BUDGET_USD_PER_HOUR for hour in range(5)])
+    every = [share for shares in hours for share in shares]
+    first = [shares[0] for shares in hours]
+    print(
+        f"  over {seeds} streams: every hour {min(every):.3f} to {max(every):.3f} of the budget "
+        f"(the first {min(first):.3f} to {max(first):.3f}); hours above 1.02x: "
+        f"{sum(share > 1.02 for share in every)} of {len(every)}"
+    )
     five = [outcome.spend_by_5min.get(k, 0.0) / (BUDGET_USD_PER_HOUR / 12) for k in range(60)]
     active = [share for k, share in enumerate(five) if scenario(k * 300 + 150) > 0]
     print(f"  per 5 minutes with traffic: {min(active):.2f} to {max(active):.2f} of the budget's pace")
@@ -322,11 +335,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pacing-seeds", type=int, default=10, help="streams whose hours part 3 measures")
     args = parser.parse_args()
     print("== 1, 2: bad runs judged, and the estimated pass rate ==")
     part_1_and_2(args.seeds, args.runs)
     print("== 3: spend per hour ==")
-    part_3()
+    part_3(args.pacing_seeds)
     print("== 4: the agent's thread ==")
     part_4(args.spans, args.rounds)
 

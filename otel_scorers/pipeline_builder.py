@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
+from otel_scorers.conversations.source import Conversations, ConversationSettings
 from otel_scorers.emission import Emission, standard_emission
 from otel_scorers.environment import MAX_QUEUE_SIZE
 from otel_scorers.errors import ConfigError
@@ -104,7 +104,7 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         raise ConfigError.combine(clashes)
     metrics = settings.metrics or PipelineMetrics(settings.meter_provider)
     metrics.time_sparsely(binding.name for binding in settings.bindings if binding.lane == "inline")
-    emission = _emission(settings, metrics, metrics)
+    emission = build_emission(settings, metrics)
     conversation_scorers = settings.conversations.bindings if settings.conversations is not None else ()
     observe_judges(
         metrics,
@@ -121,7 +121,7 @@ def build_pipeline(settings: PipelineSettings) -> BuiltPipeline:
         yield_to_host=settings.yield_to_host,
         max_judge_runs=settings.max_judge_runs,
         # Conversations hear every job's runs, on the engine's thread (made just below).
-        on_runs=(lambda runs: conversations.observe(runs)) if _has_conversations(settings) else None,  # type: ignore[union-attr]
+        on_runs=(lambda runs: conversations.add_runs(runs)) if _has_conversations(settings) else None,  # type: ignore[union-attr]
     )
     if _has_conversations(settings):
         assert settings.conversations is not None
@@ -156,17 +156,17 @@ def build_received_conversations(
     if scoring_here is not None:
         emission, host = scoring_here.emission, scoring_here.engine.runner
     else:
-        emission, host = _emission(settings, metrics, None), None
+        emission, host = build_emission(settings, metrics, show_join=False), None
         observe_judges(metrics, judges_of([binding.scorer for binding in settings.conversations.bindings]))
     return Conversations(
         settings.conversations, metrics, emission, settings.logger_provider, host=host, keep=True, send=False
     )
 
 
-def _emission(
-    settings: PipelineSettings, metrics: PipelineMetrics, join_metrics: PipelineMetrics | None
-) -> Emission:
-    """The outputs `settings` name, the agreement join among them when it has one."""
+def build_emission(settings: PipelineSettings, metrics: PipelineMetrics, show_join: bool = True) -> Emission:
+    """The outputs `settings` name, the agreement join among them when it has one (its figures
+    as metrics too, unless not to `show_join`: the door shows them). Every door and command gets
+    its outputs here, a backfill's included."""
     emission = standard_emission(
         metrics,
         tracer_provider=settings.tracer_provider,
@@ -179,7 +179,7 @@ def _emission(
     if settings.keep is not None:
         emission = Emission([*emission.outputs, RunKeeper(settings.keep)])
     if settings.agreement is not None:
-        emission = with_agreement(emission, settings.agreement, join_metrics)
+        emission = with_agreement(emission, settings.agreement, metrics if show_join else None)
     return emission
 
 
@@ -201,13 +201,22 @@ def with_agreement(emission: Emission, join: ScoreJoin, metrics: PipelineMetrics
     """`emission` with the agreement join as one more output, and, given `metrics` and a join
     held in this process (an `Agreement`, not what carries scores to another process), the
     join's figures as metrics."""
-    from otel_scorers.labels.agreement import Agreement
-    from otel_scorers.labels.agreement_metrics import observe_agreement
     from otel_scorers.labels.agreement_output import AgreementOutput
 
-    if metrics is not None and isinstance(join, Agreement):
-        observe_agreement(metrics.meter, join)
+    if metrics is not None:
+        show_agreement(metrics, join)
     return Emission([*emission.outputs, AgreementOutput(join)])
+
+
+def show_agreement(metrics: PipelineMetrics, join: ScoreJoin) -> None:
+    """The join's figures as metrics, where the join is held (an `Agreement`; what carries scores
+    to another process has none): by the pipeline that feeds it, or by a door whose scoring runs
+    in other processes (the sidecar's receiving process), the one place either registers them."""
+    from otel_scorers.labels.agreement import Agreement
+    from otel_scorers.labels.agreement_metrics import observe_agreement
+
+    if isinstance(join, Agreement):
+        observe_agreement(metrics.meter, join)
 
 
 def observe_buffered_traces(metrics: PipelineMetrics, count: Callable[[], int]) -> None:
@@ -222,7 +231,15 @@ def _has_conversations(settings: PipelineSettings) -> bool:
 
 
 def _makes_turns(conversations: ConversationSettings | None) -> bool:
-    return conversations is not None and bool(conversations.bindings or conversations.turn_records)
+    if conversations is None:
+        return False
+    return makes_turns(len(conversations.bindings), conversations.turn_records)
+
+
+def makes_turns(conversation_scorers: int, turn_records: bool) -> bool:
+    """Whether runs make conversations' turns: a conversation scorer keeps them, or turn records
+    send them (the one statement of it, for the built pipeline and for a file read alone)."""
+    return conversation_scorers > 0 or turn_records
 
 
 def buffered_sampler(

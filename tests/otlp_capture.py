@@ -103,7 +103,7 @@ class OtlpCapture:
     def __exit__(self, *exc: object) -> None:
         self._server.stop(grace=None).wait()
 
-    def wait_for(self, condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    def wait_for(self, condition: Callable[[], bool], timeout_s: float = 60.0) -> bool:
         deadline = time.monotonic() + timeout_s
         with self._changed:
             while not condition():

@@ -86,12 +86,14 @@ class RunningSidecar:
         if not self._thread.is_alive():
             return
         if self.sidecar is not None:
-            self.run(self.sidecar.stop(), timeout_s=30)
+            self.run(self.sidecar.stop(), timeout_s=120)
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        self._thread.join(60)
         self._loop.close()
 
-    def run(self, coroutine: Any, timeout_s: float = 20) -> Any:
+    def run(self, coroutine: Any, timeout_s: float = 120) -> Any:
+        """`coroutine` on the sidecar's loop, to its end; `timeout_s` is a guard against a hang (a
+        start with its scoring process takes a second or two, many more on a busy machine)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
 
     def call(self, function: Callable[[], T]) -> T:
@@ -105,7 +107,7 @@ class RunningSidecar:
                 future.set_exception(exc)
 
         self._loop.call_soon_threadsafe(invoke)
-        return future.result(10)
+        return future.result(60)
 
     @property
     def service(self) -> Sidecar:
@@ -181,15 +183,17 @@ class ServeProcess:
                 if len(self.ports) == 2:
                     self._seen.set()
 
-    def grpc_port(self, timeout_s: float = 20) -> int:
+    # The waits below are guards against a hang, far from a start's few seconds even when the
+    # machine's cores are busy (a process's first imports take several times longer then).
+    def grpc_port(self, timeout_s: float = 60) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["gRPC"]
 
-    def http_port(self, timeout_s: float = 20) -> int:
+    def http_port(self, timeout_s: float = 60) -> int:
         assert self._seen.wait(timeout_s), "".join(self.lines)
         return self.ports["HTTP"]
 
-    def wait_for_line(self, text: str, timeout_s: float = 10) -> None:
+    def wait_for_line(self, text: str, timeout_s: float = 60) -> None:
         """Until a line of its stderr holds `text`."""
         wait_until(
             lambda: any(text in line for line in list(self.lines)),
@@ -256,7 +260,7 @@ class Rotel:
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
         )
-        wait_until(self._listening, 10, lambda: f"rotel to listen: {self.log.read_text()}")
+        wait_until(self._listening, 60, lambda: f"rotel to listen: {self.log.read_text()}")
 
     def _listening(self) -> bool:
         assert self.process.poll() is None, self.log.read_text()

@@ -493,3 +493,39 @@ def test_judge_models_are_refused_only_when_litellm_cannot_route_them(
         with pytest.raises(ConfigError) as caught:
             parse_config({"scorers": [{"type": "answer_relevancy"}], "judge": {"model": model}})
         assert [error.path for error in caught.value.errors] == ["judge.model"]
+
+
+@pytest.mark.parametrize(
+    ("conversations", "everything"),
+    [
+        (None, False),
+        ({"turn_records": True}, True),
+        ({"scorers": [{"type": "turns"}]}, True),
+        ({"scorers": [], "turn_records": False}, False),
+    ],
+)
+def test_a_file_read_alone_buffers_the_traces_its_built_pipeline_does(
+    conversations: dict[str, Any] | None, everything: bool
+) -> None:
+    """A sidecar's receiving process reads which traces to buffer from the file, without making
+    a scorer; its scoring pipeline, built, buffers the same: every trace when runs make turns."""
+    from otel_scorers.pipeline_builder import PipelineSettings, build_pipeline
+    from otel_scorers.selection.sampling import TraceIdSampler
+
+    document: dict[str, Any] = {
+        "scorers": [
+            {"type": "used_no_tools", "sampling": {"rate": 0.25}},
+            {"type": "no_tool_errors", "sampling": {"rate": 0.5}},
+        ]
+    }
+    if conversations is not None:
+        document["conversations"] = conversations
+    config = parse_config(document)
+    bindings, settings = config.scoring()
+    built = build_pipeline(PipelineSettings(bindings, settings, outputs=[]))
+    try:
+        expected = TraceIdSampler(1.0 if everything else 0.5).threshold
+        assert config.buffered_sampler().threshold == expected
+        assert built.buffered.threshold == expected
+    finally:
+        built.shutdown(1.0)

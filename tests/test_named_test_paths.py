@@ -18,7 +18,7 @@ def _texts() -> list[Path]:
         ROOT / "README.md",
         *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "otel_scorers").rglob("*.py")),
-        *sorted((ROOT / "bench").rglob("*.py")),
+        *sorted(path for path in (ROOT / "bench").rglob("*.py") if "node_modules" not in path.parts),
         ROOT / "pyproject.toml",
         ROOT / "Makefile",
         *sorted((ROOT / "tests" / "fixtures" / "generate").glob("*.sh")),

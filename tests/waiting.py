@@ -9,6 +9,8 @@ on its condition variable, an event), wait on that instead.
 
 from __future__ import annotations
 
+import gc
+import math
 import time
 from collections.abc import Callable
 
@@ -20,12 +22,13 @@ MAX_INTERVAL_S = 0.05
 
 def wait_until(
     condition: Callable[[], object],
-    timeout_s: float = 10.0,
+    timeout_s: float = 60.0,
     message: str | Callable[[], str] = "the condition",
 ) -> None:
     """Return as soon as `condition()` is true; `AssertionError` naming `message` (a callable:
-    called then, for what is known at the end) when it is still false after `timeout_s`. An
-    exception from `condition` ends the wait with it."""
+    called then, for what is known at the end) when it is still false after `timeout_s`, a guard
+    against a hang (far from how long anything takes, even on a machine whose cores are busy).
+    An exception from `condition` ends the wait with it."""
     deadline = time.monotonic() + timeout_s
     interval = FIRST_INTERVAL_S
     while not condition():
@@ -46,3 +49,16 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def cpu_seconds(work: Callable[[], object], rounds: int = 3) -> float:
+    """The CPU time `work()` takes, the best of `rounds`: for how a cost grows with its input
+    (compare two sizes), never against a bound in seconds. Other processes on the machine do
+    not move CPU time, and the best of a few leaves out a collection or a stall."""
+    best = math.inf
+    for _ in range(rounds):
+        gc.collect()
+        started = time.process_time()
+        work()
+        best = min(best, time.process_time() - started)
+    return best

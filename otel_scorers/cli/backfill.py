@@ -18,18 +18,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TextIO
 
-from otel_scorers.bounded_call import call_within
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun, Score
-from otel_scorers.otlp.export_tally import ExportTally
-from otel_scorers.otlp.score_export import SHUTDOWN_FLUSH_SHARE
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S
 from otel_scorers.pipeline.scoring_pipeline import score_run
 from otel_scorers.selection.binding import Binding
 from otel_scorers.selection.paced_sampling import PacedSampler
 
 DEFAULT_CONCURRENCY = 8
+#: A backfill's metrics go out once a minute, and once more when it closes.
+BACKFILL_METRIC_INTERVAL_S = 60.0
 
 
 @dataclass
@@ -76,7 +75,15 @@ async def score_runs(
     """Score every run, at most `concurrency` at once; the number of runs scored. Runs are
     drawn from `runs` only as slots free up, so memory stays bounded whatever the input.
     Budget-paced bindings pace by the traces' own time (`TraceTime`); `not_admitted(binding,
-    why)` hears each run a binding did not score (`filtered`, `sampled_out`, `rate_limited`)."""
+    why)` hears each run a binding did not score (`filtered`, `sampled_out`, `rate_limited`).
+
+    This loop stays beside the builder's engine, and calls what the engine calls (`score_run`:
+    admission, the lanes, each scorer's call): the engine scores live traffic for a host, from a
+    bounded queue that drops what it cannot take when the judge falls behind, while a backfill
+    must score every run of its files that its bindings admit, as fast as the judge serves and
+    no faster, on the traces' own clock. What it scores with comes from the same places as the
+    engine's: the bindings and their one judge from `Config.scoring()`, the outputs from the
+    builder (`TelemetryOut`)."""
     clock = TraceTime()
     runs = iter(runs)
     first = next(runs, None)
@@ -158,35 +165,34 @@ def judge_concurrency(bindings: Sequence[Binding]) -> int:
 
 
 class TelemetryOut:
-    """The scores of a backfill as OTLP telemetry: the live pipeline's outputs over batching SDK
-    processors and OTLP exporters to `endpoint`. `close()` flushes and says what was sent."""
+    """The scores of a backfill as OTLP telemetry: the live pipeline's outputs (made by the
+    builder) over the providers and exporters built from `endpoint` (`build_telemetry`).
+    `close()` flushes and says what was sent."""
 
     def __init__(self, endpoint: str, protocol: str) -> None:
-        from opentelemetry.sdk._logs import LoggerProvider
-        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-        from otel_scorers.emission import standard_emission
         from otel_scorers.metrics import PipelineMetrics
-        from otel_scorers.otlp.endpoint import exporters
+        from otel_scorers.otlp.endpoint import EXPORT_TIMEOUT_S
+        from otel_scorers.otlp.exporters import ExportConfig
+        from otel_scorers.otlp.telemetry import build_telemetry
+        from otel_scorers.pipeline_builder import PipelineSettings, build_emission
 
         self.endpoint, self.protocol = endpoint, protocol
-        spans, logs, metrics = exporters(endpoint, protocol)
-        self.spans, self.logs = ExportTally(spans), ExportTally(logs)
-        resource = Resource.create({"service.name": "otel-scorers"})
-        self.tracer_provider = TracerProvider(resource=resource)
-        self.tracer_provider.add_span_processor(BatchSpanProcessor(self.spans))  # type: ignore[arg-type]
-        self.logger_provider = LoggerProvider(resource=resource)
-        self.logger_provider.add_log_record_processor(BatchLogRecordProcessor(self.logs))  # type: ignore[arg-type]
-        reader = PeriodicExportingMetricReader(metrics, export_interval_millis=60_000)
-        self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-        metrics = PipelineMetrics(self.meter_provider)
-        self.emission = standard_emission(
-            metrics, tracer_provider=self.tracer_provider, logger_provider=self.logger_provider
+        settings = ExportConfig(
+            endpoint=endpoint,
+            protocol=protocol,  # type: ignore[arg-type]  # the parser's choices are the protocols
+            timeout_s=EXPORT_TIMEOUT_S,
+            metric_interval_s=BACKFILL_METRIC_INTERVAL_S,
+        )
+        # What it sent is said once at the end, counted by the providers' exporters: refusals
+        # count as not sent, and the scores go through the providers to be counted there.
+        self.telemetry = build_telemetry(settings, watch_refusals=False, written_scores=False)
+        self.emission = build_emission(
+            PipelineSettings(
+                (),
+                tracer_provider=self.telemetry.tracer_provider,
+                logger_provider=self.telemetry.logger_provider,
+            ),
+            PipelineMetrics(self.telemetry.meter_provider),
         )
         #: Scores handed to the outputs: an evaluation span and an event each.
         self.emitted = 0
@@ -201,28 +207,13 @@ class TelemetryOut:
 
     def close(self, timeout_s: float = FLUSH_TIMEOUT_S) -> str:
         """Send what is left and stop within `timeout_s` whatever the endpoint does (the SDK's
-        flush and retries keep no deadline: they run on threads given up at it, the exporters
-        closed after `SHUTDOWN_FLUSH_SHARE` of it); say what was sent and what was not."""
-        deadline = time.monotonic() + timeout_s
-        millis = int(timeout_s * 1000)
-
-        def flush() -> None:
-            self.tracer_provider.force_flush(millis)
-            self.logger_provider.force_flush(millis)
-            self.meter_provider.force_flush(millis)
-
-        call_within(flush, timeout_s * SHUTDOWN_FLUSH_SHARE, "backfill telemetry flush")
-
-        def stop() -> None:
-            self.spans.shutdown()  # ends a send in progress
-            self.logs.shutdown()
-            self.tracer_provider.shutdown()
-            self.logger_provider.shutdown()
-            self.meter_provider.shutdown(timeout_millis=max(1, int((deadline - time.monotonic()) * 1000)))
-
-        call_within(stop, deadline - time.monotonic(), "backfill telemetry shutdown")
-        unsent = max(0, self.emitted - self.spans.sent) + max(0, self.emitted - self.logs.sent)
-        what = f"{counted(self.spans.sent, 'evaluation span')} and {counted(self.logs.sent, 'event')}"
+        flush and retries keep no deadline: `Telemetry.shutdown` gives them up at it); say what
+        was sent and what was not."""
+        self.telemetry.shutdown(timeout_s, report=False)
+        assert self.telemetry.exporters is not None  # an endpoint is given: it exports
+        spans, logs, _ = self.telemetry.exporters
+        unsent = max(0, self.emitted - spans.sent) + max(0, self.emitted - logs.sent)
+        what = f"{counted(spans.sent, 'evaluation span')} and {counted(logs.sent, 'event')}"
         if unsent:
             return (
                 f"sent {what} over OTLP ({self.protocol}) to {self.endpoint}; "

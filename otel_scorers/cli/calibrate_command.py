@@ -11,7 +11,8 @@ from typing import Any
 
 from otel_scorers.cli.output import nothing_read, progress, report_problems, say, write_line
 from otel_scorers.config import load_config
-from otel_scorers.human_text import counted
+from otel_scorers.human_text import counted, printable
+from otel_scorers.labels.label_ranges import scoring_ranges
 from otel_scorers.runs.otlp_files import InputProblem, Reading, runs_from_files
 
 
@@ -37,7 +38,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"otel-scorers: labels name no scorer of {args.config}: {', '.join(unknown)} (counted as unpaired)"
         )
     agreement = Agreement(wait_s=math.inf, max_pending=max(1, len(labels)) + 1_000_000)
-    agreement.add_labels(labels)
+    agreement.expect(scoring_ranges(bindings))
+    admitted = agreement.add_labels(labels)
+    if admitted.refused:
+        say(
+            f"otel-scorers: {counted(admitted.refused, 'label')} refused, the first: {printable(admitted.problem)}"
+        )
     problems: list[InputProblem] = []
     reading = Reading()
     runs = runs_from_files(args.files, problems, progress, reading)

@@ -11,8 +11,8 @@ from typing import Any
 
 from otel_scorers.cli.backfill import DEFAULT_CONCURRENCY
 from otel_scorers.conversation_turns import Conversation, turn_of
-from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import score_conversation, widest
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.conversations.stage import ConversationStage
 from otel_scorers.model import AgentRun, Score, score_fields
 

@@ -17,7 +17,7 @@ from otel_scorers.cli.score_summary import MAX_NAME_CHARS, STATISTICS, ScoreSumm
 from otel_scorers.config import load_config
 from otel_scorers.conventions import use_descriptions
 from otel_scorers.conversation_turns import Conversation
-from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.human_text import counted, cut
 from otel_scorers.keep.keeper import KeepConfig, RunKeeper
 from otel_scorers.model import AgentRun, Score

@@ -27,7 +27,6 @@ from otel_scorers.config.factories import make_conversation_scorer, make_scorer
 from otel_scorers.config.loading import load_config, parse_config
 from otel_scorers.config.schema import (
     Config,
-    ExportConfig,
     ForwardConfig,
     LabelsConfig,
     ListenConfig,
@@ -36,6 +35,7 @@ from otel_scorers.config.schema import (
     TlsConfig,
 )
 from otel_scorers.config.scorer_entry import SamplingConfig, ScorerConfig
+from otel_scorers.otlp.exporters import ExportConfig
 
 __all__ = [
     "Config",

@@ -14,12 +14,13 @@ from otel_scorers.config.factories import make_conversation_scorer
 from otel_scorers.config.scorer_entry import ScorerConfig
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conversations.config import ConversationsConfig
-from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.errors import ConfigError
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import DEFAULT_MAX_PENDING, DEFAULT_WAIT_S, Agreement
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
-from otel_scorers.pipeline_builder import scorer_names, widest_sampler
+from otel_scorers.otlp.exporters import ExportConfig
+from otel_scorers.pipeline_builder import makes_turns, scorer_names, widest_sampler
 from otel_scorers.report_config import ReportConfig
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.selection.binding import Binding, trace_rate, unique_names
@@ -56,26 +57,6 @@ class TlsConfig(BaseModel):
     cert_file: str
     key_file: str
     client_ca_file: str | None = None
-
-
-class ExportConfig(BaseModel):
-    """Where scores go. Unset fields fall back to the SDK's `OTEL_EXPORTER_OTLP_*` variables;
-    `enabled: false` sends nothing over OTLP (the console and `/metrics` still show the scores),
-    `logs: false` / `metrics: false` send no log records / metrics."""
-
-    model_config = _STRICT
-    enabled: bool = True
-    endpoint: str | None = None
-    protocol: OtlpProtocol | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    insecure: bool | None = None
-    #: Send log records (the gen_ai.evaluation.result events, turn records) and metrics over OTLP:
-    #: false for an endpoint that does not take them (Jaeger takes traces only).
-    logs: bool = True
-    metrics: bool = True
-    metric_interval_s: float = Field(10.0, gt=0)
-    batch_delay_s: float = Field(1.0, gt=0)
-    timeout_s: float = Field(10.0, gt=0)
 
 
 class ForwardConfig(BaseModel):
@@ -196,8 +177,8 @@ class Config(BaseModel):
         made (for a process that receives spans while others score them)."""
         rates = [trace_rate(entry.sampling_policy()) for entry in self.scorers]
         section = self.conversations
-        makes_turns = section is not None and bool(section.scorers or section.turn_records)
-        return widest_sampler([TraceIdSampler(rate) for rate in rates], makes_turns)
+        turns = section is not None and makes_turns(len(section.scorers), section.turn_records)
+        return widest_sampler([TraceIdSampler(rate) for rate in rates], turns)
 
     def processor_options(self) -> dict[str, Any]:
         """The `processor:` section, each setting overridden by its environment variable when set."""

@@ -115,11 +115,28 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 #: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
 #: no code reader's markers come before it), instead of a call for each of them on every span.
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
+#: The attribute keys whose values some convention's `detect` compares
+#: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
+#: whose convention `detect` decides once.
+_DETECTION_VALUES: tuple[str, ...] = ()
+#: The first code readers are asked directly, as they come: the instrumentations with readers
+#: of their own mark their spans with keys of their own, found in a lookup or two, for less than
+#: remembering costs. The readers after them are asked only once per kind of span (`detect`).
+_ASKED_FIRST = 6
+_FIRST: tuple[tuple[Convention, Any], ...] = ()
+_REST: tuple[tuple[Convention, Any], ...] = ()
+#: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
+#: repeat); past this many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's
+#: key holds them all, and flattened messages make many), each span is detected anew.
+_MAX_REMEMBERED_KINDS = 1024
+_MAX_KIND_KEYS = 64
+_detected: dict[tuple[Any, ...], Convention | None] = {}
 
 
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
+    global _DETECTION_VALUES, _FIRST, _REST
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -145,7 +162,10 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         for convention in conventions
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
+    _FIRST, _REST = _DETECTORS[:_ASKED_FIRST], _DETECTORS[_ASKED_FIRST:]
+    _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
+    _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
 
@@ -166,6 +186,41 @@ def user_descriptions() -> tuple[ConventionDescription, ...]:
 
 
 def detect(span: SpanRecord) -> Convention | None:
+    """The first convention whose markers the span carries. After the readers of its scope and
+    the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
+    attribute keys, and the values conventions declare they compare."""
+    described = _BY_SCOPE.get(span.scope)
+    if described is not None:
+        for convention, carries_markers in described:
+            if carries_markers(span):
+                return convention
+    for convention, carries_markers in _FIRST:
+        if carries_markers(span):
+            return convention
+    attributes = span.attributes
+    if len(attributes) > _MAX_KIND_KEYS:
+        return _detect_rest(span)
+    kind = (span.scope, span.name, tuple(map(attributes.get, _DETECTION_VALUES)), *attributes)
+    try:
+        return _detected[kind]
+    except KeyError:
+        found = _detect_rest(span)
+        if len(_detected) < _MAX_REMEMBERED_KINDS:
+            _detected[kind] = found
+        return found
+    except TypeError:  # a value that cannot be a key (a list): this span is detected anew
+        return _detect_rest(span)
+
+
+def _detect_rest(span: SpanRecord) -> Convention | None:
+    for convention, carries_markers in _REST:
+        if carries_markers(span):
+            return convention
+    return None
+
+
+def _detect(span: SpanRecord) -> Convention | None:
+    """`detect` without remembering: every reader asked, in order."""
     described = _BY_SCOPE.get(span.scope)
     if described is not None:
         for convention, carries_markers in described:

@@ -35,6 +35,8 @@ class AutoGenConvention(Convention):
     # handing agent's run has ended, under another of the runtime's message spans.
     handoff_start_names: tuple[str, ...] = (f"execute_tool {HANDOFF_PREFIX}",)
 
+    detection_values = (GEN_AI_SYSTEM,)
+
     def detect(self, span: SpanRecord) -> bool:
         return span.attributes.get(GEN_AI_SYSTEM) == SYSTEM
 

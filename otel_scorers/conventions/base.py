@@ -122,9 +122,15 @@ class Convention(Protocol):
     #: (AutoGen's Swarm): the in-process processor keeps such a trace open for the next run
     #: (`may_hand_off`) instead of handing it to scoring when the first agent's run ends.
     handoff_start_names: tuple[str, ...] = ()
+    #: The attribute keys whose values `detect` compares: with the span's scope, name and which
+    #: attribute keys it has, they make its kind, whose convention is decided once
+    #: (`conventions.detect`).
+    detection_values: tuple[str, ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
-        """The span carries this convention's markers. Cheap: a few key lookups."""
+        """The span carries this convention's markers. Cheap: a few key lookups. Decided by the
+        span's scope, its name, which attribute keys it has, and only the values the convention
+        declares (`detection_values`): the answer is remembered per kind of span."""
         ...
 
     def role(self, span: SpanRecord) -> SpanRole | None:

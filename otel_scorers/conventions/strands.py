@@ -45,6 +45,8 @@ class StrandsConvention(Convention):
     run_start_names: tuple[str, ...] = ("invoke_agent", "invoke_swarm")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
+    detection_values = (GEN_AI_PROVIDER_NAME, GEN_AI_SYSTEM)
+
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
         return attributes.get(GEN_AI_PROVIDER_NAME) == PROVIDER or attributes.get(GEN_AI_SYSTEM) == PROVIDER

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import ConversationBinding, bind_conversation
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.errors import ConfigError
 from otel_scorers.scorers.conversation.protocol import ConversationScorer

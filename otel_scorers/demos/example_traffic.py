@@ -18,16 +18,16 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
 from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
 from otel_scorers.human_text import counted
-from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, default_endpoint, unreachable
-from otel_scorers.otlp.export_tally import ExportTally
+from otel_scorers.otlp.counting_exporters import CountingExporter
+from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS, unreachable
+from otel_scorers.otlp.exporters import ExportConfig, export_endpoint, signal_exporter
 
 INTERVAL_S = 1.0  # between two runs: a stack's dashboards see a steady trickle
 
@@ -41,27 +41,6 @@ class TrafficSent:
     unsent: int
 
 
-def _destination(endpoint: str | None, protocol: str) -> str:
-    """The endpoint the exporter sends to, with the SDK's fallbacks."""
-    if endpoint:
-        return endpoint
-    return os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or default_endpoint(protocol)
-
-
-def _span_exporter(endpoint: str | None, protocol: str) -> Any:
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        if endpoint is None:
-            return OTLPSpanExporter()
-        return OTLPSpanExporter(endpoint=endpoint, insecure=not endpoint.startswith("https://"))
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
-
-    if endpoint is None:
-        return HttpSpanExporter()
-    return HttpSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")
-
-
 def send_traffic(
     endpoint: str | None = None,
     protocol: str = DEFAULT_PROTOCOL,
@@ -73,8 +52,12 @@ def send_traffic(
     is set. The traces are flushed before it returns what was made and sent."""
     stop = stop or threading.Event()
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "weather-service")})
+    # The example agent's own provider, as an agent of a user's builds it; its exporter is the
+    # one the export settings make.
     provider = TracerProvider(resource=resource)
-    exporter = ExportTally(_span_exporter(endpoint, protocol))
+    # Left out, the endpoint is the SDK's environment's (`OTEL_EXPORTER_OTLP_*`).
+    settings = ExportConfig(endpoint=endpoint, protocol=protocol)  # type: ignore[arg-type]
+    exporter = CountingExporter(signal_exporter(settings, "traces"), SpanExportResult.FAILURE)
     provider.add_span_processor(BatchSpanProcessor(exporter))  # type: ignore[arg-type]
     agent = ExampleAgent(tracer=provider.get_tracer("example-agent"))
     made = 0
@@ -111,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda _signum, _frame: stop.set())
-    destination = _destination(args.endpoint, args.protocol)
+    destination = export_endpoint(ExportConfig(endpoint=args.endpoint, protocol=args.protocol))
     problem = unreachable(destination, args.protocol)
     if problem is not None:  # a collector may still come up: say so, and keep going
         print(f"example traffic: nothing accepts traces at {destination} yet: {problem}", file=sys.stderr)

@@ -94,6 +94,10 @@ def run_demo(
     traces_out: Path | None = None,
 ) -> int:
     config = load_config(config_path) if config_path else parse_config(demo_document(), "demo config")
+    # The demo keeps its signals in memory, to print them: these providers are the example
+    # agent's own, which the in-process door scores into as it does into any host's, not
+    # telemetry built from export settings. Its one OTLP send, with `--otlp-endpoint`, uses the
+    # exporters those settings make (`otlp_send`).
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-scorers-demo")})
     spans = InMemorySpanExporter()
     events = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]

@@ -1,8 +1,9 @@
 """The demo's `--otlp-endpoint`: send what the demo produced, once, and say what happened.
 
 The demo keeps its spans, events and metrics in memory. With an endpoint (checked first with
-`otlp_endpoint.unreachable`) it exports each signal in one call with a bounded timeout and reports
-what each call came back with: the demo waits at most about 3 times `EXPORT_TIMEOUT_S`.
+`otlp.endpoint.unreachable`) it exports each signal in one call, with the exporters its settings
+make (`otlp.exporters`) and a bounded timeout, and reports what each call came back with: the
+demo waits at most about 3 times `EXPORT_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.metrics.export import MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_scorers.otlp.endpoint import EXPORT_TIMEOUT_S, exporters
+from otel_scorers.otlp.endpoint import EXPORT_TIMEOUT_S
+from otel_scorers.otlp.exporters import ExportConfig, signal_exporters
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,13 @@ def send(
     metrics: MetricsData | None,
 ) -> list[Sent]:
     """Export each signal once; what each export returned."""
-    span_exporter, log_exporter, metric_exporter = exporters(endpoint, protocol)
+    span_exporter, log_exporter, metric_exporter = signal_exporters(
+        ExportConfig(
+            endpoint=endpoint,
+            protocol=protocol,  # type: ignore[arg-type]  # the parser's choices are the protocols
+            timeout_s=EXPORT_TIMEOUT_S,
+        )
+    )
     metric_count = sum(
         len(scope.metrics)
         for resource in (metrics.resource_metrics if metrics else ())

@@ -26,13 +26,14 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_scorers import environment
 from otel_scorers.conventions import ConventionDescription, use_descriptions
-from otel_scorers.conversations.pipeline import ConversationSettings
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.join_records import Label
+from otel_scorers.labels.label_ranges import scoring_ranges
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.score_export import OtlpScoreExport, chosen_export
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
@@ -183,6 +184,8 @@ class ScoringSpanProcessor(SpanProcessor):
         self._flushing = threading.local()
         #: The judge's agreement with people, when labels are taken (`add_labels`).
         self.agreement = _agreement(labels)
+        if self.agreement is not None:  # each scorer's labels in the range of its values
+            self.agreement.expect(scoring_ranges(self.bindings, conversations))
         built = self._build_pipeline(
             conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs, keep
         )

@@ -27,6 +27,7 @@ from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.labels.agreement_figures import kappa_figures, spearman
 from otel_scorers.labels.join_records import JudgeScore, Label, Pair
 from otel_scorers.labels.label_gate import Admitted, LabelGate
+from otel_scorers.labels.label_ranges import ValueRange
 from otel_scorers.labels.ppi import PpiSums, estimates
 
 #: Value pairs kept per scorer and version for the rank correlation (the other figures are sums).
@@ -243,7 +244,7 @@ class LabelJoin:
 
 class Agreement:
     """The join and the figures per (scorer, evaluator version), with the counts of what did not
-    pair. `observe(scores)` takes the judge's side (every scored result: those with a value feed
+    pair. `add_scores(scores)` takes the judge's side (every scored result: those with a value feed
     the judge-only estimate too), `add_labels(labels)` the people's."""
 
     def __init__(
@@ -275,7 +276,7 @@ class Agreement:
     def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
 
-    def observe(self, scores: Iterable[JudgeScore]) -> None:
+    def add_scores(self, scores: Iterable[JudgeScore]) -> None:
         kept = list(scores)
         with self._lock:
             self._changes += 1
@@ -306,6 +307,12 @@ class Agreement:
                 self.labels_received[name] = self.labels_received.get(name, 0) + 1
         self.join.add_labels(kept)
         return admitted
+
+    def expect(self, ranges: Mapping[str, ValueRange]) -> None:
+        """The values each scorer's labels may take (`label_ranges.scoring_ranges`): a label
+        outside its scorer's range is refused, counted as rejected."""
+        with self._lock:
+            self._gate.ranges = dict(ranges)
 
     def reject(self, count: int) -> None:
         """Label records that could not be read as labels (said where they arrived)."""

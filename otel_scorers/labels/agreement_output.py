@@ -36,7 +36,7 @@ class ScoreJoin(Protocol):
     """Where the judge's side of the join goes: an `Agreement`, or what carries the scores to
     the process that holds it (a sidecar's scoring process to its receiving one)."""
 
-    def observe(self, scores: Iterable[JudgeScore]) -> None: ...
+    def add_scores(self, scores: Iterable[JudgeScore]) -> None: ...
 
 
 class AgreementOutput:
@@ -48,12 +48,12 @@ class AgreementOutput:
         self.agreement = agreement
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        self.agreement.observe(judge_scores(run, scores))
+        self.agreement.add_scores(judge_scores(run, scores))
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         # A conversation's scores stand as those of its last run, with the conversation's id.
         run = replace(conversation_run(conversation), conversation_id=conversation.id)
-        self.agreement.observe(judge_scores(run, scores))
+        self.agreement.add_scores(judge_scores(run, scores))
 
     def flush(self) -> None:
         pass

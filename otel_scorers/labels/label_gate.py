@@ -8,7 +8,8 @@ The last `MAX_REMEMBERED` labels taken (at least half as many) are remembered, b
 of that identity: about 60 bytes each, some 6 MB at most.
 
 Their content is untrusted too: a value is a finite number of at most `MAX_VALUE` in magnitude
-(the sums of the figures stay finite); a label (`pass`, `fail`...) at most `MAX_LABEL_CHARS`
+(the sums of the figures stay finite), and within its scorer's range when the scorer has one
+(`label_ranges`: 0 or 1 for a pass/fail scorer, 0 to 1 for the other built-ins); a label (`pass`, `fail`...) at most `MAX_LABEL_CHARS`
 characters, and a scorer's people use at most `MAX_LABEL_NAMES` of them (the rest count as
 `OTHER_LABELS`: each is a metric series); the scorer's name, the reviewer and the conversation id
 at most `MAX_NAME_CHARS` (a longer conversation id takes the bounded form conversations use, so
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from otel_scorers.conversation_turns import bounded_conversation_id
 from otel_scorers.human_text import cut
+from otel_scorers.labels.label_ranges import ValueRange, out_of_range
 
 if TYPE_CHECKING:
     from otel_scorers.labels.join_records import Label
@@ -46,6 +48,8 @@ class Admitted:
     duplicates: int = 0
     refused: int = 0
     problem: str = ""
+    #: Of `refused`, those whose value is outside their scorer's range.
+    out_of_range: int = 0
 
 
 class LabelGate:
@@ -58,11 +62,16 @@ class LabelGate:
         self._older: set[int] = set()
         #: scorer -> the label names its people used, at most `MAX_LABEL_NAMES` each.
         self._names: dict[str, set[str]] = {}
+        #: scorer -> the values its labels may take (`label_ranges`); a scorer not here: any.
+        self.ranges: dict[str, ValueRange] = {}
 
     def admit(self, labels: Iterable[Label]) -> Admitted:
         admitted = Admitted()
         for label in labels:
             problem = _problem(label)
+            if problem is None and label.scorer in self.ranges:
+                problem = out_of_range(label, self.ranges[label.scorer])
+                admitted.out_of_range += problem is not None
             if problem is not None:
                 admitted.refused += 1
                 admitted.problem = admitted.problem or problem

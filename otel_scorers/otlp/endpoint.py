@@ -1,14 +1,16 @@
-"""An OTLP endpoint given on the command line: whether something listens there, and its exporters.
+"""Where OTLP goes: the protocols, the endpoint the SDK's variables name (else its default), and
+whether something listens there.
 
-The check comes first so that an unreachable endpoint costs a second rather than the exporters'
-retries; the exporters have a bounded timeout for the same reason.
+The check comes first so that an endpoint given on the command line that nothing listens on costs
+a second rather than the exporters' retries; a command's exporters (`exporters.py`) have a bounded
+timeout (`EXPORT_TIMEOUT_S`) for the same reason.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 CONNECT_TIMEOUT_S = 1.0
@@ -66,29 +68,3 @@ def unreachable(endpoint: str, protocol: str) -> str | None:
             return None
     except OSError as exc:
         return f"cannot connect to {host}:{port} ({exc.strerror or exc})"
-
-
-def exporters(endpoint: str, protocol: str) -> tuple[Any, Any, Any]:
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        insecure = not endpoint.startswith("https://")
-        return (
-            OTLPSpanExporter(endpoint=endpoint, insecure=insecure, timeout=EXPORT_TIMEOUT_S),
-            OTLPLogExporter(endpoint=endpoint, insecure=insecure, timeout=EXPORT_TIMEOUT_S),
-            OTLPMetricExporter(endpoint=endpoint, insecure=insecure, timeout=EXPORT_TIMEOUT_S),
-        )
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HttpMetricExporter,
-    )
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
-
-    base = (endpoint if "://" in endpoint else f"http://{endpoint}").rstrip("/")
-    return (
-        HttpSpanExporter(endpoint=f"{base}/v1/traces", timeout=EXPORT_TIMEOUT_S),
-        HttpLogExporter(endpoint=f"{base}/v1/logs", timeout=EXPORT_TIMEOUT_S),
-        HttpMetricExporter(endpoint=f"{base}/v1/metrics", timeout=EXPORT_TIMEOUT_S),
-    )

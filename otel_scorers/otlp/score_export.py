@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -33,6 +33,7 @@ from otel_scorers.otlp.endpoint import (
     environment_protocol,
     logs_exporter_wanted,
 )
+from otel_scorers.otlp.exporters import Signal, exporter_class, exporter_options
 from otel_scorers.otlp.refusal import SignalRefusal, guard_http, guarded_stub
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
@@ -88,9 +89,11 @@ def _as_written(body: bytes) -> bytes:
     return body
 
 
-def _grpc_senders(options: dict[str, Any], logs_refusal: SignalRefusal) -> tuple[_Sender, _Sender]:
-    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+#: A signal's SDK exporter arguments (`exporters.exporter_options`, the one place they are made).
+Options = Callable[[Signal], dict[str, Any]]
+
+
+def _grpc_senders(options: Options, logs_refusal: SignalRefusal) -> tuple[_Sender, _Sender]:
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
         ExportLogsServiceRequest,
         ExportLogsServiceResponse,
@@ -123,36 +126,28 @@ def _grpc_senders(options: dict[str, Any], logs_refusal: SignalRefusal) -> tuple
         return Written
 
     WrittenSpans = written(
-        OTLPSpanExporter,
+        exporter_class("grpc", "traces"),
         "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
         ExportTraceServiceRequest,
         ExportTraceServiceResponse,
     )
     WrittenLogs = written(
-        OTLPLogExporter,
+        exporter_class("grpc", "logs"),
         "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
         ExportLogsServiceRequest,
         ExportLogsServiceResponse,
         logs_refusal,
     )
-    spans, logs = WrittenSpans(**options), WrittenLogs(**options)
+    spans, logs = WrittenSpans(**options("traces")), WrittenLogs(**options("logs"))
     return (
         _Sender(spans, lambda request: spans.export(request).name == "SUCCESS"),
         _Sender(logs, lambda request: logs.export(request).name == "SUCCESS"),
     )
 
 
-def _http_senders(
-    options: dict[str, Any], endpoint: str | None, logs_refusal: SignalRefusal
-) -> tuple[_Sender, _Sender]:
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-    def at(path: str) -> dict[str, Any]:
-        return {**options, "endpoint": endpoint.rstrip("/") + path} if endpoint else options
-
-    spans = OTLPSpanExporter(**at("/v1/traces"))
-    logs = guard_http(OTLPLogExporter(**at("/v1/logs")), logs_refusal)
+def _http_senders(options: Options, logs_refusal: SignalRefusal) -> tuple[_Sender, _Sender]:
+    spans = exporter_class("http/protobuf", "traces")(**options("traces"))
+    logs = guard_http(exporter_class("http/protobuf", "logs")(**options("logs")), logs_refusal)
 
     # The HTTP exporters' client owns retries, compression and the size limit's neighbours; it
     # takes the serialised request.
@@ -260,19 +255,9 @@ class OtlpScoreExport:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unsupported OTLP protocol {self.protocol!r}; use {' or '.join(PROTOCOLS)}")
         self.endpoint = endpoint
-        self._options: dict[str, Any] = {}
-        if headers:
-            self._options["headers"] = dict(headers)
-        if timeout_s is not None:
-            self._options["timeout"] = timeout_s
-        if self.protocol == "grpc":
-            if endpoint:
-                self._options["endpoint"] = endpoint
-                self._options["insecure"] = (
-                    insecure if insecure is not None else not endpoint.startswith("https://")
-                )
-            elif insecure is not None:
-                self._options["insecure"] = insecure
+        self._options: Options = lambda signal: exporter_options(
+            signal, self.protocol, endpoint, headers, insecure, timeout_s
+        )
         self.resource = resource
         self.logs = logs if logs is not None else logs_exporter_wanted()
         self.logs_refusal = logs_refusal or SignalRefusal(
@@ -300,7 +285,7 @@ class OtlpScoreExport:
         if self.protocol == "grpc":
             spans, logs = _grpc_senders(self._options, self.logs_refusal)
         else:
-            spans, logs = _http_senders(self._options, self.endpoint, self.logs_refusal)
+            spans, logs = _http_senders(self._options, self.logs_refusal)
         self._exporter = _RequestExporter(spans, logs, self.resource, self.logs_refusal, self.logs)
         self._processor = BatchSpanProcessor(
             self._exporter,

@@ -26,6 +26,7 @@ CONVERSATION_KEYS: tuple[tuple[str, str], ...] = (
     ("gcp.vertex.agent.session_id", "Google ADK, legacy schema"),
     ("langfuse.session.id", "Langfuse SDKs' attributes"),
 )
+_KEYS = tuple(key for key, _ in CONVERSATION_KEYS)
 #: OpenInference over LangGraph keeps the run's metadata as one JSON object: its thread id.
 _METADATA = "metadata"
 _METADATA_KEYS = ("thread_id", "session_id", "conversation_id")
@@ -42,10 +43,12 @@ def _as_id(value: Any) -> str | None:
 
 def conversation_id_of(attributes: Mapping[str, Any]) -> str | None:
     """The conversation id a run span's attributes carry under any known key, else None."""
-    for key, _ in CONVERSATION_KEYS:
-        found = _as_id(attributes.get(key))
-        if found is not None:
-            return found
+    for key in _KEYS:
+        value = attributes.get(key)
+        if value is not None:  # most keys are absent: no call for them
+            found = _as_id(value)
+            if found is not None:
+                return found
     metadata = attributes.get(_METADATA)
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:

@@ -4,16 +4,16 @@ Collector's file exporter), optionally gzipped. Files are read as a stream: a li
 built, so memory does not grow with a file's size. Bad lines are reported and skipped; JSON that
 is not an OTLP trace request (Jaeger's or Zipkin's export, OTLP logs or metrics) is reported as
 what it looks like, with what was expected; a file that is not JSON at all (binary, a protobuf
-export) is one problem, not one per line. `write_traces` writes SDK spans in the same format."""
+export) is one problem, not one per line. Traces are held until their runs can be built within
+bounds of spans and bytes (`open_traces`); `trace_writer` writes SDK spans in this format."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ import orjson
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
-from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.open_traces import TRACE_IDLE_SPANS, OpenTraces
+from otel_scorers.runs.open_traces import Reading as Reading  # where the commands import it from
 from otel_scorers.span_record import SpanRecord
 
 EXPECTED = (
@@ -38,29 +39,6 @@ class InputProblem:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
-
-
-@dataclass
-class Reading:
-    """What the files held: spans, the traces they make, the agent runs rebuilt from them."""
-
-    spans: int = 0
-    traces: int = 0
-    runs: int = 0
-    #: Spans read after their trace's runs were built (`TRACE_IDLE_SPANS` or more spans later).
-    late_spans: int = 0
-
-    def nothing_read(self, paths: Iterable[Path]) -> str | None:
-        """Why the files gave nothing to work on, or None when they held runs."""
-        names = ", ".join(str(path) for path in paths)
-        if self.spans == 0:
-            return f"no spans were read from {names}"
-        if self.runs == 0:
-            return (
-                f"read {counted(self.spans, 'span')} in {counted(self.traces, 'trace')} from {names}, none of them an agent "
-                "run (what marks one, per instrumentation: docs/conventions.md)"
-            )
-        return None
 
 
 def not_otlp_traces(document: Any) -> str | None:
@@ -106,14 +84,6 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 #: Problems reported per file: after this many, the rest of the file is not read (a text file that
 #: is not JSON would otherwise be a problem a line).
 MAX_PROBLEMS_PER_FILE = 20
-#: A trace that got no span in this many spans read is taken as complete (by file position, as
-#: files carry no arrival times): its runs are built and its spans let go.
-TRACE_IDLE_SPANS = 50_000
-#: Most spans held at once waiting for their traces to complete; beyond, the least recently
-#: added-to traces are built as they are. Memory stays bounded whatever the files' size.
-MAX_BUFFERED_SPANS = 200_000
-#: Traces whose runs were built, remembered (the most recent) to count a span that comes later.
-_RELEASED_KEPT = 65_536
 _PEEK_BYTES = 4096
 
 
@@ -126,20 +96,49 @@ class _TooLong(Exception):
     pass
 
 
+#: Most a gzipped file is inflated, as a multiple of its size on disk (and at least
+#: `MIN_INFLATED_BYTES`): OTLP/JSON compresses 2 to 25 times, a gzip bomb about 1,000 times. Past
+#: it the file is refused, so reading it costs time and bytes in proportion to its size on disk
+#: (lines of `{}` or of spaces reach neither the line nor the blank-line cap). A real file this
+#: repetitive can be read unzipped.
+MAX_INFLATION_RATIO = 250
+MIN_INFLATED_BYTES = 2 * MAX_LINE_BYTES
+
+
 class _TooBlank(Exception):
     pass
 
 
-_Stream = io.BufferedReader | gzip.GzipFile
+class _TooInflated(Exception):
+    pass
+
+
+class _BoundedGzip(gzip.GzipFile):
+    """A gzipped file inflated as it is read, refusing to inflate beyond `limit` bytes."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        super().__init__(path, "rb")  # closes the file it opens
+        self.limit = limit
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if self.tell() > self.limit:
+            raise _TooInflated
+        return line
+
+
+_Stream = io.BufferedReader | _BoundedGzip
 
 
 def _open(path: Path) -> _Stream:
-    """The file's bytes, inflated as they are read when it is gzipped (never inflated whole)."""
+    """The file's bytes, inflated as they are read when it is gzipped (never inflated whole,
+    nor beyond `MAX_INFLATION_RATIO` times its size)."""
     raw = path.open("rb")
     if raw.peek(2)[:2] != b"\x1f\x8b":
         return raw
+    size = path.stat().st_size
     raw.close()
-    return gzip.GzipFile(path, "rb")  # closes the file it opened
+    return _BoundedGzip(path, max(MIN_INFLATED_BYTES, size * MAX_INFLATION_RATIO))
 
 
 def _line(stream: _Stream) -> bytes:
@@ -183,8 +182,9 @@ def _gave_up(path: Path, problems: list[InputProblem]) -> bool:
     return True
 
 
-def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any]]:
-    """The JSON documents of a file, one per line or the whole file as one, as they are read."""
+def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Iterator[tuple[str, Any, int]]:
+    """The JSON documents of a file, one per line or the whole file as one, as they are read,
+    each with where it is and how many bytes it was read from."""
     if _binary(stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]):
         problems.append(InputProblem(str(path), f"binary data, not JSON; {EXPECTED}"))
         return
@@ -200,7 +200,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
         whole = first + stream.read(MAX_LINE_BYTES + 1 - len(first))
         if len(whole) <= MAX_LINE_BYTES:
             try:
-                yield str(path), orjson.loads(whole)
+                yield str(path), orjson.loads(whole), len(whole)
                 return
             except orjson.JSONDecodeError:
                 pass
@@ -212,9 +212,9 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
     else:
         second = _line(stream)
         if not second:
-            yield str(path), document  # a file of one document is named as the file
+            yield str(path), document, len(first)  # a file of one document is named as the file
             return
-        yield f"{path}:{number}", document
+        yield f"{path}:{number}", document, len(first)
         ahead = [second]
     blank = 0  # blank lines in a row
     while True:
@@ -238,7 +238,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             continue
         blank = 0
         try:
-            yield f"{path}:{number}", orjson.loads(line)
+            yield f"{path}:{number}", orjson.loads(line), len(line)
         except orjson.JSONDecodeError as exc:
             problems.append(InputProblem(f"{path}:{number}", f"not JSON: {exc}"))
 
@@ -247,10 +247,15 @@ def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]
     """The spans of one file, a line at a time; what is wrong with it goes to `problems`. After
     `MAX_PROBLEMS_PER_FILE` problems the rest of the file is not read (random text would
     otherwise be a problem a line)."""
+    return (span for span, _ in _sized_spans(path, problems))
+
+
+def _sized_spans(path: Path, problems: list[InputProblem]) -> Iterator[tuple[SpanRecord, int]]:
+    """`read_spans`, each span with its share of the bytes of the line it was read from."""
     found: list[InputProblem] = []
     try:
         with _open(path) as stream:
-            for where, document in _documents(path, stream, found):
+            for where, document, size in _documents(path, stream, found):
                 document = _unwrapped(document)
                 problem = not_otlp_traces(document)
                 if problem is not None:
@@ -261,7 +266,10 @@ def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]
                 except OtlpDecodeError as exc:
                     found.append(InputProblem(where, str(exc)))
                     continue
-                yield from span_records(request)
+                spans = list(span_records(request))
+                share = size // max(1, len(spans))
+                for span in spans:
+                    yield span, share
     except _TooLong:
         found.append(
             InputProblem(
@@ -278,96 +286,18 @@ def read_spans(path: Path, problems: list[InputProblem]) -> Iterator[SpanRecord]
                 "and the rest of the file is not read",
             )
         )
+    except _TooInflated:
+        found.append(
+            InputProblem(
+                str(path),
+                f"gzip inflating to more than {MAX_INFLATION_RATIO} times its size (MAX_INFLATION_RATIO), "
+                "as a gzip bomb does: refused, and the rest of the file is not read (a real file "
+                "this repetitive can be read unzipped)",
+            )
+        )
     except (OSError, EOFError, zlib.error) as exc:
         found.append(InputProblem(str(path), f"cannot read: {exc}"))
     problems.extend(found)
-
-
-@dataclass(slots=True)
-class _Trace:
-    """The spans of one trace read so far, and whether its tree has closed: a root seen, and the
-    parent of every span among its spans."""
-
-    last_seen: int
-    spans: list[SpanRecord] = field(default_factory=list)
-    ids: set[int] = field(default_factory=set)
-    awaited: set[int] = field(default_factory=set)
-    rooted: bool = False
-
-    def add(self, span: SpanRecord) -> None:
-        self.spans.append(span)
-        self.ids.add(span.span_id)
-        self.awaited.discard(span.span_id)
-        parent = span.parent_span_id
-        if parent is None:
-            self.rooted = True
-        elif parent not in self.ids:
-            self.awaited.add(parent)
-
-    @property
-    def complete(self) -> bool:
-        return self.rooted and not self.awaited
-
-
-class _OpenTraces:
-    """The traces being read, least recently added-to first, each held until its tree closes or
-    it goes idle, and never more than `MAX_BUFFERED_SPANS` spans at once."""
-
-    def __init__(self, reading: Reading) -> None:
-        self.reading = reading
-        self.traces: OrderedDict[int, _Trace] = OrderedDict()
-        #: Traces seen complete since the last check: checked again then (a late batch may reopen).
-        self.closed: list[int] = []
-        self.buffered = 0
-        #: Traces already built, to count a span that comes after them.
-        self.released: OrderedDict[int, None] = OrderedDict()
-
-    def add(self, span: SpanRecord, position: int) -> None:
-        trace = self.traces.get(span.trace_id)
-        if trace is None:
-            trace = self.traces[span.trace_id] = _Trace(position)
-            if span.trace_id in self.released:
-                self.reading.late_spans += 1  # built again with what comes of it now
-            else:
-                self.reading.traces += 1
-        else:
-            self.traces.move_to_end(span.trace_id)
-            trace.last_seen = position
-        trace.add(span)
-        self.buffered += 1
-        if trace.complete:
-            self.closed.append(span.trace_id)
-
-    def due(self, position: int) -> Iterator[AgentRun]:
-        """The runs of the traces complete, idle, or the oldest beyond the buffer's bound.
-        Checked every 1024 spans (or when over the bound) so that complete traces wait a
-        little for spans written after their root (a late batch)."""
-        if not (position % 1024 == 0 or self.buffered > MAX_BUFFERED_SPANS):
-            return
-        for trace_id in self.closed:
-            if trace_id in self.traces and self.traces[trace_id].complete:
-                yield from self._release(trace_id)
-        self.closed.clear()
-        while self.traces and (
-            self.buffered > MAX_BUFFERED_SPANS
-            or next(iter(self.traces.values())).last_seen <= position - TRACE_IDLE_SPANS
-        ):
-            yield from self._release(next(iter(self.traces)))
-
-    def rest(self) -> Iterator[AgentRun]:
-        """The runs of every trace still held, once all files are read."""
-        while self.traces:
-            yield from self._release(next(iter(self.traces)))
-
-    def _release(self, trace_id: int) -> Iterator[AgentRun]:
-        trace = self.traces.pop(trace_id)
-        self.buffered -= len(trace.spans)
-        self.released[trace_id] = None
-        if len(self.released) > _RELEASED_KEPT:
-            self.released.popitem(last=False)
-        for run in build_runs(trace.spans):
-            self.reading.runs += 1
-            yield run
 
 
 def runs_from_files(
@@ -377,16 +307,17 @@ def runs_from_files(
     reading: Reading | None = None,
 ) -> Iterator[AgentRun]:
     """Every run in the files, trace by trace, as the files are read: a trace's runs are built
-    once its tree has closed (a root, and every span's parent) or it got no span in
-    `TRACE_IDLE_SPANS` spans read, and its spans are let go then. Spans of one trace may span
+    once its tree has closed (a root, and every span's parent), it got no span in
+    `TRACE_IDLE_SPANS` spans read, or it is the oldest held when the spans held exceed their
+    bounds (`open_traces`), and its spans are let go then. Spans of one trace may span
     several files. `reading` counts what was read."""
     reading = reading if reading is not None else Reading()
-    open_traces = _OpenTraces(reading)
+    open_traces = OpenTraces(reading)
     for path in paths:
-        for span in read_spans(path, problems):
+        for span, size in _sized_spans(path, problems):
             reading.spans += 1
             position = reading.spans
-            open_traces.add(span, position)
+            open_traces.add(span, position, size)
             if progress is not None and position % 100_000 == 0:
                 progress(f"read {counted(position, 'span')} in {counted(reading.traces, 'trace')}")
             yield from open_traces.due(position)
@@ -394,5 +325,6 @@ def runs_from_files(
     if reading.late_spans and progress is not None:
         progress(
             f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
-            "trace, whose runs were already built: their runs were built from them alone"
+            "trace (or after it was let go to bound the spans held), whose runs were already built: "
+            "their runs were built from them alone"
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from otel_scorers.conventions.formats.messages import parsed_once
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.run_assembly import assemble_runs
 from otel_scorers.runs.run_reading import read_run
@@ -25,8 +26,9 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     of each span (`span_roles`), the spans of each run (`run_assembly`), each run read
     (`run_reading`)."""
     wanted = set(only) if only is not None else None
-    return [
-        read_run(parts)
-        for parts in assemble_runs(span_roles(spans))
-        if wanted is None or parts.span.span_id in wanted
-    ]
+    with parsed_once():
+        return [
+            read_run(parts)
+            for parts in assemble_runs(span_roles(spans))
+            if wanted is None or parts.span.span_id in wanted
+        ]

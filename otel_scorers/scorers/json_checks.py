@@ -18,6 +18,7 @@ from otel_scorers.scorers.bounded_schema import (
     parse_document,
     schema_check,
 )
+from otel_scorers.scorers.offloaded_check import OffloadedCheck, text_size
 from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S, Check
 
 _NEEDS_OUTPUT = frozenset({"output"})
@@ -102,6 +103,12 @@ class _Documents:
             document = raw
         return _at(document, self.steps, self.path) if self.path is not None else document
 
+    def size(self, run: AgentRun) -> int:
+        """Characters there are to check in the run (`offloaded_check`)."""
+        if self.tool is None:
+            return text_size(run.output)
+        return sum(text_size(call.result) for call in run.tool_calls if call.name == self.tool)
+
     def where(self, place: str) -> str:
         return f"{place} at {self.path}" if self.path is not None else place
 
@@ -164,7 +171,7 @@ def json_schema(
     tool: str | None = None,
     fences: bool = False,
     timeout_s: float = DEFAULT_REGEX_TIMEOUT_S,
-) -> Check:
+) -> OffloadedCheck:
     """1 if the answer (or each result of `tool`, or the value at `path`) is JSON that matches
     `schema` (JSON Schema, draft 2020-12 unless its `$schema` names another); the reason names
     the first violations. Validation gives up after `timeout_s` (the binding's timeout when lower)."""
@@ -180,12 +187,13 @@ def json_schema(
     def score(run: AgentRun) -> Score:
         return _first_problem("json_schema", documents, run, matches, "valid against the schema")
 
-    return Check(
+    check = Check(
         "json_schema",
         score,
         documents.needs,
         args={"schema": schema, **documents.args()},
-        retime=lambda limit: json_schema(
-            schema, path=path, tool=tool, fences=fences, timeout_s=min(limit, timeout_s)
+        retime=lambda limit: (
+            json_schema(schema, path=path, tool=tool, fences=fences, timeout_s=min(limit, timeout_s)).check
         ),
     )
+    return OffloadedCheck(check, documents.size)

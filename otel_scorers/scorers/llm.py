@@ -39,6 +39,7 @@ from otel_scorers.scorers.judge import (
     as_judge,
     require_litellm,
 )
+from otel_scorers.scorers.judge.mask_threads import masked_blocks
 from otel_scorers.scorers.judge.masking import Masker, MaskingError, RedactConfig, masker
 from otel_scorers.scorers.protocol import Lane
 
@@ -84,7 +85,7 @@ async def ask_judge(
     the_model = the_judge.resolve_model(model)
     masks = masker(the_judge.config.redact) if masking is True else masking or None
     if masks is not None and data:
-        data = dict(masks.mask_blocks((tag, text or "") for tag, text in data.items()))
+        data = dict(await masked_blocks(masks, ((tag, text or "") for tag, text in data.items())))
     question = judge_question(getattr(shape, "__name__", "reply"), prompt, shape, data or {}, system)
     key = (the_model, prompt_version, repr(shape), question.instructions, question.request, question.data)
     return await the_judge.ask_one(key, question, model=the_model)

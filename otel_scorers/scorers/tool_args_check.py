@@ -15,6 +15,7 @@ from otel_scorers.scorers.bounded_schema import (
     parse_document,
     schema_check,
 )
+from otel_scorers.scorers.offloaded_check import OffloadedCheck, text_size
 from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S, Check
 
 _NEEDS = frozenset({"tool_calls", "tool_arguments"})
@@ -35,7 +36,7 @@ def tool_args_valid(
     tools: Mapping[str, Mapping[str, Any] | bool] | None = None,
     *,
     timeout_s: float = DEFAULT_REGEX_TIMEOUT_S,
-) -> Check:
+) -> OffloadedCheck:
     """1 if every tool call's arguments match its tool's declared parameter schema; a call of a
     tool the run did not declare fails. `tools` (name -> JSON Schema) adds to, and overrides,
     what the trace declares. Skipped when nothing declares a schema for the tools called."""
@@ -81,13 +82,19 @@ def tool_args_valid(
                 violations.append(f"{label}: {problems}")
         return _outcome(checked, unchecked, violations)
 
-    return Check(
+    check = Check(
         "tool_args_valid",
         score,
         _NEEDS,
         args={"tools": dict(tools) if tools is not None else None},
-        retime=lambda limit: tool_args_valid(tools, timeout_s=min(limit, timeout_s)),
+        retime=lambda limit: tool_args_valid(tools, timeout_s=min(limit, timeout_s)).check,
     )
+    return OffloadedCheck(check, _arguments_size)
+
+
+def _arguments_size(run: AgentRun) -> int:
+    """Characters of tool arguments there are to check (`offloaded_check`)."""
+    return sum(text_size(call.arguments) for call in run.tool_calls)
 
 
 def _trace_checker(

@@ -20,6 +20,7 @@ from otel_scorers.runs.context import ContextOverride, context_override
 from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.evaluator_version import evaluator_version
 from otel_scorers.scorers.judge.config import unpriced_budget_problem
+from otel_scorers.scorers.offloaded_check import OffloadedCheck
 from otel_scorers.scorers.protocol import Lane, Scorer, UsesJudge, as_scorer, lane_of
 from otel_scorers.selection.filters import Predicate, parse_filter
 from otel_scorers.selection.paced_sampling import (
@@ -126,7 +127,7 @@ def bind(
     rate, paced = _sampling(the_scorer, sampling, lane == "judge")
     sampler = TraceIdSampler(rate)
     limiter = _limits(timeout_s, threshold, max_per_minute)
-    if isinstance(the_scorer, Check):  # a check whose cost depends on its input keeps to the timeout
+    if isinstance(the_scorer, (Check, OffloadedCheck)):  # a check whose cost grows keeps to the timeout
         the_scorer = the_scorer.within(timeout_s)
     return Binding(
         scorer=the_scorer,

@@ -9,6 +9,12 @@ budget:
 - *Target*: the budget's rate, plus what is left over (or overspent) divided by a catch-up time,
   so that a minute of overspending is paid back over the next minutes, and budget left unspent
   while there was nothing to judge is used later, up to `carry_s` worth of it.
+- *Hours*: the budget is an hour's, and each hour (counted from the first run) has its own: what
+  one hour left over, or overspent, is not carried into the next, and in an hour's last
+  `catch_up_s` what is left is spread over the time the hour has left, so that the hour ends on
+  its budget. A judged run costs a few tenths of a percent of an hour's budget, and which runs
+  are judged is chance: the hour aims at `1 - HEADROOM` of its budget so that this scatter does
+  not take it over.
 - *Solve*: the `base` whose expected number of judged runs per second, summed over the demand
   (`Σ rate_w * min(1, base * w)`), buys the target at the learnt cost per judged run.
 
@@ -29,12 +35,17 @@ from collections.abc import Callable
 
 from otel_scorers.fork_safety import renew_in_child
 
+#: The budget's period: each hour, counted from the first run, spends at most its budget.
+HOUR_S = 3600.0
+#: The share of an hour's budget kept unplanned, for the scatter of which runs are judged (a
+#: steady stream judging a few hundred runs an hour ends its hours within about 1% of the aim).
+HEADROOM = 0.01
 #: How long demand is remembered (the time constant of its exponential decay).
 DEMAND_WINDOW_S = 30.0
 #: Over how long a surplus or a debt is spread.
 CATCH_UP_S = 600.0
 #: At most this much unspent budget (in seconds of budget) is carried over to be spent later,
-#: and at most this much debt is remembered.
+#: within its hour.
 CARRY_S = 900.0
 #: The target never drops below, nor rises above, these multiples of the budget's rate: the
 #: probability stays above zero (every run keeps a chance, which unbiased estimates need), and a
@@ -70,7 +81,8 @@ class PacingController:
         if not 0 < per_hour < math.inf:
             raise ValueError(f"the budget per hour must be a positive, finite number, got {per_hour}")
         self.per_hour = per_hour
-        self._per_second = per_hour / 3600.0
+        self._per_second = per_hour / HOUR_S
+        self._aim = self._per_second * (1.0 - HEADROOM)  # what each second of an hour plans to spend
         self._clock = clock
         self._window_s = demand_window_s
         self._catch_up_s = catch_up_s
@@ -80,9 +92,10 @@ class PacingController:
         now = clock()
         self._running = False  # until the first run
         self._started = now
+        self._hour_start = now
         self._updated = now
         self._solved_at = -math.inf
-        self._balance = 0.0  # budget accrued minus spent
+        self._balance = 0.0  # this hour's budget accrued minus spent
         self._pending = 0.0  # expected cost of judged runs not yet settled
         self._base = 0.0  # nothing is judged before the first run's demand is solved for
         self._lock = threading.Lock()
@@ -102,7 +115,7 @@ class PacingController:
                 # The first run starts the clock: budget "left unspent" before any run arrived
                 # was not a lull in traffic, and is not spent later (nor does the demand window
                 # count the time before it).
-                self._started = self._updated = now
+                self._started = self._hour_start = self._updated = now
                 self._running = True
             self._advance(now)
             key = round(weight, 3)
@@ -147,7 +160,7 @@ class PacingController:
             self._advance(self._clock())
             self._pending = max(0.0, self._pending - expected)
             spent = expected if actual is None else actual
-            self._balance = max(-self._carry, self._balance - spent)
+            self._balance -= spent  # a debt is kept until its hour ends, however large
             if actual is not None and actual >= 0:
                 if self._cost is None:
                     if actual > 0:
@@ -163,7 +176,14 @@ class PacingController:
         if elapsed <= 0:
             return
         self._updated = now
-        self._balance = min(self._carry, self._balance + elapsed * self._per_second)
+        accrued = elapsed
+        hours = math.floor((now - self._hour_start) / HOUR_S)
+        if hours >= 1:
+            # A new hour: its budget is its own, what the last one left or overspent is not carried.
+            self._hour_start += hours * HOUR_S
+            self._balance = 0.0
+            accrued = now - self._hour_start
+        self._balance = min(self._carry, self._balance + accrued * self._aim)
         decay = math.exp(-elapsed / self._window_s)
         demand = self._demand
         for key in list(demand):
@@ -191,7 +211,10 @@ class PacingController:
         if not self._demand:
             return
         left = self._balance - self._pending
-        target = self._per_second + left / self._catch_up_s
+        # What is left is spread over the catch-up time, or over what is left of the hour when
+        # that is shorter, so that the hour ends on its aim whatever chance judged before.
+        hour_left = self._hour_start + HOUR_S - now
+        target = self._aim + left / max(min(self._catch_up_s, hour_left), SOLVE_EVERY_S)
         target = min(max(target, MIN_TARGET * self._per_second), MAX_TARGET * self._per_second)
         runs_per_second = target / self.cost_per_run
         self._base = solve_base(

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from otel_scorers.config import Config, load_config
+from otel_scorers.sidecar.export_destination import endpoint_configured
 from otel_scorers.sidecar.service import Sidecar
 from otel_scorers.sidecar.signals import stop_on_signals
-from otel_scorers.sidecar.telemetry import endpoint_configured
 
 
 async def serve(config: Config, stop: asyncio.Event | None = None) -> None:

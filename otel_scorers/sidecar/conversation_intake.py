@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 )
 
 from otel_scorers.conversation_turns import Turn
-from otel_scorers.conversations.pipeline import Conversations
+from otel_scorers.conversations.source import Conversations
 from otel_scorers.conversations.turn_logs import turns_from_request
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.join_records import Label

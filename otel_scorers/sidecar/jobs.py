@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from otel_scorers.config import Config
-from otel_scorers.conversations.pipeline import Conversations
+from otel_scorers.conversations.source import Conversations
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.agreement_output import ScoreJoin
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
+from otel_scorers.otlp.telemetry import Telemetry
 from otel_scorers.pipeline.engine import DEFAULT_MAX_JUDGE_RUNS, ScoredRun
 from otel_scorers.pipeline_builder import (
     BuiltPipeline,
@@ -31,14 +32,13 @@ from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
-from otel_scorers.sidecar.telemetry import Telemetry
 
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
 #: inline mode attaches to the held run span). The agreement join hears the scores themselves
 #: through the pipeline's `AgreementOutput`.
-RunScores = tuple[bytes, dict[str, Any]]
+RunSpanAttributes = tuple[bytes, dict[str, Any]]
 #: Called once per trace, with its scored runs, or None when it was dropped. Any thread.
-Done = Callable[[BufferedTrace, "Sequence[RunScores] | None"], None]
+Done = Callable[[BufferedTrace, "Sequence[RunSpanAttributes] | None"], None]
 
 
 class Scoring(Protocol):
@@ -134,7 +134,7 @@ def receiving_conversations(
     )
 
 
-def run_scores(results: Sequence[ScoredRun]) -> list[RunScores]:
+def run_span_attributes(results: Sequence[ScoredRun]) -> list[RunSpanAttributes]:
     return [(span_key(run.trace_id, run.span_id), score_attributes(scores)) for run, scores in results]
 
 
@@ -164,7 +164,7 @@ class TraceJob:
         return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans), self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.done(self.trace, run_scores(results))
+        self.done(self.trace, run_span_attributes(results))
 
     def dropped(self, reason: str) -> None:
         self.done(self.trace, None)

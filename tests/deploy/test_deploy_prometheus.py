@@ -430,7 +430,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             wait_until(
                 lambda: all(name in scrape(metrics_url) for name in wanted),
-                45,
+                120,
                 lambda: f"the sidecar's metrics to have each of {wanted}: {scrape(metrics_url)}",
             )
             # Every run's judge evaluation has ended: 23 runs, 16 of them with content to judge.
@@ -452,7 +452,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
                     name in scrape(metrics_url)
                     for name in ("otel_scorers_labels_unpaired_total{", "otel_scorers_estimate_corrected{")
                 ),
-                45,
+                120,
                 lambda: (
                     "the sidecar to pair the labels: "
                     + "\n".join(
@@ -464,7 +464,7 @@ def scored_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom
             )
             # Two more scrapes, so that rate() has two points after the last change.
             since = time.time()
-            wait_until(lambda: prometheus.scrapes_since(since) >= 2, 15, "prometheus to scrape twice more")
+            wait_until(lambda: prometheus.scrapes_since(since) >= 2, 60, "prometheus to scrape twice more")
             wait_until(
                 lambda: len(likeness_values(capture)) == measured_likeness(scrape(metrics_url)),
                 30,
@@ -604,10 +604,10 @@ def test_in_process_scores_through_the_collector_keep_the_agents_service_for_the
     prometheus = Prometheus(tmp_path, [], scrape_configs=[scrape])
     try:
         wait_until(
-            lambda: bool(prometheus.query('up{job="otel-collector"} == 1')), 20, "the target to be scraped"
+            lambda: bool(prometheus.query('up{job="otel-collector"} == 1')), 60, "the target to be scraped"
         )
         wait_until(
-            lambda: bool(prometheus.query("gen_ai_evaluation_results_total")), 20, "scores to be scraped"
+            lambda: bool(prometheus.query("gen_ai_evaluation_results_total")), 60, "scores to be scraped"
         )
         (title, expression, _), *_ = jaeger_linked_queries()
         jobs = {item["metric"]["job"] for item in prometheus.query(as_totals(concrete(expression)))}
@@ -715,7 +715,7 @@ def test_the_recording_rules_produce_data_and_the_alert_expressions_run(
 ) -> None:
     wait_until(
         lambda: bool(scored_prometheus.query("otel_scorers:pass_rate:ratio_rate15m")),
-        10,
+        60,
         "the recording rule otel_scorers:pass_rate:ratio_rate15m to have data",
     )
     rules = yaml.safe_load((PROMETHEUS_DIR / "alerts.yml").read_text())

@@ -115,7 +115,7 @@ def test_serve_console_prints_each_score_and_sends_nothing_when_no_endpoint_is_s
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     try:
-        assert ready.wait(30), "".join(errors)
+        assert ready.wait(120), "".join(errors)  # a guard against a hang: a start takes seconds
         port = next(int(line.rsplit(":", 1)[1]) for line in errors if "OTLP/gRPC receiver on" in line)
         spans = agent_spans(DEMO_RUNS[:3])
         send_grpc(f"127.0.0.1:{port}", encode(spans).SerializeToString())
@@ -167,7 +167,7 @@ def test_serve_says_where_scores_go(monkeypatch) -> None:  # type: ignore[no-unt
 
 def test_what_shutdown_could_not_send_names_the_endpoint_even_when_it_is_the_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from otel_scorers.config import ExportConfig
-    from otel_scorers.sidecar.telemetry import build_telemetry
+    from otel_scorers.otlp.telemetry import build_telemetry
 
     for variable in (
         "OTEL_EXPORTER_OTLP_ENDPOINT",

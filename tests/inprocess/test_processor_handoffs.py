@@ -4,7 +4,6 @@ for it (a bounded wait, given up on the engine's thread; a flush or a shutdown s
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -107,7 +106,7 @@ def test_a_handoff_not_taken_up_is_scored_after_the_wait_without_a_flush(telemet
     assert processor.assembler.waiting_traces == 1, "not before the wait is over"
     clock.now += 0.02
     # The engine's timer gives the trace up (within its interval); the run is then scored.
-    wait_until(lambda: recorder.runs, 10, "the run, scored")
+    wait_until(lambda: recorder.runs, 60, "the run, scored")
     (run,) = recorder.runs
     assert run.agent_name == "triage_agent"
     assert run.tool_calls == ()  # the transfer is not a tool call
@@ -117,10 +116,9 @@ def test_a_handoff_not_taken_up_is_scored_after_the_wait_without_a_flush(telemet
 
 def test_a_flush_scores_a_trace_waiting_for_its_handoff(telemetry: Telemetry) -> None:
     processor, recorder, tracer = attach(telemetry)
-    started = time.monotonic()
+    processor.assembler.clock = FakeClock(1000.0)  # the wait for the handoff never ends by itself
     triage(tracer)
     assert processor.force_flush(5000)
-    assert time.monotonic() - started < HANDOFF_WAIT_S
     (run,) = recorder.runs
     assert run.agent_name == "triage_agent"
     assert processor.assembler.buffered_traces == 0

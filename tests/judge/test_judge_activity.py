@@ -55,7 +55,7 @@ def test_calls_out_and_waiting_are_gauges_and_each_call_is_timed_by_model_and_ou
                 and gauge(telemetry, "otel_scorers.judge.calls.in_flight") == 1
                 and gauge(telemetry, "otel_scorers.judge.calls.queued") == 2
             ),
-            10,
+            60,
             "the first call out and the two others waiting for the one slot",
         )
         assert processor.force_flush(30_000)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -216,11 +215,11 @@ def test_a_hanging_judge_costs_a_batched_run_one_deadline_not_two(server: JudgeS
     server.responder = lambda _body: CLAIMS
     server.then(*[Stall(30.0)] * 20)
     the_judge = judge(server.url, batch=True, timeout_s=1.5, max_retries=0)
-    started = time.monotonic()
     results = asyncio.run(score_run(batch_of(the_judge)[:3], RUN))
-    elapsed = time.monotonic() - started
     assert all(r.error is not None and r.error.type == "timeout" for r in results)
-    assert elapsed < 1.5 * 1.5  # before: the batch's deadline, then each fallback's own again
+    # The batch's call, and no other: before, each scorer fell back to a call of its own once
+    # the batch's deadline had passed, and waited out its own deadline again.
+    assert server.calls == 1
 
 
 def test_a_garbage_batch_reply_costs_at_most_one_call_more_than_the_scorers(server: JudgeServer) -> None:
@@ -257,12 +256,10 @@ def test_512_scores_against_a_refused_judge_fail_fast_as_unavailable_not_as_time
 
         return await asyncio.gather(*(one(n) for n in range(512)))
 
-    started = time.monotonic()
     outcomes = asyncio.run(many())
-    elapsed = time.monotonic() - started
     kinds = {o.type for o in outcomes if isinstance(o, JudgeError)}
+    # None waited out its deadline: before, 489 of 512 were timeouts, at 20.1 s.
     assert kinds == {"judge_unavailable"} and len(outcomes) == 512
-    assert elapsed < 10.0  # before: 489 of 512 timed out at 20.1 s
     assert refused.breaker.shed > 400  # failed at once, counted
 
 

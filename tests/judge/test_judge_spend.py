@@ -9,8 +9,11 @@ import time
 import pytest
 
 from otel_scorers.scorers.judge import JudgeConfig, JudgeError, import_litellm
+from otel_scorers.scorers.judge.budget import CostBudget
 from otel_scorers.scorers.judge.spend import Spend
 from otel_scorers.scorers.judge.usage import Consultation
+
+from ..waiting import FakeClock
 
 MODEL = "openai/my-local-judge"
 # $1 per million input tokens, $2 per million output tokens
@@ -32,8 +35,9 @@ def consultation(deadline_s: float = 5.0) -> Consultation:
 
 def test_a_call_reserves_its_prompt_and_its_whole_output_bound_then_settles_what_it_cost() -> None:
     litellm = import_litellm()
-    # small, so that what refills while the test runs (budget/3600 a second) stays below 1e-8
     the_spend = spend(cost_budget_usd_per_hour=0.01)
+    # on a clock that stands still: nothing refills while the test runs, however long it takes
+    the_spend.budget = CostBudget(0.01, FakeClock())
     prompt = int(litellm.token_counter(model=MODEL, messages=MESSAGES))
     reserved = asyncio.run(the_spend.reserve(litellm, MODEL, request(1000), consultation()))
     assert reserved == pytest.approx((prompt * 1.0 + 1000 * 2.0) / 1e6)
@@ -76,7 +80,7 @@ def test_a_call_that_does_not_fit_waits_for_the_calls_in_flight_to_give_back(
 
         monkeypatch.setattr(budget, "reserve", counted)
         waiting = asyncio.ensure_future(the_spend.reserve(litellm, MODEL, request(1000), consultation()))
-        await asyncio.wait_for(refused_twice.wait(), 5)  # it asked, and asked again after a while
+        await asyncio.wait_for(refused_twice.wait(), 60)  # it asked, and asked again after a while
         assert not waiting.done()  # the first still holds its reservation
         the_spend.settle(first, 0.00002)  # and gives most of it back
         return await waiting

@@ -158,7 +158,7 @@ def test_a_label_needs_a_run_or_conversation_and_a_verdict() -> None:
 def test_a_conversation_label_pairs_with_the_score_of_its_conversation() -> None:
     agreement = Agreement()
     agreement.add_labels([Label("completeness", conversation_id="c-7", label="fail")])
-    agreement.observe([JudgeScore("completeness", 5, 6, 0.2, "fail", conversation_id="c-7")])
+    agreement.add_scores([JudgeScore("completeness", 5, 6, 0.2, "fail", conversation_id="c-7")])
     (figures,) = agreement.snapshot().values()
     assert figures["pairs"] == 1 and figures["agreement"] == 1.0
 
@@ -492,8 +492,8 @@ def test_labels_naming_any_number_of_scorers_keep_the_counts_bounded() -> None:
 
 
 def test_a_conversation_scorers_score_pairs_with_a_label_of_its_conversation(telemetry: Telemetry) -> None:
-    from otel_scorers.conversations.pipeline import ConversationSettings
     from otel_scorers.conversations.scoring import bind_conversation
+    from otel_scorers.conversations.source import ConversationSettings
     from otel_scorers.conversations.stage import StageLimits
     from otel_scorers.scorers.conversation import turns
 

@@ -57,7 +57,7 @@ def test_the_judge_only_estimate_is_the_inclusion_weighted_mean() -> None:
 
 def test_the_live_agreement_carries_both_estimates_with_the_sampling_weights() -> None:
     agreement = Agreement()
-    agreement.observe(
+    agreement.add_scores(
         JudgeScore("tox", n + 1, 1, value, None, "v1", probability)
         for n, (value, probability) in enumerate(zip(JUDGED, PROBABILITIES, strict=True))
     )
@@ -78,7 +78,7 @@ def test_pass_rate_estimates_and_their_intervals_stay_within_0_and_1() -> None:
     other: the correction is 1 - 0.5 = 0.5 ± 1.96·sqrt(0.25 / 2) = [-0.193, 1.193] as a normal
     interval, which no pass rate can be: it is [0, 1]. The judge-only figures stay at 1."""
     agreement = Agreement()
-    agreement.observe(JudgeScore("answer_ok", n, 1, 1.0, "pass", "v1", 1.0) for n in range(1, 6))
+    agreement.add_scores(JudgeScore("answer_ok", n, 1, 1.0, "pass", "v1", 1.0) for n in range(1, 6))
     agreement.add_labels([Label("answer_ok", 1, 1, label="pass"), Label("answer_ok", 2, 1, label="fail")])
     figures = agreement.snapshot()[("answer_ok", "v1")]["pass_rate"]
     assert figures["corrected_estimate"] == pytest.approx(0.5)

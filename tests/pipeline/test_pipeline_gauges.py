@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conversation_turns import Turn
-from otel_scorers.conversations.pipeline import ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
+from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.conversations.turn_logs import TurnLogWriter
 from otel_scorers.scorers.conversation import turns
 from tests.conftest import Telemetry, make_telemetry

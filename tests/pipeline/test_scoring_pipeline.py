@@ -50,7 +50,7 @@ def _pipeline(telemetry: Telemetry, bindings: list, out: io.StringIO, **options:
 async def _do(pipeline: ScoringPipeline, job: Job) -> None:
     finished = asyncio.Event()
     await pipeline.do(job, finished.set)
-    await asyncio.wait_for(finished.wait(), 10)
+    await asyncio.wait_for(finished.wait(), 60)
 
 
 def test_a_jobs_runs_are_heard_scored_and_emitted_and_the_job_told(telemetry: Telemetry) -> None:
@@ -87,7 +87,7 @@ def test_the_judge_lane_takes_at_most_its_bound_and_counts_the_rest(telemetry: T
             await pipeline.do(job, event.set)
         assert pipeline.in_flight() == 1  # the first run waits for its judge; the second was turned away
         gate.set()
-        await asyncio.wait_for(asyncio.gather(*(event.wait() for event in done)), 10)
+        await asyncio.wait_for(asyncio.gather(*(event.wait() for event in done)), 60)
         return jobs
 
     first, second = asyncio.run(main())

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 
 from ..spans import span
+from ..waiting import cpu_seconds
 
 PAIRS = 1023
 
@@ -38,15 +36,6 @@ def _cycles() -> list[SpanRecord]:
     return spans
 
 
-def _best_of(times: int, build: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(times):
-        started = time.perf_counter()
-        build()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def test_a_trace_of_parent_cycles_builds_in_about_the_time_of_a_flat_trace_of_its_size() -> None:
     flat, cycles = _flat(), _cycles()
     assert len(flat) == len(cycles)
@@ -54,7 +43,7 @@ def test_a_trace_of_parent_cycles_builds_in_about_the_time_of_a_flat_trace_of_it
     (lone_run,) = build_runs(cycles)
     assert len(flat_run.tool_calls) == 2 * PAIRS
     assert lone_run.tool_calls == ()  # the looping spans belong to no run
-    flat_s = _best_of(3, lambda: build_runs(flat))
-    cycles_s = _best_of(3, lambda: build_runs(cycles))
+    flat_s = cpu_seconds(lambda: build_runs(flat))
+    cycles_s = cpu_seconds(lambda: build_runs(cycles))
     # Each cycle walked to a depth limit took 91x the flat build; walked once, about 1x.
     assert cycles_s < 3 * flat_s, (cycles_s, flat_s)

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from otel_scorers import bind, checks
+from otel_scorers import checks
 from otel_scorers.config import parse_config
 from otel_scorers.model import AgentRun, Score, ToolCall, ToolDefinition
 from otel_scorers.pipeline.scorer_call import evaluate as evaluate_binding
+
+from .check_scores import evaluate
 
 
 class _CountingServer:
@@ -73,12 +75,6 @@ def declaring(reference: str, arguments: object = None) -> AgentRun:
         tool_calls=(ToolCall("get_weather", arguments=arguments or {"city": "guess"}),),
         tool_definitions=(ToolDefinition("get_weather", parameters, "gen_ai.tool.definitions"),),
     )
-
-
-def evaluate(check: checks.Check, run: AgentRun, **options: float) -> Score:
-    score = evaluate_binding(bind(check, **options), run)  # type: ignore[arg-type]
-    assert isinstance(score, Score)
-    return score
 
 
 def test_a_reference_to_a_url_in_a_declared_schema_sends_no_request(counting_server: _CountingServer) -> None:
@@ -174,3 +170,39 @@ def test_every_keyword_keeps_the_deadline_not_only_the_combinators() -> None:
     answer = json.dumps([1.0] * 150_000)  # each valid: the library walks them all
     score = evaluate(checks.json_schema(schema, timeout_s=0.001), AgentRun(1, 2, "agent", "q", answer))
     assert score.error is not None and score.error.type == "timeout"
+
+
+def test_a_long_document_is_checked_off_the_loop_which_keeps_turning() -> None:
+    """A schema check of a long answer runs on threads of its own: the loop turns meanwhile, and
+    the binding's timeout ends the wait; a short one is checked in place."""
+    import asyncio
+
+    from otel_scorers import bind
+    from otel_scorers.scorers.offloaded_check import INLINE_CHARS
+
+    schema = {"type": "array", "items": {"type": "number", "multipleOf": 0.5}}
+    answer = json.dumps([1.0] * 150_000)  # each valid: the library walks them all
+    assert len(answer) > INLINE_CHARS
+    binding = bind(checks.json_schema(schema), timeout_s=60.0)
+    assert isinstance(evaluate_binding(binding, AgentRun(1, 2, "agent", "q", "[1.0, 2.5]")), Score)
+
+    async def scored_with_heartbeat(timeout_s: float) -> tuple[Score, int]:
+        beats = 0
+        scoring = asyncio.ensure_future(
+            evaluate_binding(
+                bind(checks.json_schema(schema), timeout_s=timeout_s), AgentRun(1, 2, "agent", "q", answer)
+            )  # type: ignore[arg-type]
+        )
+        while not scoring.done():
+            await asyncio.sleep(0.005)
+            beats += 1
+        return scoring.result(), beats
+
+    started = time.process_time()
+    score, beats = asyncio.run(scored_with_heartbeat(60.0))
+    print(f"{beats} heartbeats in {time.process_time() - started:.2f} s of CPU")
+    assert score.value == 1.0, score
+    # On the loop, the heartbeat could not beat while the document was checked.
+    assert beats >= 10, beats
+    timed_out, _ = asyncio.run(scored_with_heartbeat(0.05))
+    assert timed_out.error is not None and timed_out.error.type == "timeout", timed_out

@@ -5,7 +5,9 @@ it was to be judged."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
+import math
 import random
 from typing import Any
 
@@ -260,6 +262,60 @@ def test_the_spend_tracks_the_budget_through_a_spike_and_a_drop_to_zero() -> Non
     assert first_minute + rest == pytest.approx(3600, rel=0.05)
 
 
+BILLED_AFTER_S = 2.0
+
+
+def spend_by_hour(seed: int, per_hour: float, runs_per_hour: float, cost: float, hours: int) -> list[float]:
+    """A stream like the judge-sampling bench's, through the pacing on a clock the test drives:
+    Poisson arrivals at `runs_per_hour` (tenfold in minutes 20-40 of the third hour, none in
+    minutes 20-30 of the fourth), one run in twenty flagged by a quick check (weight 20), each
+    judged run billed `cost` ±30% two seconds after its decision. What was billed in each hour."""
+    generator = random.Random(seed)
+    clock = Clock()
+    start = clock.now
+    controller = PacingController(per_hour, clock=clock)
+    bills: list[tuple[float, float, float]] = []  # (due, expected, actual)
+    spent = [0.0] * hours
+
+    def bill_until(t: float) -> None:
+        while bills and bills[0][0] <= t:
+            due, expected, actual = heapq.heappop(bills)
+            clock.now = due
+            controller.settled(expected, actual)
+            spent[int((due - start) // 3600)] += actual
+
+    t = 0.0
+    while True:
+        hour, minute = divmod(t / 60, 60)
+        if hour == 3 and 20 <= minute < 30:
+            t = (hour * 60 + 30) * 60
+            continue
+        rate = runs_per_hour / 3600 * (10 if hour == 2 and 20 <= minute < 40 else 1)
+        t += generator.expovariate(rate)
+        if t >= hours * 3600 - BILLED_AFTER_S:
+            break
+        bill_until(start + t)
+        clock.now = start + t
+        weight = 20.0 if generator.random() < 0.05 else 1.0
+        if generator.random() < controller.probability(weight):
+            actual = cost * generator.uniform(0.7, 1.3)
+            heapq.heappush(bills, (clock.now + BILLED_AFTER_S, controller.admitted(), actual))
+    bill_until(math.inf)
+    return spent
+
+
+@pytest.mark.parametrize("seed", [0, 9, 11])
+def test_every_hour_the_first_included_spends_at_most_its_budget_on_a_bench_like_stream(seed: int) -> None:
+    """$0.40 an hour for 20,000 runs an hour at about $0.001 each (two runs in a hundred judged),
+    through a spike and a lull: which runs are judged is chance, and each hour (the first too,
+    whose judged runs are priced only as they come) stays within 2% of the budget rather than
+    ending where that chance took it (before: 1.03x in the first hour of seeds 9 and 11, 1.04x in
+    the third of seed 0)."""
+    hours = spend_by_hour(seed, per_hour=0.40, runs_per_hour=20_000, cost=0.001, hours=5)
+    ratios = [round(spent / 0.40, 3) for spent in hours]
+    assert all(0.97 <= ratio <= 1.02 for ratio in ratios), ratios
+
+
 def test_a_spike_that_starts_now_is_followed_within_a_minute() -> None:
     clock = Clock()
     controller = PacingController(3600, clock=clock, initial_cost=1.0)
@@ -428,7 +484,7 @@ def test_the_sidecar_judges_by_budget_and_writes_the_probability_on_span_and_eve
                 ]
 
             assert capture.wait_for(lambda: len(judged()) == 3, timeout_s=30)
-            assert capture.wait_for(lambda: len(list(capture.log_records())) >= 6, timeout_s=10)
+            assert capture.wait_for(lambda: len(list(capture.log_records())) >= 6, timeout_s=60)
     assert [attributes(span.attributes)[PROBABILITY] for span in judged()] == [1.0, 1.0, 1.0]
     events = [attributes(record.attributes) for record in capture.log_records()]
     judged_events = [event for event in events if event["gen_ai.evaluation.name"] == "answer_relevancy"]

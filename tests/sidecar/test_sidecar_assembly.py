@@ -26,6 +26,7 @@ from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar.test_sidecar_errors import grpc_export, post
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, is_run, sidecar_document
+from tests.waiting import wait_until
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
@@ -362,9 +363,15 @@ def test_late_spans_are_counted_on_the_metrics_endpoint(capture: OtlpCapture) ->
         grpc_export(sidecar, request_of(spans).SerializeToString(), token=None)
         assert capture.wait_for(lambda: len(evaluations(capture)) >= 3)
         grpc_export(sidecar, request_of(spans[:1]).SerializeToString(), token=None)
-        text = sidecar.service.telemetry.prometheus_text().decode()
-    late = [line for line in text.splitlines() if line.startswith("otel_scorers_late_spans")]
-    assert late and float(late[0].split()[-1]) == 1.0
+
+        def late() -> list[str]:
+            text = sidecar.service.telemetry.prometheus_text().decode()
+            return [line for line in text.splitlines() if line.startswith("otel_scorers_late_spans")]
+
+        # counted once the sidecar has taken the span in, which the reply need not wait for
+        wait_until(late, message="otel_scorers_late_spans on the metrics endpoint")
+        counted = late()
+    assert float(counted[0].split()[-1]) == 1.0
 
 
 def test_our_own_evaluation_spans_sent_back_are_accepted_but_never_buffered() -> None:

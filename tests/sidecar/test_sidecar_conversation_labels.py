@@ -65,7 +65,7 @@ def test_labels_of_conversations_pair_with_the_conversations_scores(scoring_proc
             send_grpc(sidecar.grpc_endpoint, encode(conversation_spans()).SerializeToString())
             wait_until(
                 lambda: turns_figure(sidecar, "otel_scorers_agreement_pairs_total") == CONVERSATIONS,
-                20,
+                60,
                 lambda: (
                     f"{CONVERSATIONS} pairs, not {turns_figure(sidecar, 'otel_scorers_agreement_pairs_total')}"
                 ),

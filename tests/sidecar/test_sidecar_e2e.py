@@ -60,7 +60,10 @@ def test_sdk_exporter_traces_are_scored_and_scores_come_back_over_otlp(
         run_spans = run_agent(exporter)
         # 6 runs x 3 scorers: every evaluation span, event and metric comes back.
         assert capture.wait_for(
-            lambda: len([s for _, scope, s in capture.spans() if scope == OWN_SCOPE]) >= 18
+            lambda: (
+                len([s for _, scope, s in capture.spans() if scope == OWN_SCOPE]) >= 18
+                and len(list(capture.log_records())) >= 18
+            )
         )
     evaluations = [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
     assert len(evaluations) == 18

@@ -49,7 +49,7 @@ def exhaust(port: int, pid: int, sockets: list[socket.socket]) -> None:
             return
     wait_until(
         lambda: open_files(pid) >= MAX_OPEN_FILES - 1,
-        10,
+        60,
         lambda: f"{MAX_OPEN_FILES - 1} descriptors open (there are {open_files(pid)})",
     )
 

@@ -86,7 +86,7 @@ def test_the_rotel_command_in_docs_sidecar_md_runs_as_written(tmp_path: Path, ca
                 assert process.poll() is None, "rotel exited"
                 return exporter.export(agent_spans(DEMO_RUNS[:1])) == SpanExportResult.SUCCESS
 
-            wait_until(taken, 20, "rotel to take an export")
+            wait_until(taken, 60, "rotel to take an export")
             exporter.shutdown()
             assert capture.wait_for(lambda: any(scope == OWN_SCOPE for _, scope, _ in capture.spans()))
         finally:

@@ -100,7 +100,7 @@ def test_two_scoring_processes_share_the_traces_and_score_each_once(capture: Otl
         assert len(pids) == 2
         for run in runs:
             send_grpc(sidecar.grpc_endpoint, encode(agent_spans([run])).SerializeToString())
-        assert capture.wait_for(lambda: len(scores(capture)) >= 3 * len(runs), timeout_s=20)
+        assert capture.wait_for(lambda: len(scores(capture)) >= 3 * len(runs), timeout_s=60)
         text = metrics_text(sidecar.http_url)
     evaluation_spans = [span for _, scope, span in capture.spans() if scope == OWN_SCOPE]
     assert len(evaluation_spans) == 3 * len(runs)  # one per run and scorer: none twice, none lost
@@ -138,7 +138,7 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
         first = scoring._children[0]
         assert first is not None
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[:1])).SerializeToString())
-        wait_until(lambda: first.pending, 10, "the trace to reach the scoring process")
+        wait_until(lambda: first.pending, 60, "the trace to reach the scoring process")
         os.kill(first.process.pid, signal.SIGKILL)
 
         def replaced() -> bool:
@@ -147,7 +147,7 @@ def test_a_killed_scoring_process_is_replaced_and_its_traces_are_counted(capture
 
         wait_until(replaced, 30, "a new scoring process, ready")
         send_grpc(sidecar.grpc_endpoint, encode(agent_spans(DEMO_RUNS[1:2])).SerializeToString())
-        assert capture.wait_for(lambda: len(scores(capture)) >= 1, timeout_s=15)
+        assert capture.wait_for(lambda: len(scores(capture)) >= 1, timeout_s=60)
         text = metrics_text(sidecar.http_url)
     assert len(scores(capture)) == 1  # the second trace, scored by the new process
     dropped = {"otel_scorers_outcome": "dropped", "otel_scorers_reason": "worker_exited"}
@@ -181,7 +181,7 @@ def test_the_scoring_process_exits_when_the_sidecar_is_killed(tmp_path: Path, ca
         assert workers, "no scoring process"
         serve.process.kill()
         serve.process.wait(10)
-        wait_until(lambda: not any(alive(pid) for pid in workers), 15, "the scoring process to exit")
+        wait_until(lambda: not any(alive(pid) for pid in workers), 60, "the scoring process to exit")
     finally:
         serve.stop()
 

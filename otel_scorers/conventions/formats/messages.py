@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -89,7 +91,7 @@ _LONGEST_PLACEHOLDER = max(len(placeholder) for placeholder in PLACEHOLDERS)
 
 
 def is_placeholder(value: Any) -> bool:
-    if not isinstance(value, str):
+    if type(value) is not str and not isinstance(value, str):
         return False
     # Captured content is usually long: answered without copying it to strip it.
     if len(value) > _LONGEST_PLACEHOLDER and not (value[0].isspace() or value[-1].isspace()):
@@ -102,17 +104,65 @@ def decode_content(value: Any) -> Any:
     return None if is_placeholder(value) else decode_json(value)
 
 
+#: The messages read from each JSON text while a trace's runs are built (`parsed_once`): a run
+#: span's messages are usually its first model call's request and its last one's answer, the
+#: same text, parsed once. Per context, so that concurrent builds do not share one.
+_parsed: ContextVar[dict[str, Messages] | None] = ContextVar("parsed_messages", default=None)
+
+
+@contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within it, a message text met again (in the same trace) is not parsed again: what it held
+    is remembered until the block ends (the strings are the trace's own, held by its spans)."""
+    token = _parsed.set({})
+    try:
+        yield
+    finally:
+        _parsed.reset(token)
+
+
 def genai_messages(value: Any) -> Messages:
     """`gen_ai.input.messages` / `gen_ai.output.messages` (JSON string or structured)."""
-    if value is None or is_placeholder(value):
+    if value is None:
+        return Messages()
+    if type(value) is str:
+        parsed = _parsed.get()
+        if parsed is not None:
+            found = parsed.get(value)
+            if found is None:
+                found = parsed[value] = _messages(value)
+            return found
+    return _messages(value)
+
+
+def _messages(value: Any) -> Messages:
+    if is_placeholder(value):
         return Messages()
     decoded = decode_json_strict(value)
-    if is_mapping(decoded):
+    if type(decoded) is dict or is_mapping(decoded):
         decoded = [decoded]
-    if not isinstance(decoded, list):
+    if type(decoded) is not list:
         return Messages()
-    messages = tuple([_normalize_message(item) for item in decoded if is_mapping(item)])
-    return Messages(messages, carries_content(messages))
+    messages: list[Message] = []
+    for item in decoded:
+        if type(item) is dict:
+            # The shape the GenAI conventions write, normalized without a call: a role and a
+            # list of parts (`_normalize_message` for every other).
+            role, parts = item.get("role"), item.get("parts")
+            if type(role) is str and type(parts) is list:
+                normalized = {
+                    "role": role,
+                    "parts": [part for part in parts if type(part) is dict or is_mapping(part)],
+                }
+                name = item.get("name")
+                if name:
+                    normalized["name"] = name
+                messages.append(normalized)
+                continue
+        if is_mapping(item):
+            messages.append(_normalize_message(item))
+    found = tuple(messages)
+    return Messages(found, carries_content(found))
 
 
 def is_mapping(value: Any) -> bool:
@@ -147,7 +197,9 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
     role = message.get("role")
     normalized: dict[str, Any] = {
         "role": role if type(role) is str else str(role or ""),
-        "parts": [part for part in parts if is_mapping(part)] if isinstance(parts, list) else [],
+        "parts": [part for part in parts if type(part) is dict or is_mapping(part)]
+        if type(parts) is list or isinstance(parts, list)
+        else [],
     }
     name = message.get("name")
     if name:
@@ -257,6 +309,10 @@ def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
 
 
 def as_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if type(value) is int:  # what token counts are: no further checks
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

@@ -24,6 +24,7 @@ from otel_scorers.model import ToolDefinition
 
 GENAI_DEFINITIONS = GEN_AI_TOOL_DEFINITIONS
 OPENINFERENCE_TOOL = "llm.tools.{}.tool.json_schema"
+_FIRST_OPENINFERENCE_TOOL = OPENINFERENCE_TOOL.format(0)
 VERCEL_PROMPT_TOOLS = "ai.prompt.tools"
 #: Most tools read from one span's OpenInference list, and longest declaration read: a trace is
 #: untrusted input, and nothing larger is a real tool list.
@@ -39,7 +40,7 @@ def span_tool_definitions(attributes: Mapping[str, Any]) -> tuple[ToolDefinition
     value = attributes.get(GENAI_DEFINITIONS)
     if value is not None:
         found = _declared(value, GENAI_DEFINITIONS)
-    first = attributes.get(OPENINFERENCE_TOOL.format(0))
+    first = attributes.get(_FIRST_OPENINFERENCE_TOOL)
     if first is not None:
         tools = list(found)
         for index in range(MAX_TOOLS):

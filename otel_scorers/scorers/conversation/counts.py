@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import Score
@@ -14,6 +16,8 @@ class Turns:
 
     name: str = "turns"
     uses_judge: bool = False
+    #: A count: its labels may be any number of turns (`label_ranges`).
+    value_range: ClassVar[tuple[float, float]] = (0.0, math.inf)
 
     def score(self, conversation: Conversation) -> Score:
         count = conversation.turn_count

@@ -97,6 +97,10 @@ class ConversationJudged:
         return self.judged.higher_is_worse
 
     @property
+    def value_range(self) -> tuple[float, float]:
+        return self.judged.value_range
+
+    @property
     def rule(self) -> ConversationRule[Any]:
         rule = self.judged.rule
         assert isinstance(rule, ConversationRule)
@@ -118,7 +122,7 @@ class ConversationJudged:
                 prepared.error,
                 prepared.skipped,
             )
-        masked = judged.masked(prepared)
+        masked = await judged.masked(prepared)
         if isinstance(masked, Score):
             return masked
         task, masking = masked

@@ -1,4 +1,4 @@
-"""The conversation scorer seam: what the conversation lane calls once per ended conversation."""
+"""The conversation scorer seam: what the conversation scheduler calls once per ended conversation."""
 
 from __future__ import annotations
 

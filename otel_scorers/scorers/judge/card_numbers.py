@@ -13,18 +13,32 @@ _CARD = re.compile(r"(?<![0-9])(?<![0-9][ .\-])[0-9][0-9 .\-]{11,}[0-9]")  # whe
 _DIGITS = re.compile(r"[0-9]+")
 #: 19 digits in groups of at least 4.
 _MAX_CARD_GROUPS = 4
+#: Digit runs between two looks at the clock (`in_time`).
+_RUNS_PER_LOOK = 256
 
 
-def cards(text: str, replace: Callable[[str, str], str]) -> str:
+def _always_in_time() -> None:
+    pass
+
+
+def cards(
+    text: str, replace: Callable[[str, str], str], in_time: Callable[[], None] = _always_in_time
+) -> str:
     """In each run of digit groups, the longest runs of consecutive groups (one space or dash
     between them, 4 to 6 digits each, as cards are printed) or single groups, of 13 to 19 digits
-    that pass the Luhn check, from the left."""
+    that pass the Luhn check, from the left. `in_time()` is called every few runs and every
+    1,024 groups: it raises to give up."""
     parts: list[str] = []
-    done = 0
-    for run in _CARD.finditer(text):
+    done = tried = 0
+    for number, run in enumerate(_CARD.finditer(text)):
+        if number % _RUNS_PER_LOOK == 0:
+            in_time()
         groups = [(found.start(), found.end()) for found in _DIGITS.finditer(text, run.start(), run.end())]
         first = 0
         while first < len(groups):
+            tried += 1
+            if tried % 1024 == 0:
+                in_time()
             start = groups[first][0]
             if first == 0 and start and (text[start - 1].isalnum() or text[start - 1] in "-_"):
                 first += 1

@@ -31,8 +31,10 @@ passes through. docs/redaction.md says what is and is not caught.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -112,7 +114,8 @@ class Redacting(Protocol):
 
 
 class MaskingError(Exception):
-    """A user pattern that could not finish in time: the text is not sent."""
+    """Masking that could not finish in time (a user pattern's, or a score's texts'): the text
+    is not sent."""
 
 
 Replace = Callable[[str, str], str]  # (kind, found text) -> its mask
@@ -131,9 +134,16 @@ class Masker:
 
     _detectors: tuple[Detector, ...] = ()
     _patterns: tuple[tuple[str, regex.Pattern[str]], ...] = ()
+    #: When `mask_blocks` gives up (`time.monotonic()`), and how long it had; None: never.
+    _deadline: float | None = None
+    _timeout_s: float = 0.0
 
     def __post_init__(self) -> None:
-        self._detectors = tuple(_DETECTORS[kind] for kind in KINDS if kind in self.config.kinds)
+        # The card detector is the one whose work grows with the digit groups: it looks at the clock.
+        card = functools.partial(cards, in_time=self._in_time)
+        self._detectors = tuple(
+            card if kind == "card" else _DETECTORS[kind] for kind in KINDS if kind in self.config.kinds
+        )
         self._patterns = tuple(self.config._compiled.items())
 
     def mask(self, text: str) -> str:
@@ -142,13 +152,30 @@ class Masker:
         text = undisguised(text)  # full-width, invisible, look-alike and percent-encoded forms
         replace = self._replace
         for detect in self._detectors:
+            self._in_time()
             text = detect(text, replace)
         for name, pattern in self._patterns:
             text = _user_pattern(name, pattern, text, replace)
         return text
 
-    def mask_blocks(self, data: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-        return tuple((tag, self.mask(text)) for tag, text in data)
+    def mask_blocks(
+        self, data: Iterable[tuple[str, str]], timeout_s: float | None = None
+    ) -> tuple[tuple[str, str], ...]:
+        """Each block's text masked; with `timeout_s`, a `MaskingError` once that is spent."""
+        if timeout_s is None:
+            return tuple((tag, self.mask(text)) for tag, text in data)
+        self._deadline, self._timeout_s = time.monotonic() + timeout_s, timeout_s
+        try:
+            return tuple((tag, self.mask(text)) for tag, text in data)
+        finally:
+            self._deadline = None
+
+    def _in_time(self) -> None:
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise MaskingError(
+                f"masking the judged texts did not finish within {self._timeout_s:g}s; "
+                "nothing was sent to the judge"
+            )
 
     def _replace(self, kind: str, found: str) -> str:
         label = kind.upper()

@@ -2,11 +2,16 @@
 
 A question already answered comes from the bounded cache; one being asked right now is waited
 for instead of paying for a second call. Both come back marked, so that their usage counts zero.
+
+A question's key holds the judged texts (a run's answer, its context: megabytes, at times); the
+cache keeps a 16-byte digest of it instead (`compact_key`), so that what it holds does not grow
+with the texts of the runs scored: a `score` over a file keeps no run's text once it is scored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Hashable
@@ -15,6 +20,36 @@ from typing import Any, TypeVar
 from otel_scorers.scorers.judge.cache import BoundedCache
 
 T = TypeVar("T")
+#: Characters of a key's text past which it is kept as a digest (a short key costs less as itself).
+_DIGEST_PAST_CHARS = 256
+
+
+def compact_key(key: Hashable) -> Hashable:
+    """`key`, or a digest of it when it is plain data (text, numbers, tuples of them) longer than
+    a few hundred characters. A key holding another object is kept as it is: its `repr` may name
+    no more than its address, which a later object could reuse."""
+    size = _plain_size(key)
+    if size is None or size <= _DIGEST_PAST_CHARS:
+        return key
+    text = repr(key).encode("utf-8", "surrogatepass")
+    return ("digest", hashlib.blake2b(text, digest_size=16).digest())
+
+
+def _plain_size(key: object) -> int | None:
+    """The characters of plain data `key` holds, or None when it holds anything else."""
+    if key is None or isinstance(key, (bool, int, float)):
+        return 1
+    if isinstance(key, (str, bytes)):
+        return len(key)
+    if isinstance(key, tuple):
+        total = 1
+        for item in key:
+            size = _plain_size(item)
+            if size is None:
+                return None
+            total += size
+        return total
+    return None
 
 
 class SingleFlight:
@@ -38,6 +73,7 @@ class SingleFlight:
         """The cached answer for `key`, or `compute()`'s, cached; True when it was not computed
         here. Callers asking the same thing at the same time wait for the first one's answer
         instead of paying for their own call; if that one fails, each tries on its own."""
+        key = compact_key(key)
         cached = self.cache.get(key)
         if cached is not None:
             return cached, True

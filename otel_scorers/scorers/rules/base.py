@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from otel_scorers.model import AgentRun, ContextItem, Score, ScoreError, passes
 from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
+from otel_scorers.scorers.judge.mask_threads import masked_blocks
 from otel_scorers.scorers.judge.masking import Masker, MaskingError, RedactConfig, masker
 from otel_scorers.scorers.protocol import Lane
 from otel_scorers.scorers.rounding import round2
@@ -187,17 +188,23 @@ class JudgedScorer(Generic[R]):
     def higher_is_worse(self) -> bool:
         return self.rule.higher_is_worse
 
+    @property
+    def value_range(self) -> tuple[float, float]:
+        """Its values, and so its labels' (`label_ranges`): 0 to its scale."""
+        return (0.0, self.scale)
+
     def with_redaction(self, redaction: RedactConfig) -> JudgedScorer[R]:
         return replace(self, redaction=redaction)
 
-    def masked(self, task: Task) -> tuple[Task, Masker | None] | Score:
-        """The task with its private text masked, before any prompt is built, and the masker
-        that the score's later prompts go through; an error result when masking cannot finish."""
+    async def masked(self, task: Task) -> tuple[Task, Masker | None] | Score:
+        """The task with its private text masked, before any prompt is built (off the loop when
+        it is long: `mask_threads`), and the masker that the score's later prompts go through;
+        an error result when masking cannot finish."""
         masking = masker(self.redaction if self.redaction is not None else self.judge.config.redact)
         if masking is None:
             return task, None
         try:
-            return replace(task, data=masking.mask_blocks(task.data)), masking
+            return replace(task, data=await masked_blocks(masking, task.data)), masking
         except MaskingError as exc:
             return Score(self.name, error=ScoreError("redaction", str(exc)))
 
@@ -228,7 +235,7 @@ class JudgedScorer(Generic[R]):
         prepared = self.rule.prepare(run)
         if isinstance(prepared, Score):
             return prepared if prepared.scorer == self.name else replace(prepared, scorer=self.name)
-        masked = self.masked(prepared)
+        masked = await self.masked(prepared)
         if isinstance(masked, Score):
             return masked
         task, masking = masked
@@ -272,7 +279,7 @@ class JudgedScorer(Generic[R]):
     def asker(self, consultation: Consultation, masking: Masker | None = None) -> Ask[Any]:
         async def ask(instructions: str, reply_format: str, data: Data, shape: type[Any]) -> Any:
             if masking is not None:  # what a step adds (the verdicts, echoing the judge) too
-                data = masking.mask_blocks(data)
+                data = await masked_blocks(masking, data)
             question = Question(self.name, instructions, data, shape, reply_format)
             return await self.judge.ask(question, consultation)
 

@@ -1,5 +1,6 @@
-"""The sidecar's OTLP span, log and metric exporters, wrapped to count what they could not send
-and to stop sending a signal the endpoint refuses (`otlp/refusal.py`)."""
+"""OTLP span, log and metric exporters wrapped to count what they sent and what they could not,
+and to stop sending a signal the endpoint refuses (`refusal.py`): what a command says went out
+over OTLP, and what a shutdown reports it could not send."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from otel_scorers.otlp.refusal import SignalRefusal
 
 
 class CountingExporter:
-    """An OTLP span or log exporter that counts what it could not send. Once shut down it fails
+    """An OTLP span or log exporter that counts what it sent (`sent`) and what it could not
+    (`unsent`). Once shut down it fails
     at once: the SDK's processors hand it what is still queued, which is then counted, not sent.
     Once the endpoint has refused the signal (`refusal`), nothing more is sent, and what is
     not sent is counted there, as refused rather than unsent."""
@@ -21,6 +23,7 @@ class CountingExporter:
         self.inner = inner
         self._failure = failure
         self._refusal = refusal
+        self.sent = 0
         self.unsent = 0
         self.closed = False
 
@@ -39,7 +42,11 @@ class CountingExporter:
         result = self.inner.export(batch)
         if self._refused(batch):  # refused by this very export
             return self._failure
-        if result is self._failure:
+        # By name: the SDK's log exporters answer with `LogRecordExportResult`, whose members are
+        # not `LogExportResult`'s (its older name, still exported).
+        if getattr(result, "name", "") == "SUCCESS":
+            self.sent += len(batch)
+        else:
             self.unsent += len(batch)
         return result
 

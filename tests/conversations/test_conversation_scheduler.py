@@ -1,4 +1,4 @@
-"""The conversation lane runs on the loop that scores the runs: one event loop for all judge work
+"""The conversation scheduler runs on the loop that scores the runs: one event loop for all judge work
 in a process (litellm keeps one logging worker per process, tied to one loop)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from otel_scorers import AgentRun, ScoringSpanProcessor, bind
 from otel_scorers.conversation_turns import Conversation, Turn
-from otel_scorers.conversations.pipeline import Conversations, ConversationSettings
 from otel_scorers.conversations.scoring import bind_conversation
+from otel_scorers.conversations.source import Conversations, ConversationSettings
 from otel_scorers.conversations.stage import StageLimits
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
@@ -74,7 +74,7 @@ def test_a_turn_that_comes_after_shutdown_is_counted(telemetry: Telemetry) -> No
     metrics = PipelineMetrics(telemetry.meter_provider)
     emission = standard_emission(metrics, tracer_provider=telemetry.tracer_provider)
     settings = ConversationSettings(bindings=(bind_conversation(AsyncConversationScorer(LoopsSeen())),))
-    conversations = Conversations(settings, metrics, emission)  # a lane with a loop of its own
+    conversations = Conversations(settings, metrics, emission)  # a scheduler with a loop of its own
     conversations.add_turns([Turn("c-1", 1, 2, 1, 2, "trip", "hi", "hello", (), "ok")])
     conversations.shutdown(5)
     conversations.add_turns([Turn("c-1", 1, 3, 3, 4, "trip", "again", "hello", (), "ok")])
@@ -102,7 +102,7 @@ def test_run_and_conversation_judges_of_one_config_are_one_judge() -> None:
 
 @dataclass
 class NeverAnswers:
-    """A judged conversation scorer whose judge never answers: the lane fills up."""
+    """A judged conversation scorer whose judge never answers: the scheduler fills up."""
 
     name: str = "never"
     uses_judge: bool = True
@@ -121,7 +121,7 @@ def test_conversations_past_a_full_lane_are_counted_and_logged(
         bindings=(bind_conversation(NeverAnswers()),), limits=StageLimits(max_turns=1), tick_s=0.01
     )
     conversations = Conversations(settings, metrics, emission)
-    # The lane scores 32 at a time and keeps 4,096 more waiting: 100 beyond that find it full.
+    # The scheduler scores 32 at a time and keeps 4,096 more waiting: 100 beyond that find it full.
     ended = 32 + 4096 + 100
     with caplog.at_level(logging.WARNING, logger="otel_scorers"):
         conversations.add_turns(
@@ -129,10 +129,10 @@ def test_conversations_past_a_full_lane_are_counted_and_logged(
         )
         assert conversations.counts is not None
         wait_until(
-            lambda: conversations.counts.totals.get("closed", 0) == ended, 10, "every conversation closed"
+            lambda: conversations.counts.totals.get("closed", 0) == ended, 60, "every conversation closed"
         )  # type: ignore[union-attr]
         conversations.shutdown(0.5)
-    assert conversations.counts.totals["lane_full"] == 100
+    assert conversations.counts.totals["waiting_full"] == 100
     full = [
         record.getMessage() for record in caplog.records if "already wait to be scored" in record.getMessage()
     ]

@@ -1,9 +1,11 @@
-"""The sidecar's own OpenTelemetry SDK providers: scores go back to the collector over OTLP.
+"""The OpenTelemetry SDK providers that send scores over OTLP, built in one place from one
+`ExportConfig` (`build_telemetry`), as the SDK's `_configuration` builds them from its environment:
+the sidecar's processes and `otel-scorers score --otlp-endpoint` get theirs here.
 
 Evaluation spans, `gen_ai.evaluation.result` events and metrics are exported by the SDK's OTLP
-exporters, configured by the `sidecar.export` section or, for what it leaves unset, by the
-standard `OTEL_EXPORTER_OTLP_*` variables. The same metrics are also served on `/metrics` for
-Prometheus.
+exporters (`exporters.py`), configured by the settings (the `sidecar.export` section, or what a
+command was given) or, for what they leave unset, by the standard `OTEL_EXPORTER_OTLP_*`
+variables. The same metrics are also kept for Prometheus (`prometheus_text`).
 """
 
 from __future__ import annotations
@@ -25,18 +27,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from prometheus_client import CollectorRegistry, generate_latest
 
-from otel_scorers.config import ExportConfig
+from otel_scorers.bounded_call import call_within
 from otel_scorers.human_text import counted
-from otel_scorers.otlp.endpoint import (
-    default_endpoint,
-    environment_endpoint,
-    environment_protocol,
-    unreachable,
-)
+from otel_scorers.otlp.counting_exporters import CountingExporter, CountingMetricExporter
+from otel_scorers.otlp.endpoint import unreachable
+from otel_scorers.otlp.exporters import ExportConfig, export_endpoint, export_protocol, signal_exporters
 from otel_scorers.otlp.refusal import SignalRefusal, guard_grpc, guard_http, refusal_notice, refused_signals
 from otel_scorers.otlp.score_export import OtlpScoreExport, queue_fullness
-from otel_scorers.sidecar.counting_exporters import CountingExporter, CountingMetricExporter
-from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
@@ -46,7 +43,6 @@ EXPORT_QUEUE_SIZE = 16_384
 #: What a run's queued item is reckoned to hold (its evaluation spans), to bound the scores' queue
 #: in runs by about the same memory.
 SCORES_PER_RUN = 8
-_SIGNAL_PATHS = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
 
 
 class ExportFailureLog(logging.Filter):
@@ -82,6 +78,9 @@ def quiet_export_failures(endpoint: str) -> None:
 
 @dataclass
 class Telemetry:
+    """What `build_telemetry` makes: the providers the outputs write to, their counting
+    exporters, the written scores' export, and how to stop them all by a deadline."""
+
     tracer_provider: TracerProvider
     logger_provider: LoggerProvider
     meter_provider: MeterProvider
@@ -89,7 +88,7 @@ class Telemetry:
     batch_processors: tuple[Any, ...] = ()
     #: Where evaluation spans and events go, written as OTLP (None: through the providers).
     scores: OtlpScoreExport | None = None
-    #: The providers' span, log and metric exporters, when they count what they could not send.
+    #: The providers' span, log and metric exporters, counting what they sent and could not.
     exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter] | None = None
     #: Where the exporters send (named in what shutdown reports it could not send).
     endpoint: str = field(default="the OTLP endpoint")
@@ -104,9 +103,9 @@ class Telemetry:
     def prometheus_text(self) -> bytes:
         return generate_latest(self.registry)
 
-    def shutdown(self, timeout_s: float) -> None:
+    def shutdown(self, timeout_s: float, report: bool = True) -> None:
         """Flush what is buffered and stop, within `timeout_s` whatever the collector does, then log
-        what could not be sent. The SDK's flushes ignore their timeout (an unreachable collector
+        what could not be sent (unless not to `report`: the caller says it). The SDK's flushes ignore their timeout (an unreachable collector
         holds one for every retry of every batch), so they run on a thread given up at the
         deadline; shutting the exporters down then ends the send in progress."""
         deadline = time.monotonic() + timeout_s
@@ -140,7 +139,8 @@ class Telemetry:
             self.meter_provider.shutdown(timeout_millis=max(1, int((deadline - time.monotonic()) * 1000)))
 
         stopped = call_within(stop, deadline - time.monotonic(), "telemetry shutdown")
-        self._report_unsent(flushed, refused)
+        if report:
+            self._report_unsent(flushed, refused)
         if not stopped:
             logger.warning(
                 "otel_scorers: the exporters did not stop within %.1f s; exiting anyway", timeout_s
@@ -169,54 +169,14 @@ class Telemetry:
             )
 
 
-def _protocol(config: ExportConfig) -> str:
-    return config.protocol or environment_protocol()
-
-
-def _exporters(
+def _guarded(
     config: ExportConfig, logs_refusal: SignalRefusal, metrics_refusal: SignalRefusal
 ) -> tuple[Any, Any, Any]:
-    """Span, log and metric exporters; arguments left out fall back to the SDK's environment.
-    The log and metric exporters are guarded: a refusal of their signal is marked, not retried."""
-    protocol = _protocol(config)
-    common: dict[str, Any] = {"timeout": config.timeout_s}
-    if config.headers:
-        common["headers"] = dict(config.headers)
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        if config.endpoint:
-            common["endpoint"] = config.endpoint
-            common["insecure"] = (
-                config.insecure if config.insecure is not None else not config.endpoint.startswith("https://")
-            )
-        elif config.insecure is not None:
-            common["insecure"] = config.insecure
-        return (
-            OTLPSpanExporter(**common),
-            guard_grpc(OTLPLogExporter(**common), logs_refusal),
-            guard_grpc(OTLPMetricExporter(**common), metrics_refusal),
-        )
-    if protocol != "http/protobuf":
-        raise ValueError(f"unsupported OTLP protocol {protocol!r}; use grpc or http/protobuf")
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HttpMetricExporter,
-    )
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
-
-    def endpoint(signal: str) -> dict[str, Any]:
-        if not config.endpoint:
-            return common
-        return {**common, "endpoint": config.endpoint.rstrip("/") + _SIGNAL_PATHS[signal]}
-
-    return (
-        HttpSpanExporter(**endpoint("traces")),
-        guard_http(HttpLogExporter(**endpoint("logs")), logs_refusal),
-        guard_http(HttpMetricExporter(**endpoint("metrics")), metrics_refusal),
-    )
+    """Span, log and metric exporters, the log and metric ones guarded: a refusal of their
+    signal is marked, not retried."""
+    spans, logs, metrics = signal_exporters(config)
+    guard = guard_grpc if export_protocol(config) == "grpc" else guard_http
+    return spans, guard(logs, logs_refusal), guard(metrics, metrics_refusal)
 
 
 def _refusals(config: ExportConfig, endpoint: str, speak: bool) -> tuple[SignalRefusal, SignalRefusal]:
@@ -238,7 +198,7 @@ def _refusals(config: ExportConfig, endpoint: str, speak: bool) -> tuple[SignalR
     wanted = {
         refusal.signal: refusal for refusal, on in ((logs, config.logs), (metrics, config.metrics)) if on
     }
-    protocol = _protocol(config)
+    protocol = export_protocol(config)
     if wanted and unreachable(endpoint, protocol) is None:
         answers = refused_signals(endpoint, protocol, list(wanted), config.headers, config.insecure)
         for signal, reason in answers.items():
@@ -248,9 +208,14 @@ def _refusals(config: ExportConfig, endpoint: str, speak: bool) -> tuple[SignalR
     return logs, metrics
 
 
-def build_telemetry(config: ExportConfig, speak: bool = True) -> Telemetry:
-    """The providers and exporters; `speak=False` in a scoring process, whose receiving process
-    has said already what the endpoint refuses."""
+def build_telemetry(
+    config: ExportConfig, speak: bool = True, watch_refusals: bool = True, written_scores: bool = True
+) -> Telemetry:
+    """The providers and exporters. `speak=False` in a sidecar's scoring process, whose receiving
+    process has said already what the endpoint refuses. A command that sends once and then says
+    itself what was not sent (a backfill) watches no refusals (what is refused counts as not
+    sent) and sends its scores through the providers (`written_scores=False`), whose exporters
+    count what they sent."""
     # The receiving and the scoring process export the same metrics: an instance id apiece keeps
     # their series apart.
     resource = Resource.create(
@@ -262,11 +227,31 @@ def build_telemetry(config: ExportConfig, speak: bool = True) -> Telemetry:
     if not config.enabled:
         return _without_export(resource)
     quiet_export_failures(export_endpoint(config))
-    logs_refusal, metrics_refusal = _refusals(config, export_endpoint(config), speak)
-    inner_spans, inner_logs, inner_metrics = _exporters(config, logs_refusal, metrics_refusal)
-    span_exporter = CountingExporter(inner_spans, SpanExportResult.FAILURE)
-    log_exporter = CountingExporter(inner_logs, LogExportResult.FAILURE, logs_refusal)
-    metric_exporter = CountingMetricExporter(inner_metrics, metrics_refusal)
+    logs_refusal: SignalRefusal | None = None
+    metrics_refusal: SignalRefusal | None = None
+    if watch_refusals:
+        logs_refusal, metrics_refusal = _refusals(config, export_endpoint(config), speak)
+        inner_spans, inner_logs, inner_metrics = _guarded(config, logs_refusal, metrics_refusal)
+    else:
+        inner_spans, inner_logs, inner_metrics = signal_exporters(config)
+    exporters = (
+        CountingExporter(inner_spans, SpanExportResult.FAILURE),
+        CountingExporter(inner_logs, LogExportResult.FAILURE, logs_refusal),
+        CountingMetricExporter(inner_metrics, metrics_refusal),
+    )
+    telemetry = _exporting(config, resource, exporters)
+    if written_scores:
+        telemetry.scores = _started_score_export(config, resource, logs_refusal)
+    return telemetry
+
+
+def _exporting(
+    config: ExportConfig,
+    resource: Resource,
+    exporters: tuple[CountingExporter, CountingExporter, CountingMetricExporter],
+) -> Telemetry:
+    """The providers over batching processors and `exporters`, and the metrics kept for Prometheus."""
+    span_exporter, log_exporter, metric_exporter = exporters
     # `Telemetry.shutdown` stops them within its deadline; the SDK's own exit hooks would not.
     tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     delay_ms = int(config.batch_delay_s * 1000)
@@ -289,22 +274,21 @@ def build_telemetry(config: ExportConfig, speak: bool = True) -> Telemetry:
         interval_ms = config.metric_interval_s * 1000
         readers.append(PeriodicExportingMetricReader(metric_exporter, export_interval_millis=interval_ms))
     meter_provider = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
-    scores = _started_score_export(config, resource, delay_ms, logs_refusal)
     return Telemetry(
         tracer_provider,
         logger_provider,
         meter_provider,
         registry,
         (span_processor, log_processor),
-        scores,
-        (span_exporter, log_exporter, metric_exporter),
+        None,
+        exporters,
         export_endpoint(config),
-        _protocol(config),
+        export_protocol(config),
     )
 
 
 def _started_score_export(
-    config: ExportConfig, resource: Resource, delay_ms: int, logs_refusal: SignalRefusal
+    config: ExportConfig, resource: Resource, logs_refusal: SignalRefusal | None
 ) -> OtlpScoreExport:
     """Where evaluation spans and events are written as OTLP, sending: its queue holds runs, so it
     is bounded by about the memory of the providers' queues (`SCORES_PER_RUN`)."""
@@ -315,7 +299,7 @@ def _started_score_export(
         insecure=config.insecure,
         timeout_s=config.timeout_s,
         resource=resource,
-        schedule_delay_millis=delay_ms,
+        schedule_delay_millis=int(config.batch_delay_s * 1000),
         max_queue_size=EXPORT_QUEUE_SIZE // SCORES_PER_RUN,
         logs=config.logs,
         logs_refusal=logs_refusal,
@@ -337,32 +321,4 @@ def _without_export(resource: Resource) -> Telemetry:
         ),
         registry,
         endpoint="",
-    )
-
-
-def endpoint_configured(config: ExportConfig) -> bool:
-    """Whether the config or the environment names an OTLP endpoint (else the SDK's default)."""
-    return bool(config.endpoint) or environment_endpoint() is not None
-
-
-def export_endpoint(config: ExportConfig) -> str:
-    """The endpoint the exporters send to: the config's, the environment's, or the SDK's default."""
-    if config.endpoint:
-        return config.endpoint
-    named = environment_endpoint()
-    return named[1] if named is not None else default_endpoint(_protocol(config))
-
-
-def export_destination(config: ExportConfig) -> str:
-    """Where the export sends scores, in words, saying where the endpoint comes from."""
-    if not config.enabled:
-        return "no OTLP endpoint (sidecar.export.enabled is false)"
-    where = f"OTLP ({_protocol(config)}) at {export_endpoint(config)}"
-    if config.endpoint:
-        return where
-    named = environment_endpoint()
-    if named is not None:
-        return f"{where} (from {named[0]})"
-    return (
-        f"{where}, the SDK's default: neither sidecar.export.endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT is set"
     )

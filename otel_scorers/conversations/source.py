@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_scorers.conversation_turns import Turn, turn_of
 from otel_scorers.conversations.counts import ConversationCounts
-from otel_scorers.conversations.lane import ConversationLane
+from otel_scorers.conversations.scheduler import ConversationScheduler
 from otel_scorers.conversations.scoring import ConversationBinding, widest
 from otel_scorers.conversations.stage import (
     AtShutdown,
@@ -56,7 +56,7 @@ class ConversationSettings:
 class Conversations:
     """`keep`: keep turns and score conversations in this process (default: when there are
     bindings), their scores through `emission` (the run scores' own), on `host`'s loop (the
-    runner that scores the runs; without one, a runner of the lane's own). `send`: send each
+    runner that scores the runs; without one, a runner of the scheduler's own). `send`: send each
     turn as a log record (default: `settings.turn_records`). A sidecar's scoring side only sends;
     its receiving side only keeps, the turns the Collector routed to it. Turn records go out
     only for conversations some binding samples (all, without bindings)."""
@@ -74,7 +74,7 @@ class Conversations:
     ) -> None:
         self.settings = settings
         self.sampler = widest(settings.bindings) if settings.bindings else ConversationSampler(1.0)
-        self.lane: ConversationLane | None = None
+        self.scheduler: ConversationScheduler | None = None
         #: What became of conversations and turns; only where they are kept (one per pipeline).
         self.counts: ConversationCounts | None = None
         if settings.bindings if keep is None else keep:
@@ -88,7 +88,7 @@ class Conversations:
                 "Conversations kept open, waiting for their end.",
                 lambda: stage.open_count,
             )
-            self.lane = ConversationLane(
+            self.scheduler = ConversationScheduler(
                 stage,
                 settings.bindings,
                 emission,
@@ -123,7 +123,7 @@ class Conversations:
                 ends = False
         return turn_of(run, ends)
 
-    def observe(self, runs: Sequence[AgentRun]) -> None:
+    def add_runs(self, runs: Sequence[AgentRun]) -> None:
         """The runs just rebuilt (on the engine's thread): their turns, kept and/or sent."""
         for run in runs:
             turn = self.turn(run)
@@ -131,20 +131,20 @@ class Conversations:
                 continue
             if self.writer is not None and self.sampler.sampled(turn.conversation_id):
                 self.writer.emit(turn)
-            if self.lane is not None:
-                self.lane.add(turn)
+            if self.scheduler is not None:
+                self.scheduler.add(turn)
 
     def add_turns(self, turns: Sequence[Turn]) -> None:
         """Turns that arrived as log records (the sidecar's conversation intake)."""
-        if self.lane is not None:
-            self.lane.add_all(turns)
+        if self.scheduler is not None:
+            self.scheduler.add_all(turns)
 
     def poll(self) -> int:
-        return self.lane.poll() if self.lane is not None else 0
+        return self.scheduler.poll() if self.scheduler is not None else 0
 
     def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
-        return self.lane.flush(timeout_s) if self.lane is not None else True
+        return self.scheduler.flush(timeout_s) if self.scheduler is not None else True
 
     def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
-        if self.lane is not None:
-            self.lane.shutdown(timeout_s)
+        if self.scheduler is not None:
+            self.scheduler.shutdown(timeout_s)

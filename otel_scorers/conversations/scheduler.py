@@ -1,4 +1,4 @@
-"""The conversation lane: closes ended conversations on a timer and scores each once, on the loop
+"""The conversation scheduler: closes ended conversations on a timer and scores each once, on the loop
 that scores runs.
 
 Turns go into the stage from any thread (`add`: a hash and a dict update). On the runner that
@@ -7,9 +7,9 @@ as litellm wants), a timer polls the stage every `tick_s` and each ended convers
 as a task of that loop with the conversation bindings (judged ones concurrently, so they batch),
 at most `max_concurrent` conversations at a time; ended conversations beyond `max_waiting` more
 are dropped and counted. Where nothing scores runs in the process (a sidecar whose runs are
-scored in child processes), the lane has a runner of its own, used for its loop and timer only.
+scored in child processes), the scheduler has a runner of its own, used for its loop and timer only.
 At shutdown the conversations still open are scored (`at_shutdown="score"`) or dropped and
-counted (`"drop"`), within the timeout: they are handed to scoring as the lane makes room, so its
+counted (`"drop"`), within the timeout: they are handed to scoring as the scheduler makes room, so its
 bound drops nothing the timeout has time for, and what the timeout cuts off is counted once,
 whether it was waiting to be handed over, queued or being scored.
 """
@@ -33,7 +33,7 @@ from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
-#: How often a shutdown looks for room in a full lane (seconds): a conversation scores in ~0.5 ms.
+#: How often a shutdown looks for room in a full scheduler (seconds): a conversation scores in ~0.5 ms.
 _FEED_WAIT_S = 0.002
 
 
@@ -59,7 +59,7 @@ class _LoopOnly:
         pass
 
 
-class ConversationLane:
+class ConversationScheduler:
     """The stage, and the tasks that score the conversations it closes on `host`'s loop."""
 
     def __init__(
@@ -167,7 +167,7 @@ class ConversationLane:
         return True
 
     def _feed(self, conversations: Sequence[Conversation], deadline: float) -> int:
-        """Hand `conversations` to scoring as the lane makes room, until `deadline`; how many
+        """Hand `conversations` to scoring as the scheduler makes room, until `deadline`; how many
         were not handed over."""
         for index, conversation in enumerate(conversations):
             while self._full():
@@ -188,11 +188,11 @@ class ConversationLane:
             if not full:
                 self._pending += 1
         if full:
-            self.counts.add("lane_full")
+            self.counts.add("waiting_full")
             throttled.warning(
-                "conversation_lane_full",
+                "conversation_waiting_full",
                 "otel_scorers: %d conversations already wait to be scored; dropping ended conversations "
-                "until scoring catches up (counted in otel_scorers.conversations, outcome lane_full)",
+                "until scoring catches up (counted in otel_scorers.conversations, outcome waiting_full)",
                 self._max_pending,
             )
             return
