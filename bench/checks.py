@@ -171,7 +171,7 @@ def alone(runs: list[AgentRun], check: checks.Check, rounds: int) -> float:
 def long_text(rounds: int) -> None:
     """Every code scorer on a 20,000-character input and output: ms per call, fastest of `rounds`,
     against the bare `includes` check on the same run (baseline measured alternately)."""
-    from otel_scorers import scorers
+    from otel_scorers.scorers.declarations import DECLARED
 
     generator = random.Random(20_000)
     words = [
@@ -195,14 +195,7 @@ def long_text(rounds: int) -> None:
         return " ".join(generator.choice(words) for _ in range(5000))[:20_000]
 
     run = AgentRun(trace_id=1, span_id=1, agent_name="a", input=text(), output=text())
-    built = {
-        name: factory(["search"])
-        if name == "trajectory_accuracy"
-        else factory("search")
-        if name == "tool_call_accuracy"
-        else factory()
-        for name, factory in scorers.CODE_SCORERS.items()
-    }
+    built = {d.kind: d.factory(**d.example_args) for d in DECLARED if d.family == "code scorers"}
     baseline = checks.includes("sunny")
     print("code scorers on a 20,000-character input and output (ms per call, fastest of rounds):")
     best: dict[str, float] = {}

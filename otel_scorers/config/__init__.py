@@ -1,7 +1,7 @@
 """One YAML file configures the processor and the sidecar alike; errors name the bad key.
 
 Its sections as models (`schema.py`), read and validated whole (`loading.py`, with
-`validation_errors.py`), its scorer entries made bindings (`bindings.py`) by the factories
+`validation_errors.py`), its scorer entries (`scorer_entry.py`) made bindings (`bindings.py`) by the factories
 (`factories.py`). A file:
 
 scorers:
@@ -32,11 +32,10 @@ from otel_scorers.config.schema import (
     LabelsConfig,
     ListenConfig,
     ProcessorConfig,
-    SamplingConfig,
-    ScorerConfig,
     SidecarConfig,
     TlsConfig,
 )
+from otel_scorers.config.scorer_entry import SamplingConfig, ScorerConfig
 
 __all__ = [
     "Config",

@@ -4,9 +4,9 @@ together so that one entry can report several problems at once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from otel_scorers.config.factories import make_scorer
+from otel_scorers.config.scorer_entry import ScorerConfig
 from otel_scorers.errors import ConfigError
 from otel_scorers.runs.context import context_override
 from otel_scorers.scorers.judge import Judge, JudgeConfig
@@ -18,13 +18,14 @@ from otel_scorers.selection.filters import Predicate, parse_filter
 from otel_scorers.selection.paced_sampling import PacingPolicy
 from otel_scorers.selection.sampling import DEFAULT_RATE
 
-if TYPE_CHECKING:
-    from otel_scorers.config.schema import Config, ScorerConfig
 
-
-def build_bindings(config: Config, judge: Judge | None = None) -> list[Binding]:
+def build_bindings(
+    entries: Sequence[ScorerConfig], judge_config: JudgeConfig | None, judge: Judge | None = None
+) -> list[Binding]:
+    """The `scorers:` entries as bindings, their judge scorers sharing `judge` (else one made
+    from `judge_config`); a `ConfigError` holds every problem found."""
     bindings: list[Binding] = []
-    errors = binding_errors(list(enumerate(config.scorers)), config.judge, bindings, judge)
+    errors = binding_errors(list(enumerate(entries)), judge_config, bindings, judge)
     if errors:
         raise ConfigError.combine(errors)
     return bindings

@@ -12,9 +12,8 @@ from pydantic import ConfigDict, ValidationError, validate_call
 
 from otel_scorers.config.validation_errors import dotted_path, validation_errors
 from otel_scorers.errors import ConfigError
-from otel_scorers.scorers import SCORER_FACTORIES
-from otel_scorers.scorers.checks import CHECKS
-from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES, ConversationScorer
+from otel_scorers.scorers.conversation import ConversationScorer
+from otel_scorers.scorers.declarations import CONVERSATION_FACTORIES, RUN_FACTORIES
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.protocol import Scorer, import_scorer
 
@@ -22,7 +21,7 @@ from otel_scorers.scorers.protocol import Scorer, import_scorer
 def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | None = None) -> Scorer:
     """A run scorer from its `type` and `args`: a check, an LLM scorer (given `judge` unless its
     args name one) or `pkg.module:function`; a `ConfigError` naming the bad key."""
-    factory: Callable[..., Any] | None = CHECKS.get(kind) or SCORER_FACTORIES.get(kind)
+    factory: Callable[..., Any] | None = RUN_FACTORIES.get(kind)
     if factory is None:
         if ":" in kind:
             try:
@@ -33,7 +32,7 @@ def make_scorer(kind: str, args: Mapping[str, Any], path: str, judge: Judge | No
             raise ConfigError(
                 f"{path}.type", f"{kind} scores whole conversations: list it under conversations.scorers"
             )
-        raise _unknown(kind, [*CHECKS, *SCORER_FACTORIES], path, "scorer type", ", or 'pkg.module:function'")
+        raise _unknown(kind, list(RUN_FACTORIES), path, "scorer type", ", or 'pkg.module:function'")
     scorer: Scorer = _made(kind, factory, args, path, judge)
     return scorer
 
@@ -44,7 +43,7 @@ def make_conversation_scorer(
     """A conversation scorer, by the same factory call as a run scorer (`make_scorer`)."""
     factory = CONVERSATION_FACTORIES.get(kind)
     if factory is None:
-        if kind in CHECKS or kind in SCORER_FACTORIES:
+        if kind in RUN_FACTORIES:
             raise ConfigError(f"{path}.type", f"{kind} scores single runs: list it under scorers")
         raise _unknown(kind, list(CONVERSATION_FACTORIES), path, "conversation scorer", "")
     scorer: ConversationScorer = _made(kind, factory, args, path, judge)

@@ -11,7 +11,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from otel_scorers.config.bindings import binding_errors
-from otel_scorers.config.schema import Config, ScorerConfig
+from otel_scorers.config.schema import Config
+from otel_scorers.config.scorer_entry import ScorerConfig
 from otel_scorers.config.validation_errors import validation_errors
 from otel_scorers.emission.standard import output_factory
 from otel_scorers.errors import ConfigError

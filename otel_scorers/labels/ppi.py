@@ -14,7 +14,7 @@ v_j, the same 1/p of those runs):
 
 where w̃ and ṽ are the weights scaled to mean 1 and Var is the population variance (divisor N,
 n): `ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unlabeled, lam=1, w=v, w_unlabeled=w)`, the reference
-implementation's classical PPI (no power tuning), and what tests/test_ppi.py holds this to. The
+implementation's classical PPI (no power tuning), and what tests/labels/test_ppi.py holds this to. The
 judge-only interval is θ_f ± z · sqrt(Var(w̃ f) / N). The correction is valid when the labelled
 runs are a random subset of the judged ones (people label what they are shown at random, not
 the runs that look wrong): then θ is unbiased for the population mean whatever the judge's

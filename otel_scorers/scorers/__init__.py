@@ -1,6 +1,6 @@
 """Everything a scorer is: the protocol and decorator (`protocol`), the quick checks (`checks`),
-Mastra's code scorers (`code`), and the judge scorers (`judge`, `llm`, `answer_relevancy`), with
-the factories config builds by `type`.
+Mastra's code scorers (`code`), and the judge scorers (`judge`, `llm`, `answer_relevancy`); every
+built-in one declared once, with the factory config builds it by `type`, in `declarations`.
 
 Factories here must not import heavy dependencies (litellm) at module import: only when a
 scorer is actually built.
@@ -8,13 +8,9 @@ scorer is actually built.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from otel_scorers.scorers import checks, protocol
 from otel_scorers.scorers.answer_relevancy import answer_relevancy
 from otel_scorers.scorers.code import (
-    CODE_SCORERS,
     completeness,
     content_similarity,
     keyword_coverage,
@@ -26,7 +22,6 @@ from otel_scorers.scorers.code import (
 from otel_scorers.scorers.conversation import multi_turn
 from otel_scorers.scorers.llm import ask_judge, llm_scorer
 from otel_scorers.scorers.rules.catalogue import (
-    JUDGED_FACTORIES,
     answer_similarity,
     bias,
     context_precision,
@@ -43,14 +38,7 @@ from otel_scorers.scorers.rules.catalogue import (
     trajectory_accuracy_llm,
 )
 
-SCORER_FACTORIES: dict[str, Callable[..., Any]] = {
-    **CODE_SCORERS,
-    "answer_relevancy": answer_relevancy,
-    **JUDGED_FACTORIES,
-}
-
 __all__ = [
-    "SCORER_FACTORIES",
     "answer_relevancy",
     "answer_similarity",
     "ask_judge",

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 
 import regex
 
 from otel_scorers.model import AgentRun, Score, ToolCall
-from otel_scorers.scorers.json_checks import json_schema, json_valid
+from otel_scorers.scorers.json_checks import json_schema as json_schema
+from otel_scorers.scorers.json_checks import json_valid as json_valid
 from otel_scorers.scorers.quick_check import DEFAULT_REGEX_TIMEOUT_S as DEFAULT_REGEX_TIMEOUT_S
 from otel_scorers.scorers.quick_check import Check as Check
 from otel_scorers.scorers.quick_check import bounded_search as bounded_search
-from otel_scorers.scorers.tool_args_check import tool_args_valid
-from otel_scorers.scorers.trajectory_check import trajectory
+from otel_scorers.scorers.tool_args_check import tool_args_valid as tool_args_valid
+from otel_scorers.scorers.trajectory_check import trajectory as trajectory
 
 # `Check` and the bounded search live in `quick_check`, which the checks of structure import too
-# (none of them imports this module); imported `as` themselves, they stay names of this module.
+# (none of them imports this module); imported `as` themselves, they and the checks of structure
+# stay names of this module (`checks.json_schema(...)`).
 
 _NEEDS_OUTPUT = frozenset({"output"})
 _NEEDS_TOOL_ERRORS = frozenset({"tool_errors"})
@@ -300,24 +302,3 @@ def no_tool_errors() -> Check:
         return _verdict("no_tool_errors", True, f"{_calls(count)}, none failed" if count else "no tool calls")
 
     return Check("no_tool_errors", score, _NEEDS_TOOL_ERRORS)
-
-
-#: Every check by its config `type`: a plain dict, the one registry of built-in checks.
-CHECKS: dict[str, Callable[..., Check]] = {
-    "includes": includes,
-    "excludes": excludes,
-    "equals": equals,
-    "matches": matches,
-    "similarity": similarity,
-    "called_tool": called_tool,
-    "did_not_call": did_not_call,
-    "tool_order": tool_order,
-    "max_tool_calls": max_tool_calls,
-    "used_no_tools": used_no_tools,
-    "no_tool_errors": no_tool_errors,
-    # The checks of structure (schemas, trajectories), in modules of their own.
-    "tool_args_valid": tool_args_valid,
-    "json_valid": json_valid,
-    "json_schema": json_schema,
-    "trajectory": trajectory,
-}

@@ -5,39 +5,45 @@ and a test holds the page to it, so the page cannot drift from the code."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.scorers.judge.request import shape_schema
 
-#: What a scorer cannot be made without (the schema does not depend on it).
-_ARGS: Mapping[str, Mapping[str, Any]] = {
-    "rubric": {"criteria": ["The answer is polite."]},
-    "multi_turn": {"criterion": "The agent resolved what the user came for."},
-    "role_adherence": {"role": "A travel agent."},
-}
+if TYPE_CHECKING:
+    from otel_scorers.scorers.declarations import Declared
 
 
-def reply_schemas() -> dict[str, Mapping[str, Any]]:
+def reply_schemas(declared: Sequence[Declared] | None = None) -> dict[str, Mapping[str, Any]]:
     """Per judged scorer type (run-level, then conversation-level), the JSON schema of the reply
-    its one call (`steps: 1`, the default) asks for."""
-    from otel_scorers.scorers import SCORER_FACTORIES
-    from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+    its one call (`steps: 1`, the default) asks for. A scorer declared judged that cannot be made
+    from its declared example arguments, or that asks no schema, is an error naming it: the page
+    must list every judged scorer, not the ones that happen to build."""
+    from otel_scorers.scorers.declarations import DECLARED
 
     judge = Judge(JudgeConfig(model="openai/judge", api_base="http://127.0.0.1:9/v1"))
     schemas: dict[str, Mapping[str, Any]] = {}
-    for kind, factory in [*SCORER_FACTORIES.items(), *CONVERSATION_FACTORIES.items()]:
-        try:
-            scorer = factory(**_ARGS.get(kind, {}), judge=judge)
-        except TypeError:  # takes no judge: a code scorer
-            continue
-        judged = getattr(scorer, "judged", scorer)  # a conversation scorer holds its JudgedScorer
-        rule = getattr(judged, "rule", None)
-        schema = shape_schema(rule.shape).schema if rule is not None else None
-        if schema is not None:
-            schemas[kind] = schema
+    for entry in DECLARED if declared is None else declared:
+        if entry.judged:
+            schemas[entry.kind] = _schema(entry, judge)
     return schemas
+
+
+def _schema(entry: Declared, judge: Judge) -> Mapping[str, Any]:
+    try:
+        scorer = entry.factory(**entry.example_args, judge=judge)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"judged scorer {entry.kind!r} cannot be made from its declared example arguments "
+            f"{dict(entry.example_args)!r}: {exc}"
+        ) from exc
+    judged = getattr(scorer, "judged", scorer)  # a conversation scorer holds its JudgedScorer
+    rule = getattr(judged, "rule", None)
+    schema = shape_schema(rule.shape).schema if rule is not None else None
+    if schema is None:
+        raise ValueError(f"judged scorer {entry.kind!r} asks its judge for no reply schema")
+    return schema
 
 
 def reply_schemas_markdown() -> str:

@@ -6,7 +6,7 @@ bounds). For those, a closure made once per schema tests a document in a microse
 the library takes tens (its validator is rebuilt at each level it descends). The quick test only
 ever says "valid" when the library would: it answers False whenever it is not sure (a float for
 an integer, a number in an enum), and the library then decides, and words the violations
-(`bounded_schema.SchemaCheck`). tests/test_structure_checks.py holds the two to agree on
+(`bounded_schema.SchemaCheck`). tests/scorers/test_structure_checks.py holds the two to agree on
 generated schemas and documents.
 """
 

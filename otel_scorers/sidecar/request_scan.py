@@ -21,7 +21,7 @@ PARSED_SIZE_FACTOR = 1.3
 
 
 #: ...plus this much per span kept (its Python wrapper, `OtlpSpan`, list and dict entries).
-#: Measured by RSS (tests/test_sidecar_memory.py): 1,510 bytes a span for example-agent spans
+#: Measured by RSS (tests/sidecar/test_sidecar_memory.py): 1,510 bytes a span for example-agent spans
 #: (585 bytes encoded), 810 for bare spans (36 bytes encoded).
 SPAN_OVERHEAD_BYTES = 760
 

@@ -11,12 +11,14 @@ import pytest
 import yaml
 
 from otel_scorers.cli.main import main
+from otel_scorers.scorers.declarations import DECLARED
 from otel_scorers.scorers.reply_schemas import reply_schemas, reply_schemas_markdown
 
 from ..judge_server import Status, judge_server
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PAGE = ROOT / "docs" / "judge-replies.md"
+EXAMPLE_ARGS = {d.kind: d.example_args for d in DECLARED}
 
 
 def test_the_page_is_the_generators_output() -> None:
@@ -53,7 +55,7 @@ def test_each_schema_on_the_page_is_the_one_a_request_carries(
         with judge_server() as server:
             server.then(Status(500))  # one request is all it takes
             config = tmp_path / f"{kind}.yaml"
-            args = {"criteria": ["The answer is polite."]} if kind == "rubric" else {}
+            args = dict(EXAMPLE_ARGS[kind])
             config.write_text(
                 yaml.safe_dump(
                     {

@@ -23,11 +23,13 @@ from otel_scorers.config import make_scorer
 from otel_scorers.demos.example_agent import ExampleAgent, ScriptedRun
 from otel_scorers.model import AgentRun, Score, ToolCall
 from otel_scorers.pipeline.scorer_call import evaluate
+from otel_scorers.scorers.declarations import DECLARED
 from tests.fixtures.generate.common.otlp_fixture import spans_to_otlp_json
 
 VECTORS = json.loads((Path(__file__).parent.parent / "data" / "code-scorers-vectors.json").read_text())
 #: completeness and tone rest on JavaScript NLP libraries: within 0.01 on at least 95% of cases.
 APPROXIMATE = {"completeness", "tone"}
+CODE_SCORERS = {d.kind: d for d in DECLARED if d.family == "code scorers"}
 
 
 def make_run(case: dict[str, Any]) -> AgentRun:
@@ -54,7 +56,7 @@ def score_case(case: dict[str, Any]) -> Score:
 
 def test_all_252_vectors_of_the_seven_scorers_are_present() -> None:
     assert len(VECTORS) == 252
-    assert {case["scorer"] for case in VECTORS} == set(scorers.CODE_SCORERS)
+    assert {case["scorer"] for case in VECTORS} == set(CODE_SCORERS)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +149,7 @@ def test_scorers_of_input_and_output_are_skipped_when_the_trace_lacks_the_input(
     run = AgentRun(
         trace_id=1, span_id=1, agent_name="a", input=None, output="x", missing=frozenset({"input"})
     )
-    score = evaluate(bind(scorers.CODE_SCORERS[name]()), run)
+    score = evaluate(bind(CODE_SCORERS[name].factory()), run)
     assert isinstance(score, Score) and score.value is None
     assert score.skipped is not None and "input" in score.skipped
 
@@ -199,14 +201,8 @@ def test_every_code_scorer_is_fast_on_20000_character_texts() -> None:
     text = lambda: " ".join(generator.choice(words) for _ in range(4000))[:20_000]  # noqa: E731
     run = AgentRun(trace_id=1, span_id=1, agent_name="a", input=text(), output=text())
     assert len(run.input or "") == 20_000
-    for name, factory in scorers.CODE_SCORERS.items():
-        built = (
-            factory(["a"])
-            if name == "trajectory_accuracy"
-            else factory("search")
-            if name == "tool_call_accuracy"
-            else factory()
-        )
+    for name, declared in CODE_SCORERS.items():
+        built = declared.factory(**declared.example_args)
         best = min(_timed(built, run) for _ in range(3))
         # 50 ms is the goal on an idle core; the bound leaves room for a loaded test machine.
         assert best < 0.5, f"{name} took {best * 1000:.0f} ms"

@@ -334,7 +334,7 @@ def test_a_failed_batch_falls_back_to_one_call_per_scorer(server: JudgeServer) -
 
 
 def test_every_scorer_is_a_config_type() -> None:
-    from otel_scorers.scorers import SCORER_FACTORIES
+    from otel_scorers.scorers.declarations import RUN_FACTORIES
 
     assert {
         "faithfulness",
@@ -351,4 +351,4 @@ def test_every_scorer_is_a_config_type() -> None:
         "tool_call_accuracy_llm",
         "trajectory_accuracy_llm",
         "rubric",
-    } <= set(SCORER_FACTORIES)
+    } <= set(RUN_FACTORIES)

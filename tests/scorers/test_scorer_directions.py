@@ -1,14 +1,14 @@
 """Every scorer labels in the direction its documentation gives: with a threshold, `pass` means at
-least the threshold, except where the docs say higher is worse (hallucination, bias, toxicity in
+least the threshold, except where its page says higher is worse (hallucination, bias, toxicity in
 docs/llm-scorers.md; `tool_error_rate` and `user_frustration` in docs/conversations.md), where it
-means at most the threshold."""
+means at most the threshold. The direction each scorer declares (`scorers/declarations.py`) is
+held to its page's words and to the labels its binding gives."""
 
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -16,70 +16,48 @@ import yaml
 from otel_scorers.cli.main import main
 from otel_scorers.config import parse_config
 from otel_scorers.pipeline.scorer_call import label
-from otel_scorers.scorers import SCORER_FACTORIES
-from otel_scorers.scorers.checks import CHECKS
-from otel_scorers.scorers.conversation import CONVERSATION_FACTORIES
+from otel_scorers.scorers.declarations import DECLARED, Declared
 
 from ..spans import conversations_file
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
-
-#: The scorers whose docs say that higher is worse, and the page that says it.
-HIGHER_IS_WORSE = {
-    "hallucination": "llm-scorers.md",
-    "bias": "llm-scorers.md",
-    "toxicity": "llm-scorers.md",
-    "tool_error_rate": "conversations.md",
-    "user_frustration": "conversations.md",
-}
-#: The arguments a scorer cannot be made without.
-REQUIRED_ARGS: dict[str, dict[str, Any]] = {
-    "includes": {"expected": "x"},
-    "excludes": {"unwanted": "x"},
-    "equals": {"expected": "x"},
-    "matches": {"pattern": "x"},
-    "similarity": {"expected": "x"},
-    "called_tool": {"tool": "x"},
-    "did_not_call": {"tool": "x"},
-    "tool_order": {"order": ["x"]},
-    "max_tool_calls": {"max": 1},
-    "trajectory_accuracy": {"expected": ["x"]},
-    "trajectory": {"expected": ["x"]},
-    "json_schema": {"schema": {"type": "object"}},
-    "tool_call_accuracy": {"expected_tool": "x"},
-    "rubric": {"criteria": ["x"]},
-    "multi_turn": {"criterion": "x"},
-    "role_adherence": {"role": "x"},
-}
 JUDGE = {"model": "openai/judge", "api_base": "http://127.0.0.1:9/v1", "api_key": "none"}
+RUN_SCORERS = [pytest.param(d, id=d.kind) for d in DECLARED if not d.conversation]
+CONVERSATION_SCORERS = [pytest.param(d, id=d.kind) for d in DECLARED if d.conversation]
+
+
+def _says_higher_is_worse(name: str, page: str) -> bool:
+    text = " ".join((DOCS / page).read_text().split())
+    return bool(re.search(rf"[^.]*`?{name}`?[^.]*higher is worse[^.]*|[^.]*higher is worse[^.]*{name}", text))
 
 
 def test_the_docs_say_which_scorers_are_worse_when_higher() -> None:
-    for name, page in HIGHER_IS_WORSE.items():
-        text = " ".join((DOCS / page).read_text().split())
-        sentence = re.search(
-            rf"[^.]*`?{name}`?[^.]*higher is worse[^.]*|[^.]*higher is worse[^.]*{name}", text
-        )
-        assert sentence, f"{page} does not say that {name} is worse when higher"
+    worse = {d.kind for d in DECLARED if d.higher_is_worse}
+    assert worse == {"hallucination", "bias", "toxicity", "tool_error_rate", "user_frustration"}
+    for declared in DECLARED:
+        if declared.higher_is_worse:
+            assert _says_higher_is_worse(declared.kind, declared.docs), (
+                f"{declared.docs} does not say that {declared.kind} is worse when higher"
+            )
 
 
-@pytest.mark.parametrize("kind", sorted({*CHECKS, *SCORER_FACTORIES}))
-def test_a_run_scorer_passes_in_its_documented_direction(kind: str) -> None:
-    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+@pytest.mark.parametrize("declared", RUN_SCORERS)
+def test_a_run_scorer_passes_in_its_documented_direction(declared: Declared) -> None:
+    entry = {"type": declared.kind, "threshold": 0.5, "args": dict(declared.example_args)}
     (binding,) = parse_config({"judge": JUDGE, "scorers": [entry]}).scoring().bindings
-    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    expected = ("pass", "fail") if declared.higher_is_worse else ("fail", "pass")
     assert (label(binding, 0.2), label(binding, 0.8)) == expected
     assert label(binding, 0.5) == "pass"
 
 
-@pytest.mark.parametrize("kind", sorted(CONVERSATION_FACTORIES))
-def test_a_conversation_scorer_passes_in_its_documented_direction(kind: str) -> None:
-    entry = {"type": kind, "threshold": 0.5, "args": REQUIRED_ARGS.get(kind, {})}
+@pytest.mark.parametrize("declared", CONVERSATION_SCORERS)
+def test_a_conversation_scorer_passes_in_its_documented_direction(declared: Declared) -> None:
+    entry = {"type": declared.kind, "threshold": 0.5, "args": dict(declared.example_args)}
     config = parse_config({"judge": JUDGE, "conversations": {"scorers": [entry]}})
     settings = config.scoring().conversations
     assert settings is not None
     (binding,) = settings.bindings
-    expected = ("pass", "fail") if kind in HIGHER_IS_WORSE else ("fail", "pass")
+    expected = ("pass", "fail") if declared.higher_is_worse else ("fail", "pass")
     assert (binding.label(0.2), binding.label(0.8)) == expected
     assert binding.label(0.5) == "pass"
 

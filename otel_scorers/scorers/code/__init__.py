@@ -6,28 +6,13 @@ Each factory returns a `Check` (fast, synchronous) whose every result carries a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from otel_scorers.scorers.checks import Check
 from otel_scorers.scorers.code.completeness import completeness
 from otel_scorers.scorers.code.keywords import keyword_coverage
 from otel_scorers.scorers.code.text import content_similarity, textual_difference
 from otel_scorers.scorers.code.tone import tone
 from otel_scorers.scorers.code.tools import tool_call_accuracy, trajectory_accuracy
 
-#: Every code scorer by its config `type`.
-CODE_SCORERS: dict[str, Callable[..., Check]] = {
-    "textual_difference": textual_difference,
-    "content_similarity": content_similarity,
-    "keyword_coverage": keyword_coverage,
-    "completeness": completeness,
-    "tone": tone,
-    "tool_call_accuracy": tool_call_accuracy,
-    "trajectory_accuracy": trajectory_accuracy,
-}
-
 __all__ = [
-    "CODE_SCORERS",
     "completeness",
     "content_similarity",
     "keyword_coverage",

@@ -7,7 +7,6 @@ Each judged factory takes `model`, `scale`, `threshold` and `judge` as run-level
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from otel_scorers.scorers.conversation.counts import ToolErrorRate, Turns
@@ -101,19 +100,7 @@ def user_frustration(similarity: float = DEFAULT_SIMILARITY) -> UserFrustration:
     return UserFrustration(similarity)
 
 
-CONVERSATION_FACTORIES: dict[str, Callable[..., ConversationScorer]] = {
-    "multi_turn": multi_turn,
-    "knowledge_retention": knowledge_retention,
-    "conversation_completeness": conversation_completeness,
-    "role_adherence": role_adherence,
-    "conversation_relevancy": conversation_relevancy,
-    "turns": turns,
-    "tool_error_rate": tool_error_rate,
-    "user_frustration": user_frustration,
-}
-
 __all__ = [
-    "CONVERSATION_FACTORIES",
     "ConversationScorer",
     "conversation_completeness",
     "conversation_relevancy",

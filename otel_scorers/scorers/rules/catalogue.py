@@ -9,7 +9,7 @@ reference take it as text or as a path into the run (`<name>_from: attributes.<k
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from otel_scorers.scorers.judge import Judge, JudgeConfig, as_judge, require_litellm
@@ -221,21 +221,3 @@ def rubric(
 ) -> JudgedScorer[Any]:
     """1 when the answer meets every required criterion (`{criterion: ..., required: false}` for optional ones)."""
     return _build(Rubric(as_criteria(criteria)), model, scale, threshold, 1, judge)
-
-
-JUDGED_FACTORIES: dict[str, Callable[..., JudgedScorer[Any]]] = {
-    "faithfulness": faithfulness,
-    "hallucination": hallucination,
-    "answer_similarity": answer_similarity,
-    "bias": bias,
-    "toxicity": toxicity,
-    "prompt_alignment": prompt_alignment,
-    "context_precision": context_precision,
-    "context_recall": context_recall,
-    "context_relevance": context_relevance,
-    "noise_sensitivity": noise_sensitivity,
-    "summarization": summarization,
-    "tool_call_accuracy_llm": tool_call_accuracy_llm,
-    "trajectory_accuracy_llm": trajectory_accuracy_llm,
-    "rubric": rubric,
-}
