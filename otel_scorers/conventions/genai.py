@@ -39,7 +39,6 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
     GEN_AI_USAGE_PROMPT_TOKENS,
-    GEN_AI_WORKFLOW_NAME,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -48,9 +47,6 @@ OPERATION = GEN_AI_OPERATION_NAME
 #: What a span is, by its `gen_ai.operation.name`.
 OPERATION_ROLES: Mapping[str, SpanRole] = {
     "invoke_agent": "run",
-    # Agents working together (a team, a graph) as one invocation, named by `gen_ai.workflow.name`;
-    # one that only wraps an agent's run is not a run of its own (`runs.invocations`).
-    "invoke_workflow": "run",
     "execute_tool": "tool",
     "chat": "model",
     "generate_content": "model",
@@ -78,9 +74,7 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
-        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
-        or name_suffix(span.name, "invoke_agent")
-        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME)),
+        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME)) or name_suffix(span.name, "invoke_agent"),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -125,11 +119,8 @@ def documents(span: SpanRecord) -> tuple[Document, ...]:
 
 class GenAIConvention(Convention):
     name = "genai"
-    run_start_names: tuple[str, ...] = ("invoke_agent", "invoke_workflow")
-    run_start_markers: tuple[tuple[str, str | None], ...] = (
-        (OPERATION, "invoke_agent"),
-        (OPERATION, "invoke_workflow"),
-    )
+    run_start_names: tuple[str, ...] = ("invoke_agent",)
+    run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)
 
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)

@@ -21,8 +21,10 @@ from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
-#: Frameworks whose convention mapper is not there yet: their cases are expected to fail.
-PENDING: dict[str, str] = {}
+#: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
+PENDING: dict[str, str] = {
+    "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
+}
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).
@@ -138,6 +140,12 @@ def case_id(truth_path: Path) -> str:
     return f"{truth_path.parent.name}/{truth_path.name.removesuffix('.truth.json')}"
 
 
+def pending_marks(truth_path: Path) -> list[Any]:
+    """An expected failure for a case `PENDING` names, by itself or by its framework."""
+    reason = PENDING.get(case_id(truth_path)) or PENDING.get(truth_path.parent.name)
+    return [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
+
+
 def rebuilt_runs(truth_path: Path) -> list[AgentRun]:
     problems: list[InputProblem] = []
     trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
@@ -169,9 +177,7 @@ def _strip(text: str | None) -> str | None:
 def params() -> list[Any]:
     marks = []
     for path in CASES:
-        framework = path.parent.name
-        mark = [pytest.mark.xfail(reason=PENDING[framework], strict=False)] if framework in PENDING else []
-        marks.append(pytest.param(path, id=case_id(path), marks=mark))
+        marks.append(pytest.param(path, id=case_id(path), marks=pending_marks(path)))
     return marks
 
 

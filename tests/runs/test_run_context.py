@@ -15,7 +15,7 @@ from otel_scorers.model import ContextItem
 from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
-from tests.conventions.test_fixture_runs import PENDING, TOLERATED
+from tests.conventions.test_fixture_runs import TOLERATED, pending_marks
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 KIND = "openinference.span.kind"
@@ -36,9 +36,7 @@ def cases_with_tool_results() -> list[Any]:
             continue
         if any(not call["error"] for run in truth["runs"] for call in run["tool_calls"]):
             framework = truth_path.parent.name
-            marks = (
-                [pytest.mark.xfail(reason=PENDING[framework], strict=False)] if framework in PENDING else []
-            )
+            marks = pending_marks(truth_path)
             cases.append(pytest.param(truth_path, id=f"{framework}/{truth['scenario']}", marks=marks))
     return cases
 
