@@ -100,9 +100,15 @@ def _with_attributes(span: ReadableSpan, extra: Mapping[str, Any]) -> ReadableSp
     )
 
 
-def _agreement(labels: Agreement | bool) -> Agreement | None:
-    """The `Agreement` that takes labels: the one given, a default one for `True`, else none."""
-    return labels if isinstance(labels, Agreement) else Agreement() if labels else None
+def _agreement(
+    labels: Agreement | bool, bindings: Sequence[Binding], conversations: ConversationSettings | None
+) -> Agreement | None:
+    """The `Agreement` that takes labels: the one given, a default one for `True`, else none;
+    it expects each scorer's labels in the range of that scorer's values."""
+    agreement = labels if isinstance(labels, Agreement) else Agreement() if labels else None
+    if agreement is not None:
+        agreement.expect(scoring_ranges(bindings, conversations))
+    return agreement
 
 
 def _held_for(downstream: SpanProcessor | None, hold_timeout_s: float) -> HoldQueue[int, ReadableSpan] | None:
@@ -183,9 +189,7 @@ class ScoringSpanProcessor(SpanProcessor):
         self._logger_provider = logger_provider
         self._flushing = threading.local()
         #: The judge's agreement with people, when labels are taken (`add_labels`).
-        self.agreement = _agreement(labels)
-        if self.agreement is not None:  # each scorer's labels in the range of its values
-            self.agreement.expect(scoring_ranges(self.bindings, conversations))
+        self.agreement = _agreement(labels, self.bindings, conversations)
         built = self._build_pipeline(
             conversations, outputs, console, meter_provider, max_queue_size, max_judge_runs, keep
         )
