@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
@@ -189,6 +189,7 @@ def detect(span: SpanRecord) -> Convention | None:
     """The first convention whose markers the span carries. After the readers of its scope and
     the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
     attribute keys, and the values conventions declare they compare."""
+    # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
     if described is not None:
         for convention, carries_markers in described:
@@ -212,24 +213,23 @@ def detect(span: SpanRecord) -> Convention | None:
         return _detect_rest(span)
 
 
-def _detect_rest(span: SpanRecord) -> Convention | None:
-    for convention, carries_markers in _REST:
+def _first_carrying(
+    detectors: Iterable[tuple[Convention, Callable[[SpanRecord], bool]]], span: SpanRecord
+) -> Convention | None:
+    """The first of `detectors`' conventions whose markers the span carries."""
+    for convention, carries_markers in detectors:
         if carries_markers(span):
             return convention
     return None
+
+
+def _detect_rest(span: SpanRecord) -> Convention | None:
+    return _first_carrying(_REST, span)
 
 
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
-    described = _BY_SCOPE.get(span.scope)
-    if described is not None:
-        for convention, carries_markers in described:
-            if carries_markers(span):
-                return convention
-    for convention, carries_markers in _DETECTORS:
-        if carries_markers(span):
-            return convention
-    return None
+    return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
