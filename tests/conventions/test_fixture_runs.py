@@ -24,6 +24,11 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
 PENDING: dict[str, str] = {
     "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
+    "openlit-google-adk": "ADK's own agent spans beside OpenLIT's are read as runs of their own",
+    "openinference-google-adk": "the run's text and its tool calls are not read from ADK's spans under OpenInference's",
+    "openlit-crewai/agent_kickoff": "the request is read with the prompt CrewAI wraps it in",
+    "openlit-crewai/failing_tool": "a tool's failure is not read from OpenLIT's CrewAI tool span",
+    "openlit-crewai/no_content": "without content, neither the request, the answer nor the tool call is read",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
