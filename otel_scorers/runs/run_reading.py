@@ -13,6 +13,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.conventions.frameworks import request_in_prompt
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
@@ -182,7 +183,7 @@ def _input_text(
             text = last_user_text(model.input.items)
             if text is not None:
                 sources["input"] = FROM_MODEL_CALLS
-            return parts.convention.prompt_input(parts.span, text) if text is not None else None
+            return request_in_prompt(parts.span, text) if text is not None else None
     if found is not None and found.unfound is not None:
         sources["input"] = found.unfound
     return None
