@@ -77,10 +77,29 @@ def test_the_readme_lists_each_family_as_declared(family: str) -> None:
     assert _readme_row(family) == {d.kind for d in DECLARED if d.family == family}
 
 
-_NUMBERS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
-    " seventeen eighteen nineteen twenty"
-).split()
+_NUMBERS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
 
 
 def _count_said(path: str, pattern: str) -> int:
