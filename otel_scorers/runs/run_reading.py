@@ -97,7 +97,9 @@ def _run_output(
     # Joined by handoffs: the answer is the last agent's.
     last = parts.final or parts
     last_content = content_of(last) if parts.final is not None else content
-    run_output = _output_text(last_content, models, last, parts.wrapper, sources)
+    # The span wrapping the agent that answered last holds its answer, else the first's.
+    around = last.wrapper if last.wrapper is not None else parts.wrapper
+    run_output = _output_text(last_content, models, last, around, sources)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()

@@ -24,7 +24,6 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
 PENDING: dict[str, str] = {
     "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
-    "openlit-google-adk": "ADK's own agent spans beside OpenLIT's are read as runs of their own",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
@@ -111,6 +110,16 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             frozenset({"inner_run"}),
         )
         for scenario in ("nested", "agent_in_tool")
+    },
+    **{
+        ("openlit-google-adk", path.name.removesuffix(".truth.json")): (
+            "OpenLIT's ADK spans record the agent's answer, not the request nor the tools' arguments "
+            "and results, which ADK's own spans hold only with their content capture switched on: "
+            "the run lists them as missing",
+            frozenset({"input", "tool_content"}),
+        )
+        for path in (TRACES / "openlit-google-adk").glob("*.truth.json")
+        if path.name != "no_content.truth.json"
     },
     ("pydantic-ai-openinference", "no_content"): (
         "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
@@ -229,7 +238,8 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
         assert run.input is None and run.output is None, where
     if "tool_calls" not in spared:
         assert [tool_view(call) for call in run.tool_calls] == [
-            expected_tool_view(call, content_captured, model_content) for call in expected["tool_calls"]
+            expected_tool_view(call, content_captured and "tool_content" not in spared, model_content)
+            for call in expected["tool_calls"]
         ], where
     # Agents that handed the conversation on: recorded on the run, not as tool calls.
     assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get("handoffs", []), (
