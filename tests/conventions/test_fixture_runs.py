@@ -22,9 +22,7 @@ TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
-PENDING: dict[str, str] = {
-    "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
-}
+PENDING: dict[str, str] = {}
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).

@@ -53,3 +53,14 @@ def test_a_transfer_that_does_not_say_to_whom_hands_the_run_to_the_agent_that_ru
     assert (run.agent_name, run.final_agent, run.output) == ("coordinator", "weather_agent", ANSWER)
     assert [(step.from_agent, step.to_agent) for step in run.handoffs] == [("coordinator", "weather_agent")]
     assert [call.name for call in run.tool_calls] == ["get_weather"]
+
+
+def test_a_workflow_inside_an_agents_run_is_a_step_of_it_though_it_asks_the_model() -> None:
+    # OpenLIT's CrewAI: invoke_workflow crew > invoke_agent Weather Reporter > invoke_workflow
+    # AgentExecutor, whose chat spans are the agent's model calls.
+    (run,) = runs_of("openlit-crewai", "tool_then_answer")
+    assert (run.agent_name, run.output, [call.name for call in run.tool_calls]) == (
+        "Weather Reporter",
+        ANSWER,
+        ["get_weather"],
+    )
