@@ -28,7 +28,19 @@ PENDING: dict[str, str] = {
         f"mlflow-crewai/{scenario}": "MLflow's CrewAI spans hold the run's tool calls only in its task's messages"
         for scenario in ("dict_result", "failing_tool", "tool_then_answer", "two_agents", "two_tools")
     },
-    "mlflow-smolagents": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`), never by the tool",
+    **{
+        f"mlflow-smolagents/{scenario}": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`)"
+        for scenario in (
+            "code_agent",
+            "dict_result",
+            "failing_tool",
+            "multi_turn",
+            "nested",
+            "tool_then_answer",
+            "two_runs",
+            "two_tools",
+        )
+    },
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
 }
 

@@ -78,3 +78,12 @@ def test_an_agent_given_its_task_object_was_asked_the_tasks_description() -> Non
         PARIS,
         "Write a one-line travel tip for Paris from the weather report.",
     ]
+
+
+def test_a_tool_call_recorded_beside_its_wrappers_own_parameters_has_the_keyword_arguments() -> None:
+    # smolagents' Tool.__call__: {"sanitize_inputs_outputs": true, "kwargs": {"city": "Paris"}}
+    (run,) = runs_of("mlflow-smolagents", "tool_then_answer")
+    assert run.tool_calls[0].arguments == {"city": "Paris"}
+    # The loop-ending call with the answer as its argument is how the agent answered.
+    (greeting,) = runs_of("mlflow-smolagents", "no_tool")
+    assert (greeting.output, greeting.tool_calls) == ("Bonjour !", ())

@@ -3,7 +3,9 @@ OpenInference's decorators): the call's arguments, and the value it returned.
 
 A call is recorded as its arguments by parameter name, so a function of `*args, **kwargs` is
 `{"args": [...], "kwargs": {...}}` (either may be left out); its keyword arguments, when it was
-given no positional ones, are the arguments the caller meant. A value wrapped in an object of
+given no positional ones, are the arguments the caller meant. A wrapper's own parameters may be
+recorded beside them (smolagents' `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)`): the
+keyword arguments it passes on are still the tool's. A value wrapped in an object of
 one field (smolagents' `AgentText`, serialised by its fields) is recorded as `{"_value": ...}`.
 """
 
@@ -19,15 +21,13 @@ WRAPPED_VALUE = "_value"
 
 
 def call_arguments(value: Any) -> Any:
-    """The keyword arguments of a recorded `f(*args, **kwargs)` call given no positional ones;
-    any other value as it is."""
-    if (
-        isinstance(value, Mapping)
-        and value.keys() <= CALL_KEYS
-        and isinstance(value.get("kwargs"), Mapping)
-        and not value.get("args")
-    ):
-        return dict(value["kwargs"])
+    """The keyword arguments of a recorded `f(*args, **kwargs)` call given no positional ones
+    (beside the wrapper's own parameters, when it was given some); any other value as it is."""
+    if not isinstance(value, Mapping) or value.get("args"):
+        return value
+    kwargs = value.get("kwargs")
+    if isinstance(kwargs, Mapping) and (kwargs or value.keys() <= CALL_KEYS):
+        return dict(kwargs)
     return value
 
 
