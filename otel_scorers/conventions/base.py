@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
+from otel_scorers.conventions.formats import crewai
 from otel_scorers.conventions.formats.tool_definitions import span_tool_definitions
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
@@ -200,9 +201,9 @@ class Convention(Protocol):
 
     def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
         """The failure that `response`, what the model was sent back for a call that no tool
-        span recorded, says the call had (CrewAI's "Error executing tool: ..."); None when it
-        reads as the call's result."""
-        return None
+        span recorded, says the call had (CrewAI's "Error executing tool: ...", whichever reader
+        claimed the run's span); None when it reads as the call's result."""
+        return crewai.tool_error(response)
 
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         """The name the span around a run gives its agent, which wins over the run span's own:

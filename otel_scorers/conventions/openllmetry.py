@@ -215,9 +215,6 @@ class OpenLLMetryConvention(Convention):
             return crewai.task_in_prompt(text) or text
         return text
 
-    def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
-        return crewai.tool_error(response) if run_span.scope == CREWAI_SCOPE else None
-
     def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
         return run_span.scope == CREWAI_SCOPE
 

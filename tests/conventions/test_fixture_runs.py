@@ -25,10 +25,6 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 PENDING: dict[str, str] = {
     "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
     **{
-        f"mlflow-crewai/{scenario}": "MLflow's CrewAI spans hold the run's tool calls only in its task's messages"
-        for scenario in ("dict_result", "failing_tool", "tool_then_answer", "two_agents", "two_tools")
-    },
-    **{
         f"mlflow-smolagents/{scenario}": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`)"
         for scenario in (
             "code_agent",

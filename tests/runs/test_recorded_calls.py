@@ -87,3 +87,17 @@ def test_a_tool_call_recorded_beside_its_wrappers_own_parameters_has_the_keyword
     # The loop-ending call with the answer as its argument is how the agent answered.
     (greeting,) = runs_of("mlflow-smolagents", "no_tool")
     assert (greeting.output, greeting.tool_calls) == ("Bonjour !", ())
+
+
+def test_a_run_without_model_or_tool_spans_has_the_tool_calls_of_the_conversation_its_task_keeps() -> None:
+    # CrewAI's autolog writes no tool or model span: the task span around the agent's holds the
+    # agent's messages (chat-completions tool calls, tool messages) in its TaskOutput.
+    (run,) = runs_of("mlflow-crewai", "two_tools")
+    assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok"),
+        ("get_time", {"city": "Paris"}, "14:05", "ok"),
+    ]
+    (failed,) = runs_of("mlflow-crewai", "failing_tool")  # sent back as "Error executing tool: ..."
+    assert [(call.name, call.result, call.state, call.error) for call in failed.tool_calls] == [
+        ("get_weather", None, "error", "weather service unavailable")
+    ]
