@@ -17,7 +17,7 @@ from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
-from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
+from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
 
@@ -25,12 +25,9 @@ from otel_scorers.span_record import SpanRecord
 def read_run(parts: RunParts) -> AgentRun:
     run_span = parts.span
     content = content_of(parts)
-    # In start order, one per call (`_one_per_call`).
-    models = [convention.model_call(span) for convention, span in _one_per_call(parts.models)] or (
-        _held_conversation(parts.around) if parts.around is not None else []
-    )
-    tool_calls, internal_parts = run_tool_calls(parts, models)
     sources: dict[str, str] = {}
+    models = _model_calls(parts, sources)
+    tool_calls, internal_parts = run_tool_calls(parts, models)
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
@@ -155,6 +152,17 @@ def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[
             continue
         kept.append(pair)
     return kept
+
+
+def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
+    """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
+    of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
+    if parts.models or parts.around is None:
+        return [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
+    models = _held_conversation(parts.around)
+    if any(tool_call_parts(model.output.items) for model in models):
+        sources["tool_calls"] = FROM_CONVERSATION_AROUND
+    return models
 
 
 def _held_conversation(around: tuple[Convention, SpanRecord]) -> list[ModelCall]:

@@ -68,6 +68,8 @@ FROM_STRUCTURE = "reduced from the structure on the run span"
 FROM_WRAPPER = "from the span around the run"
 FROM_WRAPPER_STRUCTURE = "reduced from the structure on the span around the run"
 FROM_MODEL_CALLS = "from the run's model calls"
+#: Where a run's tool calls came from when it has no model or tool span of its own.
+FROM_CONVERSATION_AROUND = "from the conversation the span around the run keeps"
 #: No structure of these forms: not reduced.
 _NOT_A_FORM = object()
 

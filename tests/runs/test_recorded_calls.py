@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
-from otel_scorers.runs.run_text import FROM_STRUCTURE
+from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARIS = "What is the weather in Paris?"
@@ -97,7 +98,21 @@ def test_a_run_without_model_or_tool_spans_has_the_tool_calls_of_the_conversatio
         ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok"),
         ("get_time", {"city": "Paris"}, "14:05", "ok"),
     ]
+    assert run.text_sources.get("tool_calls") == FROM_CONVERSATION_AROUND  # said where they came from
     (failed,) = runs_of("mlflow-crewai", "failing_tool")  # sent back as "Error executing tool: ..."
     assert [(call.name, call.result, call.state, call.error) for call in failed.tool_calls] == [
         ("get_weather", None, "error", "weather service unavailable")
     ]
+
+
+def test_explain_says_a_runs_tool_calls_came_from_the_conversation_around_it() -> None:
+    problems: list[InputProblem] = []
+    lines = [
+        line
+        for explanation in explain_files([TRACES / "mlflow-crewai" / "tool_then_answer.json"], problems)
+        for line in explanation_lines(explanation)
+    ]
+    assert not problems
+    (run_line,) = [line for line in lines if line.startswith("  run ")]
+    assert run_line.startswith("  run Weather Reporter ")
+    assert f"tool_calls {FROM_CONVERSATION_AROUND}" in run_line
