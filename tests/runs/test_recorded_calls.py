@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from otel_scorers.conventions.formats.recorded_call import call_arguments
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
-from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE
+from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE, reduced_text
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARIS = "What is the weather in Paris?"
@@ -116,3 +117,22 @@ def test_explain_says_a_runs_tool_calls_came_from_the_conversation_around_it() -
     (run_line,) = [line for line in lines if line.startswith("  run ")]
     assert run_line.startswith("  run Weather Reporter ")
     assert f"tool_calls {FROM_CONVERSATION_AROUND}" in run_line
+
+
+def test_only_keyword_arguments_a_call_was_given_alone_are_taken_for_the_tools_arguments() -> None:
+    assert call_arguments({"kwargs": {"city": "Paris"}}) == {"city": "Paris"}
+    assert call_arguments({"args": [], "kwargs": {"city": "Paris"}}) == {"city": "Paris"}
+    # A function's own parameter beside an empty `**kwargs`, or positional arguments: kept whole.
+    assert call_arguments({"query": "Louvre", "kwargs": {}}) == {"query": "Louvre", "kwargs": {}}
+    assert call_arguments({"args": ["Paris"], "kwargs": {"unit": "C"}}) == {
+        "args": ["Paris"],
+        "kwargs": {"unit": "C"},
+    }
+
+
+def test_an_answer_in_json_that_holds_no_assistant_message_is_kept_as_the_agent_gave_it() -> None:
+    answer = '{"answer": "Sunny", "confidence": 0.9}'
+    assert reduced_text(answer, "output") == answer
+    asked = '{"request": {"role": "user", "content": "What is the weather?"}, "id": 3}'
+    assert reduced_text(asked, "output") == asked  # a user's message is no answer
+    assert reduced_text(asked, "input") == "What is the weather?"
