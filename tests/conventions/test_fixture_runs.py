@@ -37,6 +37,9 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
+    "haystack-builtin": "Haystack's own spans (`haystack.component.run`) are not read as runs yet",
+    "langfuse-haystack": "Langfuse's Haystack observations are not read right yet",
+    "openllmetry-haystack": "OpenLLMetry's Haystack spans are not read as runs yet",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
