@@ -55,6 +55,8 @@ class _Source:
     strip_prefix: str | None
     #: The path as the description wrote it, for `runs --explain`.
     path_text: str | None = None
+    #: A fixed text (`value`), read from nowhere.
+    value: str | None = None
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
@@ -68,6 +70,7 @@ def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
                 parse_path(source.path) if source.path is not None else (),
                 source.strip_prefix,
                 source.path,
+                source.value,
             )
         )
     return tuple(found)
@@ -124,6 +127,7 @@ class DescribedConvention(Convention):
         run = description.run
         self._run_when = _when(run.when, self._json)
         self._agent_name = _sources(run.agent_name)
+        self._name_within = _sources(run.name_within)
         self._run_input = _sources(run.input)
         self._run_output = _sources(run.output)
         self._conversation = _sources(run.conversation_id)
@@ -192,6 +196,11 @@ class DescribedConvention(Convention):
         _set_text(content, "input", self._read(span, self._run_input), "user")
         _set_text(content, "output", self._read(span, self._run_output), "assistant")
         return content
+
+    def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
+        if not self._name_within or not self.detect(parent):
+            return None
+        return as_str(_text(self._read(parent, self._name_within)))
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         if self.internal_tool(span):
@@ -288,6 +297,8 @@ def _path_missed(source: _Source) -> None:
 
 
 def _raw(span: SpanRecord, source: _Source) -> Any:
+    if source.value is not None:
+        return source.value
     if source.span_name:
         return span.name
     assert source.attribute is not None  # checked by `Source`

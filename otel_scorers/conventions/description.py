@@ -70,6 +70,8 @@ class Source(BaseModel):
     path: str | None = None
     #: Taken off the front of the value when it starts with it (`invoke_agent ` in a span name).
     strip_prefix: str | None = None
+    #: A fixed text, for what the trace never says (the class of a framework's one agent type).
+    value: str | None = None
 
     @field_validator("path")
     @classmethod
@@ -80,6 +82,10 @@ class Source(BaseModel):
 
     @model_validator(mode="after")
     def _one_place(self) -> Source:
+        if self.value is not None:
+            if self.span is not None or self.attribute is not None or self.event is not None:
+                raise ValueError("a fixed 'value' is read from nowhere: leave out span and attribute")
+            return self
         if self.span is not None and (self.attribute is not None or self.event is not None):
             raise ValueError("read either the span's name (span: name) or an attribute, not both")
         if self.span is None and self.attribute is None:
@@ -100,7 +106,7 @@ def _as_sources(value: Any) -> Any:
             found.append(item)
         else:
             raise ValueError(
-                "should be an attribute name, a source {attribute, event, span, path, strip_prefix}, "
+                "should be an attribute name, a source {attribute, event, span, path, strip_prefix, value}, "
                 f"or a list of them; got {item!r}"
             )
     return found
@@ -125,6 +131,10 @@ class RunReading(BaseModel):
     model_config = _STRICT
     when: When
     agent_name: SourceSpec | None = None
+    #: Read on the span directly around the run, of the same instrumentation, the name it gives
+    #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the
+    #: agent it runs).
+    name_within: SourceSpec | None = None
     input: SourceSpec | None = None
     output: SourceSpec | None = None
     conversation_id: SourceSpec | None = None

@@ -194,7 +194,9 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model.
         if call.result is None or is_default_repr(call.result):
             call = replace(call, result=tool_response_value(part))
-        if part.get("error") is True and call.state == "ok":
+        # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
+        # framework sent the model as a failure is the call's failure.
+        if part.get("error") is True and call.state in ("ok", "result_error"):
             response = tool_response_value(part)
             call = replace(call, state="error", error=str(response) if response else "error")
         found.append(call)

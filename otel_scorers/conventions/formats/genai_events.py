@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
+from otel_scorers.conventions.formats import haystack
 from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
@@ -266,6 +267,9 @@ def _part(block: Any) -> dict[str, Any] | None:
         text = block["reasoningContent"].get("reasoningText")
         content = text.get("text") if isinstance(text, Mapping) else None
         return {"type": "reasoning", "content": content}
+    serialized = haystack.serialized_part(block)
+    if serialized is not None:
+        return serialized
     key = next(iter(block), None)
     return {"type": str(key), "content": block[key]} if key is not None else None
 

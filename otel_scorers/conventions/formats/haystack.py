@@ -1,4 +1,4 @@
-"""What Haystack's `Agent` leaves in OpenInference's spans: its messages as Python reprs.
+"""What Haystack's `Agent` leaves in its spans: its messages as Python reprs or as dicts.
 
 OpenInference writes a Haystack component's inputs and outputs as JSON whose values are the
 `repr` of Haystack's objects, so a conversation is a list of strings such as
@@ -7,7 +7,10 @@ origin=ToolCall(tool_name='get_weather', arguments={'city': 'Paris'}, id='call_1
 error=False)], _name=None, _meta={})`. The agent runs its tools itself, without tool spans: its
 tool calls and their results exist only as these messages. They are read here into GenAI
 messages (text, `tool_call` and `tool_call_response` parts, the last with `error` when the tool
-failed), without running any code: the repr is parsed, never evaluated.
+failed), without running any code: the repr is parsed, never evaluated. Haystack's own tracing
+(and the integrations built on it) writes the same messages as `ChatMessage.to_dict()`, whose
+content blocks are `{"text": ...}`, `{"tool_call": {...}}` and `{"tool_call_result": {...}}`
+(`serialized_part`, read wherever a message's content blocks are).
 """
 
 from __future__ import annotations
@@ -124,13 +127,23 @@ def _parts(item: Any) -> list[dict[str, Any]]:
     if kind == "ToolCall":
         return [_tool_call(item)]
     if kind == "ToolCallResult":
-        origin = item.get("origin")
-        call_id = origin.get("id") if isinstance(origin, Mapping) else None
-        part = {"type": "tool_call_response", "id": call_id, "response": item.get("result")}
-        if item.get("error") is True:
-            part["error"] = True
-        return [part]
+        return [_tool_result(item)]
     return []  # reasoning, images, files: not what a run is scored on
+
+
+def serialized_part(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A tool call or result among the content of a `ChatMessage.to_dict()` (what Haystack's own
+    tracing and its integrations write: `{"tool_call": {...}}`, `{"tool_call_result": {...}}`)
+    as a GenAI part; None for any other block."""
+    if len(block) != 1:
+        return None
+    call = block.get("tool_call")
+    if isinstance(call, Mapping) and "tool_name" in call:
+        return _tool_call(call)
+    result = block.get("tool_call_result")
+    if isinstance(result, Mapping) and "origin" in result:
+        return _tool_result(result)
+    return None
 
 
 def _tool_call(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -140,6 +153,15 @@ def _tool_call(item: Mapping[str, Any]) -> dict[str, Any]:
         "name": item.get("tool_name"),
         "arguments": item.get("arguments"),
     }
+
+
+def _tool_result(item: Mapping[str, Any]) -> dict[str, Any]:
+    origin = item.get("origin")
+    call_id = origin.get("id") if isinstance(origin, Mapping) else None
+    part = {"type": "tool_call_response", "id": call_id, "response": item.get("result")}
+    if item.get("error") is True:
+        part["error"] = True
+    return part
 
 
 def _object(text: str) -> Any:

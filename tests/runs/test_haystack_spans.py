@@ -1,0 +1,78 @@
+"""Haystack's own tracing (`haystack.agent.run` and its steps) is read from a shipped description,
+and what Haystack writes the same whichever instrumentation records it (its messages as
+`ChatMessage.to_dict()`, a failed tool's `{"error": ...}`) is read by the shared rules, on traces
+captured from real packages (tests/fixtures/traces/haystack-builtin)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from otel_scorers.conventions.formats.genai_events import listed_messages
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+
+def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
+    problems: list[InputProblem] = []
+    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
+    assert not problems
+    return runs
+
+
+def span_attribute(corpus: str, scenario: str, span_name: str, key: str) -> Any:
+    """The first value of `key` on a span named `span_name` in the captured trace."""
+    trace = json.loads((TRACES / corpus / f"{scenario}.json").read_text())
+    for resource in trace["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for attribute in span["attributes"] if span["name"] == span_name else ():
+                    if attribute["key"] == key:
+                        return attribute["value"]["stringValue"]
+    raise AssertionError(f"no {key} on a {span_name} span")
+
+
+def test_haystack_s_own_agent_span_is_one_run_named_by_its_class_with_its_request_and_answer() -> None:
+    (run,) = runs_of("haystack-builtin", "tool_then_answer")
+    assert (run.convention, run.agent_name) == ("haystack", "Agent")
+    assert (run.input, run.output) == ("What is the weather in Paris?", "It is sunny and 21°C in Paris.")
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
+    ]
+    # Two calls of the scripted model, each reporting 20 prompt and 10 completion tokens.
+    assert (run.models, run.usage.input_tokens, run.usage.output_tokens) == (("gpt-4o-mini",), 40, 20)
+
+
+def test_agents_in_a_haystack_pipeline_are_named_by_the_component_span_around_them() -> None:
+    runs = runs_of("haystack-builtin", "two_agents_in_pipeline")
+    assert [run.agent_name for run in runs] == ["weather_agent", "time_agent"]
+
+
+def test_an_agent_a_haystack_tool_runs_is_named_by_that_tool() -> None:
+    outer, inner = runs_of("haystack-builtin", "nested")
+    assert (outer.agent_name, inner.agent_name) == ("Agent", "weather_agent")
+
+
+def test_tool_calls_and_results_in_haystack_s_serialized_messages_are_read_as_parts() -> None:
+    conversation = json.loads(
+        span_attribute("haystack-builtin", "failing_tool", "haystack.agent.run", "haystack.agent.output")
+    )
+    parts = [
+        part
+        for message in listed_messages(conversation["messages"], "user").items
+        for part in message["parts"]
+    ]
+    calls = [part for part in parts if part["type"] == "tool_call"]
+    responses = [part for part in parts if part["type"] == "tool_call_response"]
+    assert [(call["name"], call["arguments"]) for call in calls] == [("get_weather", {"city": "Paris"})]
+    assert [(response["id"], response.get("error")) for response in responses] == [(calls[0]["id"], True)]
+
+
+def test_a_haystack_tool_s_error_object_sent_to_the_model_as_a_failure_is_a_failed_call() -> None:
+    (run,) = runs_of("haystack-builtin", "failing_tool")
+    (call,) = run.tool_calls
+    assert (call.name, call.state, call.result) == ("get_weather", "error", None)
+    assert call.error is not None and "weather service unavailable" in call.error
