@@ -55,8 +55,9 @@ class _Source:
     strip_prefix: str | None
     #: The path as the description wrote it, for `runs --explain`.
     path_text: str | None = None
-    #: A fixed text (`value`), read from nowhere.
+    #: A fixed text (`value`), read from nowhere (with `attribute`: on a span that carries it).
     value: str | None = None
+    json_value: bool = False
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
@@ -71,6 +72,7 @@ def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
                 source.strip_prefix,
                 source.path,
                 source.value,
+                source.json_value,
             )
         )
     return tuple(found)
@@ -252,7 +254,7 @@ class DescribedConvention(Convention):
             value = _raw(span, source)
             if value is None or value is _MISSING:
                 continue
-            if self._json or source.path:
+            if self._json or source.path or source.json_value:
                 value = decode(value)
             if source.path:
                 value = _walk(value, source.path, decode)
@@ -298,6 +300,8 @@ def _path_missed(source: _Source) -> None:
 
 def _raw(span: SpanRecord, source: _Source) -> Any:
     if source.value is not None:
+        if source.attribute is not None and source.attribute not in span.attributes:
+            return _MISSING
         return source.value
     if source.span_name:
         return span.name

@@ -70,8 +70,11 @@ class Source(BaseModel):
     path: str | None = None
     #: Taken off the front of the value when it starts with it (`invoke_agent ` in a span name).
     strip_prefix: str | None = None
-    #: A fixed text, for what the trace never says (the class of a framework's one agent type).
+    #: A fixed text, for what the trace never says (the class of a framework's one agent type);
+    #: with `attribute`, only on a span that carries it.
     value: str | None = None
+    #: The attribute's value is JSON (a string with its quotes): decoded before it is read.
+    json_value: bool = False
 
     @field_validator("path")
     @classmethod
@@ -83,8 +86,8 @@ class Source(BaseModel):
     @model_validator(mode="after")
     def _one_place(self) -> Source:
         if self.value is not None:
-            if self.span is not None or self.attribute is not None or self.event is not None:
-                raise ValueError("a fixed 'value' is read from nowhere: leave out span and attribute")
+            if self.span is not None or self.event is not None or self.path is not None:
+                raise ValueError("a fixed 'value' is read from nowhere: leave out span, event and path")
             return self
         if self.span is not None and (self.attribute is not None or self.event is not None):
             raise ValueError("read either the span's name (span: name) or an attribute, not both")
@@ -106,7 +109,8 @@ def _as_sources(value: Any) -> Any:
             found.append(item)
         else:
             raise ValueError(
-                "should be an attribute name, a source {attribute, event, span, path, strip_prefix, value}, "
+                "should be an attribute name, a source {attribute, event, span, path, strip_prefix, value, "
+                "json_value}, "
                 f"or a list of them; got {item!r}"
             )
     return found

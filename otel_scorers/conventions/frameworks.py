@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from otel_scorers.conventions.formats import crewai
+from otel_scorers.conventions.formats import crewai, haystack
 from otel_scorers.span_record import SpanRecord
 
 _INSTRUMENTATION = "instrumentation"
@@ -32,7 +32,8 @@ class Framework:
     model's request of that name but are machinery, not the agent's tools. `request_in_prompt`:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
     None for other text. `tool_error`: the failure a result the framework sent the model for a
-    call says the call had (CrewAI's "Error executing tool: ..."), None for a result.
+    call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
+    Tool ..."), None for a result.
     `result_key`: the key of the one-key object the framework wraps a tool's return value in
     when it is not an object (ADK's `{"result": value}`)."""
 
@@ -48,6 +49,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "beeai": Framework(loop_tools=frozenset({"final_answer"})),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result"),
+    "haystack": Framework(tool_error=haystack.tool_error),
 }
 
 

@@ -196,7 +196,10 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             call = replace(call, result=tool_response_value(part))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
-        if part.get("error") is True and call.state in ("ok", "result_error"):
+        if call.state in ("ok", "result_error") and (
+            part.get("error") is True
+            or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
+        ):
             response = tool_response_value(part)
             call = replace(call, state="error", error=str(response) if response else "error")
         found.append(call)

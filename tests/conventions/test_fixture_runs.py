@@ -38,7 +38,7 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
     "haystack-builtin/nested": "an agent run as a tool: the tool span's result is the agent's whole output",
-    "langfuse-haystack": "Langfuse's Haystack observations are not read right yet",
+    "langfuse-haystack/nested": "an agent run as a tool: the tool span's result is the agent's whole output",
     "openllmetry-haystack": "OpenLLMetry's Haystack spans are not read as runs yet",
 }
 

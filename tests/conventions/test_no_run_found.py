@@ -73,7 +73,8 @@ def test_explain_shows_what_a_shipped_reader_read_and_what_was_absent(
     code, out = explain(capsys, str(TRACES / "langfuse" / "failing_tool.json"))
     assert code == 0
     assert "'weather_agent' [langfuse-sdk]: langfuse, run" in out
-    assert "      absent session.id" in out  # the run was not in a session
+    # The run was not in a session (nor is its agent a Haystack one, which the reader asks too).
+    assert "      absent langfuse.observation.metadata.haystack.agent.max_steps, session.id" in out
     assert "      read   langfuse.observation.status_message = weather service unavailable" in out
     assert "run weather_agent (span" in out and "1 tool call; nothing missing" in out
 

@@ -1,7 +1,8 @@
 """Haystack's own tracing (`haystack.agent.run` and its steps) is read from a shipped description,
-and what Haystack writes the same whichever instrumentation records it (its messages as
-`ChatMessage.to_dict()`, a failed tool's `{"error": ...}`) is read by the shared rules, on traces
-captured from real packages (tests/fixtures/traces/haystack-builtin)."""
+Langfuse's Haystack integration by Langfuse's, and what Haystack writes the same whichever
+instrumentation records it (its messages as `ChatMessage.to_dict()`, a failed tool's
+`{"error": ...}` and its failure text) by the shared rules, on traces captured from real packages
+(tests/fixtures/traces/haystack-builtin, langfuse-haystack)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,22 @@ def span_attribute(corpus: str, scenario: str, span_name: str, key: str) -> Any:
                     if attribute["key"] == key:
                         return attribute["value"]["stringValue"]
     raise AssertionError(f"no {key} on a {span_name} span")
+
+
+def last_attribute(corpus: str, scenario: str, span_name: str, key: str) -> Any:
+    """The last value of `key` on a span named `span_name` in the captured trace."""
+    trace = json.loads((TRACES / corpus / f"{scenario}.json").read_text())
+    found = [
+        attribute["value"]["stringValue"]
+        for resource in trace["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"] == span_name
+        for attribute in span["attributes"]
+        if attribute["key"] == key
+    ]
+    assert found, f"no {key} on a {span_name} span"
+    return found[-1]
 
 
 def test_haystack_s_own_agent_span_is_one_run_named_by_its_class_with_its_request_and_answer() -> None:
@@ -73,6 +90,39 @@ def test_tool_calls_and_results_in_haystack_s_serialized_messages_are_read_as_pa
 
 def test_a_haystack_tool_s_error_object_sent_to_the_model_as_a_failure_is_a_failed_call() -> None:
     (run,) = runs_of("haystack-builtin", "failing_tool")
+    (call,) = run.tool_calls
+    assert (call.name, call.state, call.result) == ("get_weather", "error", None)
+    assert call.error is not None and "weather service unavailable" in call.error
+
+
+def test_a_haystack_agent_under_langfuse_is_named_as_haystack_names_it_with_one_call_per_tool_run() -> None:
+    (alone,) = runs_of("langfuse-haystack", "tool_then_answer")
+    (in_pipeline,) = runs_of("langfuse-haystack", "in_pipeline")
+    outer, inner = runs_of("langfuse-haystack", "nested")
+    assert [run.agent_name for run in (alone, in_pipeline, outer, inner)] == [
+        "Agent",
+        "weather_agent",
+        "Agent",
+        "weather_agent",
+    ]
+    assert [(call.name, call.arguments, call.result) for call in alone.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
+    ]
+
+
+def test_a_chat_completions_tool_message_is_the_response_to_its_call() -> None:
+    # The second model call was sent the tool's result as a chat-completions `tool` message.
+    sent = json.loads(
+        last_attribute("langfuse-haystack", "tool_then_answer", "llm", "langfuse.observation.input")
+    )
+    tool_messages = [m for m in listed_messages(sent["messages"], "user").items if m["role"] == "tool"]
+    assert [message["parts"] for message in tool_messages] == [
+        [{"type": "tool_call_response", "id": "call_0001", "response": "Sunny, 21°C"}]
+    ]
+
+
+def test_haystack_s_failure_text_sent_to_the_model_makes_the_call_failed_under_langfuse() -> None:
+    (run,) = runs_of("langfuse-haystack", "failing_tool")
     (call,) = run.tool_calls
     assert (call.name, call.state, call.result) == ("get_weather", "error", None)
     assert call.error is not None and "weather service unavailable" in call.error

@@ -178,7 +178,8 @@ def _prompt_completion_messages(events: Sequence[SpanEvent]) -> tuple[Messages, 
 
 
 def listed_messages(value: Any, default_role: str) -> Messages:
-    """A list of chat-completion messages (`{role, content, tool_calls}`, JSON or not) as messages."""
+    """A list of chat-completion messages (`{role, content, tool_calls}`, JSON or not) as messages;
+    a tool's message (`{role: tool, tool_call_id, content}`) is the response to that call."""
     if value is None or is_placeholder(value):
         return NOT_CAPTURED
     decoded = decode_json(value)
@@ -189,6 +190,11 @@ def listed_messages(value: Any, default_role: str) -> Messages:
     messages: list[Message] = []
     for item in decoded:
         if isinstance(item, Mapping):
+            call_id = item.get("tool_call_id")
+            if isinstance(call_id, str) and item.get("role") == "tool":
+                response = {"type": "tool_call_response", "id": call_id, "response": item.get("content")}
+                messages.append({"role": "tool", "parts": [response]})
+                continue
             parts = content_parts(item.get("content")) + _tool_call_parts(item.get("tool_calls"))
             messages.append({"role": str(item.get("role") or default_role), "parts": parts})
     return Messages(tuple(messages), captured=True)

@@ -131,6 +131,16 @@ def _parts(item: Any) -> list[dict[str, Any]]:
     return []  # reasoning, images, files: not what a run is scored on
 
 
+#: What Haystack's `ToolInvoker` sends the model for a tool that raised (and records as the
+#: tool's `{"error": ...}`): `Failed to invoke Tool `get_weather` with parameters {...}. Error: ...`.
+TOOL_ERROR_PREFIX = "Failed to invoke Tool `"
+
+
+def tool_error(response: Any) -> str | None:
+    """The failure of a call whose result Haystack sent the model as its failure text; None otherwise."""
+    return response if isinstance(response, str) and response.startswith(TOOL_ERROR_PREFIX) else None
+
+
 def serialized_part(block: Mapping[str, Any]) -> dict[str, Any] | None:
     """A tool call or result among the content of a `ChatMessage.to_dict()` (what Haystack's own
     tracing and its integrations write: `{"tool_call": {...}}`, `{"tool_call_result": {...}}`)
