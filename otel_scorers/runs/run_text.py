@@ -95,6 +95,13 @@ def reduce_structure(text: str, side: Side) -> Any:
     return _reduce(value, side, depth=0)
 
 
+def reduced_answer(value: Any) -> str | None:
+    """The answer a decoded structure of a known form holds (an agent's state's last assistant
+    message); None when it holds none or is not one."""
+    reduced = _reduce(value, "output", depth=0)
+    return reduced if isinstance(reduced, str) else None
+
+
 def reduced_text(text: str, side: Side) -> str | None:
     """`text` with a structure of a known form reduced to its text (None when it holds none);
     any other text as it is."""

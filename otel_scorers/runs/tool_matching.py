@@ -26,6 +26,7 @@ from otel_scorers.conventions.formats.recorded_call import call_arguments, unwra
 from otel_scorers.conventions.frameworks import framework_tool, sent_back_error, unwrapped_result
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
+from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.span_record import SpanRecord
 
 #: The keys of a function response (Gemini's `FunctionResponse`): the call's id and tool, and
@@ -191,8 +192,9 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
                 )
             )
             continue
-        # A generator's or an object's default text is not what the tool gave the model.
-        if call.result is None or is_default_repr(call.result):
+        # A generator's or an object's default text is not what the tool gave the model, nor is
+        # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
+        if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
             call = replace(call, result=tool_response_value(part))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
@@ -204,6 +206,14 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             call = replace(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
+
+
+def _answer_sent(result: Any, part: Mapping[str, Any]) -> bool:
+    """The model was sent, as the call's result, the answer the structure the span recorded holds."""
+    if not isinstance(result, Mapping) or "messages" not in result:
+        return False
+    response = tool_response_value(part)
+    return isinstance(response, str) and reduced_answer(result) == response
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:

@@ -126,3 +126,13 @@ def test_haystack_s_failure_text_sent_to_the_model_makes_the_call_failed_under_l
     (call,) = run.tool_calls
     assert (call.name, call.state, call.result) == ("get_weather", "error", None)
     assert call.error is not None and "weather service unavailable" in call.error
+
+
+def test_an_agent_run_as_a_tool_returned_the_answer_the_model_was_sent_not_its_whole_state() -> None:
+    # Langfuse records the tool's output as the agent's state (`{"messages": [...], ...}`); the
+    # calling model was sent its last assistant message.
+    outer, inner = runs_of("langfuse-haystack", "nested")
+    assert [(call.name, call.result) for call in outer.tool_calls] == [
+        ("weather_agent", "Sunny and 21°C in Paris.")
+    ]
+    assert inner.output == "Sunny and 21°C in Paris."

@@ -58,14 +58,16 @@ def _fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
 
 
 def content_text(content: Any) -> str | None:
-    """A message content: a string, or text blocks joined."""
+    """A message content: a string, or text blocks joined (typed, or a bare `{"text": ...}` as a
+    Haystack `ChatMessage.to_dict()` writes them)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         texts = [
             block if isinstance(block, str) else block.get("text")
             for block in content
-            if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+            if isinstance(block, str)
+            or (isinstance(block, Mapping) and (block.get("type") == "text" or block.keys() == {"text"}))
         ]
         return "".join(text for text in texts if isinstance(text, str))
     return None
