@@ -5,7 +5,7 @@ A worker thread computes in small steps (about 10 µs of Python each), calling a
 each (a release after every half millisecond of work, as the engine between two runs); the main
 thread, an agent waiting for its model, sleeps 1 ms again and again and records how late each
 sleep returns: past the timer's own lateness, that is the wait for the GIL. Variants alternate,
-each the median of its rounds; the process's CPU per unit of work shows what the releases cost.
+each the median of its rounds; the worker's CPU per step shows what the releases cost it.
 
     python bench/host_yield.py [--seconds 2] [--rounds 5]
 """
@@ -29,23 +29,23 @@ RELEASES: dict[str, Callable[[float], object]] = {
 
 
 def measure(release: Callable[[float], object], seconds: float) -> tuple[float, float, float]:
-    """The host's median and 90th-percentile lateness (µs) and the process's CPU per unit of work
-    (µs)."""
+    """The host's median and 90th-percentile lateness (µs) and the worker's CPU per step (µs)."""
     stop = threading.Event()
-    units = [0]
+    steps, cpu = [0], [0.0]
 
     def work() -> None:
         host_yield = HostYield(release=release)
+        started = time.thread_time()
         while not stop.is_set():
             total = 0
             for number in range(200):
                 total += number
-            units[0] += 1
+            steps[0] += 1
             host_yield()
+        cpu[0] = time.thread_time() - started
 
     worker = threading.Thread(target=work)
     late: list[float] = []
-    cpu_start = time.process_time()
     worker.start()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -54,9 +54,8 @@ def measure(release: Callable[[float], object], seconds: float) -> tuple[float, 
         late.append(time.perf_counter() - started - 0.001)
     stop.set()
     worker.join()
-    cpu = time.process_time() - cpu_start
     late.sort()
-    return late[len(late) // 2] * 1e6, late[int(len(late) * 0.9)] * 1e6, cpu / max(1, units[0]) * 1e6
+    return late[len(late) // 2] * 1e6, late[int(len(late) * 0.9)] * 1e6, cpu[0] / max(1, steps[0]) * 1e6
 
 
 def main() -> None:
@@ -76,10 +75,10 @@ def main() -> None:
         f"a host thread sleeping 1 ms beside a computing thread, {args.rounds} alternating rounds of"
         f" {args.seconds:g} s; load average {min(loads):.2f} to {max(loads):.2f} on {os.cpu_count()} cores"
     )
-    print(f"{'release':<18} {'late, median':>13} {'late, p90':>10} {'CPU per unit of work':>21}")
+    print(f"{'release':<18} {'late, median':>13} {'late, p90':>10} {'worker CPU per step':>20}")
     for name, measured in rows.items():
         median, p90, cpu = (statistics.median(row[index] for row in measured) for index in range(3))
-        print(f"{name:<18} {median:10.0f} µs {p90:7.0f} µs {cpu:18.2f} µs")
+        print(f"{name:<18} {median:10.0f} µs {p90:7.0f} µs {cpu:17.2f} µs")
 
 
 if __name__ == "__main__":
