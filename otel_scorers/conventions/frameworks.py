@@ -59,6 +59,9 @@ FRAMEWORKS: Mapping[str, Framework] = {
 }
 
 
+_TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
+
+
 @lru_cache(maxsize=256)
 def framework_name(scope: str) -> str:
     """The framework an instrumentation scope names (see the module's docstring)."""
@@ -83,6 +86,14 @@ def request_in_prompt(run_span: SpanRecord, text: str) -> str:
 
 def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
     """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework; None when it reads as the call's result."""
+    the run's framework; None when it reads as the call's result. When the run's scope names no
+    framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
+    text is looked for: each is specific enough not to be a result."""
     framework = framework_of(run_span)
-    return framework.tool_error(response) if framework and framework.tool_error else None
+    if framework is not None:
+        return framework.tool_error(response) if framework.tool_error else None
+    for tool_error in _TOOL_ERRORS:
+        error = tool_error(response)
+        if error is not None:
+            return error
+    return None

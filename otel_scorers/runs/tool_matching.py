@@ -13,6 +13,7 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
+from otel_scorers.conventions.formats import llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
@@ -21,6 +22,7 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_value,
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
+from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.frameworks import Framework, framework_of, sent_back_error
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
@@ -64,11 +66,19 @@ def _handoff_names(parts: RunParts) -> frozenset[str]:
 
 def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     """The call's arguments and result as the tool saw them, also when its instrumentation wrote
-    a Python repr or a framework's message object (`python_repr.decoded_value`)."""
+    a Python repr or a framework's message object (`python_repr.decoded_value`), recorded the
+    function's call (`recorded_call`) or a LlamaIndex `ToolOutput` (whose `is_error` says the
+    call failed), whichever reader claimed the span."""
     arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    arguments = call_arguments(arguments)
     result = decoded_value(call.result) if call.result is not None else None
+    failed = False
+    if isinstance(result, Mapping):
+        result, failed = llamaindex.tool_output(unwrapped(result))
     if arguments is call.arguments and result is call.result:
         return call
+    if failed and call.state == "ok":
+        return replace(call, arguments=arguments, result=result, state="error", error=str(result))
     return replace(call, arguments=arguments, result=result)
 
 
