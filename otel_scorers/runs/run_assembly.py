@@ -11,7 +11,6 @@ request, the last one's answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import repeat
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
@@ -128,17 +127,10 @@ def _give_spans_around(
             parts.around = (unroled[parent_id], by_id[parent_id])
 
 
-#: How a conversation kept as JSON names its messages.
-_MESSAGES_KEY = '"messages"'
-
-
 def _may_keep_messages(span: SpanRecord) -> bool:
     """Whether an attribute of the span may hold a conversation (`{"messages": [...]}`), before
-    paying for reading it. Asked of each text value without a Python loop: the check runs for
-    small traces whose runs have no model span (a loop over a span's attributes doubles what
-    reading them costs) as for spans holding a whole task's state (which a copy would cost)."""
-    texts = filter(str.__instancecheck__, span.attributes.values())
-    return any(map(str.__contains__, texts, repeat(_MESSAGES_KEY)))
+    paying for reading it."""
+    return any(isinstance(value, str) and '"messages"' in value for value in span.attributes.values())
 
 
 def _give_steps(
