@@ -13,6 +13,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.conventions.frameworks import request_in_prompt
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
@@ -96,7 +97,9 @@ def _run_output(
     # Joined by handoffs: the answer is the last agent's.
     last = parts.final or parts
     last_content = content_of(last) if parts.final is not None else content
-    run_output = _output_text(last_content, models, last, parts.wrapper, sources)
+    # The span wrapping the agent that answered last holds its answer, else the first's.
+    around = last.wrapper if last.wrapper is not None else parts.wrapper
+    run_output = _output_text(last_content, models, last, around, sources)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()
@@ -182,7 +185,7 @@ def _input_text(
             text = last_user_text(model.input.items)
             if text is not None:
                 sources["input"] = FROM_MODEL_CALLS
-            return parts.convention.prompt_input(parts.span, text) if text is not None else None
+            return request_in_prompt(parts.span, text) if text is not None else None
     if found is not None and found.unfound is not None:
         sources["input"] = found.unfound
     return None
