@@ -41,6 +41,14 @@ class Framework:
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
 
+    def unwrapped(self, result: Any) -> Any:
+        """A tool's result without the object the framework wrapped a plain value in."""
+        key = self.result_key
+        # Decoded JSON: a dict, so the cheap check (no ABC) is the whole check.
+        if key is not None and isinstance(result, dict) and len(result) == 1 and key in result:
+            return result[key]
+        return result
+
 
 FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
@@ -49,6 +57,9 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result"),
 }
+
+
+_TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
 
 
 @lru_cache(maxsize=256)
@@ -65,12 +76,6 @@ def framework_of(span: SpanRecord) -> Framework | None:
     return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
 
 
-def framework_tool(span: SpanRecord, tool_name: str) -> bool:
-    """The tool span is one of its framework's own loop-ending tools."""
-    framework = framework_of(span)
-    return framework is not None and tool_name in framework.loop_tools
-
-
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:
     """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
     the run's framework wraps the request in a prompt of its own."""
@@ -81,15 +86,14 @@ def request_in_prompt(run_span: SpanRecord, text: str) -> str:
 
 def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
     """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework; None when it reads as the call's result."""
+    the run's framework; None when it reads as the call's result. When the run's scope names no
+    framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
+    text is looked for: each is specific enough not to be a result."""
     framework = framework_of(run_span)
-    return framework.tool_error(response) if framework and framework.tool_error else None
-
-
-def unwrapped_result(span: SpanRecord, result: Any) -> Any:
-    """The tool span's result without the object its framework wrapped a plain value in."""
-    framework = framework_of(span)
-    key = framework.result_key if framework is not None else None
-    if key is not None and isinstance(result, Mapping) and len(result) == 1 and key in result:
-        return result[key]
-    return result
+    if framework is not None:
+        return framework.tool_error(response) if framework.tool_error else None
+    for tool_error in _TOOL_ERRORS:
+        error = tool_error(response)
+        if error is not None:
+            return error
+    return None

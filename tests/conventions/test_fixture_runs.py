@@ -22,7 +22,22 @@ TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
-PENDING: dict[str, str] = {}
+PENDING: dict[str, str] = {
+    **{
+        f"mlflow-smolagents/{scenario}": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`)"
+        for scenario in (
+            "dict_result",
+            "failing_tool",
+            "multi_turn",
+            "tool_then_answer",
+            "two_runs",
+            "two_tools",
+        )
+    },
+    "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
+    "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
+    "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
+}
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).
