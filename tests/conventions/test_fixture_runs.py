@@ -37,6 +37,9 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
+    "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
+    "call is a trace of its own, and the agent's name is nowhere in it",
+    "openlit-pydantic-ai": "OpenLIT's Pydantic AI run span (`execute_task {agent}`) is not read as a run",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
