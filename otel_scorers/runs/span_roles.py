@@ -55,7 +55,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
-            elif _unlisted_agent_operation(operation, span):
+            elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
     if workflows:
         _working_workflows(workflows, by_id, roles, unroled)
