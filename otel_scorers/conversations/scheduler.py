@@ -29,6 +29,7 @@ from otel_scorers.conversations.scoring import ConversationBinding, score_conver
 from otel_scorers.conversations.stage import AtShutdown, ConversationStage
 from otel_scorers.emission import Emission
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.pipeline.in_flight import InFlight
 from otel_scorers.pipeline.runner import FLUSH_TIMEOUT_S, Runner
 from otel_scorers.throttled_log import throttled
 
@@ -95,8 +96,7 @@ class ConversationScheduler:
         self._reset()
 
     def _reset(self) -> None:
-        self._idle = threading.Condition(threading.Lock())
-        self._pending = 0  # handed to the loop, not yet scored and emitted
+        self._pending = InFlight()  # handed to the loop, not yet scored and emitted
         self._slots: asyncio.Semaphore | None = None  # made on the loop
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -124,7 +124,7 @@ class ConversationScheduler:
     def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Close what has ended by now and wait until it is scored and emitted. False on timeout."""
         self.poll()
-        return self._wait(time.monotonic() + timeout_s)
+        return self._pending.wait_idle(time.monotonic() + timeout_s)
 
     def shutdown(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         """Score (or drop) what is still open within the timeout; before the host's loop stops."""
@@ -147,24 +147,14 @@ class ConversationScheduler:
             logger.info(
                 "otel_scorers: %d open conversations dropped at shutdown (at_shutdown: drop)", len(still_open)
             )
-        if not self._wait(deadline):
-            with self._idle:
-                left = self._pending
+        if not self._pending.wait_idle(deadline):
+            left = self._pending.count
             self.counts.add("dropped_shutdown", left)
             logger.warning("otel_scorers: shutdown timed out; %d conversations were not scored", left)
             # Cancelled now, they unwind (judge calls included) while the host winds down.
             self._host.call_soon(self._cancel_all)
         if self._own_host:
             self._host.shutdown(max(0.0, deadline - time.monotonic()))
-
-    def _wait(self, deadline: float) -> bool:
-        with self._idle:
-            while self._pending > 0:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._idle.wait(remaining)
-        return True
 
     def _feed(self, conversations: Sequence[Conversation], deadline: float) -> int:
         """Hand `conversations` to scoring as the scheduler makes room, until `deadline`; how many
@@ -178,16 +168,11 @@ class ConversationScheduler:
         return 0
 
     def _full(self) -> bool:
-        with self._idle:
-            return self._pending >= self._max_pending
+        return self._pending.count >= self._max_pending
 
     def _submit(self, conversation: Conversation) -> None:
         self.counts.add("closed", 1, conversation.ended_by)
-        with self._idle:
-            full = self._pending >= self._max_pending
-            if not full:
-                self._pending += 1
-        if full:
+        if not self._pending.add(limit=self._max_pending):
             self.counts.add("waiting_full")
             throttled.warning(
                 "conversation_waiting_full",
@@ -201,10 +186,7 @@ class ConversationScheduler:
             self.counts.add("dropped_shutdown")
 
     def _done(self) -> None:
-        with self._idle:
-            self._pending -= 1
-            if self._pending <= 0:
-                self._idle.notify_all()
+        self._pending.done()
 
     # ---- the host's loop ------------------------------------------------------------------
 

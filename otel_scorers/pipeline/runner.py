@@ -21,6 +21,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 from opentelemetry import context as otel_context
 
 from otel_scorers.fork_safety import renew_in_child, restart_in_child
+from otel_scorers.pipeline.in_flight import InFlight
 from otel_scorers.throttled_log import throttled
 
 logger = logging.getLogger("otel_scorers")
@@ -114,8 +115,7 @@ class Runner(Generic[T]):
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._queue: deque[T] = deque()
-        self._pending = 0
-        self._idle = threading.Condition(threading.Lock())
+        self._in_flight = InFlight()
         self._sleeping = False
         self._closed = closed
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -145,8 +145,7 @@ class Runner(Generic[T]):
             return False
         if self._thread is None:  # nobody called start() (the in-process processor always does)
             self.start()
-        with self._idle:
-            self._pending += 1
+        self._in_flight.add()
         self._queue.append(item)
         if self._sleeping:
             self._sleeping = False
@@ -186,13 +185,8 @@ class Runner(Generic[T]):
 
     def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
         """Wait until every item submitted so far is done, then flush the work. False on timeout."""
-        deadline = time.monotonic() + timeout_s
-        with self._idle:
-            while self._pending > 0:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._idle.wait(remaining)
+        if not self._in_flight.wait_idle(time.monotonic() + timeout_s):
+            return False
         self._work.flush()
         return True
 
@@ -208,8 +202,8 @@ class Runner(Generic[T]):
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None:
             if not finished:
-                with self._idle:  # begun and not done: in a task, handed on, or waiting for a slot
-                    begun = self._pending - len(self._queue)
+                # begun and not done: in a task, handed on, or waiting for a slot
+                begun = self._in_flight.count - len(self._queue)
                 self._work.abandoned(begun)
                 for item in list(self._queue):
                     self._work.dropped(item, "shutdown")
@@ -275,10 +269,7 @@ class Runner(Generic[T]):
                 logger.exception("otel_scorers: periodic task failed")
 
     def _done(self) -> None:
-        with self._idle:
-            self._pending -= 1
-            if self._pending == 0:
-                self._idle.notify_all()
+        self._in_flight.done()
 
     async def _consume(self) -> None:
         assert self._wakeup is not None

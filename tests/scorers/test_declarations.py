@@ -77,6 +77,54 @@ def test_the_readme_lists_each_family_as_declared(family: str) -> None:
     assert _readme_row(family) == {d.kind for d in DECLARED if d.family == family}
 
 
+_NUMBERS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
+
+
+def _count_said(path: str, pattern: str) -> int:
+    """The number a sentence of `path` spells out where `pattern`'s group is."""
+    found = re.search(pattern, (ROOT / path).read_text(), flags=re.I | re.M)
+    assert found, f"{path}: nothing matches {pattern!r}"
+    return _NUMBERS.index(found.group(1).lower())
+
+
+def test_the_counts_the_docs_spell_out_are_the_declared_ones() -> None:
+    # Mastra's judged run scorers (the catalogue page) and, with them, its one judged conversation scorer.
+    catalogue_page = [d.kind for d in DECLARED if d.judged and d.docs == "llm-scorers.md"]
+    with_multi_turn = len(catalogue_page) + 1
+    assert _count_said("README.md", r"`answer_relevancy` and (\w+) of Mastra's") == len(catalogue_page)
+    assert _count_said("README.md", r"its (\w+)th, `multi_turn`") == with_multi_turn
+    assert _count_said("docs/llm-scorers.md", r"^(\w+) judged scorers") == with_multi_turn
+    what_they_read = (
+        (ROOT / "docs" / "llm-scorers.md").read_text().split("## What they read")[1].split("\n## ")[0]
+    )
+    table = re.findall(r"^\| `(\w+)` \|", what_they_read, flags=re.M)
+    assert table == [*table[:-1], "multi_turn"] and set(table[:-1]) == set(catalogue_page)
+    assert _count_said("docs/llm-judges.md", r"Mastra's other (\w+) LLM scorers") == with_multi_turn
+    assert _count_said("docs/performance.md", r"(\w+) of them bound to one run") == len(catalogue_page)
+
+
 def test_the_reply_schemas_cover_every_judged_scorer() -> None:
     judged = {d.kind for d in DECLARED if d.judged}
     assert {"answer_relevancy", "rubric", "multi_turn", "role_adherence"} <= judged
