@@ -105,7 +105,8 @@ class AgentRun:
     `llm.tools`): empty when the trace declares none.
     `text_sources` says, for `input` and `output`, where the text was derived from when the run
     span did not hold it as text (its structure reduced, the span around it, its model calls),
-    or why it could not be found (a structure without text): text scorers skip such a run.
+    or why it could not be found (a structure without text): text scorers skip such a run; for
+    `tool_calls`, that they were read from the conversation the span around the run keeps.
     """
 
     trace_id: int

@@ -18,31 +18,22 @@ from otel_scorers.span_record import SpanRecord
 
 SpanRole = Literal["run", "tool", "model", "retriever"]
 
-#: Tools a framework gives its agent to end the loop, by framework: smolagents' and BeeAI's
-#: `final_answer` carry the answer, DSPy ReAct's `finish` says it is done. The model asks for them
-#: as for any tool, but they are the framework's machinery, not the agent's tools: run assembly
-#: lets such a call answer the model's request of that name, then leaves it out of the run's tool
-#: calls (the answer is the run's output, not a tool result). The framework is the last part of
-#: the tool span's instrumentation scope (`openinference.instrumentation.smolagents`,
-#: `openlit.instrumentation.smolagents`), so every instrumentation of the framework is read alike.
-#: A framework not listed is read by the general rule (`tool_matching.without_answer_call`).
-FRAMEWORK_TOOLS: Mapping[str, frozenset[str]] = {
-    "smolagents": frozenset({"final_answer"}),
-    "dspy": frozenset({"finish"}),
-    "beeai": frozenset({"final_answer"}),
-}
+#: Instrumentation scopes that write no tool spans for the framework they trace, whichever reader
+#: claims their spans: the run's tool calls are only in its model calls' messages (OpenLLMetry's
+#: and OpenLIT's CrewAI instrumentations, OpenInference's Haystack one).
+WITHOUT_TOOL_SPANS = frozenset(
+    {
+        "opentelemetry.instrumentation.crewai.instrumentation",
+        "openlit.instrumentation.crewai",
+        "openinference.instrumentation.haystack",
+    }
+)
 
 
 #: What `Convention.handoff_target` gives for a handoff whose instrumentation did not record the
 #: agent handed to (OpenLLMetry's OpenAI Agents spans): the next agent run beside the handing
 #: one, in the same outer run, is the one handed to.
 UNNAMED_AGENT = ""
-
-
-def framework_tool(span: SpanRecord, tool_name: str) -> bool:
-    """The tool span is one of its framework's own loop-ending tools (`FRAMEWORK_TOOLS`)."""
-    names = FRAMEWORK_TOOLS.get((span.scope or "").rpartition(".")[2])
-    return names is not None and tool_name in names
 
 
 #: A message in the neutral shape of the GenAI conventions: {"role": str, "parts": [part, ...]},
@@ -146,7 +137,7 @@ class Convention(Protocol):
     def internal_tool(self, span: SpanRecord) -> bool:
         """The tool span is framework machinery of this convention's reading (a handoff): it
         answers the model's tool-call part of the same name, but it is not a tool call of the
-        run. Loop-ending tools are one rule for every convention: `FRAMEWORK_TOOLS`."""
+        run. Loop-ending tools are one rule for every convention (`frameworks`)."""
         return False
 
     def handoff_target(self, span: SpanRecord) -> str | None:
@@ -175,10 +166,10 @@ class Convention(Protocol):
 
     def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
         """The run's instrumentation writes no tool spans: its tool calls are only the model's
-        tool-call parts and the responses it was sent (CrewAI's under OpenLLMetry), so a trace
-        without the models' content does not carry them. The run then lists `tool_calls` (and
+        tool-call parts and the responses it was sent (`WITHOUT_TOOL_SPANS`), so a trace without
+        the models' content does not carry them. The run then lists `tool_calls` (and
         `tool_errors`) as missing instead of having called nothing."""
-        return False
+        return run_span.scope in WITHOUT_TOOL_SPANS
 
     def absorbs_turns(self, span: SpanRecord) -> bool:
         """The run span is a conversation whose agents' replies are runs of their own kind
@@ -191,18 +182,6 @@ class Convention(Protocol):
         """The documents a retriever span (role `retriever`) returned, in its order, which ground
         the answer of the run it belongs to (`AgentRun.context`); empty when not captured."""
         return ()
-
-    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
-        """The user's request in `text`, the last user message of the run's first model call,
-        read when the run span carries no input: the text itself, unless the framework wraps
-        the request in a prompt of its own (CrewAI's "Current Task: ...")."""
-        return text
-
-    def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
-        """The failure that `response`, what the model was sent back for a call that no tool
-        span recorded, says the call had (CrewAI's "Error executing tool: ..."); None when it
-        reads as the call's result."""
-        return None
 
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         """The name the span around a run gives its agent, which wins over the run span's own:

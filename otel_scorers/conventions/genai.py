@@ -39,6 +39,7 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
     GEN_AI_USAGE_PROMPT_TOKENS,
+    GEN_AI_WORKFLOW_NAME,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
@@ -53,6 +54,10 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
     "text_completion": "model",
     "retrieval": "retriever",
 }
+#: Agents working together (a team, a graph, a crew) as one operation, named by
+#: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
+#: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
+WORKFLOW = "invoke_workflow"
 
 
 #: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
@@ -74,7 +79,9 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
-        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME)) or name_suffix(span.name, "invoke_agent"),
+        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
+        or name_suffix(span.name, "invoke_agent")
+        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME)),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -119,8 +126,12 @@ def documents(span: SpanRecord) -> tuple[Document, ...]:
 
 class GenAIConvention(Convention):
     name = "genai"
-    run_start_names: tuple[str, ...] = ("invoke_agent",)
-    run_start_markers: tuple[tuple[str, str | None], ...] = ((OPERATION, "invoke_agent"),)
+    # A workflow may be a run (`WORKFLOW`): the trace is kept from its start.
+    run_start_names: tuple[str, ...] = ("invoke_agent", WORKFLOW)
+    run_start_markers: tuple[tuple[str, str | None], ...] = (
+        (OPERATION, "invoke_agent"),
+        (OPERATION, WORKFLOW),
+    )
 
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)

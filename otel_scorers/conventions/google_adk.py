@@ -17,7 +17,14 @@ from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import genai
-from otel_scorers.conventions.base import NOT_CAPTURED, Convention, Messages, ModelCall, SpanRole
+from otel_scorers.conventions.base import (
+    NOT_CAPTURED,
+    UNNAMED_AGENT,
+    Convention,
+    Messages,
+    ModelCall,
+    SpanRole,
+)
 from otel_scorers.conventions.formats.messages import (
     decode_content,
     handoff_agent,
@@ -71,8 +78,11 @@ class GoogleADKConvention(Convention):
         )
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        """The agent `transfer_to_agent` hands the conversation to (None without content)."""
-        return handoff_agent(self.tool_call(span).arguments) if self.internal_tool(span) else None
+        """The agent `transfer_to_agent` hands the conversation to; without content, whichever
+        agent runs next in the invocation (`UNNAMED_AGENT`): a transfer always hands on."""
+        if not self.internal_tool(span):
+            return None
+        return handoff_agent(self.tool_call(span).arguments) or UNNAMED_AGENT
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes

@@ -24,7 +24,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import crewai, haystack, langchain, llamaindex
+from otel_scorers.conventions.formats import haystack, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -213,12 +213,6 @@ class OpenInferenceConvention(Convention):
             output_tokens=as_int(attributes.get("llm.token_count.completion")),
         )
 
-    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
-        """A CrewAI task whose span kept no TaskOutput (it failed): the task in its model prompt."""
-        if run_span.scope in CREWAI:
-            return crewai.task_in_prompt(text) or text
-        return text
-
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         """A Haystack agent run by a pipeline: the name it was added under; run by another agent
         as a tool (`AgentTool`, directly under the caller's span): the tool's name."""
@@ -237,10 +231,6 @@ class OpenInferenceConvention(Convention):
             content_value(around.get("input.value")),
             content_value(around.get("output.value")),
         )
-
-    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
-        """Haystack's Agent runs its tools without tool spans."""
-        return run_span.scope == HAYSTACK
 
     def run_under_tool(self, span: SpanRecord) -> bool:
         """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's

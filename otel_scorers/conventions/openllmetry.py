@@ -27,7 +27,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import agno, crewai, langchain, llamaindex
+from otel_scorers.conventions.formats import agno, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_json,
@@ -208,18 +208,6 @@ class OpenLLMetryConvention(Convention):
             attributes.get(SPAN_KIND) == "task"
             and langchain.messages_of(attributes.get(ENTITY_INPUT)) is not None
         )
-
-    def prompt_input(self, run_span: SpanRecord, text: str) -> str:
-        """A CrewAI agent's task, from its model prompt: its span does not carry it."""
-        if run_span.scope == CREWAI_SCOPE:
-            return crewai.task_in_prompt(text) or text
-        return text
-
-    def sent_back_error(self, run_span: SpanRecord, response: Any) -> str | None:
-        return crewai.tool_error(response) if run_span.scope == CREWAI_SCOPE else None
-
-    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
-        return run_span.scope == CREWAI_SCOPE
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes

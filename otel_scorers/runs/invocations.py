@@ -10,9 +10,11 @@ sub-agent, always a run of its own):
   run around it has one, or that was asked the same request, or whose agent runs there more
   than once (a graph's node, a turn of its loop), is a step of it: its spans join it;
 - a wrapper: an agent span that does nothing itself (no model, tool or retriever span of its
-  own) around runs, or whose time encloses the runs of its scope, is not a run: the first of them
-  takes what it holds where its own span lacks it (`RunParts.wrapper`), when it is all the wrapper
-  holds (a span around other spans too holds what they did together);
+  own) around runs, directly or around other such spans (a runner's span around an
+  instrumentation's span of the agent around the framework's own), or whose time encloses the
+  runs of its scope, is not a run: the first of them takes what it holds where its own span lacks
+  it (`RunParts.wrapper`, the innermost wrapper's), when it is all the wrapper holds (a span
+  around other spans too holds what they did together);
 - an empty step: an agent span that does nothing itself, inside or beside a run that does
   something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
   a marker of the agent a run hands over to), unless it failed or its convention reads it as a
@@ -59,7 +61,8 @@ def one_run_per_invocation(
         inside = scopes.wrapped_by(empty)
         if inside is not None:
             # What a span around other spans too holds is theirs together, not the run's alone.
-            if inside.wrapper is None:
+            # Of wrappers around wrappers, the innermost lends: it is nearest to the run.
+            if inside.wrapper is None or inside.wrapper.span.start_ns <= empty.span.start_ns:
                 children = children if children is not None else _child_counts(by_id)
                 if _only_child(inside, empty, by_id, children):
                     inside.wrapper = empty
@@ -105,7 +108,8 @@ class _Scopes:
         self.joined[parts.span.span_id] = into.span.span_id
 
     def wrapped_by(self, empty: RunParts) -> RunParts | None:
-        """The first working run inside `empty`, or in its scope within its time."""
+        """The first working run inside `empty` (directly or inside agent spans that do nothing
+        either), or in its scope within its time."""
         scope = self.scope_of(empty)
         inside = [
             parts
@@ -113,11 +117,25 @@ class _Scopes:
             if parts is not empty
             and _works(parts)
             and (
-                self.scope_of(parts) == empty.span.span_id
+                self._within(parts, empty)
                 or (self.scope_of(parts) == scope and _encloses(empty.span, parts.span))
             )
         ]
         return min(inside, key=lambda parts: parts.span.start_ns) if inside else None
+
+    def _within(self, parts: RunParts, empty: RunParts) -> bool:
+        """`parts` is in the scope of `empty`, directly or inside agent spans that do nothing
+        either: an agent span around another that only wraps the run wraps it too (a runner's
+        span around an instrumentation's span of the agent, around the framework's own)."""
+        scope = self.scope_of(parts)
+        for _ in range(MAX_DEPTH):
+            if scope == empty.span.span_id:
+                return True
+            around = self.runs.get(scope) if scope is not None and scope >= 0 else None
+            if around is None or _works(around):
+                return False
+            scope = self.scope_of(around)
+        return False
 
     def working_beside(self, empty: RunParts) -> RunParts | None:
         """The working run `empty` sits inside, or one of its scope that runs while it does."""

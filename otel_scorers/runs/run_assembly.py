@@ -42,6 +42,7 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     _give_steps(runs, found.unroled, by_id, parents, owners)
     if one_run_per_invocation(runs, roles, by_id, parents):
         owners = {}  # fewer runs: walked anew
+    _give_spans_around(runs, found.unroled, by_id)
     outer: dict[int, RunParts | None] = {}
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
@@ -98,6 +99,38 @@ def _give_roled_spans(
             continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
+
+
+def _give_spans_around(
+    runs: Mapping[int, RunParts], unroled: Mapping[int, Convention], by_id: Mapping[int, SpanRecord]
+) -> None:
+    """The span without a role directly around each run that has no model, tool or retriever
+    span of its own, when the run's span is its only child and an attribute of it may hold a
+    conversation (`RunParts.around`): a framework's task around its agent's execution may keep
+    the conversation the agent had (MLflow's CrewAI)."""
+    idle = {
+        parent_id: parts
+        for parts in runs.values()
+        if not (parts.models or parts.tools or parts.retrievers or parts.executions)
+        and (parent_id := parts.span.parent_span_id) is not None
+        and parent_id in unroled
+        and _may_keep_messages(by_id[parent_id])
+    }
+    if not idle:
+        return
+    children = dict.fromkeys(idle, 0)
+    for span in by_id.values():
+        if span.parent_span_id in children:
+            children[span.parent_span_id] += 1
+    for parent_id, parts in idle.items():
+        if children[parent_id] == 1:
+            parts.around = (unroled[parent_id], by_id[parent_id])
+
+
+def _may_keep_messages(span: SpanRecord) -> bool:
+    """Whether an attribute of the span may hold a conversation (`{"messages": [...]}`), before
+    paying for reading it."""
+    return any(isinstance(value, str) and '"messages"' in value for value in span.attributes.values())
 
 
 def _give_steps(

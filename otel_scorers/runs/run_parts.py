@@ -41,6 +41,10 @@ class RunParts:
     #: The agent span that wraps this run and does nothing else (`invocations`): what it holds
     #: (request, answer, conversation id) stands for what the run span lacks.
     wrapper: RunParts | None = None
+    #: The span directly around the run, when the run has no model, tool or retriever span of
+    #: its own and is all that span holds: the conversation it may keep is the run's
+    #: (`run_reading`), read by the convention that claimed it.
+    around: tuple[Convention, SpanRecord] | None = None
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)

@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from functools import partial
 
 from otel_scorers.conventions import Convention
-from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
-from otel_scorers.conventions.formats import tool_definitions
+from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
+from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.conventions.frameworks import request_in_prompt
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
-from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
+from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
 
@@ -27,10 +28,9 @@ from otel_scorers.span_record import SpanRecord
 def read_run(parts: RunParts) -> AgentRun:
     run_span = parts.span
     content = content_of(parts)
-    # In start order, one per call (`_one_per_call`).
-    models = [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
-    tool_calls, internal_parts = run_tool_calls(parts, models)
     sources: dict[str, str] = {}
+    models = _model_calls(parts, sources)
+    tool_calls, internal_parts = run_tool_calls(parts, models)
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
@@ -108,7 +108,9 @@ def _run_output(
     # Joined by handoffs: the answer is the last agent's.
     last = parts.final or parts
     last_content = content_of(last) if parts.final is not None else content
-    run_output = _output_text(last_content, models, last, parts.wrapper, sources)
+    # The span wrapping the agent that answered last holds its answer, else the first's.
+    around = last.wrapper if last.wrapper is not None else parts.wrapper
+    run_output = _output_text(last_content, models, last, around, sources)
     if run_output == "" and _handed_off(models, internal_parts):
         run_output = None
     unrecorded: set[str] = set()
@@ -167,6 +169,39 @@ def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[
     return kept
 
 
+def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
+    """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
+    of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
+    if parts.models or parts.around is None:
+        return [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
+    models = _held_conversation(parts.around)
+    if any(tool_call_parts(model.output.items) for model in models):
+        sources["tool_calls"] = FROM_CONVERSATION_AROUND
+    return models
+
+
+def _held_conversation(around: tuple[Convention, SpanRecord]) -> list[ModelCall]:
+    """The model calls of the conversation the span around a run keeps as its output (a
+    framework's task result, `{"messages": [...]}`), when the run has none of its own: one per
+    assistant turn, sent what came before it. Their tool requests, answered by the tool messages
+    that follow, are the run's tool calls (`tool_matching`)."""
+    convention, span = around
+    output = convention.run_content(span).output_text
+    messages = langchain.messages_of(output) if output and "messages" in output else None
+    if not messages:
+        return []
+    return [
+        ModelCall(
+            span.span_id,
+            span.start_ns + index,  # the turns' order: the conversation records no times
+            input=Messages(tuple(messages[:index]), captured=True),
+            output=Messages((message,), captured=True),
+        )
+        for index, message in enumerate(messages)
+        if message.get("role") == "assistant"
+    ]
+
+
 def _retrievals(parts: RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:
     """(span id, name, documents) of the run's retriever spans, in start order."""
     found = []
@@ -194,7 +229,7 @@ def _input_text(
             text = last_user_text(model.input.items)
             if text is not None:
                 sources["input"] = FROM_MODEL_CALLS
-            return parts.convention.prompt_input(parts.span, text) if text is not None else None
+            return request_in_prompt(parts.span, text) if text is not None else None
     if found is not None and found.unfound is not None:
         sources["input"] = found.unfound
     return None

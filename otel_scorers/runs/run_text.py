@@ -4,7 +4,9 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
-first argument; a single well-known key (`{"output": "..."}`) its text; a type descriptor
+first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`)
+its text; the side's chat message held under a well-known key (a framework's result object,
+`{"response": {"role": "assistant", ...}, ...}`) its text; a type descriptor
 (`{"output_type": "str"}`) nothing. A structure that is none of these is kept as it is (an agent
 may answer in JSON). Then the span around the run that wraps it (`RunParts.wrapper`), then the
 run's own model calls: the last user message of the first call, the last call's assistant text.
@@ -21,26 +23,53 @@ from typing import Any, Literal
 
 from otel_scorers.conventions.base import Message, RunSpanContent
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.llamaindex import message_text
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
     last_user_text,
 )
 from otel_scorers.conventions.formats.python_repr import object_fields
+from otel_scorers.conventions.formats.recorded_call import WRAPPED_VALUE
 from otel_scorers.conventions.formats.swarm_context import swarm_request
 
 Side = Literal["input", "output"]
 
 #: Keys that, alone in an object, hold the text itself.
 _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
-    "input": ("input", "question", "query", "prompt", "request", "message", "content", "text", "task"),
-    "output": ("output", "final_output", "answer", "response", "result", "message", "content", "text"),
+    "input": (
+        "input",
+        "question",
+        "query",
+        "prompt",
+        "request",
+        "message",
+        "content",
+        "text",
+        "task",
+        WRAPPED_VALUE,
+    ),
+    "output": (
+        "output",
+        "final_output",
+        "answer",
+        "response",
+        "result",
+        "message",
+        "content",
+        "text",
+        WRAPPED_VALUE,
+    ),
 }
+#: The role of the message that, held under a well-known key, is the request or the answer.
+_ROLES: dict[Side, tuple[str, ...]] = {"input": ("user", "human"), "output": ("assistant", "ai", "model")}
 #: Where derived text came from, as `AgentRun.text_sources` and `--explain` say it.
 FROM_STRUCTURE = "reduced from the structure on the run span"
 FROM_WRAPPER = "from the span around the run"
 FROM_WRAPPER_STRUCTURE = "reduced from the structure on the span around the run"
 FROM_MODEL_CALLS = "from the run's model calls"
+#: Where a run's tool calls came from when it has no model or tool span of its own.
+FROM_CONVERSATION_AROUND = "from the conversation the span around the run keeps"
 #: No structure of these forms: not reduced.
 _NOT_A_FORM = object()
 
@@ -79,7 +108,14 @@ def _may_be_a_form(text: str) -> bool:
     at least as a first approximation)."""
     if text[0] == "[":
         return "role" in text or "type" in text or "content=" in text
-    return "messages" in text or "args" in text or "type" in text or text.count(":") == 1
+    return (
+        "messages" in text
+        or "args" in text
+        or "type" in text
+        or '"role"' in text
+        or WRAPPED_VALUE in text
+        or text.count(":") == 1
+    )
 
 
 def _reduce(value: Any, side: Side, depth: int) -> Any:
@@ -107,6 +143,17 @@ def _reduce(value: Any, side: Side, depth: int) -> Any:
         key, inner = next(iter(value.items()))
         if key in _TEXT_KEYS[side]:
             return inner if isinstance(inner, str) else _reduce(inner, side, depth + 1)
+    return _held_message(value, side)
+
+
+def _held_message(value: Mapping[str, Any], side: Side) -> Any:
+    """The text of the chat message a framework's result object holds under a well-known key
+    (LlamaIndex's `AgentOutput`: `{"response": {"role": "assistant", "blocks": [...]}, ...}`), when
+    the message is the side's (the assistant's answer, the user's request); else not a form."""
+    for key in _TEXT_KEYS[side]:
+        inner = value.get(key)
+        if isinstance(inner, Mapping) and inner.get("role") in _ROLES[side]:
+            return message_text(inner)
     return _NOT_A_FORM
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.genai import OPERATION, WORKFLOW
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -33,6 +34,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     by_id: dict[int, SpanRecord] = {}
     roles: dict[int, tuple[Convention, SpanRole]] = {}
     unroled: dict[int, Convention] = {}
+    workflows: list[int] = []
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -47,6 +49,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             roles[span.span_id] = (found, role)
         else:
             unroled[span.span_id] = found
+            if span.attributes.get(OPERATION) == WORKFLOW:
+                workflows.append(span.span_id)
+    if workflows:
+        _working_workflows(workflows, by_id, roles, unroled)
 
     # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
     under_tool: dict[int, Convention] = {}
@@ -65,6 +71,38 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _working_workflows(
+    workflows: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """A workflow (`invoke_workflow`) that asks a model itself (a model span directly under it)
+    outside any agent run is a run: a team whose leader delegates and answers the user (OpenLIT's
+    Agno team). Inside an agent run it is a step of that run (CrewAI's `AgentExecutor` under
+    OpenLIT); one that asks no model itself only holds its agents' runs (ADK's, a crew's)."""
+    asking = {by_id[span_id].parent_span_id for span_id, (_, role) in roles.items() if role == "model"}
+    for span_id in workflows:
+        if span_id in asking and not _inside_run(by_id[span_id], by_id, roles):
+            roles[span_id] = (unroled.pop(span_id), "run")
+
+
+def _inside_run(
+    span: SpanRecord, by_id: Mapping[int, SpanRecord], roles: Mapping[int, tuple[Convention, SpanRole]]
+) -> bool:
+    """A run span is above `span` before any tool span (a team a tool runs is its own run)."""
+    current = span.parent_span_id
+    for _ in range(MAX_DEPTH):
+        if current is None:
+            return False
+        role = roles.get(current)
+        if role is not None and role[1] in ("run", "tool"):
+            return role[1] == "run"
+        parent = by_id.get(current)
+        current = parent.parent_span_id if parent is not None else None
+    return False
 
 
 def _runs_under_tools(

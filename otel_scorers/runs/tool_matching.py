@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import Convention
-from otel_scorers.conventions.base import ModelCall, framework_tool
+from otel_scorers.conventions.base import ModelCall
+from otel_scorers.conventions.formats import llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
@@ -21,9 +22,15 @@ from otel_scorers.conventions.formats.messages import (
     tool_response_value,
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
+from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
+from otel_scorers.conventions.frameworks import framework_tool, sent_back_error, unwrapped_result
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.span_record import SpanRecord
+
+#: The keys of a function response (Gemini's `FunctionResponse`): the call's id and tool, and
+#: what the tool returned.
+_FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 
 
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
@@ -59,11 +66,19 @@ def _handoff_names(parts: RunParts) -> frozenset[str]:
 
 def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     """The call's arguments and result as the tool saw them, also when its instrumentation wrote
-    a Python repr or a framework's message object (`python_repr.decoded_value`)."""
+    a Python repr or a framework's message object (`python_repr.decoded_value`), recorded the
+    function's call (`recorded_call`) or a LlamaIndex `ToolOutput` (whose `is_error` says the
+    call failed), whichever reader claimed the span."""
     arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    arguments = call_arguments(arguments)
     result = decoded_value(call.result) if call.result is not None else None
+    failed = False
+    if isinstance(result, Mapping):
+        result, failed = llamaindex.tool_output(unwrapped(result))
     if arguments is call.arguments and result is call.result:
         return call
+    if failed and call.state == "ok":
+        return replace(call, arguments=arguments, result=result, state="error", error=str(result))
     return replace(call, arguments=arguments, result=result)
 
 
@@ -75,10 +90,13 @@ def _tool_call(
 ) -> tuple[ToolCall, bool]:
     """The span's call, and whether it is machinery rather than the agent's tool: a handoff
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
-    framework (`FRAMEWORK_TOOLS`). A call whose execution failed
+    framework (`frameworks`). A call whose execution failed
     failed, though the caller's span may not say so (an MCP server's error, which the calling
     framework hands the model as a result)."""
     call = convention.tool_call(span)
+    result = _returned(span, call)
+    if result is not call.result:
+        call = replace(call, result=result)
     if call.state == "ok":
         for inner_convention, inner in executions:
             inner_call = inner_convention.tool_call(inner)
@@ -86,6 +104,22 @@ def _tool_call(
                 call = replace(call, state="error", error=inner_call.error or "error")
                 break
     return call, handed_off or convention.internal_tool(span) or framework_tool(span, call.name)
+
+
+def _returned(span: SpanRecord, call: ToolCall) -> Any:
+    """What the tool returned, when its span recorded the function response the framework made
+    of it for the model: the object naming the call (its tool, its id) around the `response`
+    (Gemini's `FunctionResponse`, which ADK's tool spans hold under OpenInference), and the object
+    the framework wraps a plain value in (`frameworks.unwrapped_result`)."""
+    result = call.result
+    if (
+        isinstance(result, Mapping)
+        and "response" in result
+        and result.get("name") == call.name
+        and result.keys() <= _FUNCTION_RESPONSE
+    ):
+        result = result["response"]
+    return unwrapped_result(span, result)
 
 
 def without_answer_call(
@@ -130,8 +164,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
     got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
-    failed when the run's convention reads the response as a failure
-    (`Convention.sent_back_error`)."""
+    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`)."""
     if all(call.call_id is None for call in calls):
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
@@ -147,7 +180,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             continue
         if call.state == "incomplete":
             response = tool_response_value(part)
-            error = parts.convention.sent_back_error(parts.span, response)
+            error = sent_back_error(parts.span, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
                 replace(

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from otel_scorers import ScoringSpanProcessor
-from otel_scorers.conventions.google_adk import unwrap_result
+from otel_scorers.conventions.google_adk import GoogleADKConvention, unwrap_result
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.conftest import RunRecorder, Telemetry
@@ -232,10 +232,14 @@ def test_a_transfer_to_another_agent_is_a_handoff_and_the_request_stays_the_user
             [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
         ),
     )
-    outer, inner = build_runs([workflow, orchestrator, ask, handoff, specialist, answer])
-    assert (outer.agent_name, outer.tool_calls, outer.output) == ("weather_agent", (), None)
-    assert (inner.agent_name, inner.input, inner.output) == ("spec", "Weather in Paris?", "Sunny.")
-    assert [message["role"] for message in inner.input_messages] == ["user", "other_agents"]
+    # The transfer's span does not say to whom (its arguments are not on it): ADK hands on to
+    # the agent that runs next in the invocation.
+    (run,) = build_runs([workflow, orchestrator, ask, handoff, specialist, answer])
+    assert (run.agent_name, run.tool_calls, run.final_agent) == ("weather_agent", (), "spec")
+    assert [(step.from_agent, step.to_agent) for step in run.handoffs] == [("weather_agent", "spec")]
+    assert (run.input, run.output) == ("Weather in Paris?", "Sunny.")
+    seen_by_spec = GoogleADKConvention().model_call(answer).input.items
+    assert [message["role"] for message in seen_by_spec] == ["user", "other_agents"]
 
 
 def test_in_process_a_legacy_run_is_scored_from_call_llm(telemetry: Telemetry) -> None:

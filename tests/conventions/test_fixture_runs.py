@@ -23,12 +23,25 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
 PENDING: dict[str, str] = {
-    "openlit-agno/team": "a team's invoke_workflow span is not read as its run: workflows are not runs",
+    **{
+        f"mlflow-smolagents/{scenario}": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`)"
+        for scenario in (
+            "dict_result",
+            "failing_tool",
+            "multi_turn",
+            "tool_then_answer",
+            "two_runs",
+            "two_tools",
+        )
+    },
+    "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
+    "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
+    "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).
-CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference"})
+CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference", "openlit-crewai"})
 #: Frameworks whose traces record a tool's failure only with the content: without it, whether
 #: a call failed is unknown.
 FAILURES_NEED_CONTENT = (
@@ -48,6 +61,11 @@ CALLS_NOT_TRACED = frozenset({"crewai-openllmetry-alone"})
 #: Frameworks whose run span holds the request and the answer whatever the content setting
 #: (OpenLLMetry's CrewAI task span): without content, the run still has them.
 TEXT_ALWAYS_WRITTEN = frozenset({"crewai-openllmetry", "crewai-openllmetry-alone"})
+#: Frameworks whose model spans keep their content whatever the content setting (OpenInference's
+#: Google ADK instrumentation hides what its agent and tool spans hold, not its model calls'):
+#: without content, the run still has the request, the answer and the arguments the model asked
+#: for, not the tools' results.
+MODEL_CONTENT_ALWAYS_WRITTEN = frozenset({"openinference-google-adk"})
 
 #: Frameworks whose instrumentation never writes the run's answer (docs/instrumentations.md), with
 #: the scenarios that do hold it: OpenLLMetry's OpenAI Agents spans record a chat-completions
@@ -106,6 +124,16 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
         for scenario in ("nested", "agent_in_tool")
     },
+    **{
+        ("openlit-google-adk", path.name.removesuffix(".truth.json")): (
+            "OpenLIT's ADK spans record the agent's answer, not the request nor the tools' arguments "
+            "and results, which ADK's own spans hold only with their content capture switched on: "
+            "the run lists them as missing",
+            frozenset({"input", "tool_content"}),
+        )
+        for path in (TRACES / "openlit-google-adk").glob("*.truth.json")
+        if path.name != "no_content.truth.json"
+    },
     ("pydantic-ai-openinference", "no_content"): (
         "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
         "without arguments, which its reader takes as {}",
@@ -163,9 +191,11 @@ def tool_view(call: Any) -> dict[str, Any]:
     }
 
 
-def expected_tool_view(call: dict[str, Any], content_captured: bool) -> dict[str, Any]:
+def expected_tool_view(
+    call: dict[str, Any], content_captured: bool, arguments_captured: bool = False
+) -> dict[str, Any]:
     view = {"name": call["name"], "error": call["error"]}
-    view["arguments"] = call["arguments"] if content_captured else None
+    view["arguments"] = call["arguments"] if content_captured or arguments_captured else None
     view["result"] = call["result"] if content_captured else None
     return view
 
@@ -200,7 +230,10 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
     """One run is what the generator knows happened in it (bench/fidelity.py counts these)."""
     _, spared = TOLERATED.get((framework, scenario), ("", frozenset()))
     content_captured = scenario != "no_content"
-    text_captured = (content_captured or framework in TEXT_ALWAYS_WRITTEN) and "text" not in spared
+    model_content = framework in MODEL_CONTENT_ALWAYS_WRITTEN
+    text_captured = (
+        content_captured or model_content or framework in TEXT_ALWAYS_WRITTEN
+    ) and "text" not in spared
     where = f"{framework}/{scenario} run {expected['agent_name']}"
     if "agent_name" in spared:
         assert run.agent_name is None and "agent_name" in run.missing, where
@@ -218,7 +251,8 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
         assert run.input is None and run.output is None, where
     if "tool_calls" not in spared:
         assert [tool_view(call) for call in run.tool_calls] == [
-            expected_tool_view(call, content_captured) for call in expected["tool_calls"]
+            expected_tool_view(call, content_captured and "tool_content" not in spared, model_content)
+            for call in expected["tool_calls"]
         ], where
     # Agents that handed the conversation on: recorded on the run, not as tool calls.
     assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get("handoffs", []), (
@@ -269,7 +303,9 @@ def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_pat
     for run in runs:
         score = evaluate(bind(checks.includes("sunny")), run)
         assert isinstance(score, Score)
-        if truth_path.parent.name in TEXT_ALWAYS_WRITTEN:  # the answer is in the trace: scored
+        if (
+            truth_path.parent.name in TEXT_ALWAYS_WRITTEN | MODEL_CONTENT_ALWAYS_WRITTEN
+        ):  # in the trace: scored
             assert score.value == 1.0
         else:
             assert score.value is None and score.skipped is not None

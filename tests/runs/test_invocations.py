@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from otel_scorers import bind, checks
 from otel_scorers.emission.attributes import evaluation_attributes
 from otel_scorers.model import AgentRun, Score
@@ -184,10 +182,6 @@ def test_a_tool_span_known_only_by_its_execute_tool_name_is_a_failed_call() -> N
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a workflow span is not a run: read as one, other instrumentations' workflows became phantom runs",
-)
 def test_a_workflow_of_agents_is_one_run_named_by_its_workflow_and_its_members_runs_are_their_own() -> None:
     # OpenLIT's Agno team: `invoke_workflow travel_team` (gen_ai.workflow.name) asks a model and
     # delegates to its member, whose `invoke_agent weather_agent` sits beside the delegation.
@@ -202,10 +196,6 @@ def test_a_workflow_of_agents_is_one_run_named_by_its_workflow_and_its_members_r
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a workflow span is not a run: read as one, other instrumentations' workflows became phantom runs",
-)
 def test_a_tool_result_recorded_as_an_objects_default_text_is_what_the_model_was_sent() -> None:
     # The delegation returned a generator: its span holds `<generator object ... at 0x...>`; the
     # team's next model call was sent the member's answer for that call id.

@@ -61,12 +61,21 @@ def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_cont
                 assert json.loads(item.text) == call["result"]
 
 
+#: Cases whose retrieved documents are not read yet: expected to fail.
+DOCUMENTS_PENDING = {
+    "mlflow-llamaindex/query_engine_tool": "a `conventions:` description reads no retriever spans",
+}
+
+
 def cases_with_documents() -> list[Any]:
     cases = []
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         truth = json.loads(truth_path.read_text())
         if any(run.get("documents") for run in truth["runs"]):
-            cases.append(pytest.param(truth_path, id=f"{truth_path.parent.name}/{truth['scenario']}"))
+            case = f"{truth_path.parent.name}/{truth['scenario']}"
+            reason = DOCUMENTS_PENDING.get(case)
+            marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else pending_marks(truth_path)
+            cases.append(pytest.param(truth_path, id=case, marks=marks))
     return cases
 
 

@@ -3,7 +3,8 @@
 Three message shapes reach a trace: the raw invoke input (`{"role", "content"}` or a
 `["user", "text"]` pair), `message_to_dict` output (`{"type": "human", "data": {...}}`,
 OpenInference) and `dumpd` output (`{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"],
-"kwargs": {...}}`, OpenLLMetry). All become GenAI-shaped messages.
+"kwargs": {...}}`, OpenLLMetry). All become GenAI-shaped messages, their tool calls in LangChain's
+form (`{"name", "args"}`) or the chat-completions one (`{"function": {"name", "arguments"}}`).
 """
 
 from __future__ import annotations
@@ -83,14 +84,13 @@ def to_message(item: Any) -> Message | None:
         parts.append({"type": "text", "content": text})
     for call in data.get("tool_calls") or ():
         if isinstance(call, Mapping):
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.get("id"),
-                    "name": call.get("name"),
-                    "arguments": call.get("args"),
-                }
-            )
+            # LangChain's {"name", "args"}, or the chat-completions {"function": {"name", "arguments"}}
+            function = call.get("function")
+            if "name" not in call and isinstance(function, Mapping):
+                name, arguments = function.get("name"), function.get("arguments")
+            else:
+                name, arguments = call.get("name"), call.get("args")
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": name, "arguments": arguments})
     return {"role": role, "parts": parts}
 
 

@@ -1,0 +1,38 @@
+"""What a tracer that records a function's call by its parameters writes (MLflow's autolog,
+OpenInference's decorators): the call's arguments, and the value it returned.
+
+A call is recorded as its arguments by parameter name, so a function of `*args, **kwargs` is
+`{"args": [...], "kwargs": {...}}` (either may be left out); its keyword arguments, when it was
+given no positional ones, are the arguments the caller meant. A wrapper's own parameters may be
+recorded beside them (smolagents' `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)`): the
+keyword arguments it passes on are still the tool's. A value wrapped in an object of
+one field (smolagents' `AgentText`, serialised by its fields) is recorded as `{"_value": ...}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: The keys of a recorded `f(*args, **kwargs)` call.
+CALL_KEYS = frozenset({"args", "kwargs"})
+#: The field a one-value wrapper object is serialised with.
+WRAPPED_VALUE = "_value"
+
+
+def call_arguments(value: Any) -> Any:
+    """The keyword arguments of a recorded `f(*args, **kwargs)` call given no positional ones
+    (beside the wrapper's own parameters, when it was given some); any other value as it is."""
+    if not isinstance(value, Mapping) or value.get("args"):
+        return value
+    kwargs = value.get("kwargs")
+    if isinstance(kwargs, Mapping) and (kwargs or value.keys() <= CALL_KEYS):
+        return dict(kwargs)
+    return value
+
+
+def unwrapped(value: Any) -> Any:
+    """The value a one-field wrapper object holds (`{"_value": ...}`); any other value as it is."""
+    if isinstance(value, Mapping) and len(value) == 1 and WRAPPED_VALUE in value:
+        return value[WRAPPED_VALUE]
+    return value

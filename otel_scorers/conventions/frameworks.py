@@ -1,0 +1,106 @@
+"""What an agent framework does the same under every instrumentation, known by the framework.
+
+A framework's loop-ending tool, the prompt it wraps the user's request in, the text it sends the
+model for a tool that failed, the object it wraps a tool's plain return value in: these are the
+framework's, not the instrumentation's, so every instrumentation of the framework is read alike,
+whichever reader claimed the span. The framework is named by the span's instrumentation scope:
+the part after `instrumentation` (`openinference.instrumentation.crewai`,
+`openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI),
+else its last part. A framework's own spans are read by its own reader (`google_adk`), which
+knows all of this; a framework not listed is read by the general rules alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from otel_scorers.conventions.formats import crewai
+from otel_scorers.span_record import SpanRecord
+
+_INSTRUMENTATION = "instrumentation"
+
+
+@dataclass(frozen=True, slots=True)
+class Framework:
+    """What one framework does under every instrumentation.
+
+    `loop_tools`: the tools it gives its agent to end the loop (smolagents' and BeeAI's
+    `final_answer` carry the answer, DSPy ReAct's `finish` says it is done): they answer the
+    model's request of that name but are machinery, not the agent's tools. `request_in_prompt`:
+    the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
+    None for other text. `tool_error`: the failure a result the framework sent the model for a
+    call says the call had (CrewAI's "Error executing tool: ..."), None for a result.
+    `result_key`: the key of the one-key object the framework wraps a tool's return value in
+    when it is not an object (ADK's `{"result": value}`)."""
+
+    loop_tools: frozenset[str] = frozenset()
+    request_in_prompt: Callable[[str], str | None] | None = None
+    tool_error: Callable[[Any], str | None] | None = None
+    result_key: str | None = None
+
+
+FRAMEWORKS: Mapping[str, Framework] = {
+    "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
+    "dspy": Framework(loop_tools=frozenset({"finish"})),
+    "beeai": Framework(loop_tools=frozenset({"final_answer"})),
+    "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
+    "google_adk": Framework(result_key="result"),
+}
+
+
+_TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
+
+
+@lru_cache(maxsize=256)
+def framework_name(scope: str) -> str:
+    """The framework an instrumentation scope names (see the module's docstring)."""
+    parts = scope.split(".")
+    if _INSTRUMENTATION in parts[:-1]:
+        return parts[parts.index(_INSTRUMENTATION) + 1]
+    return parts[-1]
+
+
+def framework_of(span: SpanRecord) -> Framework | None:
+    """The framework the span's instrumentation scope names, when it is one listed."""
+    return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+
+
+def framework_tool(span: SpanRecord, tool_name: str) -> bool:
+    """The tool span is one of its framework's own loop-ending tools."""
+    framework = framework_of(span)
+    return framework is not None and tool_name in framework.loop_tools
+
+
+def request_in_prompt(run_span: SpanRecord, text: str) -> str:
+    """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
+    the run's framework wraps the request in a prompt of its own."""
+    framework = framework_of(run_span)
+    found = framework.request_in_prompt(text) if framework and framework.request_in_prompt else None
+    return found or text
+
+
+def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
+    """The failure that `response`, what the model was sent back for a call, says the call had in
+    the run's framework; None when it reads as the call's result. When the run's scope names no
+    framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
+    text is looked for: each is specific enough not to be a result."""
+    framework = framework_of(run_span)
+    if framework is not None:
+        return framework.tool_error(response) if framework.tool_error else None
+    for tool_error in _TOOL_ERRORS:
+        error = tool_error(response)
+        if error is not None:
+            return error
+    return None
+
+
+def unwrapped_result(span: SpanRecord, result: Any) -> Any:
+    """The tool span's result without the object its framework wrapped a plain value in."""
+    framework = framework_of(span)
+    key = framework.result_key if framework is not None else None
+    if key is not None and isinstance(result, Mapping) and len(result) == 1 and key in result:
+        return result[key]
+    return result

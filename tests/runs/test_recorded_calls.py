@@ -1,0 +1,138 @@
+"""Runs from traces of a tracer that records each function's call (MLflow's autolog): the agent
+object's fields, the call's arguments by parameter name, the value it returned as an object's
+fields. Read by the rules every convention shares and the shipped MLflow description, on traces
+captured from real packages (tests/fixtures/traces)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from otel_scorers.conventions.formats.recorded_call import call_arguments
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.explain import explain_files, explanation_lines
+from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE, reduced_text
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+PARIS = "What is the weather in Paris?"
+ANSWER = "It is sunny and 21°C in Paris."
+
+
+def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
+    problems: list[InputProblem] = []
+    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
+    assert not problems
+    return runs
+
+
+def test_an_agent_span_named_by_its_class_is_named_by_the_agent_objects_name_field() -> None:
+    # `ToolCallingAgent.run` / `CodeAgent.run`: the class; autolog records the agent's `name` field.
+    assert [run.agent_name for run in runs_of("mlflow-smolagents", "nested")] == ["manager", "weather_agent"]
+    assert [run.agent_name for run in runs_of("mlflow-smolagents", "code_agent")] == ["code_weather_agent"]
+
+
+def test_a_workflow_agent_named_by_its_class_is_named_by_the_agent_its_result_names() -> None:
+    # `FunctionAgent.run` / `ReActAgent.run`: the agent's name is only in the result it returns.
+    assert [run.agent_name for run in runs_of("mlflow-llamaindex", "tool_then_answer")] == ["weather_agent"]
+    assert [run.agent_name for run in runs_of("mlflow-llamaindex", "react_agent")] == ["react_weather_agent"]
+
+
+def test_an_answer_returned_as_a_wrapped_values_fields_is_its_value() -> None:
+    (run,) = runs_of("mlflow-smolagents", "dict_result")  # {"_value": "Paris: 21°C, ..."}
+    assert run.output == "Paris: 21°C, sunny, no wind."
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+
+
+def test_an_answer_held_as_the_assistant_message_of_a_frameworks_result_object_is_its_text() -> None:
+    # {"result": {"response": {"role": "assistant", "blocks": [...]}, "tool_calls": [...], ...}}
+    (run,) = runs_of("mlflow-llamaindex", "tool_then_answer")
+    assert (run.input, run.output) == (PARIS, ANSWER)
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+
+
+def test_a_tool_call_recorded_by_its_keyword_arguments_has_those_arguments() -> None:
+    (run,) = runs_of("mlflow-llamaindex", "two_tools")  # {"kwargs": {"city": "Paris"}}
+    assert [(call.name, call.arguments) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_time", {"city": "Paris"}),
+    ]
+
+
+def test_a_tool_result_recorded_as_a_tool_output_object_is_the_text_the_model_was_given() -> None:
+    (run,) = runs_of("mlflow-llamaindex", "dict_result")
+    assert [(call.name, call.result, call.state) for call in run.tool_calls] == [
+        ("get_weather_report", {"city": "Paris", "temp_c": 21, "sunny": True, "wind": None}, "ok")
+    ]
+    (failed,) = runs_of("mlflow-llamaindex", "failing_tool")
+    assert [(call.name, call.arguments, call.result, call.state) for call in failed.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, None, "error")
+    ]
+
+
+def test_a_tool_result_returned_as_a_wrapped_values_fields_is_its_value() -> None:
+    runs = runs_of("mlflow-smolagents", "tool_then_answer")
+    assert [call.result for run in runs for call in run.tool_calls][:1] == ["Sunny, 21°C"]
+
+
+def test_an_agent_given_its_task_object_was_asked_the_tasks_description() -> None:
+    runs = runs_of("mlflow-crewai", "two_agents")
+    assert [run.input for run in runs] == [
+        PARIS,
+        "Write a one-line travel tip for Paris from the weather report.",
+    ]
+
+
+def test_a_tool_call_recorded_beside_its_wrappers_own_parameters_has_the_keyword_arguments() -> None:
+    # smolagents' Tool.__call__: {"sanitize_inputs_outputs": true, "kwargs": {"city": "Paris"}}
+    (run,) = runs_of("mlflow-smolagents", "tool_then_answer")
+    assert run.tool_calls[0].arguments == {"city": "Paris"}
+    # The loop-ending call with the answer as its argument is how the agent answered.
+    (greeting,) = runs_of("mlflow-smolagents", "no_tool")
+    assert (greeting.output, greeting.tool_calls) == ("Bonjour !", ())
+
+
+def test_a_run_without_model_or_tool_spans_has_the_tool_calls_of_the_conversation_its_task_keeps() -> None:
+    # CrewAI's autolog writes no tool or model span: the task span around the agent's holds the
+    # agent's messages (chat-completions tool calls, tool messages) in its TaskOutput.
+    (run,) = runs_of("mlflow-crewai", "two_tools")
+    assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok"),
+        ("get_time", {"city": "Paris"}, "14:05", "ok"),
+    ]
+    assert run.text_sources.get("tool_calls") == FROM_CONVERSATION_AROUND  # said where they came from
+    (failed,) = runs_of("mlflow-crewai", "failing_tool")  # sent back as "Error executing tool: ..."
+    assert [(call.name, call.result, call.state, call.error) for call in failed.tool_calls] == [
+        ("get_weather", None, "error", "weather service unavailable")
+    ]
+
+
+def test_explain_says_a_runs_tool_calls_came_from_the_conversation_around_it() -> None:
+    problems: list[InputProblem] = []
+    lines = [
+        line
+        for explanation in explain_files([TRACES / "mlflow-crewai" / "tool_then_answer.json"], problems)
+        for line in explanation_lines(explanation)
+    ]
+    assert not problems
+    (run_line,) = [line for line in lines if line.startswith("  run ")]
+    assert run_line.startswith("  run Weather Reporter ")
+    assert f"tool_calls {FROM_CONVERSATION_AROUND}" in run_line
+
+
+def test_only_keyword_arguments_a_call_was_given_alone_are_taken_for_the_tools_arguments() -> None:
+    assert call_arguments({"kwargs": {"city": "Paris"}}) == {"city": "Paris"}
+    assert call_arguments({"args": [], "kwargs": {"city": "Paris"}}) == {"city": "Paris"}
+    # A function's own parameter beside an empty `**kwargs`, or positional arguments: kept whole.
+    assert call_arguments({"query": "Louvre", "kwargs": {}}) == {"query": "Louvre", "kwargs": {}}
+    assert call_arguments({"args": ["Paris"], "kwargs": {"unit": "C"}}) == {
+        "args": ["Paris"],
+        "kwargs": {"unit": "C"},
+    }
+
+
+def test_an_answer_in_json_that_holds_no_assistant_message_is_kept_as_the_agent_gave_it() -> None:
+    answer = '{"answer": "Sunny", "confidence": 0.9}'
+    assert reduced_text(answer, "output") == answer
+    asked = '{"request": {"role": "user", "content": "What is the weather?"}, "id": 3}'
+    assert reduced_text(asked, "output") == asked  # a user's message is no answer
+    assert reduced_text(asked, "input") == "What is the weather?"
