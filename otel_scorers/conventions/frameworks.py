@@ -41,6 +41,14 @@ class Framework:
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
 
+    def unwrapped(self, result: Any) -> Any:
+        """A tool's result without the object the framework wrapped a plain value in."""
+        key = self.result_key
+        # Decoded JSON: a dict, so the cheap check (no ABC) is the whole check.
+        if key is not None and isinstance(result, dict) and len(result) == 1 and key in result:
+            return result[key]
+        return result
+
 
 FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
@@ -68,12 +76,6 @@ def framework_of(span: SpanRecord) -> Framework | None:
     return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
 
 
-def framework_tool(span: SpanRecord, tool_name: str) -> bool:
-    """The tool span is one of its framework's own loop-ending tools."""
-    framework = framework_of(span)
-    return framework is not None and tool_name in framework.loop_tools
-
-
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:
     """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
     the run's framework wraps the request in a prompt of its own."""
@@ -95,12 +97,3 @@ def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
         if error is not None:
             return error
     return None
-
-
-def unwrapped_result(span: SpanRecord, result: Any) -> Any:
-    """The tool span's result without the object its framework wrapped a plain value in."""
-    framework = framework_of(span)
-    key = framework.result_key if framework is not None else None
-    if key is not None and isinstance(result, Mapping) and len(result) == 1 and key in result:
-        return result[key]
-    return result
