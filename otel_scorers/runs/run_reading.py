@@ -8,6 +8,7 @@ model spans; tool calls from its tool spans matched to the model's requests (`to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
@@ -18,6 +19,7 @@ from otel_scorers.conventions.genai import UNNAMED_TOOL
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
+from otel_scorers.runs.lazy_run import LaterParts, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
@@ -39,54 +41,64 @@ def read_run(parts: RunParts) -> AgentRun:
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     if unnamed:
         missing |= {"tool_calls", "tool_errors"}
-    first_model_input = next((m.input.items for m in models if m.input.captured), ())
-    input_messages = content.input.items or first_model_input
-    output_messages = content.output.items or next(
-        (m.output.items for m in reversed(models) if m.output.captured), ()
-    )
-    context = run_context(
-        run_span.attributes,
-        (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
-        (*content.input.items, *first_model_input),
-        _retrievals(parts),
-        tool_calls,
-    )
+    calls = tuple(tool_calls)
     final = parts.final
     end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns
     status = final.span.status if final is not None and final.span.status == "error" else run_span.status
-    return AgentRun(
+    return lazy_run(
+        partial(_later_parts, parts, content, models, calls),
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
         parent_span_id=run_span.parent_span_id,
         agent_name=content.agent_name or parts.first_turn_agent,
         input=run_input,
         output=run_output,
-        tool_calls=tuple(tool_calls),
+        tool_calls=calls,
+        start_ns=run_span.start_ns,
+        end_ns=end_ns,
+        status=status,
+        attributes=run_span.attributes,
+        resource=run_span.resource,
+        convention=parts.convention.name,
+        missing=frozenset(missing),
+        unrecorded=frozenset(unrecorded),
+        handoffs=tuple(parts.handoffs),
+        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        text_sources=sources,
+    )
+
+
+def _later_parts(
+    parts: RunParts, content: RunSpanContent, models: Sequence[ModelCall], tool_calls: tuple[ToolCall, ...]
+) -> LaterParts:
+    """What only some scorers read of a run, read when one of them is first read (`lazy_run`)."""
+    run_span = parts.span
+    first_model_input = next((m.input.items for m in models if m.input.captured), ())
+    input_messages = content.input.items or first_model_input
+    output_messages = content.output.items or next(
+        (m.output.items for m in reversed(models) if m.output.captured), ()
+    )
+    return LaterParts(
         input_messages=tuple(input_messages),
         output_messages=tuple(output_messages),
         models=_models(content, models),
         # Joined by handoffs: the run spans' token aggregates count one agent each, so the
         # model spans are summed instead.
         usage=_usage(content if parts.final is None else RunSpanContent(), models),
-        start_ns=run_span.start_ns,
-        end_ns=end_ns,
-        status=status,
         conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
-        attributes=run_span.attributes,
-        resource=run_span.resource,
-        convention=parts.convention.name,
-        missing=frozenset(missing),
-        unrecorded=frozenset(unrecorded),
-        context=context,
-        handoffs=tuple(parts.handoffs),
-        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        context=run_context(
+            run_span.attributes,
+            (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
+            (*content.input.items, *first_model_input),
+            _retrievals(parts),
+            tool_calls,
+        ),
         tool_definitions=tool_definitions.merge(
             [
                 parts.convention.tool_definitions(run_span),
                 *(convention.tool_definitions(span) for convention, span in parts.models),
             ]
         ),
-        text_sources=sources,
     )
 
 
