@@ -4,8 +4,8 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
-first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`)
-its text; the side's chat message held under a well-known key (a framework's result object,
+first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`),
+beside an object's private fields (`_state`) or alone, its text; the side's chat message held under a well-known key (a framework's result object,
 `{"response": {"role": "assistant", ...}, ...}`) its text; a type descriptor
 (`{"output_type": "str"}`) nothing. A structure that is none of these is kept as it is (an agent
 may answer in JSON). Then the span around the run that wraps it (`RunParts.wrapper`), then the
@@ -113,7 +113,7 @@ def _may_be_a_form(text: str) -> bool:
         or "args" in text
         or "type" in text
         or '"role"' in text
-        or WRAPPED_VALUE in text
+        or '"_' in text
         or text.count(":") == 1
     )
 
@@ -139,11 +139,21 @@ def _reduce(value: Any, side: Side, depth: int) -> Any:
         return first if isinstance(first, str) else _reduce(first, side, depth + 1)
     if value and all(key == "type" or key.endswith("_type") for key in value):
         return None  # a type descriptor: says what the answer's type is, not what it says
-    if len(value) == 1:
-        key, inner = next(iter(value.items()))
+    public = _public_fields(value)
+    if len(public) == 1:
+        key, inner = next(iter(public.items()))
         if key in _TEXT_KEYS[side]:
             return inner if isinstance(inner, str) else _reduce(inner, side, depth + 1)
     return _held_message(value, side)
+
+
+def _public_fields(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object's fields without its private ones (`_state`, `_output_tool_name`: a result
+    object serialised with its internals, Pydantic AI's `AgentRunResult`), which are never the
+    text; the wrapped value's own field is kept."""
+    if not any(key.startswith("_") and key != WRAPPED_VALUE for key in value):
+        return value
+    return {key: inner for key, inner in value.items() if not key.startswith("_") or key == WRAPPED_VALUE}
 
 
 def _held_message(value: Mapping[str, Any], side: Side) -> Any:

@@ -136,3 +136,18 @@ def test_an_answer_in_json_that_holds_no_assistant_message_is_kept_as_the_agent_
     asked = '{"request": {"role": "user", "content": "What is the weather?"}, "id": 3}'
     assert reduced_text(asked, "output") == asked  # a user's message is no answer
     assert reduced_text(asked, "input") == "What is the weather?"
+
+
+def test_an_answer_returned_beside_a_result_objects_private_fields_is_its_text() -> None:
+    # Pydantic AI's AgentRunResult: {"output": "...", "_output_tool_name": null, "_state": {...}, ...}
+    (run,) = runs_of("mlflow-pydantic-ai", "tool_then_answer")
+    assert (run.input, run.output) == (PARIS, ANSWER)
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+    # An object's public field beside the answer keeps it whole: it may be the agent's JSON answer.
+    answer = '{"answer": "Sunny", "_id": 3, "confidence": 0.9}'
+    assert reduced_text(answer, "output") == answer
+
+
+def test_a_module_span_named_by_the_method_traced_is_named_by_the_modules_class() -> None:
+    # DSPy's `ReAct.forward`: a module has no name of its own, its class is the agent's.
+    assert [run.agent_name for run in runs_of("mlflow-dspy", "two_runs")] == ["ReAct", "ReAct"]
