@@ -13,7 +13,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import request_in_prompt
+from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
@@ -232,9 +232,10 @@ def _output_text(
 ) -> str | None:
     """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
     last model call's assistant text (`run_text`); `sources` notes where from."""
-    found = span_text(content, "output")
+    steps = step_fields(parts.span)
+    found = span_text(content, "output", steps=steps)
     if found is None or found.text is None:
-        wrapper = span_text(content_of(around), "output", wrapper=True) if around else None
+        wrapper = span_text(content_of(around), "output", wrapper=True, steps=steps) if around else None
         if wrapper is not None and wrapper.text is not None:
             found = wrapper
     if found is not None and found.text is not None:

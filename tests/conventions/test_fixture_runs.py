@@ -37,7 +37,6 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
-    "mlflow-dspy": "the answer is inside DSPy's prediction, beside its trajectory and reasoning",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):

@@ -151,3 +151,13 @@ def test_an_answer_returned_beside_a_result_objects_private_fields_is_its_text()
 def test_a_module_span_named_by_the_method_traced_is_named_by_the_modules_class() -> None:
     # DSPy's `ReAct.forward`: a module has no name of its own, its class is the agent's.
     assert [run.agent_name for run in runs_of("mlflow-dspy", "two_runs")] == ["ReAct", "ReAct"]
+
+
+def test_an_answer_returned_beside_the_steps_its_framework_records_is_its_text() -> None:
+    # DSPy's prediction: {"trajectory": {...}, "reasoning": "...", "answer": "..."}, under a tracer
+    # whose scope names no framework (MLflow's autolog).
+    (run,) = runs_of("mlflow-dspy", "tool_then_answer")
+    assert (run.input, run.output) == (PARIS, ANSWER)
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+    (failed,) = runs_of("mlflow-dspy", "failing_tool")
+    assert failed.output is not None and failed.output.startswith("Sorry, I could not get the weather")
