@@ -161,3 +161,13 @@ def test_an_answer_returned_beside_the_steps_its_framework_records_is_its_text()
     assert run.text_sources.get("output") == FROM_STRUCTURE
     (failed,) = runs_of("mlflow-dspy", "failing_tool")
     assert failed.output is not None and failed.output.startswith("Sorry, I could not get the weather")
+
+
+def test_a_model_call_seen_by_two_layers_counts_once_with_the_model_and_tokens_the_lower_one_names() -> None:
+    # DSPy's `Predict.forward` (an LLM span naming no model) around the `LM.__call__` that called it.
+    runs = runs_of("mlflow-dspy", "two_runs")
+    assert [run.models for run in runs] == [("openai/gpt-4o-mini",), ("openai/gpt-4o-mini",)]
+    # The OpenAI Agents SDK's `Response` span around the OpenAI client's, which counts the tokens:
+    # two calls of 20 input and 10 output tokens each.
+    (run,) = runs_of("mlflow-openai-agents", "responses_api")
+    assert (run.models, run.usage.input_tokens, run.usage.output_tokens) == (("gpt-4o-mini",), 40, 20)
