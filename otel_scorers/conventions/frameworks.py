@@ -44,6 +44,14 @@ class Framework:
     result_key: str | None = None
     step_fields: frozenset[str] = frozenset()
 
+    def unwrapped(self, result: Any) -> Any:
+        """A tool's result without the object the framework wrapped a plain value in."""
+        key = self.result_key
+        # Decoded JSON: a dict, so the cheap check (no ABC) is the whole check.
+        if key is not None and isinstance(result, dict) and len(result) == 1 and key in result:
+            return result[key]
+        return result
+
 
 FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
@@ -70,12 +78,6 @@ def framework_name(scope: str) -> str:
 def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed."""
     return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
-
-
-def framework_tool(span: SpanRecord, tool_name: str) -> bool:
-    """The tool span is one of its framework's own loop-ending tools."""
-    framework = framework_of(span)
-    return framework is not None and tool_name in framework.loop_tools
 
 
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:
@@ -107,12 +109,3 @@ def step_fields(run_span: SpanRecord) -> frozenset[str]:
     every listed framework's: beside an answer, each names a step, not the answer."""
     framework = framework_of(run_span)
     return framework.step_fields if framework is not None else _STEP_FIELDS
-
-
-def unwrapped_result(span: SpanRecord, result: Any) -> Any:
-    """The tool span's result without the object its framework wrapped a plain value in."""
-    framework = framework_of(span)
-    key = framework.result_key if framework is not None else None
-    if key is not None and isinstance(result, Mapping) and len(result) == 1 and key in result:
-        return result[key]
-    return result

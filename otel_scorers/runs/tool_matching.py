@@ -23,7 +23,7 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.frameworks import framework_tool, sent_back_error, unwrapped_result
+from otel_scorers.conventions.frameworks import Framework, framework_of, sent_back_error
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.span_record import SpanRecord
@@ -90,11 +90,12 @@ def _tool_call(
 ) -> tuple[ToolCall, bool]:
     """The span's call, and whether it is machinery rather than the agent's tool: a handoff
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
-    framework (`frameworks`). A call whose execution failed
+    framework (`Framework.loop_tools`). A call whose execution failed
     failed, though the caller's span may not say so (an MCP server's error, which the calling
     framework hands the model as a result)."""
     call = convention.tool_call(span)
-    result = _returned(span, call)
+    framework = framework_of(span)
+    result = _returned(call, framework)
     if result is not call.result:
         call = replace(call, result=result)
     if call.state == "ok":
@@ -103,23 +104,25 @@ def _tool_call(
             if inner_call.state == "error":
                 call = replace(call, state="error", error=inner_call.error or "error")
                 break
-    return call, handed_off or convention.internal_tool(span) or framework_tool(span, call.name)
+    loop_tool = framework is not None and call.name in framework.loop_tools
+    return call, handed_off or convention.internal_tool(span) or loop_tool
 
 
-def _returned(span: SpanRecord, call: ToolCall) -> Any:
+def _returned(call: ToolCall, framework: Framework | None) -> Any:
     """What the tool returned, when its span recorded the function response the framework made
     of it for the model: the object naming the call (its tool, its id) around the `response`
     (Gemini's `FunctionResponse`, which ADK's tool spans hold under OpenInference), and the object
-    the framework wraps a plain value in (`frameworks.unwrapped_result`)."""
+    the framework wraps a plain value in (`Framework.unwrapped`)."""
     result = call.result
+    # Decoded JSON: a dict, so the cheap check (no ABC) is the whole check.
     if (
-        isinstance(result, Mapping)
+        isinstance(result, dict)
         and "response" in result
         and result.get("name") == call.name
         and result.keys() <= _FUNCTION_RESPONSE
     ):
         result = result["response"]
-    return unwrapped_result(span, result)
+    return framework.unwrapped(result) if framework is not None else result
 
 
 def without_answer_call(
