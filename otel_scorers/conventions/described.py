@@ -53,8 +53,21 @@ class _Source:
     span_name: bool
     path: tuple[str | int, ...]
     strip_prefix: str | None
+    strip_suffixes: tuple[str, ...]
     #: The path as the description wrote it, for `runs --explain`.
     path_text: str | None = None
+
+
+def _suffixes(spec: str | list[str] | None) -> tuple[str, ...]:
+    return () if spec is None else (spec,) if isinstance(spec, str) else tuple(spec)
+
+
+def _without_suffix(value: str, suffixes: tuple[str, ...]) -> str:
+    """The value without the first of `suffixes` it ends with."""
+    for suffix in suffixes:
+        if value.endswith(suffix):
+            return value[: -len(suffix)]
+    return value
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
@@ -67,6 +80,7 @@ def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
                 source.span == "name",
                 parse_path(source.path) if source.path is not None else (),
                 source.strip_prefix,
+                _suffixes(source.strip_suffix),
                 source.path,
             )
         )
@@ -257,6 +271,8 @@ class DescribedConvention(Convention):
                     continue
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
                 value = value[len(source.strip_prefix) :]
+            if source.strip_suffixes and isinstance(value, str):
+                value = _without_suffix(value, source.strip_suffixes)
             if value == "" or is_placeholder(value):
                 continue
             return value

@@ -8,13 +8,14 @@ model spans; tool calls from its tool spans matched to the model's requests (`to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import request_in_prompt
+from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.conventions.genai import UNNAMED_TOOL
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
@@ -179,11 +180,30 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
-        return [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
+        return [
+            _with_lower_layers(convention.model_call(span), parts.model_layers.get(span.span_id, ()))
+            for convention, span in _one_per_call(parts.models)
+        ]
     models = _held_conversation(parts.around)
     if any(tool_call_parts(model.output.items) for model in models):
         sources["tool_calls"] = FROM_CONVERSATION_AROUND
     return models
+
+
+def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
+    """The call as its outer span says it, with the model and the token counts it does not name
+    taken from the same call seen by a lower layer (DSPy's `Predict` module over its `LM`)."""
+    if not layers or None not in (call.model, call.input_tokens, call.output_tokens):
+        return call
+    for convention, span in layers:
+        lower = convention.model_call(span)
+        call = replace(
+            call,
+            model=call.model or lower.model,
+            input_tokens=call.input_tokens if call.input_tokens is not None else lower.input_tokens,
+            output_tokens=call.output_tokens if call.output_tokens is not None else lower.output_tokens,
+        )
+    return call
 
 
 def _held_conversation(around: tuple[Convention, SpanRecord]) -> list[ModelCall]:
@@ -250,9 +270,10 @@ def _output_text(
 ) -> str | None:
     """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
     last model call's assistant text (`run_text`); `sources` notes where from."""
-    found = span_text(content, "output")
+    steps = step_fields(parts.span)
+    found = span_text(content, "output", steps=steps)
     if found is None or found.text is None:
-        wrapper = span_text(content_of(around), "output", wrapper=True) if around else None
+        wrapper = span_text(content_of(around), "output", wrapper=True, steps=steps) if around else None
         if wrapper is not None and wrapper.text is not None:
             found = wrapper
     if found is not None and found.text is not None:
