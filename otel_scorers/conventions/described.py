@@ -53,11 +53,24 @@ class _Source:
     span_name: bool
     path: tuple[str | int, ...]
     strip_prefix: str | None
+    strip_suffixes: tuple[str, ...]
     #: The path as the description wrote it, for `runs --explain`.
     path_text: str | None = None
     #: A fixed text (`value`), read from nowhere (with `attribute`: on a span that carries it).
     value: str | None = None
     json_value: bool = False
+
+
+def _suffixes(spec: str | list[str] | None) -> tuple[str, ...]:
+    return () if spec is None else (spec,) if isinstance(spec, str) else tuple(spec)
+
+
+def _without_suffix(value: str, suffixes: tuple[str, ...]) -> str:
+    """The value without the first of `suffixes` it ends with."""
+    for suffix in suffixes:
+        if value.endswith(suffix):
+            return value[: -len(suffix)]
+    return value
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
@@ -70,6 +83,7 @@ def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
                 source.span == "name",
                 parse_path(source.path) if source.path is not None else (),
                 source.strip_prefix,
+                _suffixes(source.strip_suffix),
                 source.path,
                 source.value,
                 source.json_value,
@@ -250,12 +264,17 @@ class DescribedConvention(Convention):
     def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
         """The first of `sources` that holds a value on the span; None when none does."""
         decode = self._decoder(span)
+        # Sources tried in turn often read one attribute by several paths: decoded once.
+        raw: Any = _MISSING
+        decoded: Any = None
         for source in sources:
             value = _raw(span, source)
             if value is None or value is _MISSING:
                 continue
             if self._json or source.path or source.json_value:
-                value = decode(value)
+                if value is not raw:
+                    raw, decoded = value, decode(value)
+                value = decoded
             if source.path:
                 value = _walk(value, source.path, decode)
                 if value is None:
@@ -263,6 +282,8 @@ class DescribedConvention(Convention):
                     continue
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
                 value = value[len(source.strip_prefix) :]
+            if source.strip_suffixes and isinstance(value, str):
+                value = _without_suffix(value, source.strip_suffixes)
             if value == "" or is_placeholder(value):
                 continue
             return value

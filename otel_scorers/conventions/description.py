@@ -70,6 +70,9 @@ class Source(BaseModel):
     path: str | None = None
     #: Taken off the front of the value when it starts with it (`invoke_agent ` in a span name).
     strip_prefix: str | None = None
+    #: Taken off the end of the value when it ends with it, or with one of them (a method's
+    #: `.forward` in a span named `{Class}.forward`: the class).
+    strip_suffix: str | list[str] | None = None
     #: A fixed text, for what the trace never says (the class of a framework's one agent type);
     #: with `attribute`, only on a span that carries it.
     value: str | None = None
@@ -109,8 +112,8 @@ def _as_sources(value: Any) -> Any:
             found.append(item)
         else:
             raise ValueError(
-                "should be an attribute name, a source {attribute, event, span, path, strip_prefix, value, "
-                "json_value}, "
+                "should be an attribute name, a source {attribute, event, span, path, strip_prefix, "
+                "strip_suffix, value, json_value}, "
                 f"or a list of them; got {item!r}"
             )
     return found

@@ -35,12 +35,15 @@ class Framework:
     call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
     Tool ..."), None for a result.
     `result_key`: the key of the one-key object the framework wraps a tool's return value in
-    when it is not an object (ADK's `{"result": value}`)."""
+    when it is not an object (ADK's `{"result": value}`). `step_fields`: what its modules' result
+    holds beside the answer, the steps that led to it (DSPy's prediction: `trajectory`,
+    `reasoning`), never the answer."""
 
     loop_tools: frozenset[str] = frozenset()
     request_in_prompt: Callable[[str], str | None] | None = None
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
+    step_fields: frozenset[str] = frozenset()
 
     def unwrapped(self, result: Any) -> Any:
         """A tool's result without the object the framework wrapped a plain value in."""
@@ -53,7 +56,7 @@ class Framework:
 
 FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
-    "dspy": Framework(loop_tools=frozenset({"finish"})),
+    "dspy": Framework(loop_tools=frozenset({"finish"}), step_fields=frozenset({"trajectory", "reasoning"})),
     "beeai": Framework(loop_tools=frozenset({"final_answer"})),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result"),
@@ -62,6 +65,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
 
 
 _TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
+_STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 
 
 @lru_cache(maxsize=256)
@@ -99,3 +103,11 @@ def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
         if error is not None:
             return error
     return None
+
+
+def step_fields(run_span: SpanRecord) -> frozenset[str]:
+    """The fields of a result the run's framework holds beside the answer (`Framework.step_fields`).
+    When the run's scope names no framework (a tracer of any code, such as MLflow's autolog),
+    every listed framework's: beside an answer, each names a step, not the answer."""
+    framework = framework_of(run_span)
+    return framework.step_fields if framework is not None else _STEP_FIELDS

@@ -68,10 +68,6 @@ DSPY_AGENTS = ("ReAct", "CodeAct")
 DSPY_TOOL_SUFFIX = ".__call__"
 
 
-#: What a DSPy agent's Prediction holds besides the signature's outputs.
-DSPY_STEPS = frozenset({"trajectory", "reasoning"})
-
-
 LLAMA_INDEX_RUN_SUFFIX = ".run"
 
 

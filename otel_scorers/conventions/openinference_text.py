@@ -19,11 +19,11 @@ from otel_scorers.conventions.formats.messages import (
     last_assistant_text,
     last_user_text,
 )
+from otel_scorers.conventions.frameworks import step_fields
 from otel_scorers.conventions.openinference_scopes import (
     BEEAI,
     CREWAI,
     DSPY,
-    DSPY_STEPS,
     HAYSTACK,
     LLAMA_INDEX,
     REDACTED,
@@ -101,7 +101,7 @@ def run_output(span: SpanRecord) -> str | None:
         last = haystack.last_message(value)
         return last_assistant_text([last]) if last is not None else None
     if span.scope == DSPY and isinstance(prediction := decode_json(value), Mapping):
-        return _only_text({key: item for key, item in prediction.items() if key not in DSPY_STEPS})
+        return _only_text({key: item for key, item in prediction.items() if key not in step_fields(span)})
     decoded = decode_json(value)
     if span.scope in CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput

@@ -241,6 +241,7 @@ def _merge(step: RunParts, outer: RunParts) -> None:
     outer.retrievers.extend(step.retrievers)
     outer.steps.extend(step.steps)
     outer.executions.update(step.executions)
+    outer.model_layers.update(step.model_layers)
 
 
 def _works(parts: RunParts) -> bool:

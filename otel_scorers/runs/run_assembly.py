@@ -72,14 +72,16 @@ def _give_roled_spans(
     # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
     # MCP server continuing the caller's trace, a tool that calls a traced function).
     model_or_run = {
-        span_id: role == "model" for span_id, (_, role) in roles.items() if role in ("model", "run")
+        span_id: span_id if role == "model" else None
+        for span_id, (_, role) in roles.items()
+        if role in ("model", "run")
     }
     tool_or_run = {
         span_id: span_id if role == "tool" else None
         for span_id, (_, role) in roles.items()
         if role in ("tool", "run")
     }
-    in_model: dict[int, bool | None] = {}
+    in_model: dict[int, int | None] = {}
     in_tool: dict[int, int | None] = {}
     for span_id, (convention, role) in roles.items():
         if role == "run":
@@ -88,7 +90,11 @@ def _give_roled_spans(
         owner = nearest_marked(span.parent_span_id, parents, runs, owners)
         if owner is None:
             continue
-        if role == "model" and nearest_marked(span.parent_span_id, parents, model_or_run, in_model):
+        outer_model = (
+            nearest_marked(span.parent_span_id, parents, model_or_run, in_model) if role == "model" else None
+        )
+        if outer_model:
+            owner.model_layers.setdefault(outer_model, []).append((convention, span))
             continue
         outer_tool = nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
         # A model call a tool made (no agent run between) is the tool's work, not the agent's.
@@ -221,6 +227,7 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
             head.retrievers.extend(follower.retrievers)
             head.sub_runs.extend(follower.sub_runs)
             head.executions.update(follower.executions)
+            head.model_layers.update(follower.model_layers)
             head.final = current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
 

@@ -36,6 +36,9 @@ class RunParts:
     #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
     #: execution seen by a lower layer, which may know that it failed.
     executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    #: Model spans inside a model span of the run, by the outer one's span id: the same call seen
+    #: by a lower layer, which may name the model or count the tokens the outer one does not.
+    model_layers: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
     #: The agent's name as the span around the run gives it (`Convention.name_within`).
     given_name: str | None = None
     #: The agent span that wraps this run and does nothing else (`invocations`): what it holds

@@ -8,15 +8,19 @@ model spans; tool calls from its tool spans matched to the model's requests (`to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import request_in_prompt
+from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
+from otel_scorers.conventions.genai import UNNAMED_TOOL
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
+from otel_scorers.runs.lazy_run import LaterParts, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
@@ -32,55 +36,70 @@ def read_run(parts: RunParts) -> AgentRun:
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
+    unnamed = any(call.name == UNNAMED_TOOL for call in tool_calls)
+    if unnamed:  # tool spans that do not say which tool ran: the run's calls are not known
+        tool_calls = [call for call in tool_calls if call.name != UNNAMED_TOOL]
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
-    first_model_input = next((m.input.items for m in models if m.input.captured), ())
-    input_messages = content.input.items or first_model_input
-    output_messages = content.output.items or next(
-        (m.output.items for m in reversed(models) if m.output.captured), ()
-    )
-    context = run_context(
-        run_span.attributes,
-        (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
-        (*content.input.items, *first_model_input),
-        _retrievals(parts),
-        tool_calls,
-    )
+    if unnamed:
+        missing |= {"tool_calls", "tool_errors"}
+    calls = tuple(tool_calls)
     final = parts.final
     end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns
     status = final.span.status if final is not None and final.span.status == "error" else run_span.status
-    return AgentRun(
+    return lazy_run(
+        partial(_later_parts, parts, content, models, calls),
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
         parent_span_id=run_span.parent_span_id,
         agent_name=content.agent_name or parts.first_turn_agent,
         input=run_input,
         output=run_output,
-        tool_calls=tuple(tool_calls),
+        tool_calls=calls,
+        start_ns=run_span.start_ns,
+        end_ns=end_ns,
+        status=status,
+        attributes=run_span.attributes,
+        resource=run_span.resource,
+        convention=parts.convention.name,
+        missing=frozenset(missing),
+        unrecorded=frozenset(unrecorded),
+        handoffs=tuple(parts.handoffs),
+        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        text_sources=sources,
+    )
+
+
+def _later_parts(
+    parts: RunParts, content: RunSpanContent, models: Sequence[ModelCall], tool_calls: tuple[ToolCall, ...]
+) -> LaterParts:
+    """What only some scorers read of a run, read when one of them is first read (`lazy_run`)."""
+    run_span = parts.span
+    first_model_input = next((m.input.items for m in models if m.input.captured), ())
+    input_messages = content.input.items or first_model_input
+    output_messages = content.output.items or next(
+        (m.output.items for m in reversed(models) if m.output.captured), ()
+    )
+    return LaterParts(
         input_messages=tuple(input_messages),
         output_messages=tuple(output_messages),
         models=_models(content, models),
         # Joined by handoffs: the run spans' token aggregates count one agent each, so the
         # model spans are summed instead.
         usage=_usage(content if parts.final is None else RunSpanContent(), models),
-        start_ns=run_span.start_ns,
-        end_ns=end_ns,
-        status=status,
         conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
-        attributes=run_span.attributes,
-        resource=run_span.resource,
-        convention=parts.convention.name,
-        missing=frozenset(missing),
-        unrecorded=frozenset(unrecorded),
-        context=context,
-        handoffs=tuple(parts.handoffs),
-        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        context=run_context(
+            run_span.attributes,
+            (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
+            (*content.input.items, *first_model_input),
+            _retrievals(parts),
+            tool_calls,
+        ),
         tool_definitions=tool_definitions.merge(
             [
                 parts.convention.tool_definitions(run_span),
                 *(convention.tool_definitions(span) for convention, span in parts.models),
             ]
         ),
-        text_sources=sources,
     )
 
 
@@ -161,11 +180,30 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
-        return [convention.model_call(span) for convention, span in _one_per_call(parts.models)]
+        return [
+            _with_lower_layers(convention.model_call(span), parts.model_layers.get(span.span_id, ()))
+            for convention, span in _one_per_call(parts.models)
+        ]
     models = _held_conversation(parts.around)
     if any(tool_call_parts(model.output.items) for model in models):
         sources["tool_calls"] = FROM_CONVERSATION_AROUND
     return models
+
+
+def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
+    """The call as its outer span says it, with the model and the token counts it does not name
+    taken from the same call seen by a lower layer (DSPy's `Predict` module over its `LM`)."""
+    if not layers or None not in (call.model, call.input_tokens, call.output_tokens):
+        return call
+    for convention, span in layers:
+        lower = convention.model_call(span)
+        call = replace(
+            call,
+            model=call.model or lower.model,
+            input_tokens=call.input_tokens if call.input_tokens is not None else lower.input_tokens,
+            output_tokens=call.output_tokens if call.output_tokens is not None else lower.output_tokens,
+        )
+    return call
 
 
 def _held_conversation(around: tuple[Convention, SpanRecord]) -> list[ModelCall]:
@@ -232,9 +270,10 @@ def _output_text(
 ) -> str | None:
     """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
     last model call's assistant text (`run_text`); `sources` notes where from."""
-    found = span_text(content, "output")
+    steps = step_fields(parts.span)
+    found = span_text(content, "output", steps=steps)
     if found is None or found.text is None:
-        wrapper = span_text(content_of(around), "output", wrapper=True) if around else None
+        wrapper = span_text(content_of(around), "output", wrapper=True, steps=steps) if around else None
         if wrapper is not None and wrapper.text is not None:
             found = wrapper
     if found is not None and found.text is not None:

@@ -4,8 +4,9 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
-first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`)
-its text; the side's chat message held under a well-known key (a framework's result object,
+first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`),
+beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
+alone, its text; the side's chat message held under a well-known key (a framework's result object,
 `{"response": {"role": "assistant", ...}, ...}`) its text; a type descriptor
 (`{"output_type": "str"}`) nothing. A structure that is none of these is kept as it is (an agent
 may answer in JSON). Then the span around the run that wraps it (`RunParts.wrapper`), then the
@@ -84,21 +85,22 @@ class Found:
     unfound: str | None = None
 
 
-def reduce_structure(text: str, side: Side) -> Any:
+def reduce_structure(text: str, side: Side, steps: frozenset[str] = frozenset()) -> Any:
     """The request (`side` input) or answer (output) a structure holds: its text, None when it is a
-    structure of a known form with no text in it, `_NOT_A_FORM` when it is not one (kept)."""
-    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text):
+    structure of a known form with no text in it, `_NOT_A_FORM` when it is not one (kept).
+    `steps`: the fields a result of the run's framework holds beside its answer, never the text."""
+    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text, steps):
         return _NOT_A_FORM
     value = decode_json(text)
     if isinstance(value, str):
         return _NOT_A_FORM
-    return _reduce(value, side, depth=0)
+    return _reduce(value, side, steps, depth=0)
 
 
 def reduced_answer(value: Any) -> str | None:
     """The answer a decoded structure of a known form holds (an agent's state's last assistant
     message); None when it holds none or is not one."""
-    reduced = _reduce(value, "output", depth=0)
+    reduced = _reduce(value, "output", frozenset(), depth=0)
     return reduced if isinstance(reduced, str) else None
 
 
@@ -109,7 +111,7 @@ def reduced_text(text: str, side: Side) -> str | None:
     return text if reduced is _NOT_A_FORM else reduced if isinstance(reduced, str) else None
 
 
-def _may_be_a_form(text: str) -> bool:
+def _may_be_a_form(text: str, steps: frozenset[str]) -> bool:
     """Whether the text may hold one of the forms reduced, before paying for decoding it: each
     form has words of its own (an object of one key has one colon outside its value's nesting,
     at least as a first approximation)."""
@@ -120,12 +122,13 @@ def _may_be_a_form(text: str) -> bool:
         or "args" in text
         or "type" in text
         or '"role"' in text
-        or WRAPPED_VALUE in text
+        or '"_' in text
         or text.count(":") == 1
+        or any(step in text for step in steps)
     )
 
 
-def _reduce(value: Any, side: Side, depth: int) -> Any:
+def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
     if depth > 3:
         return _NOT_A_FORM
     if isinstance(value, list):
@@ -143,14 +146,29 @@ def _reduce(value: Any, side: Side, depth: int) -> Any:
         first = args[0] if isinstance(args, list) and args else None
         if first is None and isinstance(kwargs, Mapping) and len(kwargs) == 1:
             first = next(iter(kwargs.values()))
-        return first if isinstance(first, str) else _reduce(first, side, depth + 1)
+        return first if isinstance(first, str) else _reduce(first, side, steps, depth + 1)
     if value and all(key == "type" or key.endswith("_type") for key in value):
         return None  # a type descriptor: says what the answer's type is, not what it says
-    if len(value) == 1:
-        key, inner = next(iter(value.items()))
+    public = _public_fields(value, steps)
+    if len(public) == 1:
+        key, inner = next(iter(public.items()))
         if key in _TEXT_KEYS[side]:
-            return inner if isinstance(inner, str) else _reduce(inner, side, depth + 1)
+            return inner if isinstance(inner, str) else _reduce(inner, side, steps, depth + 1)
     return _held_message(value, side)
+
+
+def _public_fields(value: Mapping[str, Any], steps: frozenset[str]) -> Mapping[str, Any]:
+    """An object's fields without its private ones (`_state`, `_output_tool_name`: a result
+    object serialised with its internals, Pydantic AI's `AgentRunResult`) and the steps its
+    framework records beside the answer (DSPy's `trajectory`, `reasoning`), which are never the
+    text; the wrapped value's own field is kept."""
+    if not any((key.startswith("_") and key != WRAPPED_VALUE) or key in steps for key in value):
+        return value
+    return {
+        key: inner
+        for key, inner in value.items()
+        if (not key.startswith("_") or key == WRAPPED_VALUE) and key not in steps
+    }
 
 
 def _held_message(value: Mapping[str, Any], side: Side) -> Any:
@@ -190,14 +208,17 @@ def _message_fields(text: str) -> Mapping[str, Any] | None:
     return {**fields, "role": role}
 
 
-def span_text(content: RunSpanContent, side: Side, wrapper: bool = False) -> Found | None:
-    """The request or answer a run span (or the span around it) holds, None when it holds none."""
+def span_text(
+    content: RunSpanContent, side: Side, wrapper: bool = False, steps: frozenset[str] = frozenset()
+) -> Found | None:
+    """The request or answer a run span (or the span around it) holds, None when it holds none;
+    `steps` as for `reduce_structure`."""
     text = content.input_text if side == "input" else content.output_text
     if text and side == "input":
         text = swarm_request(text) or text  # the user's request inside a Swarm's context
     # An empty value is what some span processors write when content capture hides it.
     if text:
-        reduced = reduce_structure(text, side)
+        reduced = reduce_structure(text, side, steps)
         if reduced is _NOT_A_FORM:
             return Found(text, FROM_WRAPPER if wrapper else None)
         if isinstance(reduced, str):

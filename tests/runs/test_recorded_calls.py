@@ -136,3 +136,38 @@ def test_an_answer_in_json_that_holds_no_assistant_message_is_kept_as_the_agent_
     asked = '{"request": {"role": "user", "content": "What is the weather?"}, "id": 3}'
     assert reduced_text(asked, "output") == asked  # a user's message is no answer
     assert reduced_text(asked, "input") == "What is the weather?"
+
+
+def test_an_answer_returned_beside_a_result_objects_private_fields_is_its_text() -> None:
+    # Pydantic AI's AgentRunResult: {"output": "...", "_output_tool_name": null, "_state": {...}, ...}
+    (run,) = runs_of("mlflow-pydantic-ai", "tool_then_answer")
+    assert (run.input, run.output) == (PARIS, ANSWER)
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+    # An object's public field beside the answer keeps it whole: it may be the agent's JSON answer.
+    answer = '{"answer": "Sunny", "_id": 3, "confidence": 0.9}'
+    assert reduced_text(answer, "output") == answer
+
+
+def test_a_module_span_named_by_the_method_traced_is_named_by_the_modules_class() -> None:
+    # DSPy's `ReAct.forward`: a module has no name of its own, its class is the agent's.
+    assert [run.agent_name for run in runs_of("mlflow-dspy", "two_runs")] == ["ReAct", "ReAct"]
+
+
+def test_an_answer_returned_beside_the_steps_its_framework_records_is_its_text() -> None:
+    # DSPy's prediction: {"trajectory": {...}, "reasoning": "...", "answer": "..."}, under a tracer
+    # whose scope names no framework (MLflow's autolog).
+    (run,) = runs_of("mlflow-dspy", "tool_then_answer")
+    assert (run.input, run.output) == (PARIS, ANSWER)
+    assert run.text_sources.get("output") == FROM_STRUCTURE
+    (failed,) = runs_of("mlflow-dspy", "failing_tool")
+    assert failed.output is not None and failed.output.startswith("Sorry, I could not get the weather")
+
+
+def test_a_model_call_seen_by_two_layers_counts_once_with_the_model_and_tokens_the_lower_one_names() -> None:
+    # DSPy's `Predict.forward` (an LLM span naming no model) around the `LM.__call__` that called it.
+    runs = runs_of("mlflow-dspy", "two_runs")
+    assert [run.models for run in runs] == [("openai/gpt-4o-mini",), ("openai/gpt-4o-mini",)]
+    # The OpenAI Agents SDK's `Response` span around the OpenAI client's, which counts the tokens:
+    # two calls of 20 input and 10 output tokens each.
+    (run,) = runs_of("mlflow-openai-agents", "responses_api")
+    assert (run.models, run.usage.input_tokens, run.usage.output_tokens) == (("gpt-4o-mini",), 40, 20)

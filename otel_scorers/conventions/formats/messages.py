@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any
 
@@ -110,15 +110,23 @@ def decode_content(value: Any) -> Any:
 _parsed: ContextVar[dict[str, Messages] | None] = ContextVar("parsed_messages", default=None)
 
 
-@contextmanager
-def parsed_once() -> Iterator[None]:
+class _ParsedOnce:
+    """`parsed_once`'s block: a class, not a generator, as it is entered for every trace built
+    (a `contextmanager` costs a generator and its frames on each, about 1 % of building a run)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _parsed.set({})
+
+    def __exit__(self, *exc: object) -> None:
+        _parsed.reset(self._token)
+
+
+def parsed_once() -> AbstractContextManager[None]:
     """Within it, a message text met again (in the same trace) is not parsed again: what it held
     is remembered until the block ends (the strings are the trace's own, held by its spans)."""
-    token = _parsed.set({})
-    try:
-        yield
-    finally:
-        _parsed.reset(token)
+    return _ParsedOnce()
 
 
 def genai_messages(value: Any) -> Messages:
