@@ -20,6 +20,13 @@ The runs' own telemetry cost is bare - none; what scoring adds is scored - bare;
 two is the result (medians over rounds, and the median of the per-round ratios). The sink's counts
 show that nothing was dropped.
 
+CPU time is not instructions: on a machine whose cores are busy with other work a process's CPU
+time per instruction grows, and more so for the scored variants, whose threads (the agent's, the
+engine's, the exporters') run on both cores at once where the bare one mostly runs on one. The
+ratio scatters accordingly (0.7 to 1.7 on a shared 2-core machine); the load average of each round
+is printed, and the kernel's part of the CPU (system time) apart. `bench/instructions.py` counts
+the same runs in instructions (`agent_run_bare`, `agent_run_scored`), which do not scatter.
+
     python bench/emission.py [--runs 2000] [--rounds 5]
 """
 
@@ -31,6 +38,7 @@ import gc
 import json
 import multiprocessing
 import os
+import resource
 import socket
 import statistics
 import time
@@ -235,18 +243,20 @@ def build_agent(variant: str, endpoint: str, schedule_delay_millis: int = 5000) 
     return Agent(provider.get_tracer("agent"), flush, shutdown)
 
 
-def measure(variant: str, endpoint: str, runs: int) -> float:
-    """CPU of this process per run, µs, from the first run until all is scored and exported."""
+def measure(variant: str, endpoint: str, runs: int) -> tuple[float, float]:
+    """CPU of this process per run, µs, from the first run until all is scored and exported; and
+    the system (kernel) part of it."""
     agent = build_agent(variant, endpoint)
     agent_runs(agent.tracer, 50)  # warm up: connections, first-use imports, the engine's thread
     agent.flush()
     gc.collect()
-    started = time.process_time()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     agent_runs(agent.tracer, runs)
     agent.flush()
-    cpu = time.process_time() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
     agent.shutdown()
-    return cpu / runs * 1e6
+    system = after.ru_stime - before.ru_stime
+    return (after.ru_utime - before.ru_utime + system) / runs * 1e6, system / runs * 1e6
 
 
 def main() -> None:
@@ -266,12 +276,17 @@ def main() -> None:
         wait_listening(port)
         endpoint = f"127.0.0.1:{port}"
         rows: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+        kernel: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
         received: dict[str, list[tuple[int, int]]] = {variant: [] for variant in VARIANTS}
+        loads: list[float] = []
         for _ in range(args.rounds):
             for variant in VARIANTS:
                 spans, logs = counters["spans"].value, counters["logs"].value
-                rows[variant].append(measure(variant, endpoint, args.runs))
+                cpu, system = measure(variant, endpoint, args.runs)
+                rows[variant].append(cpu)
+                kernel[variant].append(system)
                 received[variant].append((counters["spans"].value - spans, counters["logs"].value - logs))
+            loads.append(os.getloadavg()[0])
     finally:
         sink.kill()
         sink.join(5)
@@ -280,12 +295,14 @@ def main() -> None:
     print(
         f"CPU per agent run (µs), {args.rounds} alternating rounds of {args.runs} runs, sink in another process"
     )
-    print(f"{'round':>6}" + "".join(f"{variant:>12}" for variant in VARIANTS) + f"{'own':>8}")
+    print(f"{'round':>6}" + "".join(f"{variant:>12}" for variant in VARIANTS) + f"{'own':>8}{'load':>7}")
     for index in range(args.rounds):
         cells = "".join(f"{rows[variant][index]:12.0f}" for variant in VARIANTS)
-        print(f"{index + 1:>6}{cells}{own[index]:8.0f}")
+        print(f"{index + 1:>6}{cells}{own[index]:8.0f}{loads[index]:7.2f}")
     cells = "".join(f"{statistics.median(rows[variant]):12.0f}" for variant in VARIANTS)
     print(f"{'median':>6}{cells}{statistics.median(own):8.0f}")
+    cells = "".join(f"{statistics.median(kernel[variant]):12.0f}" for variant in VARIANTS)
+    print(f"{'system':>6}{cells}   (the kernel's part of the medians' CPU)")
     warmup = 50
     for variant in VARIANTS[1:]:
         scored = variant.startswith("scored")
@@ -303,7 +320,8 @@ def main() -> None:
             f" {statistics.median(ratios):.2f}x the runs' own telemetry CPU (median of per-round ratios;"
             f" range {min(ratios):.2f} to {max(ratios):.2f})"
         )
-    print(f"cores: {os.cpu_count()}, load average at the end: {os.getloadavg()[0]:.2f}")
+    one, five, _ = os.getloadavg()
+    print(f"cores: {os.cpu_count()}, load average at the end: {one:.2f} (5 min {five:.2f})")
 
 
 if __name__ == "__main__":

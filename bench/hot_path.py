@@ -15,6 +15,16 @@ and the growing backlog (heap growth, collector passes) would otherwise be measu
 the hooks. The scoring itself is then measured on its own (background CPU per run) and live, in a
 paced workload (1 ms of simulated model latency per chat) where it runs in the agent's idle time.
 
+The paced figure is the wall time from the first run until the last one is scored, against the
+same runs with a no-op processor: what an agent's runs take with live scoring beside them. It
+includes the final drain (the last run scored and the providers flushed, once a round), printed
+apart: one run's scoring over a round of 125 runs, about 1 % of the figure on a loaded machine,
+so the ratio is what every run pays. What scoring can add to a run is the time the agent's
+thread, woken from its model call, waits for the GIL while the engine scores (the engine gives
+it up after each half millisecond of work) or for a core the engine's thread is using: on a
+machine whose cores are busy with other work the engine's CPU per run grows several times and
+the ratio with it. The load average is printed with every figure for that reason.
+
     python bench/hot_path.py [--spans 20000] [--rounds 5]
 """
 
@@ -23,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -216,6 +227,11 @@ def background_cost_per_run(spans: int) -> float:
     return elapsed / (spans // 4) * 1e6
 
 
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -224,29 +240,38 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args()
 
-    print(f"per-span cost, medians of {args.rounds} alternating rounds of {args.spans} spans")
+    print(f"per-span cost, medians of {args.rounds} alternating rounds of {args.spans} spans; {_load()}")
     print("(µs per span: no-op processor / ScoringSpanProcessor / ratio)")
     outside = compare("spans outside runs", outside_runs, args.spans, args.rounds)
+    outside["load"] = _load()
     inside = compare("spans inside sampled runs (hooks)", inside_runs, args.spans, args.rounds, hooks_only)
+    inside["load"] = _load()
     for row in (outside, inside):
-        print(f"\n{row['workload']}:")
+        print(f"\n{row['workload']} (at the end: {row['load']}):")
         for key, label in (("agent_wall_us", "agent thread, wall"), ("agent_cpu_us", "agent thread, CPU")):
             base, cand, ratio = row[key]
             print(f"  {label:<20} {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
     background = background_cost_per_run(args.spans // 4)
     print(
         f"\nscoring per run, on the engine's thread (build, 11 checks, 11 scores emitted): {background:.0f} µs"
+        f" ({_load()})"
     )
 
     paced_spans = max(400, args.spans // 20)
     paced = compare(
-        "paced", lambda provider, spans: inside_runs(provider, spans, model_latency_s=0.001), paced_spans, 3
+        "paced",
+        lambda provider, spans: inside_runs(provider, spans, model_latency_s=0.001),
+        paced_spans,
+        args.rounds,
     )
     base, cand, ratio = paced["total_wall_us"]
     print(
-        f"runs with 1 ms of model latency per chat, scoring live ({paced_spans} spans), wall incl. scoring:"
+        f"runs with 1 ms of model latency per chat, scoring live ({paced_spans} spans, {args.rounds} rounds),"
+        f" wall incl. scoring: {_load()}"
     )
     print(f"  {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
+    drain = paced["drain_us"][1] * paced_spans / 1000
+    print(f"  of which the final drain (last run scored, providers flushed): {drain:.2f} ms a round")
     print("\nsummary:")
     print(
         f"  spans outside runs, agent thread:        ratio {outside['agent_wall_us'][2]:.3f} (goal <= 1.05)"

@@ -35,7 +35,9 @@ class OtlpCapture:
     """`signals`: the ones it takes; the others it refuses as a traces-only backend (Jaeger)
     does, with UNIMPLEMENTED."""
 
-    def __init__(self, signals: tuple[str, ...] = ("traces", "logs", "metrics")) -> None:
+    def __init__(
+        self, signals: tuple[str, ...] = ("traces", "logs", "metrics"), max_receive_bytes: int | None = None
+    ) -> None:
         self.traces: list[ExportTraceServiceRequest] = []
         self.logs: list[ExportLogsServiceRequest] = []
         self.metrics: list[ExportMetricsServiceRequest] = []
@@ -46,7 +48,10 @@ class OtlpCapture:
         self.fail_times: int | None = None
         self.delay_s = 0.0
         self._changed = threading.Condition()
-        self._server = grpc.server(ThreadPoolExecutor(8), options=[("grpc.so_reuseport", 0)])
+        options: list[tuple[str, Any]] = [("grpc.so_reuseport", 0)]
+        if max_receive_bytes is not None:  # a larger request is refused with RESOURCE_EXHAUSTED
+            options.append(("grpc.max_receive_message_length", max_receive_bytes))
+        self._server = grpc.server(ThreadPoolExecutor(8), options=options)
         handlers = {
             "opentelemetry.proto.collector.trace.v1.TraceService": (
                 ExportTraceServiceRequest,

@@ -239,12 +239,17 @@ class DescribedConvention(Convention):
     def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
         """The first of `sources` that holds a value on the span; None when none does."""
         decode = self._decoder(span)
+        # Sources tried in turn often read one attribute by several paths: decoded once.
+        raw: Any = _MISSING
+        decoded: Any = None
         for source in sources:
             value = _raw(span, source)
             if value is None or value is _MISSING:
                 continue
             if self._json or source.path:
-                value = decode(value)
+                if value is not raw:
+                    raw, decoded = value, decode(value)
+                value = decoded
             if source.path:
                 value = _walk(value, source.path, decode)
                 if value is None:

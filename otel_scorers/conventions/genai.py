@@ -20,6 +20,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     genai_messages,
+    is_placeholder,
     span_tool_call,
 )
 from otel_scorers.gen_ai_names import (
@@ -95,13 +96,32 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     """An `execute_tool` span's call. `raw_arguments` and `raw_result` are what a layout that
     predates the GenAI names holds instead of `gen_ai.tool.call.arguments` / `.result`."""
     attributes = span.attributes
+    name = as_str(attributes.get(GEN_AI_TOOL_NAME))
+    if name is None:
+        named = _tool_named(span)
+        name = named if named is not None else span.name
     return span_tool_call(
         span,
-        name=as_str(attributes.get(GEN_AI_TOOL_NAME)) or name_suffix(span.name, "execute_tool") or span.name,
+        name=name,
         call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
         arguments=decode_content(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, raw_arguments)),
         result=decode_content(attributes.get(GEN_AI_TOOL_CALL_RESULT, raw_result)),
     )
+
+
+def _tool_named(span: SpanRecord) -> str | None:
+    """The tool the span's `execute_tool {tool}` name names; "" (no name) when what follows is
+    the model it was asked with (OpenLIT's Pydantic AI `execute_tool {model}`, a step of the
+    agent's loop run after each model response): which tool ran, if any, is not in the span."""
+    named = name_suffix(span.name, "execute_tool")
+    if named is not None and named == span.attributes.get(GEN_AI_REQUEST_MODEL):
+        return UNNAMED_TOOL
+    return named
+
+
+#: The name of a tool call whose span does not say which tool ran (`runs.run_reading` leaves
+#: such calls out, and lists the run's tool calls as missing).
+UNNAMED_TOOL = ""
 
 
 def model_call(span: SpanRecord) -> ModelCall:
@@ -128,9 +148,12 @@ class GenAIConvention(Convention):
     name = "genai"
     # A workflow may be a run (`WORKFLOW`): the trace is kept from its start.
     run_start_names: tuple[str, ...] = ("invoke_agent", WORKFLOW)
+    # A span naming an agent may be its run by an operation no convention lists
+    # (`runs.span_roles`): the trace is kept from its start too.
     run_start_markers: tuple[tuple[str, str | None], ...] = (
         (OPERATION, "invoke_agent"),
         (OPERATION, WORKFLOW),
+        (GEN_AI_AGENT_NAME, None),
     )
 
     def detect(self, span: SpanRecord) -> bool:
@@ -150,7 +173,21 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES)
     if raw_input is None and raw_output is None:
         return event_messages(span)
-    return genai_messages(raw_input), genai_messages(raw_output)
+    return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")
+
+
+def _or_plain_text(raw: Any, role: str) -> Messages:
+    """The messages `raw` holds; plain text in their place (OpenLIT's Pydantic AI run span writes
+    the agent's answer so) is one message of that text from `role` (the user's request, the
+    agent's answer). Text that is JSON, or starts as JSON would, is not one."""
+    found = genai_messages(raw)
+    if found.items or type(raw) is not str or is_placeholder(raw):
+        return found
+    text = raw.strip()
+    # JSON cut short (a size limit) is messages unread, not prose.
+    if not text or text[0] in "[{":
+        return found
+    return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
 
 
 def answering_model(

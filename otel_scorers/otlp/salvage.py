@@ -21,7 +21,7 @@ class Salvaged:
     problem: str
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
+def read_varint(data: bytes, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if at >= len(data) or shift > 63:
@@ -38,16 +38,16 @@ def _fields(data: bytes) -> Iterator[tuple[int, bytes | None]]:
     """(field number, bytes) of each length-delimited field; None for the other wire types."""
     at = 0
     while at < len(data):
-        tag, at = _varint(data, at)
+        tag, at = read_varint(data, at)
         wire = tag & 7
         if wire == _LEN:
-            size, at = _varint(data, at)
+            size, at = read_varint(data, at)
             if at + size > len(data):
                 raise ValueError("truncated field")
             yield tag >> 3, data[at : at + size]
             at += size
         elif wire == 0:
-            _, at = _varint(data, at)
+            _, at = read_varint(data, at)
             yield tag >> 3, None
         elif wire in (1, 5):
             at += 8 if wire == 1 else 4

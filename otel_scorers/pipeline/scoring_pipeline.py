@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Protocol
@@ -33,33 +32,55 @@ ScoredRun = tuple[AgentRun, list[Score]]
 DEFAULT_MAX_JUDGE_RUNS = 256
 #: How long after its last run the pipeline records the histogram measurements it held back.
 _METRICS_FLUSH_DELAY_S = 0.25
+#: Longest stretch of scoring work between two chances for a host thread to take the GIL.
 _YIELD_EVERY_S = 0.0005
-
-# sched_yield releases the GIL for a syscall's length; sleep(0) would also wait out the kernel's
-# timer slack (tens of microseconds) on every call.
-_release_gil: Callable[[], object] = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 class HostYield:
-    """Hands the GIL to a host thread that wants it, at most every half millisecond of work.
+    """Hands the GIL to a host thread that wants it, after every half millisecond of work.
 
     Scoring is CPU-bound Python. Without a voluntary release, an agent thread that wakes from I/O
-    (a model reply, say) waits for the interpreter's switch interval (5 ms) before it may run:
-    scoring would add latency to the agent. Releasing after every small step would cost a switch
-    each time, so it is rationed."""
+    (a model reply, say) while the engine works waits for the interpreter's switch interval (5 ms)
+    before it may run: scoring would add latency to the agent. The release is `time.sleep(0)`,
+    which leaves the GIL free for as long as the kernel takes to return from a sleep (its timer
+    slack, tens of microseconds): long enough for a waiting thread to wake and take it.
+    `os.sched_yield()` frees it for a system call's length only: the engine mostly took it back
+    before the woken thread could (docs/performance.md has the figures).
 
-    def __init__(self) -> None:
-        self._last = 0.0
+    A stretch starts when work resumes after the engine had none (`rest`), so a run scored in
+    less than the interval pays no release: the host had the GIL while the engine waited."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.perf_counter,
+        release: Callable[[float], object] = time.sleep,
+    ) -> None:
+        self._clock = clock
+        self._release = release
+        self._since: float | None = None
 
     def __call__(self) -> None:
-        now = time.perf_counter()
-        if now - self._last >= _YIELD_EVERY_S:
-            self._last = now
-            _release_gil()
+        """A safe point: between two units of work, holding nothing another thread needs."""
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        elif now - self._since >= _YIELD_EVERY_S:
+            self._release(0)
+            self._since = self._clock()
+
+    def rest(self) -> None:
+        """The engine has no more work in hand: the next call starts a new stretch."""
+        self._since = None
 
 
-def _keep_going() -> None:
-    pass
+class _KeepGoing:
+    """No host thread shares the process (the sidecar): never released on purpose."""
+
+    def __call__(self) -> None:
+        pass
+
+    def rest(self) -> None:
+        pass
 
 
 class Job(Protocol):
@@ -95,7 +116,7 @@ class ScoringPipeline:
         self._max_judge_runs = max_judge_runs
         self._emission = emission
         self._metrics = metrics
-        self._yield: Callable[[], None] = HostYield() if yield_to_host else _keep_going
+        self._yield: HostYield | _KeepGoing = HostYield() if yield_to_host else _KeepGoing()
         self._on_runs = on_runs
         #: How many jobs wait in the runner's queue (the end of a burst is when none do).
         self.queued = queued
@@ -148,6 +169,7 @@ class ScoringPipeline:
     def do_now(self, job: Job, done: Callable[[], None]) -> None:
         """Score a job whose bindings are all quick checks (synchronous, never a judge)."""
         results: list[ScoredRun] = []
+        self._yield()
         try:
             runs = self._build(job)
             for run in runs:
@@ -164,6 +186,7 @@ class ScoringPipeline:
         the judge lane; the job is done when that is done too."""
         results: list[ScoredRun] = []
         judged: list[tuple[int, asyncio.Task[list[Score]]]] = []  # (index in results, its judging)
+        self._yield()
         try:
             runs = self._build(job)
             for run in runs:
@@ -257,7 +280,10 @@ class ScoringPipeline:
         self.flush()
 
     def _finish(self, job: Job, results: Sequence[ScoredRun], done: Callable[[], None]) -> None:
-        if not self.queued() and not self._flush_scheduled:
+        idle = not self.queued()
+        if idle:
+            self._yield.rest()
+        if idle and not self._flush_scheduled:
             # The end of a burst: its held-back measurements are recorded a moment later, so that
             # runs that come one at a time are still recorded in batches (a metric reader's
             # collection records them before it reads, whenever it comes).

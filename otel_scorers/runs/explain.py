@@ -21,6 +21,7 @@ from otel_scorers.conventions.described import PATH_MISSES
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.span_record import OWN_SCOPE, SpanEvent, SpanRecord
 
 #: Longest value shown for what was read.
@@ -119,11 +120,15 @@ class TraceExplanation:
 
 def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
     readings = []
+    # The roles run building gives: a reader's own, or one a span's place gives it (a working
+    # workflow, an agent's unlisted operation around its steps, an agent graph under a tool).
+    found = span_roles(spans)
     for span in sorted(spans, key=lambda span: span.start_ns):
         if span.scope == OWN_SCOPE:
             continue
-        convention = detect(span)
-        role = convention.role(span) if convention is not None else None
+        given = found.roles.get(span.span_id)
+        convention = given[0] if given is not None else found.unroled.get(span.span_id) or detect(span)
+        role = given[1] if given is not None else None
         reading = SpanReading(span, convention.name if convention is not None else None, role)
         if convention is not None and role is not None:
             noted = _noting(span, reading.read)

@@ -14,6 +14,7 @@ from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpan
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
 from otel_scorers.conventions.frameworks import request_in_prompt
+from otel_scorers.conventions.genai import UNNAMED_TOOL
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
@@ -32,7 +33,12 @@ def read_run(parts: RunParts) -> AgentRun:
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
+    unnamed = any(call.name == UNNAMED_TOOL for call in tool_calls)
+    if unnamed:  # tool spans that do not say which tool ran: the run's calls are not known
+        tool_calls = [call for call in tool_calls if call.name != UNNAMED_TOOL]
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
+    if unnamed:
+        missing |= {"tool_calls", "tool_errors"}
     first_model_input = next((m.input.items for m in models if m.input.captured), ())
     input_messages = content.input.items or first_model_input
     output_messages = content.output.items or next(

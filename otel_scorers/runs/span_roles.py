@@ -2,9 +2,10 @@
 
 Each span is read by the first convention whose markers it carries (`conventions.detect`); that
 convention says its role. The project's own spans play none. A span that LangChain's metadata
-marks as an agent graph is a run whichever reader claimed it. An agent graph invoked from a tool
-may carry nothing that marks it a run: its place under the tool span does
-(`Convention.run_under_tool`).
+marks as an agent graph is a run whichever reader claimed it, and so is a span naming an agent
+by an operation no convention lists, around spans of its own, outside a run of that agent
+(`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
+it a run: its place under the tool span does (`Convention.run_under_tool`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect
 from otel_scorers.conventions.formats import langchain
-from otel_scorers.conventions.genai import OPERATION, WORKFLOW
+from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
+from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -35,6 +37,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     roles: dict[int, tuple[Convention, SpanRole]] = {}
     unroled: dict[int, Convention] = {}
     workflows: list[int] = []
+    unlisted: list[int] = []
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -49,10 +52,15 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             roles[span.span_id] = (found, role)
         else:
             unroled[span.span_id] = found
-            if span.attributes.get(OPERATION) == WORKFLOW:
+            operation = span.attributes.get(OPERATION)
+            if operation == WORKFLOW:
                 workflows.append(span.span_id)
+            elif operation is not None and _unlisted_agent_operation(operation, span):
+                unlisted.append(span.span_id)
     if workflows:
         _working_workflows(workflows, by_id, roles, unroled)
+    if unlisted:
+        _unlisted_agent_operations(unlisted, by_id, roles, unroled)
 
     # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
     under_tool: dict[int, Convention] = {}
@@ -87,6 +95,52 @@ def _working_workflows(
     for span_id in workflows:
         if span_id in asking and not _inside_run(by_id[span_id], by_id, roles):
             roles[span_id] = (unroled.pop(span_id), "run")
+
+
+#: Operations that name an agent without invoking it: creating one is not running it.
+_NOT_INVOKING = frozenset({"create_agent", WORKFLOW})
+
+
+def _unlisted_agent_operation(operation: object, span: SpanRecord) -> bool:
+    """A GenAI operation no convention lists, on a span that names an agent."""
+    return (
+        isinstance(operation, str)
+        and operation not in OPERATION_ROLES
+        and operation not in _NOT_INVOKING
+        and isinstance(span.attributes.get(GEN_AI_AGENT_NAME), str)
+    )
+
+
+def _unlisted_agent_operations(
+    unlisted: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """A span naming an agent by an operation no convention lists (OpenLIT's Pydantic AI
+    `execute_task {agent}`) is that agent's run when it holds spans of its own and no span of
+    the same agent is around it: the spans inside naming the same agent (its graph, each model
+    request) are its steps, one naming another agent is that agent's own run (an agent it
+    delegated to). Without spans of its own it did nothing to read."""
+    holding = {span.parent_span_id for span in by_id.values() if span.parent_span_id is not None}
+    for span_id in unlisted:
+        span = by_id[span_id]
+        if span_id in holding and not _inside_agent(span, by_id):
+            roles[span_id] = (unroled.pop(span_id), "run")
+
+
+def _inside_agent(span: SpanRecord, by_id: Mapping[int, SpanRecord]) -> bool:
+    """A span above `span` names the same agent."""
+    name = span.attributes.get(GEN_AI_AGENT_NAME)
+    current = span.parent_span_id
+    for _ in range(MAX_DEPTH):
+        parent = by_id.get(current) if current is not None else None
+        if parent is None:
+            return False
+        if parent.attributes.get(GEN_AI_AGENT_NAME) == name:
+            return True
+        current = parent.parent_span_id
+    return False
 
 
 def _inside_run(

@@ -19,11 +19,14 @@ EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
 class ForwardError(Exception):
-    """Downstream did not take the request; `retryable` when trying again later may work."""
+    """Downstream did not take the request; `retryable` when trying again later may work,
+    `unreachable` when downstream did not answer or could not take any request (unavailable,
+    timed out): what it refused is not the request's fault."""
 
-    def __init__(self, message: str, retryable: bool = True) -> None:
+    def __init__(self, message: str, retryable: bool = True, unreachable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.unreachable = unreachable
 
 
 class Forwarder(Protocol):
@@ -39,6 +42,8 @@ _RETRYABLE = {
     grpc.StatusCode.ABORTED,
     grpc.StatusCode.CANCELLED,
 }
+_UNREACHABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+_UNREACHABLE_HTTP = (502, 503, 504)
 
 
 class GrpcForwarder:
@@ -61,8 +66,9 @@ class GrpcForwarder:
         try:
             await self._export(body, timeout=self._timeout_s, metadata=self._metadata)
         except grpc.aio.AioRpcError as exc:
+            code = exc.code()
             raise ForwardError(
-                f"downstream {exc.code().name}: {exc.details()}", exc.code() in _RETRYABLE
+                f"downstream {code.name}: {exc.details()}", code in _RETRYABLE, code in _UNREACHABLE
             ) from None
 
     async def close(self) -> None:
@@ -86,11 +92,14 @@ class HttpForwarder:
                 if response.status < 300:
                     return
                 text = (await response.read())[:200].decode("utf-8", "replace")
+                status = response.status
                 raise ForwardError(
-                    f"downstream HTTP {response.status}: {text}", response.status in (408, 429, 502, 503, 504)
+                    f"downstream HTTP {status}: {text}",
+                    status in (408, 429, *_UNREACHABLE_HTTP),
+                    status in _UNREACHABLE_HTTP,
                 )
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise ForwardError(f"downstream unreachable: {exc!r}") from None
+            raise ForwardError(f"downstream unreachable: {exc!r}", unreachable=True) from None
 
     async def close(self) -> None:
         if self._session is not None:

@@ -7,13 +7,14 @@ that is itself invalid (bad ids) is rejected alone and reported as a partial suc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.metrics import OUTCOME, REASON, PipelineMetrics
+from otel_scorers.otlp.span_cut import Position, without_spans
 from otel_scorers.sidecar.batch_assembler import BatchAssembler
 from otel_scorers.sidecar.forwarder import Forwarder, ForwardError
 from otel_scorers.sidecar.hold import HeldRunSpans
@@ -120,7 +121,7 @@ class Intake:
             for item in runs
         ]
         if held_back or result.rejected or body is None:
-            body = _without(request, result, held_back).SerializeToString()
+            body = _forwarded(request, body, result, held_back)
         try:
             await forwarder.send(body)
         except ForwardError as exc:
@@ -184,19 +185,36 @@ def _count(request: ExportTraceServiceRequest) -> int:
     return sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
 
 
+def _forwarded(
+    request: ExportTraceServiceRequest, body: bytes | None, result: Scan, holding: Sequence[OtlpSpan]
+) -> bytes:
+    """What goes on downstream: the request without its rejected spans and the run spans being
+    held, cut from the bytes received when there are some (encoding the parsed request again cost
+    about what parsing it did), else encoded from the parsed request."""
+    drop = {result.run_positions[id(item)] for item in holding}
+    drop.update(result.rejected)
+    if body is not None:
+        try:
+            return without_spans(body, drop)
+        except ValueError:  # a field the cut does not step over (a group): encoded again below
+            pass
+    encoded: bytes = _without(request, result, drop).SerializeToString()
+    return encoded
+
+
 def _without(
-    request: ExportTraceServiceRequest, result: Scan, holding: Sequence[OtlpSpan]
+    request: ExportTraceServiceRequest, result: Scan, drop: Collection[Position]
 ) -> ExportTraceServiceRequest:
-    """The request without its rejected spans and the run spans being held: the request itself
-    when the kept spans were copied out of it (nothing buffered points into it), else a copy.
-    Spans are removed by their position, so the other spans are not looked at."""
+    """The request without the spans at `drop`: the request itself when the kept spans were
+    copied out of it (nothing buffered points into it), else a copy. Spans are removed by their
+    position, so the other spans are not looked at."""
+    if not drop:
+        return request
     if result.detached:
         target = request
     else:
         target = ExportTraceServiceRequest()
         target.CopyFrom(request)
-    drop = {result.run_positions[id(item)] for item in holding}
-    drop.update(result.rejected)
     for r_index, s_index, p_index in sorted(drop, reverse=True):  # later positions first
         del target.resource_spans[r_index].scope_spans[s_index].spans[p_index]
     return target

@@ -28,6 +28,7 @@ from otel_scorers.sidecar.batch_assembler import BatchAssembler, BufferedTrace, 
 from otel_scorers.sidecar.conversation_intake import ConversationIntake
 from otel_scorers.sidecar.deadline import within
 from otel_scorers.sidecar.export_destination import endpoint_configured, export_destination
+from otel_scorers.sidecar.forward_merge import MergingForwarder
 from otel_scorers.sidecar.forwarder import Forwarder, make_forwarder
 from otel_scorers.sidecar.grpc import GrpcReceiver
 from otel_scorers.sidecar.hold import HeldRunSpans
@@ -117,7 +118,7 @@ def _inline_forwarding(
     if settings.mode != "inline":
         return None, None
     assert settings.forward is not None  # the config model checks this
-    forwarder = make_forwarder(settings.forward)
+    forwarder = MergingForwarder(make_forwarder(settings.forward))
     held = HeldRunSpans(
         forwarder.send,
         settings.hold_timeout_s,

@@ -235,3 +235,38 @@ def test_a_span_langchains_metadata_marks_an_agent_graph_is_a_run_whichever_read
         "travel_agent",
         "weather_expert",
     ]
+
+
+# ---- an agent's invocation by an operation no convention lists -----------------------------
+
+
+def test_a_span_naming_an_agent_by_an_unlisted_operation_around_its_steps_is_its_run() -> None:
+    # OpenLIT's Pydantic AI spans: `execute_task {agent}` around the agent's graph and model
+    # requests (each naming the agent), beside a `create_agent {agent}` trace of its own.
+    assert [
+        (run.agent_name, run.input, run.output) for run in runs_of("openlit-pydantic-ai", "tool_then_answer")
+    ] == [("weather_agent", PARIS, ANSWER)]
+
+
+def test_an_agent_invoked_inside_another_agents_unlisted_operation_is_its_own_run() -> None:
+    # A trip planner whose tool asks a weather agent: its `execute_task` inside the planner's.
+    runs = runs_of("openlit-pydantic-ai", "nested")
+    assert [(run.agent_name, run.input, run.output) for run in runs] == [
+        (
+            "trip_planner",
+            "Should I pack an umbrella for Paris today?",
+            "No umbrella needed: it is sunny and 21°C in Paris.",
+        ),
+        ("weather_agent", "What is the weather in Paris today?", "Sunny and 21°C in Paris."),
+    ]
+    assert runs[1].parent_span_id is not None
+
+
+def test_tool_spans_naming_their_model_not_a_tool_leave_the_calls_missing_not_guessed() -> None:
+    # OpenLIT's Pydantic AI `execute_tool {model}`: one per model response, naming no tool.
+    (run,) = runs_of("openlit-pydantic-ai", "tool_then_answer")
+    assert run.tool_calls == ()
+    assert {"tool_calls", "tool_errors"} <= run.missing
+    score = evaluate(bind(checks.called_tool("get_weather")), run)
+    assert isinstance(score, Score)
+    assert score.value is None and score.skipped is not None

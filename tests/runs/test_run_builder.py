@@ -285,10 +285,16 @@ def test_own_spans_and_unknown_spans_are_ignored() -> None:
 def test_unparsable_messages_count_as_missing() -> None:
     root = run_span(
         gen_ai__input__messages='[{"role": "user", "parts": [{"type": "te',
-        gen_ai__output__messages="not json",
+        gen_ai__output__messages='{"role": "assistant", "parts": [{"type": "te',
     )
     run = only_run([root])
     assert {"input", "output"} <= run.missing
+
+
+def test_messages_written_as_plain_text_are_the_request_and_the_answer() -> None:
+    root = run_span(gen_ai__input__messages="Is it sunny?", gen_ai__output__messages="It is sunny.")
+    run = only_run([root])
+    assert (run.input, run.output) == ("Is it sunny?", "It is sunny.")
 
 
 def test_a_tool_span_inside_a_tool_span_is_that_calls_execution_and_its_failure_is_the_calls() -> None:

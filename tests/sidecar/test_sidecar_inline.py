@@ -169,3 +169,22 @@ def test_held_and_invalid_spans_are_taken_out_of_what_goes_on_and_nothing_else(
     assert all(span.trace_id != bytes(16) for span in forwarded)
     scored = [span for span in forwarded if "otel_scorers.score.no_tool_errors" in attrs(span.attributes)]
     assert 0 < len(scored) <= len(DEMO_RUNS) * repeat
+
+
+def test_a_request_whose_bytes_cannot_be_cut_is_forwarded_encoded_again_and_whole(
+    scores: OtlpCapture, downstream: OtlpCapture
+) -> None:
+    # Protobuf takes an unknown group field; cutting the held run spans out of the bytes does not
+    # step over one, so the parsed request is encoded again: nothing is lost or sent twice.
+    spans = agent_spans(DEMO_RUNS)
+    group = bytes([0x9B, 0x06, 0x08, 0x01, 0x9C, 0x06])  # field 99: start group, a varint, end group
+    with inline(scores, downstream) as sidecar:
+        grpc_export(sidecar, group + encode(spans).SerializeToString(), token=None)
+        assert downstream.wait_for(lambda: len(downstream.span_list()) >= len(spans))
+    forwarded = downstream.span_list()
+    assert sorted(span.span_id for span in forwarded) == sorted(
+        span.context.span_id.to_bytes(8, "big") for span in spans
+    )
+    runs = [attrs(span.attributes) for span in forwarded if span.name.startswith("invoke_agent")]
+    assert len(runs) == len(DEMO_RUNS)
+    assert all("otel_scorers.label.no_tool_errors" in run for run in runs)
