@@ -9,8 +9,10 @@ the first span seen twice, so a cycle costs one step per span like any other cha
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from typing import TypeVar
+
+from otel_scorers.span_record import SpanRecord
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -47,3 +49,19 @@ def nearest_marked(
     for visited in path:
         cache[visited] = found
     return found
+
+
+def child_counts(spans: Iterable[SpanRecord], of: Collection[int] | None = None) -> dict[int, int]:
+    """How many of `spans` sit directly inside each span: every parent's count, or those of the
+    spans in `of` only (each counted, from 0), when only a few are asked about."""
+    if of is not None:
+        counts = dict.fromkeys(of, 0)
+        for span in spans:
+            if span.parent_span_id in counts:
+                counts[span.parent_span_id] += 1
+        return counts
+    counts = {}
+    for span in spans:
+        if span.parent_span_id is not None:
+            counts[span.parent_span_id] = counts.get(span.parent_span_id, 0) + 1
+    return counts

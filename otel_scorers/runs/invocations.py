@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
-from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import reduced_text
 from otel_scorers.span_record import SpanRecord
@@ -63,7 +63,7 @@ def one_run_per_invocation(
             # What a span around other spans too holds is theirs together, not the run's alone.
             # Of wrappers around wrappers, the innermost lends: it is nearest to the run.
             if inside.wrapper is None or inside.wrapper.span.start_ns <= empty.span.start_ns:
-                children = children if children is not None else _child_counts(by_id)
+                children = children if children is not None else child_counts(by_id.values())
                 if _only_child(inside, empty, by_id, children):
                     inside.wrapper = empty
             scopes.remove(empty, inside)
@@ -209,14 +209,6 @@ def _invoked(parts: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:
     parent_id = parts.span.parent_span_id
     parent = by_id.get(parent_id) if parent_id is not None else None
     return parts.convention.sub_run_call(parts.span, parent) is not None
-
-
-def _child_counts(by_id: Mapping[int, SpanRecord]) -> dict[int, int]:
-    children: dict[int, int] = {}
-    for span in by_id.values():
-        if span.parent_span_id is not None:
-            children[span.parent_span_id] = children.get(span.parent_span_id, 0) + 1
-    return children
 
 
 def _only_child(

@@ -16,7 +16,7 @@ from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
 from otel_scorers.model import Handoff
-from otel_scorers.runs.ancestry import MAX_DEPTH, nearest_marked
+from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
@@ -124,10 +124,7 @@ def _give_spans_around(
     }
     if not idle:
         return
-    children = dict.fromkeys(idle, 0)
-    for span in by_id.values():
-        if span.parent_span_id in children:
-            children[span.parent_span_id] += 1
+    children = child_counts(by_id.values(), of=idle)
     for parent_id, parts in idle.items():
         if children[parent_id] == 1:
             parts.around = (unroled[parent_id], by_id[parent_id])
