@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
 from otel_scorers.conventions.autogen import AutoGenConvention
-from otel_scorers.conventions.base import Convention, SpanRole
+from otel_scorers.conventions.base import Convention, Markers, SpanRole
 from otel_scorers.conventions.described import DescribedConvention, described
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
@@ -125,6 +127,10 @@ _DETECTION_VALUES: tuple[str, ...] = ()
 _ASKED_FIRST = 6
 _FIRST: tuple[tuple[Convention, Any], ...] = ()
 _REST: tuple[tuple[Convention, Any], ...] = ()
+#: The first readers' markers together (`Convention.markers`), when each of them declares its
+#: own: a span carrying none of them skips those readers, one check instead of a call to each
+#: (most spans of the readers after them, plain GenAI's above all). None: each is asked.
+_FIRST_MARKERS: Markers | None = None
 #: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
 #: repeat); past this many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's
 #: key holds them all, and flattened messages make many), each span is detected anew.
@@ -136,7 +142,7 @@ _detected: dict[tuple[Any, ...], Convention | None] = {}
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -163,6 +169,8 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
     _FIRST, _REST = _DETECTORS[:_ASKED_FIRST], _DETECTORS[_ASKED_FIRST:]
+    first_markers = [convention.markers for convention, _ in _FIRST]
+    _FIRST_MARKERS = None if None in first_markers else reduce(operator.or_, first_markers, Markers())
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
     _detected.clear()
@@ -195,10 +203,17 @@ def detect(span: SpanRecord) -> Convention | None:
         for convention, carries_markers in described:
             if carries_markers(span):
                 return convention
-    for convention, carries_markers in _FIRST:
-        if carries_markers(span):
-            return convention
     attributes = span.attributes
+    screen = _FIRST_MARKERS
+    if (
+        screen is None
+        or span.scope in screen.scopes
+        or span.name in screen.names
+        or not screen.keys.isdisjoint(attributes)
+    ):
+        for convention, carries_markers in _FIRST:
+            if carries_markers(span):
+                return convention
     if len(attributes) > _MAX_KIND_KEYS:
         return _detect_rest(span)
     kind = (span.scope, span.name, tuple(map(attributes.get, _DETECTION_VALUES)), *attributes)

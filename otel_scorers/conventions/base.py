@@ -9,7 +9,7 @@ every convention and lives in `otel_scorers.runs.run_builder` and its phases.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from otel_scorers.conventions.formats.tool_definitions import span_tool_definitions
@@ -90,6 +90,24 @@ class RunSpanContent:
     conversation_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Markers:
+    """What marks a span as a convention's when nothing else does: any of these attribute keys,
+    one of these instrumentation scopes, or one of these span names."""
+
+    keys: frozenset[str] = field(default_factory=frozenset)
+    scopes: frozenset[str] = field(default_factory=frozenset)
+    names: frozenset[str] = field(default_factory=frozenset)
+
+    def carried_by(self, span: SpanRecord) -> bool:
+        return (
+            span.scope in self.scopes or span.name in self.names or not self.keys.isdisjoint(span.attributes)
+        )
+
+    def __or__(self, other: Markers) -> Markers:
+        return Markers(self.keys | other.keys, self.scopes | other.scopes, self.names | other.names)
+
+
 class Convention(Protocol):
     """One instrumentation convention (OTel GenAI, OpenInference, ...).
 
@@ -117,6 +135,10 @@ class Convention(Protocol):
     #: attribute keys it has, they make its kind, whose convention is decided once
     #: (`conventions.detect`).
     detection_values: tuple[str, ...] = ()
+    #: The markers `detect` looks for, when they are all it looks at (`Markers.carried_by`):
+    #: a span carrying none of the first readers' markers is not asked of them one by one
+    #: (`conventions.detect`). None when `detect` reads more than markers.
+    markers: Markers | None = None
 
     def detect(self, span: SpanRecord) -> bool:
         """The span carries this convention's markers. Cheap: a few key lookups. Decided by the

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.conventions.base import Convention, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Convention, Markers, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.description import (
     ANY_VALUE,
     FIRST_VALUE,
@@ -139,6 +139,8 @@ class DescribedConvention(Convention):
         #: The instrumentation scopes it reads (none: it is found by its marker attributes).
         self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self._markers = tuple(description.marker_attributes or ())
+        # Without scopes, its marker attributes are all `detect` reads.
+        self.markers = Markers(keys=frozenset(self._markers)) if self._markers and not self._scopes else None
         self._json = description.json_values
         run = description.run
         self._run_when = _when(run.when, self._json)

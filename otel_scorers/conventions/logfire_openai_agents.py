@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Convention, Markers, Messages, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.formats.genai_events import event_list_messages, listed_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
@@ -49,8 +49,10 @@ class LogfireOpenAIAgentsConvention(Convention):
     run_start_names: tuple[str, ...] = (_RUN, _TRACE)
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
+    markers = Markers(scopes=frozenset({SCOPE}))
+
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         name = span.name

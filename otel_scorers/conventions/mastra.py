@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import Convention, Markers, Messages, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -73,8 +73,10 @@ class MastraConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ((SPAN_TYPE, "agent_run"),)
     run_start_scopes: tuple[str, ...] = (BRIDGE_SCOPE,)
 
+    markers = Markers(keys=frozenset({SPAN_TYPE}), scopes=SCOPES)
+
     def detect(self, span: SpanRecord) -> bool:
-        return SPAN_TYPE in span.attributes or span.scope in SCOPES
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         span_type = span.attributes.get(SPAN_TYPE)

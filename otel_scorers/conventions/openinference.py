@@ -20,6 +20,7 @@ from otel_scorers.conventions import ag2, autogen
 from otel_scorers.conventions.base import (
     Convention,
     Document,
+    Markers,
     ModelCall,
     RunSpanContent,
     SpanRole,
@@ -88,8 +89,10 @@ class OpenInferenceConvention(Convention):
     # when a span ends.
     run_start_scopes: tuple[str, ...] = (LANGCHAIN, LLAMA_INDEX)
 
+    markers = Markers(keys=frozenset({KIND}))
+
     def detect(self, span: SpanRecord) -> bool:
-        return KIND in span.attributes
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)

@@ -23,6 +23,7 @@ from otel_scorers.conventions.base import (
     UNNAMED_AGENT,
     Convention,
     Document,
+    Markers,
     ModelCall,
     RunSpanContent,
     SpanRole,
@@ -146,18 +147,23 @@ class OpenLLMetryConvention(Convention):
     # Its LangChain and LlamaIndex instrumentations label a run span after it started.
     run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain", _LLAMA_INDEX)
 
+    markers = Markers(
+        keys=frozenset(
+            {
+                SPAN_KIND,
+                ENTITY_NAME,
+                "traceloop.entity.path",  # LLM spans inside a traced workflow
+                "traceloop.workflow.name",
+                GEN_AI_PROMPT_0_ROLE,
+                GEN_AI_COMPLETION_0_ROLE,
+                WORKFLOW_NODES,
+            }
+        ),
+        scopes=frozenset({CREWAI_SCOPE}),  # its crew span, which is not a GenAI `invoke_agent` run
+    )
+
     def detect(self, span: SpanRecord) -> bool:
-        attributes = span.attributes
-        return (
-            SPAN_KIND in attributes
-            or ENTITY_NAME in attributes
-            or "traceloop.entity.path" in attributes  # LLM spans inside a traced workflow
-            or "traceloop.workflow.name" in attributes
-            or GEN_AI_PROMPT_0_ROLE in attributes
-            or GEN_AI_COMPLETION_0_ROLE in attributes
-            or WORKFLOW_NODES in attributes
-            or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
-        )
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes

@@ -20,6 +20,7 @@ from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import (
     NOT_CAPTURED,
     Convention,
+    Markers,
     Message,
     Messages,
     ModelCall,
@@ -60,8 +61,12 @@ class PydanticAIConvention(Convention):
     run_start_names: tuple[str, ...] = (_RUN_V2, "invoke_agent")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
+    markers = Markers(
+        keys=frozenset({ALL_MESSAGES}), scopes=frozenset({SCOPE}), names=frozenset({_RUN_V2, _TOOL_V2})
+    )
+
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         role = genai.operation_role(span)

@@ -13,7 +13,15 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.conventions.base import Convention, Message, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import (
+    Convention,
+    Markers,
+    Message,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -37,8 +45,10 @@ class VercelAIConvention(Convention):
     run_start_names: tuple[str, ...] = RUN_OPERATIONS
     run_start_markers: tuple[tuple[str, str | None], ...] = tuple((OPERATION_ID, op) for op in RUN_OPERATIONS)
 
+    markers = Markers(keys=frozenset({OPERATION_ID}), scopes=frozenset({SCOPE}))
+
     def detect(self, span: SpanRecord) -> bool:
-        return OPERATION_ID in span.attributes or span.scope == SCOPE
+        return self.markers.carried_by(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         operation = span.attributes.get(OPERATION_ID) or span.name

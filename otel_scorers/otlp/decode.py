@@ -96,9 +96,9 @@ def decode_any_value(value: AnyValue) -> Any:
     if which == "double_value":
         return value.double_value
     if which == "array_value":
-        return [decode_any_value(item) for item in value.array_value.values]
+        return [decode_any_value(item) for item in value.array_value.values[:]]
     if which == "kvlist_value":
-        return {kv.key: decode_any_value(kv.value) for kv in value.kvlist_value.values}
+        return {kv.key: decode_any_value(kv.value) for kv in value.kvlist_value.values[:]}
     if which == "bytes_value":
         return bytes(value.bytes_value)
     return None
@@ -106,7 +106,9 @@ def decode_any_value(value: AnyValue) -> Any:
 
 def attributes(kvs: Any) -> dict[str, Any]:
     converted = {}
-    for kv in kvs:
+    # Walked as a slice (a list): iterating a repeated protobuf field itself ends on an
+    # IndexError whose message upb formats, which costs as much as reading a key.
+    for kv in kvs[:]:
         value = kv.value
         # Most attribute values are non-empty strings: read first, they need no `WhichOneof`
         # (an empty string is also what every other kind of value reads as).
@@ -142,7 +144,9 @@ def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanReco
         STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else "unset",  # type: ignore[arg-type]
         status.message or None,
         attributes(span.attributes),
-        tuple(SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in events)
+        tuple(
+            SpanEvent(event.name, event.time_unix_nano, attributes(event.attributes)) for event in events[:]
+        )
         if events
         else (),
         resource,

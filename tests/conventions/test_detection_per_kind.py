@@ -78,3 +78,52 @@ def test_a_value_that_cannot_be_a_key_is_detected_without_being_remembered() -> 
         scope="list-scope",
     )
     assert convention_name(span) == "genai"
+
+
+def test_a_first_readers_scope_key_or_name_alone_claims_a_span_that_plain_genai_keys_also_mark() -> None:
+    # Plain GenAI's key on every span: without the first readers' markers it would claim them.
+    def span(name: str, scope: str, **attributes: str) -> SpanRecord:
+        return SpanRecord(
+            1, 2, None, name, attributes={GEN_AI_OPERATION_NAME: "chat", **attributes}, scope=scope
+        )
+
+    spans = [
+        span("chat", "logfire.openai_agents"),
+        span("chat", "some-scope", **{"openinference.span.kind": "LLM"}),
+        span("chat", "some-scope", **{"traceloop.entity.path": "workflow"}),
+        span("running tool", "some-scope"),
+        span("chat", "some-scope"),
+    ]
+    for _ in range(2):  # the second time from the kinds remembered
+        assert [convention_name(item) for item in spans] == [
+            "logfire_openai_agents",
+            "openinference",
+            "openllmetry",
+            "pydantic_ai",
+            "genai",
+        ]
+
+
+def test_a_users_description_read_first_claims_the_spans_its_marker_attributes_mark() -> None:
+    def span(**attributes: str) -> SpanRecord:
+        return SpanRecord(
+            1, 2, None, "chat", attributes={GEN_AI_OPERATION_NAME: "chat", **attributes}, scope="s"
+        )
+
+    try:
+        conventions.use_descriptions(
+            [
+                {
+                    "name": "acme",
+                    "marker_attributes": ["acme.kind"],
+                    "run": {"when": {"attributes": {"acme.kind": "agent"}}},
+                }
+            ]
+        )
+        for _ in range(2):
+            assert [convention_name(span(**{"acme.kind": "llm"})), convention_name(span())] == [
+                "acme",
+                "genai",
+            ]
+    finally:
+        conventions.use_descriptions(())
