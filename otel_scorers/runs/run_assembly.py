@@ -67,6 +67,43 @@ def _give_roled_spans(
     owners: dict[int, RunParts | None],
 ) -> None:
     """Each tool, model and retriever span to its nearest run."""
+    layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
+    in_model: dict[int, int | None] = {}
+    in_tool: dict[int, int | None] = {}
+    for span_id, (convention, role) in roles.items():
+        if role == "run":
+            continue
+        span = by_id[span_id]
+        parent = span.parent_span_id
+        # Most such spans sit directly in their run's span: nothing lies between to walk.
+        owner = runs.get(parent) if parent is not None else None
+        if owner is None:
+            owner = nearest_marked(parent, parents, runs, owners)
+            if owner is None:
+                continue
+            if layers is None:
+                layers = _layers(roles)
+            model_or_run, tool_or_run = layers
+            outer_model = nearest_marked(parent, parents, model_or_run, in_model) if role == "model" else None
+            if outer_model:
+                owner.model_layers.setdefault(outer_model, []).append((convention, span))
+                continue
+            outer_tool = nearest_marked(parent, parents, tool_or_run, in_tool)
+            # A model call a tool made (no agent run between) is the tool's work, not the agent's.
+            if role == "model" and outer_tool:
+                continue
+            if role == "tool" and outer_tool:
+                owner.executions.setdefault(outer_tool, []).append((convention, span))
+                continue
+        target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
+        target.append((convention, span))
+
+
+def _layers(
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+) -> tuple[dict[int, int | None], dict[int, int | None]]:
+    """The marks of the walks up from a span that is not directly in its run's span: model
+    spans and runs, tool spans and runs (a run marks where the walk ends, with no span)."""
     # A model span inside another model span of the same run is the same call seen by a lower
     # layer (a framework's LLM span over an instrumented client's): only the outer one counts.
     # So is a tool span inside another tool span: the call's execution seen by a lower layer (an
@@ -81,30 +118,7 @@ def _give_roled_spans(
         for span_id, (_, role) in roles.items()
         if role in ("tool", "run")
     }
-    in_model: dict[int, int | None] = {}
-    in_tool: dict[int, int | None] = {}
-    for span_id, (convention, role) in roles.items():
-        if role == "run":
-            continue
-        span = by_id[span_id]
-        owner = nearest_marked(span.parent_span_id, parents, runs, owners)
-        if owner is None:
-            continue
-        outer_model = (
-            nearest_marked(span.parent_span_id, parents, model_or_run, in_model) if role == "model" else None
-        )
-        if outer_model:
-            owner.model_layers.setdefault(outer_model, []).append((convention, span))
-            continue
-        outer_tool = nearest_marked(span.parent_span_id, parents, tool_or_run, in_tool)
-        # A model call a tool made (no agent run between) is the tool's work, not the agent's.
-        if role == "model" and outer_tool:
-            continue
-        if role == "tool" and outer_tool:
-            owner.executions.setdefault(outer_tool, []).append((convention, span))
-            continue
-        target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
-        target.append((convention, span))
+    return model_or_run, tool_or_run
 
 
 def _give_spans_around(
