@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import reduce
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
@@ -129,7 +127,7 @@ _FIRST: tuple[tuple[Convention, Any], ...] = ()
 _REST: tuple[tuple[Convention, Any], ...] = ()
 #: The first readers' markers together (`Convention.markers`), when each of them declares its
 #: own: a span carrying none of them skips those readers, one check instead of a call to each
-#: (most spans of the readers after them, plain GenAI's above all). None: each is asked.
+#: (most spans are of the readers after them, plain GenAI's above all). None: each is asked.
 _FIRST_MARKERS: Markers | None = None
 #: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
 #: repeat); past this many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's
@@ -169,13 +167,24 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
     _FIRST, _REST = _DETECTORS[:_ASKED_FIRST], _DETECTORS[_ASKED_FIRST:]
-    first_markers = [convention.markers for convention, _ in _FIRST]
-    _FIRST_MARKERS = None if None in first_markers else reduce(operator.or_, first_markers, Markers())
+    _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
+
+
+def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
+    """These readers' markers as one (`_FIRST_MARKERS`); None when one of them declares none."""
+    if None in markers:
+        return None
+    declared = [found for found in markers if found is not None]
+    return Markers(
+        frozenset().union(*(found.keys for found in declared)),
+        frozenset().union(*(found.scopes for found in declared)),
+        frozenset().union(*(found.names for found in declared)),
+    )
 
 
 def use_descriptions(descriptions: Sequence[ConventionDescription | Mapping[str, Any]]) -> None:
@@ -204,12 +213,13 @@ def detect(span: SpanRecord) -> Convention | None:
             if carries_markers(span):
                 return convention
     attributes = span.attributes
-    screen = _FIRST_MARKERS
+    first = _FIRST_MARKERS
+    # `Markers.carried_by`, inline: this runs for every span.
     if (
-        screen is None
-        or span.scope in screen.scopes
-        or span.name in screen.names
-        or not screen.keys.isdisjoint(attributes)
+        first is None
+        or span.scope in first.scopes
+        or span.name in first.names
+        or not attributes.keys().isdisjoint(first.keys)
     ):
         for convention, carries_markers in _FIRST:
             if carries_markers(span):

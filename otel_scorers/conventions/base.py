@@ -93,19 +93,22 @@ class RunSpanContent:
 @dataclass(frozen=True, slots=True)
 class Markers:
     """What marks a span as a convention's when nothing else does: any of these attribute keys,
-    one of these instrumentation scopes, or one of these span names."""
+    one of these instrumentation scopes, or one of these span names. A convention that declares
+    them checks the same in its `detect`, written out there because that is asked for every span
+    (tests/conventions/test_detection_per_kind.py holds the two equal)."""
 
     keys: frozenset[str] = field(default_factory=frozenset)
     scopes: frozenset[str] = field(default_factory=frozenset)
     names: frozenset[str] = field(default_factory=frozenset)
 
     def carried_by(self, span: SpanRecord) -> bool:
+        # A view of the span's keys against a set: the shorter of the two is walked (a span may
+        # carry hundreds of keys).
         return (
-            span.scope in self.scopes or span.name in self.names or not self.keys.isdisjoint(span.attributes)
+            span.scope in self.scopes
+            or span.name in self.names
+            or not span.attributes.keys().isdisjoint(self.keys)
         )
-
-    def __or__(self, other: Markers) -> Markers:
-        return Markers(self.keys | other.keys, self.scopes | other.scopes, self.names | other.names)
 
 
 class Convention(Protocol):

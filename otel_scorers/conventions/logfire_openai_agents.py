@@ -52,7 +52,7 @@ class LogfireOpenAIAgentsConvention(Convention):
     markers = Markers(scopes=frozenset({SCOPE}))
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        return span.scope == SCOPE
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         name = span.name

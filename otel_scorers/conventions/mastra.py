@@ -76,7 +76,7 @@ class MastraConvention(Convention):
     markers = Markers(keys=frozenset({SPAN_TYPE}), scopes=SCOPES)
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        return SPAN_TYPE in span.attributes or span.scope in SCOPES
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         span_type = span.attributes.get(SPAN_TYPE)

@@ -92,7 +92,7 @@ class OpenInferenceConvention(Convention):
     markers = Markers(keys=frozenset({KIND}))
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        return KIND in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)

@@ -76,6 +76,8 @@ SPAN_KIND = "traceloop.span.kind"
 
 
 ENTITY_NAME = "traceloop.entity.name"
+#: On LLM spans inside a traced workflow.
+ENTITY_PATH, WORKFLOW_NAME = "traceloop.entity.path", "traceloop.workflow.name"
 
 
 ENTITY_INPUT = "traceloop.entity.input"
@@ -152,8 +154,8 @@ class OpenLLMetryConvention(Convention):
             {
                 SPAN_KIND,
                 ENTITY_NAME,
-                "traceloop.entity.path",  # LLM spans inside a traced workflow
-                "traceloop.workflow.name",
+                ENTITY_PATH,
+                WORKFLOW_NAME,
                 GEN_AI_PROMPT_0_ROLE,
                 GEN_AI_COMPLETION_0_ROLE,
                 WORKFLOW_NODES,
@@ -163,7 +165,17 @@ class OpenLLMetryConvention(Convention):
     )
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        attributes = span.attributes
+        return (
+            SPAN_KIND in attributes
+            or ENTITY_NAME in attributes
+            or ENTITY_PATH in attributes
+            or WORKFLOW_NAME in attributes
+            or GEN_AI_PROMPT_0_ROLE in attributes
+            or GEN_AI_COMPLETION_0_ROLE in attributes
+            or WORKFLOW_NODES in attributes
+            or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
+        )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes

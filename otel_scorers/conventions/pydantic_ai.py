@@ -66,7 +66,7 @@ class PydanticAIConvention(Convention):
     )
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        return span.scope == SCOPE or ALL_MESSAGES in span.attributes or span.name in (_RUN_V2, _TOOL_V2)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         role = genai.operation_role(span)

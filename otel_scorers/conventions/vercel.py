@@ -48,7 +48,7 @@ class VercelAIConvention(Convention):
     markers = Markers(keys=frozenset({OPERATION_ID}), scopes=frozenset({SCOPE}))
 
     def detect(self, span: SpanRecord) -> bool:
-        return self.markers.carried_by(span)
+        return OPERATION_ID in span.attributes or span.scope == SCOPE
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         operation = span.attributes.get(OPERATION_ID) or span.name

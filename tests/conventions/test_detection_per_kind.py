@@ -35,6 +35,31 @@ def test_every_fixture_span_is_detected_as_a_fresh_detection_would() -> None:
             assert conventions.detect(span) is fresh, (span.scope, span.name, dict(span.attributes))
 
 
+def test_each_readers_detect_finds_the_markers_it_declares_on_every_fixture_span() -> None:
+    problems: list[InputProblem] = []
+    spans = [
+        span
+        for path in sorted(TRACES.glob("*/*.json"))
+        if not path.name.endswith(".truth.json")
+        for span in read_spans(path, problems)
+    ]
+    declaring = [convention for convention in conventions.SHIPPED if convention.markers is not None]
+    assert len(declaring) >= 6
+    for convention in declaring:
+        markers = convention.markers
+        assert markers is not None
+        # Each marker alone, on a span carrying nothing else, is found by `detect` too.
+        alone = [SpanRecord(1, 2, None, "x", attributes={key: "v"}, scope="s") for key in markers.keys]
+        alone += [SpanRecord(1, 2, None, "x", scope=scope) for scope in markers.scopes]
+        alone += [SpanRecord(1, 2, None, name, scope="s") for name in markers.names]
+        for span in [*spans, *alone]:
+            assert convention.detect(span) == markers.carried_by(span), (
+                convention.name,
+                span.scope,
+                span.name,
+            )
+
+
 def test_spans_that_differ_only_in_a_declared_value_are_kinds_of_their_own() -> None:
     def chat(system: str) -> SpanRecord:
         return SpanRecord(
