@@ -1,7 +1,8 @@
 """A run as run building assembles it: its span and the spans that belong to it (`RunParts`).
 
 `content_of` is what the run span says of the run, with what the spans around and inside it add:
-the name a parent gives it, the name any convention's keys give it, its steps' request and answer.
+the name a parent gives it, the name any convention's keys give it, the name the agent span
+wrapping it gives when the run span names it only by its own name, its steps' request and answer.
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ class RunParts:
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)
-    #: `content_of` as last read, with the name and the number of steps it was read with: the
-    #: rules ask it often, and it changes only when a name is given or steps are added.
-    read: tuple[str | None, int, RunSpanContent] | None = None
+    #: `content_of` as last read, with the name, the number of steps and the wrapper it was read
+    #: with: the rules ask it often, and it changes only when a name, steps or a wrapper are given.
+    read: tuple[str | None, int, RunParts | None, RunSpanContent] | None = None
 
 
 def agent_name_of(parts: RunParts) -> str | None:
@@ -63,11 +64,25 @@ def agent_name_of(parts: RunParts) -> str | None:
 def content_of(parts: RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
     read = parts.read
-    if read is not None and read[0] == parts.given_name and read[1] == len(parts.steps):
-        return read[2]
+    if (
+        read is not None
+        and read[0] == parts.given_name
+        and read[1] == len(parts.steps)
+        and read[2] is parts.wrapper
+    ):
+        return read[3]
     content = _content_of(parts)
-    parts.read = (parts.given_name, len(parts.steps), content)
+    parts.read = (parts.given_name, len(parts.steps), parts.wrapper, content)
     return content
+
+
+def _wrapper_name(wrapper: RunParts) -> str | None:
+    """The name the agent span wrapping a run gives its agent, unless it is only that span's own
+    name: an invocation's agent named by one layer (autogen-core's `invoke_agent weather_agent`)
+    names the run a tracer of any code named after the method it traced inside it
+    (`weather_agent.on_messages`)."""
+    name = agent_name_of(wrapper)
+    return name if name != wrapper.span.name else None
 
 
 def _content_of(parts: RunParts) -> RunSpanContent:
@@ -76,6 +91,8 @@ def _content_of(parts: RunParts) -> RunSpanContent:
         content = replace(content, agent_name=parts.given_name)
     else:
         name = agent_name(parts.span, content.agent_name)
+        if name is not None and name == parts.span.name and parts.wrapper is not None:
+            name = _wrapper_name(parts.wrapper) or name
         if name != content.agent_name:
             content = replace(content, agent_name=name)
     if not parts.steps or (

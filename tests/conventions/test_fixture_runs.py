@@ -41,7 +41,6 @@ PENDING: dict[str, str] = {
     "openllmetry-haystack": "OpenLLMetry's Haystack spans are not read as runs yet",
     "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
     "call is a trace of its own, and the agent's name is nowhere in it",
-    "mlflow-autogen": "MLflow's AutoGen spans name the run by the method traced and hold a response object",
     "openlit-ag2": "OpenLIT's AG2 spans are not read as runs yet",
 }
 

@@ -1,14 +1,18 @@
 """What AutoGen writes the same whichever instrumentation records it (its model messages, its
-AgentChat messages, an agent's `Response`) is read by the shared rules, on traces captured from
-real packages
+AgentChat messages, an agent's `Response`) is read by the shared rules, and a run named only by
+its own span takes the name of the agent span wrapping it, on traces captured from real packages
 (tests/fixtures/traces/mlflow-autogen: MLflow's AutoGen autolog beside autogen-core's own spans)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from otel_scorers import conventions
 from otel_scorers.conventions.formats.genai_events import listed_messages
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
@@ -72,3 +76,37 @@ def test_an_autogen_agent_s_response_answers_with_its_chat_message() -> None:
     (run,) = runs_of("no_tool")
     assert (run.input, run.output) == ("Say hello in French.", "Bonjour !")
     assert run.text_sources["output"] == FROM_STRUCTURE
+
+
+def test_mlflow_names_an_autogen_agent_s_turn_after_the_agent_not_the_method_it_traced() -> None:
+    (run,) = runs_of("tool_then_answer")
+    assert (run.agent_name, run.output) == ("weather_agent", "It is sunny and 21°C in Paris.")
+
+
+#: MLflow's spans described as a user who knows nothing of AutoGen would: an AGENT span is a run,
+#: named by its span's name (`weather_agent.on_messages`).
+_BY_SPAN_NAME = {
+    "name": "traced-methods",
+    "scope": "mlflow.tracing.provider",
+    "json_values": True,
+    "run": {
+        "when": {"attributes": {"mlflow.spanType": "AGENT"}},
+        "agent_name": {"span": "name"},
+        "input": "mlflow.spanInputs",
+        "output": "mlflow.spanOutputs",
+    },
+}
+
+
+@pytest.fixture
+def described_by_span_name() -> Iterator[None]:
+    conventions.use_descriptions([_BY_SPAN_NAME])
+    yield
+    conventions.use_descriptions(())
+
+
+@pytest.mark.usefixtures("described_by_span_name")
+def test_a_run_named_only_by_its_span_takes_the_name_of_the_agent_span_wrapping_it() -> None:
+    # autogen-core's `invoke_agent weather_agent` wraps the traced `weather_agent.on_messages`.
+    (run,) = runs_of("tool_then_answer")
+    assert (run.convention, run.agent_name) == ("traced-methods", "weather_agent")
