@@ -176,12 +176,7 @@ class OpenInferenceConvention(Convention):
             result = decode_json(message.get("content"))
         else:
             result = decode_json(result)
-        succeeded = None
-        if span.scope == ag2.SCOPE:
-            result, succeeded = ag2.tool_result(result)
         state, error = tool_state(span, result)
-        if state == "ok" and succeeded is False:
-            state, error = "error", str(result)
         if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         if state == "ok" and failed:

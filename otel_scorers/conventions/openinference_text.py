@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions import ag2, autogen
+from otel_scorers.conventions import autogen
 from otel_scorers.conventions.base import (
     Message,
     Messages,
@@ -141,7 +141,7 @@ def tool_arguments(span: SpanRecord, value: Any) -> Any:
         return dict(decoded["kwargs"])  # recorded as {"args", "kwargs", ...} / {"kwargs"}
     if span.scope == BEEAI and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
         return decoded.get("input")  # BeeAI records a tool's run(input, options)
-    return ag2.tool_arguments(decoded) if span.scope == ag2.SCOPE else decoded
+    return decoded
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
