@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.model import Handoff, ToolCall
-from otel_scorers.runs.agent_names import agent_name
+from otel_scorers.runs.agent_names import agent_name, named_by_keys
 from otel_scorers.span_record import SpanRecord
 
 
@@ -52,9 +52,9 @@ class RunParts:
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)
-    #: `content_of` as last read, with the name, the number of steps and the wrapper it was read
-    #: with: the rules ask it often, and it changes only when a name, steps or a wrapper are given.
-    read: tuple[str | None, int, RunParts | None, RunSpanContent] | None = None
+    #: `content_of` as last read, with the name and the number of steps it was read with: the
+    #: rules ask it often, and it changes only when a name is given or steps are added.
+    read: tuple[str | None, int, RunSpanContent] | None = None
 
 
 def agent_name_of(parts: RunParts) -> str | None:
@@ -64,25 +64,18 @@ def agent_name_of(parts: RunParts) -> str | None:
 def content_of(parts: RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
     read = parts.read
-    if (
-        read is not None
-        and read[0] == parts.given_name
-        and read[1] == len(parts.steps)
-        and read[2] is parts.wrapper
-    ):
-        return read[3]
-    content = _content_of(parts)
-    parts.read = (parts.given_name, len(parts.steps), parts.wrapper, content)
+    if read is not None and read[0] == parts.given_name and read[1] == len(parts.steps):
+        content = read[2]
+    else:
+        content = _content_of(parts)
+        parts.read = (parts.given_name, len(parts.steps), content)
+    if parts.wrapper is not None and parts.given_name is None and content.agent_name == parts.span.name:
+        # Given a wrapper once the run was read: its name, if it has one, is kept with the rest.
+        name = named_by_keys(parts.wrapper.span)
+        if name is not None:
+            content = replace(content, agent_name=name)
+            parts.read = (parts.given_name, len(parts.steps), content)
     return content
-
-
-def _wrapper_name(wrapper: RunParts) -> str | None:
-    """The name the agent span wrapping a run gives its agent, unless it is only that span's own
-    name: an invocation's agent named by one layer (autogen-core's `invoke_agent weather_agent`)
-    names the run a tracer of any code named after the method it traced inside it
-    (`weather_agent.on_messages`)."""
-    name = agent_name_of(wrapper)
-    return name if name != wrapper.span.name else None
 
 
 def _content_of(parts: RunParts) -> RunSpanContent:
@@ -91,8 +84,6 @@ def _content_of(parts: RunParts) -> RunSpanContent:
         content = replace(content, agent_name=parts.given_name)
     else:
         name = agent_name(parts.span, content.agent_name)
-        if name is not None and name == parts.span.name and parts.wrapper is not None:
-            name = _wrapper_name(parts.wrapper) or name
         if name != content.agent_name:
             content = replace(content, agent_name=name)
     if not parts.steps or (
