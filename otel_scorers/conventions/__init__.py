@@ -217,9 +217,9 @@ def detect(span: SpanRecord) -> Convention | None:
     # `Markers.carried_by`, inline: this runs for every span.
     if (
         first is None
+        or not attributes.keys().isdisjoint(first.keys)  # keys mark most of the first readers' spans
         or span.scope in first.scopes
         or span.name in first.names
-        or not attributes.keys().isdisjoint(first.keys)
     ):
         for convention, carries_markers in _FIRST:
             if carries_markers(span):
