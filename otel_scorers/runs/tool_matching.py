@@ -23,7 +23,7 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.frameworks import Framework, framework_of, sent_back_error
+from otel_scorers.conventions.frameworks import Framework, framework_of_call, sent_back_error
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
@@ -93,9 +93,12 @@ def _tool_call(
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
     framework (`Framework.loop_tools`). A call whose execution failed
     failed, though the caller's span may not say so (an MCP server's error, which the calling
-    framework hands the model as a result)."""
+    framework hands the model as a result). Named, and its arguments read, as its framework calls
+    it (`Framework.as_called`: Semantic Kernel's `{plugin}-{function}`)."""
     call = convention.tool_call(span)
-    framework = framework_of(span)
+    framework = framework_of_call(span, call)
+    if framework is not None:
+        call = framework.as_called(call)
     result = _returned(call, framework)
     if result is not call.result:
         call = replace(call, result=result)

@@ -18,6 +18,16 @@ from otel_scorers.span_record import SpanRecord
 
 #: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
 METADATA = "metadata"
+#: The keys of LangChain's metadata that say what a span is in an agent graph: the agent's name
+#: (`lc_agent_name`), the integration that made the graph (`ls_integration`), and the graph's node
+#: a span runs in (`langgraph_node`). Instrumentations that flatten the metadata write each under
+#: a prefix of their own (`langfuse.observation.metadata.lc_agent_name`,
+#: `traceloop.association.properties.langgraph_node`).
+GRAPH_KEYS = ("lc_agent_name", "ls_integration", "langgraph_node")
+_FLAT_SUFFIXES = tuple(f".{key}" for key in GRAPH_KEYS)
+#: A flattened key under this part names the trace's metadata (Langfuse's `langfuse.trace.metadata.*`,
+#: the root's, copied onto every span), not the span's.
+_TRACE_PART = ".trace."
 #: `ls_integration` values of an agent graph (LangGraph, `create_agent`) in LangChain's metadata.
 LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
@@ -120,9 +130,24 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
 
 
 def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
-    """The LangChain metadata the span holds (`metadata`, JSON), empty when it holds none."""
-    metadata = decode_json(span.attributes.get(METADATA))
-    return metadata if isinstance(metadata, Mapping) else {}
+    """The LangChain metadata the span holds, wherever its instrumentation keeps it: one JSON
+    `metadata` attribute (OpenInference, MLflow), else the keys of `GRAPH_KEYS` flattened under
+    a prefix (Langfuse, OpenLLMetry; each value plain or JSON); empty when it holds none."""
+    attributes = span.attributes
+    metadata = decode_json(attributes.get(METADATA))
+    if isinstance(metadata, Mapping):
+        return metadata
+    return _flattened(attributes)
+
+
+def _flattened(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `GRAPH_KEYS` an instrumentation flattened into attributes of their own, the span's
+    (not the trace's)."""
+    found: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key.endswith(_FLAT_SUFFIXES) and _TRACE_PART not in key:
+            found[key[key.rindex(".") + 1 :]] = decode_json(value)
+    return found
 
 
 def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
@@ -134,13 +159,21 @@ def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
     return metadata.get("ls_integration") in LANGGRAPH_INTEGRATIONS and "langgraph_node" not in metadata
 
 
+def is_graph_node(metadata: Mapping[str, Any], span_name: str) -> bool:
+    """LangChain's metadata marks the span as one of a graph's nodes (`langgraph_node`, such as a
+    `create_agent` graph's `model` and `tools`), not as an agent graph whose name it is."""
+    return "langgraph_node" in metadata and metadata.get("lc_agent_name") != span_name
+
+
 def marks_agent_graph(span: SpanRecord) -> bool:
     """The span is an agent graph by its LangChain metadata, whichever instrumentation recorded it
-    without marking it an agent (MLflow's CHAIN spans). Cheap for every other span: one lookup and
-    a substring test before any decoding."""
+    without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations). Cheap for
+    every other span: one lookup and a substring test before any decoding, or, without a
+    `metadata` attribute, a test of each key's ending."""
     raw = span.attributes.get(METADATA)
     if raw is None:
-        return False
+        flattened = _flattened(span.attributes)
+        return bool(flattened) and is_agent_graph(flattened, span.name)
     if isinstance(raw, str) and (
         ("ls_integration" not in raw and "lc_agent_name" not in raw)
         # A graph's node, unless the agent's name is the node's: not a graph of its own.
