@@ -165,22 +165,17 @@ class OpenInferenceConvention(Convention):
             name = handoff_tool_name(self.handoff_target(span) or "")
         arguments = tool_arguments(span, attributes.get("input.value"))
         result = content_value(attributes.get("output.value"))
-        message = langchain.tool_message(result)
         failed = False
         if span.scope == LLAMA_INDEX:
             result, failed = llamaindex.tool_output(result)
-        elif message is not None:
-            call_id = call_id or as_str(message.get("tool_call_id"))
-            result = decode_json(message.get("content"))
         else:
+            # A LangChain ToolMessage is read as the tool's result by every reader (`runs.tool_matching`).
             result = decode_json(result)
         succeeded = None
         if span.scope == ag2.SCOPE:
             result, succeeded = ag2.tool_result(result)
         state, error = tool_state(span, result)
         if state == "ok" and succeeded is False:
-            state, error = "error", str(result)
-        if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         if state == "ok" and failed:
             state, error = "error", str(result)

@@ -138,6 +138,9 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)
     if not isinstance(value, Mapping):
         return _NOT_A_FORM
+    given = langchain.callback_value(value)
+    if given is not None:  # what LangChain's callbacks were given: the chain's input or output
+        return _reduce(given, side, steps, depth + 1)
     messages = langchain.messages_of(value) if isinstance(value.get("messages"), list) else None
     if messages is not None:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)

@@ -13,10 +13,12 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats import llamaindex
+from otel_scorers.conventions.formats import langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
+    result_error_text,
+    result_has_error,
     tool_call_parts,
     tool_response_parts,
     tool_response_value,
@@ -95,7 +97,7 @@ def _tool_call(
     failed, though the caller's span may not say so (an MCP server's error, which the calling
     framework hands the model as a result). Named, and its arguments read, as its framework calls
     it (`Framework.as_called`: Semantic Kernel's `{plugin}-{function}`)."""
-    call = convention.tool_call(span)
+    call = _langchain_recorded(convention.tool_call(span))
     framework = framework_of_call(span, call)
     if framework is not None:
         call = framework.as_called(call)
@@ -110,6 +112,35 @@ def _tool_call(
                 break
     loop_tool = framework is not None and call.name in framework.loop_tools
     return call, handed_off or convention.internal_tool(span) or loop_tool
+
+
+def _langchain_recorded(call: ToolCall) -> ToolCall:
+    """The call as the tool saw it when its span recorded what LangChain's callbacks pass, whichever
+    reader claimed it: the arguments of a tool's start (`{"input_str", "inputs", "kwargs"}`), and a
+    result that is a ToolMessage in any of its serialised shapes (`langchain.tool_message`): its
+    content, the call id it answers, and a failure when its `status` is `error`."""
+    arguments, result = call.arguments, call.result
+    started = langchain.tool_start(arguments) if isinstance(arguments, dict) else None
+    message = (
+        langchain.tool_message(result)
+        if isinstance(result, dict) or (isinstance(result, str) and "tool_call_id" in result)
+        else None
+    )
+    if started is None and message is None:
+        return call
+    call_id = call.call_id
+    if started is not None:
+        arguments, call_id = started[0], call_id or started[1]
+    state, error = call.state, call.error
+    if message is not None:
+        result = decode_json(message.get("content"))
+        found_id = message.get("tool_call_id")
+        call_id = call_id or (found_id if isinstance(found_id, str) else None)
+        if state == "ok" and message.get("status") == "error":
+            state, error = "error", str(result)
+        elif state == "ok" and result_has_error(result):
+            state, error = "result_error", result_error_text(result)
+    return replace(call, call_id=call_id, arguments=arguments, result=result, state=state, error=error)
 
 
 def _returned(call: ToolCall, framework: Framework | None) -> Any:

@@ -6,15 +6,19 @@ removed), and must yield the same runs, wherever the framework's own facts are i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from otel_scorers import conventions
 from otel_scorers.conventions.frameworks import framework_name
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+
+from ..conventions.test_fixture_runs import assert_runs_match
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 #: A span as OTLP/JSON has it, with its scope's name; changed in place.
@@ -109,3 +113,43 @@ def test_a_call_carrying_semantic_kernels_added_argument_is_its_whatever_the_sco
     path = rewritten("semantic-kernel", "agent_as_plugin", renamed_scope("acme.tracer"), tmp_path)
     _, inner = read(path)
     assert [(call.name, call.arguments) for call in inner.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+
+#: OpenLLMetry's keys as a user who knows nothing of LangChain would describe them: which spans
+#: are runs and tools, and which attributes hold their input and output.
+TRACELOOP_KEYS_ONLY = """
+- name: traceloop-keys
+  marker_attributes: [traceloop.span.kind]
+  run:
+    when: {attributes: {traceloop.span.kind: [workflow, agent]}}
+    agent_name: [traceloop.entity.name, {span: name}]
+    input: traceloop.entity.input
+    output: traceloop.entity.output
+  tool:
+    when: {attributes: {traceloop.span.kind: tool}}
+    name: [traceloop.entity.name, {span: name}]
+    arguments: traceloop.entity.input
+    result: traceloop.entity.output
+"""
+
+
+@pytest.fixture
+def traceloop_keys_only() -> Iterator[None]:
+    conventions.use_descriptions(yaml.safe_load(TRACELOOP_KEYS_ONLY))
+    yield
+    conventions.use_descriptions(())
+
+
+@pytest.mark.usefixtures("traceloop_keys_only")
+@pytest.mark.parametrize("scenario", scenarios("langgraph-openllmetry"))
+def test_what_langchains_callbacks_were_given_is_read_by_a_description_that_knows_only_the_keys(
+    scenario: str,
+) -> None:
+    # The recorded callback arguments are LangChain's, not the instrumentation's: a chain's start
+    # `{"inputs": {"messages": [...]}, "tags", "metadata", "kwargs"}` and end `{"outputs": ...}`,
+    # a tool's start `{"input_str", "inputs", "kwargs": {"tool_call_id"}}`, its ToolMessage dump
+    # `{"output": {"lc": 1, ..., "kwargs": {"content", "tool_call_id", "status"}}}`.
+    truth_path = TRACES / "langgraph-openllmetry" / f"{scenario}.truth.json"
+    runs = read(truth_path.with_name(f"{scenario}.json"))
+    assert {run.convention for run in runs} == {"traceloop-keys"}
+    assert_runs_match(json.loads(truth_path.read_text()), "langgraph-openllmetry", runs)

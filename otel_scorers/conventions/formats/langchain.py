@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.messages import decode_json, python_literal
 from otel_scorers.span_record import SpanRecord
 
 #: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
@@ -127,6 +127,37 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
     if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
         return None
     return fields[1]
+
+
+#: What LangChain's callbacks are given beside a chain's input (`on_chain_start`) or output
+#: (`on_chain_end`), which an instrumentation recording the callback's arguments keeps with it.
+_CALLBACK_KEYS = frozenset({"tags", "metadata", "kwargs"})
+
+
+def callback_value(value: Mapping[str, Any]) -> Any:
+    """The input or output of a chain (a graph's state) in what LangChain's callbacks were given
+    for its start or end, as an instrumentation recorded them (`{"inputs": ..., "tags",
+    "metadata", "kwargs"}`, `{"outputs": ..., "kwargs"}`); None for any other value."""
+    for key in ("inputs", "outputs"):
+        if key in value and all(other == key or other in _CALLBACK_KEYS for other in value):
+            return value[key]
+    return None
+
+
+def tool_start(value: Any) -> tuple[Any, str | None] | None:
+    """(arguments, call id) of what LangChain's callback gives a tool's start, as an instrumentation
+    records it: `{"input_str": repr(args), "inputs": args, "kwargs": {"tool_call_id"}, ...}`; None
+    for any other value."""
+    if not isinstance(value, Mapping) or "input_str" not in value:
+        return None
+    kwargs = value.get("kwargs")
+    call_id = kwargs.get("tool_call_id") if isinstance(kwargs, Mapping) else None
+    call_id = call_id if isinstance(call_id, str) else None
+    inputs = value.get("inputs")
+    if isinstance(inputs, Mapping) and inputs:
+        return dict(inputs), call_id
+    input_str = value.get("input_str")
+    return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
 
 
 def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
