@@ -84,13 +84,12 @@ class Framework:
         return tuple(replace(tool, name=rename(tool.name)) for tool in tools)
 
 
-def _adds_to(arguments: Any, framework: Framework) -> TypeGuard[Mapping[str, Any]]:
-    """The call's arguments hold one the framework added, left unset (null)."""
-    return (
-        bool(framework.added_arguments)
-        and isinstance(arguments, Mapping)
-        and any(key in arguments and arguments[key] is None for key in framework.added_arguments)
-    )
+def _adds_to(arguments: Any, framework: Framework) -> TypeGuard[dict[str, Any]]:
+    """The call's arguments (decoded JSON: a dict) hold one the framework added, left unset (null)."""
+    added = framework.added_arguments
+    if not added or not isinstance(arguments, dict) or added.isdisjoint(arguments):
+        return False
+    return any(key in arguments and arguments[key] is None for key in framework.added_arguments)
 
 
 FRAMEWORKS: Mapping[str, Framework] = {
@@ -129,7 +128,7 @@ def framework_of_call(span: SpanRecord, call: ToolCall) -> Framework | None:
     """The framework of a tool call: its span's scope's, else the one whose added argument the
     call carries (`Framework.added_arguments`: specific enough to name it)."""
     framework = framework_of(span)
-    if framework is not None or not isinstance(call.arguments, Mapping):
+    if framework is not None or not isinstance(call.arguments, dict):
         return framework
     for adding in _ADDING:
         if _adds_to(call.arguments, adding):

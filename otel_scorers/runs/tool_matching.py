@@ -118,16 +118,24 @@ def _tool_call(
     return call, handed_off or convention.internal_tool(span) or loop_tool
 
 
+#: The keys one of which a serialised ToolMessage has at its top (`langchain.tool_message`).
+_MESSAGE_KEYS = frozenset({"tool_call_id", "data", "kwargs", "output"})
+
+
 def _langchain_recorded(call: ToolCall) -> ToolCall:
     """The call as the tool saw it when its span recorded what LangChain's callbacks pass, whichever
     reader claimed it: the arguments of a tool's start (`{"input_str", "inputs", "kwargs"}`), and a
     result that is a ToolMessage in any of its serialised shapes (`langchain.tool_message`): its
     content, the call id it answers, and a failure when its `status` is `error`."""
     arguments, result = call.arguments, call.result
-    started = langchain.tool_start(arguments) if isinstance(arguments, dict) else None
+    # Decoded JSON is a dict: the cheap checks first, for the many calls that are not LangChain's.
+    started = (
+        langchain.tool_start(arguments) if isinstance(arguments, dict) and "input_str" in arguments else None
+    )
     message = (
         langchain.tool_message(result)
-        if isinstance(result, dict) or (isinstance(result, str) and "tool_call_id" in result)
+        if (isinstance(result, dict) and not _MESSAGE_KEYS.isdisjoint(result))
+        or (isinstance(result, str) and "tool_call_id" in result)
         else None
     )
     if started is None and message is None:

@@ -9,7 +9,7 @@ form (`{"name", "args"}`) or the chat-completions one (`{"function": {"name", "a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message
@@ -25,12 +25,16 @@ METADATA = "metadata"
 #: a prefix of their own (`langfuse.observation.metadata.lc_agent_name`,
 #: `traceloop.association.properties.langgraph_node`).
 GRAPH_KEYS = ("lc_agent_name", "ls_integration", "langgraph_node")
-_FLAT_SUFFIXES = tuple(f".{key}" for key in GRAPH_KEYS)
+#: Each of `GRAPH_KEYS` as the end of a flattened key, among attribute keys joined by newlines.
+_FLAT_ENDINGS = tuple((key, f".{key}\n") for key in GRAPH_KEYS)
 #: A flattened key under this part names the trace's metadata (Langfuse's `langfuse.trace.metadata.*`,
 #: the root's, copied onto every span), not the span's.
 _TRACE_PART = ".trace."
+_NONE: Mapping[str, Any] = {}
 #: `ls_integration` values of an agent graph (LangGraph, `create_agent`) in LangChain's metadata.
 LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
+#: The same, as a flattened key's value: plain, or JSON text (Langfuse's).
+_INTEGRATION_TEXTS = LANGGRAPH_INTEGRATIONS | {f'"{value}"' for value in LANGGRAPH_INTEGRATIONS}
 
 _ROLES = {
     "human": "user",
@@ -176,11 +180,24 @@ def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
 def _flattened(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
     """The `GRAPH_KEYS` an instrumentation flattened into attributes of their own, the span's
     (not the trace's)."""
-    found: dict[str, Any] = {}
-    for key, value in attributes.items():
-        if key.endswith(_FLAT_SUFFIXES) and _TRACE_PART not in key:
-            found[key[key.rindex(".") + 1 :]] = decode_json(value)
-    return found
+    found = {key: decode_json(attributes[flat]) for key, flat in _flat_keys("\n".join(attributes))}
+    return found or _NONE
+
+
+def _flat_keys(joined: str) -> Iterator[tuple[str, str]]:
+    """(LangChain's key, the attribute key) of each flattened key among the span's attribute keys
+    joined by newlines, the span's (not the trace's). Asked of spans of every instrumentation: the
+    keys are searched in C (`str.find`), and only those that end so are read."""
+    if ".lc_agent_name" not in joined and ".ls_integration" not in joined and ".langgraph_node" not in joined:
+        return
+    text = joined + "\n"
+    for key, ending in _FLAT_ENDINGS:
+        end = text.find(ending)
+        while end != -1:
+            flat = text[text.rfind("\n", 0, end) + 1 : end + len(ending) - 1]
+            if _TRACE_PART not in flat:
+                yield key, flat
+            end = text.find(ending, end + 1)
 
 
 def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
@@ -203,10 +220,10 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations). Cheap for
     every other span: one lookup and a substring test before any decoding, or, without a
     `metadata` attribute, a test of each key's ending."""
-    raw = span.attributes.get(METADATA)
+    attributes = span.attributes
+    raw = attributes.get(METADATA)
     if raw is None:
-        flattened = _flattened(span.attributes)
-        return bool(flattened) and is_agent_graph(flattened, span.name)
+        return _flattened_marks_graph(attributes, span.name)
     if isinstance(raw, str) and (
         ("ls_integration" not in raw and "lc_agent_name" not in raw)
         # A graph's node, unless the agent's name is the node's: not a graph of its own.
@@ -214,6 +231,29 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     ):
         return False
     return is_agent_graph(span_metadata(span), span.name)
+
+
+def _flattened_marks_graph(attributes: Mapping[str, Any], name: str) -> bool:
+    """`marks_agent_graph` of metadata flattened into keys of their own, with the raw text's
+    tests made first on the keys joined (a key that can mark a graph; for a graph's node, a value
+    that is the span's name, plain or JSON), then on the few keys that end so, undecoded."""
+    joined = "\n".join(attributes)
+    if ".lc_agent_name" not in joined and ".ls_integration" not in joined:
+        return False
+    if ".langgraph_node" in joined:
+        values = attributes.values()
+        if name not in values and f'"{name}"' not in values:
+            return False
+    named = integration = node = False
+    for key, flat in _flat_keys(joined):
+        value = attributes[flat]
+        if key == "langgraph_node":
+            node = True
+        elif key == "lc_agent_name":
+            named = value == name or value == f'"{name}"'
+        else:
+            integration = value in _INTEGRATION_TEXTS
+    return named or (integration and not node)
 
 
 def _names_agent(raw: str, name: str) -> bool:
