@@ -136,3 +136,24 @@ def test_an_agent_run_as_a_tool_returned_the_answer_the_model_was_sent_not_its_w
         ("weather_agent", "Sunny and 21°C in Paris.")
     ]
     assert inner.output == "Sunny and 21°C in Paris."
+
+
+def test_haystack_s_spans_are_read_under_a_tracer_of_any_scope_by_the_tags_haystack_writes() -> None:
+    # MLflow's Haystack autolog records Haystack's own spans (the same names and tags) under its
+    # scope `mlflow.haystack.autolog`, each span exported twice.
+    assert span_attribute(
+        "mlflow-haystack", "tool_then_answer", "haystack.agent.run", "mlflow.traceRequestId"
+    )
+    (run,) = runs_of("mlflow-haystack", "tool_then_answer")
+    assert (run.convention, run.agent_name) == ("haystack", "Agent")
+    assert (run.input, run.output) == ("What is the weather in Paris?", "It is sunny and 21°C in Paris.")
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
+    ]
+    # Two calls of the scripted model (20 prompt and 10 completion tokens each), each counted once.
+    assert (run.models, run.usage.input_tokens, run.usage.output_tokens) == (("gpt-4o-mini",), 40, 20)
+    # The pipeline's component span around an agent names it, whatever the tracer's scope.
+    assert [run.agent_name for run in runs_of("mlflow-haystack", "two_agents_in_pipeline")] == [
+        "weather_agent",
+        "time_agent",
+    ]
