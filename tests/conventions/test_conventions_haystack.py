@@ -37,6 +37,22 @@ def test_text_that_is_not_a_chat_message_reads_as_nothing() -> None:
     assert not haystack.messages(["ChatMessage(oops", TOOL_RESULT]).captured
 
 
+def test_a_whole_input_written_as_its_repr_reads_its_messages_never_runs_code_and_stays_bounded() -> None:
+    ran: list[str] = []
+    globals()["record"] = ran.append
+    user = (
+        "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='hi')], _name=None, _meta={})"
+    )
+    tool = "AgentTool(name='helper', function=<function ComponentTool.__init__.<locals>.invoke at 0x7f3c>)"
+    found = haystack.repr_messages(f"{{'messages': [{user}, {TOOL_RESULT}], 'tools': [{tool}]}}")
+    assert [message["role"] for message in found.items] == ["user", "tool"]
+    assert not haystack.repr_messages(f"{{'messages': [{user}], 'tools': [record('ran')]}}").captured
+    assert ran == []
+    # A message that is not certainly one, or text past the bound, is not read at all.
+    assert not haystack.repr_messages(f"{{'messages': [{user}, 'ChatMessage(oops']}}").captured
+    assert not haystack.repr_messages(f"{{'messages': [{user}], 'pad': '{'x' * 20_000}'}}").captured
+
+
 def test_a_pipeline_names_the_component_whose_inputs_or_outputs_are_the_runs_and_never_guesses() -> None:
     question = {"messages": ["ChatMessage(...question...)"]}
     run_input = {**question, "streaming_callback": None}
