@@ -46,7 +46,10 @@ def test_a_whole_input_written_as_its_repr_reads_its_messages_never_runs_code_an
     tool = "AgentTool(name='helper', function=<function ComponentTool.__init__.<locals>.invoke at 0x7f3c>)"
     found = haystack.repr_messages(f"{{'messages': [{user}, {TOOL_RESULT}], 'tools': [{tool}]}}")
     assert [message["role"] for message in found.items] == ["user", "tool"]
-    assert not haystack.repr_messages(f"{{'messages': [{user}], 'tools': [record('ran')]}}").captured
+    # Code in the repr is parsed, never run: beside the messages it is not read, among them it
+    # leaves them unread.
+    assert haystack.repr_messages(f"{{'messages': [{user}], 'tools': [record('ran')]}}").captured
+    assert not haystack.repr_messages(f"{{'messages': [{user}, record('ran')]}}").captured
     assert ran == []
     # A message that is not certainly one, or text past the bound, is not read at all.
     assert not haystack.repr_messages(f"{{'messages': [{user}, 'ChatMessage(oops']}}").captured

@@ -121,10 +121,7 @@ def repr_messages(value: Any) -> Messages:
         or "ChatMessage(" not in value
     ):
         return Messages()
-    data = _object(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value)))
-    if not isinstance(data, Mapping):
-        return Messages()
-    items = data.get("messages", data.get("replies"))
+    items = _listed(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value)), ("messages", "replies"))
     if not isinstance(items, list) or not items:
         return Messages()
     found = []
@@ -217,6 +214,25 @@ def _object(text: str) -> Any:
     try:
         tree = ast.parse(text, mode="eval")
         return _node(tree.body)
+    except (Exception, MemoryError, RecursionError):  # bad input is not a message, never an error
+        return None
+
+
+def _listed(text: str, keys: tuple[str, ...]) -> Any:
+    """The value under the first of `keys` in a dict's repr, as data (`_node`); None when the text
+    is not a dict's repr or holds none of them. The dict's other values (a model's tools, their
+    schemas) are parsed but not converted."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+        if not isinstance(tree, ast.Dict):
+            return None
+        values = {
+            key.value: value
+            for key, value in zip(tree.keys, tree.values, strict=True)
+            if isinstance(key, ast.Constant)
+        }
+        found = next((values[key] for key in keys if key in values), None)
+        return _node(found) if found is not None else None
     except (Exception, MemoryError, RecursionError):  # bad input is not a message, never an error
         return None
 
