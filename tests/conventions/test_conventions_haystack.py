@@ -51,6 +51,10 @@ def test_a_whole_input_written_as_its_repr_reads_its_messages_never_runs_code_an
     assert haystack.repr_messages(f"{{'messages': [{user}], 'tools': [record('ran')]}}").captured
     assert not haystack.repr_messages(f"{{'messages': [{user}, record('ran')]}}").captured
     assert ran == []
+    # Brackets and quotes inside a message's text do not end its list; what follows is not parsed.
+    bracketed = user.replace("text='hi'", "text='a ] b \\' [ c'")
+    (message,) = haystack.repr_messages(f"{{'messages': [{bracketed}], 'tools': [X(]}}").items
+    assert message["parts"] == [{"type": "text", "content": "a ] b ' [ c"}]
     # A message that is not certainly one, or text past the bound, is not read at all.
     assert not haystack.repr_messages(f"{{'messages': [{user}, 'ChatMessage(oops']}}").captured
     assert not haystack.repr_messages(f"{{'messages': [{user}], 'pad': '{'x' * 20_000}'}}").captured

@@ -35,6 +35,10 @@ _ROLE = re.compile(r"<ChatRole\.[A-Z_]+: '([a-z_]+)'>")
 _CLASS = "__class__"
 #: Python's text of a function (`<function ComponentTool.__init__.<locals>.invoke at 0x7f...>`, a
 #: tool's among a model's input) is not data: read as None, the rest of the repr still read.
+#: The start of a repr whose messages are read (`repr_messages`): its first entry, up to its `[`.
+_LISTS = ("{'messages': [", "{'replies': [")
+#: What decides where a repr's list ends: brackets, quotes and escapes.
+_LIST_SYNTAX = re.compile(r"[\[\]'\"\\]")
 _OPAQUE = re.compile(
     r"<(?:function|bound method|built-in function|built-in method) [^<>]*?(?:<locals>[^<>]*?)* at 0x[0-9a-fA-F]+>"
 )
@@ -112,16 +116,16 @@ def repr_messages(value: Any) -> Messages:
     """The messages of a value Haystack's tracer wrote as its Python repr: it falls back to the
     `str()` of a value it cannot serialise, as a model step's input whose tools include an
     `AgentTool` (`{'messages': [ChatMessage(...), ...], 'tools': [AgentTool(..., function=<function
-    ...>)]}`); its `messages` (or a reply's `replies`) are read as `ChatMessage` reprs are. Not
-    captured when it is not certainly such a value."""
-    if (
-        not isinstance(value, str)
-        or not value.startswith("{'")
-        or len(value) > MAX_LITERAL_CHARS
-        or "ChatMessage(" not in value
-    ):
+    ...>)]}`); its first entry's list, `messages` (or a reply's `replies`), is read as
+    `ChatMessage` reprs are, the rest (the tools) left unparsed. Not captured when it is not
+    certainly such a value."""
+    if not isinstance(value, str) or len(value) > MAX_LITERAL_CHARS or "ChatMessage(" not in value:
         return Messages()
-    items = _listed(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value)), ("messages", "replies"))
+    opening = next((len(prefix) - 1 for prefix in _LISTS if value.startswith(prefix)), None)
+    closing = _list_end(value, opening) if opening is not None else None
+    if opening is None or closing is None:
+        return Messages()
+    items = _object(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value[opening:closing])))
     if not isinstance(items, list) or not items:
         return Messages()
     found = []
@@ -131,6 +135,32 @@ def repr_messages(value: Any) -> Messages:
             return Messages()
         found.append(message)
     return Messages(tuple(found), captured=True)
+
+
+def _list_end(text: str, opening: int) -> int | None:
+    """Where the list whose `[` is at `opening` ends (past its `]`), brackets inside quoted
+    strings not counted; None when it does not end."""
+    depth = 0
+    quote = ""
+    escaped_at = -1
+    for match in _LIST_SYNTAX.finditer(text, opening):
+        char, at = match.group(), match.start()
+        if at == escaped_at:
+            continue
+        if quote:
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+    return None
 
 
 def chat_message(text: Any) -> Message | None:
@@ -214,25 +244,6 @@ def _object(text: str) -> Any:
     try:
         tree = ast.parse(text, mode="eval")
         return _node(tree.body)
-    except (Exception, MemoryError, RecursionError):  # bad input is not a message, never an error
-        return None
-
-
-def _listed(text: str, keys: tuple[str, ...]) -> Any:
-    """The value under the first of `keys` in a dict's repr, as data (`_node`); None when the text
-    is not a dict's repr or holds none of them. The dict's other values (a model's tools, their
-    schemas) are parsed but not converted."""
-    try:
-        tree = ast.parse(text, mode="eval").body
-        if not isinstance(tree, ast.Dict):
-            return None
-        values = {
-            key.value: value
-            for key, value in zip(tree.keys, tree.values, strict=True)
-            if isinstance(key, ast.Constant)
-        }
-        found = next((values[key] for key in keys if key in values), None)
-        return _node(found) if found is not None else None
     except (Exception, MemoryError, RecursionError):  # bad input is not a message, never an error
         return None
 
