@@ -19,7 +19,7 @@ from otel_scorers.sidecar.batch_assembler import BatchAssembler
 from otel_scorers.sidecar.forwarder import Forwarder, ForwardError
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
-from otel_scorers.sidecar.request_scan import Scan, reads_trace_ids_first, scan
+from otel_scorers.sidecar.request_scan import Scan, reads_trace_ids_first, reject_unparsed, scan
 from otel_scorers.throttled_log import throttled
 
 RefusalKind = Literal["busy", "unavailable"]
@@ -123,12 +123,20 @@ class Intake:
             if not assembler.is_decided(trace_id)
             for item in runs
         ]
+        received = body
         if held_back or result.rejected or body is None:
             body = _forwarded(request, body, result, held_back)
         try:
             await forwarder.send(body)
         except ForwardError as exc:
-            raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+            # Read for its trace ids first, the request may hold spans downstream finds do not
+            # parse (a string that is not UTF-8): those are rejected alone, the rest goes on.
+            if exc.retryable or not reject_unparsed(request, result):
+                raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+            try:
+                await forwarder.send(_forwarded(request, received, result, held_back))
+            except ForwardError as again:
+                raise self._refuse("unavailable", "downstream", str(again), result.total) from None
         return held_back
 
     def _settle_over_limit(self, over_limit: int) -> int:

@@ -146,6 +146,28 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
     return result
 
 
+def reject_unparsed(request: ExportTraceServiceRequest | Any, result: Scan) -> int:
+    """Reject the spans of a `TraceIdRequest` that do not parse in full and were not looked into
+    (those of traces no binding samples): how many. Inline mode's answer to a downstream that
+    refuses a request it cannot parse, as a whole parse would have left them out at once."""
+    if not isinstance(request, TraceIdRequest):
+        return 0
+    rejected = set(result.rejected)
+    found = 0
+    for r_index, resource_spans in enumerate(request.resource_spans):
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            for p_index, span in enumerate(scope_spans.spans):
+                if (r_index, s_index, p_index) in rejected:
+                    continue
+                try:
+                    full_span(span)
+                except DecodeError as exc:
+                    result.rejected.append((r_index, s_index, p_index))
+                    result.problem = result.problem or f"a span does not parse: {exc}"
+                    found += 1
+    return found
+
+
 def _reject(result: Scan, position: tuple[int, int, int], span: Any, what: str, by_ids: bool) -> None:
     result.rejected.append(position)
     if result.problem is None:

@@ -14,13 +14,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.otlp.decode import parse_json_request
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
 from otel_scorers.selection.sampling import TraceIdSampler, threshold_for
 from otel_scorers.sidecar.request_scan import Scan, reads_trace_ids_first, scan
 from tests.otlp_capture import OtlpCapture, attrs
-from tests.sidecar.test_sidecar_errors import grpc_export, with_one_bad_span
-from tests.sidecar_harness import RunningSidecar, sidecar_document
+from tests.sidecar.test_sidecar_errors import PROTOBUF, grpc_export, post, with_one_bad_span
+from tests.sidecar_harness import RunningSidecar, agent_spans, encode, sidecar_document
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURES = sorted(
@@ -167,3 +168,42 @@ def _apart(paths: list[Path]) -> tuple[list[bytes], list[Any]]:
         bodies.append(body)
         spans += found
     return bodies, spans
+
+
+def one_trace(trace_id: bytes) -> bytes:
+    """A run of the example agent as one request, its spans under `trace_id`."""
+    request = encode(agent_spans(DEMO_RUNS[:1]))
+    for span in request.resource_spans[0].scope_spans[0].spans:
+        span.trace_id = trace_id
+    encoded: bytes = request.SerializeToString()
+    return encoded
+
+
+@pytest.mark.parametrize("sampled", [True, False])
+@pytest.mark.parametrize("transport", ["grpc", "http"])
+def test_a_span_that_does_not_parse_is_rejected_alone_and_the_rest_goes_on(
+    scores: OtlpCapture, downstream: OtlpCapture, sampled: bool, transport: str
+) -> None:
+    # The sampling randomness is a trace id's last 7 bytes: all ones is sampled at any rate above
+    # 0, one alone at rate 1 only. A sampled span is parsed in full and found not to parse; an
+    # unsampled one is not read until downstream (which parses it) refuses the request.
+    trace_id = b"\x01" * 9 + (b"\xff" * 7 if sampled else bytes(6) + b"\x01")
+    body, total = with_one_bad_span(one_trace(trace_id))
+    forward = {"endpoint": downstream.endpoint, "protocol": "grpc", "timeout_s": 5}
+    with RunningSidecar(
+        sidecar_document(scores.endpoint, SCORERS, mode="inline", forward=forward)
+    ) as sidecar:
+        assert sidecar.service.intake.trace_ids_first
+        if transport == "grpc":
+            reply = ExportTraceServiceResponse.FromString(grpc_export(sidecar, body, token=None))
+        else:
+            status, data = post(sidecar, body, PROTOBUF, token=None)
+            assert status == 200
+            reply = ExportTraceServiceResponse.FromString(data)
+        assert reply.partial_success.rejected_spans == 1
+        assert "UTF-8" in reply.partial_success.error_message
+        assert downstream.wait_for(lambda: len(downstream.span_list()) >= total - 1)
+    forwarded = downstream.span_list()
+    assert len(forwarded) == total - 1 and all(span.trace_id == trace_id for span in forwarded)
+    scored = [span for span in forwarded if "otel_scorers.score.no_tool_errors" in attrs(span.attributes)]
+    assert len(scored) == (1 if sampled else 0)
