@@ -133,7 +133,13 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                     runs.setdefault(trace_id, []).append(item)
                     result.run_positions[id(item)] = (r_index, s_index, p_index)
     result.total = total
-    kept = sum(len(group) for group in groups.values())
+    _account(result, by_ids)
+    return result
+
+
+def _account(result: Scan, by_ids: bool) -> None:
+    """Count the kept spans' memory, and copy them out of the request when that lets it go."""
+    kept = sum(len(group) for group in result.groups.values())
     result.batch.size += kept * SPAN_OVERHEAD_BYTES
     if by_ids:
         # The spans kept were parsed on their own; their resources and scopes are copied out
@@ -141,9 +147,8 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
         if kept:
             detach(result, spans_too=False)
         result.detached = True
-    elif kept and kept * _DETACH_BELOW < total:
+    elif kept and kept * _DETACH_BELOW < result.total:
         detach(result)
-    return result
 
 
 def reject_unparsed(request: ExportTraceServiceRequest | Any, result: Scan) -> int:
