@@ -23,13 +23,8 @@ from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar.test_sidecar_errors import PROTOBUF, grpc_export, post, with_one_bad_span
 from tests.sidecar_harness import RunningSidecar, agent_spans, encode, sidecar_document
 
-CORPORA = Path(__file__).resolve().parents[1] / "fixtures"
-FIXTURES = sorted(
-    path
-    for corpora in ("traces", "held-out")
-    for path in (CORPORA / corpora).glob("*/*.json")
-    if not path.name.endswith(".truth.json")
-)
+CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+FIXTURES = sorted(path for path in CORPORA.glob("*/*.json") if not path.name.endswith(".truth.json"))
 SCORERS = [{"type": "no_tool_errors", "sampling": {"rate": 0.1}}]
 
 
