@@ -217,13 +217,18 @@ def is_graph_node(metadata: Mapping[str, Any], span_name: str) -> bool:
 
 def marks_agent_graph(span: SpanRecord) -> bool:
     """The span is an agent graph by its LangChain metadata, whichever instrumentation recorded it
-    without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations). Cheap for
-    every other span: one lookup and a substring test before any decoding, or, without a
-    `metadata` attribute, a test of each key's ending."""
-    attributes = span.attributes
-    raw = attributes.get(METADATA)
+    without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations)."""
+    marked = metadata_marks_graph(span)
+    return marked if marked is not None else flattened_marks_graph(span)
+
+
+def metadata_marks_graph(span: SpanRecord) -> bool | None:
+    """`marks_agent_graph` by the JSON `metadata` attribute; None when the span has none (its
+    metadata may be flattened: `flattened_marks_graph`). Cheap for every other span: one lookup
+    and a substring test before any decoding."""
+    raw = span.attributes.get(METADATA)
     if raw is None:
-        return _flattened_marks_graph(attributes, span.name)
+        return None
     if isinstance(raw, str) and (
         ("ls_integration" not in raw and "lc_agent_name" not in raw)
         # A graph's node, unless the agent's name is the node's: not a graph of its own.
@@ -231,6 +236,11 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     ):
         return False
     return is_agent_graph(span_metadata(span), span.name)
+
+
+def flattened_marks_graph(span: SpanRecord) -> bool:
+    """`marks_agent_graph` by metadata flattened into keys of their own."""
+    return _flattened_marks_graph(span.attributes, span.name)
 
 
 def _flattened_marks_graph(attributes: Mapping[str, Any], name: str) -> bool:
