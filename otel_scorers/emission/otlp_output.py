@@ -27,7 +27,7 @@ from otel_scorers.otlp.encode import (
     evaluation_span,
     log_context,
     score_parts,
-    span_ids,
+    span_ids_around,
     span_links,
 )
 from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
@@ -58,7 +58,9 @@ class OtlpOutput:
         def parts(score: Score) -> ScoreParts:
             error = error_description(score) if score.error is not None else None
             attributes = conversation_attributes(conversation, score)
-            return score_parts(f"evaluate {score.scorer}", attributes, error, links)
+            return score_parts(
+                f"evaluate {score.scorer}", attributes, error, links, event_name=EVALUATION_EVENT
+            )
 
         last = conversation.last
         self._send(last.trace_id, last.span_id, scores, parts)
@@ -76,14 +78,15 @@ class OtlpOutput:
         now = time.time_ns()
         trace_id, parent = trace_id_int.to_bytes(16, "big"), span_id.to_bytes(8, "big")
         event_context = log_context(trace_id, parent, now, EVALUATION_EVENT)
+        trace_head, parent_field = span_ids_around(trace_id, parent)
         spans: list[bytes] = []
         logs: list[bytes] = []
         for score in scores:
             parts = parts_of(score)
             start_ns, end_ns = span_timing(score, now)
-            spans.append(evaluation_span(span_ids(trace_id, _new_span_id(), parent), parts, start_ns, end_ns))
-            logs.append(evaluation_log(end_ns, parts, event_context))
-        self.export.submit(EncodedScores(tuple(spans), tuple(logs)))
+            evaluation_span(spans, trace_head, _new_span_id(), parent_field, parts, start_ns, end_ns)
+            evaluation_log(logs, end_ns, parts, event_context)
+        self.export.submit(EncodedScores(b"".join(spans), b"".join(logs), len(scores)))
 
     def flush(self) -> None:
         """Nothing held here: the export batches on its own thread."""
@@ -119,7 +122,9 @@ class OtlpOutput:
 
 def _new_parts(run: AgentRun, score: Score) -> ScoreParts:
     error = error_description(score) if score.error is not None else None
-    return score_parts(f"evaluate {score.scorer}", evaluation_attributes(run, score), error)
+    return score_parts(
+        f"evaluate {score.scorer}", evaluation_attributes(run, score), error, event_name=EVALUATION_EVENT
+    )
 
 
 def _resource_of(provider: TracerProviderApi) -> Resource | None:
@@ -127,9 +132,9 @@ def _resource_of(provider: TracerProviderApi) -> Resource | None:
     return resource if isinstance(resource, Resource) else None
 
 
-def _new_span_id() -> int:
+def _new_span_id() -> bytes:
     # As the SDK's RandomIdGenerator: 64 random bits, never the invalid id 0.
     span_id = random.getrandbits(64)
     while span_id == 0:
         span_id = random.getrandbits(64)
-    return span_id
+    return span_id.to_bytes(8, "big")

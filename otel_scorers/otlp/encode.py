@@ -92,52 +92,81 @@ _TRACE_FLAGS_SAMPLED = 1
 _SPAN_FLAGS = tag(16, _FIXED32) + _pack_fixed32(_SPAN_FLAGS_HAS_IS_REMOTE)
 
 
+#: Size of a span's id fields as `span_ids` writes them (trace id, span id, parent id).
+SPAN_IDS_SIZE = 2 + 16 + 2 + 8 + 2 + 8
+#: The tag of a `Span` in `ScopeSpans.spans` and of a `LogRecord` in `ScopeLogs.log_records`.
+_RECORD_TAG = b"\x12"
+
+
 @dataclass(frozen=True, slots=True)
 class ScoreParts:
     """What one evaluation span and its event share with every other of the same scorer,
     verdict and agent, written once: the span's fields between its ids and its times (name,
     kind), after its times (attributes, status, flags), and the event's fields between its time
-    and its trace context (body, attributes, flags)."""
+    and its trace context (body, attributes, flags). Every span and event of these parts has
+    the same size, so each is written already framed as an entry of its scope's records
+    (`span_frame`, `log_frame`: the tag and the length): a batch's request joins them as they are."""
 
+    span_frame: bytes
     span_middle: bytes
     span_tail: bytes
+    log_frame: bytes
     log_middle: bytes
 
 
 def score_parts(
-    span_name: str, attributes: Mapping[str, Any], error_message: str | None, links: bytes = b""
+    span_name: str,
+    attributes: Mapping[str, Any],
+    error_message: str | None,
+    links: bytes = b"",
+    *,
+    event_name: str,
 ) -> ScoreParts:
     """The constant parts of an evaluation span (INTERNAL, no events, the `links` written by
-    `span_links`, status UNSET or ERROR) and of its `gen_ai.evaluation.result` log record (no
-    severity, an empty body as the SDK writes, the same attributes)."""
+    `span_links`, status UNSET or ERROR) and of its `event_name` log record (no severity, an
+    empty body as the SDK writes, the same attributes)."""
     if error_message is None:
         status = b"\x7a\x00"  # field 15, an empty Status: the SDK always writes one
     else:
         status = length_delimited(
             15, length_delimited(2, error_message.encode()) + b"\x18" + varint(_STATUS_ERROR)
         )
+    span_middle = length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL)
+    span_tail = attributes_field(9, attributes) + links + status + _SPAN_FLAGS
+    log_middle = b"\x2a\x00" + attributes_field(6, attributes) + b"\x45" + _pack_fixed32(_TRACE_FLAGS_SAMPLED)
+    span_size = SPAN_IDS_SIZE + len(span_middle) + 2 * 9 + len(span_tail)
+    log_size = 9 + len(log_middle) + log_context_size(event_name)
     return ScoreParts(
-        span_middle=length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL),
-        span_tail=attributes_field(9, attributes) + links + status + _SPAN_FLAGS,
-        log_middle=b"\x2a\x00"
-        + attributes_field(6, attributes)
-        + b"\x45"
-        + _pack_fixed32(_TRACE_FLAGS_SAMPLED),
+        span_frame=_RECORD_TAG + varint(span_size),
+        span_middle=span_middle,
+        span_tail=span_tail,
+        log_frame=_RECORD_TAG + varint(log_size),
+        log_middle=log_middle,
     )
 
 
-def evaluation_span(ids: bytes, parts: ScoreParts, start_ns: int, end_ns: int) -> bytes:
-    """One `Span` message; `ids` from `span_ids`."""
-    return b"".join(
-        (
-            ids,
-            parts.span_middle,
-            b"\x39",
-            _pack_fixed64(start_ns),
-            b"\x41",
-            _pack_fixed64(end_ns),
-            parts.span_tail,
-        )
+def evaluation_span(
+    pieces: list[bytes],
+    trace_head: bytes,
+    span_id: bytes,
+    parent: bytes,
+    parts: ScoreParts,
+    start_ns: int,
+    end_ns: int,
+) -> None:
+    """One `Span` message, framed as an entry of `ScopeSpans.spans`, appended to `pieces` (to be
+    joined): `trace_head` and `parent` from `span_ids_around`, `span_id` its 8 bytes."""
+    pieces += (
+        parts.span_frame,
+        trace_head,
+        span_id,
+        parent,
+        parts.span_middle,
+        b"\x39",
+        _pack_fixed64(start_ns),
+        b"\x41",
+        _pack_fixed64(end_ns),
+        parts.span_tail,
     )
 
 
@@ -159,9 +188,10 @@ def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
     )
 
 
-def span_ids(trace_id: bytes, span_id: int, parent: bytes) -> bytes:
-    """A span's id fields: `trace_id` (16 bytes) and `parent` (8 bytes) as from `id_bytes`."""
-    return b"\x0a\x10" + trace_id + b"\x12\x08" + span_id.to_bytes(8, "big") + b"\x22\x08" + parent
+def span_ids_around(trace_id: bytes, parent: bytes) -> tuple[bytes, bytes]:
+    """A span's id fields but its own id: what comes before it (`trace_id`, 16 bytes, and the
+    span id's tag) and after it (`parent`, 8 bytes, as a field)."""
+    return b"\x0a\x10" + trace_id + b"\x12\x08", b"\x22\x08" + parent
 
 
 def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: str) -> bytes:
@@ -180,9 +210,15 @@ def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: s
     )
 
 
-def evaluation_log(time_ns: int, parts: ScoreParts, context: bytes) -> bytes:
-    """One `LogRecord`, fields in field-number order; `context` from `log_context`."""
-    return b"".join((b"\x09", _pack_fixed64(time_ns), parts.log_middle, context))
+def log_context_size(event_name: str) -> int:
+    """The size of what `log_context` writes for `event_name`."""
+    return 2 + 16 + 2 + 8 + 1 + 8 + len(length_delimited(12, event_name.encode()))
+
+
+def evaluation_log(pieces: list[bytes], time_ns: int, parts: ScoreParts, context: bytes) -> None:
+    """One `LogRecord`, fields in field-number order, framed as an entry of
+    `ScopeLogs.log_records`, appended to `pieces`; `context` from `log_context`."""
+    pieces += (parts.log_frame, b"\x09", _pack_fixed64(time_ns), parts.log_middle, context)
 
 
 def resource_message(attributes: Mapping[str, Any], dropped: int = 0) -> bytes:
@@ -196,12 +232,14 @@ def scope_message(name: str, version: str | None) -> bytes:
     return length_delimited(1, name.encode()) + (length_delimited(2, version.encode()) if version else b"")
 
 
-def export_request(resource: bytes, resource_schema_url: str, scope: bytes, items: Sequence[bytes]) -> bytes:
+def export_request(
+    resource: bytes, resource_schema_url: str, scope: bytes, records: Sequence[bytes]
+) -> bytes:
     """An `ExportTraceServiceRequest` or `ExportLogsServiceRequest` with one resource and one scope
     (the two share their layout: resource_*, then scope_*, then the spans or log records, all
-    field 2 of their parent; schema URLs field 3)."""
-    records = b"".join(b"\x12" + varint(len(item)) + item for item in items)
-    scoped = length_delimited(1, scope) + records
+    field 2 of their parent; schema URLs field 3). `records`: spans or log records as framed by
+    `evaluation_span` and `evaluation_log`, any number in each."""
+    scoped = length_delimited(1, scope) + b"".join(records)
     resource_block = length_delimited(1, resource) + length_delimited(2, scoped)
     if resource_schema_url:
         resource_block += length_delimited(3, resource_schema_url.encode())
