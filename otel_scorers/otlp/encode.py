@@ -14,8 +14,9 @@ Field numbers: `opentelemetry/proto/{common,resource,trace,logs}/v1/*.proto`.
 
 from __future__ import annotations
 
+import random
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 _pack_double = struct.Struct("<d").pack
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_fixed32 = struct.Struct("<I").pack
+_getrandbits = random.getrandbits
 
 
 def varint(value: int) -> bytes:
@@ -145,29 +147,47 @@ def score_parts(
     )
 
 
-def evaluation_span(
-    pieces: list[bytes],
-    trace_head: bytes,
-    span_id: bytes,
+def evaluation_records(
+    trace_id: bytes,
     parent: bytes,
-    parts: ScoreParts,
-    start_ns: int,
-    end_ns: int,
-) -> None:
-    """One `Span` message, framed as an entry of `ScopeSpans.spans`, appended to `pieces` (to be
-    joined): `trace_head` and `parent` from `span_ids_around`, `span_id` its 8 bytes."""
-    pieces += (
-        parts.span_frame,
-        trace_head,
-        span_id,
-        parent,
-        parts.span_middle,
-        b"\x39",
-        _pack_fixed64(start_ns),
-        b"\x41",
-        _pack_fixed64(end_ns),
-        parts.span_tail,
-    )
+    observed_ns: int,
+    event_name: str,
+    scored: Iterable[tuple[ScoreParts, int, int]],
+) -> tuple[bytes, bytes]:
+    """A run's evaluation spans and their `event_name` log records, each framed as an entry of its
+    scope's records, the spans joined and the records joined: one span and one record per
+    (parts, start, end) of `scored`, in the trace `trace_id` (16 bytes), children of the span
+    `parent` (8 bytes), each span with a new random id (64 random bits, never 0, as the SDK's
+    `RandomIdGenerator`), each record at its span's end, observed at `observed_ns`."""
+    trace_head = b"\x0a\x10" + trace_id + b"\x12\x08"
+    parent_field = b"\x22\x08" + parent
+    context = log_context(trace_id, parent, observed_ns, event_name)
+    spans: list[bytes] = []
+    logs: list[bytes] = []
+    for parts, start_ns, end_ns in scored:
+        span_id = _getrandbits(64) or _nonzero_id()
+        end = _pack_fixed64(end_ns)
+        spans += (
+            parts.span_frame,
+            trace_head,
+            span_id.to_bytes(8, "big"),
+            parent_field,
+            parts.span_middle,
+            b"\x39",
+            _pack_fixed64(start_ns),
+            b"\x41",
+            end,
+            parts.span_tail,
+        )
+        logs += (parts.log_frame, b"\x09", end, parts.log_middle, context)
+    return b"".join(spans), b"".join(logs)
+
+
+def _nonzero_id() -> int:
+    span_id = 0
+    while span_id == 0:
+        span_id = _getrandbits(64)
+    return span_id
 
 
 def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
@@ -186,12 +206,6 @@ def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
         )
         for trace_id, span_id in remote_spans
     )
-
-
-def span_ids_around(trace_id: bytes, parent: bytes) -> tuple[bytes, bytes]:
-    """A span's id fields but its own id: what comes before it (`trace_id`, 16 bytes, and the
-    span id's tag) and after it (`parent`, 8 bytes, as a field)."""
-    return b"\x0a\x10" + trace_id + b"\x12\x08", b"\x22\x08" + parent
 
 
 def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: str) -> bytes:
@@ -215,12 +229,6 @@ def log_context_size(event_name: str) -> int:
     return 2 + 16 + 2 + 8 + 1 + 8 + len(length_delimited(12, event_name.encode()))
 
 
-def evaluation_log(pieces: list[bytes], time_ns: int, parts: ScoreParts, context: bytes) -> None:
-    """One `LogRecord`, fields in field-number order, framed as an entry of
-    `ScopeLogs.log_records`, appended to `pieces`; `context` from `log_context`."""
-    pieces += (parts.log_frame, b"\x09", _pack_fixed64(time_ns), parts.log_middle, context)
-
-
 def resource_message(attributes: Mapping[str, Any], dropped: int = 0) -> bytes:
     """A `Resource` message."""
     body = attributes_field(1, attributes)
@@ -238,7 +246,7 @@ def export_request(
     """An `ExportTraceServiceRequest` or `ExportLogsServiceRequest` with one resource and one scope
     (the two share their layout: resource_*, then scope_*, then the spans or log records, all
     field 2 of their parent; schema URLs field 3). `records`: spans or log records as framed by
-    `evaluation_span` and `evaluation_log`, any number in each."""
+    `evaluation_records`, any number in each."""
     scoped = length_delimited(1, scope) + b"".join(records)
     resource_block = length_delimited(1, resource) + length_delimited(2, scoped)
     if resource_schema_url:

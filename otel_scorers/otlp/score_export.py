@@ -45,10 +45,11 @@ SHUTDOWN_FLUSH_SHARE = 0.8
 _SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EncodedScores:
     """One run's `count` evaluation spans and as many events, written, each framed as an entry
-    of its scope's records (`otlp.encode.evaluation_span`, `evaluation_log`), one after the other."""
+    of its scope's records (`otlp.encode.evaluation_records`), one after the other. Not frozen:
+    one is made per run, and nothing changes it once queued."""
 
     context: ClassVar[SpanContext] = _SAMPLED  # what the batch processor reads
     spans: bytes
