@@ -44,37 +44,37 @@ class OtlpOutput:
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        self._send(run.trace_id, run.span_id, scores, self._run_parts(run, scores))
+        now = time.time_ns()
+        self._send(run.trace_id, run.span_id, now, self._run_parts(run, scores, now))
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         """In the trace of the conversation's last run, each span linked to every kept turn's run
         (written afresh: a conversation's attributes never repeat)."""
         links = span_links([(turn.trace_id, turn.span_id) for turn in conversation.turns])
-        written = []
+        now = time.time_ns()
+        scored = []
         for score in scores:
             error = error_description(score) if score.error is not None else None
             attributes = conversation_attributes(conversation, score)
-            written.append(
-                score_parts(f"evaluate {score.scorer}", attributes, error, links, event_name=EVALUATION_EVENT)
+            parts = score_parts(
+                f"evaluate {score.scorer}", attributes, error, links, event_name=EVALUATION_EVENT
             )
+            start_ns, end_ns = span_timing(score, now)
+            scored.append((parts, start_ns, end_ns))
         last = conversation.last
-        self._send(last.trace_id, last.span_id, scores, written)
+        self._send(last.trace_id, last.span_id, now, scored)
 
     def _send(
-        self, trace_id: int, span_id: int, scores: Sequence[Score], written: Sequence[ScoreParts]
+        self, trace_id: int, span_id: int, now: int, scored: Sequence[tuple[ScoreParts, int, int]]
     ) -> None:
+        """`scored`: each score's written parts, with its span's start and end."""
         if not self._started:
             self.export.start(_resource_of(self._tracer_provider or trace.get_tracer_provider()))
             self._started = True
-        now = time.time_ns()
         spans, logs = evaluation_records(
-            trace_id.to_bytes(16, "big"),
-            span_id.to_bytes(8, "big"),
-            now,
-            EVALUATION_EVENT,
-            [(parts, *span_timing(score, now)) for parts, score in zip(written, scores, strict=True)],
+            trace_id.to_bytes(16, "big"), span_id.to_bytes(8, "big"), now, EVALUATION_EVENT, scored
         )
-        self.export.submit(EncodedScores(spans, logs, len(scores)))
+        self.export.submit(EncodedScores(spans, logs, len(scored)))
 
     def flush(self) -> None:
         """Nothing held here: the export batches on its own thread."""
@@ -82,9 +82,12 @@ class OtlpOutput:
     def behind(self) -> bool:
         return self.export.backlog() > 0.5
 
-    def _run_parts(self, run: AgentRun, scores: Sequence[Score]) -> list[ScoreParts]:
+    def _run_parts(
+        self, run: AgentRun, scores: Sequence[Score], now: int
+    ) -> list[tuple[ScoreParts, int, int]]:
         """The written parts of each score's span and event, made once per scorer, verdict and
-        run attributes they carry: a check's results repeat run after run."""
+        run attributes they carry (a check's results repeat run after run), with its span's
+        start and end."""
         written = self._written
         agent_name = run.agent_name
         sources = tuple(run.text_sources.items()) if run.text_sources else ()
@@ -111,7 +114,8 @@ class OtlpOutput:
                 if len(written) >= _MAX_WRITTEN:
                     written.clear()
                 parts = written[key] = _new_parts(run, score)
-            found.append(parts)
+            start_ns, end_ns = span_timing(score, now)
+            found.append((parts, start_ns, end_ns))
         return found
 
 

@@ -26,6 +26,11 @@ _pack_double = struct.Struct("<d").pack
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_fixed32 = struct.Struct("<I").pack
 _getrandbits = random.getrandbits
+#: A span's id (big-endian, as the SDK writes ids) and its parent's field; its start and end
+#: fields; a log record's time field.
+_pack_ids = struct.Struct(">QBB8s").pack
+_pack_times = struct.Struct("<BQBQ").pack
+_pack_time = struct.Struct("<BQ").pack
 
 
 def varint(value: int) -> bytes:
@@ -160,26 +165,21 @@ def evaluation_records(
     `parent` (8 bytes), each span with a new random id (64 random bits, never 0, as the SDK's
     `RandomIdGenerator`), each record at its span's end, observed at `observed_ns`."""
     trace_head = b"\x0a\x10" + trace_id + b"\x12\x08"
-    parent_field = b"\x22\x08" + parent
     context = log_context(trace_id, parent, observed_ns, event_name)
     spans: list[bytes] = []
     logs: list[bytes] = []
     for parts, start_ns, end_ns in scored:
-        span_id = _getrandbits(64) or _nonzero_id()
-        end = _pack_fixed64(end_ns)
+        # What changes from span to span, a struct each: the span's own id and its parent's,
+        # then its times; the event's time.
         spans += (
             parts.span_frame,
             trace_head,
-            span_id.to_bytes(8, "big"),
-            parent_field,
+            _pack_ids(_getrandbits(64) or _nonzero_id(), 0x22, 8, parent),
             parts.span_middle,
-            b"\x39",
-            _pack_fixed64(start_ns),
-            b"\x41",
-            end,
+            _pack_times(0x39, start_ns, 0x41, end_ns),
             parts.span_tail,
         )
-        logs += (parts.log_frame, b"\x09", end, parts.log_middle, context)
+        logs += (parts.log_frame, _pack_time(0x09, end_ns), parts.log_middle, context)
     return b"".join(spans), b"".join(logs)
 
 
