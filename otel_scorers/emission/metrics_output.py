@@ -79,17 +79,33 @@ class MetricsOutput:
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         metrics = self._metrics
         agent_name = run.agent_name or None
-        verdicts = tuple(map(_verdict, scores))
-        plain = None not in verdicts
-        key = (agent_name, verdicts)
-        plan = self._plans.get(key) if plain else None
+        # What of its scores decides a run's counts, read inline (a call per score would cost
+        # more than the rest): only runs that `_remembered` says are worth it are planned once.
+        key = (
+            agent_name,
+            *[
+                (
+                    score.scorer,
+                    score.value,
+                    score.label,
+                    score.skipped,
+                    score.error,
+                    score.usage,
+                    score.binary,
+                    score.evaluator_version,
+                    score.sampling_probability,
+                )
+                for score in scores
+            ],
+        )
+        plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(scores, agent_name)
-            if plain:
+            if _remembered(scores):
                 if len(self._plans) >= _MAX_VERDICTS:
                     self._plans.clear()
                 self._plans[key] = plan
-            else:  # counted apart from the tallies: a judge's usage, errors, budget skips
+            else:
                 for score in scores:
                     _count_apart(metrics, score)
         entries: list[HistogramEntry] = []
@@ -169,26 +185,18 @@ class MetricsOutput:
         return parts
 
 
-def _verdict(score: Score) -> tuple[Any, ...] | None:
-    """What of a score decides its run's counts; None for a score whose run is planned afresh:
-    one counted apart as well (a judge's usage, an error, a budget skip), or a continuous value
+def _remembered(scores: Sequence[Score]) -> bool:
+    """Whether a run of these scores is planned once for all its like: not when one of them is
+    counted apart as well (a judge's usage, an error, a budget skip), nor for a continuous value
     (new run after run)."""
-    if score.usage is not None or score.error is not None:
-        return None
-    if not score.binary and score.value is not None:
-        return None
-    skipped = score.skipped
-    if skipped is not None and skipped.startswith(BUDGET_SKIP_PREFIX):
-        return None
-    return (
-        score.scorer,
-        score.value,
-        score.label,
-        skipped,
-        score.binary,
-        score.evaluator_version,
-        score.sampling_probability,
-    )
+    for score in scores:
+        if score.usage is not None or score.error is not None:
+            return False
+        if not score.binary and score.value is not None:
+            return False
+        if score.skipped is not None and score.skipped.startswith(BUDGET_SKIP_PREFIX):
+            return False
+    return True
 
 
 @dataclass(frozen=True, slots=True, eq=False)
