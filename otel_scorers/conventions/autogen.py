@@ -16,6 +16,7 @@ from typing import Any
 
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention
+from otel_scorers.conventions.formats.autogen import result_part
 from otel_scorers.conventions.formats.messages import as_str, decode_json
 from otel_scorers.gen_ai_names import GEN_AI_SYSTEM, GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.span_record import SpanRecord
@@ -75,19 +76,11 @@ def agent_name_of(span_name: str) -> str | None:
 def function_results(items: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The tool results of a `function` message as OpenInference's AgentChat instrumentation
     flattens it (`function.{k}` = JSON `{name, content, call_id, is_error}`), as
-    `tool_call_response` parts; `error` marks a result that reports the tool failed, which is
-    the only sign of it: the instrumentation's TOOL span stays OK."""
+    `tool_call_response` parts (`formats.autogen.result_part`): a failed one is the only sign of
+    the failure, the instrumentation's TOOL span stays OK."""
     parts: list[dict[str, Any]] = []
     for item in items.values():
         result = decode_json(item.get(""))
-        if not isinstance(result, Mapping):
-            continue
-        part = {
-            "type": "tool_call_response",
-            "id": as_str(result.get("call_id")),
-            "response": result.get("content"),
-        }
-        if result.get("is_error") is True:
-            part["error"] = True
-        parts.append(part)
+        if isinstance(result, Mapping):
+            parts.append(result_part(result))
     return parts

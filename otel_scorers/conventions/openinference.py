@@ -24,6 +24,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
+from otel_scorers.conventions.formats import ag2 as ag2_objects
 from otel_scorers.conventions.formats import haystack, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     as_int,
@@ -178,7 +179,9 @@ class OpenInferenceConvention(Convention):
             result = decode_json(result)
         succeeded = None
         if span.scope == ag2.SCOPE:
-            result, succeeded = ag2.tool_result(result)
+            # Read here too (`tool_matching` reads it for every reader), so that the call is
+            # built once: AG2's `[success, {content}]`.
+            result, succeeded = ag2_objects.tool_result(result)
         state, error = tool_state(span, result)
         if state == "ok" and succeeded is False:
             state, error = "error", str(result)

@@ -12,6 +12,7 @@ from otel_scorers.conventions.base import (
     Message,
     Messages,
 )
+from otel_scorers.conventions.formats import ag2 as ag2_objects
 from otel_scorers.conventions.formats import crewai, haystack, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
@@ -141,7 +142,9 @@ def tool_arguments(span: SpanRecord, value: Any) -> Any:
         return dict(decoded["kwargs"])  # recorded as {"args", "kwargs", ...} / {"kwargs"}
     if span.scope == BEEAI and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
         return decoded.get("input")  # BeeAI records a tool's run(input, options)
-    return ag2.tool_arguments(decoded) if span.scope == ag2.SCOPE else decoded
+    if span.scope == ag2.SCOPE:  # read here too, so that the call is built once (`formats/ag2`)
+        return ag2_objects.tool_arguments(decoded, span.attributes.get("tool.name") or span.name)
+    return decoded
 
 
 def flattened_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:

@@ -3,7 +3,8 @@
 Readers know where their own instrumentation names an agent; a span that another instrumentation
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
-convention shares are read, then the span-name forms of the GenAI conventions (`invoke_agent X`).
+convention shares are read, then the span-name forms of the GenAI conventions (`invoke_agent X`),
+on the run's span, then on the agent span wrapping the run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ def agent_name(span: SpanRecord, read: str | None) -> str | None:
     say better. A reader that read no name meant none (a conversation named after its turns)."""
     if read is None or read != span.name:
         return read
+    return named_by_keys(span) or read
+
+
+def named_by_keys(span: SpanRecord) -> str | None:
+    """The agent's name by the keys and span-name forms every convention shares; None when the
+    span names it by none. A run whose reader named it only by its span's own name takes the name
+    the agent span wrapping it gives so (`run_parts.content_of`): one invocation's agent named by
+    one layer (autogen-core's `invoke_agent weather_agent`) names the span a tracer of any code
+    named after the method it traced inside it (`weather_agent.on_messages`)."""
     attributes = span.attributes
     for key in NAME_KEYS:
         value = attributes.get(key)
@@ -31,4 +41,4 @@ def agent_name(span: SpanRecord, read: str | None) -> str | None:
     for prefix in NAME_PREFIXES:
         if name.startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix) :]
-    return read
+    return None

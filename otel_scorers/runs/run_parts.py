@@ -1,7 +1,8 @@
 """A run as run building assembles it: its span and the spans that belong to it (`RunParts`).
 
 `content_of` is what the run span says of the run, with what the spans around and inside it add:
-the name a parent gives it, the name any convention's keys give it, its steps' request and answer.
+the name a parent gives it, the name any convention's keys give it, the name the agent span
+wrapping it gives when the run span names it only by its own name, its steps' request and answer.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.model import Handoff, ToolCall
-from otel_scorers.runs.agent_names import agent_name
+from otel_scorers.runs.agent_names import agent_name, named_by_keys
 from otel_scorers.span_record import SpanRecord
 
 
@@ -64,9 +65,16 @@ def content_of(parts: RunParts) -> RunSpanContent:
     """The run span's content, with what its steps say where the run span says nothing."""
     read = parts.read
     if read is not None and read[0] == parts.given_name and read[1] == len(parts.steps):
-        return read[2]
-    content = _content_of(parts)
-    parts.read = (parts.given_name, len(parts.steps), content)
+        content = read[2]
+    else:
+        content = _content_of(parts)
+        parts.read = (parts.given_name, len(parts.steps), content)
+    if parts.wrapper is not None and parts.given_name is None and content.agent_name == parts.span.name:
+        # Given a wrapper once the run was read: its name, if it has one, is kept with the rest.
+        name = named_by_keys(parts.wrapper.span)
+        if name is not None:
+            content = replace(content, agent_name=name)
+            parts.read = (parts.given_name, len(parts.steps), content)
     return content
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from otel_scorers.conventions.base import Message, RunSpanContent
-from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats import autogen, langchain
 from otel_scorers.conventions.formats.llamaindex import message_text
 from otel_scorers.conventions.formats.messages import (
     decode_json,
@@ -57,6 +57,7 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
         "response",
         "result",
         "message",
+        autogen.RESPONSE_MESSAGE,
         "content",
         "text",
         WRAPPED_VALUE,
@@ -174,11 +175,12 @@ def _public_fields(value: Mapping[str, Any], steps: frozenset[str]) -> Mapping[s
 
 def _held_message(value: Mapping[str, Any], side: Side) -> Any:
     """The text of the chat message a framework's result object holds under a well-known key
-    (LlamaIndex's `AgentOutput`: `{"response": {"role": "assistant", "blocks": [...]}, ...}`), when
+    (LlamaIndex's `AgentOutput`: `{"response": {"role": "assistant", "blocks": [...]}, ...}`;
+    AutoGen's `Response`: `{"chat_message": {"source": "weather_agent", "content": ...}, ...}`), when
     the message is the side's (the assistant's answer, the user's request); else not a form."""
     for key in _TEXT_KEYS[side]:
         inner = value.get(key)
-        if isinstance(inner, Mapping) and inner.get("role") in _ROLES[side]:
+        if isinstance(inner, Mapping) and (inner.get("role") or autogen.message_role(inner)) in _ROLES[side]:
             return message_text(inner)
     return _NOT_A_FORM
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats import llamaindex
+from otel_scorers.conventions.formats import ag2, llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
@@ -70,14 +70,18 @@ def _handoff_names(parts: RunParts) -> frozenset[str]:
 def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     """The call's arguments and result as the tool saw them, also when its instrumentation wrote
     a Python repr or a framework's message object (`python_repr.decoded_value`), recorded the
-    function's call (`recorded_call`) or a LlamaIndex `ToolOutput` (whose `is_error` says the
-    call failed), whichever reader claimed the span."""
+    function's call (`recorded_call`), a LlamaIndex `ToolOutput` (whose `is_error` says the
+    call failed) or AG2's `execute_function` (the model's request in, `[success, {content}]`
+    out: `formats/ag2.py`), whichever reader claimed the span."""
     arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
-    arguments = call_arguments(arguments)
+    arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
     failed = False
     if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
+    elif isinstance(result, list):
+        result, succeeded = ag2.tool_result(result)
+        failed = succeeded is False
     if arguments is call.arguments and result is call.result:
         return call
     if failed and call.state == "ok":

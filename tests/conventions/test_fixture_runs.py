@@ -41,6 +41,8 @@ PENDING: dict[str, str] = {
     "openllmetry-haystack": "OpenLLMetry's Haystack spans are not read as runs yet",
     "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
     "call is a trace of its own, and the agent's name is nowhere in it",
+    "openlit-ag2": "OpenLIT writes no span of an AG2 chat and starts a trace at each message an agent sends: "
+    "a chat with a tool call is three traces, and its tools' names are in none that holds their results",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):

@@ -13,9 +13,10 @@ Read in this order, first found wins:
 4. v1.26-1.27 events `gen_ai.content.prompt` / `gen_ai.content.completion` with JSON lists in
    `gen_ai.prompt` / `gen_ai.completion`.
 
-Content comes as plain text, GenAI parts, chat-completion content parts, or Bedrock Converse
-blocks (`{"text"}`, `{"toolUse"}`, `{"toolResult"}`, as Strands writes them): all end up as GenAI
-parts, so the shared fallbacks of the run builder read them like any other messages.
+Content comes as plain text, GenAI parts, chat-completion content parts, Bedrock Converse
+blocks (`{"text"}`, `{"toolUse"}`, `{"toolResult"}`, as Strands writes them), or a framework's own
+serialised blocks (Haystack's, AutoGen's `FunctionCall` and `FunctionExecutionResult`): all end up
+as GenAI parts, so the shared fallbacks of the run builder read them like any other messages.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.formats import haystack
+from otel_scorers.conventions.formats import autogen, haystack
 from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
@@ -196,7 +197,8 @@ def listed_messages(value: Any, default_role: str) -> Messages:
                 messages.append({"role": "tool", "parts": [response]})
                 continue
             parts = content_parts(item.get("content")) + _tool_call_parts(item.get("tool_calls"))
-            messages.append({"role": str(item.get("role") or default_role), "parts": parts})
+            role = item.get("role") or autogen.message_role(item) or default_role
+            messages.append({"role": str(role), "parts": parts})
     return Messages(tuple(messages), captured=True)
 
 
@@ -274,6 +276,8 @@ def _part(block: Any) -> dict[str, Any] | None:
         content = text.get("text") if isinstance(text, Mapping) else None
         return {"type": "reasoning", "content": content}
     serialized = haystack.serialized_part(block)
+    if serialized is None:
+        serialized = autogen.serialized_part(block)
     if serialized is not None:
         return serialized
     key = next(iter(block), None)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message
+from otel_scorers.conventions.formats import autogen
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.span_record import SpanRecord
 
@@ -53,7 +54,8 @@ def _fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
         return _ROLES.get(str(item["type"]).lower(), str(item["type"])), item["data"]
     if "role" in item or "type" in item:
         kind = str(item.get("role") or item.get("type"))
-        return _ROLES.get(kind.lower(), kind), item
+        # AutoGen's messages, recorded by their fields, are read wherever messages are.
+        return _ROLES.get(kind.lower()) or autogen.message_role(item) or kind, item
     return None
 
 

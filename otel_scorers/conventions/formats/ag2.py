@@ -1,0 +1,45 @@
+"""AG2's own objects (`autogen`'s ConversableAgent, AG2 0.x) as any instrumentation records them.
+
+An agent runs a tool the model asked for through `ConversableAgent.execute_function(func_call)`,
+which is given the model's request as `{"name": tool, "arguments": "<JSON>"}` and returns
+`(success, {"name", "role", "content"})`: a tracer of that method (OpenInference's AG2
+instrumentation, or any that records a function's arguments and return value) records them so.
+They are read as the arguments the model gave and the content the tool returned, failed when
+`success` is false, whichever reader claimed the span (`runs/tool_matching`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.formats.messages import decode_json
+
+_REQUEST_KEYS = frozenset({"name", "arguments"})
+
+
+def tool_arguments(decoded: Any, tool: str | None) -> Any:
+    """`{name, arguments: "<JSON>"}` naming the tool `tool` -> the arguments the model gave; any
+    other value as it is (a tool whose own parameters are `name` and `arguments` is not asked
+    for by its own name in them)."""
+    if (
+        isinstance(decoded, Mapping)
+        and decoded.keys() == _REQUEST_KEYS
+        and decoded.get("name") == tool
+        and isinstance(decoded.get("arguments"), str)
+    ):
+        return decode_json(decoded["arguments"])
+    return decoded
+
+
+def tool_result(decoded: Any) -> tuple[Any, bool | None]:
+    """AG2's `[success, {name, role, content}]` -> (the content, success); anything else as is."""
+    if (
+        isinstance(decoded, list)
+        and len(decoded) == 2
+        and isinstance(decoded[0], bool)
+        and isinstance(decoded[1], Mapping)
+        and "content" in decoded[1]
+    ):
+        return decode_json(decoded[1]["content"]), decoded[0]
+    return decoded, None
