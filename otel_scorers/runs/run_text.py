@@ -76,10 +76,11 @@ FROM_CONVERSATION_AROUND = "from the conversation the span around the run keeps"
 _NOT_A_FORM = object()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Found:
     """A run's request or answer; `source` None when read as the run span holds it, `unfound`
-    why it could not be found when the run span held only a structure that has no text."""
+    why it could not be found when the run span held only a structure that has no text.
+    Not frozen: two are made for every run read, and nothing changes one once made."""
 
     text: str | None
     source: str | None = None

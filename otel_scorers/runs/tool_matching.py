@@ -8,7 +8,6 @@ What the model was sent back for a call completes a tool span that recorded less
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import Convention
@@ -17,6 +16,7 @@ from otel_scorers.conventions.formats import ag2, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
+    is_mapping,
     result_error_text,
     result_has_error,
     tool_call_parts,
@@ -64,6 +64,8 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
 def _handoff_names(parts: RunParts) -> frozenset[str]:
     """The tool names of the run's handoffs that no tool span recorded (the model asked for
     `transfer_to_{agent}`): framework machinery, not tool calls."""
+    if not parts.handoffs:  # most runs: no names to make
+        return frozenset()
     return frozenset(handoff_tool_name(handoff.to_agent) for handoff in parts.handoffs if handoff.to_agent)
 
 
@@ -77,7 +79,7 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
     failed = False
-    if isinstance(result, Mapping):
+    if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
         result, succeeded = ag2.tool_result(result)
@@ -85,8 +87,8 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if arguments is call.arguments and result is call.result:
         return call
     if failed and call.state == "ok":
-        return replace(call, arguments=arguments, result=result, state="error", error=str(result))
-    return replace(call, arguments=arguments, result=result)
+        return _changed(call, arguments=arguments, result=result, state="error", error=str(result))
+    return _changed(call, arguments=arguments, result=result)
 
 
 def _tool_call(
@@ -107,12 +109,12 @@ def _tool_call(
         call = framework.as_called(call)
     result = _returned(call, framework)
     if result is not call.result:
-        call = replace(call, result=result)
+        call = _changed(call, result=result)
     if call.state == "ok":
         for inner_convention, inner in executions:
             inner_call = inner_convention.tool_call(inner)
             if inner_call.state == "error":
-                call = replace(call, state="error", error=inner_call.error or "error")
+                call = _changed(call, state="error", error=inner_call.error or "error")
                 break
     loop_tool = framework is not None and call.name in framework.loop_tools
     return call, handed_off or convention.internal_tool(span) or loop_tool
@@ -152,7 +154,7 @@ def _langchain_recorded(call: ToolCall) -> ToolCall:
             state, error = "error", str(result)
         elif state == "ok" and result_has_error(result):
             state, error = "result_error", result_error_text(result)
-    return replace(call, call_id=call_id, arguments=arguments, result=result, state=state, error=error)
+    return _changed(call, call_id=call_id, arguments=arguments, result=result, state=state, error=error)
 
 
 def _returned(call: ToolCall, framework: Framework | None) -> Any:
@@ -233,7 +235,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             error = sent_back_error(parts.span, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
-                replace(
+                _changed(
                     call,
                     state=state,
                     result=response if state == "ok" else None,
@@ -244,7 +246,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = replace(call, result=tool_response_value(part))
+            call = _changed(call, result=tool_response_value(part))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
@@ -252,14 +254,14 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
         ):
             response = tool_response_value(part)
-            call = replace(call, state="error", error=str(response) if response else "error")
+            call = _changed(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
 
 
 def _answer_sent(result: Any, part: Mapping[str, Any]) -> bool:
     """The model was sent, as the call's result, the answer the structure the span recorded holds."""
-    if not isinstance(result, Mapping) or "messages" not in result:
+    if not is_mapping(result) or "messages" not in result:
         return False
     response = tool_response_value(part)
     return isinstance(response, str) and reduced_answer(result) == response
@@ -271,7 +273,34 @@ def _failed_without_result(call: ToolCall) -> ToolCall:
     if call.state != "error" or call.result is None:
         return call
     error = call.error if call.error is not None else str(call.result)
-    return replace(call, result=None, error=error)
+    return _changed(call, result=None, error=error)
+
+
+#: `_changed`'s mark of a field left as it is.
+_KEEP: Any = object()
+
+
+def _changed(
+    call: ToolCall,
+    *,
+    call_id: str | None = _KEEP,
+    arguments: Any = _KEEP,
+    result: Any = _KEEP,
+    state: ToolState = _KEEP,
+    error: str | None = _KEEP,
+) -> ToolCall:
+    """`dataclasses.replace` for a tool call, at half its cost (which looks the class's fields
+    up on every call): run assembly completes tool calls one field at a time."""
+    return ToolCall(
+        call.name,
+        call.call_id if call_id is _KEEP else call_id,
+        call.arguments if arguments is _KEEP else arguments,
+        call.result if result is _KEEP else result,
+        call.state if state is _KEEP else state,
+        call.error if error is _KEEP else error,
+        call.start_ns,
+        call.end_ns,
+    )
 
 
 def _start_call(call: ToolCall) -> int:
@@ -321,12 +350,11 @@ def _match_requested_calls(
         # The model's arguments are an object; a tool span may hold a bare value (a LangChain
         # one-argument tool) or nothing: the object says more.
         if arguments is not None and (
-            call.arguments is None
-            or (isinstance(arguments, Mapping) and not isinstance(call.arguments, Mapping))
+            call.arguments is None or (is_mapping(arguments) and not is_mapping(call.arguments))
         ):
-            call = replace(call, arguments=arguments)
+            call = _changed(call, arguments=arguments)
         if call.call_id is None and isinstance(part.get("id"), str):
-            call = replace(call, call_id=part["id"])
+            call = _changed(call, call_id=part["id"])
         matched.append((call, index))
     matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
