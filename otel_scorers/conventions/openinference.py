@@ -34,6 +34,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.frameworks import agent_in_span_name
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI,
@@ -57,7 +58,6 @@ from otel_scorers.conventions.openinference_scopes import (
     OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
-    SMOLAGENTS_RUN_SUFFIX,
 )
 from otel_scorers.conventions.openinference_text import (
     content_value,
@@ -353,14 +353,13 @@ def _agent_name(span: SpanRecord) -> str | None:
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
-    if span.scope in CREWAI and as_str(attributes.get("graph.node.id")):
-        return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
-    if span.scope == SMOLAGENTS and span.name.endswith(SMOLAGENTS_RUN_SUFFIX):
-        return span.name[: -len(SMOLAGENTS_RUN_SUFFIX)] or None
     if span.scope == AUTOGEN:
         return autogen.agent_name_of(span.name) or span.name or None
     if span.scope == HAYSTACK:
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
     if span.scope == DSPY:
         return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
-    return span.name or None
+    if span.scope in CREWAI and as_str(attributes.get("graph.node.id")):
+        return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
+    # Under any other scope, one not shown too: the agent its framework's span name names.
+    return agent_in_span_name(span.name) or None

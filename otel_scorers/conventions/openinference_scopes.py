@@ -78,9 +78,6 @@ LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 HANDOFF_PREFIX = "handoff to "
 
 
-SMOLAGENTS_RUN_SUFFIX = ".run"
-
-
 DOCUMENTS = "retrieval.documents."
 
 
