@@ -120,6 +120,8 @@ CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
 
 
+#: The span kind of an agent transition (the OpenAI Agents SDK's handoff span), read as a handoff
+#: whichever scope wrote it: no other kind of span is written with it.
 _HANDOFF_KIND = "handoff"
 
 
@@ -162,11 +164,10 @@ class OpenLLMetryConvention(Convention):
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes
         kind = attributes.get(SPAN_KIND)
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            if kind == "workflow":
-                return None  # the SDK's trace around a Runner.run: its agents are the runs
-            if kind == _HANDOFF_KIND:
-                return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
+        if kind == _HANDOFF_KIND:
+            return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
+        if span.scope == OPENAI_AGENTS_SCOPE and kind == "workflow":
+            return None  # the SDK's trace around a Runner.run: its agents are the runs
         if span.scope == CREWAI_SCOPE:
             # A run is an agent's work on one task: the task span holds the task and the answer
             # (whatever the content setting); the agent span inside it names the agent only.
@@ -237,7 +238,9 @@ class OpenLLMetryConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        if (target := self.handoff_target(span)) is not None and span.scope == OPENAI_AGENTS_SCOPE:
+        if (target := self.handoff_target(span)) is not None and span.attributes.get(
+            SPAN_KIND
+        ) == _HANDOFF_KIND:
             # Named as the model asks for it, so that it answers that request.
             name = handoff_tool_name(target) if target else span.name
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
@@ -314,14 +317,12 @@ class OpenLLMetryConvention(Convention):
         return tuple(Document(text, node_id) for text, node_id in nodes)
 
     def internal_tool(self, span: SpanRecord) -> bool:
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            return span.attributes.get(SPAN_KIND) == _HANDOFF_KIND
+        if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
+            return True
         return span.scope == _LLAMA_INDEX and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            if span.attributes.get(SPAN_KIND) != _HANDOFF_KIND:
-                return None
+        if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
             return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
         if span.scope != _LLAMA_INDEX:
             return None

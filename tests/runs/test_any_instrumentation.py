@@ -61,3 +61,21 @@ def test_an_agent_span_named_agent_dot_method_names_its_agent_under_any_scope(tm
     assert smolagents_run.agent_name == "weather_agent"
     reporter, writer = assert_as_truth("crewai-openinference", "two_agents", tmp_path)
     assert (reporter.agent_name, writer.agent_name) == ("Weather Reporter", "Travel Writer")
+
+
+def test_an_openai_agents_handoff_is_one_run_under_any_openllmetry_scope(tmp_path: Path) -> None:
+    # OpenLLMetry's `triage_agent → weather_agent.handoff` span, of kind `handoff`.
+    (run,) = assert_as_truth("openai-agents-openllmetry", "handoff_after_tool", tmp_path)
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [
+        ("triage_agent", "weather_agent")
+    ]
+
+
+def test_logfires_openai_agents_spans_are_read_by_their_message_templates_under_any_scope(
+    tmp_path: Path,
+) -> None:
+    # `Agent run: {name!r}`, `Function: {name}`, `Handoff: {from_agent} → {to_agent}`, ...
+    (run,) = assert_as_truth("openai-agents-logfire", "handoff_after_tool", tmp_path)
+    assert [call.name for call in run.tool_calls] == ["get_time", "get_weather"]
+    (run,) = assert_as_truth("openai-agents-logfire-responses", "tool_then_answer", tmp_path)
+    assert run.output
