@@ -39,7 +39,6 @@ from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI,
     BEEAI_EVENT,
-    CREWAI,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY,
@@ -61,6 +60,7 @@ from otel_scorers.conventions.openinference_scopes import (
 )
 from otel_scorers.conventions.openinference_text import (
     content_value,
+    crewai_span,
     flattened_messages,
     responses_output,
     run_input,
@@ -359,7 +359,7 @@ def _agent_name(span: SpanRecord) -> str | None:
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
     if span.scope == DSPY:
         return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
-    if span.scope in CREWAI and as_str(attributes.get("graph.node.id")):
+    if crewai_span(span) and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None

@@ -47,7 +47,7 @@ def content_value(value: Any) -> Any:
 
 
 def run_input(span: SpanRecord) -> str | None:
-    if span.scope in CREWAI and (task := _crewai_input(span)) is not None:
+    if crewai_span(span) and (task := _crewai_input(span)) is not None:
         return task
     value = content_value(span.attributes.get("input.value"))
     if value is None:
@@ -72,6 +72,11 @@ def run_input(span: SpanRecord) -> str | None:
         if messages:
             return last_user_text(messages)
     return None
+
+
+def crewai_span(span: SpanRecord) -> bool:
+    """A CrewAI agent's span: by its scope, or by CrewAI's own keys under any other."""
+    return span.scope in CREWAI or crewai.written_by_crewai(span.attributes)
 
 
 def _crewai_input(span: SpanRecord) -> str | None:
@@ -104,7 +109,7 @@ def run_output(span: SpanRecord) -> str | None:
     if span.scope == DSPY and isinstance(prediction := decode_json(value), Mapping):
         return _only_text({key: item for key, item in prediction.items() if key not in step_fields(span)})
     decoded = decode_json(value)
-    if span.scope in CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
+    if crewai_span(span) and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput
     if isinstance(decoded, str):
         return decoded

@@ -113,6 +113,15 @@ CREWAI_TASK_AGENT = "crewai.task.agent"
 CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 
 
+#: The ids it writes of CrewAI's crew, task and agent: they mark its CrewAI spans under any scope.
+_CREWAI_IDS = ("crewai.crew.id", "crewai.task.id", "crewai.agent.id")
+
+
+def _crewai(span: SpanRecord) -> bool:
+    """A span of its CrewAI instrumentation: by its scope, or by the CrewAI ids it writes."""
+    return span.scope == CREWAI_SCOPE or any(key in span.attributes for key in _CREWAI_IDS)
+
+
 #: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
 #: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
 #: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
@@ -158,7 +167,7 @@ class OpenLLMetryConvention(Convention):
             or GEN_AI_PROMPT_0_ROLE in attributes
             or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
-            or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
+            or _crewai(span)  # its crew span, which is not a GenAI `invoke_agent` run
         )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
@@ -168,7 +177,7 @@ class OpenLLMetryConvention(Convention):
             return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
         if span.scope == OPENAI_AGENTS_SCOPE and kind == "workflow":
             return None  # the SDK's trace around a Runner.run: its agents are the runs
-        if span.scope == CREWAI_SCOPE:
+        if _crewai(span):
             # A run is an agent's work on one task: the task span holds the task and the answer
             # (whatever the content setting); the agent span inside it names the agent only.
             return "run" if kind == "task" else None
@@ -216,7 +225,7 @@ class OpenLLMetryConvention(Convention):
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
             return RunSpanContent(conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)))
-        if span.scope == CREWAI_SCOPE:
+        if _crewai(span):
             return RunSpanContent(
                 agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
                 input_text=as_str(attributes.get(CREWAI_TASK_DESCRIPTION)),
@@ -334,7 +343,7 @@ class OpenLLMetryConvention(Convention):
         one, an `AgentInput`, holds the user's request, and the last one, a `StopEvent`, the
         run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
-        if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
+        if span.attributes.get(SPAN_KIND) == "agent" and _crewai(span):
             return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
         if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
             return None

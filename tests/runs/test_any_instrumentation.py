@@ -79,3 +79,21 @@ def test_logfires_openai_agents_spans_are_read_by_their_message_templates_under_
     assert [call.name for call in run.tool_calls] == ["get_time", "get_weather"]
     (run,) = assert_as_truth("openai-agents-logfire-responses", "tool_then_answer", tmp_path)
     assert run.output
+
+
+def test_crewai_agent_spans_are_known_by_crewais_own_keys_under_any_openinference_scope(
+    tmp_path: Path,
+) -> None:
+    # The event bus's `Weather Reporter.What is the weather in Paris?.execute`, with
+    # `task_description` and the agent's `graph.node.id` and `agent.backstory`.
+    reporter, writer = assert_as_truth("crewai-openinference-events", "two_agents", tmp_path)
+    assert (reporter.agent_name, reporter.input) == ("Weather Reporter", "What is the weather in Paris?")
+    assert writer.agent_name == "Travel Writer"
+
+
+def test_crewai_task_spans_are_the_runs_by_their_crewai_ids_under_any_openllmetry_scope(
+    tmp_path: Path,
+) -> None:
+    # Without the crew span claimed by its `crewai.crew.id`, it would be a GenAI `invoke_agent` run.
+    reporter, writer = assert_as_truth("crewai-openllmetry-alone", "two_agents", tmp_path)
+    assert (reporter.agent_name, writer.agent_name) == ("Weather Reporter", "Travel Writer")
