@@ -57,6 +57,7 @@ from otel_scorers.conventions.openinference_scopes import (
     OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
+    SMOLAGENTS_RUN_KEYS,
 )
 from otel_scorers.conventions.openinference_text import (
     content_value,
@@ -267,7 +268,9 @@ class OpenInferenceConvention(Convention):
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
         directly under the manager's step span, whose output is what the manager was told."""
-        if run_span.scope != SMOLAGENTS or parent is None:
+        if parent is None or not (
+            run_span.scope == SMOLAGENTS or any(key in run_span.attributes for key in SMOLAGENTS_RUN_KEYS)
+        ):
             return None
         result = content_value(run_span.attributes.get("output.value"))
         step_output = content_value(parent.attributes.get("output.value"))

@@ -18,6 +18,11 @@ OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 SMOLAGENTS = "openinference.instrumentation.smolagents"
 
 
+#: The agent's settings smolagents' run span carries (its step limit, its tools' names): they mark
+#: a smolagents agent's run whichever scope wrote it.
+SMOLAGENTS_RUN_KEYS = ("smolagents.max_steps", "smolagents.tools_names")
+
+
 AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 
 

@@ -97,3 +97,11 @@ def test_crewai_task_spans_are_the_runs_by_their_crewai_ids_under_any_openllmetr
     # Without the crew span claimed by its `crewai.crew.id`, it would be a GenAI `invoke_agent` run.
     reporter, writer = assert_as_truth("crewai-openllmetry-alone", "two_agents", tmp_path)
     assert (reporter.agent_name, writer.agent_name) == ("Weather Reporter", "Travel Writer")
+
+
+def test_a_smolagents_managed_agent_is_its_managers_call_by_its_run_span_keys_under_any_scope(
+    tmp_path: Path,
+) -> None:
+    # The managed agent's `weather_agent.run` carries `smolagents.max_steps` and `smolagents.tools_names`.
+    manager, _ = assert_as_truth("smolagents", "nested", tmp_path)
+    assert [call.name for call in manager.tool_calls] == ["weather_agent"]
