@@ -63,6 +63,7 @@ from otel_scorers.conventions.openinference_text import (
     content_value,
     crewai_span,
     flattened_messages,
+    llama_index_span,
     responses_output,
     run_input,
     run_output,
@@ -98,7 +99,7 @@ class OpenInferenceConvention(Convention):
         if span.scope == BEEAI and BEEAI_EVENT in span.attributes:
             return None
         if kind == "LLM":
-            if span.scope == LLAMA_INDEX and span.name.endswith(LLAMA_INDEX_PREPARE):
+            if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
             return "model"
         if kind == "TOOL":
@@ -116,7 +117,7 @@ class OpenInferenceConvention(Convention):
             # graph named otherwise is a CHAIN whose name is its `lc_agent_name`, or, unnamed
             # ("LangGraph"), a graph that is not a node of another graph.
             return "run" if langchain.is_agent_graph(_metadata(span), span.name) else None
-        if kind == "CHAIN" and span.scope == LLAMA_INDEX:
+        if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
         if kind == "CHAIN" and span.scope == DSPY:
             return "run" if _dspy_agent_class(span) is not None else None
@@ -142,7 +143,7 @@ class OpenInferenceConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
-        if span.scope == LLAMA_INDEX and attributes.get(KIND) == "CHAIN":
+        if llama_index_span(span) and attributes.get(KIND) == "CHAIN":
             # The workflow span names no agent, its input is the workflow's state and its output
             # a shortened repr: the steps say who ran and what it answered (`step_content`).
             return RunSpanContent(
@@ -171,7 +172,7 @@ class OpenInferenceConvention(Convention):
         result = content_value(attributes.get("output.value"))
         message = langchain.tool_message(result)
         failed = False
-        if span.scope == LLAMA_INDEX:
+        if llama_index_span(span):
             result, failed = llamaindex.tool_output(result)
         elif message is not None:
             call_id = call_id or as_str(message.get("tool_call_id"))
@@ -248,7 +249,7 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
-        if span.scope == LLAMA_INDEX:
+        if llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
             return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), arguments)
         if not span.name.startswith(HANDOFF_PREFIX) or "tool.name" in span.attributes:
@@ -261,7 +262,7 @@ class OpenInferenceConvention(Convention):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         if span.scope == AUTOGEN:
             return self.handoff_target(span) is not None
-        if span.scope == LLAMA_INDEX:
+        if llama_index_span(span):
             return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
         return False
 
@@ -289,7 +290,7 @@ class OpenInferenceConvention(Convention):
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """A LlamaIndex workflow step: the event it got (`input.value` `ev`, a Python repr) names
         the agent at work (`AgentInput` / `AgentSetup`) or holds its answer (`AgentOutput`)."""
-        if span.scope != LLAMA_INDEX or span.attributes.get(KIND) != "CHAIN":
+        if not llama_index_span(span) or span.attributes.get(KIND) != "CHAIN":
             return None
         event = llamaindex.step_event(content_value(span.attributes.get("input.value")))
         if event is None:

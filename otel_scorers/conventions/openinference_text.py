@@ -74,6 +74,11 @@ def run_input(span: SpanRecord) -> str | None:
     return None
 
 
+def llama_index_span(span: SpanRecord) -> bool:
+    """A LlamaIndex agent's or tool's span: by its scope, or by its name under any other."""
+    return span.scope == LLAMA_INDEX or llamaindex.names_its_class(span.name)
+
+
 def crewai_span(span: SpanRecord) -> bool:
     """A CrewAI agent's span: by its scope, or by CrewAI's own keys under any other."""
     return span.scope in CREWAI or crewai.written_by_crewai(span.attributes)
@@ -136,7 +141,7 @@ def tool_arguments(span: SpanRecord, value: Any) -> Any:
     if value is None:
         return None
     decoded = decode_json(value)
-    if span.scope == LLAMA_INDEX:
+    if llama_index_span(span):
         return llamaindex.kwargs_of(decoded)
     if (
         span.scope in (SMOLAGENTS, DSPY)

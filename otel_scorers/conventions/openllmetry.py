@@ -147,6 +147,12 @@ _LLAMA_INDEX_RETRIEVER = "Retriever.task"
 _LLAMA_INDEX_NESTED_RUN = "run.task"
 
 
+def _llama_index(span: SpanRecord) -> bool:
+    """A span of its LlamaIndex instrumentation: by its scope, or by the LlamaIndex class it is
+    named after (`FunctionAgent.workflow`, `BaseWorkflowAgent.task`) under any other."""
+    return span.scope == _LLAMA_INDEX or llamaindex.names_its_class(span.name)
+
+
 class OpenLLMetryConvention(Convention):
     name = "openllmetry"
     run_start_names: tuple[str, ...] = ()
@@ -184,7 +190,7 @@ class OpenLLMetryConvention(Convention):
         operation = operation_role(span)
         if kind == "tool" or operation == "tool":
             return "tool"
-        if span.scope == _LLAMA_INDEX:
+        if _llama_index(span):
             if kind == "task" and "tool.name" in attributes:
                 return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
             if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
@@ -221,7 +227,7 @@ class OpenLLMetryConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
-        if span.scope == _LLAMA_INDEX:
+        if _llama_index(span):
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
             return RunSpanContent(conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)))
@@ -253,7 +259,7 @@ class OpenLLMetryConvention(Convention):
             # Named as the model asks for it, so that it answers that request.
             name = handoff_tool_name(target) if target else span.name
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
-        if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
+        if _llama_index(span) and SPAN_KIND in attributes and "tool.name" in attributes:
             return _llama_index_tool_call(span)
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
@@ -293,7 +299,7 @@ class OpenLLMetryConvention(Convention):
         output, written with content capture on, says that the call failed. So does LlamaIndex's
         `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            (span.scope == AGNO_SCOPE or (span.scope == _LLAMA_INDEX and "tool.name" in span.attributes))
+            (span.scope == AGNO_SCOPE or (_llama_index(span) and "tool.name" in span.attributes))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
@@ -328,12 +334,12 @@ class OpenLLMetryConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
             return True
-        return span.scope == _LLAMA_INDEX and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
+        return _llama_index(span) and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
             return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
-        if span.scope != _LLAMA_INDEX:
+        if not _llama_index(span):
             return None
         call = _llama_index_call_result(span)
         return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
@@ -345,7 +351,7 @@ class OpenLLMetryConvention(Convention):
         for a task span that does not."""
         if span.attributes.get(SPAN_KIND) == "agent" and _crewai(span):
             return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
-        if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
+        if not _llama_index(span) or span.attributes.get(SPAN_KIND) != "task":
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)

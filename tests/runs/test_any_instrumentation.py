@@ -105,3 +105,19 @@ def test_a_smolagents_managed_agent_is_its_managers_call_by_its_run_span_keys_un
     # The managed agent's `weather_agent.run` carries `smolagents.max_steps` and `smolagents.tools_names`.
     manager, _ = assert_as_truth("smolagents", "nested", tmp_path)
     assert [call.name for call in manager.tool_calls] == ["weather_agent"]
+
+
+def test_llamaindex_workflow_spans_are_known_by_its_class_names_under_any_openinference_scope(
+    tmp_path: Path,
+) -> None:
+    # `AgentWorkflow.run` over `AgentWorkflow.call_tool` steps and `FunctionTool.acall` tools.
+    (run,) = assert_as_truth("llamaindex-openinference", "handoff", tmp_path)
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [
+        ("weather_agent", "time_agent")
+    ]
+
+
+def test_llamaindex_query_engine_workflows_are_not_runs_under_any_openllmetry_scope(tmp_path: Path) -> None:
+    # `SentenceSplitter.workflow` and `MockEmbedding.workflow` are LlamaIndex's, not agents.
+    (run,) = assert_as_truth("llamaindex-openllmetry-alone", "query_engine_tool", tmp_path)
+    assert run.agent_name == "guide_agent"
