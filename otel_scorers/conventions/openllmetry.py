@@ -173,7 +173,8 @@ class OpenLLMetryConvention(Convention):
             or GEN_AI_PROMPT_0_ROLE in attributes
             or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
-            or _crewai(span)  # its crew span, which is not a GenAI `invoke_agent` run
+            or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
+            or _CREWAI_IDS[0] in attributes  # the same, by the crew's id, under any scope
         )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
