@@ -295,6 +295,10 @@ class OpenLLMetryConvention(Convention):
             error=error,
         )
 
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        # Its CrewAI instrumentation writes no tool spans, known by its CrewAI ids under any scope.
+        return _crewai(run_span) or super().calls_only_in_messages(run_span)
+
     def failure_unrecorded(self, span: SpanRecord) -> bool:
         """Agno catches what a tool raised and ends its span OK: only the `ToolResult` in the
         output, written with content capture on, says that the call failed. So does LlamaIndex's

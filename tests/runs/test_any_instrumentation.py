@@ -121,3 +121,12 @@ def test_llamaindex_query_engine_workflows_are_not_runs_under_any_openllmetry_sc
     # `SentenceSplitter.workflow` and `MockEmbedding.workflow` are LlamaIndex's, not agents.
     (run,) = assert_as_truth("llamaindex-openllmetry-alone", "query_engine_tool", tmp_path)
     assert run.agent_name == "guide_agent"
+
+
+def test_without_content_a_crewai_task_under_any_openllmetry_scope_misses_its_calls(tmp_path: Path) -> None:
+    # OpenLLMetry writes no CrewAI tool spans: without the model's content, the calls are unknown.
+    runs, _ = renamed_runs("crewai-openllmetry-alone", "two_agents", tmp_path)
+    assert [sorted({"tool_calls", "tool_errors"} & run.missing) for run in runs] == [
+        ["tool_calls", "tool_errors"],
+        ["tool_calls", "tool_errors"],
+    ]
