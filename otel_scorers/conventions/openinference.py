@@ -143,7 +143,7 @@ class OpenInferenceConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
-        if llama_index_span(span) and attributes.get(KIND) == "CHAIN":
+        if attributes.get(KIND) == "CHAIN" and llama_index_span(span):
             # The workflow span names no agent, its input is the workflow's state and its output
             # a shortened repr: the steps say who ran and what it answered (`step_content`).
             return RunSpanContent(
@@ -249,9 +249,9 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
-        if llama_index_span(span):
+        if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
-            return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), arguments)
+            return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
         if not span.name.startswith(HANDOFF_PREFIX) or "tool.name" in span.attributes:
             return None
         target = content_value(span.attributes.get("output.value"))  # the SDK records the agent handed to
@@ -262,9 +262,7 @@ class OpenInferenceConvention(Convention):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         if span.scope == AUTOGEN:
             return self.handoff_target(span) is not None
-        if llama_index_span(span):
-            return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
-        return False
+        return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span)
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
@@ -290,7 +288,7 @@ class OpenInferenceConvention(Convention):
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """A LlamaIndex workflow step: the event it got (`input.value` `ev`, a Python repr) names
         the agent at work (`AgentInput` / `AgentSetup`) or holds its answer (`AgentOutput`)."""
-        if not llama_index_span(span) or span.attributes.get(KIND) != "CHAIN":
+        if span.attributes.get(KIND) != "CHAIN" or not llama_index_span(span):
             return None
         event = llamaindex.step_event(content_value(span.attributes.get("input.value")))
         if event is None:

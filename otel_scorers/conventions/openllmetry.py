@@ -114,7 +114,8 @@ CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 
 
 #: The ids it writes of CrewAI's crew, task and agent: they mark its CrewAI spans under any scope.
-_CREWAI_IDS = ("crewai.crew.id", "crewai.task.id", "crewai.agent.id")
+_CREW_ID = "crewai.crew.id"
+_CREWAI_IDS = (_CREW_ID, "crewai.task.id", "crewai.agent.id")
 
 
 def _crewai(span: SpanRecord) -> bool:
@@ -147,6 +148,10 @@ _LLAMA_INDEX_RETRIEVER = "Retriever.task"
 _LLAMA_INDEX_NESTED_RUN = "run.task"
 
 
+#: The kinds of its LlamaIndex spans that play a part of their own (steps, workflows).
+_LLAMA_INDEX_KINDS = ("task", "workflow")
+
+
 def _llama_index(span: SpanRecord) -> bool:
     """A span of its LlamaIndex instrumentation: by its scope, or by the LlamaIndex class it is
     named after (`FunctionAgent.workflow`, `BaseWorkflowAgent.task`) under any other."""
@@ -174,7 +179,7 @@ class OpenLLMetryConvention(Convention):
             or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
             or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
-            or _CREWAI_IDS[0] in attributes  # the same, by the crew's id, under any scope
+            or _CREW_ID in attributes  # the same, by the crew's id, under any scope
         )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
@@ -191,7 +196,7 @@ class OpenLLMetryConvention(Convention):
         operation = operation_role(span)
         if kind == "tool" or operation == "tool":
             return "tool"
-        if _llama_index(span):
+        if kind in _LLAMA_INDEX_KINDS and _llama_index(span):
             if kind == "task" and "tool.name" in attributes:
                 return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
             if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
@@ -260,7 +265,7 @@ class OpenLLMetryConvention(Convention):
             # Named as the model asks for it, so that it answers that request.
             name = handoff_tool_name(target) if target else span.name
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
-        if _llama_index(span) and SPAN_KIND in attributes and "tool.name" in attributes:
+        if SPAN_KIND in attributes and "tool.name" in attributes and _llama_index(span):
             return _llama_index_tool_call(span)
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
@@ -304,7 +309,7 @@ class OpenLLMetryConvention(Convention):
         output, written with content capture on, says that the call failed. So does LlamaIndex's
         `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            (span.scope == AGNO_SCOPE or (_llama_index(span) and "tool.name" in span.attributes))
+            (span.scope == AGNO_SCOPE or ("tool.name" in span.attributes and _llama_index(span)))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
@@ -339,12 +344,12 @@ class OpenLLMetryConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
             return True
-        return _llama_index(span) and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
+        return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and _llama_index(span)
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         if span.attributes.get(SPAN_KIND) == _HANDOFF_KIND:
             return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
-        if not _llama_index(span):
+        if span.attributes.get("tool.name") != llamaindex.HANDOFF_TOOL or not _llama_index(span):
             return None
         call = _llama_index_call_result(span)
         return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
@@ -356,7 +361,7 @@ class OpenLLMetryConvention(Convention):
         for a task span that does not."""
         if span.attributes.get(SPAN_KIND) == "agent" and _crewai(span):
             return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
-        if not _llama_index(span) or span.attributes.get(SPAN_KIND) != "task":
+        if span.attributes.get(SPAN_KIND) != "task" or not _llama_index(span):
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from otel_scorers.conventions.formats.messages import as_str, decode_json, python_literal
@@ -52,6 +53,7 @@ _SPAN_CLASSES = frozenset(
 _EMBEDDING = "Embedding"
 
 
+@lru_cache(maxsize=1024)  # span names repeat: each is split once
 def names_its_class(span_name: str) -> bool:
     """The span is named `{Class}.{method}` after one of LlamaIndex's classes (`_SPAN_CLASSES`)."""
     class_name, dot, _ = span_name.partition(".")
