@@ -124,12 +124,12 @@ def agent_in_span_name(name: str) -> str:
     return name
 
 
-def loop_tool(span: SpanRecord, name: str) -> bool:
-    """The tool `name`, which the span called, ends its framework's loop (`Framework.loop_tools`).
+def loop_tool(framework: Framework | None, span: SpanRecord, name: str) -> bool:
+    """The tool `name`, which the span called, ends the loop of `framework`, the span's
+    (`framework_of`; `Framework.loop_tools`).
     When the span's scope names no listed framework, the tool's description says it: a tool
     of the same name of another framework is the agent's own, a description is the framework's
     (`Framework.loop_tool_descriptions`)."""
-    framework = framework_of(span)
     if framework is not None:
         return name in framework.loop_tools
     for key in _TOOL_DESCRIPTION_KEYS:

@@ -109,7 +109,7 @@ def _tool_call(
             if inner_call.state == "error":
                 call = replace(call, state="error", error=inner_call.error or "error")
                 break
-    return call, handed_off or convention.internal_tool(span) or loop_tool(span, call.name)
+    return call, handed_off or convention.internal_tool(span) or loop_tool(framework, span, call.name)
 
 
 def _returned(call: ToolCall, framework: Framework | None) -> Any:
