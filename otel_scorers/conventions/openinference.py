@@ -57,7 +57,7 @@ from otel_scorers.conventions.openinference_scopes import (
     OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
-    SMOLAGENTS_RUN_KEYS,
+    SMOLAGENTS_MAX_STEPS,
 )
 from otel_scorers.conventions.openinference_text import (
     content_value,
@@ -268,7 +268,7 @@ class OpenInferenceConvention(Convention):
         """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
         directly under the manager's step span, whose output is what the manager was told."""
         if parent is None or not (
-            run_span.scope == SMOLAGENTS or any(key in run_span.attributes for key in SMOLAGENTS_RUN_KEYS)
+            run_span.scope == SMOLAGENTS or SMOLAGENTS_MAX_STEPS in run_span.attributes
         ):
             return None
         result = content_value(run_span.attributes.get("output.value"))

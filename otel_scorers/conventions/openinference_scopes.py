@@ -18,9 +18,9 @@ OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 SMOLAGENTS = "openinference.instrumentation.smolagents"
 
 
-#: The agent's settings smolagents' run span carries (its step limit, its tools' names): they mark
-#: a smolagents agent's run whichever scope wrote it.
-SMOLAGENTS_RUN_KEYS = ("smolagents.max_steps", "smolagents.tools_names")
+#: The agent's step limit, which smolagents' run span carries: it marks a smolagents agent's run
+#: whichever scope wrote it.
+SMOLAGENTS_MAX_STEPS = "smolagents.max_steps"
 
 
 AUTOGEN = "openinference.instrumentation.autogen_agentchat"

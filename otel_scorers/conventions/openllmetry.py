@@ -115,12 +115,19 @@ CREWAI_TASK_DESCRIPTION = "crewai.task.description"
 
 #: The ids it writes of CrewAI's crew, task and agent: they mark its CrewAI spans under any scope.
 _CREW_ID = "crewai.crew.id"
-_CREWAI_IDS = (_CREW_ID, "crewai.task.id", "crewai.agent.id")
+_TASK_ID = "crewai.task.id"
+_AGENT_ID = "crewai.agent.id"
 
 
 def _crewai(span: SpanRecord) -> bool:
     """A span of its CrewAI instrumentation: by its scope, or by the CrewAI ids it writes."""
-    return span.scope == CREWAI_SCOPE or any(key in span.attributes for key in _CREWAI_IDS)
+    attributes = span.attributes
+    return (
+        span.scope == CREWAI_SCOPE
+        or _CREW_ID in attributes
+        or _TASK_ID in attributes
+        or _AGENT_ID in attributes
+    )
 
 
 #: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
