@@ -25,14 +25,18 @@ from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
 
 #: The readers shipped with the project, in detection order (docs/conventions.md): the most
-#: specific markers first, plain GenAI last. Langfuse's and MLflow's are descriptions
-#: (`descriptions/*.yaml`), in the format users write in `conventions:`.
+#: specific markers first, plain GenAI last. Langfuse's, MLflow's and Haystack's are descriptions
+#: (`descriptions/*.yaml`), in the format users write in `conventions:`: those naming a scope are
+#: asked first for their scope's spans wherever they stand; one found by its attributes alone
+#: (Haystack's spans under a tracer of any scope) is asked late, once per kind of span, as its
+#: keys are Haystack's own and no other reader's.
+_SHIPPED_DESCRIBED = described(SHIPPED_DESCRIPTIONS)
 SHIPPED: tuple[Convention, ...] = (
     MastraConvention(),
     VercelAIConvention(),
     OpenLLMetryConvention(),
     OpenInferenceConvention(),
-    *described(SHIPPED_DESCRIPTIONS),
+    *(convention for convention in _SHIPPED_DESCRIBED if convention.scopes),
     LogfireOpenAIAgentsConvention(),
     PydanticAIConvention(),
     GoogleADKConvention(),
@@ -40,6 +44,7 @@ SHIPPED: tuple[Convention, ...] = (
     AutoGenConvention(),
     SemanticKernelConvention(),
     AG2Convention(),
+    *(convention for convention in _SHIPPED_DESCRIBED if not convention.scopes),
     # Last before plain GenAI, whose keys it writes too: no other convention's span pays its check.
     LiteLLMConvention(),
     GenAIConvention(),

@@ -9,6 +9,7 @@ OpenTelemetry exporters and the Collector honour by retrying later.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -140,8 +141,8 @@ class GrpcReceiver:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         intake = self._intake
 
-        def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
-            request, unparsed, why = decode_salvaging(body, "protobuf")
+        def unpack() -> tuple[ExportTraceServiceRequest | Any, int, str, Scan | None]:
+            request, unparsed, why = decode_salvaging(body, "protobuf", intake.trace_ids_first)
             return request, unparsed, why, (intake.sort_out(request, len(body)) if sort else None)
 
         big = len(body) >= OFFLOAD_BYTES

@@ -13,6 +13,7 @@ import math
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from aiohttp import ClientPayloadError, web
@@ -282,8 +283,8 @@ class HttpReceiver:
             big = len(data) >= OFFLOAD_BYTES
             sort = big and intake.has_room()
 
-            def unpack() -> tuple[ExportTraceServiceRequest, int, str, Scan | None]:
-                otlp_request, unparsed, problem = decode_salvaging(data, encoding)
+            def unpack() -> tuple[ExportTraceServiceRequest | Any, int, str, Scan | None]:
+                otlp_request, unparsed, problem = decode_salvaging(data, encoding, intake.trace_ids_first)
                 sorted_out = intake.sort_out(otlp_request, len(data)) if sort else None
                 return otlp_request, unparsed, problem, sorted_out
 

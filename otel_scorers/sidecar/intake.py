@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -19,7 +19,7 @@ from otel_scorers.sidecar.batch_assembler import BatchAssembler
 from otel_scorers.sidecar.forwarder import Forwarder, ForwardError
 from otel_scorers.sidecar.hold import HeldRunSpans
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
-from otel_scorers.sidecar.request_scan import Scan, scan
+from otel_scorers.sidecar.request_scan import Scan, reads_trace_ids_first, reject_unparsed, scan
 from otel_scorers.throttled_log import throttled
 
 RefusalKind = Literal["busy", "unavailable"]
@@ -58,6 +58,8 @@ class Intake:
         self._forwarder = forwarder
         self._held = held
         self.closing = False
+        #: Whether protobuf requests are read for their trace ids first (`decode_salvaging`).
+        self.trace_ids_first = reads_trace_ids_first(min_threshold)
 
     def _refuse(self, kind: RefusalKind, reason: str, message: str, spans: int) -> Refused:
         self._metrics.receiver_spans.add(spans, {OUTCOME: "refused", REASON: reason})
@@ -69,20 +71,21 @@ class Intake:
         sorting out the requests about to be refused was most of the receiving process's work."""
         return not self.closing and self.assembler.make_room() is None
 
-    def sort_out(self, request: ExportTraceServiceRequest, size: int) -> Scan:
+    def sort_out(self, request: ExportTraceServiceRequest | Any, size: int) -> Scan:
         """What `export` would make of the request: on any thread (it reads nothing shared)."""
         return scan(request, size, self._min_threshold)
 
     async def export(
         self,
-        request: ExportTraceServiceRequest,
+        request: ExportTraceServiceRequest | Any,
         body: bytes | None,
         size: int,
         sorted_out: Scan | None = None,
         unparsed: tuple[int, str] = (0, ""),
     ) -> Accepted:
-        """Take one request. `body` is its protobuf encoding when the sender used protobuf;
-        `sorted_out` is `sort_out(request, size)` when the caller already did it."""
+        """Take one request (an `ExportTraceServiceRequest`, or a `TraceIdRequest` read from
+        `body`). `body` is its protobuf encoding when the sender used protobuf; `sorted_out` is
+        `sort_out(request, size)` when the caller already did it."""
         self._refuse_without_room(request)
         result = sorted_out if sorted_out is not None else scan(request, size, self._min_threshold)
         over_limit = self.assembler.admit(result)
@@ -94,7 +97,7 @@ class Intake:
             _hold(self._held, held_back, late_runs)
         return self._answer(result, self._settle_over_limit(over_limit), unparsed)
 
-    def _refuse_without_room(self, request: ExportTraceServiceRequest) -> None:
+    def _refuse_without_room(self, request: ExportTraceServiceRequest | Any) -> None:
         """Refuse the whole request (retryable) while shutting down or while the buffers are full."""
         if self.closing:
             raise self._refuse(
@@ -108,7 +111,7 @@ class Intake:
             raise self._refuse("busy", "limit", f"too busy, retry later: {full}", _count(request))
 
     async def _forward(
-        self, forwarder: Forwarder, request: ExportTraceServiceRequest, body: bytes | None, result: Scan
+        self, forwarder: Forwarder, request: ExportTraceServiceRequest | Any, body: bytes | None, result: Scan
     ) -> list[OtlpSpan]:
         """Inline mode: send the request on without its invalid spans and without the run spans of
         traces not scored yet, which it returns, to be held until their scores are attached.
@@ -120,12 +123,20 @@ class Intake:
             if not assembler.is_decided(trace_id)
             for item in runs
         ]
+        received = body
         if held_back or result.rejected or body is None:
             body = _forwarded(request, body, result, held_back)
         try:
             await forwarder.send(body)
         except ForwardError as exc:
-            raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+            # Read for its trace ids first, the request may hold spans downstream finds do not
+            # parse (a string that is not UTF-8): those are rejected alone, the rest goes on.
+            if exc.retryable or not reject_unparsed(request, result):
+                raise self._refuse("unavailable", "downstream", str(exc), result.total) from None
+            try:
+                await forwarder.send(_forwarded(request, received, result, held_back))
+            except ForwardError as again:
+                raise self._refuse("unavailable", "downstream", str(again), result.total) from None
         return held_back
 
     def _settle_over_limit(self, over_limit: int) -> int:
@@ -181,12 +192,12 @@ def _hold(held: HeldRunSpans, held_back: Sequence[OtlpSpan], late_runs: Iterable
     held.send_now(item for item in held_back if id(item) in late)
 
 
-def _count(request: ExportTraceServiceRequest) -> int:
+def _count(request: ExportTraceServiceRequest | Any) -> int:
     return sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
 
 
 def _forwarded(
-    request: ExportTraceServiceRequest, body: bytes | None, result: Scan, holding: Sequence[OtlpSpan]
+    request: ExportTraceServiceRequest | Any, body: bytes | None, result: Scan, holding: Sequence[OtlpSpan]
 ) -> bytes:
     """What goes on downstream: the request without its rejected spans and the run spans being
     held, cut from the bytes received when there are some (encoding the parsed request again cost
@@ -202,18 +213,17 @@ def _forwarded(
     return encoded
 
 
-def _without(
-    request: ExportTraceServiceRequest, result: Scan, drop: Collection[Position]
-) -> ExportTraceServiceRequest:
+def _without(request: ExportTraceServiceRequest | Any, result: Scan, drop: Collection[Position]) -> Any:
     """The request without the spans at `drop`: the request itself when the kept spans were
     copied out of it (nothing buffered points into it), else a copy. Spans are removed by their
-    position, so the other spans are not looked at."""
+    position, so the other spans are not looked at; a `TraceIdRequest` is encoded again with the
+    fields of each span it stepped over."""
     if not drop:
         return request
     if result.detached:
         target = request
     else:
-        target = ExportTraceServiceRequest()
+        target = type(request)()
         target.CopyFrom(request)
     for r_index, s_index, p_index in sorted(drop, reverse=True):  # later positions first
         del target.resource_spans[r_index].scope_spans[s_index].spans[p_index]

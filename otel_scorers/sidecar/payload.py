@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import zlib
-from typing import Literal
+from typing import Any, Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, parse_protobuf_request
 from otel_scorers.otlp.salvage import salvage
+from otel_scorers.otlp.trace_id_schema import TraceIdRequest
 
 Encoding = Literal["protobuf", "json"]
 _GZIP_WBITS = 31
@@ -66,9 +67,18 @@ def decode(data: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
         raise PayloadError(400, "payload nests too deeply") from None
 
 
-def decode_salvaging(data: bytes, encoding: Encoding) -> tuple[ExportTraceServiceRequest, int, str]:
+def decode_salvaging(
+    data: bytes, encoding: Encoding, trace_ids_first: bool = False
+) -> tuple[ExportTraceServiceRequest | Any, int, str]:
     """`decode`, except that a protobuf request whose only fault is some spans that do not parse
-    is taken without them: the request, how many spans were left out, and why."""
+    is taken without them: the request, how many spans were left out, and why. With
+    `trace_ids_first`, a protobuf request is read as a `TraceIdRequest` (its spans' trace ids
+    alone; `request_scan.scan` parses the sampled spans), or as above when that fails."""
+    if trace_ids_first and encoding == "protobuf":
+        try:
+            return TraceIdRequest.FromString(data), 0, ""
+        except Exception:  # as in parse_protobuf_request; the whole parse below says what is wrong
+            pass
     try:
         return decode(data, encoding), 0, ""
     except PayloadError:

@@ -5,13 +5,16 @@ take in memory."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.selection.sampling import randomness
+from otel_scorers.otlp.trace_id_schema import TraceIdRequest, full_span
+from otel_scorers.selection.sampling import randomness, threshold_for
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 from otel_scorers.span_record import OWN_SCOPE
 
@@ -28,6 +31,12 @@ SPAN_OVERHEAD_BYTES = 760
 
 #: Copy sampled spans out of a request when fewer than 1 in this many of its spans are kept.
 _DETACH_BELOW = 4
+
+
+#: Protobuf requests are read for their spans' trace ids first (`TraceIdRequest`) when no
+#: binding samples more than this share of traces: a sampled span is then parsed on its own,
+#: which costs a few times its share of parsing the whole request.
+TRACE_IDS_FIRST_UP_TO_RATE = 1 / 8
 
 
 _ZERO_TRACE = bytes(16)
@@ -64,9 +73,19 @@ class Scan:
         return len(group)
 
 
-def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> Scan:
+def reads_trace_ids_first(min_threshold: int) -> bool:
+    """Whether requests sorted out against `min_threshold` are read for their trace ids first."""
+    return min_threshold >= threshold_for(TRACE_IDS_FIRST_UP_TO_RATE)
+
+
+def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int) -> Scan:
     """Sort one request's spans out, deciding sampling from the trace id alone: a span whose
-    trace no binding can sample costs a dict lookup; only sampled spans are looked into."""
+    trace no binding can sample costs a dict lookup; only sampled spans are looked into.
+
+    `request` is an `ExportTraceServiceRequest` or a `TraceIdRequest` (`otlp/trace_id_schema.py`),
+    whose sampled spans are parsed in full here, one by one: a sampled span that does not parse is
+    rejected alone, as one that a whole request's parse would have left out (`otlp/salvage.py`)."""
+    by_ids = isinstance(request, TraceIdRequest)
     result = Scan(Batch(int(size * PARSED_SIZE_FACTOR)))
     groups = result.groups
     runs = result.runs
@@ -86,17 +105,22 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                 sampled = decisions.get(trace_id)
                 if sampled is None:
                     if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
-                        result.rejected.append((r_index, s_index, p_index))
-                        result.problem = result.problem or f"span {span.name!r} has an invalid trace_id"
+                        _reject(result, (r_index, s_index, p_index), span, "an invalid trace_id", by_ids)
                         continue
                     sampled = randomness(int.from_bytes(trace_id, "big")) >= min_threshold
                     decisions[trace_id] = sampled
                 if not sampled:
                     continue  # the common case at low sampling rates: nothing else is read
+                if by_ids:
+                    try:
+                        span = full_span(span)
+                    except DecodeError as exc:
+                        result.rejected.append((r_index, s_index, p_index))
+                        result.problem = result.problem or f"a span does not parse: {exc}"
+                        continue
                 span_id = span.span_id
                 if len(span_id) != 8 or span_id == _ZERO_SPAN:
-                    result.rejected.append((r_index, s_index, p_index))
-                    result.problem = result.problem or f"span {span.name!r} has an invalid span_id"
+                    _reject(result, (r_index, s_index, p_index), span, "an invalid span_id", False)
                     continue
                 if origin is None:
                     origin = Origin(resource, scope_spans.scope, scope_spans.schema_url, result.batch)
@@ -109,16 +133,60 @@ def scan(request: ExportTraceServiceRequest, size: int, min_threshold: int) -> S
                     runs.setdefault(trace_id, []).append(item)
                     result.run_positions[id(item)] = (r_index, s_index, p_index)
     result.total = total
-    kept = sum(len(group) for group in groups.values())
-    result.batch.size += kept * SPAN_OVERHEAD_BYTES
-    if kept and kept * _DETACH_BELOW < total:
-        detach(result)
+    _account(result, by_ids)
     return result
 
 
-def detach(result: Scan) -> None:
-    """Copy the few sampled spans out of the request, so that the rest of it can be freed now
-    instead of staying in memory, whole, for as long as one of its spans is buffered."""
+def _account(result: Scan, by_ids: bool) -> None:
+    """Count the kept spans' memory, and copy them out of the request when that lets it go."""
+    kept = sum(len(group) for group in result.groups.values())
+    result.batch.size += kept * SPAN_OVERHEAD_BYTES
+    if by_ids:
+        # The spans kept were parsed on their own; their resources and scopes are copied out
+        # too, so that nothing buffered points into the request.
+        if kept:
+            detach(result, spans_too=False)
+        result.detached = True
+    elif kept and kept * _DETACH_BELOW < result.total:
+        detach(result)
+
+
+def reject_unparsed(request: ExportTraceServiceRequest | Any, result: Scan) -> int:
+    """Reject the spans of a `TraceIdRequest` that do not parse in full and were not looked into
+    (those of traces no binding samples): how many. Inline mode's answer to a downstream that
+    refuses a request it cannot parse, as a whole parse would have left them out at once."""
+    if not isinstance(request, TraceIdRequest):
+        return 0
+    rejected = set(result.rejected)
+    found = 0
+    for r_index, resource_spans in enumerate(request.resource_spans):
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            for p_index, span in enumerate(scope_spans.spans):
+                if (r_index, s_index, p_index) in rejected:
+                    continue
+                try:
+                    full_span(span)
+                except DecodeError as exc:
+                    result.rejected.append((r_index, s_index, p_index))
+                    result.problem = result.problem or f"a span does not parse: {exc}"
+                    found += 1
+    return found
+
+
+def _reject(result: Scan, position: tuple[int, int, int], span: Any, what: str, by_ids: bool) -> None:
+    result.rejected.append(position)
+    if result.problem is None:
+        try:
+            name = full_span(span).name if by_ids else span.name
+        except DecodeError:
+            name = "?"
+        result.problem = f"span {name!r} has {what}"
+
+
+def detach(result: Scan, spans_too: bool = True) -> None:
+    """Copy the few sampled spans out of the request (their resources and scopes alone when
+    `spans_too` is false: the spans were parsed on their own), so that the rest of it can be
+    freed now instead of staying in memory, whole, for as long as one of its spans is buffered."""
     origins: dict[int, Origin] = {}
     size = 0
     batch = Batch(0)
@@ -132,10 +200,12 @@ def detach(result: Scan) -> None:
                 scope.CopyFrom(item.origin.scope)
                 origin = origins[id(item.origin)] = Origin(resource, scope, item.origin.schema_url, batch)
                 size += resource.ByteSize() + scope.ByteSize()
-            span = Span()
-            span.CopyFrom(item.span)
+            span = item.span
+            if spans_too:
+                span = Span()
+                span.CopyFrom(item.span)
+                item.span = span
             size += span.ByteSize()
-            item.span = span
             item.origin = origin
     kept = sum(len(group) for group in result.groups.values())
     batch.size = int(size * PARSED_SIZE_FACTOR) + kept * SPAN_OVERHEAD_BYTES

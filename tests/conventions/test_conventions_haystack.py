@@ -37,6 +37,29 @@ def test_text_that_is_not_a_chat_message_reads_as_nothing() -> None:
     assert not haystack.messages(["ChatMessage(oops", TOOL_RESULT]).captured
 
 
+def test_a_whole_input_written_as_its_repr_reads_its_messages_never_runs_code_and_stays_bounded() -> None:
+    ran: list[str] = []
+    globals()["record"] = ran.append
+    user = (
+        "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='hi')], _name=None, _meta={})"
+    )
+    tool = "AgentTool(name='helper', function=<function ComponentTool.__init__.<locals>.invoke at 0x7f3c>)"
+    found = haystack.repr_messages(f"{{'messages': [{user}, {TOOL_RESULT}], 'tools': [{tool}]}}")
+    assert [message["role"] for message in found.items] == ["user", "tool"]
+    # Code in the repr is parsed, never run: beside the messages it is not read, among them it
+    # leaves them unread.
+    assert haystack.repr_messages(f"{{'messages': [{user}], 'tools': [record('ran')]}}").captured
+    assert not haystack.repr_messages(f"{{'messages': [{user}, record('ran')]}}").captured
+    assert ran == []
+    # Brackets and quotes inside a message's text do not end its list; what follows is not parsed.
+    bracketed = user.replace("text='hi'", "text='a ] b \\' [ c'")
+    (message,) = haystack.repr_messages(f"{{'messages': [{bracketed}], 'tools': [X(]}}").items
+    assert message["parts"] == [{"type": "text", "content": "a ] b ' [ c"}]
+    # A message that is not certainly one, or text past the bound, is not read at all.
+    assert not haystack.repr_messages(f"{{'messages': [{user}, 'ChatMessage(oops']}}").captured
+    assert not haystack.repr_messages(f"{{'messages': [{user}], 'pad': '{'x' * 20_000}'}}").captured
+
+
 def test_a_pipeline_names_the_component_whose_inputs_or_outputs_are_the_runs_and_never_guesses() -> None:
     question = {"messages": ["ChatMessage(...question...)"]}
     run_input = {**question, "streaming_callback": None}

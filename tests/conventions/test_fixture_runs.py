@@ -37,8 +37,9 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
-    "haystack-builtin/nested": "an agent run as a tool: Haystack's tracer records the caller's messages as a Python repr",
-    "openllmetry-haystack": "OpenLLMetry's Haystack spans are not read as runs yet",
+    "openllmetry-haystack": "OpenLLMetry's Haystack 2 instrumentation writes no span of an agent run: each "
+    "model call is a trace of its own, with no agent's name and no tool span; a pipeline's one workflow "
+    "span holds every component's calls",
     "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
     "call is a trace of its own, and the agent's name is nowhere in it",
     "openlit-ag2": "OpenLIT writes no span of an AG2 chat and starts a trace at each message an agent sends: "

@@ -61,7 +61,9 @@ def sdk_attributes(attributes: Any) -> dict[str, Any]:
 
 def replay(provider: TracerProvider, records: list[SpanRecord]) -> None:
     by_trace: dict[int, list[SpanRecord]] = defaultdict(list)
-    for record in records:
+    # A span an exporter wrote twice (MLflow's Haystack autolog) ended once: it is replayed once.
+    once = {(record.trace_id, record.span_id): record for record in records}
+    for record in once.values():
         by_trace[record.trace_id].append(record)
     for spans in sorted(by_trace.values(), key=lambda spans: min(s.start_ns for s in spans)):
         ids = {span.span_id for span in spans}

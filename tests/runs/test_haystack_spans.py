@@ -136,3 +136,52 @@ def test_an_agent_run_as_a_tool_returned_the_answer_the_model_was_sent_not_its_w
         ("weather_agent", "Sunny and 21°C in Paris.")
     ]
     assert inner.output == "Sunny and 21°C in Paris."
+
+
+def test_haystack_s_spans_are_read_under_a_tracer_of_any_scope_by_the_tags_haystack_writes() -> None:
+    # MLflow's Haystack autolog records Haystack's own spans (the same names and tags) under its
+    # scope `mlflow.haystack.autolog`, each span exported twice.
+    assert span_attribute(
+        "mlflow-haystack", "tool_then_answer", "haystack.agent.run", "mlflow.traceRequestId"
+    )
+    (run,) = runs_of("mlflow-haystack", "tool_then_answer")
+    assert (run.convention, run.agent_name) == ("haystack", "Agent")
+    assert (run.input, run.output) == ("What is the weather in Paris?", "It is sunny and 21°C in Paris.")
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
+    ]
+    # Two calls of the scripted model (20 prompt and 10 completion tokens each), each counted once.
+    assert (run.models, run.usage.input_tokens, run.usage.output_tokens) == (("gpt-4o-mini",), 40, 20)
+    # The pipeline's component span around an agent names it, whatever the tracer's scope.
+    assert [run.agent_name for run in runs_of("mlflow-haystack", "two_agents_in_pipeline")] == [
+        "weather_agent",
+        "time_agent",
+    ]
+
+
+def test_a_model_input_haystack_wrote_as_its_python_repr_is_read_as_its_messages() -> None:
+    # With an `AgentTool` among the tools Haystack cannot serialise the model's input: its tracer
+    # writes the input's `str()`, `ChatMessage` reprs beside a tool's `<function ...>`.
+    sent = last_attribute(
+        "haystack-builtin", "nested", "haystack.agent.step.llm", "haystack.agent.step.llm.input"
+    )
+    assert sent.startswith("{'messages': [ChatMessage(") and "<function " in sent
+    messages = listed_messages(sent, "user")
+    assert messages.captured
+    assert [message["role"] for message in messages.items] == ["system", "user", "assistant", "tool"]
+    assert messages.items[-1]["parts"] == [
+        {"type": "tool_call_response", "id": "call_0016", "response": "Sunny and 21°C in Paris."}
+    ]
+
+
+def test_an_agent_run_as_a_tool_returned_the_answer_its_caller_s_model_was_sent_under_any_haystack_tracer() -> (
+    None
+):
+    # The tool span records the inner agent's whole state; its caller's model, whose input is a
+    # Python repr, was sent the answer.
+    for corpus in ("haystack-builtin", "mlflow-haystack"):
+        outer, inner = runs_of(corpus, "nested")
+        assert [(call.name, call.result) for call in outer.tool_calls] == [
+            ("weather_agent", "Sunny and 21°C in Paris.")
+        ], corpus
+        assert inner.output == "Sunny and 21°C in Paris."

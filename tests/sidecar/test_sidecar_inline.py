@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
+from otel_scorers.selection.sampling import TraceIdSampler
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import HttpTraceCapture, OtlpCapture, attrs
 from tests.sidecar.test_sidecar_errors import grpc_export
@@ -78,7 +79,7 @@ def _resources(capture: OtlpCapture) -> list[Any]:
     ]
 
 
-def test_a_run_span_goes_on_without_scores_after_hold_timeout(
+def test_a_run_span_goes_on_with_their_scores_after_hold_timeout(
     scores: OtlpCapture, downstream: OtlpCapture
 ) -> None:
     spans = agent_spans(DEMO_RUNS[:1])
@@ -171,20 +172,45 @@ def test_held_and_invalid_spans_are_taken_out_of_what_goes_on_and_nothing_else(
     assert 0 < len(scored) <= len(DEMO_RUNS) * repeat
 
 
+@pytest.mark.parametrize(("rate", "repeat"), [(1.0, 1), (0.1, 30)])
 def test_a_request_whose_bytes_cannot_be_cut_is_forwarded_encoded_again_and_whole(
-    scores: OtlpCapture, downstream: OtlpCapture
+    scores: OtlpCapture, downstream: OtlpCapture, rate: float, repeat: int
 ) -> None:
     # Protobuf takes an unknown group field; cutting the held run spans out of the bytes does not
-    # step over one, so the parsed request is encoded again: nothing is lost or sent twice.
-    spans = agent_spans(DEMO_RUNS)
+    # step over one, so the parsed request is encoded again: nothing is lost or sent twice. At
+    # rate 0.1 the request was read for its trace ids first: what it stepped over goes on too.
+    spans = agent_spans(list(DEMO_RUNS) * repeat)
     group = bytes([0x9B, 0x06, 0x08, 0x01, 0x9C, 0x06])  # field 99: start group, a varint, end group
-    with inline(scores, downstream) as sidecar:
+    scorers = [{"type": "no_tool_errors", "sampling": {"rate": rate}}]
+    with inline(scores, downstream, scorers=scorers) as sidecar:
         grpc_export(sidecar, group + encode(spans).SerializeToString(), token=None)
         assert downstream.wait_for(lambda: len(downstream.span_list()) >= len(spans))
     forwarded = downstream.span_list()
-    assert sorted(span.span_id for span in forwarded) == sorted(
-        span.context.span_id.to_bytes(8, "big") for span in spans
+    assert sorted(span.SerializeToString(deterministic=True) for span in forwarded) == sorted(
+        span.SerializeToString(deterministic=True)
+        for span in _with_their_scores(encode(spans).resource_spans[0].scope_spans[0].spans, forwarded)
     )
     runs = [attrs(span.attributes) for span in forwarded if span.name.startswith("invoke_agent")]
-    assert len(runs) == len(DEMO_RUNS)
-    assert all("otel_scorers.label.no_tool_errors" in run for run in runs)
+    assert len(runs) == len(DEMO_RUNS) * repeat
+    sampler = TraceIdSampler(rate)
+    sampled = [
+        span
+        for span in forwarded
+        if span.name.startswith("invoke_agent") and sampler.sampled(int.from_bytes(span.trace_id, "big"))
+    ]
+    assert sampled and all("otel_scorers.label.no_tool_errors" in attrs(span.attributes) for span in sampled)
+
+
+def _with_their_scores(sent: Any, forwarded: Any) -> list[Any]:
+    """The spans sent, each with the score attributes its forwarded copy carries added."""
+    added = {
+        span.span_id: [kv for kv in span.attributes if kv.key.startswith("otel_scorers.")]
+        for span in forwarded
+    }
+    out = []
+    for span in sent:
+        copy = type(span)()
+        copy.CopyFrom(span)
+        copy.attributes.extend(added.get(span.span_id, []))
+        out.append(copy)
+    return out

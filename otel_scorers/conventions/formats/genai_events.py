@@ -187,6 +187,10 @@ def listed_messages(value: Any, default_role: str) -> Messages:
     if isinstance(decoded, Mapping):
         decoded = [decoded]
     if not isinstance(decoded, list):
+        # Haystack's tracer writes what it cannot serialise as its Python repr.
+        written = haystack.repr_messages(decoded)
+        if written.captured:
+            return written
         return Messages(({"role": default_role, "parts": content_parts(value)},), captured=True)
     messages: list[Message] = []
     for item in decoded:

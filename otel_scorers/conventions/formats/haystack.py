@@ -33,6 +33,15 @@ from otel_scorers.conventions.formats.messages import (
 #: `<ChatRole.USER: 'user'>` is not Python syntax: it is replaced by its value before parsing.
 _ROLE = re.compile(r"<ChatRole\.[A-Z_]+: '([a-z_]+)'>")
 _CLASS = "__class__"
+#: Python's text of a function (`<function ComponentTool.__init__.<locals>.invoke at 0x7f...>`, a
+#: tool's among a model's input) is not data: read as None, the rest of the repr still read.
+#: The start of a repr whose messages are read (`repr_messages`): its first entry, up to its `[`.
+_LISTS = ("{'messages': [", "{'replies': [")
+#: What decides where a repr's list ends: brackets, quotes and escapes.
+_LIST_SYNTAX = re.compile(r"[\[\]'\"\\]")
+_OPAQUE = re.compile(
+    r"<(?:function|bound method|built-in function|built-in method) [^<>]*?(?:<locals>[^<>]*?)* at 0x[0-9a-fA-F]+>"
+)
 
 
 def messages(value: Any) -> Messages:
@@ -103,11 +112,66 @@ def _among(values: Mapping[str, Any], own: Any) -> bool:
     return isinstance(own, Mapping) and all(key in own and own[key] == value for key, value in values.items())
 
 
+def repr_messages(value: Any) -> Messages:
+    """The messages of a value Haystack's tracer wrote as its Python repr: it falls back to the
+    `str()` of a value it cannot serialise, as a model step's input whose tools include an
+    `AgentTool` (`{'messages': [ChatMessage(...), ...], 'tools': [AgentTool(..., function=<function
+    ...>)]}`); its first entry's list, `messages` (or a reply's `replies`), is read as
+    `ChatMessage` reprs are, the rest (the tools) left unparsed. Not captured when it is not
+    certainly such a value."""
+    if not isinstance(value, str) or len(value) > MAX_LITERAL_CHARS or "ChatMessage(" not in value:
+        return Messages()
+    opening = next((len(prefix) - 1 for prefix in _LISTS if value.startswith(prefix)), None)
+    closing = _list_end(value, opening) if opening is not None else None
+    if opening is None or closing is None:
+        return Messages()
+    items = _object(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value[opening:closing])))
+    if not isinstance(items, list) or not items:
+        return Messages()
+    found = []
+    for item in items:
+        message = _message(item)
+        if message is None:
+            return Messages()
+        found.append(message)
+    return Messages(tuple(found), captured=True)
+
+
+def _list_end(text: str, opening: int) -> int | None:
+    """Where the list whose `[` is at `opening` ends (past its `]`), brackets inside quoted
+    strings not counted; None when it does not end."""
+    depth = 0
+    quote = ""
+    escaped_at = -1
+    for match in _LIST_SYNTAX.finditer(text, opening):
+        char, at = match.group(), match.start()
+        if at == escaped_at:
+            continue
+        if quote:
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+    return None
+
+
 def chat_message(text: Any) -> Message | None:
     """One `ChatMessage(...)` repr as a GenAI message, None when it is not one."""
     if not isinstance(text, str) or not text.startswith("ChatMessage(") or len(text) > MAX_LITERAL_CHARS:
         return None
-    fields = _object(_ROLE.sub(r"'\1'", text))
+    return _message(_object(_ROLE.sub(r"'\1'", text)))
+
+
+def _message(fields: Any) -> Message | None:
+    """A parsed `ChatMessage(...)` repr (`_object`) as a GenAI message, None when it is not one."""
     if not isinstance(fields, Mapping) or fields.get(_CLASS) != "ChatMessage":
         return None
     content = fields.get("_content")
