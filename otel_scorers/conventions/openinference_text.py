@@ -22,11 +22,14 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.frameworks import step_fields
 from otel_scorers.conventions.openinference_scopes import (
+    AUTOGEN,
     BEEAI,
     CREWAI,
     DSPY,
     HAYSTACK,
+    LANGCHAIN,
     LLAMA_INDEX,
+    OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
 )
@@ -74,9 +77,27 @@ def run_input(span: SpanRecord) -> str | None:
     return None
 
 
+#: Its scopes of other frameworks: their spans are theirs, not LlamaIndex's, whatever their names.
+_OTHER_FRAMEWORKS = frozenset(
+    {
+        *CREWAI,
+        OPENAI_AGENTS,
+        SMOLAGENTS,
+        AUTOGEN,
+        LANGCHAIN,
+        HAYSTACK,
+        BEEAI,
+        DSPY,
+        ag2.SCOPE,
+    }
+)
+
+
 def llama_index_span(span: SpanRecord) -> bool:
-    """A LlamaIndex agent's or tool's span: by its scope, or by its name under any other."""
-    return span.scope == LLAMA_INDEX or llamaindex.names_its_class(span.name)
+    """A LlamaIndex agent's or tool's span: by its scope, or by its name under a scope that names
+    no other framework (one not shown too)."""
+    scope = span.scope
+    return scope == LLAMA_INDEX or (scope not in _OTHER_FRAMEWORKS and llamaindex.names_its_class(span.name))
 
 
 def crewai_span(span: SpanRecord) -> bool:

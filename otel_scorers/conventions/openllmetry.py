@@ -159,10 +159,23 @@ _LLAMA_INDEX_NESTED_RUN = "run.task"
 _LLAMA_INDEX_KINDS = ("task", "workflow")
 
 
+#: Its scopes of other frameworks: their spans are theirs, not LlamaIndex's, whatever their names.
+_OTHER_FRAMEWORKS = frozenset(
+    {
+        AGNO_SCOPE,
+        CREWAI_SCOPE,
+        OPENAI_AGENTS_SCOPE,
+        "opentelemetry.instrumentation.langchain",
+        "opentelemetry.instrumentation.haystack",
+    }
+)
+
+
 def _llama_index(span: SpanRecord) -> bool:
     """A span of its LlamaIndex instrumentation: by its scope, or by the LlamaIndex class it is
     named after (`FunctionAgent.workflow`, `BaseWorkflowAgent.task`) under any other."""
-    return span.scope == _LLAMA_INDEX or llamaindex.names_its_class(span.name)
+    scope = span.scope
+    return scope == _LLAMA_INDEX or (scope not in _OTHER_FRAMEWORKS and llamaindex.names_its_class(span.name))
 
 
 class OpenLLMetryConvention(Convention):
@@ -366,9 +379,10 @@ class OpenLLMetryConvention(Convention):
         one, an `AgentInput`, holds the user's request, and the last one, a `StopEvent`, the
         run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
-        if span.attributes.get(SPAN_KIND) == "agent" and _crewai(span):
+        kind = span.attributes.get(SPAN_KIND)
+        if kind == "agent" and _crewai(span):
             return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
-        if span.attributes.get(SPAN_KIND) != "task" or not _llama_index(span):
+        if kind != "task" or not _llama_index(span):
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)
