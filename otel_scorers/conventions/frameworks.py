@@ -6,19 +6,22 @@ framework's, not the instrumentation's, so every instrumentation of the framewor
 whichever reader claimed the span. The framework is named by the span's instrumentation scope:
 the part after `instrumentation` (`openinference.instrumentation.crewai`,
 `openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI),
-else its last part. A framework's own spans are read by its own reader (`google_adk`), which
-knows all of this; a framework not listed is read by the general rules alone.
+else its first part when that is a listed framework (a framework's own tracing, scoped by its
+modules: `semantic_kernel.functions.kernel_function`), else its last part. A framework not listed
+is read by the general rules alone. A tool call the scope names no framework of is known as a
+framework's by an argument only that framework adds to its calls (`Framework.added_arguments`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
-from otel_scorers.conventions.formats import crewai, haystack
+from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
+from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 _INSTRUMENTATION = "instrumentation"
@@ -40,7 +43,11 @@ class Framework:
     `result_key`: the key of the one-key object the framework wraps a tool's return value in
     when it is not an object (ADK's `{"result": value}`). `step_fields`: what its modules' result
     holds beside the answer, the steps that led to it (DSPy's prediction: `trajectory`,
-    `reasoning`), never the answer."""
+    `reasoning`), never the answer.
+    `tool_name`: the function's name from the name the framework gave the model for it (Semantic
+    Kernel's plugin-qualified `{plugin}-{function}`). `added_arguments`: arguments the framework
+    adds to every call its agent makes, null unless set, which the model did not ask for
+    (Semantic Kernel's `instructions_override`)."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -48,6 +55,8 @@ class Framework:
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
     step_fields: frozenset[str] = frozenset()
+    tool_name: Callable[[str], str] | None = None
+    added_arguments: frozenset[str] = frozenset()
 
     def unwrapped(self, result: Any) -> Any:
         """A tool's result without the object the framework wrapped a plain value in."""
@@ -56,6 +65,35 @@ class Framework:
         if key is not None and isinstance(result, dict) and len(result) == 1 and key in result:
             return result[key]
         return result
+
+    def as_called(self, call: ToolCall) -> ToolCall:
+        """The call named by its function's name, without the arguments the framework added."""
+        name = self.tool_name(call.name) if self.tool_name is not None else call.name
+        arguments = call.arguments
+        if _adds_to(arguments, self):
+            arguments = {
+                key: value
+                for key, value in arguments.items()
+                if not (key in self.added_arguments and value is None)
+            }
+        if name == call.name and arguments is call.arguments:
+            return call
+        return replace(call, name=name, arguments=arguments)
+
+    def as_declared(self, tools: tuple[ToolDefinition, ...]) -> tuple[ToolDefinition, ...]:
+        """The tools the run declares, named as their calls are (`tool_name`)."""
+        rename = self.tool_name
+        if rename is None:
+            return tools
+        return tuple(replace(tool, name=rename(tool.name)) for tool in tools)
+
+
+def _adds_to(arguments: Any, framework: Framework) -> TypeGuard[dict[str, Any]]:
+    """The call's arguments (decoded JSON: a dict) hold one the framework added, left unset (null)."""
+    added = framework.added_arguments
+    if not added or not isinstance(arguments, dict) or added.isdisjoint(arguments):
+        return False
+    return any(key in arguments and arguments[key] is None for key in framework.added_arguments)
 
 
 FRAMEWORKS: Mapping[str, Framework] = {
@@ -68,6 +106,9 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result"),
     "haystack": Framework(tool_error=haystack.tool_error),
+    "semantic_kernel": Framework(
+        tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
+    ),
 }
 
 
@@ -79,6 +120,7 @@ _LOOP_TOOL_DESCRIPTIONS = frozenset(text for f in FRAMEWORKS.values() for text i
 #: Where a tool span keeps the tool's description: the GenAI key, OpenInference's.
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
+_ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
 
 
 @lru_cache(maxsize=256)
@@ -87,12 +129,24 @@ def framework_name(scope: str) -> str:
     parts = scope.split(".")
     if _INSTRUMENTATION in parts[:-1]:
         return parts[parts.index(_INSTRUMENTATION) + 1]
-    return parts[-1]
+    return parts[0] if parts[0] in FRAMEWORKS else parts[-1]
 
 
 def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed."""
     return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+
+
+def framework_of_call(span: SpanRecord, call: ToolCall) -> Framework | None:
+    """The framework of a tool call: its span's scope's, else the one whose added argument the
+    call carries (`Framework.added_arguments`: specific enough to name it)."""
+    framework = framework_of(span)
+    if framework is not None or not isinstance(call.arguments, dict):
+        return framework
+    for adding in _ADDING:
+        if _adds_to(call.arguments, adding):
+            return adding
+    return None
 
 
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:

@@ -109,14 +109,12 @@ class OpenInferenceConvention(Convention):
         if kind == "AGENT":
             if span.scope == ag2.SCOPE and ag2.is_turn(span):
                 return None  # a turn of an AG2 chat: the chat is the run
-            if span.scope == LANGCHAIN and "tool.name" in span.attributes:
-                return "tool"  # a LangChain tool whose name contains "agent" is marked AGENT
+            if "tool.name" in span.attributes:
+                return "tool"  # a tool marked AGENT (LangChain's, when its name contains "agent")
             return "run" if _is_agent_run(span) else None
-        if kind == "CHAIN" and span.scope == LANGCHAIN:
-            # A LangChain run is marked AGENT only when its name contains "agent": an agent
-            # graph named otherwise is a CHAIN whose name is its `lc_agent_name`, or, unnamed
-            # ("LangGraph"), a graph that is not a node of another graph.
-            return "run" if langchain.is_agent_graph(_metadata(span), span.name) else None
+        # A LangChain run is marked AGENT only when its name contains "agent": an agent graph
+        # named otherwise is a CHAIN span, a run by LangChain's metadata whichever reader claimed
+        # it (`runs.span_roles`).
         if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
         if kind == "CHAIN" and span.scope == DSPY:
@@ -170,14 +168,11 @@ class OpenInferenceConvention(Convention):
             name = handoff_tool_name(self.handoff_target(span) or "")
         arguments = tool_arguments(span, attributes.get("input.value"))
         result = content_value(attributes.get("output.value"))
-        message = langchain.tool_message(result)
         failed = False
         if llama_index_span(span):
             result, failed = llamaindex.tool_output(result)
-        elif message is not None:
-            call_id = call_id or as_str(message.get("tool_call_id"))
-            result = decode_json(message.get("content"))
         else:
+            # A LangChain ToolMessage is read as the tool's result by every reader (`runs.tool_matching`).
             result = decode_json(result)
         succeeded = None
         if span.scope == ag2.SCOPE:
@@ -186,8 +181,6 @@ class OpenInferenceConvention(Convention):
             result, succeeded = ag2_objects.tool_result(result)
         state, error = tool_state(span, result)
         if state == "ok" and succeeded is False:
-            state, error = "error", str(result)
-        if state == "ok" and message is not None and message.get("status") == "error":
             state, error = "error", str(result)
         if state == "ok" and failed:
             state, error = "error", str(result)
@@ -238,9 +231,9 @@ class OpenInferenceConvention(Convention):
         )
 
     def run_under_tool(self, span: SpanRecord) -> bool:
-        """A LangGraph graph invoked from a tool: a LangChain span whose input is a graph's
-        messages state."""
-        if span.scope != LANGCHAIN or span.attributes.get(KIND) not in ("CHAIN", "AGENT"):
+        """A LangGraph graph invoked from a tool: a span holding LangChain's metadata (the calling
+        graph's) whose input is a graph's messages state."""
+        if span.attributes.get(KIND) not in ("CHAIN", "AGENT") or not _metadata(span):
             return False
         return langchain.messages_of(content_value(span.attributes.get("input.value"))) is not None
 
@@ -340,12 +333,9 @@ def _is_agent_run(span: SpanRecord) -> bool:
     if span.scope == OPENAI_AGENTS:
         # The root AGENT span is the whole trace ("Agent workflow"); agents carry agent.name.
         return "agent.name" in attributes
-    if span.scope == LANGCHAIN:
-        # A graph node whose name contains "agent" is marked AGENT too (create_react_agent's
-        # model node): a run is the graph itself, not one of its nodes.
-        metadata = _metadata(span)
-        return metadata.get("lc_agent_name") == span.name or "langgraph_node" not in metadata
-    return True
+    # A graph node whose name contains "agent" is marked AGENT too (create_react_agent's model
+    # node): a run is the graph itself, not one of its nodes, as LangChain's metadata says.
+    return not langchain.is_graph_node(_metadata(span), span.name)
 
 
 def _agent_name(span: SpanRecord) -> str | None:

@@ -225,23 +225,17 @@ class OpenLLMetryConvention(Convention):
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
         raw_result = attributes.get(GEN_AI_TOOL_CALL_RESULT, attributes.get(ENTITY_OUTPUT))
-        message = langchain.tool_message(raw_result)
         agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
-        result: Any
-        if message is not None:
-            call_id = call_id or as_str(message.get("tool_call_id"))
-            result = decode_json(message.get("content"))
-        elif agno_result is not None:
-            result = agno_result.result
-        else:
-            result = unwrapped_output(decode_json(raw_result))
+        # A LangChain ToolMessage (`{"output": ToolMessage, "kwargs"}` here) is read as the tool's
+        # result by every reader (`runs.tool_matching`).
+        result: Any = (
+            agno_result.result if agno_result is not None else unwrapped_output(decode_json(raw_result))
+        )
         state, error = tool_state(span, result)
         if state == "ok" and agno_result is not None and agno_result.failed:
             state, error = "error", agno_result.error or agno_result.status
         if state == "ok" and attributes.get(GEN_AI_TASK_STATUS) == "failure":
             state, error = "error", str(attributes.get("error.type") or "failure")
-        if state == "ok" and message is not None and message.get("status") == "error":
-            state, error = "error", str(result)
         return span_tool_call(
             span,
             name=as_str(attributes.get(GEN_AI_TOOL_NAME))

@@ -13,11 +13,9 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import (
-    as_str,
     decode_json,
     last_assistant_text,
     last_user_text,
-    python_literal,
 )
 
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
@@ -59,14 +57,9 @@ def tool_call_arguments(value: Any) -> tuple[Any, str | None]:
     """
     if not isinstance(value, Mapping):
         return value, None
-    if "input_str" in value:
-        kwargs = value.get("kwargs")
-        call_id = as_str(kwargs.get("tool_call_id")) if isinstance(kwargs, Mapping) else None
-        inputs = value.get("inputs")
-        if isinstance(inputs, Mapping) and inputs:
-            return dict(inputs), call_id
-        input_str = value.get("input_str")
-        return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
+    started = langchain.tool_start(value)
+    if started is not None:
+        return started
     if (
         set(value) <= {"args", "kwargs"}
         and isinstance(value.get("kwargs"), Mapping)

@@ -4,26 +4,20 @@ With `SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS(_SENSITIVE)` Sem
 writes GenAI `invoke_agent {agent}`, `chat {model}` and `execute_tool {plugin}-{function}`
 spans; the run span's `gen_ai.input.messages` / `gen_ai.output.messages` (sensitive mode only)
 hold its messages in Semantic Kernel's own `{role, content, name}` shape, while the model spans'
-content goes to log records, not spans. Semantic Kernel-specific: the model calls a function by
-its plugin-qualified name, `{plugin}-{function}`, which is read as the function's name; and the
-arguments of a function an agent calls carry the agent's `instructions_override` (null unless
-set), which the model did not ask for.
+content goes to log records, not spans. They are read as GenAI spans. What Semantic Kernel does
+under every instrumentation (functions named `{plugin}-{function}`, the `instructions_override`
+its agents add to their calls) is in the table of frameworks (`conventions.frameworks`), read
+whichever reader claimed the span.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
-
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.genai import OPERATION
-from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 SCOPE_PREFIX = "semantic_kernel."
-#: What a ChatCompletionAgent adds to the arguments of every function it calls.
-_AGENT_ARGUMENT = "instructions_override"
 
 
 class SemanticKernelConvention(Convention):
@@ -39,21 +33,4 @@ class SemanticKernelConvention(Convention):
     run_content = staticmethod(genai.run_content)
     model_call = staticmethod(genai.model_call)
     documents = staticmethod(genai.documents)
-
-    def tool_call(self, span: SpanRecord) -> ToolCall:
-        call = genai.tool_call(span)
-        name = function_name(call.name)
-        arguments = call.arguments
-        if isinstance(arguments, Mapping) and arguments.get(_AGENT_ARGUMENT, "") is None:
-            arguments = {key: value for key, value in arguments.items() if key != _AGENT_ARGUMENT}
-        return replace(call, name=name, arguments=arguments)
-
-    def tool_definitions(self, span: SpanRecord) -> tuple[ToolDefinition, ...]:
-        """Declared by their plugin-qualified names, read as the calls are: by function name."""
-        return tuple(replace(tool, name=function_name(tool.name)) for tool in super().tool_definitions(span))
-
-
-def function_name(qualified: str) -> str:
-    """`{plugin}-{function}` -> `{function}` (a name without a plugin stays as it is)."""
-    _, dash, function = qualified.partition("-")
-    return function if dash and function else qualified
+    tool_call = staticmethod(genai.tool_call)

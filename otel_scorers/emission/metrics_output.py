@@ -7,10 +7,14 @@ the histogram's bucket series for every check and agent.
 
 Histogram measurements are held back and recorded in batches, the costliest part of a run's
 metrics otherwise: when a batch is full, when the pipeline flushes at the end of a burst, and
-before every metric reader's collection (so that what a reader reads is always whole)."""
+before every metric reader's collection (so that what a reader reads is always whole). So are the
+counts: what a run adds to them is worked out once for runs of the same verdicts and agent (a
+`_RunPlan`; quick checks give the same few verdicts run after run), and the batch adds each
+plan's counts times its runs."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -18,7 +22,8 @@ from typing import Any
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run, run_span_context
-from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry, MeasurementContext
+from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry
+from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.gen_ai_names import GEN_AI_REQUEST_MODEL, GEN_AI_TOKEN_TYPE
 from otel_scorers.metrics import (
     AGENT_NAME,
@@ -44,10 +49,23 @@ class MetricsOutput:
         self._histograms = HistogramBatch()
         self._runs_in_batch = 0
         self._parts_by_verdict: dict[tuple[Any, ...], _MetricParts] = {}
+        self._plans: dict[tuple[Any, ...], _RunPlan] = {}
+        #: Runs emitted since the counts were last added, by plan.
+        self._planned: dict[_RunPlan, int] = {}
+        # The engine's thread emits; a metric reader's collection flushes.
+        self._lock = threading.Lock()
+        renew_in_child(self)
         metrics.before_collect(self.flush)
 
+    def renew_after_fork(self) -> None:
+        self._lock = threading.Lock()
+
     def flush(self) -> None:
-        """Record the histogram measurements held back so far. Any thread."""
+        """Add the counts and record the histogram measurements held back so far. Any thread."""
+        with self._lock:
+            planned, self._planned = self._planned, {}
+        for plan, runs in planned.items():
+            plan.count(self._metrics, runs)
         if self._histograms:
             self._histograms.record()
 
@@ -60,54 +78,91 @@ class MetricsOutput:
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         metrics = self._metrics
-        # Made only if one of the run's measurements decides an exemplar (a few per batch).
-        context = partial(run_span_context, run)
         agent_name = run.agent_name or None
+        # What of its scores decides a run's counts, read inline (a call per score would cost
+        # more than the rest): only runs that `_remembered` says are worth it are planned once.
+        key = (
+            agent_name,
+            *[
+                (
+                    score.scorer,
+                    score.value,
+                    score.label,
+                    score.skipped,
+                    score.error,
+                    score.usage,
+                    score.binary,
+                    score.evaluator_version,
+                    score.sampling_probability,
+                )
+                for score in scores
+            ],
+        )
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan(scores, agent_name)
+            if _remembered(scores):
+                if len(self._plans) >= _MAX_VERDICTS:
+                    self._plans.clear()
+                self._plans[key] = plan
+            else:
+                for score in scores:
+                    _count_apart(metrics, score)
         entries: list[HistogramEntry] = []
-        outcomes: dict[tuple[Any, ...], float] = {}
-        results: dict[tuple[Any, ...], float] = {}
-        sums: dict[tuple[Any, ...], float] = {}  # of the values per result key, for the estimates
-        sampled: list[WeightedResult] = []
-        for score in scores:
-            if (
-                score.usage is None
-                and score.skipped is None
-                and score.error is None
-                and score.value is not None
-            ):
-                # A scored result, the common case: its attribute sets made once per verdict.
-                parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
-                _time(metrics, score, context, entries, parts.duration_attributes, parts.duration_group)
-                if not score.binary:  # a binary result is counted (`results`), not measured
+        if plan.timed or plan.measured:
+            # Made only if one of the run's measurements decides an exemplar (a few per batch).
+            context = partial(run_span_context, run)
+            for index, scorer, attributes, group in plan.timed:
+                if metrics.duration_wanted(scorer):
                     entries.append(
                         HistogramBatch.entry(
-                            metrics.score,
-                            SCORE_BUCKETS,
-                            score.value,
-                            parts.score_attributes,
+                            metrics.scorer_duration,
+                            DURATION_BUCKETS,
+                            scores[index].duration_s,
+                            attributes,
                             context,
-                            parts.score_group,
+                            group,
                         )
                     )
-                outcomes[parts.scored] = outcomes.get(parts.scored, 0) + 1
-                results[parts.result] = results.get(parts.result, 0) + 1
-                sums[parts.result] = sums.get(parts.result, 0.0) + score.value
-                if score.sampling_probability is not None:
-                    sampled.append((parts.result, score.value, score.sampling_probability))
-                continue
-            # Anything else (a skip, an error, a judge's usage, a result without a value) is rare
-            # enough to pay for a call: the common case above stays inline.
-            _tally_other(metrics, score, agent_name, context, entries, results, sums, sampled)
-        if outcomes:
-            metrics.evaluations.add_counts(outcomes)
-        if results:
-            metrics.results.add_counts(results)
-            metrics.estimates.add(sums, sampled)
-        self._histograms.extend(entries)
+            for index, attributes, group in plan.measured:  # a binary result is counted, not measured
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.score, SCORE_BUCKETS, plan.values[index], attributes, context, group
+                    )
+                )
+            if entries:
+                self._histograms.extend(entries)
+        with self._lock:
+            self._planned[plan] = self._planned.get(plan, 0) + 1
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
             self._runs_in_batch = 0
-            self._histograms.record()
+            self.flush()
+
+    def _plan(self, scores: Sequence[Score], agent_name: str | None) -> _RunPlan:
+        """What a run of these scores adds to the tallies, and which of its scores are timed
+        and measured."""
+        plan = _RunPlan({}, {}, {}, [], [], [], {})
+        for index, score in enumerate(scores):
+            if score.skipped is not None:
+                plan.add(plan.outcomes, (score.scorer, "skipped"))
+                continue
+            parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
+            plan.timed.append((index, score.scorer, parts.duration_attributes, parts.duration_group))
+            if score.error is not None:
+                plan.add(plan.outcomes, (score.scorer, "error"))
+                continue
+            plan.add(plan.outcomes, parts.scored)
+            plan.add(plan.results, parts.result)
+            if score.value is None:
+                continue
+            plan.add(plan.sums, parts.result, score.value)
+            plan.values[index] = score.value
+            if not score.binary:
+                plan.measured.append((index, parts.score_attributes, parts.score_group))
+            if score.sampling_probability is not None:
+                plan.sampled.append((parts.result, score.value, score.sampling_probability))
+        return plan
 
     def _parts(
         self, scorer: str, label: str | None, agent_name: str | None, version: str | None
@@ -128,6 +183,53 @@ class MetricsOutput:
                 key,
             )
         return parts
+
+
+def _remembered(scores: Sequence[Score]) -> bool:
+    """Whether a run of these scores is planned once for all its like: not when one of them is
+    counted apart as well (a judge's usage, an error, a budget skip), nor for a continuous value
+    (new run after run)."""
+    for score in scores:
+        if score.usage is not None or score.error is not None:
+            return False
+        if not score.binary and score.value is not None:
+            return False
+        if score.skipped is not None and score.skipped.startswith(BUDGET_SKIP_PREFIX):
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _RunPlan:
+    """What one run adds to the tallies (`otel_scorers.evaluations` outcomes, the result counts,
+    the sums of the values and the sampled results for the estimates), the same for every run of
+    the same verdicts and agent; and which of its scores are timed (index, scorer, attributes,
+    group) and measured into the score histogram (index, attributes, group), with the values
+    by index. Never changed once made: runs share it. Hashed by identity."""
+
+    outcomes: dict[tuple[Any, ...], float]
+    results: dict[tuple[Any, ...], float]
+    sums: dict[tuple[Any, ...], float]
+    sampled: list[WeightedResult]
+    timed: list[tuple[int, str, Mapping[str, Any], tuple[Any, ...]]]
+    measured: list[tuple[int, Mapping[str, Any], tuple[Any, ...]]]
+    values: dict[int, float]
+
+    @staticmethod
+    def add(tally: dict[tuple[Any, ...], float], key: tuple[Any, ...], amount: float = 1) -> None:
+        tally[key] = tally.get(key, 0) + amount
+
+    def count(self, metrics: PipelineMetrics, runs: int) -> None:
+        """Add `runs` runs of this plan to the tallies."""
+        if self.outcomes:
+            metrics.evaluations.add_counts(_times(self.outcomes, runs))
+        if self.results:
+            metrics.results.add_counts(_times(self.results, runs))
+            metrics.estimates.add(_times(self.sums, runs), self.sampled * runs)
+
+
+def _times(tally: dict[tuple[Any, ...], float], runs: int) -> dict[tuple[Any, ...], float]:
+    return tally if runs == 1 else {key: amount * runs for key, amount in tally.items()}
 
 
 def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
@@ -152,62 +254,16 @@ def record_judge_usage(metrics: PipelineMetrics, score: Score) -> None:
         metrics.judge_cost.add(usage.cost_usd, attributes)
 
 
-def _tally_other(
-    metrics: PipelineMetrics,
-    score: Score,
-    agent_name: str | None,
-    context: MeasurementContext,
-    entries: list[HistogramEntry],
-    results: dict[tuple[Any, ...], float],
-    sums: dict[tuple[Any, ...], float],
-    sampled: list[WeightedResult],
-) -> None:
-    """A score that is not a plain scored result: its judge usage, its outcome, and the
-    measurements it makes into the run's tallies (its attribute sets made afresh, not cached)."""
+def _count_apart(metrics: PipelineMetrics, score: Score) -> None:
+    """What a score adds besides its run's tallies: a judge's usage, a scorer's error, a skip
+    for the judge's budget."""
     if score.usage is not None:
         record_judge_usage(metrics, score)
     if score.skipped is not None:
-        metrics.evaluation_outcome(score.scorer, "skipped")
         if score.skipped.startswith(BUDGET_SKIP_PREFIX):
             metrics.judge_budget_skips.add(1, {EVALUATION_NAME: score.scorer})
-        return
-    _time(metrics, score, context, entries, {EVALUATION_NAME: score.scorer})
-    if score.error is not None:
-        metrics.evaluation_outcome(score.scorer, "error")
+    elif score.error is not None:
         metrics.scorer_errors.add(1, {EVALUATION_NAME: score.scorer, "error.type": score.error.type})
-        return
-    metrics.evaluation_outcome(score.scorer, "scored")
-    if score.value is not None and not score.binary:
-        metric_attributes = _score_metric_attributes(
-            score.scorer, score.label, agent_name, score.evaluator_version
-        )
-        entries.append(
-            HistogramBatch.entry(metrics.score, SCORE_BUCKETS, score.value, metric_attributes, context)
-        )
-    key = (score.scorer, score.label, agent_name, score.evaluator_version)
-    results[key] = results.get(key, 0) + 1
-    if score.value is not None:
-        sums[key] = sums.get(key, 0.0) + score.value
-        if score.sampling_probability is not None:
-            sampled.append((key, score.value, score.sampling_probability))
-
-
-def _time(
-    metrics: PipelineMetrics,
-    score: Score,
-    context: MeasurementContext,
-    entries: list[HistogramEntry],
-    attributes: Mapping[str, Any],
-    group: tuple[Any, ...] | None = None,
-) -> None:
-    """The score's duration among the run's measurements, where it is wanted
-    (`PipelineMetrics.duration_wanted`: a quick check's on one run in 16)."""
-    if metrics.duration_wanted(score.scorer):
-        entries.append(
-            HistogramBatch.entry(
-                metrics.scorer_duration, DURATION_BUCKETS, score.duration_s, attributes, context, group
-            )
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry import trace
@@ -23,11 +22,8 @@ from otel_scorers.emission.attributes import (
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp.encode import (
     ScoreParts,
-    evaluation_log,
-    evaluation_span,
-    log_context,
+    evaluation_records,
     score_parts,
-    span_ids,
     span_links,
 )
 from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
@@ -48,42 +44,37 @@ class OtlpOutput:
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
-        self._send(run.trace_id, run.span_id, scores, lambda score: self._parts(run, score))
+        now = time.time_ns()
+        self._send(run.trace_id, run.span_id, now, self._run_parts(run, scores, now))
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         """In the trace of the conversation's last run, each span linked to every kept turn's run
         (written afresh: a conversation's attributes never repeat)."""
         links = span_links([(turn.trace_id, turn.span_id) for turn in conversation.turns])
-
-        def parts(score: Score) -> ScoreParts:
+        now = time.time_ns()
+        scored = []
+        for score in scores:
             error = error_description(score) if score.error is not None else None
             attributes = conversation_attributes(conversation, score)
-            return score_parts(f"evaluate {score.scorer}", attributes, error, links)
-
+            parts = score_parts(
+                f"evaluate {score.scorer}", attributes, error, links, event_name=EVALUATION_EVENT
+            )
+            start_ns, end_ns = span_timing(score, now)
+            scored.append((parts, start_ns, end_ns))
         last = conversation.last
-        self._send(last.trace_id, last.span_id, scores, parts)
+        self._send(last.trace_id, last.span_id, now, scored)
 
     def _send(
-        self,
-        trace_id_int: int,
-        span_id: int,
-        scores: Sequence[Score],
-        parts_of: Callable[[Score], ScoreParts],
+        self, trace_id: int, span_id: int, now: int, scored: Sequence[tuple[ScoreParts, int, int]]
     ) -> None:
+        """`scored`: each score's written parts, with its span's start and end."""
         if not self._started:
             self.export.start(_resource_of(self._tracer_provider or trace.get_tracer_provider()))
             self._started = True
-        now = time.time_ns()
-        trace_id, parent = trace_id_int.to_bytes(16, "big"), span_id.to_bytes(8, "big")
-        event_context = log_context(trace_id, parent, now, EVALUATION_EVENT)
-        spans: list[bytes] = []
-        logs: list[bytes] = []
-        for score in scores:
-            parts = parts_of(score)
-            start_ns, end_ns = span_timing(score, now)
-            spans.append(evaluation_span(span_ids(trace_id, _new_span_id(), parent), parts, start_ns, end_ns))
-            logs.append(evaluation_log(end_ns, parts, event_context))
-        self.export.submit(EncodedScores(tuple(spans), tuple(logs)))
+        spans, logs = evaluation_records(
+            trace_id.to_bytes(16, "big"), span_id.to_bytes(8, "big"), now, EVALUATION_EVENT, scored
+        )
+        self.export.submit(EncodedScores(spans, logs, len(scored)))
 
     def flush(self) -> None:
         """Nothing held here: the export batches on its own thread."""
@@ -91,45 +82,50 @@ class OtlpOutput:
     def behind(self) -> bool:
         return self.export.backlog() > 0.5
 
-    def _parts(self, run: AgentRun, score: Score) -> ScoreParts:
-        """The written parts of a score's span and event, made once per scorer and verdict: a
-        check's results repeat run after run."""
-        key = (
-            score.scorer,
-            score.value,
-            score.label,
-            score.reason,
-            score.error,
-            score.skipped,
-            score.usage,
-            run.agent_name,
-            score.sampling_probability,
-            score.evaluator_version,
-        )
-        try:
-            parts = self._written.get(key)
-        except TypeError:  # an unhashable field: write it without remembering
-            return _new_parts(run, score)
-        if parts is None:
-            if len(self._written) >= _MAX_WRITTEN:
-                self._written.clear()
-            parts = self._written[key] = _new_parts(run, score)
-        return parts
+    def _run_parts(
+        self, run: AgentRun, scores: Sequence[Score], now: int
+    ) -> list[tuple[ScoreParts, int, int]]:
+        """The written parts of each score's span and event, made once per scorer, verdict and
+        run attributes they carry (a check's results repeat run after run), with its span's
+        start and end."""
+        written = self._written
+        agent_name = run.agent_name
+        sources = tuple(run.text_sources.items()) if run.text_sources else ()
+        found = []
+        for score in scores:
+            key = (
+                score.scorer,
+                score.value,
+                score.label,
+                score.reason,
+                score.error,
+                score.skipped,
+                score.usage,
+                score.sampling_probability,
+                score.evaluator_version,
+                agent_name,
+                sources,
+            )
+            try:
+                parts = written.get(key)
+            except TypeError:  # an unhashable field: write it without remembering
+                parts = _new_parts(run, score)
+            if parts is None:
+                if len(written) >= _MAX_WRITTEN:
+                    written.clear()
+                parts = written[key] = _new_parts(run, score)
+            start_ns, end_ns = span_timing(score, now)
+            found.append((parts, start_ns, end_ns))
+        return found
 
 
 def _new_parts(run: AgentRun, score: Score) -> ScoreParts:
     error = error_description(score) if score.error is not None else None
-    return score_parts(f"evaluate {score.scorer}", evaluation_attributes(run, score), error)
+    return score_parts(
+        f"evaluate {score.scorer}", evaluation_attributes(run, score), error, event_name=EVALUATION_EVENT
+    )
 
 
 def _resource_of(provider: TracerProviderApi) -> Resource | None:
     resource = getattr(provider, "resource", None)  # the SDK's TracerProvider has one
     return resource if isinstance(resource, Resource) else None
-
-
-def _new_span_id() -> int:
-    # As the SDK's RandomIdGenerator: 64 random bits, never the invalid id 0.
-    span_id = random.getrandbits(64)
-    while span_id == 0:
-        span_id = random.getrandbits(64)
-    return span_id

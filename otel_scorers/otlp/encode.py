@@ -14,8 +14,9 @@ Field numbers: `opentelemetry/proto/{common,resource,trace,logs}/v1/*.proto`.
 
 from __future__ import annotations
 
+import random
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,12 @@ _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 _pack_double = struct.Struct("<d").pack
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_fixed32 = struct.Struct("<I").pack
+_getrandbits = random.getrandbits
+#: A span's id (big-endian, as the SDK writes ids) and its parent's field; its start and end
+#: fields; a log record's time field.
+_pack_ids = struct.Struct(">QBB8s").pack
+_pack_times = struct.Struct("<BQBQ").pack
+_pack_time = struct.Struct("<BQ").pack
 
 
 def varint(value: int) -> bytes:
@@ -92,53 +99,95 @@ _TRACE_FLAGS_SAMPLED = 1
 _SPAN_FLAGS = tag(16, _FIXED32) + _pack_fixed32(_SPAN_FLAGS_HAS_IS_REMOTE)
 
 
+#: Size of a span's id fields as `span_ids` writes them (trace id, span id, parent id).
+SPAN_IDS_SIZE = 2 + 16 + 2 + 8 + 2 + 8
+#: The tag of a `Span` in `ScopeSpans.spans` and of a `LogRecord` in `ScopeLogs.log_records`.
+_RECORD_TAG = b"\x12"
+
+
 @dataclass(frozen=True, slots=True)
 class ScoreParts:
     """What one evaluation span and its event share with every other of the same scorer,
     verdict and agent, written once: the span's fields between its ids and its times (name,
     kind), after its times (attributes, status, flags), and the event's fields between its time
-    and its trace context (body, attributes, flags)."""
+    and its trace context (body, attributes, flags). Every span and event of these parts has
+    the same size, so each is written already framed as an entry of its scope's records
+    (`span_frame`, `log_frame`: the tag and the length): a batch's request joins them as they are."""
 
+    span_frame: bytes
     span_middle: bytes
     span_tail: bytes
+    log_frame: bytes
     log_middle: bytes
 
 
 def score_parts(
-    span_name: str, attributes: Mapping[str, Any], error_message: str | None, links: bytes = b""
+    span_name: str,
+    attributes: Mapping[str, Any],
+    error_message: str | None,
+    links: bytes = b"",
+    *,
+    event_name: str,
 ) -> ScoreParts:
     """The constant parts of an evaluation span (INTERNAL, no events, the `links` written by
-    `span_links`, status UNSET or ERROR) and of its `gen_ai.evaluation.result` log record (no
-    severity, an empty body as the SDK writes, the same attributes)."""
+    `span_links`, status UNSET or ERROR) and of its `event_name` log record (no severity, an
+    empty body as the SDK writes, the same attributes)."""
     if error_message is None:
         status = b"\x7a\x00"  # field 15, an empty Status: the SDK always writes one
     else:
         status = length_delimited(
             15, length_delimited(2, error_message.encode()) + b"\x18" + varint(_STATUS_ERROR)
         )
+    span_middle = length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL)
+    span_tail = attributes_field(9, attributes) + links + status + _SPAN_FLAGS
+    log_middle = b"\x2a\x00" + attributes_field(6, attributes) + b"\x45" + _pack_fixed32(_TRACE_FLAGS_SAMPLED)
+    span_size = SPAN_IDS_SIZE + len(span_middle) + 2 * 9 + len(span_tail)
+    log_size = 9 + len(log_middle) + log_context_size(event_name)
     return ScoreParts(
-        span_middle=length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL),
-        span_tail=attributes_field(9, attributes) + links + status + _SPAN_FLAGS,
-        log_middle=b"\x2a\x00"
-        + attributes_field(6, attributes)
-        + b"\x45"
-        + _pack_fixed32(_TRACE_FLAGS_SAMPLED),
+        span_frame=_RECORD_TAG + varint(span_size),
+        span_middle=span_middle,
+        span_tail=span_tail,
+        log_frame=_RECORD_TAG + varint(log_size),
+        log_middle=log_middle,
     )
 
 
-def evaluation_span(ids: bytes, parts: ScoreParts, start_ns: int, end_ns: int) -> bytes:
-    """One `Span` message; `ids` from `span_ids`."""
-    return b"".join(
-        (
-            ids,
+def evaluation_records(
+    trace_id: bytes,
+    parent: bytes,
+    observed_ns: int,
+    event_name: str,
+    scored: Iterable[tuple[ScoreParts, int, int]],
+) -> tuple[bytes, bytes]:
+    """A run's evaluation spans and their `event_name` log records, each framed as an entry of its
+    scope's records, the spans joined and the records joined: one span and one record per
+    (parts, start, end) of `scored`, in the trace `trace_id` (16 bytes), children of the span
+    `parent` (8 bytes), each span with a new random id (64 random bits, never 0, as the SDK's
+    `RandomIdGenerator`), each record at its span's end, observed at `observed_ns`."""
+    trace_head = b"\x0a\x10" + trace_id + b"\x12\x08"
+    context = log_context(trace_id, parent, observed_ns, event_name)
+    spans: list[bytes] = []
+    logs: list[bytes] = []
+    for parts, start_ns, end_ns in scored:
+        # What changes from span to span, a struct each: the span's own id and its parent's,
+        # then its times; the event's time.
+        spans += (
+            parts.span_frame,
+            trace_head,
+            _pack_ids(_getrandbits(64) or _nonzero_id(), 0x22, 8, parent),
             parts.span_middle,
-            b"\x39",
-            _pack_fixed64(start_ns),
-            b"\x41",
-            _pack_fixed64(end_ns),
+            _pack_times(0x39, start_ns, 0x41, end_ns),
             parts.span_tail,
         )
-    )
+        logs += (parts.log_frame, _pack_time(0x09, end_ns), parts.log_middle, context)
+    return b"".join(spans), b"".join(logs)
+
+
+def _nonzero_id() -> int:
+    span_id = 0
+    while span_id == 0:
+        span_id = _getrandbits(64)
+    return span_id
 
 
 def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
@@ -159,11 +208,6 @@ def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
     )
 
 
-def span_ids(trace_id: bytes, span_id: int, parent: bytes) -> bytes:
-    """A span's id fields: `trace_id` (16 bytes) and `parent` (8 bytes) as from `id_bytes`."""
-    return b"\x0a\x10" + trace_id + b"\x12\x08" + span_id.to_bytes(8, "big") + b"\x22\x08" + parent
-
-
 def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: str) -> bytes:
     """A log record's fields after its attributes and flags: its span context, observed time
     and event name (the same for every event of a run)."""
@@ -180,9 +224,9 @@ def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: s
     )
 
 
-def evaluation_log(time_ns: int, parts: ScoreParts, context: bytes) -> bytes:
-    """One `LogRecord`, fields in field-number order; `context` from `log_context`."""
-    return b"".join((b"\x09", _pack_fixed64(time_ns), parts.log_middle, context))
+def log_context_size(event_name: str) -> int:
+    """The size of what `log_context` writes for `event_name`."""
+    return 2 + 16 + 2 + 8 + 1 + 8 + len(length_delimited(12, event_name.encode()))
 
 
 def resource_message(attributes: Mapping[str, Any], dropped: int = 0) -> bytes:
@@ -196,12 +240,14 @@ def scope_message(name: str, version: str | None) -> bytes:
     return length_delimited(1, name.encode()) + (length_delimited(2, version.encode()) if version else b"")
 
 
-def export_request(resource: bytes, resource_schema_url: str, scope: bytes, items: Sequence[bytes]) -> bytes:
+def export_request(
+    resource: bytes, resource_schema_url: str, scope: bytes, records: Sequence[bytes]
+) -> bytes:
     """An `ExportTraceServiceRequest` or `ExportLogsServiceRequest` with one resource and one scope
     (the two share their layout: resource_*, then scope_*, then the spans or log records, all
-    field 2 of their parent; schema URLs field 3)."""
-    records = b"".join(b"\x12" + varint(len(item)) + item for item in items)
-    scoped = length_delimited(1, scope) + records
+    field 2 of their parent; schema URLs field 3). `records`: spans or log records as framed by
+    `evaluation_records`, any number in each."""
+    scoped = length_delimited(1, scope) + b"".join(records)
     resource_block = length_delimited(1, resource) + length_delimited(2, scoped)
     if resource_schema_url:
         resource_block += length_delimited(3, resource_schema_url.encode())

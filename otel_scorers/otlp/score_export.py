@@ -45,13 +45,16 @@ SHUTDOWN_FLUSH_SHARE = 0.8
 _SAMPLED = SpanContext(1, 1, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EncodedScores:
-    """One run's evaluation spans and events, written."""
+    """One run's `count` evaluation spans and as many events, written, each framed as an entry
+    of its scope's records (`otlp.encode.evaluation_records`), one after the other. Not frozen:
+    one is made per run, and nothing changes it once queued."""
 
     context: ClassVar[SpanContext] = _SAMPLED  # what the batch processor reads
-    spans: tuple[bytes, ...]
-    logs: tuple[bytes, ...]
+    spans: bytes
+    logs: bytes
+    count: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,31 +190,35 @@ class _RequestExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         batch = cast("Sequence[EncodedScores]", spans)
-        written_spans = [span for item in batch for span in item.spans]
-        written_logs = [log for item in batch for log in item.logs] if self._logs_on else []
+        count = sum(item.count for item in batch)  # spans, and as many events
+        logs = count if self._logs_on else 0
         if self._closed:
-            self.unsent_spans += len(written_spans)
-            self.unsent_logs += len(written_logs)
+            self.unsent_spans += count
+            self.unsent_logs += logs
             return SpanExportResult.FAILURE
         ok = True
-        if written_spans:
-            body = export_request(self._resource, self._schema_url, self._scope, written_spans)
-            if self._spans(_Request(body, len(written_spans))):
-                self.sent_spans += len(written_spans)
+        if count:
+            body = export_request(
+                self._resource, self._schema_url, self._scope, [item.spans for item in batch]
+            )
+            if self._spans(_Request(body, count)):
+                self.sent_spans += count
             else:
-                self.unsent_spans += len(written_spans)
+                self.unsent_spans += count
                 ok = False
-        if written_logs and self._logs_refusal.reason is not None:
-            self._logs_refusal.count(len(written_logs))
-        elif written_logs:
-            body = export_request(self._resource, self._schema_url, self._scope, written_logs)
-            sent = self._logs(_Request(body, len(written_logs)))
+        if logs and self._logs_refusal.reason is not None:
+            self._logs_refusal.count(logs)
+        elif logs:
+            body = export_request(
+                self._resource, self._schema_url, self._scope, [item.logs for item in batch]
+            )
+            sent = self._logs(_Request(body, logs))
             if self._logs_refusal.reason is not None:  # refused just now: neither sent nor late
-                self._logs_refusal.count(len(written_logs))
+                self._logs_refusal.count(logs)
             elif sent:
-                self.sent_logs += len(written_logs)
+                self.sent_logs += logs
             else:
-                self.unsent_logs += len(written_logs)
+                self.unsent_logs += logs
                 ok = False
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
@@ -299,9 +306,9 @@ class OtlpScoreExport:
         if self._processor is None:
             self.start()
         assert self._processor is not None
-        self._submitted_spans += len(item.spans)
+        self._submitted_spans += item.count
         if self.logs:
-            self._submitted_logs += len(item.logs)
+            self._submitted_logs += item.count
         self._processor.on_end(cast(ReadableSpan, item))
 
     def backlog(self) -> float:

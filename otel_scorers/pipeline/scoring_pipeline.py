@@ -347,6 +347,9 @@ def admit_all(
     `Decided`: quick checks, which this is for, are never paced)."""
     admitted: list[Binding] = []
     for binding in bindings:
+        if not binding.screens:  # most quick checks: every run, nothing to decide
+            admitted.append(binding)
+            continue
         admission = binding.admit(run)
         if admission == "admitted":
             admitted.append(binding)

@@ -15,9 +15,9 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
+from otel_scorers.conventions.frameworks import framework_of, request_in_prompt, step_fields
 from otel_scorers.conventions.genai import UNNAMED_TOOL
-from otel_scorers.model import AgentRun, TokenUsage, ToolCall
+from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
@@ -94,13 +94,21 @@ def _later_parts(
             _retrievals(parts),
             tool_calls,
         ),
-        tool_definitions=tool_definitions.merge(
-            [
-                parts.convention.tool_definitions(run_span),
-                *(convention.tool_definitions(span) for convention, span in parts.models),
-            ]
-        ),
+        tool_definitions=_declared_tools(parts),
     )
+
+
+def _declared_tools(parts: RunParts) -> tuple[ToolDefinition, ...]:
+    """The tools the run's agent and model spans declare, named as the run's framework names its
+    calls (`Framework.as_declared`)."""
+    declared = tool_definitions.merge(
+        [
+            parts.convention.tool_definitions(parts.span),
+            *(convention.tool_definitions(span) for convention, span in parts.models),
+        ]
+    )
+    framework = framework_of(parts.span)
+    return framework.as_declared(declared) if framework is not None else declared
 
 
 def _run_output(

@@ -76,10 +76,11 @@ FROM_CONVERSATION_AROUND = "from the conversation the span around the run keeps"
 _NOT_A_FORM = object()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Found:
     """A run's request or answer; `source` None when read as the run span holds it, `unfound`
-    why it could not be found when the run span held only a structure that has no text."""
+    why it could not be found when the run span held only a structure that has no text.
+    Not frozen: two are made for every run read, and nothing changes one once made."""
 
     text: str | None
     source: str | None = None
@@ -139,6 +140,9 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)
     if not isinstance(value, Mapping):
         return _NOT_A_FORM
+    given = langchain.callback_value(value)
+    if given is not None:  # what LangChain's callbacks were given: the chain's input or output
+        return _reduce(given, side, steps, depth + 1)
     messages = langchain.messages_of(value) if isinstance(value.get("messages"), list) else None
     if messages is not None:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)

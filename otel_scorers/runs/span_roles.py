@@ -38,6 +38,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     unroled: dict[int, Convention] = {}
     workflows: list[int] = []
     unlisted: list[int] = []
+    flattened: list[int] = []
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -46,8 +47,12 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if found is None:
             continue
         role = found.role(span)
-        if role is None and langchain.marks_agent_graph(span):
-            role = "run"  # LangChain's own metadata says what its reader does not
+        if role is None:
+            marked = langchain.metadata_marks_graph(span)
+            if marked:
+                role = "run"  # LangChain's own metadata says what its reader does not
+            elif marked is None:
+                flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
         else:
@@ -57,6 +62,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
+    if flattened:
+        _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
@@ -79,6 +86,28 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _flattened_graphs(
+    candidates: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+    workflows: list[int],
+    unlisted: list[int],
+) -> None:
+    """The spans without a role whose LangChain metadata, flattened into keys of their own
+    (Langfuse's, OpenLLMetry's), marks an agent graph are runs. Only spans with spans under them
+    are asked: a graph runs its nodes, and a leaf span (most spans of every instrumentation)
+    need not pay for the search."""
+    parents = {span.parent_span_id for span in by_id.values()}
+    for span_id in candidates:
+        if span_id in parents and langchain.flattened_marks_graph(by_id[span_id]):
+            roles[span_id] = (unroled.pop(span_id), "run")
+            if span_id in workflows:
+                workflows.remove(span_id)
+            if span_id in unlisted:
+                unlisted.remove(span_id)
 
 
 def _working_workflows(

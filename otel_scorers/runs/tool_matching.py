@@ -8,22 +8,24 @@ What the model was sent back for a call completes a tool span that recorded less
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats import ag2, llamaindex
+from otel_scorers.conventions.formats import ag2, langchain, llamaindex
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
+    is_mapping,
+    result_error_text,
+    result_has_error,
     tool_call_parts,
     tool_response_parts,
     tool_response_value,
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.frameworks import Framework, framework_of, loop_tool, sent_back_error
+from otel_scorers.conventions.frameworks import Framework, framework_of_call, loop_tool, sent_back_error
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
@@ -62,6 +64,8 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
 def _handoff_names(parts: RunParts) -> frozenset[str]:
     """The tool names of the run's handoffs that no tool span recorded (the model asked for
     `transfer_to_{agent}`): framework machinery, not tool calls."""
+    if not parts.handoffs:  # most runs: no names to make
+        return frozenset()
     return frozenset(handoff_tool_name(handoff.to_agent) for handoff in parts.handoffs if handoff.to_agent)
 
 
@@ -75,7 +79,7 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
     failed = False
-    if isinstance(result, Mapping):
+    if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
         result, succeeded = ag2.tool_result(result)
@@ -83,8 +87,8 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if arguments is call.arguments and result is call.result:
         return call
     if failed and call.state == "ok":
-        return replace(call, arguments=arguments, result=result, state="error", error=str(result))
-    return replace(call, arguments=arguments, result=result)
+        return _changed(call, arguments=arguments, result=result, state="error", error=str(result))
+    return _changed(call, arguments=arguments, result=result)
 
 
 def _tool_call(
@@ -97,19 +101,59 @@ def _tool_call(
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
     framework (`Framework.loop_tools`). A call whose execution failed
     failed, though the caller's span may not say so (an MCP server's error, which the calling
-    framework hands the model as a result)."""
-    call = convention.tool_call(span)
-    framework = framework_of(span)
+    framework hands the model as a result). Named, and its arguments read, as its framework calls
+    it (`Framework.as_called`: Semantic Kernel's `{plugin}-{function}`)."""
+    call = _langchain_recorded(convention.tool_call(span))
+    framework = framework_of_call(span, call)
+    if framework is not None:
+        call = framework.as_called(call)
     result = _returned(call, framework)
     if result is not call.result:
-        call = replace(call, result=result)
+        call = _changed(call, result=result)
     if call.state == "ok":
         for inner_convention, inner in executions:
             inner_call = inner_convention.tool_call(inner)
             if inner_call.state == "error":
-                call = replace(call, state="error", error=inner_call.error or "error")
+                call = _changed(call, state="error", error=inner_call.error or "error")
                 break
     return call, handed_off or convention.internal_tool(span) or loop_tool(framework, span, call.name)
+
+
+#: The keys one of which a serialised ToolMessage has at its top (`langchain.tool_message`).
+_MESSAGE_KEYS = frozenset({"tool_call_id", "data", "kwargs", "output"})
+
+
+def _langchain_recorded(call: ToolCall) -> ToolCall:
+    """The call as the tool saw it when its span recorded what LangChain's callbacks pass, whichever
+    reader claimed it: the arguments of a tool's start (`{"input_str", "inputs", "kwargs"}`), and a
+    result that is a ToolMessage in any of its serialised shapes (`langchain.tool_message`): its
+    content, the call id it answers, and a failure when its `status` is `error`."""
+    arguments, result = call.arguments, call.result
+    # Decoded JSON is a dict: the cheap checks first, for the many calls that are not LangChain's.
+    started = (
+        langchain.tool_start(arguments) if isinstance(arguments, dict) and "input_str" in arguments else None
+    )
+    message = (
+        langchain.tool_message(result)
+        if (isinstance(result, dict) and not _MESSAGE_KEYS.isdisjoint(result))
+        or (isinstance(result, str) and "tool_call_id" in result)
+        else None
+    )
+    if started is None and message is None:
+        return call
+    call_id = call.call_id
+    if started is not None:
+        arguments, call_id = started[0], call_id or started[1]
+    state, error = call.state, call.error
+    if message is not None:
+        result = decode_json(message.get("content"))
+        found_id = message.get("tool_call_id")
+        call_id = call_id or (found_id if isinstance(found_id, str) else None)
+        if state == "ok" and message.get("status") == "error":
+            state, error = "error", str(result)
+        elif state == "ok" and result_has_error(result):
+            state, error = "result_error", result_error_text(result)
+    return _changed(call, call_id=call_id, arguments=arguments, result=result, state=state, error=error)
 
 
 def _returned(call: ToolCall, framework: Framework | None) -> Any:
@@ -190,7 +234,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             error = sent_back_error(parts.span, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
-                replace(
+                _changed(
                     call,
                     state=state,
                     result=response if state == "ok" else None,
@@ -201,7 +245,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = replace(call, result=tool_response_value(part))
+            call = _changed(call, result=tool_response_value(part))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
@@ -209,14 +253,14 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
         ):
             response = tool_response_value(part)
-            call = replace(call, state="error", error=str(response) if response else "error")
+            call = _changed(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
 
 
 def _answer_sent(result: Any, part: Mapping[str, Any]) -> bool:
     """The model was sent, as the call's result, the answer the structure the span recorded holds."""
-    if not isinstance(result, Mapping) or "messages" not in result:
+    if not is_mapping(result) or "messages" not in result:
         return False
     response = tool_response_value(part)
     return isinstance(response, str) and reduced_answer(result) == response
@@ -228,7 +272,34 @@ def _failed_without_result(call: ToolCall) -> ToolCall:
     if call.state != "error" or call.result is None:
         return call
     error = call.error if call.error is not None else str(call.result)
-    return replace(call, result=None, error=error)
+    return _changed(call, result=None, error=error)
+
+
+#: `_changed`'s mark of a field left as it is.
+_KEEP: Any = object()
+
+
+def _changed(
+    call: ToolCall,
+    *,
+    call_id: str | None = _KEEP,
+    arguments: Any = _KEEP,
+    result: Any = _KEEP,
+    state: ToolState = _KEEP,
+    error: str | None = _KEEP,
+) -> ToolCall:
+    """`dataclasses.replace` for a tool call, at half its cost (which looks the class's fields
+    up on every call): run assembly completes tool calls one field at a time."""
+    return ToolCall(
+        call.name,
+        call.call_id if call_id is _KEEP else call_id,
+        call.arguments if arguments is _KEEP else arguments,
+        call.result if result is _KEEP else result,
+        call.state if state is _KEEP else state,
+        call.error if error is _KEEP else error,
+        call.start_ns,
+        call.end_ns,
+    )
 
 
 def _start_call(call: ToolCall) -> int:
@@ -278,12 +349,11 @@ def _match_requested_calls(
         # The model's arguments are an object; a tool span may hold a bare value (a LangChain
         # one-argument tool) or nothing: the object says more.
         if arguments is not None and (
-            call.arguments is None
-            or (isinstance(arguments, Mapping) and not isinstance(call.arguments, Mapping))
+            call.arguments is None or (is_mapping(arguments) and not is_mapping(call.arguments))
         ):
-            call = replace(call, arguments=arguments)
+            call = _changed(call, arguments=arguments)
         if call.call_id is None and isinstance(part.get("id"), str):
-            call = replace(call, call_id=part["id"])
+            call = _changed(call, call_id=part["id"])
         matched.append((call, index))
     matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))

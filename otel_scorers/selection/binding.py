@@ -53,6 +53,18 @@ class Binding:
     paced: PacedSampler | None = field(default=None, repr=False, compare=False)
     #: What made this binding's results (`scorers.evaluator_version`), on every score it gives.
     evaluator_version: str | None = None
+    #: Whether `admit` may turn a run away (a filter, a rate below 1, a rate limit, pacing);
+    #: without any, every run is admitted, and the engine asks nothing (set from the others).
+    screens: bool = field(init=False, repr=False, compare=False)
+    #: A fixed rate below 1, the probability of every score of this binding (a paced binding's
+    #: scores get theirs per run); set from the others, read for every score.
+    fixed_probability: float | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rate = self.sampler.rate
+        screens = self.filter is not None or rate < 1.0 or self.limiter is not None or self.paced is not None
+        object.__setattr__(self, "screens", screens)
+        object.__setattr__(self, "fixed_probability", rate if rate < 1.0 and self.paced is None else None)
 
     @property
     def sampling_rate(self) -> float:
@@ -90,13 +102,6 @@ class Binding:
         if self.limiter is not None and not self.limiter.try_acquire():
             return "rate_limited"
         return "admitted"
-
-    @property
-    def fixed_probability(self) -> float | None:
-        """A fixed rate below 1, the probability of every score of this binding (a paced
-        binding's scores get theirs per run)."""
-        rate = self.sampler.rate
-        return rate if rate < 1.0 and self.paced is None else None
 
 
 def bind(

@@ -55,15 +55,20 @@ _REPLY_WAIT_S = 0.02
 class _Replies:
     """Finished jobs, sent back in batches: when the last job of a received batch is done, when
     `MAX_BATCH_TRACES` wait, and every `_REPLY_WAIT_S` (`flush`, on the engine's loop) for the
-    rest (a trace waiting for a judge finishes after the others of its batch)."""
+    rest (a trace waiting for a judge finishes after the others of its batch). With
+    `attributes`, each with its runs' score attributes (inline mode attaches them to the held
+    run spans); without (tap mode, where nothing is held), an empty list for a trace scored."""
 
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+    def __init__(self, send: Callable[[tuple[Any, ...]], None], attributes: bool) -> None:
         self._send = send
+        self._attributes = attributes
         self._pending: list[tuple[int, list[RunSpanAttributes] | None]] = []
         # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
         self._lock = threading.Lock()
 
-    def add(self, job: _ReceivedTraceJob, scores: list[RunSpanAttributes] | None) -> None:
+    def add(self, job: _ReceivedTraceJob, results: Sequence[ScoredRun] | None) -> None:
+        """`job` scored (`results`) or dropped (None)."""
+        scores = None if results is None else run_span_attributes(results) if self._attributes else []
         with self._lock:
             self._pending.append((job.job_id, scores))
             job.batch[0] -= 1
@@ -91,7 +96,7 @@ class _ReceivedTraceJob:
         return build_trace_runs(self.spans, self.runless)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
-        self.replies.add(self, run_span_attributes(results))
+        self.replies.add(self, results)
 
     def dropped(self, reason: str) -> None:
         self.replies.add(self, None)
@@ -145,7 +150,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     built = sidecar_pipeline(config, telemetry, metrics, join)
     engine = built.engine
     runless = built.runless
-    replies = _Replies(reply)
+    replies = _Replies(reply, attributes=settings.mode == "inline")
     engine.call_every(_REPLY_WAIT_S, replies.flush)
     reply(("ready",))
     flush_s = min(2.0, settings.shutdown_timeout_s / 4)

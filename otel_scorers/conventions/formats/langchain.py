@@ -9,18 +9,32 @@ form (`{"name", "args"}`) or the chat-completions one (`{"function": {"name", "a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats import autogen
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.messages import decode_json, python_literal
 from otel_scorers.span_record import SpanRecord
 
 #: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
 METADATA = "metadata"
+#: The keys of LangChain's metadata that say what a span is in an agent graph: the agent's name
+#: (`lc_agent_name`), the integration that made the graph (`ls_integration`), and the graph's node
+#: a span runs in (`langgraph_node`). Instrumentations that flatten the metadata write each under
+#: a prefix of their own (`langfuse.observation.metadata.lc_agent_name`,
+#: `traceloop.association.properties.langgraph_node`).
+GRAPH_KEYS = ("lc_agent_name", "ls_integration", "langgraph_node")
+#: Each of `GRAPH_KEYS` as the end of a flattened key, among attribute keys joined by newlines.
+_FLAT_ENDINGS = tuple((key, f".{key}\n") for key in GRAPH_KEYS)
+#: A flattened key under this part names the trace's metadata (Langfuse's `langfuse.trace.metadata.*`,
+#: the root's, copied onto every span), not the span's.
+_TRACE_PART = ".trace."
+_NONE: Mapping[str, Any] = {}
 #: `ls_integration` values of an agent graph (LangGraph, `create_agent`) in LangChain's metadata.
 LANGGRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
+#: The same, as a flattened key's value: plain, or JSON text (Langfuse's).
+_INTEGRATION_TEXTS = LANGGRAPH_INTEGRATIONS | {f'"{value}"' for value in LANGGRAPH_INTEGRATIONS}
 
 _ROLES = {
     "human": "user",
@@ -121,10 +135,69 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
     return fields[1]
 
 
+#: What LangChain's callbacks are given beside a chain's input (`on_chain_start`) or output
+#: (`on_chain_end`), which an instrumentation recording the callback's arguments keeps with it.
+_CALLBACK_KEYS = frozenset({"tags", "metadata", "kwargs"})
+
+
+def callback_value(value: Mapping[str, Any]) -> Any:
+    """The input or output of a chain (a graph's state) in what LangChain's callbacks were given
+    for its start or end, as an instrumentation recorded them (`{"inputs": ..., "tags",
+    "metadata", "kwargs"}`, `{"outputs": ..., "kwargs"}`); None for any other value."""
+    for key in ("inputs", "outputs"):
+        if key in value and all(other == key or other in _CALLBACK_KEYS for other in value):
+            return value[key]
+    return None
+
+
+def tool_start(value: Any) -> tuple[Any, str | None] | None:
+    """(arguments, call id) of what LangChain's callback gives a tool's start, as an instrumentation
+    records it: `{"input_str": repr(args), "inputs": args, "kwargs": {"tool_call_id"}, ...}`; None
+    for any other value."""
+    if not isinstance(value, Mapping) or "input_str" not in value:
+        return None
+    kwargs = value.get("kwargs")
+    call_id = kwargs.get("tool_call_id") if isinstance(kwargs, Mapping) else None
+    call_id = call_id if isinstance(call_id, str) else None
+    inputs = value.get("inputs")
+    if isinstance(inputs, Mapping) and inputs:
+        return dict(inputs), call_id
+    input_str = value.get("input_str")
+    return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
+
+
 def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
-    """The LangChain metadata the span holds (`metadata`, JSON), empty when it holds none."""
-    metadata = decode_json(span.attributes.get(METADATA))
-    return metadata if isinstance(metadata, Mapping) else {}
+    """The LangChain metadata the span holds, wherever its instrumentation keeps it: one JSON
+    `metadata` attribute (OpenInference, MLflow), else the keys of `GRAPH_KEYS` flattened under
+    a prefix (Langfuse, OpenLLMetry; each value plain or JSON); empty when it holds none."""
+    attributes = span.attributes
+    metadata = decode_json(attributes.get(METADATA))
+    if isinstance(metadata, Mapping):
+        return metadata
+    return _flattened(attributes)
+
+
+def _flattened(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `GRAPH_KEYS` an instrumentation flattened into attributes of their own, the span's
+    (not the trace's)."""
+    found = {key: decode_json(attributes[flat]) for key, flat in _flat_keys("\n".join(attributes))}
+    return found or _NONE
+
+
+def _flat_keys(joined: str) -> Iterator[tuple[str, str]]:
+    """(LangChain's key, the attribute key) of each flattened key among the span's attribute keys
+    joined by newlines, the span's (not the trace's). Asked of spans of every instrumentation: the
+    keys are searched in C (`str.find`), and only those that end so are read."""
+    if ".lc_agent_name" not in joined and ".ls_integration" not in joined and ".langgraph_node" not in joined:
+        return
+    text = joined + "\n"
+    for key, ending in _FLAT_ENDINGS:
+        end = text.find(ending)
+        while end != -1:
+            flat = text[text.rfind("\n", 0, end) + 1 : end + len(ending) - 1]
+            if _TRACE_PART not in flat:
+                yield key, flat
+            end = text.find(ending, end + 1)
 
 
 def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
@@ -136,13 +209,26 @@ def is_agent_graph(metadata: Mapping[str, Any], span_name: str) -> bool:
     return metadata.get("ls_integration") in LANGGRAPH_INTEGRATIONS and "langgraph_node" not in metadata
 
 
+def is_graph_node(metadata: Mapping[str, Any], span_name: str) -> bool:
+    """LangChain's metadata marks the span as one of a graph's nodes (`langgraph_node`, such as a
+    `create_agent` graph's `model` and `tools`), not as an agent graph whose name it is."""
+    return "langgraph_node" in metadata and metadata.get("lc_agent_name") != span_name
+
+
 def marks_agent_graph(span: SpanRecord) -> bool:
     """The span is an agent graph by its LangChain metadata, whichever instrumentation recorded it
-    without marking it an agent (MLflow's CHAIN spans). Cheap for every other span: one lookup and
-    a substring test before any decoding."""
+    without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations)."""
+    marked = metadata_marks_graph(span)
+    return marked if marked is not None else flattened_marks_graph(span)
+
+
+def metadata_marks_graph(span: SpanRecord) -> bool | None:
+    """`marks_agent_graph` by the JSON `metadata` attribute; None when the span has none (its
+    metadata may be flattened: `flattened_marks_graph`). Cheap for every other span: one lookup
+    and a substring test before any decoding."""
     raw = span.attributes.get(METADATA)
     if raw is None:
-        return False
+        return None
     if isinstance(raw, str) and (
         ("ls_integration" not in raw and "lc_agent_name" not in raw)
         # A graph's node, unless the agent's name is the node's: not a graph of its own.
@@ -150,6 +236,34 @@ def marks_agent_graph(span: SpanRecord) -> bool:
     ):
         return False
     return is_agent_graph(span_metadata(span), span.name)
+
+
+def flattened_marks_graph(span: SpanRecord) -> bool:
+    """`marks_agent_graph` by metadata flattened into keys of their own."""
+    return _flattened_marks_graph(span.attributes, span.name)
+
+
+def _flattened_marks_graph(attributes: Mapping[str, Any], name: str) -> bool:
+    """`marks_agent_graph` of metadata flattened into keys of their own, with the raw text's
+    tests made first on the keys joined (a key that can mark a graph; for a graph's node, a value
+    that is the span's name, plain or JSON), then on the few keys that end so, undecoded."""
+    joined = "\n".join(attributes)
+    if ".lc_agent_name" not in joined and ".ls_integration" not in joined:
+        return False
+    if ".langgraph_node" in joined:
+        values = attributes.values()
+        if name not in values and f'"{name}"' not in values:
+            return False
+    named = integration = node = False
+    for key, flat in _flat_keys(joined):
+        value = attributes[flat]
+        if key == "langgraph_node":
+            node = True
+        elif key == "lc_agent_name":
+            named = value == name or value == f'"{name}"'
+        else:
+            integration = value in _INTEGRATION_TEXTS
+    return named or (integration and not node)
 
 
 def _names_agent(raw: str, name: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import as_str, decode_json, python_literal
+from otel_scorers.conventions.formats.messages import as_str, decode_json, is_mapping, python_literal
 
 #: The tool `AgentWorkflow` gives each agent that may hand the conversation to another.
 HANDOFF_TOOL = "handoff"
@@ -152,7 +152,7 @@ def tool_output(value: Any) -> tuple[Any, bool]:
     value as `str()` writes it, so a dict arrives as its repr, read back as data) and `is_error`.
     Anything else is the result as it is."""
     decoded = decode_json(value)
-    if not isinstance(decoded, Mapping) or "blocks" not in decoded or "raw_output" not in decoded:
+    if not is_mapping(decoded) or "blocks" not in decoded or "raw_output" not in decoded:
         return decoded, False
     failed = decoded.get("is_error") is True
     text = message_text(decoded)

@@ -10,10 +10,9 @@ that is not certainly one of them stays text.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, python_literal
+from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, is_mapping, python_literal
 
 _FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _NEXT_FIELD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*=")
@@ -85,7 +84,7 @@ def message_content(value: Any) -> tuple[bool, Any]:
     `str()` or as a mapping (`content` with the `tool_call_id` it answers, LangChain's
     ToolMessage); (False, value) otherwise."""
     fields: Any = object_fields(value) if isinstance(value, str) else value
-    if isinstance(fields, Mapping) and "content" in fields and "tool_call_id" in fields:
+    if is_mapping(fields) and "content" in fields and "tool_call_id" in fields:
         return True, fields["content"]
     return False, value
 

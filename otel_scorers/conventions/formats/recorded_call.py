@@ -11,8 +11,9 @@ one field (smolagents' `AgentText`, serialised by its fields) is recorded as `{"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from otel_scorers.conventions.formats.messages import is_mapping
 
 #: The keys of a recorded `f(*args, **kwargs)` call.
 CALL_KEYS = frozenset({"args", "kwargs"})
@@ -23,16 +24,16 @@ WRAPPED_VALUE = "_value"
 def call_arguments(value: Any) -> Any:
     """The keyword arguments of a recorded `f(*args, **kwargs)` call given no positional ones
     (beside the wrapper's own parameters, when it was given some); any other value as it is."""
-    if not isinstance(value, Mapping) or value.get("args"):
+    if not is_mapping(value) or value.get("args"):
         return value
     kwargs = value.get("kwargs")
-    if isinstance(kwargs, Mapping) and (kwargs or value.keys() <= CALL_KEYS):
+    if is_mapping(kwargs) and (kwargs or value.keys() <= CALL_KEYS):
         return dict(kwargs)
     return value
 
 
 def unwrapped(value: Any) -> Any:
     """The value a one-field wrapper object holds (`{"_value": ...}`); any other value as it is."""
-    if isinstance(value, Mapping) and len(value) == 1 and WRAPPED_VALUE in value:
+    if is_mapping(value) and len(value) == 1 and WRAPPED_VALUE in value:
         return value[WRAPPED_VALUE]
     return value
