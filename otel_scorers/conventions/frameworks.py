@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, TypeGuard
 
 from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
@@ -37,6 +38,8 @@ class Framework:
     None for other text. `tool_error`: the failure a result the framework sent the model for a
     call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
     Tool ..."), None for a result.
+    `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
+    (smolagents' `FinalAnswerTool`): by them a loop tool is known whichever scope wrote the span.
     `result_key`: the key of the one-key object the framework wraps a tool's return value in
     when it is not an object (ADK's `{"result": value}`). `step_fields`: what its modules' result
     holds beside the answer, the steps that led to it (DSPy's prediction: `trajectory`,
@@ -47,6 +50,7 @@ class Framework:
     (Semantic Kernel's `instructions_override`)."""
 
     loop_tools: frozenset[str] = frozenset()
+    loop_tool_descriptions: frozenset[str] = frozenset()
     request_in_prompt: Callable[[str], str | None] | None = None
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
@@ -93,7 +97,10 @@ def _adds_to(arguments: Any, framework: Framework) -> TypeGuard[dict[str, Any]]:
 
 
 FRAMEWORKS: Mapping[str, Framework] = {
-    "smolagents": Framework(loop_tools=frozenset({"final_answer"})),
+    "smolagents": Framework(
+        loop_tools=frozenset({"final_answer"}),
+        loop_tool_descriptions=frozenset({"Provides a final answer to the given problem."}),
+    ),
     "dspy": Framework(loop_tools=frozenset({"finish"}), step_fields=frozenset({"trajectory", "reasoning"})),
     "beeai": Framework(loop_tools=frozenset({"final_answer"})),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
@@ -106,6 +113,12 @@ FRAMEWORKS: Mapping[str, Framework] = {
 
 
 _TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
+_REQUESTS_IN_PROMPT = tuple(
+    f.request_in_prompt for f in FRAMEWORKS.values() if f.request_in_prompt is not None
+)
+_LOOP_TOOL_DESCRIPTIONS = frozenset(text for f in FRAMEWORKS.values() for text in f.loop_tool_descriptions)
+#: Where a tool span keeps the tool's description: the GenAI key, OpenInference's.
+_TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
 
@@ -138,10 +151,46 @@ def framework_of_call(span: SpanRecord, call: ToolCall) -> Framework | None:
 
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:
     """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
-    the run's framework wraps the request in a prompt of its own."""
+    the run's framework wraps the request in a prompt of its own. When the run's scope names no
+    listed framework (an instrumentation not shown, a tracer of any code), each listed
+    framework's prompt is looked for: each is specific enough not to be a user's own text."""
     framework = framework_of(run_span)
-    found = framework.request_in_prompt(text) if framework and framework.request_in_prompt else None
-    return found or text
+    if framework is not None:
+        found = framework.request_in_prompt(text) if framework.request_in_prompt else None
+        return found or text
+    for in_prompt in _REQUESTS_IN_PROMPT:
+        if (found := in_prompt(text)) is not None:
+            return found
+    return text
+
+
+#: The methods whose spans frameworks name `{agent}.{method}` for an agent's run: smolagents'
+#: `MultiStepAgent.run` (`weather_agent.run`), CrewAI's `Agent.kickoff` and `Agent._execute_core`
+#: (`Weather Reporter.kickoff`).
+RUN_METHODS = (".run", ".kickoff", "._execute_core")
+
+
+def agent_in_span_name(name: str) -> str:
+    """The agent a run span's name `{agent}.{method}` names (`RUN_METHODS`), else the name."""
+    for method in RUN_METHODS:
+        if name.endswith(method) and len(name) > len(method):
+            return name[: -len(method)]
+    return name
+
+
+def loop_tool(framework: Framework | None, span: SpanRecord, name: str) -> bool:
+    """The tool `name`, which the span called, ends the loop of `framework`, the span's
+    (`framework_of`; `Framework.loop_tools`).
+    When the span's scope names no listed framework, the tool's description says it: a tool
+    of the same name of another framework is the agent's own, a description is the framework's
+    (`Framework.loop_tool_descriptions`)."""
+    if framework is not None:
+        return name in framework.loop_tools
+    for key in _TOOL_DESCRIPTION_KEYS:
+        description = span.attributes.get(key)
+        if isinstance(description, str) and description in _LOOP_TOOL_DESCRIPTIONS:
+            return True
+    return False
 
 
 def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:

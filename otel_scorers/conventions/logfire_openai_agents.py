@@ -39,6 +39,17 @@ _HANDOFF = "Handoff:"
 _MODEL = ("Chat completion with", "Responses API with")
 #: The root of each Runner.run: every agent of it, handoffs included, runs inside it.
 _TRACE = "OpenAI Agents trace:"
+#: The span names (message templates) of its spans the reader uses, as written.
+_TEMPLATES = frozenset(
+    {
+        "OpenAI Agents trace: {name}",
+        "Agent run: {name!r}",
+        "Function: {name}",
+        "Handoff: {from_agent} → {to_agent}",
+        "Chat completion with {gen_ai.request.model!r}",
+        "Responses API with {gen_ai.request.model!r}",
+    }
+)
 #: A Responses API span's messages: GenAI events (v1.28 form) as one JSON list.
 _EVENTS = "events"
 _ASSISTANT_EVENT = GEN_AI_ASSISTANT_MESSAGE
@@ -52,7 +63,9 @@ class LogfireOpenAIAgentsConvention(Convention):
     markers = Markers(scopes=frozenset({SCOPE}))
 
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE
+        # Logfire names a span by its message template, which its scope may not say (a scope
+        # renamed, another Logfire integration of the SDK): the templates alone mark its spans.
+        return span.scope == SCOPE or span.name in _TEMPLATES
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         name = span.name

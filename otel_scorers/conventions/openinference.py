@@ -35,11 +35,11 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.frameworks import agent_in_span_name
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI,
     BEEAI_EVENT,
-    CREWAI,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY,
@@ -58,11 +58,13 @@ from otel_scorers.conventions.openinference_scopes import (
     OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
-    SMOLAGENTS_RUN_SUFFIX,
+    SMOLAGENTS_MAX_STEPS,
 )
 from otel_scorers.conventions.openinference_text import (
     content_value,
+    crewai_span,
     flattened_messages,
+    llama_index_span,
     responses_output,
     run_input,
     run_output,
@@ -100,7 +102,7 @@ class OpenInferenceConvention(Convention):
         if span.scope == BEEAI and BEEAI_EVENT in span.attributes:
             return None
         if kind == "LLM":
-            if span.scope == LLAMA_INDEX and span.name.endswith(LLAMA_INDEX_PREPARE):
+            if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
             return "model"
         if kind == "TOOL":
@@ -116,7 +118,7 @@ class OpenInferenceConvention(Convention):
         # A LangChain run is marked AGENT only when its name contains "agent": an agent graph
         # named otherwise is a CHAIN span, a run by LangChain's metadata whichever reader claimed
         # it (`runs.span_roles`).
-        if kind == "CHAIN" and span.scope == LLAMA_INDEX:
+        if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
         if kind == "CHAIN" and span.scope == DSPY:
             return "run" if _dspy_agent_class(span) is not None else None
@@ -142,7 +144,7 @@ class OpenInferenceConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
-        if span.scope == LLAMA_INDEX and attributes.get(KIND) == "CHAIN":
+        if attributes.get(KIND) == "CHAIN" and llama_index_span(span):
             # The workflow span names no agent, its input is the workflow's state and its output
             # a shortened repr: the steps say who ran and what it answered (`step_content`).
             return RunSpanContent(
@@ -170,7 +172,7 @@ class OpenInferenceConvention(Convention):
         arguments = tool_arguments(span, attributes.get("input.value"))
         result = content_value(attributes.get("output.value"))
         failed = False
-        if span.scope == LLAMA_INDEX:
+        if llama_index_span(span):
             result, failed = llamaindex.tool_output(result)
         else:
             # A LangChain ToolMessage is read as the tool's result by every reader (`runs.tool_matching`).
@@ -243,9 +245,9 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
-        if span.scope == LLAMA_INDEX:
+        if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
-            return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), arguments)
+            return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
         if not span.name.startswith(HANDOFF_PREFIX) or "tool.name" in span.attributes:
             return None
         target = content_value(span.attributes.get("output.value"))  # the SDK records the agent handed to
@@ -256,14 +258,14 @@ class OpenInferenceConvention(Convention):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         if span.scope == AUTOGEN:
             return self.handoff_target(span) is not None
-        if span.scope == LLAMA_INDEX:
-            return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
-        return False
+        return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span)
 
     def sub_run_call(self, run_span: SpanRecord, parent: SpanRecord | None) -> ToolCall | None:
         """smolagents' managed agent: the manager's model calls it like a tool, but its run sits
         directly under the manager's step span, whose output is what the manager was told."""
-        if run_span.scope != SMOLAGENTS or parent is None:
+        if parent is None or not (
+            run_span.scope == SMOLAGENTS or SMOLAGENTS_MAX_STEPS in run_span.attributes
+        ):
             return None
         result = content_value(run_span.attributes.get("output.value"))
         step_output = content_value(parent.attributes.get("output.value"))
@@ -282,7 +284,7 @@ class OpenInferenceConvention(Convention):
     def step_content(self, span: SpanRecord) -> RunSpanContent | None:
         """A LlamaIndex workflow step: the event it got (`input.value` `ev`, a Python repr) names
         the agent at work (`AgentInput` / `AgentSetup`) or holds its answer (`AgentOutput`)."""
-        if span.scope != LLAMA_INDEX or span.attributes.get(KIND) != "CHAIN":
+        if span.attributes.get(KIND) != "CHAIN" or not llama_index_span(span):
             return None
         event = llamaindex.step_event(content_value(span.attributes.get("input.value")))
         if event is None:
@@ -346,14 +348,13 @@ def _agent_name(span: SpanRecord) -> str | None:
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
-    if span.scope in CREWAI and as_str(attributes.get("graph.node.id")):
-        return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
-    if span.scope == SMOLAGENTS and span.name.endswith(SMOLAGENTS_RUN_SUFFIX):
-        return span.name[: -len(SMOLAGENTS_RUN_SUFFIX)] or None
     if span.scope == AUTOGEN:
         return autogen.agent_name_of(span.name) or span.name or None
     if span.scope == HAYSTACK:
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
     if span.scope == DSPY:
         return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
-    return span.name or None
+    if crewai_span(span) and as_str(attributes.get("graph.node.id")):
+        return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
+    # Under any other scope, one not shown too: the agent its framework's span name names.
+    return agent_in_span_name(span.name) or None

@@ -18,6 +18,11 @@ OPENAI_AGENTS = "openinference.instrumentation.openai_agents"
 SMOLAGENTS = "openinference.instrumentation.smolagents"
 
 
+#: The agent's step limit, which smolagents' run span carries: it marks a smolagents agent's run
+#: whichever scope wrote it.
+SMOLAGENTS_MAX_STEPS = "smolagents.max_steps"
+
+
 AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 
 
@@ -76,9 +81,6 @@ LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 
 
 HANDOFF_PREFIX = "handoff to "
-
-
-SMOLAGENTS_RUN_SUFFIX = ".run"
 
 
 DOCUMENTS = "retrieval.documents."

@@ -22,11 +22,14 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.frameworks import step_fields
 from otel_scorers.conventions.openinference_scopes import (
+    AUTOGEN,
     BEEAI,
     CREWAI,
     DSPY,
     HAYSTACK,
+    LANGCHAIN,
     LLAMA_INDEX,
+    OPENAI_AGENTS,
     REDACTED,
     SMOLAGENTS,
 )
@@ -47,7 +50,7 @@ def content_value(value: Any) -> Any:
 
 
 def run_input(span: SpanRecord) -> str | None:
-    if span.scope in CREWAI and (task := _crewai_input(span)) is not None:
+    if crewai_span(span) and (task := _crewai_input(span)) is not None:
         return task
     value = content_value(span.attributes.get("input.value"))
     if value is None:
@@ -72,6 +75,34 @@ def run_input(span: SpanRecord) -> str | None:
         if messages:
             return last_user_text(messages)
     return None
+
+
+#: Its scopes of other frameworks: their spans are theirs, not LlamaIndex's, whatever their names.
+_OTHER_FRAMEWORKS = frozenset(
+    {
+        *CREWAI,
+        OPENAI_AGENTS,
+        SMOLAGENTS,
+        AUTOGEN,
+        LANGCHAIN,
+        HAYSTACK,
+        BEEAI,
+        DSPY,
+        ag2.SCOPE,
+    }
+)
+
+
+def llama_index_span(span: SpanRecord) -> bool:
+    """A LlamaIndex agent's or tool's span: by its scope, or by its name under a scope that names
+    no other framework (one not shown too)."""
+    scope = span.scope
+    return scope == LLAMA_INDEX or (scope not in _OTHER_FRAMEWORKS and llamaindex.names_its_class(span.name))
+
+
+def crewai_span(span: SpanRecord) -> bool:
+    """A CrewAI agent's span: by its scope, or by CrewAI's own keys under any other."""
+    return span.scope in CREWAI or crewai.written_by_crewai(span.attributes)
 
 
 def _crewai_input(span: SpanRecord) -> str | None:
@@ -104,7 +135,7 @@ def run_output(span: SpanRecord) -> str | None:
     if span.scope == DSPY and isinstance(prediction := decode_json(value), Mapping):
         return _only_text({key: item for key, item in prediction.items() if key not in step_fields(span)})
     decoded = decode_json(value)
-    if span.scope in CREWAI and (answer := crewai.output_field(decoded, "raw")) is not None:
+    if crewai_span(span) and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput
     if isinstance(decoded, str):
         return decoded
@@ -131,7 +162,7 @@ def tool_arguments(span: SpanRecord, value: Any) -> Any:
     if value is None:
         return None
     decoded = decode_json(value)
-    if span.scope == LLAMA_INDEX:
+    if llama_index_span(span):
         return llamaindex.kwargs_of(decoded)
     if (
         span.scope in (SMOLAGENTS, DSPY)

@@ -45,6 +45,22 @@ from otel_scorers.conventions.genai import (
     operation_role,
     output_tokens,
 )
+from otel_scorers.conventions.openllmetry_frameworks import (
+    AGNO_SCOPE,
+    CREW_ID,
+    CREWAI_SCOPE,
+    CREWAI_TASK_AGENT,
+    CREWAI_TASK_DESCRIPTION,
+    HANDOFF_KIND,
+    LLAMA_INDEX,
+    LLAMA_INDEX_KINDS,
+    LLAMA_INDEX_NESTED_RUN,
+    LLAMA_INDEX_RETRIEVER,
+    LLAMA_INDEX_RUN_SUFFIX,
+    OPENAI_AGENTS_SCOPE,
+    crewai_span,
+    llama_index_span,
+)
 from otel_scorers.conventions.openllmetry_text import (
     entity_input_text,
     entity_output_text,
@@ -97,46 +113,7 @@ WORKFLOW_NODES = GEN_AI_WORKFLOW_NODES
 _COMPLETION = "completion"
 
 
-#: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
-AGNO_SCOPE = "opentelemetry.instrumentation.agno"
-
-
 AGNO_TEAM_NAME = "agno.team.name"
-
-
-#: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a
-#: `{description}.task` run span, which holds the agent's role, the task and the answer, over a
-#: `{role}.agent` span that holds none of them; no tool spans (`formats.crewai`).
-CREWAI_SCOPE = "opentelemetry.instrumentation.crewai.instrumentation"
-
-
-CREWAI_TASK_AGENT = "crewai.task.agent"
-
-
-CREWAI_TASK_DESCRIPTION = "crewai.task.description"
-
-
-#: Its OpenAI Agents SDK instrumentation: an `Agent Workflow` workflow span (the SDK's trace, not
-#: an agent) over `{agent}.agent` run spans, side by side even when one hands off to the other or
-#: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
-#: only when the SDK knew it when the span started, which it never does.
-OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
-
-
-_HANDOFF_KIND = "handoff"
-
-
-_LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
-
-
-_LLAMA_INDEX_RUN_SUFFIX = ".workflow"
-
-
-_LLAMA_INDEX_RETRIEVER = "Retriever.task"
-
-
-#: An agent's workflow run inside another's trace (an agent a tool runs): its class is not named.
-_LLAMA_INDEX_NESTED_RUN = "run.task"
 
 
 class OpenLLMetryConvention(Convention):
@@ -147,7 +124,7 @@ class OpenLLMetryConvention(Convention):
         (SPAN_KIND, "agent"),
     )
     # Its LangChain and LlamaIndex instrumentations label a run span after it started.
-    run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain", _LLAMA_INDEX)
+    run_start_scopes: tuple[str, ...] = ("opentelemetry.instrumentation.langchain", LLAMA_INDEX)
 
     markers = Markers(
         keys=frozenset(
@@ -175,33 +152,33 @@ class OpenLLMetryConvention(Convention):
             or GEN_AI_COMPLETION_0_ROLE in attributes
             or WORKFLOW_NODES in attributes
             or span.scope == CREWAI_SCOPE  # its crew span, which is not a GenAI `invoke_agent` run
+            or CREW_ID in attributes  # the same, by the crew's id, under any scope
         )
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes
         kind = attributes.get(SPAN_KIND)
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            if kind == "workflow":
-                return None  # the SDK's trace around a Runner.run: its agents are the runs
-            if kind == _HANDOFF_KIND:
-                return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
-        if span.scope == CREWAI_SCOPE:
+        if kind == HANDOFF_KIND:
+            return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
+        if span.scope == OPENAI_AGENTS_SCOPE and kind == "workflow":
+            return None  # the SDK's trace around a Runner.run: its agents are the runs
+        if crewai_span(span):
             # A run is an agent's work on one task: the task span holds the task and the answer
             # (whatever the content setting); the agent span inside it names the agent only.
             return "run" if kind == "task" else None
         operation = operation_role(span)
         if kind == "tool" or operation == "tool":
             return "tool"
-        if span.scope == _LLAMA_INDEX:
+        if kind in LLAMA_INDEX_KINDS and llama_index_span(span):
             if kind == "task" and "tool.name" in attributes:
                 return "tool"  # the agent's `call_tool` step: the tool's own span may be dropped
-            if kind == "task" and span.name.endswith(_LLAMA_INDEX_RETRIEVER):
+            if kind == "task" and span.name.endswith(LLAMA_INDEX_RETRIEVER):
                 return "retriever"
-            if kind == "task" and span.name == _LLAMA_INDEX_NESTED_RUN:
+            if kind == "task" and span.name == LLAMA_INDEX_NESTED_RUN:
                 return "run"  # its steps name the agent and hold its answer, as a workflow's do
             if kind == "workflow":
                 # Query engines, ingestion and embeddings are workflows too: not agent runs.
-                return "run" if llamaindex.is_agent_class(span.name, _LLAMA_INDEX_RUN_SUFFIX) else None
+                return "run" if llamaindex.is_agent_class(span.name, LLAMA_INDEX_RUN_SUFFIX) else None
         if kind in ("workflow", "agent"):
             return "run"
         if kind == "task":
@@ -229,11 +206,11 @@ class OpenLLMetryConvention(Convention):
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
-        if span.scope == _LLAMA_INDEX:
+        if llama_index_span(span):
             # The workflow span holds no content and its entity name is the class's: the steps
             # say who ran and what it answered (`step_content`).
             return RunSpanContent(conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)))
-        if span.scope == CREWAI_SCOPE:
+        if crewai_span(span):
             return RunSpanContent(
                 agent_name=as_str(attributes.get(CREWAI_TASK_AGENT)),
                 input_text=as_str(attributes.get(CREWAI_TASK_DESCRIPTION)),
@@ -255,11 +232,13 @@ class OpenLLMetryConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        if (target := self.handoff_target(span)) is not None and span.scope == OPENAI_AGENTS_SCOPE:
+        if (target := self.handoff_target(span)) is not None and span.attributes.get(
+            SPAN_KIND
+        ) == HANDOFF_KIND:
             # Named as the model asks for it, so that it answers that request.
             name = handoff_tool_name(target) if target else span.name
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
-        if span.scope == _LLAMA_INDEX and SPAN_KIND in attributes and "tool.name" in attributes:
+        if SPAN_KIND in attributes and "tool.name" in attributes and llama_index_span(span):
             return _llama_index_tool_call(span)
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
@@ -288,12 +267,16 @@ class OpenLLMetryConvention(Convention):
             error=error,
         )
 
+    def calls_only_in_messages(self, run_span: SpanRecord) -> bool:
+        # Its CrewAI instrumentation writes no tool spans, known by its CrewAI ids under any scope.
+        return crewai_span(run_span) or super().calls_only_in_messages(run_span)
+
     def failure_unrecorded(self, span: SpanRecord) -> bool:
         """Agno catches what a tool raised and ends its span OK: only the `ToolResult` in the
         output, written with content capture on, says that the call failed. So does LlamaIndex's
         `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            (span.scope == AGNO_SCOPE or (span.scope == _LLAMA_INDEX and "tool.name" in span.attributes))
+            (span.scope == AGNO_SCOPE or ("tool.name" in span.attributes and llama_index_span(span)))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes
@@ -326,16 +309,14 @@ class OpenLLMetryConvention(Convention):
         return tuple(Document(text, node_id) for text, node_id in nodes)
 
     def internal_tool(self, span: SpanRecord) -> bool:
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            return span.attributes.get(SPAN_KIND) == _HANDOFF_KIND
-        return span.scope == _LLAMA_INDEX and span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL
+        if span.attributes.get(SPAN_KIND) == HANDOFF_KIND:
+            return True
+        return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span)
 
     def handoff_target(self, span: SpanRecord) -> str | None:
-        if span.scope == OPENAI_AGENTS_SCOPE:
-            if span.attributes.get(SPAN_KIND) != _HANDOFF_KIND:
-                return None
+        if span.attributes.get(SPAN_KIND) == HANDOFF_KIND:
             return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
-        if span.scope != _LLAMA_INDEX:
+        if span.attributes.get("tool.name") != llamaindex.HANDOFF_TOOL or not llama_index_span(span):
             return None
         call = _llama_index_call_result(span)
         return llamaindex.handoff_target(as_str(span.attributes.get("tool.name")), call.get("tool_kwargs"))
@@ -345,9 +326,10 @@ class OpenLLMetryConvention(Convention):
         one, an `AgentInput`, holds the user's request, and the last one, a `StopEvent`, the
         run's answer. A CrewAI agent span names its agent,
         for a task span that does not."""
-        if span.scope == CREWAI_SCOPE and span.attributes.get(SPAN_KIND) == "agent":
+        kind = span.attributes.get(SPAN_KIND)
+        if kind == "agent" and crewai_span(span):
             return RunSpanContent(agent_name=as_str(span.attributes.get(GEN_AI_AGENT_NAME)))
-        if span.scope != _LLAMA_INDEX or span.attributes.get(SPAN_KIND) != "task":
+        if kind != "task" or not llama_index_span(span):
             return None
         output = decode_json(span.attributes.get(ENTITY_OUTPUT))
         answer = llamaindex.json_answer(output)

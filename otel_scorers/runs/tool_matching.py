@@ -25,7 +25,7 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.frameworks import Framework, framework_of_call, sent_back_error
+from otel_scorers.conventions.frameworks import Framework, framework_of_call, loop_tool, sent_back_error
 from otel_scorers.model import ToolCall, ToolState
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
@@ -116,8 +116,7 @@ def _tool_call(
             if inner_call.state == "error":
                 call = _changed(call, state="error", error=inner_call.error or "error")
                 break
-    loop_tool = framework is not None and call.name in framework.loop_tools
-    return call, handed_off or convention.internal_tool(span) or loop_tool
+    return call, handed_off or convention.internal_tool(span) or loop_tool(framework, span, call.name)
 
 
 #: The keys one of which a serialised ToolMessage has at its top (`langchain.tool_message`).

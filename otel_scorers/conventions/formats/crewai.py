@@ -27,6 +27,15 @@ _AFTER_TASK = (
     "\n\nProvide your complete response:",
 )
 TOOL_ERROR_PREFIX = "Error executing tool: "
+#: Keys CrewAI's own objects put on an agent's span, whichever instrumentation wrote it: its
+#: crew's key (a task run), its task's description (the event bus), its agent's backstory (a
+#: kickoff). No other framework writes them, so they say the span is CrewAI's under any scope.
+_CREW_KEY, _TASK_DESCRIPTION, _BACKSTORY = "crew_key", "task_description", "agent.backstory"
+
+
+def written_by_crewai(attributes: Mapping[str, Any]) -> bool:
+    """The span carries CrewAI's own keys (three lookups: this runs for every run span)."""
+    return _CREW_KEY in attributes or _TASK_DESCRIPTION in attributes or _BACKSTORY in attributes
 
 
 def task_in_prompt(text: str) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from otel_scorers.conventions.formats.messages import as_str, decode_json, is_mapping, python_literal
@@ -26,6 +27,37 @@ _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 _AGENT_AT_END = re.compile(rf"current_agent_name=({_STRING})\)\s*$")
 _TEXT_BLOCK = re.compile(rf"TextBlock\(block_type='text', text=({_STRING})")
 _REACT_ANSWER = re.compile(r"(?:^|\n)\s*Answer:\s*")
+
+
+#: The classes whose methods LlamaIndex's agent runs are spans of, `{Class}.{method}` whichever
+#: instrumentation wrote them: its workflow agents and their steps, its tools, and the query
+#: engines, retrievers, node parsers and embeddings (`...Embedding`) a tool may run, which are
+#: workflows too but not agents. They name a span as LlamaIndex's when its scope does not.
+_SPAN_CLASSES = frozenset(
+    {
+        "BaseWorkflowAgent",
+        _AGENT_WORKFLOW,
+        "FunctionAgent",
+        "ReActAgent",
+        "CodeActAgent",
+        "FunctionTool",
+        "QueryEngineTool",
+        "RetrieverQueryEngine",
+        "VectorIndexRetriever",
+        "CompactAndRefine",
+        "SentenceSplitter",
+        "TokenTextSplitter",
+        "ReActOutputParser",
+    }
+)
+_EMBEDDING = "Embedding"
+
+
+@lru_cache(maxsize=1024)  # span names repeat: each is split once
+def names_its_class(span_name: str) -> bool:
+    """The span is named `{Class}.{method}` after one of LlamaIndex's classes (`_SPAN_CLASSES`)."""
+    class_name, dot, _ = span_name.partition(".")
+    return bool(dot) and (class_name in _SPAN_CLASSES or class_name.endswith(_EMBEDDING))
 
 
 def is_agent_class(span_name: str, suffix: str) -> bool:

@@ -1,0 +1,132 @@
+"""What a framework writes is read under any instrumentation, one nobody showed us too: the real
+fixtures' traces, their instrumentation scope renamed so that it names no framework the project
+knows (`openinference.instrumentation.smolagents` -> `openinference.instrumentation.acme`), are
+rebuilt as their truth says, from what the trace itself holds (`conventions/frameworks.py`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.conventions.test_fixture_runs import assert_run_matches
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+_FRAMEWORK_IN_SCOPE = re.compile(r"openai_agents|crewai|llama_index|llamaindex|smolagents")
+
+
+def renamed_runs(corpus: str, scenario: str, directory: Path) -> tuple[list[AgentRun], list[dict[str, Any]]]:
+    """The scenario's runs rebuilt with every scope's framework renamed, and its truth's runs."""
+    trace = json.loads((TRACES / corpus / f"{scenario}.json").read_text())
+    for resource in trace["resourceSpans"]:
+        for scoped in resource["scopeSpans"]:
+            scope = scoped.get("scope", {})
+            if scope.get("name"):
+                scope["name"] = _FRAMEWORK_IN_SCOPE.sub("acme", scope["name"])
+    path = directory / f"{scenario}.json"
+    path.write_text(json.dumps(trace))
+    problems: list[InputProblem] = []
+    runs = sorted(runs_from_files([path], problems), key=lambda run: run.start_ns)
+    assert not problems
+    truth = json.loads((TRACES / corpus / f"{scenario}.truth.json").read_text())
+    return runs, truth["runs"]
+
+
+def assert_as_truth(corpus: str, scenario: str, directory: Path) -> list[AgentRun]:
+    runs, truth = renamed_runs(corpus, scenario, directory)
+    assert len(runs) == len(truth), [run.agent_name for run in runs]
+    for run, expected in zip(runs, truth, strict=True):
+        assert_run_matches(run, expected, corpus, scenario)
+    return runs
+
+
+def test_the_request_crewai_wraps_in_its_prompt_is_found_under_a_scope_naming_no_framework(
+    tmp_path: Path,
+) -> None:
+    (run,) = assert_as_truth("crewai-openllmetry", "tool_then_answer", tmp_path)
+    assert run.input == "What is the weather in Paris?"
+
+
+def test_smolagents_final_answer_is_machinery_under_a_scope_naming_no_framework(tmp_path: Path) -> None:
+    (run,) = assert_as_truth("openlit-smolagents", "no_content", tmp_path)
+    assert [call.name for call in run.tool_calls] == ["get_weather"]
+
+
+def test_an_agent_span_named_agent_dot_method_names_its_agent_under_any_scope(tmp_path: Path) -> None:
+    # smolagents' `weather_agent.run`, CrewAI's `Weather Reporter._execute_core`, as OpenInference writes them.
+    (smolagents_run,) = assert_as_truth("smolagents", "tool_then_answer", tmp_path)
+    assert smolagents_run.agent_name == "weather_agent"
+    reporter, writer = assert_as_truth("crewai-openinference", "two_agents", tmp_path)
+    assert (reporter.agent_name, writer.agent_name) == ("Weather Reporter", "Travel Writer")
+
+
+def test_an_openai_agents_handoff_is_one_run_under_any_openllmetry_scope(tmp_path: Path) -> None:
+    # OpenLLMetry's `triage_agent → weather_agent.handoff` span, of kind `handoff`.
+    (run,) = assert_as_truth("openai-agents-openllmetry", "handoff_after_tool", tmp_path)
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [
+        ("triage_agent", "weather_agent")
+    ]
+
+
+def test_logfires_openai_agents_spans_are_read_by_their_message_templates_under_any_scope(
+    tmp_path: Path,
+) -> None:
+    # `Agent run: {name!r}`, `Function: {name}`, `Handoff: {from_agent} → {to_agent}`, ...
+    (run,) = assert_as_truth("openai-agents-logfire", "handoff_after_tool", tmp_path)
+    assert [call.name for call in run.tool_calls] == ["get_time", "get_weather"]
+    (run,) = assert_as_truth("openai-agents-logfire-responses", "tool_then_answer", tmp_path)
+    assert run.output
+
+
+def test_crewai_agent_spans_are_known_by_crewais_own_keys_under_any_openinference_scope(
+    tmp_path: Path,
+) -> None:
+    # The event bus's `Weather Reporter.What is the weather in Paris?.execute`, with
+    # `task_description` and the agent's `graph.node.id` and `agent.backstory`.
+    reporter, writer = assert_as_truth("crewai-openinference-events", "two_agents", tmp_path)
+    assert (reporter.agent_name, reporter.input) == ("Weather Reporter", "What is the weather in Paris?")
+    assert writer.agent_name == "Travel Writer"
+
+
+def test_crewai_task_spans_are_the_runs_by_their_crewai_ids_under_any_openllmetry_scope(
+    tmp_path: Path,
+) -> None:
+    # Without the crew span claimed by its `crewai.crew.id`, it would be a GenAI `invoke_agent` run.
+    reporter, writer = assert_as_truth("crewai-openllmetry-alone", "two_agents", tmp_path)
+    assert (reporter.agent_name, writer.agent_name) == ("Weather Reporter", "Travel Writer")
+
+
+def test_a_smolagents_managed_agent_is_its_managers_call_by_its_run_span_keys_under_any_scope(
+    tmp_path: Path,
+) -> None:
+    # The managed agent's `weather_agent.run` carries `smolagents.max_steps` and `smolagents.tools_names`.
+    manager, _ = assert_as_truth("smolagents", "nested", tmp_path)
+    assert [call.name for call in manager.tool_calls] == ["weather_agent"]
+
+
+def test_llamaindex_workflow_spans_are_known_by_its_class_names_under_any_openinference_scope(
+    tmp_path: Path,
+) -> None:
+    # `AgentWorkflow.run` over `AgentWorkflow.call_tool` steps and `FunctionTool.acall` tools.
+    (run,) = assert_as_truth("llamaindex-openinference", "handoff", tmp_path)
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [
+        ("weather_agent", "time_agent")
+    ]
+
+
+def test_llamaindex_query_engine_workflows_are_not_runs_under_any_openllmetry_scope(tmp_path: Path) -> None:
+    # `SentenceSplitter.workflow` and `MockEmbedding.workflow` are LlamaIndex's, not agents.
+    (run,) = assert_as_truth("llamaindex-openllmetry-alone", "query_engine_tool", tmp_path)
+    assert run.agent_name == "guide_agent"
+
+
+def test_without_content_a_crewai_task_under_any_openllmetry_scope_misses_its_calls(tmp_path: Path) -> None:
+    # OpenLLMetry writes no CrewAI tool spans: without the model's content, the calls are unknown.
+    runs, _ = renamed_runs("crewai-openllmetry-alone", "two_agents", tmp_path)
+    assert [sorted({"tool_calls", "tool_errors"} & run.missing) for run in runs] == [
+        ["tool_calls", "tool_errors"],
+        ["tool_calls", "tool_errors"],
+    ]
