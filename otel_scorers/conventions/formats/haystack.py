@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message, Messages
@@ -49,13 +49,7 @@ def messages(value: Any) -> Messages:
     GenAI messages; not captured when any of them cannot be read."""
     if not isinstance(value, list) or not value:
         return Messages()
-    found = []
-    for item in value:
-        message = chat_message(item)
-        if message is None:
-            return Messages()
-        found.append(message)
-    return Messages(tuple(found), captured=True)
+    return _every_item(value, chat_message)
 
 
 def component_messages(value: Any, key: str) -> Messages:
@@ -128,9 +122,14 @@ def repr_messages(value: Any) -> Messages:
     items = _object(_OPAQUE.sub("None", _ROLE.sub(r"'\1'", value[opening:closing])))
     if not isinstance(items, list) or not items:
         return Messages()
+    return _every_item(items, _message)
+
+
+def _every_item(items: list[Any], read: Callable[[Any], Message | None]) -> Messages:
+    """Every item read as a message, or none captured: a list read in part would misplace turns."""
     found = []
     for item in items:
-        message = _message(item)
+        message = read(item)
         if message is None:
             return Messages()
         found.append(message)
