@@ -60,7 +60,7 @@ class LogfireOpenAIAgentsConvention(Convention):
     run_start_names: tuple[str, ...] = (_RUN, _TRACE)
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
-    markers = Markers(scopes=frozenset({SCOPE}))
+    markers = Markers(scopes=frozenset({SCOPE}), names=_TEMPLATES)
 
     def detect(self, span: SpanRecord) -> bool:
         # Logfire names a span by its message template, which its scope may not say (a scope

@@ -136,6 +136,7 @@ class OpenLLMetryConvention(Convention):
                 GEN_AI_PROMPT_0_ROLE,
                 GEN_AI_COMPLETION_0_ROLE,
                 WORKFLOW_NODES,
+                CREW_ID,
             }
         ),
         scopes=frozenset({CREWAI_SCOPE}),  # its crew span, which is not a GenAI `invoke_agent` run
