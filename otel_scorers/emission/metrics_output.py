@@ -108,36 +108,42 @@ class MetricsOutput:
             else:
                 for score in scores:
                     _count_apart(metrics, score)
-        entries: list[HistogramEntry] = []
         if plan.timed or plan.measured:
-            # Made only if one of the run's measurements decides an exemplar (a few per batch).
-            context = partial(run_span_context, run)
-            for index, scorer, attributes, group in plan.timed:
-                if metrics.duration_wanted(scorer):
-                    entries.append(
-                        HistogramBatch.entry(
-                            metrics.scorer_duration,
-                            DURATION_BUCKETS,
-                            scores[index].duration_s,
-                            attributes,
-                            context,
-                            group,
-                        )
-                    )
-            for index, attributes, group in plan.measured:  # a binary result is counted, not measured
-                entries.append(
-                    HistogramBatch.entry(
-                        metrics.score, SCORE_BUCKETS, plan.values[index], attributes, context, group
-                    )
-                )
-            if entries:
-                self._histograms.extend(entries)
+            self._measure(run, scores, plan)
         with self._lock:
             self._planned[plan] = self._planned.get(plan, 0) + 1
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
             self._runs_in_batch = 0
             self.flush()
+
+    def _measure(self, run: AgentRun, scores: Sequence[Score], plan: _RunPlan) -> None:
+        """Hold back the run's histogram measurements: its scores' durations and its continuous
+        values (a binary result is counted, not measured)."""
+        metrics = self._metrics
+        # Made only if one of the run's measurements decides an exemplar (a few per batch).
+        context = partial(run_span_context, run)
+        entries: list[HistogramEntry] = []
+        for index, scorer, attributes, group in plan.timed:
+            if metrics.duration_wanted(scorer):
+                entries.append(
+                    HistogramBatch.entry(
+                        metrics.scorer_duration,
+                        DURATION_BUCKETS,
+                        scores[index].duration_s,
+                        attributes,
+                        context,
+                        group,
+                    )
+                )
+        for index, attributes, group in plan.measured:
+            entries.append(
+                HistogramBatch.entry(
+                    metrics.score, SCORE_BUCKETS, plan.values[index], attributes, context, group
+                )
+            )
+        if entries:
+            self._histograms.extend(entries)
 
     def _plan(self, scores: Sequence[Score], agent_name: str | None) -> _RunPlan:
         """What a run of these scores adds to the tallies, and which of its scores are timed
