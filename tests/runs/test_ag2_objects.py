@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from otel_scorers import conventions
-from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 
@@ -44,16 +43,9 @@ def described_unknowingly() -> Iterator[None]:
     conventions.use_descriptions(())
 
 
-def runs_of(scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = list(runs_from_files([TRACES / "ag2-openinference" / f"{scenario}.json"], problems))
-    assert not problems
-    return runs
-
-
 @pytest.mark.usefixtures("described_unknowingly")
 def test_ag2_s_execute_function_request_and_result_are_the_tool_s_arguments_and_result() -> None:
-    (run,) = runs_of("two_tools")
+    (run,) = runs_of("ag2-openinference", "two_tools")
     assert run.convention == "traced-functions"
     assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
         ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok"),
@@ -63,6 +55,6 @@ def test_ag2_s_execute_function_request_and_result_are_the_tool_s_arguments_and_
 
 @pytest.mark.usefixtures("described_unknowingly")
 def test_a_failed_ag2_tool_call_keeps_the_arguments_the_model_gave() -> None:
-    (run,) = runs_of("failing_tool")
+    (run,) = runs_of("ag2-openinference", "failing_tool")
     (call,) = run.tool_calls
     assert (call.name, call.arguments, call.state) == ("get_weather", {"city": "Paris"}, "error")

@@ -8,44 +8,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from otel_scorers import conventions
 from otel_scorers.conventions.formats.genai_events import listed_messages
-from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from otel_scorers.runs.run_text import FROM_STRUCTURE
+from tests.runs.fixture_runs import attribute_values, runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 CORPUS = "mlflow-autogen"
 
 
-def runs_of(scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / CORPUS / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
-
-
-def attribute_values(scenario: str, span_name: str, key: str) -> list[Any]:
-    """The values of `key` on the spans named `span_name` in the captured trace, in file order."""
-    trace = json.loads((TRACES / CORPUS / f"{scenario}.json").read_text())
-    return [
-        attribute["value"]["stringValue"]
-        for resource in trace["resourceSpans"]
-        for scope in resource["scopeSpans"]
-        for span in scope["spans"]
-        if span["name"] == span_name
-        for attribute in span["attributes"]
-        if attribute["key"] == key
-    ]
-
-
 def test_autogen_s_model_messages_are_read_by_their_class_with_their_calls_and_results() -> None:
     # The second model call of the failing scenario was sent the failed call and its error.
-    _, second = attribute_values("failing_tool", "OpenAIChatCompletionClient.create", "mlflow.spanInputs")
+    _, second = attribute_values(
+        CORPUS, "failing_tool", "OpenAIChatCompletionClient.create", "mlflow.spanInputs"
+    )
     messages = listed_messages(json.loads(second)["messages"], "user").items
     assert [message["role"] for message in messages] == ["system", "user", "assistant", "tool"]
     assert messages[2]["parts"] == [
@@ -62,24 +41,24 @@ def test_autogen_s_model_messages_are_read_by_their_class_with_their_calls_and_r
 
 
 def test_a_tool_call_autogen_core_records_without_its_result_gets_the_result_the_model_was_sent() -> None:
-    (run,) = runs_of("two_tools")
+    (run,) = runs_of(CORPUS, "two_tools")
     assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
         ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok"),
         ("get_time", {"city": "Paris"}, "14:05", "ok"),
     ]
-    writer, reviewer = runs_of("round_robin")
+    writer, reviewer = runs_of(CORPUS, "round_robin")
     assert [(call.name, call.result) for call in writer.tool_calls] == [("get_weather", "Sunny, 21°C")]
     assert reviewer.tool_calls == ()
 
 
 def test_an_autogen_agent_s_response_answers_with_its_chat_message() -> None:
-    (run,) = runs_of("no_tool")
+    (run,) = runs_of(CORPUS, "no_tool")
     assert (run.input, run.output) == ("Say hello in French.", "Bonjour !")
     assert run.text_sources["output"] == FROM_STRUCTURE
 
 
 def test_mlflow_names_an_autogen_agent_s_turn_after_the_agent_not_the_method_it_traced() -> None:
-    (run,) = runs_of("tool_then_answer")
+    (run,) = runs_of(CORPUS, "tool_then_answer")
     assert (run.agent_name, run.output) == ("weather_agent", "It is sunny and 21°C in Paris.")
 
 
@@ -108,5 +87,5 @@ def described_by_span_name() -> Iterator[None]:
 @pytest.mark.usefixtures("described_by_span_name")
 def test_a_run_named_only_by_its_span_takes_the_name_of_the_agent_span_wrapping_it() -> None:
     # autogen-core's `invoke_agent weather_agent` wraps the traced `weather_agent.on_messages`.
-    (run,) = runs_of("tool_then_answer")
+    (run,) = runs_of(CORPUS, "tool_then_answer")
     assert (run.convention, run.agent_name) == ("traced-methods", "weather_agent")

@@ -16,20 +16,13 @@ import yaml
 from otel_scorers import conventions
 from otel_scorers.conventions.frameworks import framework_name
 from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.runs.fixture_runs import runs_in
 
 from ..conventions.test_fixture_runs import assert_runs_match
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 #: A span as OTLP/JSON has it, with its scope's name; changed in place.
 Rewrite = Callable[[dict[str, Any], dict[str, Any]], None]
-
-
-def read(path: Path) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([path], problems), key=lambda run: run.start_ns)
-    assert not problems
-    return runs
 
 
 def rewritten(corpus: str, scenario: str, rewrite: Rewrite, directory: Path) -> Path:
@@ -67,9 +60,11 @@ def renamed_scope(name: str) -> Rewrite:
 
 def assert_same_runs(corpus: str, rewrite: Rewrite, directory: Path) -> None:
     for scenario in scenarios(corpus):
-        seen = [view(run) for run in read(TRACES / corpus / f"{scenario}.json")]
+        seen = [view(run) for run in runs_in(TRACES / corpus / f"{scenario}.json")]
         assert seen, scenario
-        assert [view(run) for run in read(rewritten(corpus, scenario, rewrite, directory))] == seen, scenario
+        assert [view(run) for run in runs_in(rewritten(corpus, scenario, rewrite, directory))] == seen, (
+            scenario
+        )
 
 
 @pytest.mark.parametrize("corpus", ["langgraph-openinference", "langgraph-openllmetry", "openlit-langchain"])
@@ -111,7 +106,7 @@ def test_a_call_carrying_semantic_kernels_added_argument_is_its_whatever_the_sco
     # Under a scope naming no framework, the argument only Semantic Kernel adds names the
     # framework of the call it is in: the inner agent's call is read by its function's name.
     path = rewritten("semantic-kernel", "agent_as_plugin", renamed_scope("acme.tracer"), tmp_path)
-    _, inner = read(path)
+    _, inner = runs_in(path)
     assert [(call.name, call.arguments) for call in inner.tool_calls] == [("get_weather", {"city": "Paris"})]
 
 
@@ -150,6 +145,6 @@ def test_what_langchains_callbacks_were_given_is_read_by_a_description_that_know
     # a tool's start `{"input_str", "inputs", "kwargs": {"tool_call_id"}}`, its ToolMessage dump
     # `{"output": {"lc": 1, ..., "kwargs": {"content", "tool_call_id", "status"}}}`.
     truth_path = TRACES / "langgraph-openllmetry" / f"{scenario}.truth.json"
-    runs = read(truth_path.with_name(f"{scenario}.json"))
+    runs = runs_in(truth_path.with_name(f"{scenario}.json"))
     assert {run.convention for run in runs} == {"traceloop-keys"}
     assert_runs_match(json.loads(truth_path.read_text()), "langgraph-openllmetry", runs)

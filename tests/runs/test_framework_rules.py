@@ -7,17 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from otel_scorers.conventions.frameworks import framework_name
-from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
-
-
-def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
 
 
 def test_every_instrumentation_of_a_framework_names_the_same_framework() -> None:

@@ -8,48 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from otel_scorers.conventions.formats.genai_events import listed_messages
-from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.runs.fixture_runs import attribute_values, runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
-
-
-def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
-
-
-def span_attribute(corpus: str, scenario: str, span_name: str, key: str) -> Any:
-    """The first value of `key` on a span named `span_name` in the captured trace."""
-    trace = json.loads((TRACES / corpus / f"{scenario}.json").read_text())
-    for resource in trace["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for attribute in span["attributes"] if span["name"] == span_name else ():
-                    if attribute["key"] == key:
-                        return attribute["value"]["stringValue"]
-    raise AssertionError(f"no {key} on a {span_name} span")
-
-
-def last_attribute(corpus: str, scenario: str, span_name: str, key: str) -> Any:
-    """The last value of `key` on a span named `span_name` in the captured trace."""
-    trace = json.loads((TRACES / corpus / f"{scenario}.json").read_text())
-    found = [
-        attribute["value"]["stringValue"]
-        for resource in trace["resourceSpans"]
-        for scope in resource["scopeSpans"]
-        for span in scope["spans"]
-        if span["name"] == span_name
-        for attribute in span["attributes"]
-        if attribute["key"] == key
-    ]
-    assert found, f"no {key} on a {span_name} span"
-    return found[-1]
 
 
 def test_haystack_s_own_agent_span_is_one_run_named_by_its_class_with_its_request_and_answer() -> None:
@@ -75,7 +38,7 @@ def test_an_agent_a_haystack_tool_runs_is_named_by_that_tool() -> None:
 
 def test_tool_calls_and_results_in_haystack_s_serialized_messages_are_read_as_parts() -> None:
     conversation = json.loads(
-        span_attribute("haystack-builtin", "failing_tool", "haystack.agent.run", "haystack.agent.output")
+        first_attribute("haystack-builtin", "failing_tool", "haystack.agent.run", "haystack.agent.output")
     )
     parts = [
         part
@@ -113,7 +76,7 @@ def test_a_haystack_agent_under_langfuse_is_named_as_haystack_names_it_with_one_
 def test_a_chat_completions_tool_message_is_the_response_to_its_call() -> None:
     # The second model call was sent the tool's result as a chat-completions `tool` message.
     sent = json.loads(
-        last_attribute("langfuse-haystack", "tool_then_answer", "llm", "langfuse.observation.input")
+        final_attribute("langfuse-haystack", "tool_then_answer", "llm", "langfuse.observation.input")
     )
     tool_messages = [m for m in listed_messages(sent["messages"], "user").items if m["role"] == "tool"]
     assert [message["parts"] for message in tool_messages] == [
@@ -141,7 +104,7 @@ def test_an_agent_run_as_a_tool_returned_the_answer_the_model_was_sent_not_its_w
 def test_haystack_s_spans_are_read_under_a_tracer_of_any_scope_by_the_tags_haystack_writes() -> None:
     # MLflow's Haystack autolog records Haystack's own spans (the same names and tags) under its
     # scope `mlflow.haystack.autolog`, each span exported twice.
-    assert span_attribute(
+    assert first_attribute(
         "mlflow-haystack", "tool_then_answer", "haystack.agent.run", "mlflow.traceRequestId"
     )
     (run,) = runs_of("mlflow-haystack", "tool_then_answer")
@@ -162,7 +125,7 @@ def test_haystack_s_spans_are_read_under_a_tracer_of_any_scope_by_the_tags_hayst
 def test_a_model_input_haystack_wrote_as_its_python_repr_is_read_as_its_messages() -> None:
     # With an `AgentTool` among the tools Haystack cannot serialise the model's input: its tracer
     # writes the input's `str()`, `ChatMessage` reprs beside a tool's `<function ...>`.
-    sent = last_attribute(
+    sent = final_attribute(
         "haystack-builtin", "nested", "haystack.agent.step.llm", "haystack.agent.step.llm.input"
     )
     assert sent.startswith("{'messages': [ChatMessage(") and "<function " in sent
@@ -185,3 +148,11 @@ def test_an_agent_run_as_a_tool_returned_the_answer_its_caller_s_model_was_sent_
             ("weather_agent", "Sunny and 21°C in Paris.")
         ], corpus
         assert inner.output == "Sunny and 21°C in Paris."
+
+
+def first_attribute(corpus: str, scenario: str, span_name: str, key: str) -> str:
+    return attribute_values(corpus, scenario, span_name, key)[0]
+
+
+def final_attribute(corpus: str, scenario: str, span_name: str, key: str) -> str:
+    return attribute_values(corpus, scenario, span_name, key)[-1]

@@ -11,20 +11,14 @@ from otel_scorers.emission.attributes import evaluation_attributes
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.explain import explain_files, explanation_lines
-from otel_scorers.runs.otlp_files import InputProblem, read_spans, runs_from_files
+from otel_scorers.runs.otlp_files import read_spans, runs_from_files
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
+from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARIS = "What is the weather in Paris?"
 ANSWER = "It is sunny and 21°C in Paris."
-
-
-def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
 
 
 def spans_of(corpus: str, scenario: str) -> list[SpanRecord]:

@@ -8,21 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from otel_scorers.conventions.formats.recorded_call import call_arguments
-from otel_scorers.model import AgentRun
 from otel_scorers.runs.explain import explain_files, explanation_lines
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from otel_scorers.runs.otlp_files import InputProblem
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE, reduced_text
+from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARIS = "What is the weather in Paris?"
 ANSWER = "It is sunny and 21°C in Paris."
-
-
-def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
 
 
 def test_an_agent_span_named_by_its_class_is_named_by_the_agent_objects_name_field() -> None:

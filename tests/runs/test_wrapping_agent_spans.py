@@ -6,18 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from otel_scorers.model import AgentRun
-from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 ANSWER = "It is sunny and 21°C in Paris."
-
-
-def runs_of(corpus: str, scenario: str) -> list[AgentRun]:
-    problems: list[InputProblem] = []
-    runs = sorted(runs_from_files([TRACES / corpus / f"{scenario}.json"], problems), key=lambda r: r.start_ns)
-    assert not problems
-    return runs
 
 
 def test_a_runners_agent_span_around_the_agents_spans_is_not_a_run() -> None:
