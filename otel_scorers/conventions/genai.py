@@ -13,19 +13,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Document, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import (
+    UNNAMED_AGENT,
+    Convention,
+    Document,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
 from otel_scorers.conventions.formats.genai_events import event_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_content,
     genai_messages,
+    handoff_tool_name,
     is_placeholder,
     span_tool_call,
 )
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
+    GEN_AI_HANDOFF_FROM_AGENT,
+    GEN_AI_HANDOFF_TO_AGENT,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
@@ -76,6 +87,26 @@ def operation_role(span: SpanRecord) -> SpanRole | None:
     return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
 
 
+def handoff_to(span: SpanRecord) -> str | None:
+    """The agent a span that records a handoff hands the conversation to (`UNNAMED_AGENT` when it
+    does not say): a span carrying `gen_ai.handoff.from_agent` / `.to_agent`, whatever its
+    operation is called (OpenLLMetry's `handoff`, OpenTelemetry's own OpenAI Agents
+    instrumentation's `agent_handoff`); None for any other span."""
+    attributes = span.attributes
+    if GEN_AI_HANDOFF_TO_AGENT not in attributes and GEN_AI_HANDOFF_FROM_AGENT not in attributes:
+        return None
+    return as_str(attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
+
+
+def role(span: SpanRecord) -> SpanRole | None:
+    """The span's operation's role; a handoff is read as a tool span (`handoff_to`), the
+    machinery of the run it sits in, not a tool call of it."""
+    found = operation_role(span)
+    if found is None and handoff_to(span) is not None:
+        return "tool"
+    return found
+
+
 def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
@@ -98,7 +129,11 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     attributes = span.attributes
     name = as_str(attributes.get(GEN_AI_TOOL_NAME))
     if name is None:
-        named = _tool_named(span)
+        target = handoff_to(span)
+        if target is None:
+            named = _tool_named(span)
+        else:  # a handoff, named as the model asks for it, so that it answers that request
+            named = handoff_tool_name(target) if target else None
         name = named if named is not None else span.name
     return span_tool_call(
         span,
@@ -159,11 +194,15 @@ class GenAIConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)
 
-    role = staticmethod(operation_role)
+    role = staticmethod(role)
     run_content = staticmethod(run_content)
     tool_call = staticmethod(tool_call)
     model_call = staticmethod(model_call)
     documents = staticmethod(documents)
+    handoff_target = staticmethod(handoff_to)
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        return handoff_to(span) is not None
 
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:

@@ -43,7 +43,6 @@ PENDING: dict[str, str] = {
     "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
     "call is a trace of its own, and the agent's name is nowhere in it",
     "openlit-haystack": "OpenLIT's Haystack spans are not read as runs yet",
-    "otel-openai-agents/handoff_after_tool": "the agent handed to is read as a run of its own",
     "openlit-ag2": "OpenLIT writes no span of an AG2 chat and starts a trace at each message an agent sends: "
     "a chat with a tool call is three traces, and its tools' names are in none that holds their results",
 }

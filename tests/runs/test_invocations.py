@@ -73,6 +73,21 @@ def test_a_handoff_no_tool_span_records_joins_the_two_agents_runs() -> None:
     assert run.final_agent == "weather_agent"
 
 
+def test_a_span_recording_a_handoff_in_the_genai_handoff_attributes_joins_the_two_agents_runs() -> None:
+    # OpenTelemetry's OpenAI Agents instrumentation: an `agent_handoff` span (`gen_ai.handoff.to_agent`)
+    # in the triage agent's turn, then `invoke_agent weather_agent` beside `invoke_agent triage_agent`;
+    # the model's request for transfer_to_weather_agent is only a Python repr in a text part.
+    (run,) = runs_of("otel-openai-agents", "handoff_after_tool")
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("triage_agent", "weather_agent")]
+    assert view(run) == (
+        "triage_agent",
+        "What time is it in Paris, and what is the weather there?",
+        "It is 14:05 in Paris, and it is sunny and 21°C.",
+        [("get_time", "14:05", "ok"), ("get_weather", "Sunny, 21°C", "ok")],
+    )
+    assert run.final_agent == "weather_agent"
+
+
 def test_the_same_model_call_recorded_by_two_instrumentations_counts_once() -> None:
     # anthropic 2.x's own span beside OpenLLMetry's for each of the two calls (20 + 10 tokens each).
     (run,) = runs_of("anthropic-openllmetry", "tool_then_answer")
