@@ -22,6 +22,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
+from otel_scorers.conventions.formats import haystack
 from otel_scorers.conventions.formats.genai_events import event_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
@@ -70,6 +71,9 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
 #: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
 #: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
 WORKFLOW = "invoke_workflow"
+#: What OpenLIT records a framework's pipeline was given (its `gen_ai.framework.*` attributes):
+#: by component, `{component: inputs}`, as a Haystack pipeline is run.
+PIPELINE_INPUT = "gen_ai.framework.pipeline.input_data"
 
 
 #: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
@@ -113,7 +117,9 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     return RunSpanContent(
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
         or name_suffix(span.name, "invoke_agent")
-        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME)),
+        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
+        # A pipeline named nowhere: the one component it gave the request to does the work.
+        or haystack.input_component(attributes.get(PIPELINE_INPUT)),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -129,11 +135,7 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     attributes = span.attributes
     name = as_str(attributes.get(GEN_AI_TOOL_NAME))
     if name is None:
-        target = handoff_to(span)
-        if target is None:
-            named = _tool_named(span)
-        else:  # a handoff, named as the model asks for it, so that it answers that request
-            named = handoff_tool_name(target) if target else None
+        named = _tool_named(span)
         name = named if named is not None else span.name
     return span_tool_call(
         span,
@@ -147,7 +149,12 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
 def _tool_named(span: SpanRecord) -> str | None:
     """The tool the span's `execute_tool {tool}` name names; "" (no name) when what follows is
     the model it was asked with (OpenLIT's Pydantic AI `execute_tool {model}`, a step of the
-    agent's loop run after each model response): which tool ran, if any, is not in the span."""
+    agent's loop run after each model response): which tool ran, if any, is not in the span. A
+    handoff is named as the model asks for it (`transfer_to_{agent}`), so that it answers that
+    request."""
+    target = handoff_to(span)
+    if target is not None:
+        return handoff_tool_name(target) if target else None
     named = name_suffix(span.name, "execute_tool")
     if named is not None and named == span.attributes.get(GEN_AI_REQUEST_MODEL):
         return UNNAMED_TOOL

@@ -94,6 +94,21 @@ def test_the_same_model_call_recorded_by_two_instrumentations_counts_once() -> N
     assert (run.usage.input_tokens, run.usage.output_tokens) == (40, 20)
 
 
+def test_a_model_call_whose_outer_span_holds_no_messages_takes_them_from_the_lower_layer() -> None:
+    # OpenLIT's Haystack generator component (`chat openai_chat_generator`, no messages) around
+    # OpenLIT's OpenAI client span holding the call's messages, in a pipeline's workflow span.
+    (run,) = runs_of("openlit-haystack", "in_pipeline")
+    assert view(run)[1:] == (PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    assert (run.usage.input_tokens, run.usage.output_tokens) == (40, 20)
+
+
+def test_a_pipeline_named_nowhere_is_named_after_the_one_component_its_input_went_to() -> None:
+    # OpenLIT's `invoke_workflow pipeline` names no workflow; its recorded input is
+    # {"weather_agent": {"messages": ...}}, the agent component the user's request went to.
+    (run,) = runs_of("openlit-haystack", "in_pipeline")
+    assert run.agent_name == "weather_agent"
+
+
 def test_an_agent_graph_a_tool_runs_is_its_own_run_though_nothing_marks_it_an_agent() -> None:
     # Langfuse marks only the top graph an agent; the inner graph is a chain under the tool span.
     outer, inner = runs_of("langfuse-langchain", "nested")
