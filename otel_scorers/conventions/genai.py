@@ -103,12 +103,20 @@ def handoff_to(span: SpanRecord) -> str | None:
 
 
 def role(span: SpanRecord) -> SpanRole | None:
-    """The span's operation's role; a handoff is read as a tool span (`handoff_to`), the
-    machinery of the run it sits in, not a tool call of it."""
-    found = operation_role(span)
-    if found is None and handoff_to(span) is not None:
+    """The span's operation's role (`operation_role`, written out: it is asked of every span); a
+    handoff is read as a tool span (`handoff_to`), the machinery of the run it sits in, not a
+    tool call of it."""
+    attributes = span.attributes
+    operation = attributes.get(OPERATION)
+    if type(operation) is str:
+        found = OPERATION_ROLES.get(operation)
+        if found is not None:
+            return found
+    elif operation is None and span.name.startswith(TOOL_SPAN_PREFIX):
         return "tool"
-    return found
+    if GEN_AI_HANDOFF_TO_AGENT in attributes or GEN_AI_HANDOFF_FROM_AGENT in attributes:
+        return "tool"
+    return None
 
 
 def run_content(span: SpanRecord) -> RunSpanContent:
@@ -118,8 +126,7 @@ def run_content(span: SpanRecord) -> RunSpanContent:
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
         or name_suffix(span.name, "invoke_agent")
         or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
-        # A pipeline named nowhere: the one component it gave the request to does the work.
-        or haystack.input_component(attributes.get(PIPELINE_INPUT)),
+        or _pipeline_component(attributes),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -127,6 +134,12 @@ def run_content(span: SpanRecord) -> RunSpanContent:
         output_tokens=output_tokens(attributes),
         conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
     )
+
+
+def _pipeline_component(attributes: Mapping[str, Any]) -> str | None:
+    """A pipeline named nowhere: the one component it gave the request to does the work."""
+    pipeline_input = attributes.get(PIPELINE_INPUT)
+    return haystack.input_component(pipeline_input) if pipeline_input is not None else None
 
 
 def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = None) -> ToolCall:
