@@ -264,7 +264,13 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
     names = [convention.name for convention in conventions.CONVENTIONS]
     assert {"langfuse", "mlflow"} <= set(names)
     # Haystack's twice: under its OpenTelemetry tracer's scope, and under any other by its tags.
-    assert [d.name for d in SHIPPED_DESCRIPTIONS] == ["langfuse", "mlflow", "haystack", "haystack"]
+    assert [d.name for d in SHIPPED_DESCRIPTIONS] == [
+        "langfuse",
+        "mlflow",
+        "haystack",
+        "haystack",
+        "langsmith",
+    ]
     assert len(names) - 1 - names[::-1].index("haystack") < names.index("genai")
     conventions.use_descriptions(parse_config(yaml.safe_load(CONFIG)).conventions)
     assert conventions.CONVENTIONS[0].name == "acme"

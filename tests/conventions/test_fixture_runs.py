@@ -36,8 +36,6 @@ PENDING: dict[str, str] = {
     },
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
-    "langsmith-langchain": "LangSmith's OpenTelemetry export keeps the agent's name, input and output in "
-    "attributes no reader reads yet",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
     "openllmetry-haystack": "OpenLLMetry's Haystack 2 instrumentation writes no span of an agent run: each "
     "model call is a trace of its own, with no agent's name and no tool span; a pipeline's one workflow "
