@@ -144,6 +144,9 @@ class DescribedConvention(Convention):
         self._json = description.json_values
         run = description.run
         self._run_when = _when(run.when, self._json)
+        self._conversation_when = (
+            _when(run.conversation, self._json) if run.conversation is not None else None
+        )
         self._agent_name = _sources(run.agent_name)
         self._name_within = _sources(run.name_within)
         self._run_input = _sources(run.input)
@@ -174,10 +177,12 @@ class DescribedConvention(Convention):
             self._output_tokens = _sources(model.output_tokens)
         # What lets the in-process processor spot a run span as it starts (`may_start_run`): its
         # name, a (key, value) it starts with, and the scope (some SDKs label spans after start).
-        self.run_start_names: tuple[str, ...] = self._run_when.name_prefixes
+        run_whens = [self._run_when, *([self._conversation_when] if self._conversation_when else [])]
+        self.run_start_names: tuple[str, ...] = tuple(p for when in run_whens for p in when.name_prefixes)
         self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
             (key, value)
-            for key, values in self._run_when.attributes
+            for when in run_whens
+            for key, values in when.attributes
             for value in (sorted(values, key=str) if values is not None else [None])
             if value is None or isinstance(value, str)
         )
@@ -196,7 +201,7 @@ class DescribedConvention(Convention):
         return any(key in attributes for key in self._markers)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        if self._run_when.matches(span):
+        if self._run_when.matches(span) or self.absorbs_turns(span):
             return "run"
         if self._handoff_when is not None and self._handoff_when.matches(span):
             return "tool"
@@ -254,6 +259,9 @@ class DescribedConvention(Convention):
             input_tokens=as_int(self._read(span, self._input_tokens)),
             output_tokens=as_int(self._read(span, self._output_tokens)),
         )
+
+    def absorbs_turns(self, span: SpanRecord) -> bool:
+        return self._conversation_when is not None and self._conversation_when.matches(span)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         return self._handoff_when is not None and self._handoff_when.matches(span)

@@ -137,6 +137,9 @@ class RunReading(BaseModel):
 
     model_config = _STRICT
     when: When
+    #: Spans that are a conversation between agents (AG2's chat): each is a run too, and the agent
+    #: runs nested in it, other than through a tool call, are its turns, not runs of their own.
+    conversation: When | None = None
     agent_name: SourceSpec | None = None
     #: Read on the span directly around the run, of the same instrumentation, the name it gives
     #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the
