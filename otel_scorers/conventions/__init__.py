@@ -120,6 +120,9 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 #: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
 #: no code reader's markers come before it), instead of a call for each of them on every span.
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
+#: Described instrumentations found by their marker attributes alone, in detection order
+#: (`also_reading`).
+_BY_MARKERS: tuple[Convention, ...] = ()
 #: The attribute keys whose values some convention's `detect` compares
 #: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
 #: whose convention `detect` decides once.
@@ -145,7 +148,7 @@ _detected: dict[tuple[Any, ...], Convention | None] = {}
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -166,6 +169,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
             for scope in convention.scopes:
                 by_scope.setdefault(scope, []).append((convention, convention.detect))
     _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
+    _BY_MARKERS = tuple(c for c in conventions if isinstance(c, DescribedConvention) and not c.scopes)
     _DETECTORS = tuple(
         (convention, convention.detect)
         for convention in conventions
@@ -260,6 +264,14 @@ def _detect_rest(span: SpanRecord) -> Convention | None:
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
     return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
+
+
+def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
+    """The readers found by their attributes alone (descriptions of the keys a library writes on
+    spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
+    claimed the span, that read it too: what the claiming reader finds none of, their keys on the
+    same span may hold."""
+    return (convention for convention in _BY_MARKERS if convention is not claimed and convention.detect(span))
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
