@@ -74,22 +74,20 @@ def _without_suffix(value: str, suffixes: tuple[str, ...]) -> str:
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
-    found = []
-    for source in spec or ():
-        found.append(
-            _Source(
-                source.attribute,
-                source.event,
-                source.span == "name",
-                parse_path(source.path) if source.path is not None else (),
-                source.strip_prefix,
-                _suffixes(source.strip_suffix),
-                source.path,
-                source.value,
-                source.json_value,
-            )
+    return tuple(
+        _Source(
+            source.attribute,
+            source.event,
+            source.span == "name",
+            parse_path(source.path) if source.path is not None else (),
+            source.strip_prefix,
+            _suffixes(source.strip_suffix),
+            source.path,
+            source.value,
+            source.json_value,
         )
-    return tuple(found)
+        for source in spec or ()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +142,7 @@ class DescribedConvention(Convention):
         self._json = description.json_values
         run = description.run
         self._run_when = _when(run.when, self._json)
-        self._conversation_when = (
-            _when(run.conversation, self._json) if run.conversation is not None else None
-        )
+        self._conversation_when = _when(run.conversation, self._json) if run.conversation else None
         self._agent_name = _sources(run.agent_name)
         self._name_within = _sources(run.name_within)
         self._run_input = _sources(run.input)
@@ -175,13 +171,13 @@ class DescribedConvention(Convention):
             self._model_name = _sources(model.model)
             self._input_tokens = _sources(model.input_tokens)
             self._output_tokens = _sources(model.output_tokens)
-        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its
-        # name, a (key, value) it starts with, and the scope (some SDKs label spans after start).
-        run_whens = [self._run_when, *([self._conversation_when] if self._conversation_when else [])]
-        self.run_start_names: tuple[str, ...] = tuple(p for when in run_whens for p in when.name_prefixes)
+        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its name,
+        # a (key, value) it starts with, the scope (some SDKs label spans after start).
+        runs = [self._run_when, *([self._conversation_when] if self._conversation_when else [])]
+        self.run_start_names: tuple[str, ...] = tuple(p for when in runs for p in when.name_prefixes)
         self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
             (key, value)
-            for when in run_whens
+            for when in runs
             for key, values in when.attributes
             for value in (sorted(values, key=str) if values is not None else [None])
             if value is None or isinstance(value, str)
@@ -397,9 +393,8 @@ def described(
     descriptions: Sequence[ConventionDescription | Mapping[str, Any]],
 ) -> tuple[DescribedConvention, ...]:
     """The readers of `descriptions` (models, or mappings validated here)."""
+    valid = ConventionDescription.model_validate
     return tuple(
-        DescribedConvention(
-            item if isinstance(item, ConventionDescription) else ConventionDescription.model_validate(item)
-        )
+        DescribedConvention(item if isinstance(item, ConventionDescription) else valid(item))
         for item in descriptions
     )

@@ -42,9 +42,6 @@ PENDING: dict[str, str] = {
     "span holds every component's calls",
     "openlit-llamaindex": "OpenLIT's LlamaIndex instrumentation writes no span of an agent run: each model "
     "call is a trace of its own, and the agent's name is nowhere in it",
-    "mlflow-ag2/failing_tool": "MLflow names an AG2 tool's span after its Python function "
-    "(`failing_get_weather`), not the tool the model called, and records no call id",
-    "mlflow-semantic-kernel": "MLflow's Semantic Kernel spans are not read right yet",
     "openlit-ag2": "OpenLIT writes no span of an AG2 chat and starts a trace at each message an agent sends: "
     "a chat with a tool call is three traces, and its tools' names are in none that holds their results",
 }
