@@ -132,14 +132,24 @@ class When(BaseModel):
     name_prefix: str | list[str] | None = None
 
 
+class ConversationReading(BaseModel):
+    """Spans that are a conversation between agents (AG2's chat): each is a run too, whose parts
+    are read from these sources where given (else the run's), and the agent runs nested in it,
+    other than through a tool call, are its turns, not runs of their own."""
+
+    model_config = _STRICT
+    when: When
+    agent_name: SourceSpec | None = None
+    input: SourceSpec | None = None
+    output: SourceSpec | None = None
+
+
 class RunReading(BaseModel):
     """The spans that are agent runs, and where the run's parts are read."""
 
     model_config = _STRICT
     when: When
-    #: Spans that are a conversation between agents (AG2's chat): each is a run too, and the agent
-    #: runs nested in it, other than through a tool call, are its turns, not runs of their own.
-    conversation: When | None = None
+    conversation: ConversationReading | None = None
     agent_name: SourceSpec | None = None
     #: Read on the span directly around the run, of the same instrumentation, the name it gives
     #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the
