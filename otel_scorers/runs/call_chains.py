@@ -42,6 +42,7 @@ from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_reading import read_run
 from otel_scorers.runs.span_roles import SpanRoles
 from otel_scorers.span_record import SpanRecord
+from otel_scorers.throttled_log import throttled
 
 #: Most chains of model calls held open at once, waiting for a call that continues them; beyond,
 #: the least recently continued is built as it is (and counted).
@@ -90,11 +91,15 @@ class CallChains:
         max_open: int = MAX_OPEN_CHAINS,
         window_ns: int = CHAIN_WINDOW_NS,
         on_joined: Callable[[AgentRun, tuple[int, ...]], None] | None = None,
+        on_dropped: Callable[[str], None] | None = None,
     ) -> None:
-        """`on_joined`: told of each run built, with the trace ids of its calls (`--explain`)."""
+        """`on_joined`: told of each run built, with the trace ids of its calls (`--explain`);
+        `on_dropped`: told why each chain is not read whole (`chain_limit`, `chain_start_unseen`),
+        for a metric."""
         self.max_open = max_open
         self.window_ns = window_ns
         self._on_joined = on_joined
+        self._on_dropped = on_dropped
         self.tally = ChainTally()
         self._open: OrderedDict[int, _Chain] = OrderedDict()  # by the last call's span id
         self._newest_ns = 0
@@ -113,6 +118,13 @@ class CallChains:
             self._open[call.span.span_id] = chain
             if len(self._open) > self.max_open:
                 self.tally.closed_early += 1
+                self._dropped("chain_limit")
+                throttled.warning(
+                    "chain_limit",
+                    "otel_scorers: more than %d chains of model calls wait for their tools' results; "
+                    "the oldest is read as the run it makes so far",
+                    self.max_open,
+                )
                 yield from self._built(self._open.popitem(last=False)[1])
         yield from self.due()
 
@@ -129,6 +141,10 @@ class CallChains:
         while self._open:
             yield from self._built(self._open.popitem(last=False)[1])
 
+    def _dropped(self, reason: str) -> None:
+        if self._on_dropped is not None:
+            self._on_dropped(reason)
+
     def _continued(self, call: _Call) -> _Chain | None:
         request = call.call.input.items
         for key, chain in reversed(self._open.items()):
@@ -142,6 +158,12 @@ class CallChains:
         first = calls[0]
         if _only_tool_results(first.call.input.items[-1]):
             self.tally.unseen_start += 1
+            self._dropped("chain_start_unseen")
+            throttled.warning(
+                "chain_start_unseen",
+                "otel_scorers: a model call goes on from a call whose trace was not seen (not "
+                "sampled, let go, or past the window): its run cannot be read whole and is not scored",
+            )
             return
         agent = next((call.agent for call in calls if call.agent is not None), None)
         if len(calls) < 2 and agent is None and not any(call.offered_tools for call in calls):

@@ -107,7 +107,7 @@ def replay_span(
 IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
     (framework, path.name.removesuffix(".truth.json")): (
         "no span marks these runs: they are joined from model calls across traces, which the "
-        "in-process door does not keep (docs/instrumentations.md)"
+        "in-process door does not keep (docs/frameworks.md)"
     )
     for framework in ("openlit-ag2", "openlit-llamaindex", "openllmetry-haystack")
     for path in (TRACES / framework).glob("*.truth.json")
