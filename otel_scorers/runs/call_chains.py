@@ -20,9 +20,10 @@ span, in that call's trace (docs/emission.md).
 
 A chain whose last call answered without asking for a tool is complete at once (only a tool's
 result continues a run). One waiting for its tools' results is held within bounds
-(`MAX_OPEN_CHAINS`, `CHAIN_WINDOW_NS`): when its last call started longer than the window before
-the newest call seen it is built as it is, and so is the oldest when too many are open; those
-closed early for the count are counted (`ChainTally.closed_early`).
+(`MAX_OPEN_CHAINS`, `CHAIN_WINDOW_NS`, `MAX_CHAIN_CALLS`): when its last call started longer than
+the window before the newest call seen it is built as it is, and so is the oldest when too many
+are open, or one grown too long; those closed early for the count or the length are counted
+(`ChainTally.closed_early`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ MAX_OPEN_CHAINS = 10_000
 #: A chain whose last call started this long before the newest call seen is taken as complete:
 #: the longest a tool may run between two calls of one run (5 minutes).
 CHAIN_WINDOW_NS = 300 * 1_000_000_000
+#: Most model calls one chain holds: a run of more is read as it is at this many (and counted),
+#: so that one endless tool loop cannot hold memory without bound.
+MAX_CHAIN_CALLS = 1_000
 #: Where a joined run's text came from, as `AgentRun.text_sources` and `--explain` say it.
 FROM_JOINED_CALLS = "from model calls joined across traces by their conversation"
 
@@ -114,6 +118,11 @@ class CallChains:
             chain.calls.append(call)
             if not tool_call_parts(call.call.output.items):
                 yield from self._built(chain)  # answered: only a tool's result would continue it
+                continue
+            if len(chain.calls) >= MAX_CHAIN_CALLS:
+                self.tally.closed_early += 1
+                self._dropped("chain_limit")
+                yield from self._built(chain)
                 continue
             self._open[call.span.span_id] = chain
             if len(self._open) > self.max_open:

@@ -9,6 +9,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from otel_scorers.runs import call_chains
 from otel_scorers.runs.call_chains import FROM_JOINED_CALLS, CallChains
 from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import read_spans
@@ -125,3 +128,15 @@ def test_explain_shows_the_run_joined_and_the_traces_it_is_joined_from() -> None
     assert f"{first_trace:032x}, {second_trace:032x}" in joined[0]
     assert f"  no run of its own: its model calls go on the run joined in trace {first_trace:032x}" in lines
     assert not any(line.startswith("  no run found") for line in lines)
+
+
+def test_a_chain_at_its_length_bound_is_read_as_it_is_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(call_chains, "MAX_CHAIN_CALLS", 2)
+    chains = CallChains()
+    for spans in traces_of(TRACES / "openlit-llamaindex" / "two_tools.json"):
+        list(chains.add(span_roles(spans)))
+    list(chains.rest())
+    # Two calls asked for a tool each: the chain of both is read at the bound; the answer, going
+    # on from it, is not a run.
+    assert chains.tally.closed_early == 1
+    assert chains.tally.unseen_start == 1
