@@ -20,13 +20,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.inprocess.runless_roots import count_runless
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
@@ -242,7 +243,7 @@ class TraceAssembler:
         """Count the traces whose root span ended with no run started in them: called
         periodically on the engine's thread."""
         if self._ended_roots:
-            _count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
+            count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
@@ -336,51 +337,6 @@ class TraceAssembler:
 
 # The assembler's work off the agent's thread (the engine's) or on its rare paths (a trace given
 # up on, a full buffer), as functions of the state the assembler hands them.
-
-
-def _count_runless(
-    ended: deque[tuple[Any, Any]],
-    had_run: dict[int, None],
-    could_sample: Callable[[int], bool],
-    runless: RunlessTraces | None,
-) -> None:
-    """Count, by instrumentation scope, the traces among `ended` roots in which no run started
-    (on the engine's thread, while the agent's thread may still append to `ended`)."""
-    # Tallied by scope object first, as runs of the same scope (the spans of a tracer share its
-    # scope, and roots mostly follow roots of the same tracer), each scope's name read once: the
-    # name is a property, and hashing a scope calls its Python `__hash__`.
-    tallies: dict[int, list[Any]] = {}
-    scope_now: Any = None
-    count_now = 0
-    popleft = ended.popleft
-    for _ in range(len(ended)):  # what is appended meanwhile waits for the next pass
-        try:
-            context, scope = popleft()
-        except IndexError:  # emptied meanwhile by a flush on another thread
-            break
-        trace_id = context[0]
-        # Counted among the traces sampling could pick, as the sidecar counts them.
-        if trace_id not in had_run and could_sample(trace_id):
-            if scope is scope_now:
-                count_now += 1
-            else:
-                _tally(tallies, scope_now, count_now)
-                scope_now, count_now = scope, 1
-    _tally(tallies, scope_now, count_now)
-    counts: Counter[str | None] = Counter()
-    for scope, count in tallies.values():
-        name = getattr(scope, "name", None)
-        if name != OWN_SCOPE:
-            counts[name] += count
-    if runless is not None:
-        for name, count in counts.items():
-            runless.add(name, count)
-
-
-def _tally(tallies: dict[int, list[Any]], scope: Any, count: int) -> None:
-    """Add `count` traces to `scope`'s tally (by the scope object's identity)."""
-    if count:
-        tallies.setdefault(id(scope), [scope, 0])[1] += count
 
 
 def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:
