@@ -143,7 +143,8 @@ class DescribedConvention(Convention):
         self.markers = Markers(keys=frozenset(self._markers)) if self._markers and not self._scopes else None
         self._json = description.json_values
         run = description.run
-        self._run_when = _when(run.when, self._json)
+        # Without `when`, no span is a run by this reader's say (`RunReading`).
+        self._run_when = _when(run.when, self._json) if run.when is not None else None
         self._agent_name = _sources(run.agent_name)
         self._name_within = _sources(run.name_within)
         self._run_input = _sources(run.input)
@@ -174,10 +175,11 @@ class DescribedConvention(Convention):
             self._output_tokens = _sources(model.output_tokens)
         # What lets the in-process processor spot a run span as it starts (`may_start_run`): its
         # name, a (key, value) it starts with, and the scope (some SDKs label spans after start).
-        self.run_start_names: tuple[str, ...] = self._run_when.name_prefixes
+        run_when = self._run_when or _When((), ())
+        self.run_start_names: tuple[str, ...] = run_when.name_prefixes
         self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
             (key, value)
-            for key, values in self._run_when.attributes
+            for key, values in run_when.attributes
             for value in (sorted(values, key=str) if values is not None else [None])
             if value is None or isinstance(value, str)
         )
@@ -196,7 +198,7 @@ class DescribedConvention(Convention):
         return any(key in attributes for key in self._markers)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        if self._run_when.matches(span):
+        if self._run_when is not None and self._run_when.matches(span):
             return "run"
         if self._handoff_when is not None and self._handoff_when.matches(span):
             return "tool"

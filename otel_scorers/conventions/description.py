@@ -133,10 +133,13 @@ class When(BaseModel):
 
 
 class RunReading(BaseModel):
-    """The spans that are agent runs, and where the run's parts are read."""
+    """The spans that are agent runs, and where the run's parts are read. Without `when` the
+    instrumentation marks no span as an agent (LangSmith's run types are `chain`, `llm`, `tool`,
+    ...): its runs are the spans the framework marks (LangChain's metadata) or that the rules
+    every reader shares find (an agent graph under a tool), read as the rest of `run` says."""
 
     model_config = _STRICT
-    when: When
+    when: When | None = None
     agent_name: SourceSpec | None = None
     #: Read on the span directly around the run, of the same instrumentation, the name it gives
     #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the

@@ -14,7 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription, descript
 
 DESCRIPTIONS_DIR = Path(__file__).with_name("descriptions")
 #: Detection order among the shipped descriptions (each matches its own instrumentation scope).
-SHIPPED_FILES = ("langfuse.yaml", "mlflow.yaml", "haystack.yaml")
+SHIPPED_FILES = ("langfuse.yaml", "mlflow.yaml", "haystack.yaml", "langsmith.yaml")
 
 
 def shipped_descriptions() -> tuple[ConventionDescription, ...]:

@@ -199,9 +199,15 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
 
 
 def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
-    """The call as its outer span says it, with the model and the token counts it does not name
-    taken from the same call seen by a lower layer (DSPy's `Predict` module over its `LM`)."""
-    if not layers or None not in (call.model, call.input_tokens, call.output_tokens):
+    """The call as its outer span says it, with the model, the token counts and the messages it
+    does not hold taken from the same call seen by a lower layer (DSPy's `Predict` module over
+    its `LM`; a framework's generator component, recorded without messages, over the client's
+    call)."""
+    if not layers or (
+        None not in (call.model, call.input_tokens, call.output_tokens)
+        and call.input.captured
+        and call.output.captured
+    ):
         return call
     for convention, span in layers:
         lower = convention.model_call(span)
@@ -210,6 +216,8 @@ def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanR
             model=call.model or lower.model,
             input_tokens=call.input_tokens if call.input_tokens is not None else lower.input_tokens,
             output_tokens=call.output_tokens if call.output_tokens is not None else lower.output_tokens,
+            input=call.input if call.input.captured else lower.input,
+            output=call.output if call.output.captured else lower.output,
         )
     return call
 
