@@ -123,6 +123,10 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 #: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
 #: no code reader's markers come before it), instead of a call for each of them on every span.
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
+#: Described instrumentations found by their marker attributes alone, in detection order
+#: (`also_reading`).
+_BY_MARKERS: tuple[Convention, ...] = ()
+_BY_MARKERS_KEYS: frozenset[str] = frozenset()
 #: The attribute keys whose values some convention's `detect` compares
 #: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
 #: whose convention `detect` decides once.
@@ -148,7 +152,7 @@ _detected: dict[tuple[Any, ...], Convention | None] = {}
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -169,6 +173,8 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
             for scope in convention.scopes:
                 by_scope.setdefault(scope, []).append((convention, convention.detect))
     _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
+    _BY_MARKERS = tuple(c for c in conventions if isinstance(c, DescribedConvention) and not c.scopes)
+    _BY_MARKERS_KEYS = frozenset(key for c in _BY_MARKERS if c.markers is not None for key in c.markers.keys)
     _DETECTORS = tuple(
         (convention, convention.detect)
         for convention in conventions
@@ -263,6 +269,17 @@ def _detect_rest(span: SpanRecord) -> Convention | None:
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
     return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
+
+
+def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
+    """The readers found by their attributes alone (descriptions of the keys a library writes on
+    spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
+    claimed the span, that read it too: what the claiming reader finds none of, their keys on the
+    same span may hold. Not the claiming reader's own entry under any scope (of the same name),
+    which reads the same keys; most spans carry no such reader's markers: one check."""
+    if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
+        return ()
+    return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:

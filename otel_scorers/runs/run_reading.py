@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
-from otel_scorers.conventions import Convention
+from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
@@ -189,13 +189,28 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
         return [
-            _with_lower_layers(convention.model_call(span), parts.model_layers.get(span.span_id, ()))
+            _with_lower_layers(_model_call(convention, span), parts.model_layers.get(span.span_id, ()))
             for convention, span in _one_per_call(parts.models)
         ]
     models = _held_conversation(parts.around)
     if any(tool_call_parts(model.output.items) for model in models):
         sources["tool_calls"] = FROM_CONVERSATION_AROUND
     return models
+
+
+def _model_call(convention: Convention, span: SpanRecord) -> ModelCall:
+    """The call as the reader that claimed its span reads it; when that finds no messages, with
+    those another library's keys on the same span hold (`conventions.also_reading`: MLflow's
+    `mlflow.spanInputs` on a Semantic Kernel model span, whose own content goes to log records)."""
+    call = convention.model_call(span)
+    if call.input.captured or call.output.captured:
+        return call
+    for other in also_reading(span, convention):
+        if other.role(span) == "model":
+            found = other.model_call(span)
+            if found.input.captured or found.output.captured:
+                return replace(call, input=found.input, output=found.output)
+    return call
 
 
 def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
