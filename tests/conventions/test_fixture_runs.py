@@ -61,6 +61,8 @@ PENDING: dict[str, str] = {
     "which no rule reads as a handoff",
     "openlit-llamaindex/react_agent": "a ReAct agent's tool calls are in the model's text, not in "
     "tool-call parts: nothing joins its calls",
+    "openllmetry-mcp": "OpenLLMetry's OpenAI Agents spans record no chat-completions answer: not read yet",
+    "logfire-mcp/failing_tool": "an MCP tool's failure (`isError` in the `tools/call` response) is not read",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
     "nothing joins its model calls, each a trace of its own, into the run they make",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
