@@ -22,7 +22,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import haystack
+from otel_scorers.conventions.formats import haystack, mcp
 from otel_scorers.conventions.formats.genai_events import event_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
@@ -116,6 +116,8 @@ def role(span: SpanRecord) -> SpanRole | None:
         return "tool"
     if GEN_AI_HANDOFF_TO_AGENT in attributes or GEN_AI_HANDOFF_FROM_AGENT in attributes:
         return "tool"
+    if mcp.records_tools_call(attributes):
+        return "tool"  # an MCP client's or server's `tools/call`, by its method alone
     return None
 
 
@@ -144,8 +146,11 @@ def _pipeline_component(attributes: Mapping[str, Any]) -> str | None:
 
 def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = None) -> ToolCall:
     """An `execute_tool` span's call. `raw_arguments` and `raw_result` are what a layout that
-    predates the GenAI names holds instead of `gen_ai.tool.call.arguments` / `.result`."""
+    predates the GenAI names holds instead of `gen_ai.tool.call.arguments` / `.result`. A span
+    recording an MCP `tools/call` is read as MCP says (`formats/mcp.py`)."""
     attributes = span.attributes
+    if mcp.records_tools_call(attributes):
+        return mcp.tool_call(span)
     name = as_str(attributes.get(GEN_AI_TOOL_NAME))
     if name is None:
         named = _tool_named(span)
@@ -211,8 +216,16 @@ class GenAIConvention(Convention):
         (GEN_AI_AGENT_NAME, None),
     )
 
+    # An MCP span is detected by its method's value (`formats/mcp.py`).
+    detection_values: tuple[str, ...] = (mcp.MCP_METHOD, mcp.RPC_METHOD)
+
     def detect(self, span: SpanRecord) -> bool:
-        return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)
+        attributes = span.attributes
+        return (
+            OPERATION in attributes
+            or span.name.startswith(TOOL_SPAN_PREFIX)
+            or mcp.records_tools_call(attributes)
+        )
 
     role = staticmethod(role)
     run_content = staticmethod(run_content)

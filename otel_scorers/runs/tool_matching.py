@@ -28,6 +28,7 @@ from otel_scorers.conventions.formats.python_repr import decoded_value, is_defau
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.frameworks import Framework, framework_of_call, loop_tool, sent_back_error
 from otel_scorers.model import ToolCall, ToolState, made_tool_call
+from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.span_record import SpanRecord
@@ -43,7 +44,10 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     tools = sorted(
         [
             _tool_call(
-                convention, span, parts.executions.get(span.span_id, ()), span.span_id in parts.handoff_tools
+                convention,
+                span,
+                _executions(parts.executions, span.span_id) if parts.executions else (),
+                span.span_id in parts.handoff_tools,
             )
             for convention, span in parts.tools
         ]
@@ -60,6 +64,20 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
         )
     ]
     return tool_calls, internal_parts
+
+
+def _executions(
+    executions: Mapping[int, Sequence[tuple[Convention, SpanRecord]]], span_id: int
+) -> Sequence[tuple[Convention, SpanRecord]]:
+    """The tool spans inside a tool span, at any depth: a call's execution may be seen by more
+    than one lower layer (an MCP client's span, and the server's inside it)."""
+    found = list(executions.get(span_id, ()))
+    index = 0
+    # Each span is inside one tool span: the walk ends, bounded as a trace's depth is.
+    while index < len(found) and index < MAX_DEPTH:
+        found.extend(executions.get(found[index][1].span_id, ()))
+        index += 1
+    return found
 
 
 def _handoff_names(parts: RunParts) -> frozenset[str]:

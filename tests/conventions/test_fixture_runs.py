@@ -61,8 +61,6 @@ PENDING: dict[str, str] = {
     "which no rule reads as a handoff",
     "openlit-llamaindex/react_agent": "a ReAct agent's tool calls are in the model's text, not in "
     "tool-call parts: nothing joins its calls",
-    "openllmetry-mcp": "OpenLLMetry's OpenAI Agents spans record no chat-completions answer: not read yet",
-    "logfire-mcp/failing_tool": "an MCP tool's failure (`isError` in the `tools/call` response) is not read",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
     "nothing joins its model calls, each a trace of its own, into the run they make",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
@@ -104,6 +102,7 @@ FAILURES_NEED_CONTENT = (
 #: model's input but not its output; the Responses API model's they record.
 ANSWER_UNRECORDED: dict[str, frozenset[str]] = {
     "openai-agents-openllmetry": frozenset({"responses_api"}),
+    "openllmetry-mcp": frozenset(),
     # LiteLLM's callback writing each call onto the agent span, with no raw request spans (GenAI
     # semantic conventions opted in): the last call, the answer, is written after the span ended.
     "litellm-otel-semconv": frozenset(),

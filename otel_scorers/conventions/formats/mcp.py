@@ -1,0 +1,135 @@
+"""What the Model Context Protocol is, as any instrumentation records it: a `tools/call` request.
+
+MCP is JSON-RPC. A span that records a client's or a server's `tools/call` says so by its method,
+`mcp.method.name` (OpenTelemetry's MCP semantic conventions) or `rpc.method` (the RPC ones, with
+`rpc.system = jsonrpc`, as Logfire writes); its span name is `{method} {tool}` (behind a prefix
+of the instrumentation's own, `MCP request: tools/call get_weather`). What it recorded of the
+exchange may be the request (`{"method": "tools/call", "params": {"name", "arguments"}}`) and
+the `CallToolResult` (`{"content": [...], "structuredContent", "isError"}`), under whichever key
+the instrumentation keeps them: they are found by what they are. A tool that failed returns a
+successful JSON-RPC response with `isError: true`: nothing else on the span may say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_scorers.conventions.formats.messages import (
+    as_str,
+    decode_content,
+    decode_json,
+    span_tool_call,
+    tool_state,
+)
+from otel_scorers.gen_ai_names import (
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+)
+from otel_scorers.model import ToolCall
+from otel_scorers.span_record import SpanRecord
+
+MCP_METHOD = "mcp.method.name"
+RPC_METHOD = "rpc.method"
+TOOLS_CALL = "tools/call"
+#: A recorded value longer than this is not decoded to look for the exchange in it (bounded work
+#: per span: a tool's whole result may be large, and the call's failure is known without it).
+_MAX_DECODED = 64_000
+
+
+def records_tools_call(attributes: Mapping[str, Any]) -> bool:
+    """The span records an MCP `tools/call`, by its method under either convention's key."""
+    return attributes.get(MCP_METHOD) == TOOLS_CALL or attributes.get(RPC_METHOD) == TOOLS_CALL
+
+
+def tool_named(span_name: str) -> str | None:
+    """The tool the span's name names after `tools/call `, None when it names none."""
+    _, found, tool = span_name.partition(TOOLS_CALL + " ")
+    return tool.strip() or None if found else None
+
+
+def recorded_exchange(
+    attributes: Mapping[str, Any],
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The `tools/call` request's `params` and the `CallToolResult` the span recorded, each None
+    when no attribute holds it."""
+    params: Mapping[str, Any] | None = None
+    result: Mapping[str, Any] | None = None
+    for value in attributes.values():
+        # Only JSON objects may be either; the substring checks spare decoding every other value.
+        if type(value) is not str or not value.startswith("{") or len(value) > _MAX_DECODED:
+            continue
+        if params is None and '"' + TOOLS_CALL + '"' in value:
+            decoded = decode_json(value)
+            if isinstance(decoded, Mapping) and decoded.get("method") == TOOLS_CALL:
+                found = decoded.get("params")
+                params = found if isinstance(found, Mapping) else None
+                continue
+        if result is None and '"isError"' in value:
+            decoded = decode_json(value)
+            if isinstance(decoded, Mapping) and "content" in decoded:
+                result = decoded
+    return params, result
+
+
+def result_value(result: Mapping[str, Any]) -> Any:
+    """What the tool returned: the text of a result of one text item (decoded when it is JSON: a
+    tool returning an object is sent it as JSON text), else its structured content, else its
+    content items."""
+    content = result.get("content")
+    if isinstance(content, list) and len(content) == 1:
+        (item,) = content
+        if isinstance(item, Mapping) and item.get("type") == "text" and isinstance(item.get("text"), str):
+            return decode_content(item["text"])
+    structured = result.get("structuredContent")
+    return structured if structured is not None else content
+
+
+def failure_text(result: Mapping[str, Any]) -> str | None:
+    """The failure a `CallToolResult` reports (`isError`), as the text of its content; None when
+    the call did not fail."""
+    if result.get("isError") is not True:
+        return None
+    content = result.get("content")
+    texts = (
+        [item["text"] for item in content if isinstance(item, Mapping) and isinstance(item.get("text"), str)]
+        if isinstance(content, list)
+        else []
+    )
+    return "\n".join(texts) or "error"
+
+
+def tool_call(span: SpanRecord) -> ToolCall:
+    """The call a span recording an MCP `tools/call` made: the tool and arguments the GenAI keys
+    name, else the request's; what it returned, and a failure its `CallToolResult` reports
+    (`isError`), though the span's status says nothing of it."""
+    attributes = span.attributes
+    params, result = recorded_exchange(attributes)
+    name = (
+        as_str(attributes.get(GEN_AI_TOOL_NAME))
+        or (as_str(params.get("name")) if params is not None else None)
+        or tool_named(span.name)
+        or span.name
+    )
+    arguments = decode_content(
+        attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, params.get("arguments") if params is not None else None)
+    )
+    if GEN_AI_TOOL_CALL_RESULT in attributes:
+        value = decode_content(attributes[GEN_AI_TOOL_CALL_RESULT])
+    else:
+        value = result_value(result) if result is not None else None
+    state, error = tool_state(span, value)
+    failure = failure_text(result) if result is not None else None
+    if failure is not None and state in ("ok", "result_error"):
+        state, error = "error", failure
+    return span_tool_call(
+        span,
+        name=name,
+        call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
+        arguments=arguments,
+        result=value,
+        state=state,
+        error=error,
+    )

@@ -1,0 +1,55 @@
+"""A tool run through MCP is one tool call of the run, read as MCP says under any instrumentation:
+a span recording a `tools/call` (by `mcp.method.name` or JSON-RPC's `rpc.method`), its request's
+tool and arguments, and its `CallToolResult`, whose `isError` says the call failed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from otel_scorers.runs.otlp_files import read_spans
+from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.span_record import SpanRecord
+from tests.runs.fixture_runs import runs_of
+
+TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+#: What the MCP server's `get_weather` fails with in the failing_tool scenarios.
+SERVER_FAILURE = "Error executing tool get_weather: weather service unavailable"
+
+
+def spans_of(corpus: str, scenario: str) -> list[SpanRecord]:
+    return list(read_spans(TRACES / corpus / f"{scenario}.json", []))
+
+
+def test_a_tool_whose_mcp_call_reports_is_error_failed_though_no_span_status_says_so() -> None:
+    # Logfire: the SDK's `Function: get_weather` span and the MCP client's `tools/call` span
+    # inside it are OK; only the CallToolResult the client recorded says `isError: true`.
+    (run,) = runs_of("logfire-mcp", "failing_tool")
+    assert [(call.name, call.arguments, call.result, call.state, call.error) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, None, "error", SERVER_FAILURE)
+    ]
+
+
+def test_a_failure_the_mcp_server_span_records_below_the_client_span_fails_the_call() -> None:
+    # OpenInference over the MCP SDK's own spans: the agent's TOOL span, the client's
+    # `MCP send tools/call` inside it, the server's `tools/call` (`error.type`) inside that.
+    (run,) = runs_of("mcp-openinference", "failing_tool")
+    assert [(call.name, call.state) for call in run.tool_calls] == [("get_weather", "error")]
+
+
+def test_an_mcp_tools_call_span_with_no_framework_tool_span_around_it_is_the_runs_tool_call() -> None:
+    # An agent calling its MCP client itself: the Logfire trace without the SDK's tool span, the
+    # MCP client's span under the turn as that tool span was.
+    spans = spans_of("logfire-mcp", "tool_then_answer")
+    (function,) = [span for span in spans if span.name == "Function: {name}"]
+    alone = [
+        replace(span, parent_span_id=function.parent_span_id)
+        if span.parent_span_id == function.span_id
+        else span
+        for span in spans
+        if span is not function and span.trace_id == function.trace_id
+    ]
+    (run,) = build_runs(alone)
+    assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok")
+    ]
