@@ -36,15 +36,11 @@ from otel_scorers.conventions.formats.messages import (
     tool_state,
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
+from otel_scorers.conventions.openinference_frameworks import beeai_event, dspy_agent_class, dspy_span
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
-    BEEAI,
-    BEEAI_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
-    DSPY,
-    DSPY_AGENTS,
-    DSPY_RUN_SUFFIXES,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
     HAYSTACK,
@@ -99,7 +95,7 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
-        if span.scope == BEEAI and BEEAI_EVENT in span.attributes:
+        if beeai_event(span):
             return None
         if kind == "LLM":
             if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
@@ -120,8 +116,8 @@ class OpenInferenceConvention(Convention):
         # it (`runs.span_roles`).
         if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
-        if kind == "CHAIN" and span.scope == DSPY:
-            return "run" if _dspy_agent_class(span) is not None else None
+        if kind == "CHAIN" and dspy_agent_class(span) is not None:
+            return "run"
         if kind == "CHAIN" and span.scope == HAYSTACK:
             return "run" if _haystack_agent_class(span) is not None else None
         return None
@@ -164,8 +160,8 @@ class OpenInferenceConvention(Convention):
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         name = as_str(attributes.get("tool.name")) or span.name
-        if span.scope == DSPY:
-            name = name.removesuffix(DSPY_TOOL_SUFFIX)
+        if "tool.name" not in attributes:
+            name = name.removesuffix(DSPY_TOOL_SUFFIX)  # DSPy's `{tool}.__call__`, under any scope
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in attributes:
             name = handoff_tool_name(self.handoff_target(span) or "")
@@ -308,16 +304,6 @@ def _is_llama_index_run(span: SpanRecord) -> bool:
     return isinstance(event, str) and event.startswith("AgentWorkflowStartEvent(")
 
 
-def _dspy_agent_class(span: SpanRecord) -> str | None:
-    """The agent module of a DSPy `{Module}.forward` span: `ReAct`, `CodeAct` or a subclass
-    named like one; other modules (`Predict`, `ChainOfThought`, programs) are not runs."""
-    for suffix in DSPY_RUN_SUFFIXES:
-        if span.name.endswith(suffix):
-            name = span.name[: -len(suffix)]
-            return name if name.endswith(DSPY_AGENTS) else None
-    return None
-
-
 def _haystack_agent_class(span: SpanRecord) -> str | None:
     """The agent class of a Haystack `{Class}.run` span, when the class is an agent: Haystack's
     `Agent` or a class named like one; pipelines and other components are not runs."""
@@ -352,8 +338,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return autogen.agent_name_of(span.name) or span.name or None
     if span.scope == HAYSTACK:
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
-    if span.scope == DSPY:
-        return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
+    if dspy_span(span):
+        return dspy_agent_class(span) or span.name or None  # nor have DSPy modules
     if crewai_span(span) and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     # Under any other scope, one not shown too: the agent its framework's span name names.

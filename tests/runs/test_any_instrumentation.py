@@ -10,12 +10,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from tests.conventions.test_fixture_runs import assert_run_matches
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
-_FRAMEWORK_IN_SCOPE = re.compile(r"openai_agents|crewai|llama_index|llamaindex|smolagents")
+_FRAMEWORK_IN_SCOPE = re.compile(
+    r"openai_agents|crewai|llama_index|llamaindex|smolagents|dspy|beeai|google_adk|gcp\.vertex\.agent"
+)
 
 
 def renamed_runs(corpus: str, scenario: str, directory: Path) -> tuple[list[AgentRun], list[dict[str, Any]]]:
@@ -130,3 +134,44 @@ def test_without_content_a_crewai_task_under_any_openllmetry_scope_misses_its_ca
         ["tool_calls", "tool_errors"],
         ["tool_calls", "tool_errors"],
     ]
+
+
+def scenarios(corpus: str) -> list[str]:
+    return sorted(path.name.removesuffix(".truth.json") for path in (TRACES / corpus).glob("*.truth.json"))
+
+
+@pytest.mark.parametrize("scenario", scenarios("dspy-openinference"))
+def test_a_dspy_agent_module_is_a_run_by_its_class_and_finish_ends_its_loop_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `ReAct.forward` (a CHAIN span) is the run, named by its class; its `{tool}.__call__` spans
+    # are named by the tool; `finish`, which returns "Completed.", is machinery: content hidden
+    # too, where the run's framework (known by its module's class) says so.
+    assert_as_truth("dspy-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", scenarios("beeai-openinference"))
+def test_beeai_events_are_no_runs_and_its_final_answer_is_machinery_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # Its emitter events (`final_answer` AGENT spans with `metadata.path`) are records, not runs;
+    # its `FinalAnswerTool` is known by its description, its tools' `{"input", "options"}` by the
+    # component metadata BeeAI writes (`metadata.class_name`).
+    assert_as_truth("beeai-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"),
+    [
+        (corpus, scenario)
+        for corpus in ("google-adk", "google-adk-legacy", "openinference-google-adk", "openlit-google-adk")
+        for scenario in scenarios(corpus)
+    ],
+)
+def test_google_adk_spans_are_known_by_its_event_keys_under_any_scope(
+    corpus: str, scenario: str, tmp_path: Path
+) -> None:
+    # `gcp.vertex.agent.event_id` and the legacy schema's `llm_request` / `tool_call_args`: its
+    # `{"result": value}` is unwrapped, its legacy `call_llm` spans are the model calls, and its
+    # `transfer_to_agent` is a handoff, whichever scope wrote them.
+    assert_as_truth(corpus, scenario, tmp_path)

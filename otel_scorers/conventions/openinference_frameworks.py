@@ -1,0 +1,55 @@
+"""Which framework a span of OpenInference's is of, for the frameworks whose spans it reads its
+own way: by the instrumentation's scope, or by what the framework writes (DSPy's module classes,
+BeeAI's component metadata), so that a scope not shown (renamed, forked, new) is read alike."""
+
+from __future__ import annotations
+
+from otel_scorers.conventions.openinference_scopes import (
+    BEEAI,
+    BEEAI_CLASS,
+    BEEAI_EVENT,
+    DSPY,
+    DSPY_AGENTS,
+    DSPY_RUN_SUFFIXES,
+)
+from otel_scorers.span_record import SpanRecord
+
+
+def dspy_agent_class(span: SpanRecord) -> str | None:
+    """The agent module of a DSPy `{Module}.forward` span: `ReAct`, `CodeAct` or a subclass
+    named like one; other modules (`Predict`, `ChainOfThought`, programs) are not runs. A
+    `.forward` of a class so named is DSPy's module call under any scope."""
+    for suffix in DSPY_RUN_SUFFIXES:
+        if span.name.endswith(suffix):
+            name = span.name[: -len(suffix)]
+            return name if name.endswith(DSPY_AGENTS) else None
+    return None
+
+
+def dspy_span(span: SpanRecord) -> bool:
+    """A DSPy module's span: by its scope, or by the agent module its name calls."""
+    return span.scope == DSPY or dspy_agent_class(span) is not None
+
+
+def beeai_span(span: SpanRecord) -> bool:
+    """A BeeAI component's or event's span: by its scope, or by the metadata BeeAI's components
+    write (`metadata.class_name`) and its emitter's event path (`metadata.path`), which
+    OpenInference flattens for no other framework."""
+    return span.scope == BEEAI or written_by_beeai(span)
+
+
+def beeai_event(span: SpanRecord) -> bool:
+    """A BeeAI emitter event written as a child span (a tool's `error`, the agent's
+    `final_answer`): a record of its parent, not a component, under any scope."""
+    return BEEAI_EVENT in span.attributes
+
+
+def written_by_dspy(span: SpanRecord) -> bool:
+    """The span is a DSPy agent module's call (`dspy_agent_class`), whichever scope wrote it."""
+    return dspy_agent_class(span) is not None
+
+
+def written_by_beeai(span: SpanRecord) -> bool:
+    """The span carries BeeAI's component metadata or event path, whichever scope wrote it."""
+    attributes = span.attributes
+    return BEEAI_CLASS in attributes or BEEAI_EVENT in attributes
