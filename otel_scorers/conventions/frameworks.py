@@ -195,8 +195,8 @@ def request_in_prompt(run_span: SpanRecord, text: str) -> str:
 
 #: The methods whose spans frameworks name `{agent}.{method}` for an agent's run: smolagents'
 #: `MultiStepAgent.run` (`weather_agent.run`), CrewAI's `Agent.kickoff` and `Agent._execute_core`
-#: (`Weather Reporter.kickoff`).
-RUN_METHODS = (".run", ".kickoff", "._execute_core")
+#: (`Weather Reporter.kickoff`), AutoGen AgentChat's `on_messages_stream`.
+RUN_METHODS = (".run", ".kickoff", "._execute_core", ".on_messages_stream")
 
 
 def agent_in_span_name(name: str) -> str:

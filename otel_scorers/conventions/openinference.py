@@ -36,14 +36,18 @@ from otel_scorers.conventions.formats.messages import (
     tool_state,
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
-from otel_scorers.conventions.openinference_frameworks import beeai_event, dspy_agent_class, dspy_span
+from otel_scorers.conventions.openinference_frameworks import (
+    beeai_event,
+    dspy_agent_class,
+    dspy_span,
+    haystack_span,
+)
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
-    HAYSTACK,
     HAYSTACK_PIPELINES,
     HAYSTACK_RUN_SUFFIXES,
     KIND,
@@ -106,8 +110,8 @@ class OpenInferenceConvention(Convention):
         if kind == "RETRIEVER":
             return "retriever"
         if kind == "AGENT":
-            if span.scope == ag2.SCOPE and ag2.is_turn(span):
-                return None  # a turn of an AG2 chat: the chat is the run
+            if ag2.is_turn(span):
+                return None  # a turn of an AG2 chat, under any scope: the chat is the run
             if "tool.name" in span.attributes:
                 return "tool"  # a tool marked AGENT (LangChain's, when its name contains "agent")
             return "run" if _is_agent_run(span) else None
@@ -118,7 +122,7 @@ class OpenInferenceConvention(Convention):
             return "run" if _is_llama_index_run(span) else None
         if kind == "CHAIN" and dspy_agent_class(span) is not None:
             return "run"
-        if kind == "CHAIN" and span.scope == HAYSTACK:
+        if kind == "CHAIN" and haystack_span(span):
             return "run" if _haystack_agent_class(span) is not None else None
         return None
 
@@ -189,7 +193,7 @@ class OpenInferenceConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        if span.scope == HAYSTACK:
+        if haystack_span(span):
             # The flattened messages drop the call ids and the tool results; the reprs keep them.
             input_messages = haystack.component_messages(
                 content_value(attributes.get("input.value")), "messages"
@@ -213,7 +217,7 @@ class OpenInferenceConvention(Convention):
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         """A Haystack agent run by a pipeline: the name it was added under; run by another agent
         as a tool (`AgentTool`, directly under the caller's span): the tool's name."""
-        if run_span.scope != HAYSTACK or parent.scope != HAYSTACK:
+        if not (haystack_span(run_span) and haystack_span(parent)):
             return None
         attributes, around = run_span.attributes, parent.attributes
         if _haystack_agent_class(parent) is not None:
@@ -241,6 +245,12 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
+        # Under any other scope, AutoGen's by the description it gives the tool.
+        target = autogen.default_handoff_target(
+            span.attributes.get("tool.name"), span.attributes.get("tool.description")
+        )
+        if target is not None:
+            return target
         if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
             return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
@@ -252,7 +262,8 @@ class OpenInferenceConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in span.attributes:
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
-        if span.scope == AUTOGEN:
+        tool = as_str(span.attributes.get("tool.name")) or ""
+        if span.scope == AUTOGEN or tool.startswith(autogen.HANDOFF_PREFIX):
             return self.handoff_target(span) is not None
         return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span)
 
@@ -329,14 +340,12 @@ def _is_agent_run(span: SpanRecord) -> bool:
 
 def _agent_name(span: SpanRecord) -> str | None:
     attributes = span.attributes
-    if span.scope == ag2.SCOPE and (recipient := ag2.chat_agent(span)) is not None:
+    if (recipient := ag2.chat_agent(span)) is not None:
         return recipient  # agent.name is the agent that started the chat
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
-    if span.scope == AUTOGEN:
-        return autogen.agent_name_of(span.name) or span.name or None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
     if dspy_span(span):
         return dspy_agent_class(span) or span.name or None  # nor have DSPy modules

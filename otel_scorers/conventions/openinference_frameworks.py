@@ -1,9 +1,10 @@
 """Which framework a span of OpenInference's is of, for the frameworks whose spans it reads its
 own way: by the instrumentation's scope, or by what the framework writes (DSPy's module classes,
-BeeAI's component metadata), so that a scope not shown (renamed, forked, new) is read alike."""
+BeeAI's component metadata, Haystack's message reprs), so that a scope not shown (renamed, forked, new) is read alike."""
 
 from __future__ import annotations
 
+from otel_scorers.conventions.formats import haystack
 from otel_scorers.conventions.openinference_scopes import (
     BEEAI,
     BEEAI_CLASS,
@@ -11,6 +12,8 @@ from otel_scorers.conventions.openinference_scopes import (
     DSPY,
     DSPY_AGENTS,
     DSPY_RUN_SUFFIXES,
+    HAYSTACK,
+    HAYSTACK_RUN_SUFFIXES,
 )
 from otel_scorers.span_record import SpanRecord
 
@@ -53,3 +56,17 @@ def written_by_beeai(span: SpanRecord) -> bool:
     """The span carries BeeAI's component metadata or event path, whichever scope wrote it."""
     attributes = span.attributes
     return BEEAI_CLASS in attributes or BEEAI_EVENT in attributes
+
+
+def haystack_span(span: SpanRecord) -> bool:
+    """A Haystack component's span (`{Component}.run`): by its scope, or under any other by the
+    `ChatMessage` reprs its recorded input or output holds (how OpenInference writes Haystack's
+    messages). With content hidden, only its scope says so."""
+    if span.scope == HAYSTACK:
+        return True
+    if not span.name.endswith(HAYSTACK_RUN_SUFFIXES):
+        return False
+    attributes = span.attributes
+    return haystack.holds_chat_messages(attributes.get("input.value")) or haystack.holds_chat_messages(
+        attributes.get("output.value")
+    )

@@ -21,7 +21,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
 )
 from otel_scorers.conventions.frameworks import step_fields
-from otel_scorers.conventions.openinference_frameworks import beeai_span, dspy_span
+from otel_scorers.conventions.openinference_frameworks import beeai_span, dspy_span, haystack_span
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI,
@@ -56,7 +56,7 @@ def run_input(span: SpanRecord) -> str | None:
     value = content_value(span.attributes.get("input.value"))
     if value is None:
         return None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         return last_user_text(haystack.component_messages(value, "messages").items)
     if dspy_span(span) and isinstance(arguments := decode_json(value), Mapping) and "input_args" in arguments:
         return _only_text(arguments["input_args"])
@@ -126,7 +126,7 @@ def run_output(span: SpanRecord) -> str | None:
     value = content_value(span.attributes.get("output.value"))
     if value is None:
         return None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         last = haystack.last_message(value)
         return last_assistant_text([last]) if last is not None else None
     if dspy_span(span) and isinstance(prediction := decode_json(value), Mapping):

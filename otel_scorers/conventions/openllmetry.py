@@ -244,7 +244,8 @@ class OpenLLMetryConvention(Convention):
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
         raw_result = attributes.get(GEN_AI_TOOL_CALL_RESULT, attributes.get(ENTITY_OUTPUT))
-        agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
+        # Agno's `ToolResult` text, known by its form (`status='...' result=...`) under any scope.
+        agno_result = agno.tool_result(raw_result)
         # A LangChain ToolMessage (`{"output": ToolMessage, "kwargs"}` here) is read as the tool's
         # result by every reader (`runs.tool_matching`).
         result: Any = (

@@ -19,6 +19,7 @@ from tests.conventions.test_fixture_runs import assert_run_matches
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 _FRAMEWORK_IN_SCOPE = re.compile(
     r"openai_agents|crewai|llama_index|llamaindex|smolagents|dspy|beeai|google_adk|gcp\.vertex\.agent"
+    r"|autogen_agentchat|ag2|haystack|agno"
 )
 
 
@@ -175,3 +176,46 @@ def test_google_adk_spans_are_known_by_its_event_keys_under_any_scope(
     # `{"result": value}` is unwrapped, its legacy `call_llm` spans are the model calls, and its
     # `transfer_to_agent` is a handoff, whichever scope wrote them.
     assert_as_truth(corpus, scenario, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", scenarios("autogen-openinference"))
+def test_autogen_agent_spans_and_swarm_handoffs_are_read_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `{agent}.on_messages_stream` names the agent; a `transfer_to_{agent}` tool described
+    # `Handoff to {Agent}.` (AutoGen's default) is a handoff joining one run, not a tool call.
+    assert_as_truth("autogen-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"),
+    [(corpus, scenario) for corpus in ("ag2-openinference", "ag2-legacy") for scenario in scenarios(corpus)],
+)
+def test_an_ag2_chat_is_one_run_under_any_scope(corpus: str, scenario: str, tmp_path: Path) -> None:
+    # OpenInference's `{agent}.generate_reply` turns are no runs and `ag2.recipient.name` names
+    # the chat's agent; AG2's own `conversation` span is the run, its `invoke_agent` replies turns.
+    assert_as_truth(corpus, scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "scenario", [name for name in scenarios("haystack-openinference") if name != "no_content"]
+)
+def test_haystack_components_are_known_by_their_chat_message_reprs_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `Agent.run` is a run and the generator's messages are read from `ChatMessage(_role=...)`
+    # reprs, a pipeline names its agents, whichever scope wrote them.
+    assert_as_truth("haystack-openinference", scenario, tmp_path)
+
+
+def test_with_content_hidden_a_haystack_agent_under_an_unknown_scope_is_no_run(tmp_path: Path) -> None:
+    # Only the reprs mark its spans; without them `Agent.run` is a CHAIN span of no known
+    # framework: no run, rather than a guessed one.
+    runs, _ = renamed_runs("haystack-openinference", "no_content", tmp_path)
+    assert runs == []
+
+
+@pytest.mark.parametrize("scenario", scenarios("agno-openllmetry"))
+def test_agnos_tool_result_text_is_read_under_any_openllmetry_scope(scenario: str, tmp_path: Path) -> None:
+    # `status='success' result='Sunny, 21°C' error=None ...`: its form is Agno's `ToolResult`.
+    assert_as_truth("agno-openllmetry", scenario, tmp_path)
