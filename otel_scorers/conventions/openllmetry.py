@@ -46,7 +46,6 @@ from otel_scorers.conventions.genai import (
     output_tokens,
 )
 from otel_scorers.conventions.openllmetry_frameworks import (
-    AGNO_SCOPE,
     CREW_ID,
     CREWAI_SCOPE,
     CREWAI_TASK_AGENT,
@@ -58,6 +57,7 @@ from otel_scorers.conventions.openllmetry_frameworks import (
     LLAMA_INDEX_RETRIEVER,
     LLAMA_INDEX_RUN_SUFFIX,
     OPENAI_AGENTS_SCOPE,
+    agno_span,
     crewai_span,
     llama_index_span,
 )
@@ -278,7 +278,7 @@ class OpenLLMetryConvention(Convention):
         output, written with content capture on, says that the call failed. So does LlamaIndex's
         `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            (span.scope == AGNO_SCOPE or ("tool.name" in span.attributes and llama_index_span(span)))
+            (agno_span(span) or ("tool.name" in span.attributes and llama_index_span(span)))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes

@@ -219,3 +219,12 @@ def test_with_content_hidden_a_haystack_agent_under_an_unknown_scope_is_no_run(t
 def test_agnos_tool_result_text_is_read_under_any_openllmetry_scope(scenario: str, tmp_path: Path) -> None:
     # `status='success' result='Sunny, 21°C' error=None ...`: its form is Agno's `ToolResult`.
     assert_as_truth("agno-openllmetry", scenario, tmp_path)
+
+
+def test_without_content_an_agno_tool_under_any_openllmetry_scope_may_have_failed_unseen(
+    tmp_path: Path,
+) -> None:
+    # Agno catches what a tool raised and ends its span OK: only the `ToolResult` text says so.
+    # Without it, whether a call failed is unknown, the tool span known as Agno's by its system.
+    runs, _ = renamed_runs("agno-openllmetry", "no_content", tmp_path)
+    assert ["tool_errors" in run.missing for run in runs] == [True]
