@@ -55,7 +55,8 @@ OTHER_AGENTS_ROLE = "other_agents"
 
 def written_by_adk(span: SpanRecord) -> bool:
     """The span carries a key only ADK writes (`_ADK_KEYS`)."""
-    return not _ADK_KEYS.isdisjoint(span.attributes.keys())
+    # The view against the set: the four keys are looked up, not the span's many.
+    return not span.attributes.keys().isdisjoint(_ADK_KEYS)
 
 
 class GoogleADKConvention(Convention):
