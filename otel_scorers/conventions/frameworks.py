@@ -9,8 +9,8 @@ the part after `instrumentation` (`openinference.instrumentation.crewai`,
 else its first part when that is a listed framework (a framework's own tracing, scoped by its
 modules: `semantic_kernel.functions.kernel_function`), else its last part. When the scope names
 no listed framework (an instrumentation not shown: renamed, forked, new), the span is known by
-what only that framework writes on it (`Framework.marks`: DSPy's agent modules, BeeAI's
-component metadata, ADK's event keys), and a tool call by an argument only that framework adds
+what only that framework writes on it (`Framework.mark_keys`, `Framework.mark_name`: BeeAI's
+component metadata, ADK's event keys, DSPy's agent modules), and a tool call by an argument only that framework adds
 to its calls (`Framework.added_arguments`), else by the run it is made in. A framework not
 listed is read by the general rules alone.
 """
@@ -24,6 +24,7 @@ from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
+from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
@@ -53,9 +54,10 @@ class Framework:
     `tool_name`: the function's name from the name the framework gave the model for it (Semantic
     Kernel's plugin-qualified `{plugin}-{function}`). `added_arguments`: arguments the framework
     adds to every call its agent makes, null unless set, which the model did not ask for
-    (Semantic Kernel's `instructions_override`). `marks`: what only the framework writes on a
-    span, whichever instrumentation wrote it, by which its spans are known under a scope that
-    names no listed framework."""
+    (Semantic Kernel's `instructions_override`). `mark_keys`, `mark_name`: what only the
+    framework writes on a span, whichever instrumentation wrote it, by which its spans are known
+    under a scope that names no listed framework: keys of its own, or a span name its own
+    (`mark_name`, asked of names ending in one of `mark_name_suffixes`)."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -66,7 +68,16 @@ class Framework:
     step_fields: frozenset[str] = frozenset()
     tool_name: Callable[[str], str] | None = None
     added_arguments: frozenset[str] = frozenset()
-    marks: Callable[[SpanRecord], bool] | None = None
+    mark_keys: frozenset[str] = frozenset()
+    mark_name_suffixes: tuple[str, ...] = ()
+    mark_name: Callable[[str], bool] | None = None
+
+    def marks(self, span: SpanRecord) -> bool:
+        """The span carries what only this framework writes (`mark_keys`, `mark_name`)."""
+        if not span.attributes.keys().isdisjoint(self.mark_keys):
+            return True
+        named = self.mark_name
+        return named is not None and span.name.endswith(self.mark_name_suffixes) and named(span.name)
 
     def unwrapped(self, result: Any) -> Any:
         """A tool's result without the object the framework wrapped a plain value in."""
@@ -115,15 +126,16 @@ FRAMEWORKS: Mapping[str, Framework] = {
         loop_tools=frozenset({"finish"}),
         loop_tool_results=frozenset({("finish", "Completed.")}),
         step_fields=frozenset({"trajectory", "reasoning"}),
-        marks=openinference_frameworks.written_by_dspy,
+        mark_name_suffixes=DSPY_RUN_SUFFIXES,
+        mark_name=openinference_frameworks.names_dspy_agent,
     ),
     "beeai": Framework(
         loop_tools=frozenset({"final_answer"}),
         loop_tool_descriptions=frozenset({"Sends the final answer to the user"}),
-        marks=openinference_frameworks.written_by_beeai,
+        mark_keys=frozenset({BEEAI_CLASS, BEEAI_EVENT}),
     ),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
-    "google_adk": Framework(result_key="result", marks=google_adk.written_by_adk),
+    "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
     "haystack": Framework(tool_error=haystack.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
@@ -141,7 +153,11 @@ _LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.l
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
-_MARKED = tuple((f, f.marks) for f in FRAMEWORKS.values() if f.marks is not None)
+_MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
+#: Every framework's mark keys and name endings together: a span carrying none of them (most
+#: spans) is no listed framework's by its marks, two checks instead of one per framework.
+_MARK_KEYS = frozenset(key for f in _MARKED for key in f.mark_keys)
+_MARK_NAME_SUFFIXES = tuple(suffix for f in _MARKED for suffix in f.mark_name_suffixes)
 
 
 @lru_cache(maxsize=256)
@@ -159,8 +175,10 @@ def framework_of(span: SpanRecord) -> Framework | None:
     framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
     if framework is not None:
         return framework
-    for marked, carries in _MARKED:
-        if carries(span):
+    if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
+        return None
+    for marked in _MARKED:
+        if marked.marks(span):
             return marked
     return None
 

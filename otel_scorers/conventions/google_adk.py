@@ -44,7 +44,7 @@ TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
 _CALL_LLM = "call_llm"
 #: Keys ADK writes on its model and tool spans (the event's, the invocation's, the legacy
 #: schema's content): by them its spans are ADK's whichever scope wrote them.
-_ADK_KEYS = frozenset({"gcp.vertex.agent.event_id", "gcp.vertex.agent.invocation_id", LLM_REQUEST, TOOL_ARGS})
+ADK_KEYS = frozenset({"gcp.vertex.agent.event_id", "gcp.vertex.agent.invocation_id", LLM_REQUEST, TOOL_ARGS})
 #: ADK's stand-in for a value it does not have (a failed call's id and result).
 NOT_SPECIFIED = "<not specified>"
 TRANSFER, TRANSFER_TYPE = "transfer_to_agent", "TransferToAgentTool"
@@ -54,9 +54,9 @@ OTHER_AGENTS_ROLE = "other_agents"
 
 
 def written_by_adk(span: SpanRecord) -> bool:
-    """The span carries a key only ADK writes (`_ADK_KEYS`)."""
+    """The span carries a key only ADK writes (`ADK_KEYS`)."""
     # The view against the set: the four keys are looked up, not the span's many.
-    return not span.attributes.keys().isdisjoint(_ADK_KEYS)
+    return not span.attributes.keys().isdisjoint(ADK_KEYS)
 
 
 class GoogleADKConvention(Convention):

@@ -37,15 +37,16 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
 from otel_scorers.conventions.openinference_frameworks import (
-    beeai_event,
     dspy_agent_class,
     dspy_span,
     haystack_span,
 )
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
+    BEEAI_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
+    DSPY_RUN_SUFFIXES,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
     HAYSTACK_PIPELINES,
@@ -99,8 +100,8 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
-        if beeai_event(span):
-            return None
+        if BEEAI_EVENT in span.attributes:
+            return None  # a BeeAI emitter event, under any scope: a record of its parent
         if kind == "LLM":
             if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
@@ -120,7 +121,8 @@ class OpenInferenceConvention(Convention):
         # it (`runs.span_roles`).
         if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
-        if kind == "CHAIN" and dspy_agent_class(span) is not None:
+        # The name's ending first: a lookup for the many CHAIN spans that are not DSPy's.
+        if kind == "CHAIN" and span.name.endswith(DSPY_RUN_SUFFIXES) and dspy_agent_class(span) is not None:
             return "run"
         if kind == "CHAIN" and haystack_span(span):
             return "run" if _haystack_agent_class(span) is not None else None
@@ -193,7 +195,8 @@ class OpenInferenceConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        if haystack_span(span):
+        # Under any scope a Haystack component's span is `{Component}.run`: the name first.
+        if span.name.endswith(HAYSTACK_RUN_SUFFIXES) and haystack_span(span):
             # The flattened messages drop the call ids and the tool results; the reprs keep them.
             input_messages = haystack.component_messages(
                 content_value(attributes.get("input.value")), "messages"

@@ -22,9 +22,18 @@ def dspy_agent_class(span: SpanRecord) -> str | None:
     """The agent module of a DSPy `{Module}.forward` span: `ReAct`, `CodeAct` or a subclass
     named like one; other modules (`Predict`, `ChainOfThought`, programs) are not runs. A
     `.forward` of a class so named is DSPy's module call under any scope."""
+    return _dspy_agent_named(span.name)
+
+
+def names_dspy_agent(span_name: str) -> bool:
+    """The span name is a DSPy agent module's call (`ReAct.forward`): DSPy's mark."""
+    return _dspy_agent_named(span_name) is not None
+
+
+def _dspy_agent_named(span_name: str) -> str | None:
     for suffix in DSPY_RUN_SUFFIXES:
-        if span.name.endswith(suffix):
-            name = span.name[: -len(suffix)]
+        if span_name.endswith(suffix):
+            name = span_name[: -len(suffix)]
             return name if name.endswith(DSPY_AGENTS) else None
     return None
 
@@ -39,17 +48,6 @@ def beeai_span(span: SpanRecord) -> bool:
     write (`metadata.class_name`) and its emitter's event path (`metadata.path`), which
     OpenInference flattens for no other framework."""
     return span.scope == BEEAI or written_by_beeai(span)
-
-
-def beeai_event(span: SpanRecord) -> bool:
-    """A BeeAI emitter event written as a child span (a tool's `error`, the agent's
-    `final_answer`): a record of its parent, not a component, under any scope."""
-    return BEEAI_EVENT in span.attributes
-
-
-def written_by_dspy(span: SpanRecord) -> bool:
-    """The span is a DSPy agent module's call (`dspy_agent_class`), whichever scope wrote it."""
-    return dspy_agent_class(span) is not None
 
 
 def written_by_beeai(span: SpanRecord) -> bool:

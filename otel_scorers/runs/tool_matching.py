@@ -45,7 +45,7 @@ _FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`_match_requested_calls`)."""
-    run_framework = framework_of(parts.span)
+    run_framework = framework_of(parts.span) if parts.tools else None
     tools = sorted(
         [
             _tool_call(
