@@ -81,8 +81,9 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
     attribute when a span ends, so the first span of their scope has to count as a run's start.
 
     Cheap by design: it runs on the agent's thread for every span. Span names repeat, so the
-    name check is remembered; the attributes walked are the few a span starts with (or only the
-    marker keys, `RUN_MARKER_KEYS`). A false positive costs a buffer; a false negative, a run.
+    name check is remembered; the attributes a span starts with (or only the marker keys,
+    `RUN_MARKER_KEYS`) are compared with the marker keys in one set operation, in C, and walked
+    only when one of them is there. A false positive costs a buffer; a false negative, a run.
     """
     is_run = _run_names.get(name)
     if is_run is None:
@@ -91,7 +92,9 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
             _run_names[name] = is_run
     if is_run:
         return True
-    if attributes:
+    # A Python loop over a span's keys costs about twice the set operation for two keys, and
+    # grows with each key: most spans, outside agents, carry no marker at all.
+    if attributes and not RUN_MARKER_KEYS.isdisjoint(attributes):
         markers = RUN_MARKERS
         for key in attributes:
             if key in markers:
@@ -120,6 +123,10 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 #: dict lookup of a span's scope, ahead of `_DETECTORS` (a scope is its instrumentation's own, so
 #: no code reader's markers come before it), instead of a call for each of them on every span.
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
+#: Described instrumentations found by their marker attributes alone, in detection order
+#: (`also_reading`).
+_BY_MARKERS: tuple[Convention, ...] = ()
+_BY_MARKERS_KEYS: frozenset[str] = frozenset()
 #: The attribute keys whose values some convention's `detect` compares
 #: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
 #: whose convention `detect` decides once.
@@ -145,7 +152,7 @@ _detected: dict[tuple[Any, ...], Convention | None] = {}
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -166,6 +173,8 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
             for scope in convention.scopes:
                 by_scope.setdefault(scope, []).append((convention, convention.detect))
     _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
+    _BY_MARKERS = tuple(c for c in conventions if isinstance(c, DescribedConvention) and not c.scopes)
+    _BY_MARKERS_KEYS = frozenset(key for c in _BY_MARKERS if c.markers is not None for key in c.markers.keys)
     _DETECTORS = tuple(
         (convention, convention.detect)
         for convention in conventions
@@ -260,6 +269,17 @@ def _detect_rest(span: SpanRecord) -> Convention | None:
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
     return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
+
+
+def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
+    """The readers found by their attributes alone (descriptions of the keys a library writes on
+    spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
+    claimed the span, that read it too: what the claiming reader finds none of, their keys on the
+    same span may hold. Not the claiming reader's own entry under any scope (of the same name),
+    which reads the same keys; most spans carry no such reader's markers: one check."""
+    if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
+        return ()
+    return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:

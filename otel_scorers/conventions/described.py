@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Convention, Markers, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.described_text import decoded_value, run_text, scalar_text
 from otel_scorers.conventions.description import (
     ANY_VALUE,
     FIRST_VALUE,
@@ -29,7 +30,6 @@ from otel_scorers.conventions.formats.genai_events import listed_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_content,
     decode_json,
     handoff_tool_name,
     is_mapping,
@@ -74,22 +74,20 @@ def _without_suffix(value: str, suffixes: tuple[str, ...]) -> str:
 
 
 def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
-    found = []
-    for source in spec or ():
-        found.append(
-            _Source(
-                source.attribute,
-                source.event,
-                source.span == "name",
-                parse_path(source.path) if source.path is not None else (),
-                source.strip_prefix,
-                _suffixes(source.strip_suffix),
-                source.path,
-                source.value,
-                source.json_value,
-            )
+    return tuple(
+        _Source(
+            source.attribute,
+            source.event,
+            source.span == "name",
+            parse_path(source.path) if source.path is not None else (),
+            source.strip_prefix,
+            _suffixes(source.strip_suffix),
+            source.path,
+            source.value,
+            source.json_value,
         )
-    return tuple(found)
+        for source in spec or ()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +141,17 @@ class DescribedConvention(Convention):
         self.markers = Markers(keys=frozenset(self._markers)) if self._markers and not self._scopes else None
         self._json = description.json_values
         run = description.run
-        self._run_when = _when(run.when, self._json)
+        # Without `when`, no span is a run by this reader's say (`RunReading`).
+        self._run_when = _when(run.when, self._json) if run.when is not None else None
         self._agent_name = _sources(run.agent_name)
         self._name_within = _sources(run.name_within)
         self._run_input = _sources(run.input)
         self._run_output = _sources(run.output)
+        talk = run.conversation
+        self._conversation_when = _when(talk.when, self._json) if talk else None
+        if talk:  # a conversation's sources, each else the run's
+            sources = (_sources(talk.agent_name), _sources(talk.input), _sources(talk.output))
+            self._talk = tuple(a or b for a, b in zip(sources, self._run_sources(), strict=True))
         self._conversation = _sources(run.conversation_id)
         self._handoff_when = None
         if description.handoff is not None:
@@ -172,12 +176,14 @@ class DescribedConvention(Convention):
             self._model_name = _sources(model.model)
             self._input_tokens = _sources(model.input_tokens)
             self._output_tokens = _sources(model.output_tokens)
-        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its
-        # name, a (key, value) it starts with, and the scope (some SDKs label spans after start).
-        self.run_start_names: tuple[str, ...] = self._run_when.name_prefixes
+        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its name,
+        # a (key, value) it starts with, the scope (some SDKs label spans after start).
+        runs = [when for when in (self._run_when, self._conversation_when) if when is not None]
+        self.run_start_names: tuple[str, ...] = tuple(p for when in runs for p in when.name_prefixes)
         self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
             (key, value)
-            for key, values in self._run_when.attributes
+            for when in runs
+            for key, values in when.attributes
             for value in (sorted(values, key=str) if values is not None else [None])
             if value is None or isinstance(value, str)
         )
@@ -195,8 +201,11 @@ class DescribedConvention(Convention):
         attributes = span.attributes
         return any(key in attributes for key in self._markers)
 
+    def _run_sources(self) -> tuple[tuple[_Source, ...], ...]:
+        return (self._agent_name, self._run_input, self._run_output)
+
     def role(self, span: SpanRecord) -> SpanRole | None:
-        if self._run_when.matches(span):
+        if self._run_when is not None and self._run_when.matches(span):
             return "run"
         if self._handoff_when is not None and self._handoff_when.matches(span):
             return "tool"
@@ -204,39 +213,40 @@ class DescribedConvention(Convention):
             return "tool"
         if self._model_when is not None and self._model_when.matches(span):
             return "model"
-        return None
+        return "run" if self.absorbs_turns(span) else None
 
     def run_content(self, span: SpanRecord) -> RunSpanContent:
+        names, inputs, outputs = self._talk if self.absorbs_turns(span) else self._run_sources()
         content = RunSpanContent(
-            agent_name=as_str(_text(self._read(span, self._agent_name))),
-            conversation_id=as_str(_text(self._read(span, self._conversation))),
+            agent_name=as_str(scalar_text(self._read(span, names))),
+            conversation_id=as_str(scalar_text(self._read(span, self._conversation))),
         )
-        _set_text(content, "input", self._read(span, self._run_input), "user")
-        _set_text(content, "output", self._read(span, self._run_output), "assistant")
+        run_text(content, "input", self._read(span, inputs), "user")
+        run_text(content, "output", self._read(span, outputs), "assistant")
         return content
 
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         if not self._name_within or not self.detect(parent):
             return None
-        return as_str(_text(self._read(parent, self._name_within)))
+        return as_str(scalar_text(self._read(parent, self._name_within)))
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         if self.internal_tool(span):
             target = self.handoff_target(span) or ""
-            name = as_str(_text(self._read(span, self._handoff_name))) or handoff_tool_name(target)
+            name = as_str(scalar_text(self._read(span, self._handoff_name))) or handoff_tool_name(target)
             return span_tool_call(span, name=name, call_id=None, arguments=None, result=None)
         if self._tool_when is None:  # not reached: only a described role reads a call
             return span_tool_call(span, name=span.name, call_id=None, arguments=None, result=None)
-        result = _decoded(self._read(span, self._result))
+        result = decoded_value(self._read(span, self._result))
         state, error = tool_state(span, result)
         failure = self._read(span, self._error)
         if state == "ok" and failure is not None and failure != "" and failure is not False:
             state, error = "error", failure if isinstance(failure, str) else orjson.dumps(failure).decode()
         return span_tool_call(
             span,
-            name=as_str(_text(self._read(span, self._tool_name))) or span.name,
-            call_id=as_str(_text(self._read(span, self._call_id))),
-            arguments=_decoded(self._read(span, self._arguments)),
+            name=as_str(scalar_text(self._read(span, self._tool_name))) or span.name,
+            call_id=as_str(scalar_text(self._read(span, self._call_id))),
+            arguments=decoded_value(self._read(span, self._arguments)),
             result=result,
             state=state,
             error=error,
@@ -250,10 +260,13 @@ class DescribedConvention(Convention):
             start_ns=span.start_ns,
             input=listed_messages(self._read(span, self._model_input), "user"),
             output=listed_messages(self._read(span, self._model_output), "assistant"),
-            model=as_str(_text(self._read(span, self._model_name))),
+            model=as_str(scalar_text(self._read(span, self._model_name))),
             input_tokens=as_int(self._read(span, self._input_tokens)),
             output_tokens=as_int(self._read(span, self._output_tokens)),
         )
+
+    def absorbs_turns(self, span: SpanRecord) -> bool:
+        return self._conversation_when is not None and self._conversation_when.matches(span)
 
     def internal_tool(self, span: SpanRecord) -> bool:
         return self._handoff_when is not None and self._handoff_when.matches(span)
@@ -261,7 +274,7 @@ class DescribedConvention(Convention):
     def handoff_target(self, span: SpanRecord) -> str | None:
         if not self.internal_tool(span):
             return None
-        return as_str(_text(self._read(span, self._handoff_target))) or ""
+        return as_str(scalar_text(self._read(span, self._handoff_target))) or ""
 
     def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
         """The first of `sources` that holds a value on the span; None when none does."""
@@ -354,44 +367,12 @@ def _walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any])
     return value
 
 
-def _decoded(value: Any) -> Any:
-    return decode_content(value) if isinstance(value, str) else value
-
-
-def _text(value: Any) -> Any:
-    """A scalar as text (a numeric conversation id, say); anything else as it is."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return value
-
-
-def _is_messages(value: Any) -> bool:
-    items = value if isinstance(value, list) else [value]
-    return bool(items) and all(is_mapping(item) and ("role" in item or "content" in item) for item in items)
-
-
-def _set_text(content: RunSpanContent, field: str, value: Any, role: str) -> None:
-    """A run's input or output: text as it is; chat messages as messages (the last user's or
-    assistant's text is read from them); any other value as its JSON."""
-    if value is None:
-        return
-    if isinstance(value, str):
-        setattr(content, f"{field}_text", value)
-    elif _is_messages(value):
-        setattr(content, field, listed_messages(value, role))
-    elif is_mapping(value) or isinstance(value, list):
-        setattr(content, f"{field}_text", orjson.dumps(value, default=str).decode())
-    else:
-        setattr(content, f"{field}_text", str(value))
-
-
 def described(
     descriptions: Sequence[ConventionDescription | Mapping[str, Any]],
 ) -> tuple[DescribedConvention, ...]:
     """The readers of `descriptions` (models, or mappings validated here)."""
+    valid = ConventionDescription.model_validate
     return tuple(
-        DescribedConvention(
-            item if isinstance(item, ConventionDescription) else ConventionDescription.model_validate(item)
-        )
+        DescribedConvention(item if isinstance(item, ConventionDescription) else valid(item))
         for item in descriptions
     )

@@ -132,11 +132,27 @@ class When(BaseModel):
     name_prefix: str | list[str] | None = None
 
 
-class RunReading(BaseModel):
-    """The spans that are agent runs, and where the run's parts are read."""
+class ConversationReading(BaseModel):
+    """Spans that are a conversation between agents (AG2's chat): each is a run too, whose parts
+    are read from these sources where given (else the run's), and the agent runs nested in it,
+    other than through a tool call, are its turns, not runs of their own."""
 
     model_config = _STRICT
     when: When
+    agent_name: SourceSpec | None = None
+    input: SourceSpec | None = None
+    output: SourceSpec | None = None
+
+
+class RunReading(BaseModel):
+    """The spans that are agent runs, and where the run's parts are read. Without `when` the
+    instrumentation marks no span as an agent (LangSmith's run types are `chain`, `llm`, `tool`,
+    ...): its runs are the spans the framework marks (LangChain's metadata) or that the rules
+    every reader shares find (an agent graph under a tool), read as the rest of `run` says."""
+
+    model_config = _STRICT
+    when: When | None = None
+    conversation: ConversationReading | None = None
     agent_name: SourceSpec | None = None
     #: Read on the span directly around the run, of the same instrumentation, the name it gives
     #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the

@@ -13,19 +13,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.base import Convention, Document, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.base import (
+    UNNAMED_AGENT,
+    Convention,
+    Document,
+    Messages,
+    ModelCall,
+    RunSpanContent,
+    SpanRole,
+)
+from otel_scorers.conventions.formats import haystack
 from otel_scorers.conventions.formats.genai_events import event_messages
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_content,
     genai_messages,
+    handoff_tool_name,
     is_placeholder,
     span_tool_call,
 )
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
+    GEN_AI_HANDOFF_FROM_AGENT,
+    GEN_AI_HANDOFF_TO_AGENT,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
@@ -59,6 +71,9 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
 #: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
 #: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
 WORKFLOW = "invoke_workflow"
+#: What OpenLIT records a framework's pipeline was given (its `gen_ai.framework.*` attributes):
+#: by component, `{component: inputs}`, as a Haystack pipeline is run.
+PIPELINE_INPUT = "gen_ai.framework.pipeline.input_data"
 
 
 #: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
@@ -76,13 +91,42 @@ def operation_role(span: SpanRecord) -> SpanRole | None:
     return OPERATION_ROLES.get(operation) if isinstance(operation, str) else None
 
 
+def handoff_to(span: SpanRecord) -> str | None:
+    """The agent a span that records a handoff hands the conversation to (`UNNAMED_AGENT` when it
+    does not say): a span carrying `gen_ai.handoff.from_agent` / `.to_agent`, whatever its
+    operation is called (OpenLLMetry's `handoff`, OpenTelemetry's own OpenAI Agents
+    instrumentation's `agent_handoff`); None for any other span."""
+    attributes = span.attributes
+    if GEN_AI_HANDOFF_TO_AGENT not in attributes and GEN_AI_HANDOFF_FROM_AGENT not in attributes:
+        return None
+    return as_str(attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
+
+
+def role(span: SpanRecord) -> SpanRole | None:
+    """The span's operation's role (`operation_role`, written out: it is asked of every span); a
+    handoff is read as a tool span (`handoff_to`), the machinery of the run it sits in, not a
+    tool call of it."""
+    attributes = span.attributes
+    operation = attributes.get(OPERATION)
+    if type(operation) is str:
+        found = OPERATION_ROLES.get(operation)
+        if found is not None:
+            return found
+    elif operation is None and span.name.startswith(TOOL_SPAN_PREFIX):
+        return "tool"
+    if GEN_AI_HANDOFF_TO_AGENT in attributes or GEN_AI_HANDOFF_FROM_AGENT in attributes:
+        return "tool"
+    return None
+
+
 def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
         or name_suffix(span.name, "invoke_agent")
-        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME)),
+        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
+        or _pipeline_component(attributes),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -90,6 +134,12 @@ def run_content(span: SpanRecord) -> RunSpanContent:
         output_tokens=output_tokens(attributes),
         conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
     )
+
+
+def _pipeline_component(attributes: Mapping[str, Any]) -> str | None:
+    """A pipeline named nowhere: the one component it gave the request to does the work."""
+    pipeline_input = attributes.get(PIPELINE_INPUT)
+    return haystack.input_component(pipeline_input) if pipeline_input is not None else None
 
 
 def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = None) -> ToolCall:
@@ -112,7 +162,12 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
 def _tool_named(span: SpanRecord) -> str | None:
     """The tool the span's `execute_tool {tool}` name names; "" (no name) when what follows is
     the model it was asked with (OpenLIT's Pydantic AI `execute_tool {model}`, a step of the
-    agent's loop run after each model response): which tool ran, if any, is not in the span."""
+    agent's loop run after each model response): which tool ran, if any, is not in the span. A
+    handoff is named as the model asks for it (`transfer_to_{agent}`), so that it answers that
+    request."""
+    target = handoff_to(span)
+    if target is not None:
+        return handoff_tool_name(target) if target else None
     named = name_suffix(span.name, "execute_tool")
     if named is not None and named == span.attributes.get(GEN_AI_REQUEST_MODEL):
         return UNNAMED_TOOL
@@ -159,11 +214,15 @@ class GenAIConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         return OPERATION in span.attributes or span.name.startswith(TOOL_SPAN_PREFIX)
 
-    role = staticmethod(operation_role)
+    role = staticmethod(role)
     run_content = staticmethod(run_content)
     tool_call = staticmethod(tool_call)
     model_call = staticmethod(model_call)
     documents = staticmethod(documents)
+    handoff_target = staticmethod(handoff_to)
+
+    def internal_tool(self, span: SpanRecord) -> bool:
+        return handoff_to(span) is not None
 
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:

@@ -40,6 +40,7 @@ from otel_scorers.conventions.formats.messages import (
 from otel_scorers.conventions.genai import (
     OPERATION,
     answering_model,
+    handoff_to,
     input_tokens,
     name_suffix,
     operation_role,
@@ -73,7 +74,6 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_COMPLETION_,
     GEN_AI_COMPLETION_0_ROLE,
     GEN_AI_CONVERSATION_ID,
-    GEN_AI_HANDOFF_TO_AGENT,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_PROMPT_,
@@ -317,7 +317,7 @@ class OpenLLMetryConvention(Convention):
 
     def handoff_target(self, span: SpanRecord) -> str | None:
         if span.attributes.get(SPAN_KIND) == HANDOFF_KIND:
-            return as_str(span.attributes.get(GEN_AI_HANDOFF_TO_AGENT)) or UNNAMED_AGENT
+            return handoff_to(span) or UNNAMED_AGENT
         if span.attributes.get("tool.name") != llamaindex.HANDOFF_TOOL or not llama_index_span(span):
             return None
         call = _llama_index_call_result(span)

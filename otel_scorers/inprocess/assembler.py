@@ -20,13 +20,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.inprocess.runless_roots import count_runless
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
@@ -112,10 +113,11 @@ class TraceAssembler:
         self._given_up: dict[int, None] = {}
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
-        #: (trace id, instrumentation scope) of the root spans that ended in traces not buffered,
-        #: for the engine's thread to count those in which no run started (`count_runless`);
-        #: bounded: when it is full, the oldest are let go uncounted.
-        self._ended_roots: deque[tuple[int, Any]] = deque(maxlen=max_traces)
+        #: (span context, instrumentation scope) of the root spans that ended in traces not
+        #: buffered, for the engine's thread to count those in which no run started
+        #: (`count_runless`; the context as it is, its trace id read there, not on the agent's
+        #: thread); bounded: when it is full, the oldest are let go uncounted.
+        self._ended_roots: deque[tuple[Any, Any]] = deque(maxlen=max_traces)
         #: Traces in which a run started, most recent last (as many as `max_traces`).
         self._had_run: dict[int, None] = {}
         self._runless = runless
@@ -150,17 +152,18 @@ class TraceAssembler:
                 context: Any = span._context  # type: ignore[attr-defined]
                 name: str = span._name  # type: ignore[attr-defined]
                 attributes: Any = span._attributes._dict  # type: ignore[attr-defined,union-attr]
+                scope: str | None = span._instrumentation_scope._name  # type: ignore[attr-defined,union-attr]
             except AttributeError:
                 context = span.context
                 name = span.name
                 attributes = span.attributes
+                scope = _scope_name(span)
             # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
             trace_id: int = context[0]
-            span_id: int = context[1]
-            buffer = self._traces.get(trace_id)
+            traces = self._traces
+            buffer = traces.get(trace_id) if traces else None  # nothing buffered: no lookup
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
-                scope = _scope_name(span)
                 if (
                     not may_start_run(name, attributes, scope)
                     or not self._could_sample(trace_id)
@@ -170,13 +173,16 @@ class TraceAssembler:
                 buffer = self._open(trace_id)
                 if buffer is None:
                     return
+                span_id: int = context[1]
                 buffer.open_runs.add(span_id)
-            elif may_start_run(name, attributes):
-                buffer = self._run_started(buffer, trace_id, span_id)
-                if buffer is None:
-                    return
-            elif may_hand_off(name):
-                buffer.handoffs.append(span_id)
+            else:
+                span_id = context[1]
+                if may_start_run(name, attributes):
+                    buffer = self._run_started(buffer, trace_id, span_id)
+                    if buffer is None:
+                        return
+                elif may_hand_off(name):
+                    buffer.handoffs.append(span_id)
             buffer.started[span_id] = span
         except Exception:  # never into the agent
             logger.debug("otel_scorers: on_start failed", exc_info=True)
@@ -192,8 +198,7 @@ class TraceAssembler:
                 # tuple whose third item says remote) is noted for `count_runless`.
                 parent: Any = span._parent
                 if parent is None or parent[2]:
-                    ended: Any = span._context  # type: ignore[attr-defined]
-                    self._ended_roots.append((ended[0], span._instrumentation_scope))  # type: ignore[attr-defined]
+                    self._ended_roots.append((span._context, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             try:
                 context: Any = span._context  # type: ignore[attr-defined]  # past the property
@@ -204,7 +209,7 @@ class TraceAssembler:
             if buffer is None:
                 parent = span._parent
                 if parent is None or parent[2]:
-                    self._ended_roots.append((trace_id, span._instrumentation_scope))  # type: ignore[attr-defined]
+                    self._ended_roots.append((context, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             span_id: int = context[1]
             buffer.started.pop(span_id, None)
@@ -238,7 +243,7 @@ class TraceAssembler:
         """Count the traces whose root span ended with no run started in them: called
         periodically on the engine's thread."""
         if self._ended_roots:
-            _count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
+            count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
 
     def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
@@ -332,29 +337,6 @@ class TraceAssembler:
 
 # The assembler's work off the agent's thread (the engine's) or on its rare paths (a trace given
 # up on, a full buffer), as functions of the state the assembler hands them.
-
-
-def _count_runless(
-    ended: deque[tuple[int, Any]],
-    had_run: dict[int, None],
-    could_sample: Callable[[int], bool],
-    runless: RunlessTraces | None,
-) -> None:
-    """Count, by instrumentation scope, the traces among `ended` roots in which no run started
-    (on the engine's thread, while the agent's thread may still append to `ended`)."""
-    counts: Counter[str | None] = Counter()
-    while ended:
-        try:
-            trace_id, scope = ended.popleft()
-        except IndexError:
-            break
-        name = getattr(scope, "name", None)
-        # Counted among the traces sampling could pick, as the sidecar counts them.
-        if trace_id not in had_run and name != OWN_SCOPE and could_sample(trace_id):
-            counts[name] += 1
-    if runless is not None:
-        for name, count in counts.items():
-            runless.add(name, count)
 
 
 def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:

@@ -19,6 +19,7 @@ import orjson
 from otel_scorers.conventions import SpanRole, detect
 from otel_scorers.conventions.described import PATH_MISSES
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.runs.span_roles import span_roles
@@ -93,6 +94,10 @@ class TraceExplanation:
     trace_id: int
     spans: list[SpanReading]
     runs: list[AgentRun]
+    #: Runs no span marks, joined from this trace's model calls and later traces' (`call_chains`),
+    #: each with the traces its calls are in; and the trace of the run this trace's calls joined.
+    joined: list[tuple[AgentRun, tuple[int, ...]]] = field(default_factory=list)
+    joined_into: int | None = None
 
     @property
     def scopes(self) -> Counter[str]:
@@ -213,8 +218,21 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
                 else ""
             )
         )
+    for run, traces in explanation.joined:
+        yield (
+            f"  run {_printable(run.agent_name or '(unnamed)')} (span {run.span_id:016x}) joined from the "
+            f"model calls of {len(traces)} trace{'' if len(traces) == 1 else 's'} ("
+            + ", ".join(f"{trace:032x}" for trace in traces)
+            + "): no span marks it, but each call continues the last with its tools' results, offers "
+            f"the model tools, or sits in an agent's span; input {'read' if run.input is not None else 'missing'}, "
+            f"output {'read' if run.output is not None else 'missing'}, {len(run.tool_calls)} tool call(s)"
+            + (f"; missing: {', '.join(sorted(run.missing))}" if run.missing else "; nothing missing")
+        )
+    if explanation.joined_into is not None:
+        yield f"  no run of its own: its model calls go on the run joined in trace {explanation.joined_into:032x}"
+        return
     why = explanation.why_no_run()
-    if why is not None:
+    if why is not None and not explanation.joined:
         yield f"  no run found: {why}"
 
 
@@ -230,5 +248,17 @@ def explain_files(paths: Iterable[Path], problems: list[InputProblem]) -> Iterat
     for path in paths:
         for span in read_spans(path, problems):
             traces[span.trace_id].append(span)
-    for spans in traces.values():
-        yield explain_trace(spans)
+    explanations = {trace_id: explain_trace(spans) for trace_id, spans in traces.items()}
+    joined: list[tuple[AgentRun, tuple[int, ...]]] = []
+    chains = CallChains(on_joined=lambda run, traces: joined.append((run, traces)))
+    for trace_id, explanation in explanations.items():
+        if not explanation.runs:
+            for _ in chains.add(span_roles(traces[trace_id])):
+                pass
+    for _ in chains.rest():
+        pass
+    for run, joined_traces in joined:
+        explanations[joined_traces[0]].joined.append((run, joined_traces))
+        for later in joined_traces[1:]:
+            explanations[later].joined_into = joined_traces[0]
+    yield from explanations.values()

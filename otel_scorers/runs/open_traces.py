@@ -13,7 +13,9 @@ from pathlib import Path
 
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.span_record import SpanRecord
 
 #: A trace that got no span in this many spans read is taken as complete (by file position, as
@@ -97,6 +99,8 @@ class OpenTraces:
         self.buffered_bytes = 0
         #: Traces already built, to count a span that comes after them.
         self.released: OrderedDict[int, None] = OrderedDict()
+        #: Model calls of traces without a run, joined across traces into the runs they make.
+        self.chains = CallChains()
 
     def add(self, span: SpanRecord, position: int, size: int) -> None:
         """Hold `span`, read as the `position`th span, `size` bytes of JSON."""
@@ -138,6 +142,12 @@ class OpenTraces:
         """The runs of every trace still held, once all files are read."""
         while self.traces:
             yield from self._release(next(iter(self.traces)))
+        yield from self._counted(self.chains.rest())
+
+    def _counted(self, runs: Iterator[AgentRun]) -> Iterator[AgentRun]:
+        for run in runs:
+            self.reading.runs += 1
+            yield run
 
     def _release(self, trace_id: int) -> Iterator[AgentRun]:
         trace = self.traces.pop(trace_id)
@@ -146,6 +156,9 @@ class OpenTraces:
         self.released[trace_id] = None
         if len(self.released) > _RELEASED_KEPT:
             self.released.popitem(last=False)
-        for run in build_runs(trace.spans):
-            self.reading.runs += 1
-            yield run
+        runs = build_runs(trace.spans)
+        if not runs:  # a run no span marks may be in its model calls, with other traces'
+            yield from self._counted(self.chains.add(span_roles(trace.spans)))
+            return
+        self.reading.runs += len(runs)
+        yield from runs

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
-from otel_scorers.conventions import Convention
+from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
@@ -189,7 +189,7 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
         return [
-            _with_lower_layers(convention.model_call(span), parts.model_layers.get(span.span_id, ()))
+            _with_lower_layers(_model_call(convention, span), parts.model_layers.get(span.span_id, ()))
             for convention, span in _one_per_call(parts.models)
         ]
     models = _held_conversation(parts.around)
@@ -198,10 +198,31 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     return models
 
 
+def _model_call(convention: Convention, span: SpanRecord) -> ModelCall:
+    """The call as the reader that claimed its span reads it; when that finds no messages, with
+    those another library's keys on the same span hold (`conventions.also_reading`: MLflow's
+    `mlflow.spanInputs` on a Semantic Kernel model span, whose own content goes to log records)."""
+    call = convention.model_call(span)
+    if call.input.captured or call.output.captured:
+        return call
+    for other in also_reading(span, convention):
+        if other.role(span) == "model":
+            found = other.model_call(span)
+            if found.input.captured or found.output.captured:
+                return replace(call, input=found.input, output=found.output)
+    return call
+
+
 def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
-    """The call as its outer span says it, with the model and the token counts it does not name
-    taken from the same call seen by a lower layer (DSPy's `Predict` module over its `LM`)."""
-    if not layers or None not in (call.model, call.input_tokens, call.output_tokens):
+    """The call as its outer span says it, with the model, the token counts and the messages it
+    does not hold taken from the same call seen by a lower layer (DSPy's `Predict` module over
+    its `LM`; a framework's generator component, recorded without messages, over the client's
+    call)."""
+    if not layers or (
+        None not in (call.model, call.input_tokens, call.output_tokens)
+        and call.input.captured
+        and call.output.captured
+    ):
         return call
     for convention, span in layers:
         lower = convention.model_call(span)
@@ -210,6 +231,8 @@ def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanR
             model=call.model or lower.model,
             input_tokens=call.input_tokens if call.input_tokens is not None else lower.input_tokens,
             output_tokens=call.output_tokens if call.output_tokens is not None else lower.output_tokens,
+            input=call.input if call.input.captured else lower.input,
+            output=call.output if call.output.captured else lower.output,
         )
     return call
 

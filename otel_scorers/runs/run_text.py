@@ -72,6 +72,8 @@ FROM_WRAPPER_STRUCTURE = "reduced from the structure on the span around the run"
 FROM_MODEL_CALLS = "from the run's model calls"
 #: Where a run's tool calls came from when it has no model or tool span of its own.
 FROM_CONVERSATION_AROUND = "from the conversation the span around the run keeps"
+#: A recorded value that holds nothing: as if the span held none.
+_EMPTY_STRUCTURES = frozenset({"{}", "[]"})
 #: No structure of these forms: not reduced.
 _NOT_A_FORM = object()
 
@@ -222,8 +224,9 @@ def span_text(
     text = content.input_text if side == "input" else content.output_text
     if text and side == "input":
         text = swarm_request(text) or text  # the user's request inside a Swarm's context
-    # An empty value is what some span processors write when content capture hides it.
-    if text:
+    # An empty value is what some span processors write when content capture hides it; an empty
+    # structure what a recorder writes for a function that returned nothing (it raised).
+    if text and text not in _EMPTY_STRUCTURES:
         reduced = reduce_structure(text, side, steps)
         if reduced is _NOT_A_FORM:
             return Found(text, FROM_WRAPPER if wrapper else None)

@@ -8,6 +8,7 @@ What the model was sent back for a call completes a tool span that recorded less
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import Convention
@@ -32,7 +33,7 @@ from otel_scorers.conventions.frameworks import (
     loop_tool,
     sent_back_error,
 )
-from otel_scorers.model import ToolCall, ToolState
+from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.span_record import SpanRecord
@@ -111,10 +112,9 @@ def _tool_call(
 ) -> tuple[ToolCall, bool]:
     """The span's call, and whether it is machinery rather than the agent's tool: a handoff
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
-    framework (`Framework.loop_tools`). A call whose execution failed
-    failed, though the caller's span may not say so (an MCP server's error, which the calling
-    framework hands the model as a result). Named, and its arguments read, as its framework calls
-    it (`Framework.as_called`: Semantic Kernel's `{plugin}-{function}`)."""
+    framework (`Framework.loop_tools`). A call whose execution failed failed, though the caller's
+    span may not say so (an MCP server's error, which the calling framework hands the model as a
+    result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
     call = _langchain_recorded(convention.tool_call(span))
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
@@ -302,9 +302,9 @@ def _changed(
     state: ToolState = _KEEP,
     error: str | None = _KEEP,
 ) -> ToolCall:
-    """`dataclasses.replace` for a tool call, at half its cost (which looks the class's fields
-    up on every call): run assembly completes tool calls one field at a time."""
-    return ToolCall(
+    """`dataclasses.replace` for a tool call, at a quarter of its cost (which looks the class's
+    fields up on every call): run assembly completes tool calls one field at a time."""
+    return made_tool_call(
         call.name,
         call.call_id if call_id is _KEEP else call_id,
         call.arguments if arguments is _KEEP else arguments,
@@ -349,6 +349,9 @@ def _match_requested_calls(
         index = by_id.get(call.call_id) if call.call_id else None
         if index is None or index not in unmatched:
             index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
+        if index is None and call.call_id is None:
+            index = _asked_with_its_arguments(call, requested, unmatched)
+            call = replace(call, name=str(requested[index][1].get("name"))) if index is not None else call
         if index is None:
             if not internal:
                 matched.append((call, len(requested)))
@@ -372,6 +375,17 @@ def _match_requested_calls(
     matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
     return [call for call, _ in matched]
+
+
+def _asked_with_its_arguments(
+    call: ToolCall, requested: Sequence[Any], unmatched: Sequence[int]
+) -> int | None:
+    """The one unanswered request given exactly the arguments of a tool span named by no request:
+    named by what implements the tool (MLflow's AG2 autolog: the function registered as it)."""
+    if not is_mapping(call.arguments) or any(part.get("name") == call.name for _, part in requested):
+        return None
+    found = [i for i in unmatched if decode_json(requested[i][1].get("arguments")) == call.arguments]
+    return found[0] if len(found) == 1 else None
 
 
 def _unanswered(

@@ -3,7 +3,8 @@
 A collector sends batches, not traces. Spans of a trace that some binding may sample are kept
 (as received protobuf, unconverted) until the trace has gone `decision_wait_s` without a new span
 and holds a run span, or `max_wait_s` after its first span; then it is ready to be scored.
-A trace without a run span is kept up to `max_wait_s` (its run span may still come) and is the
+A trace without a run span is kept up to `max_wait_s` (its run span may still come), then
+scored all the same when its model calls may join a run no span marks (`join_calls`), and is the
 first thing let go when memory is short; spans let go are counted (`no_run_span`), and a run span
 that comes after its trace was let go counts as late rather than being scored without its children. Spans arriving for a trace whose runs were already
 built are counted as late, never buffered. Memory is bounded by traces, spans and bytes; at the
@@ -120,8 +121,12 @@ class BatchAssembler:
         late_memory: int,
         clock: Callable[[], float] = time.monotonic,
         runless: RunlessTraces | None = None,
+        join_calls: bool = False,
     ) -> None:
+        """`join_calls`: a trace that got no run span within `max_wait_s` is scored all the same,
+        for the model calls in it may make a run no span marks (`runs.call_chains`)."""
         self._metrics = metrics
+        self._join_calls = join_calls
         self._runless_traces = runless
         self.limits = limits
         self._decision_wait_s = decision_wait_s
@@ -294,7 +299,10 @@ class BatchAssembler:
             if trace.last_seen > expired_before:
                 break
             del runless[key]
-            expired_spans += self._let_go(key, trace)
+            if self._join_calls:
+                self._make_ready(trace)
+            else:
+                expired_spans += self._let_go(key, trace)
         _count_let_go(self._metrics, expired_spans, "no_run_span", "no run span came within max_wait_s")
         # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
         # front, so look for such traces once in a while.

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from otel_scorers.config import Config
+from otel_scorers.config import Config, SidecarConfig
 from otel_scorers.conversations.source import Conversations
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.labels.agreement import Agreement
@@ -28,7 +28,9 @@ from otel_scorers.pipeline_builder import (
     build_received_conversations,
 )
 from otel_scorers.runs.ancestry import nearest_marked
+from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.no_run import RunlessTraces, trace_runs
+from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
@@ -147,9 +149,40 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
     return [item for item in spans if nearest_marked(item.span.span_id, parents, runs, inside)]
 
 
-def build_trace_runs(spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None) -> list[AgentRun]:
-    """The runs in a trace's spans; a trace that gives none is counted in `runless`."""
-    return trace_runs([item.record() for item in spans], runless)
+def build_trace_runs(
+    spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None, chains: CallChains | None = None
+) -> list[AgentRun]:
+    """The runs in a trace's spans; a trace that gives none is counted in `runless`. With
+    `chains`, the model calls of a trace without a run join the runs no span marks, and the runs
+    of the chains they complete (of this trace or earlier ones) are returned."""
+    records = [item.record() for item in spans]
+    if chains is None:
+        return trace_runs(records, runless)
+    runs = trace_runs(records, None)
+    if runs:
+        return runs
+    joined = list(chains.add(span_roles(records)))
+    if not joined and runless is not None:
+        runless.add_trace(records)
+    return joined
+
+
+def join_chains(settings: SidecarConfig, metrics: PipelineMetrics) -> CallChains | None:
+    """Where the runs no span marks are joined, as the sidecar's settings say (`call_chains`);
+    chains not read whole are counted as runs dropped, by reason."""
+    if not settings.join_calls:
+        return None
+    return CallChains(
+        settings.join_max_chains,
+        int(settings.join_window_s * 1e9),
+        on_dropped=lambda reason: metrics.run_outcome("dropped", reason),
+    )
+
+
+def job_spans(trace: BufferedTrace) -> list[OtlpSpan]:
+    """The spans a trace's runs are built from: its run spans' subtrees, or every span of a trace
+    without a run span (its model calls may join a run no span marks)."""
+    return run_subtrees(trace.spans, trace.run_spans) if trace.run_spans else trace.spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +192,10 @@ class TraceJob:
     trace: BufferedTrace
     done: Done
     runless: RunlessTraces | None = None
+    chains: CallChains | None = None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(run_subtrees(self.trace.spans, self.trace.run_spans), self.runless)
+        return build_trace_runs(job_spans(self.trace), self.runless, self.chains)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.done(self.trace, run_span_attributes(results))
@@ -173,10 +207,18 @@ class TraceJob:
 class ThreadScoring:
     """Scoring on the engine's thread, in this process (shares the GIL with the receivers)."""
 
-    def __init__(self, built: BuiltPipeline, done: Done, prometheus_text: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        built: BuiltPipeline,
+        done: Done,
+        prometheus_text: Callable[[], bytes],
+        chains: CallChains | None = None,
+    ) -> None:
+        """`chains`: where runs no span marks are joined, on the engine's thread (one at a time)."""
         self.built = built
         self.engine = built.engine
         self._runless = built.runless
+        self._chains = chains
         self._done = done
         self._prometheus_text = prometheus_text
 
@@ -184,7 +226,7 @@ class ThreadScoring:
         self.engine.start()
 
     def submit(self, trace: BufferedTrace) -> None:
-        self.engine.submit(TraceJob(trace, self._done, self._runless))
+        self.engine.submit(TraceJob(trace, self._done, self._runless, self._chains))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:
         # The runs, then their conversations; the sidecar flushes the telemetry it shares.

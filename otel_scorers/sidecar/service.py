@@ -38,6 +38,7 @@ from otel_scorers.sidecar.jobs import (
     RunSpanAttributes,
     Scoring,
     ThreadScoring,
+    join_chains,
     receiving_conversations,
     sidecar_pipeline,
 )
@@ -107,6 +108,7 @@ def _batch_assembler(
         max_wait_s=settings.max_wait_s,
         late_memory=settings.late_trace_memory,
         runless=runless,
+        join_calls=settings.join_calls,
     )
 
 
@@ -194,7 +196,9 @@ class Sidecar:
 
     def _scoring(self, config: Config, here: BuiltPipeline | None) -> Scoring:
         if here is not None:
-            return ThreadScoring(here, self._job_done, self.telemetry.prometheus_text)
+            return ThreadScoring(
+                here, self._job_done, self.telemetry.prometheus_text, join_chains(self.settings, self.metrics)
+            )
         return ProcessScoring(
             config,
             self.metrics,

@@ -69,7 +69,7 @@ class _Child:
 
 class ProcessScoring:
     """`Scoring` in `processes` child processes: each ready trace goes to the child with the
-    fewest traces in hand, down a pipe (a sending thread per child, so the loop never blocks on
+    fewest traces in hand (a trace without a run span, to the first: see `submit`), down a pipe (a sending thread per child, so the loop never blocks on
     it); results come back on a receiving thread per child, which also notices its exit and
     starts a new one in its place."""
 
@@ -137,7 +137,12 @@ class ProcessScoring:
         # Encoded on the sending thread, with the traces queued behind it: the loop only queues.
         with self._lock:
             alive = self._alive()
-            child = min(alive, key=lambda candidate: len(candidate.pending)) if alive else None
+            if not trace.run_spans and alive:
+                # Model calls that may join a run no span marks, across traces: all to one
+                # process, which holds the chains they make (`runs.call_chains`).
+                child: _Child | None = alive[0]
+            else:
+                child = min(alive, key=lambda candidate: len(candidate.pending)) if alive else None
             if child is not None:
                 job_id = next(self._ids)
                 child.pending[job_id] = trace

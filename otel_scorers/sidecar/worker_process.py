@@ -30,11 +30,13 @@ from otel_scorers.labels.join_records import JudgeScore
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.model import AgentRun
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun
+from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.deadline import call_within
 from otel_scorers.sidecar.jobs import (
     RunSpanAttributes,
     build_trace_runs,
+    join_chains,
     run_span_attributes,
     sidecar_pipeline,
 )
@@ -91,9 +93,10 @@ class _ReceivedTraceJob:
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
     runless: RunlessTraces
+    chains: CallChains | None = None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(self.spans, self.runless)
+        return build_trace_runs(self.spans, self.runless, self.chains)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.replies.add(self, results)
@@ -150,6 +153,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     built = sidecar_pipeline(config, telemetry, metrics, join)
     engine = built.engine
     runless = built.runless
+    chains = join_chains(settings, metrics)  # the receiving process sends this one every trace without a run
     replies = _Replies(reply, attributes=settings.mode == "inline")
     engine.call_every(_REPLY_WAIT_S, replies.flush)
     reply(("ready",))
@@ -167,7 +171,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 received = decode_batch(message[1], message[2])
                 left = [len(received)]
                 for job_id, spans in received:
-                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless))
+                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless, chains))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":

@@ -26,7 +26,7 @@ from otel_scorers.otlp.decode import parse_json_request, span_records
 from otel_scorers.span_record import SpanRecord
 
 from ..conftest import RunRecorder, Telemetry
-from .test_fixture_runs import assert_runs_match, params
+from .test_fixture_runs import PENDING, TRACES, assert_runs_match, case_id, params
 
 ATTRIBUTES_AT_END = {
     "openinference.instrumentation.langchain",
@@ -104,7 +104,16 @@ def replay_span(
 
 
 #: (framework, scenario) -> why the in-process path cannot rebuild that trace's runs as the files do.
-IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {}
+IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
+    (framework, path.name.removesuffix(".truth.json")): (
+        "no span marks these runs: they are joined from model calls across traces, which the "
+        "in-process door does not keep (docs/frameworks.md)"
+    )
+    for framework in ("openlit-ag2", "openlit-haystack", "openlit-llamaindex", "openllmetry-haystack")
+    for path in (TRACES / framework).glob("*.truth.json")
+    # OpenLIT marks a Haystack pipeline's run with a span of its own: only its agents' are joined.
+    if case_id(path) not in PENDING and case_id(path) != "openlit-haystack/in_pipeline"
+}
 
 
 def in_process_params() -> list[Any]:

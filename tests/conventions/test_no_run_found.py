@@ -131,6 +131,20 @@ def test_the_processor_counts_traces_without_a_run_by_root_scope_and_says_so_onc
     processor.shutdown()
 
 
+def test_roots_of_interleaved_tracers_are_counted_under_each_scope_name(telemetry: Telemetry) -> None:
+    # Two tracers of the same scope name are two scope objects: their traces add up by name.
+    processor = ScoringSpanProcessor([checks.no_tool_errors()], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    web, worker, web_again = (telemetry.tracer_provider.get_tracer(name) for name in ("web", "worker", "web"))
+    for tracer in (web, worker, web, web, worker, web_again, web):
+        with tracer.start_as_current_span("handler"), tracer.start_as_current_span("query"):
+            pass
+    assert processor.force_flush(5000)
+    assert telemetry.counter(METRIC, otel_scorers__scope="web") == 5
+    assert telemetry.counter(METRIC, otel_scorers__scope="worker") == 2
+    processor.shutdown()
+
+
 def test_a_described_instrumentation_is_not_counted(telemetry: Telemetry) -> None:
     config = parse_config(yaml.safe_load(CONFIG))
     processor = ScoringSpanProcessor(

@@ -67,13 +67,16 @@ def assert_same_runs(corpus: str, rewrite: Rewrite, directory: Path) -> None:
         )
 
 
-@pytest.mark.parametrize("corpus", ["langgraph-openinference", "langgraph-openllmetry", "openlit-langchain"])
+@pytest.mark.parametrize(
+    "corpus", ["langgraph-openinference", "langgraph-openllmetry", "openlit-langchain", "langsmith-langchain"]
+)
 def test_a_langgraph_trace_whose_instrumentation_scope_is_unknown_still_yields_the_same_runs(
     corpus: str, tmp_path: Path
 ) -> None:
     # OpenInference marks a LangChain tool named like an agent (`ask_weather_agent`) AGENT: its
     # `tool.name`, not its scope, says it is a tool; LangChain's metadata says which spans are
-    # the graph's nodes and which the graph.
+    # the graph's nodes and which the graph. LangSmith's spans are known by its own keys
+    # (`langsmith.span.kind`), which no other instrumentation writes.
     assert_same_runs(corpus, renamed_scope("acme.tracer"), tmp_path)
 
 

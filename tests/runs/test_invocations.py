@@ -73,10 +73,40 @@ def test_a_handoff_no_tool_span_records_joins_the_two_agents_runs() -> None:
     assert run.final_agent == "weather_agent"
 
 
+def test_a_span_recording_a_handoff_in_the_genai_handoff_attributes_joins_the_two_agents_runs() -> None:
+    # OpenTelemetry's OpenAI Agents instrumentation: an `agent_handoff` span (`gen_ai.handoff.to_agent`)
+    # in the triage agent's turn, then `invoke_agent weather_agent` beside `invoke_agent triage_agent`;
+    # the model's request for transfer_to_weather_agent is only a Python repr in a text part.
+    (run,) = runs_of("otel-openai-agents", "handoff_after_tool")
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("triage_agent", "weather_agent")]
+    assert view(run) == (
+        "triage_agent",
+        "What time is it in Paris, and what is the weather there?",
+        "It is 14:05 in Paris, and it is sunny and 21°C.",
+        [("get_time", "14:05", "ok"), ("get_weather", "Sunny, 21°C", "ok")],
+    )
+    assert run.final_agent == "weather_agent"
+
+
 def test_the_same_model_call_recorded_by_two_instrumentations_counts_once() -> None:
     # anthropic 2.x's own span beside OpenLLMetry's for each of the two calls (20 + 10 tokens each).
     (run,) = runs_of("anthropic-openllmetry", "tool_then_answer")
     assert (run.usage.input_tokens, run.usage.output_tokens) == (40, 20)
+
+
+def test_a_model_call_whose_outer_span_holds_no_messages_takes_them_from_the_lower_layer() -> None:
+    # OpenLIT's Haystack generator component (`chat openai_chat_generator`, no messages) around
+    # OpenLIT's OpenAI client span holding the call's messages, in a pipeline's workflow span.
+    (run,) = runs_of("openlit-haystack", "in_pipeline")
+    assert view(run)[1:] == (PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    assert (run.usage.input_tokens, run.usage.output_tokens) == (40, 20)
+
+
+def test_a_pipeline_named_nowhere_is_named_after_the_one_component_its_input_went_to() -> None:
+    # OpenLIT's `invoke_workflow pipeline` names no workflow; its recorded input is
+    # {"weather_agent": {"messages": ...}}, the agent component the user's request went to.
+    (run,) = runs_of("openlit-haystack", "in_pipeline")
+    assert run.agent_name == "weather_agent"
 
 
 def test_an_agent_graph_a_tool_runs_is_its_own_run_though_nothing_marks_it_an_agent() -> None:

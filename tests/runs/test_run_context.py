@@ -64,6 +64,8 @@ def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_cont
 #: Cases whose retrieved documents are not read yet: expected to fail.
 DOCUMENTS_PENDING = {
     "mlflow-llamaindex/query_engine_tool": "a `conventions:` description reads no retriever spans",
+    "openlit-llamaindex/query_engine_tool": "the query engine's retrieval is a trace of its own, "
+    "which no rule joins to the run joined from the agent's model calls",
 }
 
 

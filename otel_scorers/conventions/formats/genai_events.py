@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.formats import autogen, haystack
+from otel_scorers.conventions.formats import autogen, haystack, langchain
 from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
@@ -180,12 +180,15 @@ def _prompt_completion_messages(events: Sequence[SpanEvent]) -> tuple[Messages, 
 
 def listed_messages(value: Any, default_role: str) -> Messages:
     """A list of chat-completion messages (`{role, content, tool_calls}`, JSON or not) as messages;
-    a tool's message (`{role: tool, tool_call_id, content}`) is the response to that call."""
+    a tool's message (`{role: tool, tool_call_id, content}`) is the response to that call; a
+    message LangChain serialised with its class (`langchain.serialised_message`) is read as one."""
     if value is None or is_placeholder(value):
         return NOT_CAPTURED
     decoded = decode_json(value)
     if isinstance(decoded, Mapping):
         decoded = [decoded]
+    elif isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], list):
+        decoded = decoded[0]  # a batch of one conversation (what a LangChain chat model is given)
     if not isinstance(decoded, list):
         # Haystack's tracer writes what it cannot serialise as its Python repr.
         written = haystack.repr_messages(decoded)
@@ -195,6 +198,10 @@ def listed_messages(value: Any, default_role: str) -> Messages:
     messages: list[Message] = []
     for item in decoded:
         if isinstance(item, Mapping):
+            serialised = langchain.serialised_message(item) if "role" not in item else None
+            if serialised is not None:  # LangChain's, by whatever recorded its model's call
+                messages.append(serialised)
+                continue
             call_id = item.get("tool_call_id")
             if isinstance(call_id, str) and item.get("role") == "tool":
                 response = {"type": "tool_call_response", "id": call_id, "response": item.get("content")}

@@ -87,6 +87,13 @@ def component_name(run_input: Any, run_output: Any, pipeline_input: Any, pipelin
     return next(iter(found)) if len(found) == 1 else None
 
 
+def input_component(pipeline_input: Any) -> str | None:
+    """The component a pipeline's input (`{name: inputs}`, as `Pipeline.run` is given it) went
+    to, when it went to one only: the component that was asked the request; None otherwise."""
+    entries = _entries(decode_json(pipeline_input))
+    return entries[0][0] if len(entries) == 1 else None
+
+
 def tool_agent_name(run_output: Any, caller_output: Any) -> str | None:
     """The name of the tool an agent ran as (`AgentTool`), the one its user gave it: the tool
     whose result, in the calling agent's conversation, is this agent's answer; None unless

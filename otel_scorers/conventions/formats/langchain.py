@@ -112,6 +112,18 @@ def to_message(item: Any) -> Message | None:
     return {"role": role, "parts": parts}
 
 
+def serialised_message(item: Mapping[str, Any]) -> Message | None:
+    """A message LangChain serialised with its class (`dumpd`'s `{"lc": 1, "kwargs": {...}}`,
+    `message_to_dict`'s `{"type": "human", "data": {...}}`) as a message; None for any other
+    mapping (a chat-completions message is read as one)."""
+    if "role" in item or not (
+        (item.get("lc") is not None and isinstance(item.get("kwargs"), Mapping))
+        or ("type" in item and isinstance(item.get("data"), Mapping))
+    ):
+        return None
+    return to_message(item)
+
+
 def messages_of(value: Any) -> list[Message] | None:
     """The messages of a graph's input or output state (`{"messages": [...]}`, possibly under
     `inputs`/`outputs`), or None when the value holds none."""

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.model import ToolCall, ToolState
+from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.span_record import SpanRecord
 
 
@@ -372,8 +372,8 @@ def span_tool_call(
     says what that is (`run_builder`: a failed call has no result, only its error)."""
     if state is None:
         state, error = tool_state(span, result)
-    # By position: a frozen dataclass made by keyword costs a quarter more, for every tool span.
-    return ToolCall(name, call_id, arguments, result, state, error, span.start_ns, span.end_ns)
+    # Through its slots' setters (`made_tool_call`): one is made for every tool span.
+    return made_tool_call(name, call_id, arguments, result, state, error, span.start_ns, span.end_ns)
 
 
 def handoff_agent(arguments: Any) -> str | None:

@@ -1,0 +1,285 @@
+"""Runs that no span marks, joined from model calls across traces by conversation continuity.
+
+Some instrumentations write no span for an agent's run and start a new trace at each model
+call or message (OpenLIT's LlamaIndex and AG2 instrumentations, OpenLLMetry's Haystack one): the
+run is only in the conversation its model calls carry. A model call in a trace that holds no run
+*continues* an earlier call when its request is that call's request, then (optionally) that
+call's answer, then results of tool calls that answer asked for, and nothing else: the agent
+sent back what its tools returned. A request that adds a user message is a new run (a chat's
+next turn), not the same one.
+
+A chain of such calls is a run only on evidence that an agent made it, never because a model
+was called: the calls were joined through tool results (a tool loop), or a call offered the
+model tools, or a span around a call names an agent. A lone model call with none of these (an
+application asking a model once) is no run.
+
+The run is read as every run is (`run_reading`), its span the first call's: its input the first
+user message of the first request, its answer the last call's final text, its tool calls those
+the calls asked for, completed by the results sent back. Its scores attach to that first call's
+span, in that call's trace (docs/emission.md).
+
+A chain whose last call answered without asking for a tool is complete at once (only a tool's
+result continues a run). One waiting for its tools' results is held within bounds
+(`MAX_OPEN_CHAINS`, `CHAIN_WINDOW_NS`, `MAX_CHAIN_CALLS`): when its last call started longer than
+the window before the newest call seen it is built as it is, and so is the oldest when too many
+are open, or one grown too long; those closed early for the count or the length are counted
+(`ChainTally.closed_early`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from otel_scorers.conventions import Convention
+from otel_scorers.conventions.base import Message, ModelCall
+from otel_scorers.conventions.formats.messages import parsed_once, tool_call_parts, tool_response_parts
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.agent_names import named_by_keys
+from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.run_parts import RunParts
+from otel_scorers.runs.run_reading import read_run
+from otel_scorers.runs.span_roles import SpanRoles
+from otel_scorers.span_record import SpanRecord
+from otel_scorers.throttled_log import throttled
+
+#: Most chains of model calls held open at once, waiting for a call that continues them; beyond,
+#: the least recently continued is built as it is (and counted).
+MAX_OPEN_CHAINS = 10_000
+#: A chain whose last call started this long before the newest call seen is taken as complete:
+#: the longest a tool may run between two calls of one run (5 minutes).
+CHAIN_WINDOW_NS = 300 * 1_000_000_000
+#: Most model calls one chain holds: a run of more is read as it is at this many (and counted),
+#: so that one endless tool loop cannot hold memory without bound.
+MAX_CHAIN_CALLS = 1_000
+#: Where a joined run's text came from, as `AgentRun.text_sources` and `--explain` say it.
+FROM_JOINED_CALLS = "from model calls joined across traces by their conversation"
+
+
+@dataclass(slots=True)
+class ChainTally:
+    """What joining did: runs built from chains, and chains closed early to stay in bounds."""
+
+    runs: int = 0
+    closed_early: int = 0
+    #: Chains whose first request ends with tools' results: they go on from a call not seen (its
+    #: trace not kept, or let go), so the run they belong to cannot be read whole. Not runs.
+    unseen_start: int = 0
+
+
+@dataclass(slots=True)
+class _Call:
+    convention: Convention
+    span: SpanRecord
+    call: ModelCall
+    agent: str | None
+    offered_tools: bool
+
+
+@dataclass(slots=True)
+class _Chain:
+    calls: list[_Call] = field(default_factory=list)
+
+    @property
+    def last(self) -> _Call:
+        return self.calls[-1]
+
+
+class CallChains:
+    """Model calls of traces without runs, joined into runs (see the module's docstring)."""
+
+    def __init__(
+        self,
+        max_open: int = MAX_OPEN_CHAINS,
+        window_ns: int = CHAIN_WINDOW_NS,
+        on_joined: Callable[[AgentRun, tuple[int, ...]], None] | None = None,
+        on_dropped: Callable[[str], None] | None = None,
+    ) -> None:
+        """`on_joined`: told of each run built, with the trace ids of its calls (`--explain`);
+        `on_dropped`: told why each chain is not read whole (`chain_limit`, `chain_start_unseen`),
+        for a metric."""
+        self.max_open = max_open
+        self.window_ns = window_ns
+        self._on_joined = on_joined
+        self._on_dropped = on_dropped
+        self.tally = ChainTally()
+        self._open: OrderedDict[int, _Chain] = OrderedDict()  # by the last call's span id
+        self._newest_ns = 0
+
+    def add(self, found: SpanRoles) -> Iterator[AgentRun]:
+        """Take the model calls of one trace that holds no run; the runs of chains now complete."""
+        for call in _loose_calls(found):
+            self._newest_ns = max(self._newest_ns, call.span.start_ns)
+            chain = self._continued(call)
+            if chain is None:
+                chain = _Chain()
+            chain.calls.append(call)
+            if not tool_call_parts(call.call.output.items):
+                yield from self._built(chain)  # answered: only a tool's result would continue it
+                continue
+            if len(chain.calls) >= MAX_CHAIN_CALLS:
+                self.tally.closed_early += 1
+                self._dropped("chain_limit")
+                yield from self._built(chain)
+                continue
+            self._open[call.span.span_id] = chain
+            if len(self._open) > self.max_open:
+                self.tally.closed_early += 1
+                self._dropped("chain_limit")
+                throttled.warning(
+                    "chain_limit",
+                    "otel_scorers: more than %d chains of model calls wait for their tools' results; "
+                    "the oldest is read as the run it makes so far",
+                    self.max_open,
+                )
+                yield from self._built(self._open.popitem(last=False)[1])
+        yield from self.due()
+
+    def due(self) -> Iterator[AgentRun]:
+        """The runs of chains not continued within the window."""
+        while self._open:
+            oldest = next(iter(self._open.values()))
+            if oldest.last.span.start_ns > self._newest_ns - self.window_ns:
+                return
+            yield from self._built(self._open.popitem(last=False)[1])
+
+    def rest(self) -> Iterator[AgentRun]:
+        """The runs of every chain still open, once nothing more will come."""
+        while self._open:
+            yield from self._built(self._open.popitem(last=False)[1])
+
+    def _dropped(self, reason: str) -> None:
+        if self._on_dropped is not None:
+            self._on_dropped(reason)
+
+    def _continued(self, call: _Call) -> _Chain | None:
+        request = call.call.input.items
+        for key, chain in reversed(self._open.items()):
+            if _continues(request, chain.last.call):
+                del self._open[key]
+                return chain
+        return None
+
+    def _built(self, chain: _Chain) -> Iterator[AgentRun]:
+        calls = chain.calls
+        first = calls[0]
+        if _only_tool_results(first.call.input.items[-1]):
+            self.tally.unseen_start += 1
+            self._dropped("chain_start_unseen")
+            throttled.warning(
+                "chain_start_unseen",
+                "otel_scorers: a model call goes on from a call whose trace was not seen (not "
+                "sampled, let go, or past the window): its run cannot be read whole and is not scored",
+            )
+            return
+        agent = next((call.agent for call in calls if call.agent is not None), None)
+        if len(calls) < 2 and agent is None and not any(call.offered_tools for call in calls):
+            return  # a model asked once, by nothing that says it is an agent: no run
+        parts = RunParts(first.span, first.convention, given_name=agent)
+        parts.models = [(call.convention, call.span) for call in calls]
+        with parsed_once():
+            run = read_run(parts)
+        sources = {**run.text_sources}
+        for side in ("input", "output"):
+            if sources.get(side) is not None or getattr(run, side) is not None:
+                sources[side] = FROM_JOINED_CALLS
+        self.tally.runs += 1
+        end_ns = max(call.span.end_ns or call.span.start_ns for call in calls)
+        run = replace(run, end_ns=end_ns, text_sources=sources)
+        if self._on_joined is not None:
+            self._on_joined(run, tuple(dict.fromkeys(call.span.trace_id for call in calls)))
+        yield run
+
+
+def _loose_calls(found: SpanRoles) -> list[_Call]:
+    """The trace's model calls that carry their request and answer, the lowest layer of each (a framework's
+    span around the client's call of the same model is the same call), in start order."""
+    models = {span_id: convention for span_id, (convention, role) in found.roles.items() if role == "model"}
+    around_models: set[int] = set()
+    for span_id in models:
+        parent = found.by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if parent is None or parent in around_models:
+                break
+            if parent in models:
+                around_models.add(parent)
+            span = found.by_id.get(parent)
+            parent = span.parent_span_id if span is not None else None
+    calls: list[_Call] = []
+    for span_id, convention in models.items():
+        if span_id in around_models:
+            continue
+        span = found.by_id[span_id]
+        call = convention.model_call(span)
+        if not (call.input.items and call.output.items):
+            continue  # a call whose request or answer is not in the trace joins nothing
+        offered = bool(convention.tool_definitions(span))
+        calls.append(_Call(convention, span, call, _agent_around(span, found.by_id), offered))
+    return sorted(calls, key=lambda call: call.span.start_ns)
+
+
+def _agent_around(span: SpanRecord, by_id: Mapping[int, SpanRecord]) -> str | None:
+    """The agent a span around the call names by any convention's keys."""
+    parent = span.parent_span_id
+    for _ in range(MAX_DEPTH):
+        around = by_id.get(parent) if parent is not None else None
+        if around is None:
+            return None
+        name = named_by_keys(around)
+        if name is not None:
+            return name
+        parent = around.parent_span_id
+    return None
+
+
+def _continues(request: Sequence[Message], earlier: ModelCall) -> bool:
+    """Whether `request` is `earlier`'s request, then optionally its answer, then only results of
+    tool calls that answer asked for (at least one)."""
+    before = earlier.input.items
+    if len(request) <= len(before) or not earlier.output.captured:
+        return False
+    if [_shape(message) for message in request[: len(before)]] != [_shape(message) for message in before]:
+        return False
+    rest = list(request[len(before) :])
+    answer = earlier.output.items
+    if (
+        answer
+        and len(rest) > len(answer)
+        and [_shape(m) for m in rest[: len(answer)]] == [_shape(m) for m in answer]
+    ):
+        rest = rest[len(answer) :]
+    asked = {str(part.get("id")) for part in tool_call_parts(answer) if part.get("id") is not None}
+    if not asked or not rest:
+        return False
+    for message in rest:
+        if not _only_tool_results(message):
+            return False  # anything but tool results: a new user message, a new turn
+        if any(str(part.get("id")) not in asked for part in message.get("parts", ())):
+            return False
+    return True
+
+
+def _only_tool_results(message: Message) -> bool:
+    parts = message.get("parts", ())
+    return bool(parts) and len(tool_response_parts([message])) == len(parts)
+
+
+def _shape(message: Message) -> tuple[Any, ...]:
+    """What identifies a message when two spans of one conversation record it: its role and its
+    parts' kind, text, call id and name (instrumentations differ in the keys they add)."""
+    return (
+        message.get("role"),
+        tuple(
+            (part.get("type"), part.get("content"), part.get("id"), part.get("name"))
+            for part in message.get("parts", ())
+        ),
+    )
+
+
+def joined_runs(traces: Iterable[SpanRoles]) -> list[AgentRun]:
+    """Every run joined from the model calls of `traces` (each one trace holding no run)."""
+    chains = CallChains()
+    runs = [run for found in traces for run in chains.add(found)]
+    return [*runs, *chains.rest()]
