@@ -216,16 +216,10 @@ class GenAIConvention(Convention):
         (GEN_AI_AGENT_NAME, None),
     )
 
-    # An MCP span is detected by its method's value (`formats/mcp.py`).
-    detection_values: tuple[str, ...] = (mcp.MCP_METHOD, mcp.RPC_METHOD)
-
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
-        return (
-            OPERATION in attributes
-            or span.name.startswith(TOOL_SPAN_PREFIX)
-            or mcp.records_tools_call(attributes)
-        )
+        # MCP's spans by their protocol's keys (`formats/mcp.py`): a `tools/call` is a tool call.
+        return OPERATION in attributes or span.name.startswith(TOOL_SPAN_PREFIX) or mcp.is_protocol_span(span)
 
     role = staticmethod(role)
     run_content = staticmethod(run_content)

@@ -18,6 +18,7 @@ import orjson
 
 from otel_scorers.conventions import SpanRole, detect
 from otel_scorers.conventions.described import PATH_MISSES
+from otel_scorers.conventions.formats import mcp
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
@@ -107,6 +108,11 @@ class TraceExplanation:
         """Why no run was found, or None when one was."""
         if self.runs:
             return None
+        if self.spans and all(mcp.is_protocol_span(reading.span) for reading in self.spans):
+            return (
+                "only MCP protocol requests (an MCP session's, outside any agent's run): a tool call "
+                "they serve is read in the run of the trace that made it"
+            )
         unclaimed = [reading for reading in self.spans if reading.reader is None]
         roles = Counter(reading.role for reading in self.spans if reading.role is not None)
         if len(unclaimed) == len(self.spans):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from otel_scorers.runs.explain import explain_files
 from otel_scorers.runs.otlp_files import read_spans
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
@@ -53,3 +54,17 @@ def test_an_mcp_tools_call_span_with_no_framework_tool_span_around_it_is_the_run
     assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
         ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok")
     ]
+
+
+def test_a_trace_of_mcp_protocol_requests_alone_is_explained_as_an_mcp_session_not_an_unknown_agent() -> None:
+    # Logfire's `MCP request: initialize` and the MCP SDK's `server/discover` start traces of
+    # their own, before the agent runs.
+    for corpus in ("logfire-mcp", "mcp-openinference"):
+        reasons = [
+            explanation.why_no_run()
+            for explanation in explain_files([TRACES / corpus / "failing_tool.json"], [])
+            if not explanation.runs
+        ]
+        assert reasons and all(
+            reason is not None and reason.startswith("only MCP protocol") for reason in reasons
+        )

@@ -34,6 +34,17 @@ from otel_scorers.span_record import SpanRecord
 MCP_METHOD = "mcp.method.name"
 RPC_METHOD = "rpc.method"
 TOOLS_CALL = "tools/call"
+#: The keys that mark a span of MCP's protocol by their presence alone (OpenTelemetry's MCP
+#: method and JSON-RPC request id, the RPC conventions' JSON-RPC version): which method it records
+#: is read of each span (its role), so that no value is compared to tell whose span it is.
+PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.version"})
+
+
+def is_protocol_span(span: SpanRecord) -> bool:
+    """The span records a request of MCP's protocol (JSON-RPC's, which MCP is)."""
+    return not PROTOCOL_KEYS.isdisjoint(span.attributes)
+
+
 #: A recorded value longer than this is not decoded to look for the exchange in it (bounded work
 #: per span: a tool's whole result may be large, and the call's failure is known without it).
 _MAX_DECODED = 64_000
