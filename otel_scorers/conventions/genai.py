@@ -112,12 +112,15 @@ def role(span: SpanRecord) -> SpanRole | None:
         found = OPERATION_ROLES.get(operation)
         if found is not None:
             return found
-    elif operation is None and span.name.startswith(TOOL_SPAN_PREFIX):
-        return "tool"
+    elif operation is None:
+        if span.name.startswith(TOOL_SPAN_PREFIX):
+            return "tool"
+        # An MCP client's or server's `tools/call`, by its method alone (a span that names its
+        # GenAI operation says what it is by that).
+        if mcp.records_tools_call(attributes):
+            return "tool"
     if GEN_AI_HANDOFF_TO_AGENT in attributes or GEN_AI_HANDOFF_FROM_AGENT in attributes:
         return "tool"
-    if mcp.records_tools_call(attributes):
-        return "tool"  # an MCP client's or server's `tools/call`, by its method alone
     return None
 
 
