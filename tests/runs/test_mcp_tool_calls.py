@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from otel_scorers.conventions import genai
 from otel_scorers.runs.explain import explain_files
 from otel_scorers.runs.otlp_files import read_spans
 from otel_scorers.runs.run_builder import build_runs
@@ -67,4 +68,22 @@ def test_a_trace_of_mcp_protocol_requests_alone_is_explained_as_an_mcp_session_n
         ]
         assert reasons and all(
             reason is not None and reason.startswith("only MCP protocol") for reason in reasons
+        )
+
+
+def test_a_cut_or_overlong_call_tool_result_is_not_read_and_the_call_is_what_its_span_says() -> None:
+    (client,) = [
+        span
+        for span in spans_of("logfire-mcp", "failing_tool")
+        if span.name.startswith("MCP request: tools/call")
+    ]
+    response = client.attributes["response"]
+    assert '"isError":true' in response
+    for unread in (response[: len(response) // 2], response[:-1] + " " * 64_000 + "}"):
+        call = genai.tool_call(replace(client, attributes={**client.attributes, "response": unread}))
+        assert (call.name, call.arguments, call.result, call.state) == (
+            "get_weather",
+            {"city": "Paris"},
+            None,
+            "ok",
         )

@@ -69,19 +69,23 @@ def recorded_exchange(
     params: Mapping[str, Any] | None = None
     result: Mapping[str, Any] | None = None
     for value in attributes.values():
+        if params is not None and result is not None:
+            break
         # Only JSON objects may be either; the substring checks spare decoding every other value.
         if type(value) is not str or not value.startswith("{") or len(value) > _MAX_DECODED:
             continue
-        if params is None and '"' + TOOLS_CALL + '"' in value:
-            decoded = decode_json(value)
-            if isinstance(decoded, Mapping) and decoded.get("method") == TOOLS_CALL:
-                found = decoded.get("params")
-                params = found if isinstance(found, Mapping) else None
-                continue
-        if result is None and '"isError"' in value:
-            decoded = decode_json(value)
-            if isinstance(decoded, Mapping) and "content" in decoded:
-                result = decoded
+        wants_params = params is None and '"' + TOOLS_CALL + '"' in value
+        wants_result = result is None and '"isError"' in value
+        if not (wants_params or wants_result):
+            continue
+        decoded = decode_json(value)
+        if not isinstance(decoded, Mapping):
+            continue
+        if wants_params and decoded.get("method") == TOOLS_CALL:
+            found = decoded.get("params")
+            params = found if isinstance(found, Mapping) else None
+        elif wants_result and "content" in decoded:
+            result = decoded
     return params, result
 
 
