@@ -47,7 +47,10 @@ class Framework:
     `tool_name`: the function's name from the name the framework gave the model for it (Semantic
     Kernel's plugin-qualified `{plugin}-{function}`). `added_arguments`: arguments the framework
     adds to every call its agent makes, null unless set, which the model did not ask for
-    (Semantic Kernel's `instructions_override`)."""
+    (Semantic Kernel's `instructions_override`). `listing_tools`: the tool spans its own tracing
+    writes when it lists a server's tools (the OpenAI Agents SDK's `mcp_list_tools`, before each
+    turn of an agent given an MCP server): no model asked for them and they run no tool, so they
+    are neither a tool call of the run nor work of the agent span around them."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -57,6 +60,7 @@ class Framework:
     step_fields: frozenset[str] = frozenset()
     tool_name: Callable[[str], str] | None = None
     added_arguments: frozenset[str] = frozenset()
+    listing_tools: frozenset[str] = frozenset()
 
     def unwrapped(self, result: Any) -> Any:
         """A tool's result without the object the framework wrapped a plain value in."""
@@ -105,6 +109,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "beeai": Framework(loop_tools=frozenset({"final_answer"})),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result"),
+    "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
@@ -176,6 +181,13 @@ def agent_in_span_name(name: str) -> str:
         if name.endswith(method) and len(name) > len(method):
             return name[: -len(method)]
     return name
+
+
+def lists_tools(span: SpanRecord, name: str) -> bool:
+    """The tool span `name` is its framework's listing of a server's tools, not a tool call
+    (`Framework.listing_tools`)."""
+    framework = framework_of(span)
+    return framework is not None and name in framework.listing_tools
 
 
 def loop_tool(framework: Framework | None, span: SpanRecord, name: str) -> bool:
