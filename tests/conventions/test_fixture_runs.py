@@ -63,13 +63,8 @@ PENDING: dict[str, str] = {
     "tool-call parts: nothing joins its calls",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
     "nothing joins its model calls, each a trace of its own, into the run they make",
-    "openlit-mcp": "OpenLIT's unnamed `invoke_agent` wrapper and its MCP `mcp_list_tools` span are read as "
-    "a run of their own beside the agent's",
-    **{
-        f"openlit-langgraph/{scenario}": "a graph node marked as an agent (`invoke_agent agent`) in a trace "
-        "without a named run is read as a run of its own"
-        for scenario in ("no_tool", "two_runs")
-    },
+    "openlit-mcp/failing_tool": "the MCP server's failure reaches the agent as a result (`Error executing "
+    "tool ...`) and no span marks the call failed",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
 }

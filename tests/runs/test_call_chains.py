@@ -90,15 +90,9 @@ def test_a_lone_model_call_nothing_marks_as_an_agents_is_no_run() -> None:
     assert runs_of("openlit-llamaindex", "no_tool") == []
 
 
-#: Corpora whose phantom runs are not removed yet (tests/conventions/test_fixture_runs.py's PENDING).
-PHANTOMS_PENDING = frozenset({"openlit-mcp", "openlit-langgraph"})
-
-
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         corpus, scenario = truth_path.parent.name, truth_path.name.removesuffix(".truth.json")
-        if corpus in PHANTOMS_PENDING:
-            continue
         assert len(runs_of(corpus, scenario)) <= len(truth(corpus, scenario)), f"{corpus}/{scenario}"
 
 
