@@ -8,7 +8,9 @@ sub-agent, always a run of its own):
 
 - a step: a run inside another run's scope (not under a tool span) that has no name while the
   run around it has one, or that was asked the same request, or whose agent runs there more
-  than once (a graph's node, a turn of its loop), is a step of it: its spans join it;
+  than once (a graph's node, a turn of its loop), or that is all a named run doing nothing
+  itself holds while another span records the same agent beside it (a graph's node recorded by
+  two instrumentations), is a step of it: its spans join it;
 - a wrapper: an agent span that does nothing itself (no model, tool or retriever span of its
   own) around runs, directly or around other such spans (a runner's span around an
   instrumentation's span of the agent around the framework's own), or whose time encloses the

@@ -312,6 +312,19 @@ def test_a_frameworks_listing_of_an_mcp_servers_tools_is_neither_a_tool_call_nor
     ]
 
 
+def test_explain_says_a_tools_listing_span_is_not_a_tool_call() -> None:
+    lines = [
+        line
+        for explanation in explain_files([TRACES / "openlit-mcp" / "tool_then_answer.json"], [])
+        for line in explanation_lines(explanation)
+    ]
+    listings = [line for line in lines if "'execute_tool weather'" in line]
+    assert len(listings) == 2
+    assert all(
+        line.endswith("no role (a framework listing a server's tools, not a tool call)") for line in listings
+    )
+
+
 def test_a_graph_node_recorded_inside_and_beside_the_graphs_run_is_a_step_of_it() -> None:
     # OpenLIT's LangChain instrumentation records the StateGraph's one `agent` node inside the
     # graph's `invoke_agent weather_agent`, its LangGraph instrumentation again beside it.
