@@ -39,8 +39,15 @@ class AG2Convention(Convention):
     run_start_names: tuple[str, ...] = ("invoke_agent", "conversation ")
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
+    detection_values = (OPERATION,)
+
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == TRACING_SCOPE and OPERATION in span.attributes
+        # Its conversation span, under any scope: no other framework writes that operation. Its
+        # other spans are GenAI's, read alike by the GenAI reader.
+        attributes = span.attributes
+        return (span.scope == TRACING_SCOPE and OPERATION in attributes) or attributes.get(
+            OPERATION
+        ) == _CONVERSATION
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         return "run" if span.attributes.get(OPERATION) == _CONVERSATION else genai.operation_role(span)
@@ -67,10 +74,12 @@ _TURN_SUFFIX = ".generate_reply"
 
 
 def is_turn(span: SpanRecord) -> bool:
-    """A `{agent}.generate_reply` span: one turn of a chat, not a run."""
+    """A `{agent}.generate_reply` span (AG2's `ConversableAgent.generate_reply`, under any
+    scope): one turn of a chat, not a run."""
     return span.name.endswith(_TURN_SUFFIX)
 
 
 def chat_agent(span: SpanRecord) -> str | None:
-    """The agent a chat was started with (`ag2.recipient.name`), None for other spans."""
+    """The agent a chat was started with (`ag2.recipient.name`, AG2's key under any scope), None
+    for other spans."""
     return as_str(span.attributes.get("ag2.recipient.name"))

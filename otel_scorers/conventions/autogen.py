@@ -25,7 +25,6 @@ SYSTEM = "autogen"
 HANDOFF_PREFIX = "transfer_to_"
 #: The description AutoGen gives a `Handoff` that has none of its own; it keeps the target's case.
 _HANDOFF_DESCRIPTION = re.compile(r"Handoff to (.+)\.")
-_AGENT_SPAN_SUFFIX = ".on_messages_stream"
 
 
 class AutoGenConvention(Convention):
@@ -68,9 +67,18 @@ def handoff_target(tool_name: object, description: object) -> str | None:
     return described.group(1) if described else tool[len(HANDOFF_PREFIX) :] or None
 
 
-def agent_name_of(span_name: str) -> str | None:
-    """OpenInference's AgentChat instrumentation names an agent's span `{agent}.on_messages_stream`."""
-    return span_name[: -len(_AGENT_SPAN_SUFFIX)] or None if span_name.endswith(_AGENT_SPAN_SUFFIX) else None
+def default_handoff_target(tool_name: object, description: object) -> str | None:
+    """The agent a handoff tool passes the conversation to, when the tool is AutoGen's by its
+    default description for that name (`transfer_to_{target}` described `Handoff to {Target}.`):
+    a tool of another framework named alike (the OpenAI Agents SDK's) is described otherwise.
+    Read so under any scope; None for any other tool."""
+    tool = as_str(tool_name) or ""
+    if not tool.startswith(HANDOFF_PREFIX):
+        return None
+    described = _HANDOFF_DESCRIPTION.fullmatch(as_str(description) or "")
+    if described is None or described.group(1).lower() != tool[len(HANDOFF_PREFIX) :]:
+        return None
+    return described.group(1)
 
 
 def function_results(items: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -7,9 +7,12 @@ whichever reader claimed the span. The framework is named by the span's instrume
 the part after `instrumentation` (`openinference.instrumentation.crewai`,
 `openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI),
 else its first part when that is a listed framework (a framework's own tracing, scoped by its
-modules: `semantic_kernel.functions.kernel_function`), else its last part. A framework not listed
-is read by the general rules alone. A tool call the scope names no framework of is known as a
-framework's by an argument only that framework adds to its calls (`Framework.added_arguments`).
+modules: `semantic_kernel.functions.kernel_function`), else its last part. When the scope names
+no listed framework (an instrumentation not shown: renamed, forked, new), the span is known by
+what only that framework writes on it (`Framework.mark_keys`, `Framework.mark_name`: BeeAI's
+component metadata, ADK's event keys, DSPy's agent modules), and a tool call by an argument only that framework adds
+to its calls (`Framework.added_arguments`), else by the run it is made in. A framework not
+listed is read by the general rules alone.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, TypeGuard
 
+from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
+from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
@@ -39,7 +44,9 @@ class Framework:
     call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
     Tool ..."), None for a result.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
-    (smolagents' `FinalAnswerTool`): by them a loop tool is known whichever scope wrote the span.
+    (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
+    the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
+    description (DSPy's `finish` returns "Completed."): known by the pair whichever scope.
     `result_key`: the key of the one-key object the framework wraps a tool's return value in
     when it is not an object (ADK's `{"result": value}`). `step_fields`: what its modules' result
     holds beside the answer, the steps that led to it (DSPy's prediction: `trajectory`,
@@ -47,13 +54,18 @@ class Framework:
     `tool_name`: the function's name from the name the framework gave the model for it (Semantic
     Kernel's plugin-qualified `{plugin}-{function}`). `added_arguments`: arguments the framework
     adds to every call its agent makes, null unless set, which the model did not ask for
-    (Semantic Kernel's `instructions_override`). `listing_tools`: the tool spans its own tracing
-    writes when it lists a server's tools (the OpenAI Agents SDK's `mcp_list_tools`, before each
-    turn of an agent given an MCP server): no model asked for them and they run no tool, so they
-    are neither a tool call of the run nor work of the agent span around them."""
+    (Semantic Kernel's `instructions_override`). `mark_keys`, `mark_name`: what only the
+    framework writes on a span, whichever instrumentation wrote it, by which its spans are known
+    under a scope that names no listed framework: keys of its own, or a span name its own
+    (`mark_name`, asked of names ending in one of `mark_name_suffixes`). `listing_tools`: the tool
+    spans its own tracing writes when it lists a server's tools (the OpenAI Agents SDK's
+    `mcp_list_tools`, before each turn of an agent given an MCP server): no model asked for them
+    and they run no tool, so they are neither a tool call of the run nor work of the agent span
+    around them."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
+    loop_tool_results: frozenset[tuple[str, str]] = frozenset()
     request_in_prompt: Callable[[str], str | None] | None = None
     tool_error: Callable[[Any], str | None] | None = None
     result_key: str | None = None
@@ -61,6 +73,16 @@ class Framework:
     tool_name: Callable[[str], str] | None = None
     added_arguments: frozenset[str] = frozenset()
     listing_tools: frozenset[str] = frozenset()
+    mark_keys: frozenset[str] = frozenset()
+    mark_name_suffixes: tuple[str, ...] = ()
+    mark_name: Callable[[str], bool] | None = None
+
+    def marks(self, span: SpanRecord) -> bool:
+        """The span carries what only this framework writes (`mark_keys`, `mark_name`)."""
+        if not span.attributes.keys().isdisjoint(self.mark_keys):
+            return True
+        named = self.mark_name
+        return named is not None and span.name.endswith(self.mark_name_suffixes) and named(span.name)
 
     def unwrapped(self, result: Any) -> Any:
         """A tool's result without the object the framework wrapped a plain value in."""
@@ -105,10 +127,20 @@ FRAMEWORKS: Mapping[str, Framework] = {
         loop_tools=frozenset({"final_answer"}),
         loop_tool_descriptions=frozenset({"Provides a final answer to the given problem."}),
     ),
-    "dspy": Framework(loop_tools=frozenset({"finish"}), step_fields=frozenset({"trajectory", "reasoning"})),
-    "beeai": Framework(loop_tools=frozenset({"final_answer"})),
+    "dspy": Framework(
+        loop_tools=frozenset({"finish"}),
+        loop_tool_results=frozenset({("finish", "Completed.")}),
+        step_fields=frozenset({"trajectory", "reasoning"}),
+        mark_name_suffixes=DSPY_RUN_SUFFIXES,
+        mark_name=openinference_frameworks.names_dspy_agent,
+    ),
+    "beeai": Framework(
+        loop_tools=frozenset({"final_answer"}),
+        loop_tool_descriptions=frozenset({"Sends the final answer to the user"}),
+        mark_keys=frozenset({BEEAI_CLASS, BEEAI_EVENT}),
+    ),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
-    "google_adk": Framework(result_key="result"),
+    "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "semantic_kernel": Framework(
@@ -122,10 +154,16 @@ _REQUESTS_IN_PROMPT = tuple(
     f.request_in_prompt for f in FRAMEWORKS.values() if f.request_in_prompt is not None
 )
 _LOOP_TOOL_DESCRIPTIONS = frozenset(text for f in FRAMEWORKS.values() for text in f.loop_tool_descriptions)
+_LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.loop_tool_results)
 #: Where a tool span keeps the tool's description: the GenAI key, OpenInference's.
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
+_MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
+#: Every framework's mark keys and name endings together: a span carrying none of them (most
+#: spans) is no listed framework's by its marks, two checks instead of one per framework.
+_MARK_KEYS = frozenset(key for f in _MARKED for key in f.mark_keys)
+_MARK_NAME_SUFFIXES = tuple(suffix for f in _MARKED for suffix in f.mark_name_suffixes)
 
 
 @lru_cache(maxsize=256)
@@ -138,20 +176,30 @@ def framework_name(scope: str) -> str:
 
 
 def framework_of(span: SpanRecord) -> Framework | None:
-    """The framework the span's instrumentation scope names, when it is one listed."""
-    return FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+    """The framework the span's instrumentation scope names, when it is one listed, else the one
+    whose marks the span carries (`Framework.marks`)."""
+    framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+    if framework is not None:
+        return framework
+    if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
+        return None
+    for marked in _MARKED:
+        if marked.marks(span):
+            return marked
+    return None
 
 
-def framework_of_call(span: SpanRecord, call: ToolCall) -> Framework | None:
-    """The framework of a tool call: its span's scope's, else the one whose added argument the
-    call carries (`Framework.added_arguments`: specific enough to name it)."""
+def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = None) -> Framework | None:
+    """The framework of a tool call: its span's (`framework_of`), else the one whose added
+    argument the call carries (`Framework.added_arguments`: specific enough to name it), else
+    `run`'s, the framework of the run it was made in."""
     framework = framework_of(span)
     if framework is not None or not isinstance(call.arguments, dict):
-        return framework
+        return framework or run
     for adding in _ADDING:
         if _adds_to(call.arguments, adding):
             return adding
-    return None
+    return run
 
 
 def request_in_prompt(run_span: SpanRecord, text: str) -> str:
@@ -171,8 +219,8 @@ def request_in_prompt(run_span: SpanRecord, text: str) -> str:
 
 #: The methods whose spans frameworks name `{agent}.{method}` for an agent's run: smolagents'
 #: `MultiStepAgent.run` (`weather_agent.run`), CrewAI's `Agent.kickoff` and `Agent._execute_core`
-#: (`Weather Reporter.kickoff`).
-RUN_METHODS = (".run", ".kickoff", "._execute_core")
+#: (`Weather Reporter.kickoff`), AutoGen AgentChat's `on_messages_stream`.
+RUN_METHODS = (".run", ".kickoff", "._execute_core", ".on_messages_stream")
 
 
 def agent_in_span_name(name: str) -> str:
@@ -183,21 +231,27 @@ def agent_in_span_name(name: str) -> str:
     return name
 
 
-def lists_tools(span: SpanRecord, name: str) -> bool:
-    """The tool span `name` is its framework's listing of a server's tools, not a tool call
-    (`Framework.listing_tools`)."""
+def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
+    """The tool span is its framework's listing of a server's tools, not a tool call
+    (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
+    lists tools."""
     framework = framework_of(span)
-    return framework is not None and name in framework.listing_tools
+    if framework is None or not framework.listing_tools:
+        return False
+    return read_call(span).name in framework.listing_tools
 
 
-def loop_tool(framework: Framework | None, span: SpanRecord, name: str) -> bool:
-    """The tool `name`, which the span called, ends the loop of `framework`, the span's
-    (`framework_of`; `Framework.loop_tools`).
-    When the span's scope names no listed framework, the tool's description says it: a tool
-    of the same name of another framework is the agent's own, a description is the framework's
-    (`Framework.loop_tool_descriptions`)."""
+def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: Any = None) -> bool:
+    """The tool `name`, which the span called and which returned `result`, ends the loop of
+    `framework`, the span's (`framework_of`; `Framework.loop_tools`).
+    When the span's scope names no listed framework, the tool's description says it, or its
+    name with what it returned: a tool of the same name of another framework is the agent's
+    own, a description is the framework's (`Framework.loop_tool_descriptions`,
+    `Framework.loop_tool_results`)."""
     if framework is not None:
         return name in framework.loop_tools
+    if isinstance(result, str) and (name, result) in _LOOP_TOOL_RESULTS:
+        return True
     for key in _TOOL_DESCRIPTION_KEYS:
         description = span.attributes.get(key)
         if isinstance(description, str) and description in _LOOP_TOOL_DESCRIPTIONS:

@@ -42,12 +42,21 @@ LLM_RESPONSE = "gcp.vertex.agent.llm_response"
 TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
 TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
 _CALL_LLM = "call_llm"
+#: Keys ADK writes on its model and tool spans (the event's, the invocation's, the legacy
+#: schema's content): by them its spans are ADK's whichever scope wrote them.
+ADK_KEYS = frozenset({"gcp.vertex.agent.event_id", "gcp.vertex.agent.invocation_id", LLM_REQUEST, TOOL_ARGS})
 #: ADK's stand-in for a value it does not have (a failed call's id and result).
 NOT_SPECIFIED = "<not specified>"
 TRANSFER, TRANSFER_TYPE = "transfer_to_agent", "TransferToAgentTool"
 _CONTEXT_PREFIX = "For context:"
 #: The role given to other agents' turns that ADK presents to an agent as user messages.
 OTHER_AGENTS_ROLE = "other_agents"
+
+
+def written_by_adk(span: SpanRecord) -> bool:
+    """The span carries a key only ADK writes (`ADK_KEYS`)."""
+    # The view against the set: the four keys are looked up, not the span's many.
+    return not span.attributes.keys().isdisjoint(ADK_KEYS)
 
 
 class GoogleADKConvention(Convention):
@@ -58,7 +67,8 @@ class GoogleADKConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE
+        # Its run spans carry GenAI's keys only, read alike by the GenAI reader under any scope.
+        return span.scope == SCOPE or written_by_adk(span)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         # Runs, tools and model calls (legacy `call_llm` too): this reading has no documents for

@@ -36,18 +36,19 @@ from otel_scorers.conventions.formats.messages import (
     tool_state,
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
+from otel_scorers.conventions.openinference_frameworks import (
+    dspy_agent_class,
+    dspy_span,
+    haystack_span,
+)
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
-    BEEAI,
     BEEAI_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
-    DSPY,
-    DSPY_AGENTS,
     DSPY_RUN_SUFFIXES,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
-    HAYSTACK,
     HAYSTACK_PIPELINES,
     HAYSTACK_RUN_SUFFIXES,
     KIND,
@@ -99,8 +100,8 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
-        if span.scope == BEEAI and BEEAI_EVENT in span.attributes:
-            return None
+        if BEEAI_EVENT in span.attributes:
+            return None  # a BeeAI emitter event, under any scope: a record of its parent
         if kind == "LLM":
             if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
@@ -110,8 +111,8 @@ class OpenInferenceConvention(Convention):
         if kind == "RETRIEVER":
             return "retriever"
         if kind == "AGENT":
-            if span.scope == ag2.SCOPE and ag2.is_turn(span):
-                return None  # a turn of an AG2 chat: the chat is the run
+            if ag2.is_turn(span):
+                return None  # a turn of an AG2 chat, under any scope: the chat is the run
             if "tool.name" in span.attributes:
                 return "tool"  # a tool marked AGENT (LangChain's, when its name contains "agent")
             return "run" if _is_agent_run(span) else None
@@ -120,9 +121,10 @@ class OpenInferenceConvention(Convention):
         # it (`runs.span_roles`).
         if kind == "CHAIN" and llama_index_span(span):
             return "run" if _is_llama_index_run(span) else None
-        if kind == "CHAIN" and span.scope == DSPY:
-            return "run" if _dspy_agent_class(span) is not None else None
-        if kind == "CHAIN" and span.scope == HAYSTACK:
+        # The name's ending first: a lookup for the many CHAIN spans that are not DSPy's.
+        if kind == "CHAIN" and span.name.endswith(DSPY_RUN_SUFFIXES) and dspy_agent_class(span) is not None:
+            return "run"
+        if kind == "CHAIN" and haystack_span(span):
             return "run" if _haystack_agent_class(span) is not None else None
         return None
 
@@ -164,8 +166,8 @@ class OpenInferenceConvention(Convention):
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
         name = as_str(attributes.get("tool.name")) or span.name
-        if span.scope == DSPY:
-            name = name.removesuffix(DSPY_TOOL_SUFFIX)
+        if "tool.name" not in attributes:
+            name = name.removesuffix(DSPY_TOOL_SUFFIX)  # DSPy's `{tool}.__call__`, under any scope
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in attributes:
             name = handoff_tool_name(self.handoff_target(span) or "")
@@ -193,7 +195,8 @@ class OpenInferenceConvention(Convention):
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
-        if span.scope == HAYSTACK:
+        # Under any scope a Haystack component's span is `{Component}.run`: the name first.
+        if span.name.endswith(HAYSTACK_RUN_SUFFIXES) and haystack_span(span):
             # The flattened messages drop the call ids and the tool results; the reprs keep them.
             input_messages = haystack.component_messages(
                 content_value(attributes.get("input.value")), "messages"
@@ -217,7 +220,7 @@ class OpenInferenceConvention(Convention):
     def name_within(self, run_span: SpanRecord, parent: SpanRecord) -> str | None:
         """A Haystack agent run by a pipeline: the name it was added under; run by another agent
         as a tool (`AgentTool`, directly under the caller's span): the tool's name."""
-        if run_span.scope != HAYSTACK or parent.scope != HAYSTACK:
+        if not (haystack_span(run_span) and haystack_span(parent)):
             return None
         attributes, around = run_span.attributes, parent.attributes
         if _haystack_agent_class(parent) is not None:
@@ -245,6 +248,12 @@ class OpenInferenceConvention(Convention):
             return autogen.handoff_target(
                 span.attributes.get("tool.name"), span.attributes.get("tool.description")
             )
+        # Under any other scope, AutoGen's by the description it gives the tool.
+        target = autogen.default_handoff_target(
+            span.attributes.get("tool.name"), span.attributes.get("tool.description")
+        )
+        if target is not None:
+            return target
         if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
             return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
@@ -256,7 +265,8 @@ class OpenInferenceConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in span.attributes:
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
-        if span.scope == AUTOGEN:
+        tool = as_str(span.attributes.get("tool.name")) or ""
+        if span.scope == AUTOGEN or tool.startswith(autogen.HANDOFF_PREFIX):
             return self.handoff_target(span) is not None
         return span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span)
 
@@ -308,16 +318,6 @@ def _is_llama_index_run(span: SpanRecord) -> bool:
     return isinstance(event, str) and event.startswith("AgentWorkflowStartEvent(")
 
 
-def _dspy_agent_class(span: SpanRecord) -> str | None:
-    """The agent module of a DSPy `{Module}.forward` span: `ReAct`, `CodeAct` or a subclass
-    named like one; other modules (`Predict`, `ChainOfThought`, programs) are not runs."""
-    for suffix in DSPY_RUN_SUFFIXES:
-        if span.name.endswith(suffix):
-            name = span.name[: -len(suffix)]
-            return name if name.endswith(DSPY_AGENTS) else None
-    return None
-
-
 def _haystack_agent_class(span: SpanRecord) -> str | None:
     """The agent class of a Haystack `{Class}.run` span, when the class is an agent: Haystack's
     `Agent` or a class named like one; pipelines and other components are not runs."""
@@ -343,17 +343,15 @@ def _is_agent_run(span: SpanRecord) -> bool:
 
 def _agent_name(span: SpanRecord) -> str | None:
     attributes = span.attributes
-    if span.scope == ag2.SCOPE and (recipient := ag2.chat_agent(span)) is not None:
+    if (recipient := ag2.chat_agent(span)) is not None:
         return recipient  # agent.name is the agent that started the chat
     name = as_str(attributes.get("agent.name")) or as_str(attributes.get("graph.node.name"))
     if name:
         return name
-    if span.scope == AUTOGEN:
-        return autogen.agent_name_of(span.name) or span.name or None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         return _haystack_agent_class(span) or span.name or None  # Haystack agents have no name
-    if span.scope == DSPY:
-        return _dspy_agent_class(span) or span.name or None  # nor have DSPy modules
+    if dspy_span(span):
+        return dspy_agent_class(span) or span.name or None  # nor have DSPy modules
     if crewai_span(span) and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     # Under any other scope, one not shown too: the agent its framework's span name names.

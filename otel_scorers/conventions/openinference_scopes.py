@@ -61,6 +61,10 @@ BEEAI = "openinference.instrumentation.beeai"
 BEEAI_EVENT = "metadata.path"
 
 
+#: The class of the BeeAI component a span is of (`RequirementAgent`, `FunctionTool`).
+BEEAI_CLASS = "metadata.class_name"
+
+
 DSPY = "openinference.instrumentation.dspy"
 
 

@@ -21,6 +21,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
 )
 from otel_scorers.conventions.frameworks import step_fields
+from otel_scorers.conventions.openinference_frameworks import beeai_span, dspy_span, haystack_span
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI,
@@ -55,13 +56,9 @@ def run_input(span: SpanRecord) -> str | None:
     value = content_value(span.attributes.get("input.value"))
     if value is None:
         return None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         return last_user_text(haystack.component_messages(value, "messages").items)
-    if (
-        span.scope == DSPY
-        and isinstance(arguments := decode_json(value), Mapping)
-        and "input_args" in arguments
-    ):
+    if dspy_span(span) and isinstance(arguments := decode_json(value), Mapping) and "input_args" in arguments:
         return _only_text(arguments["input_args"])
     decoded = decode_json(value)
     if isinstance(decoded, str):
@@ -129,10 +126,10 @@ def run_output(span: SpanRecord) -> str | None:
     value = content_value(span.attributes.get("output.value"))
     if value is None:
         return None
-    if span.scope == HAYSTACK:
+    if haystack_span(span):
         last = haystack.last_message(value)
         return last_assistant_text([last]) if last is not None else None
-    if span.scope == DSPY and isinstance(prediction := decode_json(value), Mapping):
+    if dspy_span(span) and isinstance(prediction := decode_json(value), Mapping):
         return _only_text({key: item for key, item in prediction.items() if key not in step_fields(span)})
     decoded = decode_json(value)
     if crewai_span(span) and (answer := crewai.output_field(decoded, "raw")) is not None:
@@ -171,7 +168,7 @@ def tool_arguments(span: SpanRecord, value: Any) -> Any:
         and not decoded.get("args")
     ):
         return dict(decoded["kwargs"])  # recorded as {"args", "kwargs", ...} / {"kwargs"}
-    if span.scope == BEEAI and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
+    if beeai_span(span) and isinstance(decoded, Mapping) and set(decoded) <= {"input", "options"}:
         return decoded.get("input")  # BeeAI records a tool's run(input, options)
     if span.scope == ag2.SCOPE:  # read here too, so that the call is built once (`formats/ag2`)
         return ag2_objects.tool_arguments(decoded, span.attributes.get("tool.name") or span.name)

@@ -47,7 +47,6 @@ from otel_scorers.conventions.genai import (
     output_tokens,
 )
 from otel_scorers.conventions.openllmetry_frameworks import (
-    AGNO_SCOPE,
     CREW_ID,
     CREWAI_SCOPE,
     CREWAI_TASK_AGENT,
@@ -59,6 +58,7 @@ from otel_scorers.conventions.openllmetry_frameworks import (
     LLAMA_INDEX_RETRIEVER,
     LLAMA_INDEX_RUN_SUFFIX,
     OPENAI_AGENTS_SCOPE,
+    agno_span,
     crewai_span,
     llama_index_span,
 )
@@ -244,7 +244,8 @@ class OpenLLMetryConvention(Convention):
         raw_arguments = decode_json(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(ENTITY_INPUT)))
         arguments, call_id = tool_call_arguments(raw_arguments)
         raw_result = attributes.get(GEN_AI_TOOL_CALL_RESULT, attributes.get(ENTITY_OUTPUT))
-        agno_result = agno.tool_result(raw_result) if span.scope == AGNO_SCOPE else None
+        # Agno's `ToolResult` text, known by its form (`status='...' result=...`) under any scope.
+        agno_result = agno.tool_result(raw_result)
         # A LangChain ToolMessage (`{"output": ToolMessage, "kwargs"}` here) is read as the tool's
         # result by every reader (`runs.tool_matching`).
         result: Any = (
@@ -277,7 +278,7 @@ class OpenLLMetryConvention(Convention):
         output, written with content capture on, says that the call failed. So does LlamaIndex's
         `call_tool` step: only its `ToolCallResult` (`is_error`) says so."""
         return (
-            (span.scope == AGNO_SCOPE or ("tool.name" in span.attributes and llama_index_span(span)))
+            (agno_span(span) or ("tool.name" in span.attributes and llama_index_span(span)))
             and span.ended
             and span.status != "error"
             and ENTITY_OUTPUT not in span.attributes

@@ -5,10 +5,20 @@ so that a scope not shown is read alike."""
 from __future__ import annotations
 
 from otel_scorers.conventions.formats import llamaindex
+from otel_scorers.gen_ai_names import GEN_AI_SYSTEM
 from otel_scorers.span_record import SpanRecord
 
 #: Agno's instrumentation: tool outputs are `ToolResult` reprs (`formats.agno`), a team is a workflow.
 AGNO_SCOPE = "opentelemetry.instrumentation.agno"
+
+
+#: The system it writes on Agno's agent and tool spans: marks them under any scope.
+_AGNO_SYSTEM = "agno"
+
+
+def agno_span(span: SpanRecord) -> bool:
+    """A span of its Agno instrumentation: by its scope, or by the system it names (`agno`)."""
+    return span.scope == AGNO_SCOPE or span.attributes.get(GEN_AI_SYSTEM) == _AGNO_SYSTEM
 
 
 #: CrewAI's instrumentation: a `crewai.workflow` crew span (GenAI keys only, not a run) over a

@@ -142,7 +142,7 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
             convention is not None
             and role is None
             and convention.role(span) == "tool"
-            and lists_tools(span, convention.tool_call(span).name)
+            and lists_tools(span, convention.tool_call)
         ):
             reading.why_no_role = "a framework listing a server's tools, not a tool call"
         if convention is not None and role is not None:

@@ -48,7 +48,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if found is None:
             continue
         role = found.role(span)
-        if role == "tool" and lists_tools(span, found.tool_call(span).name):
+        if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
         if role is None:
             marked = langchain.metadata_marks_graph(span)

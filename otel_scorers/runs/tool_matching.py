@@ -26,7 +26,13 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.frameworks import Framework, framework_of_call, loop_tool, sent_back_error
+from otel_scorers.conventions.frameworks import (
+    Framework,
+    framework_of,
+    framework_of_call,
+    loop_tool,
+    sent_back_error,
+)
 from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
@@ -40,10 +46,15 @@ _FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`_match_requested_calls`)."""
+    run_framework = framework_of(parts.span) if parts.tools else None
     tools = sorted(
         [
             _tool_call(
-                convention, span, parts.executions.get(span.span_id, ()), span.span_id in parts.handoff_tools
+                convention,
+                span,
+                parts.executions.get(span.span_id, ()),
+                span.span_id in parts.handoff_tools,
+                run_framework,
             )
             for convention, span in parts.tools
         ]
@@ -97,6 +108,7 @@ def _tool_call(
     span: SpanRecord,
     executions: Sequence[tuple[Convention, SpanRecord]],
     handed_off: bool = False,
+    run_framework: Framework | None = None,
 ) -> tuple[ToolCall, bool]:
     """The span's call, and whether it is machinery rather than the agent's tool: a handoff
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
@@ -104,7 +116,7 @@ def _tool_call(
     span may not say so (an MCP server's error, which the calling framework hands the model as a
     result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
     call = _langchain_recorded(convention.tool_call(span))
-    framework = framework_of_call(span, call)
+    framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
     result = _returned(call, framework)
@@ -116,7 +128,9 @@ def _tool_call(
             if inner_call.state == "error":
                 call = _changed(call, state="error", error=inner_call.error or "error")
                 break
-    return call, handed_off or convention.internal_tool(span) or loop_tool(framework, span, call.name)
+    return call, handed_off or convention.internal_tool(span) or loop_tool(
+        framework, span, call.name, call.result
+    )
 
 
 #: The keys one of which a serialised ToolMessage has at its top (`langchain.tool_message`).

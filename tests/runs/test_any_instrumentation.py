@@ -10,12 +10,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from tests.conventions.test_fixture_runs import assert_run_matches
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
-_FRAMEWORK_IN_SCOPE = re.compile(r"openai_agents|crewai|llama_index|llamaindex|smolagents")
+_FRAMEWORK_IN_SCOPE = re.compile(
+    r"openai_agents|crewai|llama_index|llamaindex|smolagents|dspy|beeai|google_adk|gcp\.vertex\.agent"
+    r"|autogen_agentchat|ag2|haystack|agno"
+)
 
 
 def renamed_runs(corpus: str, scenario: str, directory: Path) -> tuple[list[AgentRun], list[dict[str, Any]]]:
@@ -130,3 +135,96 @@ def test_without_content_a_crewai_task_under_any_openllmetry_scope_misses_its_ca
         ["tool_calls", "tool_errors"],
         ["tool_calls", "tool_errors"],
     ]
+
+
+def scenarios(corpus: str) -> list[str]:
+    return sorted(path.name.removesuffix(".truth.json") for path in (TRACES / corpus).glob("*.truth.json"))
+
+
+@pytest.mark.parametrize("scenario", scenarios("dspy-openinference"))
+def test_a_dspy_agent_module_is_a_run_by_its_class_and_finish_ends_its_loop_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `ReAct.forward` (a CHAIN span) is the run, named by its class; its `{tool}.__call__` spans
+    # are named by the tool; `finish`, which returns "Completed.", is machinery: content hidden
+    # too, where the run's framework (known by its module's class) says so.
+    assert_as_truth("dspy-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", scenarios("beeai-openinference"))
+def test_beeai_events_are_no_runs_and_its_final_answer_is_machinery_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # Its emitter events (`final_answer` AGENT spans with `metadata.path`) are records, not runs;
+    # its `FinalAnswerTool` is known by its description, its tools' `{"input", "options"}` by the
+    # component metadata BeeAI writes (`metadata.class_name`).
+    assert_as_truth("beeai-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"),
+    [
+        (corpus, scenario)
+        for corpus in ("google-adk", "google-adk-legacy", "openinference-google-adk", "openlit-google-adk")
+        for scenario in scenarios(corpus)
+    ],
+)
+def test_google_adk_spans_are_known_by_its_event_keys_under_any_scope(
+    corpus: str, scenario: str, tmp_path: Path
+) -> None:
+    # `gcp.vertex.agent.event_id` and the legacy schema's `llm_request` / `tool_call_args`: its
+    # `{"result": value}` is unwrapped, its legacy `call_llm` spans are the model calls, and its
+    # `transfer_to_agent` is a handoff, whichever scope wrote them.
+    assert_as_truth(corpus, scenario, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", scenarios("autogen-openinference"))
+def test_autogen_agent_spans_and_swarm_handoffs_are_read_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `{agent}.on_messages_stream` names the agent; a `transfer_to_{agent}` tool described
+    # `Handoff to {Agent}.` (AutoGen's default) is a handoff joining one run, not a tool call.
+    assert_as_truth("autogen-openinference", scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"),
+    [(corpus, scenario) for corpus in ("ag2-openinference", "ag2-legacy") for scenario in scenarios(corpus)],
+)
+def test_an_ag2_chat_is_one_run_under_any_scope(corpus: str, scenario: str, tmp_path: Path) -> None:
+    # OpenInference's `{agent}.generate_reply` turns are no runs and `ag2.recipient.name` names
+    # the chat's agent; AG2's own `conversation` span is the run, its `invoke_agent` replies turns.
+    assert_as_truth(corpus, scenario, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "scenario", [name for name in scenarios("haystack-openinference") if name != "no_content"]
+)
+def test_haystack_components_are_known_by_their_chat_message_reprs_under_any_scope(
+    scenario: str, tmp_path: Path
+) -> None:
+    # `Agent.run` is a run and the generator's messages are read from `ChatMessage(_role=...)`
+    # reprs, a pipeline names its agents, whichever scope wrote them.
+    assert_as_truth("haystack-openinference", scenario, tmp_path)
+
+
+def test_with_content_hidden_a_haystack_agent_under_an_unknown_scope_is_no_run(tmp_path: Path) -> None:
+    # Only the reprs mark its spans; without them `Agent.run` is a CHAIN span of no known
+    # framework: no run, rather than a guessed one.
+    runs, _ = renamed_runs("haystack-openinference", "no_content", tmp_path)
+    assert runs == []
+
+
+@pytest.mark.parametrize("scenario", scenarios("agno-openllmetry"))
+def test_agnos_tool_result_text_is_read_under_any_openllmetry_scope(scenario: str, tmp_path: Path) -> None:
+    # `status='success' result='Sunny, 21°C' error=None ...`: its form is Agno's `ToolResult`.
+    assert_as_truth("agno-openllmetry", scenario, tmp_path)
+
+
+def test_without_content_an_agno_tool_under_any_openllmetry_scope_may_have_failed_unseen(
+    tmp_path: Path,
+) -> None:
+    # Agno catches what a tool raised and ends its span OK: only the `ToolResult` text says so.
+    # Without it, whether a call failed is unknown, the tool span known as Agno's by its system.
+    runs, _ = renamed_runs("agno-openllmetry", "no_content", tmp_path)
+    assert ["tool_errors" in run.missing for run in runs] == [True]

@@ -151,3 +151,29 @@ def test_what_langchains_callbacks_were_given_is_read_by_a_description_that_know
     runs = runs_in(truth_path.with_name(f"{scenario}.json"))
     assert {run.convention for run in runs} == {"traceloop-keys"}
     assert_runs_match(json.loads(truth_path.read_text()), "langgraph-openllmetry", runs)
+
+
+#: The learned corpora of these frameworks whose instrumentation is not itself known by its scope
+#: alone (MLflow's and Langfuse's descriptions are).
+_READ_BY_WHAT_THE_FRAMEWORK_WRITES = [
+    *(
+        "pydantic-ai-v2",
+        "pydantic-ai-v5",
+        "pydantic-ai-v6",
+        "pydantic-ai-openinference",
+        "openlit-pydantic-ai",
+    ),
+    *("dspy-openinference", "beeai-openinference", "haystack-builtin"),
+    *("agno-openinference", "agno-openllmetry", "openlit-agno"),
+    *("google-adk", "google-adk-legacy", "openinference-google-adk", "openlit-google-adk"),
+    *("strands-default", "strands-latest", "openinference-strands", "openlit-strands"),
+    *("ag2", "ag2-legacy", "ag2-openinference", "autogen-builtin", "autogen-openinference"),
+]
+
+
+@pytest.mark.parametrize("corpus", _READ_BY_WHAT_THE_FRAMEWORK_WRITES)
+def test_every_scope_renamed_to_one_naming_nothing_yields_the_same_runs(corpus: str, tmp_path: Path) -> None:
+    # DSPy's agent modules, BeeAI's component metadata, ADK's event keys, AutoGen's handoff
+    # descriptions, AG2's chat turns, Agno's ToolResult text, Pydantic AI's and Strands' keys:
+    # each framework's, whichever instrumentation wrote it (`conventions/frameworks.py`).
+    assert_same_runs(corpus, renamed_scope("acme.tracer"), tmp_path)

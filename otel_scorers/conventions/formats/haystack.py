@@ -44,6 +44,15 @@ _OPAQUE = re.compile(
 )
 
 
+#: The start of a `ChatMessage` repr: what marks a value as Haystack's whichever scope wrote it.
+REPR_MARK = "ChatMessage(_role=<ChatRole."
+
+
+def holds_chat_messages(value: Any) -> bool:
+    """The value (a component's recorded input or output) holds Haystack's `ChatMessage` reprs."""
+    return isinstance(value, str) and REPR_MARK in value
+
+
 def messages(value: Any) -> Messages:
     """A list of `ChatMessage` reprs (an `input.value`'s `messages`, an output's `replies`) as
     GenAI messages; not captured when any of them cannot be read."""
