@@ -238,7 +238,13 @@ def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -
     framework = framework_of(span)
     if framework is None or not framework.listing_tools:
         return False
-    return read_call(span).name in framework.listing_tools
+    listing = framework.listing_tools
+    # Reading the call decodes its arguments and result: first, the name anywhere on the span.
+    if span.name not in listing and not any(
+        type(value) is str and value in listing for value in span.attributes.values()
+    ):
+        return False
+    return read_call(span).name in listing
 
 
 def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: Any = None) -> bool:

@@ -209,14 +209,18 @@ def _only_nodes(nested: list[RunParts], scopes: _Scopes) -> set[int]:
         outer = scopes.runs[outer_id]
         if len(held) != 1 or _works(outer):
             continue
-        name, outer_name = agent_name_of(held[0]), agent_name_of(outer)
+        node = held[0]
+        beside = [
+            other
+            for other in scopes.runs.values()
+            if other is not node and other is not outer and _overlap(other.span, node.span)
+        ]
+        if not beside:  # asked first: reading the names reads the run spans
+            continue
+        name, outer_name = agent_name_of(node), agent_name_of(outer)
         if name is None or outer_name is None or name == outer_name:
             continue
-        node = held[0]
-        if any(
-            other is not node and agent_name_of(other) == name and _overlap(other.span, node.span)
-            for other in scopes.runs.values()
-        ):
+        if any(agent_name_of(other) == name for other in beside):
             found.add(node.span.span_id)
     return found
 
