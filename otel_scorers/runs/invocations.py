@@ -209,11 +209,11 @@ def _only_nodes(nested: list[RunParts], scopes: _Scopes) -> set[int]:
         outer = scopes.runs[outer_id]
         if len(held) != 1 or _works(outer):
             continue
-        node = held[0]
+        node, scope = held[0], scopes.scope_of(outer)
         beside = [
             other
             for other in scopes.runs.values()
-            if other is not node and other is not outer and _overlap(other.span, node.span)
+            if other is not outer and _overlap(other.span, node.span) and scopes.scope_of(other) == scope
         ]
         if not beside:  # asked first: reading the names reads the run spans
             continue
