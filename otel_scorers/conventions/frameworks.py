@@ -57,7 +57,11 @@ class Framework:
     (Semantic Kernel's `instructions_override`). `mark_keys`, `mark_name`: what only the
     framework writes on a span, whichever instrumentation wrote it, by which its spans are known
     under a scope that names no listed framework: keys of its own, or a span name its own
-    (`mark_name`, asked of names ending in one of `mark_name_suffixes`)."""
+    (`mark_name`, asked of names ending in one of `mark_name_suffixes`). `listing_tools`: the tool
+    spans its own tracing writes when it lists a server's tools (the OpenAI Agents SDK's
+    `mcp_list_tools`, before each turn of an agent given an MCP server): no model asked for them
+    and they run no tool, so they are neither a tool call of the run nor work of the agent span
+    around them."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -68,6 +72,7 @@ class Framework:
     step_fields: frozenset[str] = frozenset()
     tool_name: Callable[[str], str] | None = None
     added_arguments: frozenset[str] = frozenset()
+    listing_tools: frozenset[str] = frozenset()
     mark_keys: frozenset[str] = frozenset()
     mark_name_suffixes: tuple[str, ...] = ()
     mark_name: Callable[[str], bool] | None = None
@@ -136,6 +141,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     ),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
     "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
+    "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
@@ -223,6 +229,22 @@ def agent_in_span_name(name: str) -> str:
         if name.endswith(method) and len(name) > len(method):
             return name[: -len(method)]
     return name
+
+
+def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
+    """The tool span is its framework's listing of a server's tools, not a tool call
+    (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
+    lists tools."""
+    framework = framework_of(span)
+    if framework is None or not framework.listing_tools:
+        return False
+    listing = framework.listing_tools
+    # Reading the call decodes its arguments and result: first, the name anywhere on the span.
+    if span.name not in listing and not any(
+        type(value) is str and value in listing for value in span.attributes.values()
+    ):
+        return False
+    return read_call(span).name in listing
 
 
 def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: Any = None) -> bool:

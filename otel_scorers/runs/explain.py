@@ -19,6 +19,7 @@ import orjson
 from otel_scorers.conventions import SpanRole, detect
 from otel_scorers.conventions.described import PATH_MISSES
 from otel_scorers.conventions.formats import mcp
+from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
@@ -88,6 +89,8 @@ class SpanReading:
     read: dict[str, bool] = field(default_factory=dict)
     #: Sources of a described reader whose JSON `path` found nothing in the value read.
     path_misses: list[str] = field(default_factory=list)
+    #: Why a span its reader claimed has no role, when a shared rule took it (a tools listing).
+    why_no_role: str | None = None
 
 
 @dataclass(slots=True)
@@ -141,6 +144,13 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
         convention = given[0] if given is not None else found.unroled.get(span.span_id) or detect(span)
         role = given[1] if given is not None else None
         reading = SpanReading(span, convention.name if convention is not None else None, role)
+        if (
+            convention is not None
+            and role is None
+            and convention.role(span) == "tool"
+            and lists_tools(span, convention.tool_call)
+        ):
+            reading.why_no_role = "a framework listing a server's tools, not a tool call"
         if convention is not None and role is not None:
             noted = _noting(span, reading.read)
             misses = PATH_MISSES.set(reading.path_misses)
@@ -200,6 +210,8 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             if reading.role is not None
             else (f"{reading.reader}, no role" if reading.reader is not None else "no reader")
         )
+        if reading.why_no_role is not None:
+            claimed += f" ({reading.why_no_role})"
         yield f"  span {span.span_id:016x} {span.name!r} [{_printable(span.scope or 'no scope')}]: {claimed}"
         found = [key for key, present in reading.read.items() if present]
         absent = [key for key, present in reading.read.items() if not present]

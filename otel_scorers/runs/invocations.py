@@ -8,7 +8,9 @@ sub-agent, always a run of its own):
 
 - a step: a run inside another run's scope (not under a tool span) that has no name while the
   run around it has one, or that was asked the same request, or whose agent runs there more
-  than once (a graph's node, a turn of its loop), is a step of it: its spans join it;
+  than once (a graph's node, a turn of its loop), or that is all a named run doing nothing
+  itself holds while another span records the same agent beside it (a graph's node recorded by
+  two instrumentations), is a step of it: its spans join it;
 - a wrapper: an agent span that does nothing itself (no model, tool or retriever span of its
   own) around runs, directly or around other such spans (a runner's span around an
   instrumentation's span of the agent around the framework's own), or whose time encloses the
@@ -48,9 +50,12 @@ def one_run_per_invocation(
     scopes = _Scopes(runs, roles, parents)
     nested = [parts for parts in runs.values() if scopes.run_around(parts) is not None]
     turns = _turns(nested, scopes) if len(nested) > 1 else set()
+    nodes = _only_nodes(nested, scopes)
     for step in sorted(nested, key=lambda parts: parts.span.start_ns, reverse=True):
         outer = scopes.run_around(step)
-        if outer is not None and (step.span.span_id in turns or _is_step(step, outer)):
+        if outer is not None and (
+            step.span.span_id in turns or step.span.span_id in nodes or _is_step(step, outer)
+        ):
             _merge(step, outer)
             scopes.remove(step, outer)
     idle = [parts for parts in runs.values() if not _works(parts)]
@@ -185,6 +190,39 @@ def _turns(nested: list[RunParts], scopes: _Scopes) -> set[int]:
         if outer is not None:
             seen.setdefault((outer.span.span_id, agent_name_of(parts)), []).append(parts.span.span_id)
     return {span_id for found in seen.values() if len(found) > 1 for span_id in found}
+
+
+def _only_nodes(nested: list[RunParts], scopes: _Scopes) -> set[int]:
+    """The runs that are all a named run around them holds, when that run does nothing itself
+    and names another agent, and another agent span records the same agent while it runs: a
+    graph's one node, recorded by the chain's instrumentation inside the graph's run and by the
+    graph's beside it (`invoke_agent agent` in and beside `invoke_agent weather_agent`), is a step
+    as its turns are when it runs twice. A run recorded once is the agent a runner's named span
+    (`AgentRunner.run`) or an agent calling it directly wraps: that span gives way to it."""
+    inside: dict[int, list[RunParts]] = {}
+    for parts in nested:
+        outer = scopes.run_around(parts)
+        if outer is not None:
+            inside.setdefault(outer.span.span_id, []).append(parts)
+    found: set[int] = set()
+    for outer_id, held in inside.items():
+        outer = scopes.runs[outer_id]
+        if len(held) != 1 or _works(outer):
+            continue
+        node, scope = held[0], scopes.scope_of(outer)
+        beside = [
+            other
+            for other in scopes.runs.values()
+            if other is not outer and _overlap(other.span, node.span) and scopes.scope_of(other) == scope
+        ]
+        if not beside:  # asked first: reading the names reads the run spans
+            continue
+        name, outer_name = agent_name_of(node), agent_name_of(outer)
+        if name is None or outer_name is None or name == outer_name:
+            continue
+        if any(agent_name_of(other) == name for other in beside):
+            found.add(node.span.span_id)
+    return found
 
 
 def _is_step(step: RunParts, outer: RunParts) -> bool:

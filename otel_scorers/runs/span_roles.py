@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
@@ -47,6 +48,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if found is None:
             continue
         role = found.role(span)
+        if role == "tool" and lists_tools(span, found.tool_call):
+            continue  # a framework listing a server's tools: no call of the run, no work
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:

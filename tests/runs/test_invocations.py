@@ -294,3 +294,45 @@ def test_tool_spans_naming_their_model_not_a_tool_leave_the_calls_missing_not_gu
     score = evaluate(bind(checks.called_tool("get_weather")), run)
     assert isinstance(score, Score)
     assert score.value is None and score.skipped is not None
+
+
+def test_a_frameworks_listing_of_an_mcp_servers_tools_is_neither_a_tool_call_nor_a_run() -> None:
+    # OpenLIT writes the OpenAI Agents SDK's listing of its MCP server's tools as `execute_tool`
+    # spans (`mcp_list_tools`): one in the unnamed agent span around the run, one per turn inside.
+    assert [view(run) for run in runs_of("openlit-mcp", "two_tools")] == [
+        (
+            "weather_agent",
+            "What is the weather in Paris, and what time is it there?",
+            "It is sunny and 21°C in Paris, and the local time is 14:05.",
+            [
+                ("get_weather", {"type": "text", "text": "Sunny, 21°C"}, "ok"),
+                ("get_time", {"type": "text", "text": "14:05"}, "ok"),
+            ],
+        )
+    ]
+
+
+def test_explain_says_a_tools_listing_span_is_not_a_tool_call() -> None:
+    lines = [
+        line
+        for explanation in explain_files([TRACES / "openlit-mcp" / "tool_then_answer.json"], [])
+        for line in explanation_lines(explanation)
+    ]
+    listings = [line for line in lines if "'execute_tool weather'" in line]
+    assert len(listings) == 2
+    assert all(
+        line.endswith("no role (a framework listing a server's tools, not a tool call)") for line in listings
+    )
+
+
+def test_a_graph_node_recorded_inside_and_beside_the_graphs_run_is_a_step_of_it() -> None:
+    # OpenLIT's LangChain instrumentation records the StateGraph's one `agent` node inside the
+    # graph's `invoke_agent weather_agent`, its LangGraph instrumentation again beside it.
+    assert [view(run) for run in runs_of("openlit-langgraph", "no_tool")] == [
+        (
+            "weather_agent",
+            "Hello! What can you do?",
+            "I can tell you the weather and the local time in any city.",
+            [],
+        )
+    ]
