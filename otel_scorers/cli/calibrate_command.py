@@ -65,19 +65,25 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         args.junit_xml.write_bytes(junit(documents, args.min_kappa))
         say(f"otel-scorers: wrote the JUnit XML report to {args.junit_xml}")
     code = max(report_problems(problems), nothing_read(args.files, reading))
-    unshared = _unshared_label_words(documents)
+    unshared = _unshared_label_words(documents)  # warned of with or without a gate
+    return 1 if _gate_failed(documents, unshared, args.min_kappa) else code
+
+
+def _gate_failed(documents: list[dict[str, Any]], unshared: list[str], min_kappa: float | None) -> bool:
+    """Whether `--min-kappa`'s gate fails (saying why): a scorer's kappa below it, or `unshared`,
+    scorers whose judge and people share no label word."""
+    if min_kappa is None:
+        return False
     low = [
         document["scorer"]
         for document in documents
-        if args.min_kappa is not None
-        and (document.get("kappa") is None or document["kappa"] < args.min_kappa)
+        if document.get("kappa") is None or document["kappa"] < min_kappa
     ]
     for scorer in low:
-        say(f"otel-scorers: gate failed: {scorer} kappa below {args.min_kappa:g}")
-    if args.min_kappa is not None and unshared:
+        say(f"otel-scorers: gate failed: {scorer} kappa below {min_kappa:g}")
+    if unshared:
         say(f"otel-scorers: gate failed: {', '.join(unshared)}: no label word shared with people's")
-        return 1
-    return 1 if low else code
+    return bool(low or unshared)
 
 
 def _unshared_label_words(documents: Sequence[dict[str, Any]]) -> list[str]:

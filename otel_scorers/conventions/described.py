@@ -176,22 +176,27 @@ class DescribedConvention(Convention):
             self._model_name = _sources(model.model)
             self._input_tokens = _sources(model.input_tokens)
             self._output_tokens = _sources(model.output_tokens)
-        # What lets the in-process processor spot a run span as it starts (`may_start_run`): its name,
-        # a (key, value) it starts with, the scope (some SDKs label spans after start).
+        self.run_start_names, self.run_start_markers = self._run_start()
+        self.run_start_scopes: tuple[str, ...] = tuple(sorted(self._scopes))
+        self.handoff_start_names: tuple[str, ...] = ()
+        #: The span last read on this thread and the JSON decoded from it, by the id of the text
+        #: (kept beside it): the fields of one span that read one attribute decode it once.
+        self._last = threading.local()
+
+    def _run_start(self) -> tuple[tuple[str, ...], tuple[tuple[str, str | None], ...]]:
+        """What lets the in-process processor spot a run span as it starts (`may_start_run`): the
+        name prefixes and the (key, value)s it starts with of its runs and conversations (with
+        the scope: some SDKs label spans after start)."""
         runs = [when for when in (self._run_when, self._conversation_when) if when is not None]
-        self.run_start_names: tuple[str, ...] = tuple(p for when in runs for p in when.name_prefixes)
-        self.run_start_markers: tuple[tuple[str, str | None], ...] = tuple(
+        names = tuple(p for when in runs for p in when.name_prefixes)
+        markers = tuple(
             (key, value)
             for when in runs
             for key, values in when.attributes
             for value in (sorted(values, key=str) if values is not None else [None])
             if value is None or isinstance(value, str)
         )
-        self.run_start_scopes: tuple[str, ...] = tuple(sorted(self._scopes))
-        self.handoff_start_names: tuple[str, ...] = ()
-        #: The span last read on this thread and the JSON decoded from it, by the id of the text
-        #: (kept beside it): the fields of one span that read one attribute decode it once.
-        self._last = threading.local()
+        return names, markers
 
     def detect(self, span: SpanRecord) -> bool:
         if self._scopes and span.scope not in self._scopes:

@@ -227,7 +227,7 @@ class TraceAssembler:
                 buffer.ended_runs.append(span_id)
                 if buffer.open_runs:
                     return True
-                if buffer.handoffs and self._handoff_ended(buffer):
+                if buffer.handoffs and _handoff_ended(buffer):
                     # The agent handed to starts its run after this one: keep the trace open.
                     buffer.waiting_until = self.clock() + self._handoff_wait_s
                     self._waiting[trace_id] = buffer
@@ -260,12 +260,6 @@ class TraceAssembler:
         if reopened is not None:
             reopened.open_runs.add(span_id)
         return reopened
-
-    @staticmethod
-    def _handoff_ended(buffer: _BufferedTrace) -> bool:
-        # A handoff span that is no longer open ended inside the run that just ended.
-        started = buffer.started
-        return any(span_id not in started for span_id in buffer.handoffs)
 
     def complete_expired(self) -> None:
         """Complete the traces whose handoff was not taken up within `handoff_wait_s`: called
@@ -337,6 +331,13 @@ class TraceAssembler:
 
 # The assembler's work off the agent's thread (the engine's) or on its rare paths (a trace given
 # up on, a full buffer), as functions of the state the assembler hands them.
+
+
+def _handoff_ended(buffer: _BufferedTrace) -> bool:
+    """Whether a handoff span of the trace ended inside the run that just ended (it is no longer
+    open)."""
+    started = buffer.started
+    return any(span_id not in started for span_id in buffer.handoffs)
 
 
 def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:

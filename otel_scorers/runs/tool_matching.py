@@ -8,7 +8,6 @@ What the model was sent back for a call completes a tool span that recorded less
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import Convention
@@ -20,7 +19,6 @@ from otel_scorers.conventions.formats.messages import (
     is_mapping,
     result_error_text,
     result_has_error,
-    tool_call_parts,
     tool_response_parts,
     tool_response_value,
 )
@@ -33,8 +31,9 @@ from otel_scorers.conventions.frameworks import (
     loop_tool,
     sent_back_error,
 )
-from otel_scorers.model import ToolCall, ToolState, made_tool_call
+from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.span_record import SpanRecord
@@ -46,7 +45,7 @@ _FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
-    machinery answered (`_match_requested_calls`)."""
+    machinery answered (`match_requested_calls`)."""
     run_framework = framework_of(parts.span) if parts.tools else None
     tools = sorted(
         [
@@ -60,13 +59,13 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
             for convention, span in parts.tools
         ]
         + [(call, False) for call in parts.sub_runs],
-        key=lambda pair: _start_call(pair[0]),
+        key=lambda pair: call_start(pair[0]),
     )
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
         for call in _results_sent_back(
-            _match_requested_calls(tools, models, parts.span, internal_parts, _handoff_names(parts)),
+            match_requested_calls(tools, models, internal_parts, _handoff_names(parts)),
             models,
             parts,
         )
@@ -114,8 +113,8 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if arguments is call.arguments and result is call.result:
         return call
     if failed and call.state == "ok":
-        return _changed(call, arguments=arguments, result=result, state="error", error=str(result))
-    return _changed(call, arguments=arguments, result=result)
+        return changed_tool_call(call, arguments=arguments, result=result, state="error", error=str(result))
+    return changed_tool_call(call, arguments=arguments, result=result)
 
 
 def _tool_call(
@@ -136,12 +135,12 @@ def _tool_call(
         call = framework.as_called(call)
     result = _returned(call, framework)
     if result is not call.result:
-        call = _changed(call, result=result)
+        call = changed_tool_call(call, result=result)
     if call.state == "ok":
         for inner_convention, inner in executions:
             inner_call = inner_convention.tool_call(inner)
             if inner_call.state == "error":
-                call = _changed(call, state="error", error=inner_call.error or "error")
+                call = changed_tool_call(call, state="error", error=inner_call.error or "error")
                 break
     return call, handed_off or convention.internal_tool(span) or loop_tool(
         framework, span, call.name, call.result
@@ -182,7 +181,9 @@ def _langchain_recorded(call: ToolCall) -> ToolCall:
             state, error = "error", str(result)
         elif state == "ok" and result_has_error(result):
             state, error = "result_error", result_error_text(result)
-    return _changed(call, call_id=call_id, arguments=arguments, result=result, state=state, error=error)
+    return changed_tool_call(
+        call, call_id=call_id, arguments=arguments, result=result, state=state, error=error
+    )
 
 
 def _returned(call: ToolCall, framework: Framework | None) -> Any:
@@ -263,7 +264,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             error = sent_back_error(parts.span, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
-                _changed(
+                changed_tool_call(
                     call,
                     state=state,
                     result=response if state == "ok" else None,
@@ -274,7 +275,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = _changed(call, result=tool_response_value(part))
+            call = changed_tool_call(call, result=tool_response_value(part))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
@@ -282,7 +283,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
         ):
             response = tool_response_value(part)
-            call = _changed(call, state="error", error=str(response) if response else "error")
+            call = changed_tool_call(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
 
@@ -301,129 +302,4 @@ def _failed_without_result(call: ToolCall) -> ToolCall:
     if call.state != "error" or call.result is None:
         return call
     error = call.error if call.error is not None else str(call.result)
-    return _changed(call, result=None, error=error)
-
-
-#: `_changed`'s mark of a field left as it is.
-_KEEP: Any = object()
-
-
-def _changed(
-    call: ToolCall,
-    *,
-    call_id: str | None = _KEEP,
-    arguments: Any = _KEEP,
-    result: Any = _KEEP,
-    state: ToolState = _KEEP,
-    error: str | None = _KEEP,
-) -> ToolCall:
-    """`dataclasses.replace` for a tool call, at a quarter of its cost (which looks the class's
-    fields up on every call): run assembly completes tool calls one field at a time."""
-    return made_tool_call(
-        call.name,
-        call.call_id if call_id is _KEEP else call_id,
-        call.arguments if arguments is _KEEP else arguments,
-        call.result if result is _KEEP else result,
-        call.state if state is _KEEP else state,
-        call.error if error is _KEEP else error,
-        call.start_ns,
-        call.end_ns,
-    )
-
-
-def _start_call(call: ToolCall) -> int:
-    return call.start_ns or 0
-
-
-def _match_requested_calls(
-    tools: list[tuple[ToolCall, bool]],
-    models: Sequence[ModelCall],
-    run_span: SpanRecord,
-    internal_parts: set[int] | None = None,
-    handoffs: frozenset[str] = frozenset(),
-) -> list[ToolCall]:
-    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
-
-    `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
-    call answers its part, then is left out (its part's index goes into `internal_parts`).
-    Calls that start together keep the order in which the model asked for them. An unanswered
-    part that names one of the run's `handoffs` is machinery too.
-    """
-    requested: list[tuple[int, Mapping[str, Any]]] = [
-        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
-    ]
-    if not requested:
-        return [call for call, internal in tools if not internal]
-    unmatched = list(range(len(requested)))
-    # Ids are strings; anything else (a malformed part) cannot match and must not break the run.
-    by_id = {
-        part["id"]: index for index, (_, part) in enumerate(requested) if isinstance(part.get("id"), str)
-    }
-    matched: list[tuple[ToolCall, int]] = []
-    for call, internal in tools:
-        index = by_id.get(call.call_id) if call.call_id else None
-        if index is None or index not in unmatched:
-            index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
-        if index is None and call.call_id is None:
-            index = _asked_with_its_arguments(call, requested, unmatched)
-            call = replace(call, name=str(requested[index][1].get("name"))) if index is not None else call
-        if index is None:
-            if not internal:
-                matched.append((call, len(requested)))
-            continue
-        unmatched.remove(index)
-        if internal:
-            if internal_parts is not None:
-                internal_parts.add(index)
-            continue
-        part = requested[index][1]
-        arguments = decode_json(part.get("arguments"))
-        # The model's arguments are an object; a tool span may hold a bare value (a LangChain
-        # one-argument tool) or nothing: the object says more.
-        if arguments is not None and (
-            call.arguments is None or (is_mapping(arguments) and not is_mapping(call.arguments))
-        ):
-            call = _changed(call, arguments=arguments)
-        if call.call_id is None and isinstance(part.get("id"), str):
-            call = _changed(call, call_id=part["id"])
-        matched.append((call, index))
-    matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
-    matched.sort(key=lambda pair: (_start_call(pair[0]), pair[1]))
-    return [call for call, _ in matched]
-
-
-def _asked_with_its_arguments(
-    call: ToolCall, requested: Sequence[Any], unmatched: Sequence[int]
-) -> int | None:
-    """The one unanswered request given exactly the arguments of a tool span named by no request:
-    named by what implements the tool (MLflow's AG2 autolog: the function registered as it)."""
-    if not is_mapping(call.arguments) or any(part.get("name") == call.name for _, part in requested):
-        return None
-    found = [i for i in unmatched if decode_json(requested[i][1].get("arguments")) == call.arguments]
-    return found[0] if len(found) == 1 else None
-
-
-def _unanswered(
-    requested: Sequence[tuple[int, Mapping[str, Any]]],
-    unmatched: Sequence[int],
-    handoffs: frozenset[str],
-    internal_parts: set[int] | None,
-) -> list[tuple[ToolCall, int]]:
-    """The requested calls no tool span answered, as incomplete calls with their part's index;
-    those naming one of the run's handoffs are machinery (their index into `internal_parts`)."""
-    found = []
-    for index in unmatched:
-        start_ns, part = requested[index]
-        if part.get("name") in handoffs:
-            if internal_parts is not None:
-                internal_parts.add(index)
-            continue
-        call = ToolCall(
-            name=str(part.get("name") or ""),
-            call_id=part.get("id") if isinstance(part.get("id"), str) else None,
-            arguments=decode_json(part.get("arguments")),
-            state="incomplete",
-            start_ns=start_ns,
-        )
-        found.append((call, index))
-    return found
+    return changed_tool_call(call, result=None, error=error)

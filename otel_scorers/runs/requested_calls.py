@@ -1,0 +1,115 @@
+"""Run building, phase 3 (a run's tool calls): the tool calls the model asked for, paired with the
+tool spans that answered them.
+
+A tool span answers the request with its call id, or else the first unanswered one of its name,
+or else the one request given exactly its arguments; a request no span answers is an
+`incomplete` call, or machinery when it names one of the run's handoffs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from otel_scorers.conventions.base import ModelCall
+from otel_scorers.conventions.formats.messages import decode_json, is_mapping, tool_call_parts
+from otel_scorers.model import ToolCall, changed_tool_call
+
+
+def call_start(call: ToolCall) -> int:
+    """When the call started, 0 when unknown: the order of a run's tool calls."""
+    return call.start_ns or 0
+
+
+def match_requested_calls(
+    tools: list[tuple[ToolCall, bool]],
+    models: Sequence[ModelCall],
+    internal_parts: set[int] | None = None,
+    handoffs: frozenset[str] = frozenset(),
+) -> list[ToolCall]:
+    """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
+
+    `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
+    call answers its part, then is left out (its part's index goes into `internal_parts`).
+    Calls that start together keep the order in which the model asked for them. An unanswered
+    part that names one of the run's `handoffs` is machinery too.
+    """
+    requested: list[tuple[int, Mapping[str, Any]]] = [
+        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+    ]
+    if not requested:
+        return [call for call, internal in tools if not internal]
+    unmatched = list(range(len(requested)))
+    # Ids are strings; anything else (a malformed part) cannot match and must not break the run.
+    by_id = {
+        part["id"]: index for index, (_, part) in enumerate(requested) if isinstance(part.get("id"), str)
+    }
+    matched: list[tuple[ToolCall, int]] = []
+    for call, internal in tools:
+        index = by_id.get(call.call_id) if call.call_id else None
+        if index is None or index not in unmatched:
+            index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
+        if index is None and call.call_id is None:
+            index = _asked_with_its_arguments(call, requested, unmatched)
+            call = replace(call, name=str(requested[index][1].get("name"))) if index is not None else call
+        if index is None:
+            if not internal:
+                matched.append((call, len(requested)))
+            continue
+        unmatched.remove(index)
+        if internal:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
+        part = requested[index][1]
+        arguments = decode_json(part.get("arguments"))
+        # The model's arguments are an object; a tool span may hold a bare value (a LangChain
+        # one-argument tool) or nothing: the object says more.
+        if arguments is not None and (
+            call.arguments is None or (is_mapping(arguments) and not is_mapping(call.arguments))
+        ):
+            call = changed_tool_call(call, arguments=arguments)
+        if call.call_id is None and isinstance(part.get("id"), str):
+            call = changed_tool_call(call, call_id=part["id"])
+        matched.append((call, index))
+    matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
+    matched.sort(key=lambda pair: (call_start(pair[0]), pair[1]))
+    return [call for call, _ in matched]
+
+
+def _asked_with_its_arguments(
+    call: ToolCall, requested: Sequence[Any], unmatched: Sequence[int]
+) -> int | None:
+    """The one unanswered request given exactly the arguments of a tool span named by no request:
+    named by what implements the tool (MLflow's AG2 autolog: the function registered as it)."""
+    if not is_mapping(call.arguments) or any(part.get("name") == call.name for _, part in requested):
+        return None
+    found = [i for i in unmatched if decode_json(requested[i][1].get("arguments")) == call.arguments]
+    return found[0] if len(found) == 1 else None
+
+
+def _unanswered(
+    requested: Sequence[tuple[int, Mapping[str, Any]]],
+    unmatched: Sequence[int],
+    handoffs: frozenset[str],
+    internal_parts: set[int] | None,
+) -> list[tuple[ToolCall, int]]:
+    """The requested calls no tool span answered, as incomplete calls with their part's index;
+    those naming one of the run's handoffs are machinery (their index into `internal_parts`)."""
+    found = []
+    for index in unmatched:
+        start_ns, part = requested[index]
+        if part.get("name") in handoffs:
+            if internal_parts is not None:
+                internal_parts.add(index)
+            continue
+        call = ToolCall(
+            name=str(part.get("name") or ""),
+            call_id=part.get("id") if isinstance(part.get("id"), str) else None,
+            arguments=decode_json(part.get("arguments")),
+            state="incomplete",
+            start_ns=start_ns,
+        )
+        found.append((call, index))
+    return found
