@@ -9,6 +9,7 @@ from typing import Any
 
 from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE
+from otel_scorers.throttled_log import throttled
 
 
 def count_runless(
@@ -19,6 +20,16 @@ def count_runless(
 ) -> None:
     """Count, by instrumentation scope, the traces among `ended` roots in which no run started
     (on the engine's thread, while the agent's thread may still append to `ended`)."""
+    if ended.maxlen is not None and len(ended) >= ended.maxlen:
+        # The deque let its oldest roots go uncounted (counting each drop would cost the agent's
+        # thread more than the append): the count is a lower bound, and that is said.
+        throttled.warning(
+            "runless_roots_full",
+            "otel_scorers: more than %d traces ended between two counts of traces without an agent "
+            "run; some were not counted (otel_scorers.traces.no_run is a lower bound; max_traces "
+            "bounds them)",
+            ended.maxlen,
+        )
     # Tallied by scope object first, as runs of the same scope (the spans of a tracer share its
     # scope, and roots mostly follow roots of the same tracer), each scope's name read once: the
     # name is a property, and hashing a scope calls its Python `__hash__`.

@@ -131,6 +131,23 @@ def test_the_processor_counts_traces_without_a_run_by_root_scope_and_says_so_onc
     processor.shutdown()
 
 
+def test_roots_past_max_traces_between_two_counts_are_said_to_be_missed(
+    telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    processor = ScoringSpanProcessor([checks.no_tool_errors()], max_traces=4, **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    web = telemetry.tracer_provider.get_tracer("web")
+    with caplog.at_level(logging.WARNING, logger="otel_scorers"):
+        for _ in range(50):
+            with web.start_as_current_span("handler"):
+                pass
+        assert processor.force_flush(5000)
+    assert 4 <= telemetry.counter(METRIC, otel_scorers__scope="web") < 50
+    said = [record.getMessage() for record in caplog.records if "were not counted" in record.getMessage()]
+    assert len(said) == 1 and "lower bound" in said[0]
+    processor.shutdown()
+
+
 def test_roots_of_interleaved_tracers_are_counted_under_each_scope_name(telemetry: Telemetry) -> None:
     # Two tracers of the same scope name are two scope objects: their traces add up by name.
     processor = ScoringSpanProcessor([checks.no_tool_errors()], **telemetry.providers())
