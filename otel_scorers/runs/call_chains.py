@@ -76,6 +76,8 @@ class _Call:
     call: ModelCall
     agent: str | None
     offered_tools: bool
+    #: The ids of the tool calls its answer asked for: only their results continue it.
+    asked: frozenset[str]
 
 
 @dataclass(slots=True)
@@ -156,8 +158,15 @@ class CallChains:
 
     def _continued(self, call: _Call) -> _Chain | None:
         request = call.call.input.items
+        # A call continues only a chain whose last call asked for a tool it sends a result of:
+        # the others are passed over by their ids, not their whole requests compared.
+        returned = {
+            str(part.get("id")) for part in tool_response_parts(request) if part.get("id") is not None
+        }
+        if not returned:
+            return None
         for key, chain in reversed(self._open.items()):
-            if _continues(request, chain.last.call):
+            if not returned.isdisjoint(chain.last.asked) and _continues(request, chain.last):
                 del self._open[key]
                 return chain
         return None
@@ -216,7 +225,10 @@ def _loose_calls(found: SpanRoles) -> list[_Call]:
         if not (call.input.items and call.output.items):
             continue  # a call whose request or answer is not in the trace joins nothing
         offered = bool(convention.tool_definitions(span))
-        calls.append(_Call(convention, span, call, _agent_around(span, found.by_id), offered))
+        asked = frozenset(
+            str(part.get("id")) for part in tool_call_parts(call.output.items) if part.get("id") is not None
+        )
+        calls.append(_Call(convention, span, call, _agent_around(span, found.by_id), offered, asked))
     return sorted(calls, key=lambda call: call.span.start_ns)
 
 
@@ -234,9 +246,10 @@ def _agent_around(span: SpanRecord, by_id: Mapping[int, SpanRecord]) -> str | No
     return None
 
 
-def _continues(request: Sequence[Message], earlier: ModelCall) -> bool:
-    """Whether `request` is `earlier`'s request, then optionally its answer, then only results of
-    tool calls that answer asked for (at least one)."""
+def _continues(request: Sequence[Message], earlier_call: _Call) -> bool:
+    """Whether `request` is the earlier call's request, then optionally its answer, then only
+    results of tool calls that answer asked for (at least one)."""
+    earlier = earlier_call.call
     before = earlier.input.items
     if len(request) <= len(before) or not earlier.output.captured:
         return False
@@ -250,7 +263,7 @@ def _continues(request: Sequence[Message], earlier: ModelCall) -> bool:
         and [_shape(m) for m in rest[: len(answer)]] == [_shape(m) for m in answer]
     ):
         rest = rest[len(answer) :]
-    asked = {str(part.get("id")) for part in tool_call_parts(answer) if part.get("id") is not None}
+    asked = earlier_call.asked
     if not asked or not rest:
         return False
     for message in rest:
