@@ -52,8 +52,6 @@ PENDING: dict[str, str] = {
     "tool-call parts: nothing joins its calls",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
     "nothing joins its model calls, each a trace of its own, into the run they make",
-    "openlit-mcp/failing_tool": "the MCP server's failure reaches the agent as a result (`Error executing "
-    "tool ...`) and no span marks the call failed",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
 }

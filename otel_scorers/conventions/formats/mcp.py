@@ -8,6 +8,9 @@ exchange may be the request (`{"method": "tools/call", "params": {"name", "argum
 the `CallToolResult` (`{"content": [...], "structuredContent", "isError"}`), under whichever key
 the instrumentation keeps them: they are found by what they are. A tool that failed returns a
 successful JSON-RPC response with `isError: true`: nothing else on the span may say so.
+A tracer of MCP's Python SDK (OpenLIT's) records the SDK's method instead, `call_tool` under
+`mcp.method`, with its arguments as `{"method": "call_tool", "params": {"args": [tool, arguments]}}`
+and the result's content items as the SDK objects' `str()`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.formats.python_repr import object_fields
 from otel_scorers.gen_ai_names import (
     GEN_AI_TOOL_CALL_ARGUMENTS,
     GEN_AI_TOOL_CALL_ID,
@@ -33,11 +37,18 @@ from otel_scorers.span_record import SpanRecord
 
 MCP_METHOD = "mcp.method.name"
 RPC_METHOD = "rpc.method"
+#: The method of MCP's Python SDK a tracer of its client session wrapped (OpenLIT's MCP
+#: instrumentation: `call_tool`, `list_tools`, `send_request`), where the conventions name the
+#: protocol's method.
+SDK_METHOD = "mcp.method"
 TOOLS_CALL = "tools/call"
+#: `ClientSession.call_tool(name, arguments)`, the SDK's method that sends a `tools/call`.
+SDK_CALL_TOOL = "call_tool"
 #: The keys that mark a span of MCP's protocol by their presence alone (OpenTelemetry's MCP
-#: method and JSON-RPC request id, the RPC conventions' JSON-RPC version): which method it records
-#: is read of each span (its role), so that no value is compared to tell whose span it is.
-PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.version"})
+#: method and JSON-RPC request id, the RPC conventions' JSON-RPC version, the SDK's method):
+#: which method it records is read of each span (its role), so that no value is compared to tell
+#: whose span it is.
+PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.version", SDK_METHOD})
 
 
 def is_protocol_span(span: SpanRecord) -> bool:
@@ -51,8 +62,13 @@ _MAX_DECODED = 64_000
 
 
 def records_tools_call(attributes: Mapping[str, Any]) -> bool:
-    """The span records an MCP `tools/call`, by its method under either convention's key."""
-    return attributes.get(MCP_METHOD) == TOOLS_CALL or attributes.get(RPC_METHOD) == TOOLS_CALL
+    """The span records an MCP `tools/call`, by its method under either convention's key, or by
+    the SDK's method that sends it."""
+    return (
+        attributes.get(MCP_METHOD) == TOOLS_CALL
+        or attributes.get(RPC_METHOD) == TOOLS_CALL
+        or attributes.get(SDK_METHOD) in (SDK_CALL_TOOL, TOOLS_CALL)
+    )
 
 
 def tool_named(span_name: str) -> str | None:
@@ -74,7 +90,9 @@ def recorded_exchange(
         # Only JSON objects may be either; the substring checks spare decoding every other value.
         if type(value) is not str or not value.startswith("{") or len(value) > _MAX_DECODED:
             continue
-        wants_params = params is None and '"' + TOOLS_CALL + '"' in value
+        wants_params = params is None and (
+            '"' + TOOLS_CALL + '"' in value or '"' + SDK_CALL_TOOL + '"' in value
+        )
         wants_result = result is None and '"isError"' in value
         if not (wants_params or wants_result):
             continue
@@ -84,9 +102,30 @@ def recorded_exchange(
         if wants_params and decoded.get("method") == TOOLS_CALL:
             found = decoded.get("params")
             params = found if isinstance(found, Mapping) else None
+        elif wants_params and decoded.get("method") == SDK_CALL_TOOL:
+            params = _sdk_call_params(decoded.get("params"))
         elif wants_result and "content" in decoded:
             result = decoded
     return params, result
+
+
+def _sdk_call_params(recorded: Any) -> Mapping[str, Any] | None:
+    """The `tools/call` params of a recorded `ClientSession.call_tool(name, arguments)`, whose
+    positional arguments a tracer keeps as `{"args": [name, arguments]}`; None for another shape
+    (a call that names no tool: the server's handler, given none)."""
+    args = recorded.get("args") if isinstance(recorded, Mapping) else None
+    if not isinstance(args, list) or not args or not isinstance(args[0], str):
+        return None
+    return {"name": args[0], "arguments": args[1] if len(args) > 1 else None}
+
+
+def _content_item(item: Any) -> Any:
+    """A content item as MCP sends it: a mapping, also when a tracer wrote the SDK's pydantic
+    object as its `str()` (`type='text' text='...' annotations=None meta=None`)."""
+    if isinstance(item, str):
+        fields = object_fields(item)
+        return fields if fields is not None and "type" in fields else item
+    return item
 
 
 def result_value(result: Mapping[str, Any]) -> Any:
@@ -95,7 +134,7 @@ def result_value(result: Mapping[str, Any]) -> Any:
     content items."""
     content = result.get("content")
     if isinstance(content, list) and len(content) == 1:
-        (item,) = content
+        item = _content_item(content[0])
         if isinstance(item, Mapping) and item.get("type") == "text" and isinstance(item.get("text"), str):
             return decode_content(item["text"])
     structured = result.get("structuredContent")
@@ -108,11 +147,10 @@ def failure_text(result: Mapping[str, Any]) -> str | None:
     if result.get("isError") is not True:
         return None
     content = result.get("content")
-    texts = (
-        [item["text"] for item in content if isinstance(item, Mapping) and isinstance(item.get("text"), str)]
-        if isinstance(content, list)
-        else []
-    )
+    items = [_content_item(item) for item in content] if isinstance(content, list) else []
+    texts = [
+        item["text"] for item in items if isinstance(item, Mapping) and isinstance(item.get("text"), str)
+    ]
     return "\n".join(texts) or "error"
 
 
