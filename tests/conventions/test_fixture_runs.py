@@ -39,7 +39,7 @@ PENDING: dict[str, str] = {
     **{
         f"{framework}/failing_tool": "the framework sends a tool's failure to the model as plain text "
         "(`Error: ...`, the exception's message) and no tool span records it: the failure is read as the result"
-        for framework in ("openlit-ag2", "openlit-llamaindex")
+        for framework in ("openlit-llamaindex",)
     },
     **{
         f"openlit-llamaindex/{scenario}": "a single model call that offers no tools, in a trace of its "
