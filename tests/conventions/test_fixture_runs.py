@@ -27,11 +27,6 @@ PENDING: dict[str, str] = {
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
     **{
-        f"openllmetry-haystack/{scenario}": "a pipeline's one workflow span holds every component's calls: "
-        "read as one run of the pipeline, not of the agents in it"
-        for scenario in ("in_pipeline", "two_agents_in_pipeline")
-    },
-    **{
         f"{framework}/no_content": "the instrumentation writes no span of an agent run: without content, "
         "nothing joins its model calls, each a trace of its own, into the run they make"
         for framework in ("openlit-ag2", "openlit-llamaindex", "openllmetry-haystack")
