@@ -39,7 +39,7 @@ PENDING: dict[str, str] = {
     **{
         f"openlit-llamaindex/{scenario}": "a single model call that offers no tools, in a trace of its "
         "own with nothing around it, is not known to be an agent's"
-        for scenario in ("no_tool", "multi_turn")
+        for scenario in ("no_tool",)
     },
     "openlit-llamaindex/handoff": "LlamaIndex's `handoff` tool names the next agent in `to_agent`, "
     "which no rule reads as a handoff",
