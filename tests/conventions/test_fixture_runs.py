@@ -41,8 +41,6 @@ PENDING: dict[str, str] = {
         "own with nothing around it, is not known to be an agent's"
         for scenario in ("no_tool",)
     },
-    "openlit-llamaindex/handoff": "LlamaIndex's `handoff` tool names the next agent in `to_agent`, "
-    "which no rule reads as a handoff",
     "openlit-llamaindex/react_agent": "a ReAct agent's tool calls are in the model's text, not in "
     "tool-call parts: nothing joins its calls",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
@@ -304,10 +302,12 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
             expected_tool_view(call, content_captured and "tool_content" not in spared, model_content)
             for call in expected["tool_calls"]
         ], where
-    # Agents that handed the conversation on: recorded on the run, not as tool calls.
-    assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get("handoffs", []), (
-        where
-    )
+    # Agents that handed the conversation on: recorded on the run, not as tool calls. Where the
+    # trace does not name the run's agent, the first handoff is from that agent, missing too.
+    expected_handoffs = [dict(handoff) for handoff in expected.get("handoffs", [])]
+    if "agent_name" in spared and expected_handoffs:
+        expected_handoffs[0]["from"] = None
+    assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected_handoffs, where
     assert run.final_agent == expected.get("final_agent"), where
     if "conversation_id" in expected:
         assert run.conversation_id == expected["conversation_id"], where

@@ -118,6 +118,15 @@ def test_an_agent_is_remembered_within_its_bound(monkeypatch: pytest.MonkeyPatch
     assert chains.tally.runs == 1
 
 
+def test_a_call_of_llamaindex_s_handoff_tool_hands_the_run_on_to_the_agent_it_names() -> None:
+    # OpenLIT writes no tool span: the `handoff` call (`to_agent: time_agent`) is only the model's
+    # request. It is the run's handoff, not a tool call; the first agent is named nowhere.
+    (run,) = runs_of("openlit-llamaindex", "handoff")
+    assert [call.name for call in run.tool_calls] == ["get_weather", "get_time"]
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [(None, "time_agent")]
+    assert run.final_agent == "time_agent"
+
+
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         corpus, scenario = truth_path.parent.name, truth_path.name.removesuffix(".truth.json")
