@@ -22,6 +22,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     decode_json,
+    span_failed,
     span_tool_call,
     tool_state,
 )
@@ -44,16 +45,22 @@ SDK_METHOD = "mcp.method"
 TOOLS_CALL = "tools/call"
 #: `ClientSession.call_tool(name, arguments)`, the SDK's method that sends a `tools/call`.
 SDK_CALL_TOOL = "call_tool"
+#: The SDK's methods that send a `tools/call`, as `SDK_METHOD` names them.
+SDK_TOOLS_CALL = (SDK_CALL_TOOL, TOOLS_CALL)
 #: The keys that mark a span of MCP's protocol by their presence alone (OpenTelemetry's MCP
-#: method and JSON-RPC request id, the RPC conventions' JSON-RPC version, the SDK's method):
-#: which method it records is read of each span (its role), so that no value is compared to tell
-#: whose span it is.
-PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.version", SDK_METHOD})
+#: method and JSON-RPC request id, the RPC conventions' JSON-RPC version): which method it records
+#: is read of each span (its role), so that no value is compared to tell whose span it is.
+PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.version"})
 
 
 def is_protocol_span(span: SpanRecord) -> bool:
-    """The span records a request of MCP's protocol (JSON-RPC's, which MCP is)."""
-    return not PROTOCOL_KEYS.isdisjoint(span.attributes)
+    """The span records a request of MCP's protocol (JSON-RPC's, which MCP is), or is a tracer's
+    span of the SDK method that sends a `tools/call` (its other methods' spans, a session's
+    set-up and listings, are no part of a run: not claimed, they cost nothing more)."""
+    attributes = span.attributes
+    return not PROTOCOL_KEYS.isdisjoint(attributes) or (
+        SDK_METHOD in attributes and attributes[SDK_METHOD] in SDK_TOOLS_CALL
+    )
 
 
 #: A recorded value longer than this is not decoded to look for the exchange in it (bounded work
@@ -67,7 +74,7 @@ def records_tools_call(attributes: Mapping[str, Any]) -> bool:
     return (
         attributes.get(MCP_METHOD) == TOOLS_CALL
         or attributes.get(RPC_METHOD) == TOOLS_CALL
-        or attributes.get(SDK_METHOD) in (SDK_CALL_TOOL, TOOLS_CALL)
+        or attributes.get(SDK_METHOD) in SDK_TOOLS_CALL
     )
 
 
@@ -152,6 +159,19 @@ def failure_text(result: Mapping[str, Any]) -> str | None:
         item["text"] for item in items if isinstance(item, Mapping) and isinstance(item.get("text"), str)
     ]
     return "\n".join(texts) or "error"
+
+
+def execution_failure(span: SpanRecord) -> str | None:
+    """The failure of the call a `tools/call` span executed, as `tool_call` reads it (its span's
+    status or events, else the `CallToolResult`'s `isError`), without reading what it returned:
+    a framework's tool span holds that, and asks its execution only whether it failed."""
+    if not span.ended:
+        return None
+    failure = span_failed(span)
+    if failure is not None:
+        return failure
+    _, result = recorded_exchange(span.attributes)
+    return failure_text(result) if result is not None else None
 
 
 def tool_call(span: SpanRecord) -> ToolCall:
