@@ -4,6 +4,8 @@ recorded as a metrics batch ends; where no host thread shares the process, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from otel_scorers import AgentRun, bind, checks
@@ -35,13 +37,13 @@ class SlowWork:
 
 
 class Job:
-    def __init__(self, runs: list[AgentRun]) -> None:
+    def __init__(self, runs: Sequence[AgentRun]) -> None:
         self.runs = runs
 
-    def build(self) -> list[AgentRun]:
+    def build(self) -> Sequence[AgentRun]:
         return self.runs
 
-    def finished(self, results: list[ScoredRun]) -> None:
+    def finished(self, results: Sequence[ScoredRun]) -> None:
         pass
 
     def dropped(self, reason: str) -> None:
