@@ -67,8 +67,6 @@ PENDING: dict[str, str] = {
     "tool ...`) and no span marks the call failed",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
-    "any-agent": "any-agent keeps a tool's arguments in `gen_ai.tool.args`, every result in `gen_ai.output` "
-    "and names its model calls `call_llm`: no reader takes the request, the answer or the results from them",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
