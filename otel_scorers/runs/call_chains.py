@@ -126,7 +126,7 @@ class CallChains:
         return len(self._open)
 
     @property
-    def held_bytes(self) -> int:
+    def open_bytes(self) -> int:
         """What the open chains hold, as counted (never more than `max_bytes` between calls)."""
         return self._open.bytes
 

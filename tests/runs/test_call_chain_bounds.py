@@ -46,7 +46,7 @@ def test_what_open_chains_hold_is_never_more_than_they_count() -> None:
         tracemalloc.stop()
     assert chains.open_chains == 20
     assert held > 500_000  # the stream's calls are held, 120 calls of about 4 KB and more
-    assert chains.held_bytes >= held
+    assert chains.open_bytes >= held
 
 
 def test_chains_past_the_byte_bound_are_read_oldest_first_and_counted() -> None:
@@ -56,9 +56,9 @@ def test_chains_past_the_byte_bound_are_read_oldest_first_and_counted() -> None:
     requests = stream(20, 6, 2_000)
     unbounded = CallChains()
     fed(unbounded, requests)
-    assert unbounded.held_bytes > 5 * bound  # what the stream would hold without the bound
+    assert unbounded.open_bytes > 5 * bound  # what the stream would hold without the bound
     seen: list[int] = []
-    runs = fed(chains, requests, after=lambda: seen.append(chains.held_bytes))
+    runs = fed(chains, requests, after=lambda: seen.append(chains.open_bytes))
     assert max(seen) <= bound
     assert chains.tally.closed_for_bytes > 0
     assert dropped.count("chain_bytes") == chains.tally.closed_for_bytes

@@ -111,7 +111,7 @@ def test_a_stream_opening_many_long_chains_is_held_within_the_join_bytes_and_oth
             for conversation in range(30):
                 send_grpc(sidecar.grpc_endpoint, chain_call(conversation, step, 3_000).SerializeToString())
                 if chains is not None:
-                    held.append(chains.held_bytes)
+                    held.append(chains.open_bytes)
             send_grpc(sidecar.grpc_endpoint, plain_trace(step).SerializeToString())
             agent = encode(agent_spans(DEMO_RUNS[:1]))
             agent_traces.add(agent.resource_spans[0].scope_spans[0].spans[0].trace_id)
@@ -131,7 +131,7 @@ def test_a_stream_opening_many_long_chains_is_held_within_the_join_bytes_and_oth
 
         wait_until(lambda: bytes_dropped() > 0, 60, "chains closed for the join's bytes, counted")
         if chains is not None:
-            held.append(chains.held_bytes)
+            held.append(chains.open_bytes)
             assert max(held) <= bound
             assert chains.tally.closed_for_bytes == bytes_dropped()
 
