@@ -25,7 +25,7 @@ from typing import Any, TypeGuard
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
-from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
@@ -159,6 +159,9 @@ _LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.l
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
+_LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
+#: Where a tool span keeps its tool's name: the GenAI key, OpenInference's.
+_TOOL_NAME_KEYS = (GEN_AI_TOOL_NAME, "tool.name")
 _MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
 #: Every framework's mark keys and name endings together: a span carrying none of them (most
 #: spans) is no listed framework's by its marks, two checks instead of one per framework.
@@ -236,7 +239,18 @@ def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -
     (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
     lists tools."""
     framework = framework_of(span)
-    if framework is None or not framework.listing_tools:
+    if framework is None:
+        # Under a scope naming no listed framework, a listing is known by its name, which is
+        # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
+        # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
+        # of no listed framework: two lookups, not a walk of their values.
+        if span.name not in _LISTING_TOOLS and not any(
+            span.attributes.get(key) in _LISTING_TOOLS for key in _TOOL_NAME_KEYS
+        ):
+            return False
+        call = read_call(span)
+        return call.name in _LISTING_TOOLS and not call.arguments
+    if not framework.listing_tools:
         return False
     listing = framework.listing_tools
     # Reading the call decodes its arguments and result: first, the name anywhere on the span.

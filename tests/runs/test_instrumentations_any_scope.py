@@ -1,0 +1,70 @@
+"""Instrumentations known by what they write, not by the name of their tracer: each learned
+fixture of Langfuse, LiteLLM, OpenLIT's MCP agent and Semantic Kernel, every instrumentation
+scope renamed to one no reader knows (a tracer renamed, forked, or a version nobody showed us),
+yields the runs it yields as captured: read by the keys and span names the instrumentation or
+the framework writes on every span (Langfuse's `langfuse.observation.type`, LiteLLM's
+`litellm.call_id` and `raw_gen_ai_request`, the OpenAI Agents SDK's `mcp_list_tools`, Semantic
+Kernel's `sk.available_functions`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from otel_scorers.model import AgentRun
+from tests.runs.fixture_runs import runs_in
+from tests.runs.test_framework_facts_any_instrumentation import TRACES, renamed_scope, rewritten, scenarios
+
+
+def full_view(run: AgentRun) -> tuple[object, ...]:
+    """What a scorer sees of the run, and which reader read it."""
+    return (
+        run.convention,
+        run.agent_name,
+        run.input,
+        run.output,
+        [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls],
+        [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs],
+        run.models,
+        run.usage,
+        run.conversation_id,
+        run.status,
+    )
+
+
+def assert_same_runs_under_any_scope(corpus: str, directory: Path) -> None:
+    read = 0
+    for scenario in scenarios(corpus):
+        seen = [full_view(run) for run in runs_in(TRACES / corpus / f"{scenario}.json")]
+        renamed = rewritten(corpus, scenario, renamed_scope("acme.tracer"), directory)
+        assert [full_view(run) for run in runs_in(renamed)] == seen, scenario
+        read += len(seen)
+    assert read, corpus
+
+
+@pytest.mark.parametrize("corpus", ["langfuse", "langfuse-haystack", "langfuse-langchain"])
+def test_langfuse_spans_under_a_renamed_tracer_are_read_by_their_observation_type(
+    corpus: str, tmp_path: Path
+) -> None:
+    # Langfuse writes `langfuse.observation.*` on every span it records, whichever tracer: its
+    # description's second entry reads them under any scope.
+    assert_same_runs_under_any_scope(corpus, tmp_path)
+
+
+@pytest.mark.parametrize("corpus", ["litellm-otel", "litellm-otel-request-span", "litellm-otel-semconv"])
+def test_litellms_call_spans_under_a_renamed_tracer_are_model_calls_by_their_names(
+    corpus: str, tmp_path: Path
+) -> None:
+    # `litellm_request` (with its `litellm.call_id`) and `raw_gen_ai_request` are LiteLLM's own
+    # spans: without them every model call of the run is lost (2 of 12 runs right).
+    assert_same_runs_under_any_scope(corpus, tmp_path)
+
+
+def test_the_openai_agents_sdks_listing_of_mcp_tools_is_no_call_under_a_renamed_tracer(
+    tmp_path: Path,
+) -> None:
+    # OpenLIT's `execute_tool {server}` span for `mcp_list_tools` takes no arguments: read as a
+    # call, it kept the unnamed agent spans around it from being the run's wrappers (6 phantom
+    # runs, and the named run without its request, answer and calls).
+    assert_same_runs_under_any_scope("openlit-mcp", tmp_path)
