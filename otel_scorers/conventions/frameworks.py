@@ -144,7 +144,9 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "semantic_kernel": Framework(
-        tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
+        tool_name=semantic_kernel.function_name,
+        added_arguments=semantic_kernel.ADDED_ARGUMENTS,
+        mark_keys=semantic_kernel.LOOP_KEYS,
     ),
 }
 
@@ -184,6 +186,11 @@ def framework_of(span: SpanRecord) -> Framework | None:
     framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
     if framework is not None:
         return framework
+    return framework_marking(span)
+
+
+def framework_marking(span: SpanRecord) -> Framework | None:
+    """The listed framework whose marks the span carries (`Framework.marks`), whatever its scope."""
     if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
         return None
     for marked in _MARKED:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
+from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
@@ -81,6 +82,8 @@ def _give_roled_spans(
             owner = nearest_marked(parent, parents, runs, owners)
             if owner is None:
                 continue
+            if owner.inner_framework is None and parent is not None and (between := by_id.get(parent)):
+                owner.inner_framework = framework_marking(between)
             if layers is None:
                 layers = _layers(roles)
             model_or_run, tool_or_run = layers
