@@ -162,8 +162,8 @@ _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
 _LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
-#: Where a tool span keeps its tool's name: the GenAI key, OpenInference's.
-_TOOL_NAME_KEYS = (GEN_AI_TOOL_NAME, "tool.name")
+#: Where an OpenInference tool span keeps its tool's name (GenAI's: `gen_ai.tool.name`).
+_OPENINFERENCE_TOOL_NAME = "tool.name"
 _MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
 #: Every framework's mark keys and name endings together: a span carrying none of them (most
 #: spans) is no listed framework's by its marks, two checks instead of one per framework.
@@ -186,13 +186,20 @@ def framework_of(span: SpanRecord) -> Framework | None:
     framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
     if framework is not None:
         return framework
-    return framework_marking(span)
+    # `framework_marking`, its cheap check inline: this runs for most spans, marked by none.
+    if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
+        return None
+    return _marking(span)
 
 
 def framework_marking(span: SpanRecord) -> Framework | None:
     """The listed framework whose marks the span carries (`Framework.marks`), whatever its scope."""
     if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
         return None
+    return _marking(span)
+
+
+def _marking(span: SpanRecord) -> Framework | None:
     for marked in _MARKED:
         if marked.marks(span):
             return marked
@@ -251,8 +258,11 @@ def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -
         # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
         # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
         # of no listed framework: two lookups, not a walk of their values.
-        if span.name not in _LISTING_TOOLS and not any(
-            span.attributes.get(key) in _LISTING_TOOLS for key in _TOOL_NAME_KEYS
+        attributes = span.attributes
+        if (
+            attributes.get(GEN_AI_TOOL_NAME) not in _LISTING_TOOLS
+            and attributes.get(_OPENINFERENCE_TOOL_NAME) not in _LISTING_TOOLS
+            and span.name not in _LISTING_TOOLS
         ):
             return False
         call = read_call(span)
