@@ -9,6 +9,7 @@ Kernel's `sk.available_functions`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,21 @@ def test_semantic_kernels_function_loop_names_its_runs_framework_under_a_renamed
     # by GenAI's keys (Semantic Kernel's reader is known by its scope) or, under MLflow's autolog,
     # by MLflow's, the tool spans named by their GenAI keys.
     assert_same_runs_under_any_scope(corpus, tmp_path, same_reader=False)
+
+
+def test_a_tool_named_like_a_listing_that_was_given_arguments_is_a_call_under_a_renamed_tracer(
+    tmp_path: Path,
+) -> None:
+    # Only the name and taking no arguments say a listing when no scope names the framework: an
+    # agent's own tool of that name, called with arguments, ran.
+    def renamed_with_arguments(scope: dict[str, Any], span: dict[str, Any]) -> None:
+        scope["name"] = "acme.tracer"
+        keys = {attribute["key"]: attribute["value"] for attribute in span.get("attributes", [])}
+        if keys.get("gen_ai.tool.name") == {"stringValue": "mcp_list_tools"}:
+            span["attributes"].append(
+                {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": '{"server": "weather"}'}}
+            )
+
+    runs = runs_in(rewritten("openlit-mcp", "no_tool", renamed_with_arguments, tmp_path))
+    calls = [(call.name, call.arguments) for run in runs for call in run.tool_calls]
+    assert calls == [("mcp_list_tools", {"server": "weather"})]
