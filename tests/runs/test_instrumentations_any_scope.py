@@ -101,3 +101,9 @@ def test_a_tool_named_like_a_listing_that_was_given_arguments_is_a_call_under_a_
     runs = runs_in(rewritten("openlit-mcp", "no_tool", renamed_with_arguments, tmp_path))
     calls = [(call.name, call.arguments) for run in runs for call in run.tool_calls]
     assert calls == [("mcp_list_tools", {"server": "weather"})]
+
+
+def test_openllmetrys_haystack_pipeline_is_no_run_by_its_name_under_a_renamed_tracer(tmp_path: Path) -> None:
+    # OpenLLMetry names every Haystack pipeline's workflow span `haystack_pipeline`: read as a
+    # run, it answered the pipeline's output keys ('replies') in place of its agents' runs.
+    assert_same_runs_under_any_scope("openllmetry-haystack", tmp_path)
