@@ -106,7 +106,7 @@ class LiteLLMConvention(Convention):
         return genai_tool_call(span)
 
     def written_after_return(self, span: SpanRecord) -> bool:
-        return self.detect(span)
+        return span.scope == SCOPE or CALL_ID in span.attributes or span.name == RAW_SPAN
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         if span.name != RAW_SPAN:

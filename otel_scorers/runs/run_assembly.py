@@ -71,7 +71,7 @@ def _give_roled_spans(
     layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
     in_model: dict[int, int | None] = {}
     in_tool: dict[int, int | None] = {}
-    marking_checked: set[int | None] = set()
+    marking_checked: set[int] = set()
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
@@ -83,12 +83,14 @@ def _give_roled_spans(
             owner = nearest_marked(parent, parents, runs, owners)
             if owner is None:
                 continue
-            if role == "tool" and owner.inner_framework is None and parent not in marking_checked:
+            if role == "tool" and owner.span.span_id not in marking_checked:
                 # The span a framework's loop runs its calls under (Semantic Kernel's) may name
-                # the run's framework: asked once per such span, of tool calls only.
-                marking_checked.add(parent)
+                # the run's framework (when the run span names none): asked once per run, of the
+                # span around its first tool call not directly in it.
+                marking_checked.add(owner.span.span_id)
                 between = by_id.get(parent) if parent is not None else None
-                owner.inner_framework = framework_marking(between) if between is not None else None
+                if between is not None:
+                    owner.inner_framework = framework_marking(between)
             if layers is None:
                 layers = _layers(roles)
             model_or_run, tool_or_run = layers

@@ -54,7 +54,7 @@ class RunParts:
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)
     #: The framework a span between the run span and its own calls marks (Semantic Kernel's
-    #: function loop), whatever its scope: the run's framework when the run span names none.
+    #: function loop), whatever its scope, when the run span names none: the run's framework.
     inner_framework: Framework | None = None
     #: `content_of` as last read, with the name and the number of steps it was read with: the
     #: rules ask it often, and it changes only when a name is given or steps are added.
