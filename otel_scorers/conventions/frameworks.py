@@ -175,10 +175,23 @@ def framework_name(scope: str) -> str:
     return parts[0] if parts[0] in FRAMEWORKS else parts[-1]
 
 
+#: The listed framework each instrumentation scope names (None: none), decided once per scope:
+#: scopes are few in a stream. Past this many, a scope's is worked out anew each time.
+_MAX_REMEMBERED_SCOPES = 1024
+_scope_frameworks: dict[str, Framework | None] = {}
+
+
 def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed, else the one
-    whose marks the span carries (`Framework.marks`)."""
-    framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+    whose marks the span carries (`Framework.marks`). Read where it is needed, once per span:
+    a run's is its `RunParts.framework`."""
+    scope = span.scope
+    try:
+        framework = _scope_frameworks[scope]
+    except KeyError:
+        framework = FRAMEWORKS.get(framework_name(scope)) if scope else None
+        if len(_scope_frameworks) < _MAX_REMEMBERED_SCOPES:
+            _scope_frameworks[scope] = framework
     if framework is not None:
         return framework
     if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
@@ -202,12 +215,12 @@ def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = 
     return run
 
 
-def request_in_prompt(run_span: SpanRecord, text: str) -> str:
+def request_in_prompt(framework: Framework | None, text: str) -> str:
     """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
-    the run's framework wraps the request in a prompt of its own. When the run's scope names no
-    listed framework (an instrumentation not shown, a tracer of any code), each listed
-    framework's prompt is looked for: each is specific enough not to be a user's own text."""
-    framework = framework_of(run_span)
+    the run's framework (`framework_of` its span) wraps the request in a prompt of its own. When
+    the run's scope names no listed framework (an instrumentation not shown, a tracer of any
+    code), each listed framework's prompt is looked for: each is specific enough not to be a
+    user's own text."""
     if framework is not None:
         found = framework.request_in_prompt(text) if framework.request_in_prompt else None
         return found or text
@@ -265,12 +278,11 @@ def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: 
     return False
 
 
-def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
+def sent_back_error(framework: Framework | None, response: Any) -> str | None:
     """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework; None when it reads as the call's result. When the run's scope names no
-    framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
-    text is looked for: each is specific enough not to be a result."""
-    framework = framework_of(run_span)
+    the run's framework (`framework_of` its span); None when it reads as the call's result. When
+    the run's scope names no framework (a tracer of any code, such as MLflow's autolog), each
+    listed framework's failure text is looked for: each is specific enough not to be a result."""
     if framework is not None:
         return framework.tool_error(response) if framework.tool_error else None
     for tool_error in _TOOL_ERRORS:
@@ -280,9 +292,9 @@ def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
     return None
 
 
-def step_fields(run_span: SpanRecord) -> frozenset[str]:
-    """The fields of a result the run's framework holds beside the answer (`Framework.step_fields`).
-    When the run's scope names no framework (a tracer of any code, such as MLflow's autolog),
-    every listed framework's: beside an answer, each names a step, not the answer."""
-    framework = framework_of(run_span)
+def step_fields(framework: Framework | None) -> frozenset[str]:
+    """The fields of a result the run's framework (`framework_of` its span) holds beside the
+    answer (`Framework.step_fields`). When the run's scope names no framework (a tracer of any
+    code, such as MLflow's autolog), every listed framework's: beside an answer, each names a
+    step, not the answer."""
     return framework.step_fields if framework is not None else _STEP_FIELDS

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import RunSpanContent
+from otel_scorers.conventions.frameworks import Framework, framework_of
 from otel_scorers.model import Handoff, ToolCall
 from otel_scorers.runs.agent_names import agent_name, named_by_keys
 from otel_scorers.span_record import SpanRecord
@@ -55,6 +56,12 @@ class RunParts:
     #: `content_of` as last read, with the name and the number of steps it was read with: the
     #: rules ask it often, and it changes only when a name is given or steps are added.
     read: tuple[str | None, int, RunSpanContent] | None = None
+    #: The framework of the run span (`framework_of`), which reading the run asks for each of
+    #: its tool calls, prompts and answers: decided once, when the run is found.
+    framework: Framework | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.framework = framework_of(self.span)
 
 
 def agent_name_of(parts: RunParts) -> str | None:

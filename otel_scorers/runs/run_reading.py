@@ -15,7 +15,7 @@ from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import framework_of, request_in_prompt, step_fields
+from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.conventions.genai import UNNAMED_TOOL
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.context import run_context
@@ -107,7 +107,7 @@ def _declared_tools(parts: RunParts) -> tuple[ToolDefinition, ...]:
             *(convention.tool_definitions(span) for convention, span in parts.models),
         ]
     )
-    framework = framework_of(parts.span)
+    framework = parts.framework
     return framework.as_declared(declared) if framework is not None else declared
 
 
@@ -286,7 +286,7 @@ def _input_text(
             text = last_user_text(model.input.items)
             if text is not None:
                 sources["input"] = FROM_MODEL_CALLS
-            return request_in_prompt(parts.span, text) if text is not None else None
+            return request_in_prompt(parts.framework, text) if text is not None else None
     if found is not None and found.unfound is not None:
         sources["input"] = found.unfound
     return None
@@ -301,7 +301,7 @@ def _output_text(
 ) -> str | None:
     """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
     last model call's assistant text (`run_text`); `sources` notes where from."""
-    steps = step_fields(parts.span)
+    steps = step_fields(parts.framework)
     found = span_text(content, "output", steps=steps)
     if found is None or found.text is None:
         wrapper = span_text(content_of(around), "output", wrapper=True, steps=steps) if around else None

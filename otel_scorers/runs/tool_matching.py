@@ -26,7 +26,6 @@ from otel_scorers.conventions.formats.python_repr import decoded_value, is_defau
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.frameworks import (
     Framework,
-    framework_of,
     framework_of_call,
     loop_tool,
     sent_back_error,
@@ -46,7 +45,7 @@ _FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`match_requested_calls`)."""
-    run_framework = framework_of(parts.span) if parts.tools else None
+    run_framework = parts.framework
     tools = sorted(
         [
             _tool_call(
@@ -261,7 +260,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             continue
         if call.state == "incomplete":
             response = tool_response_value(part)
-            error = sent_back_error(parts.span, response)
+            error = sent_back_error(parts.framework, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
                 changed_tool_call(
@@ -280,7 +279,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
             part.get("error") is True
-            or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
+            or (call.state == "result_error" and sent_back_error(parts.framework, tool_response_value(part)))
         ):
             response = tool_response_value(part)
             call = changed_tool_call(call, state="error", error=str(response) if response else "error")
