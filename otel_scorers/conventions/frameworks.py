@@ -180,19 +180,27 @@ def framework_name(scope: str) -> str:
 #: scopes are few in a stream. Past this many, a scope's is worked out anew each time.
 _MAX_REMEMBERED_SCOPES = 1024
 _scope_frameworks: dict[str, Framework | None] = {}
+#: What `_scope_frameworks` gives for a scope not decided yet.
+_UNDECIDED = Framework()
+#: Whether a framework known by its marks alone lists tools (`lists_tools`): none does.
+_MARKED_LIST_TOOLS = any(f.listing_tools for f in _MARKED)
+
+
+def _scope_framework(scope: str) -> Framework | None:
+    """The listed framework `scope` names (`framework_name`), decided once per scope."""
+    framework = FRAMEWORKS.get(framework_name(scope)) if scope else None
+    if len(_scope_frameworks) < _MAX_REMEMBERED_SCOPES:
+        _scope_frameworks[scope] = framework
+    return framework
 
 
 def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed, else the one
     whose marks the span carries (`Framework.marks`). Read where it is needed, once per span:
     a run's is its `RunParts.framework`."""
-    scope = span.scope
-    try:
-        framework = _scope_frameworks[scope]
-    except KeyError:
-        framework = FRAMEWORKS.get(framework_name(scope)) if scope else None
-        if len(_scope_frameworks) < _MAX_REMEMBERED_SCOPES:
-            _scope_frameworks[scope] = framework
+    framework = _scope_frameworks.get(span.scope, _UNDECIDED)
+    if framework is _UNDECIDED:
+        framework = _scope_framework(span.scope)
     if framework is not None:
         return framework
     if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
@@ -248,8 +256,14 @@ def agent_in_span_name(name: str) -> str:
 def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
     """The tool span is its framework's listing of a server's tools, not a tool call
     (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
-    lists tools."""
-    framework = framework_of(span)
+    lists tools. Asked of every tool span: the frameworks that list tools are known by their
+    scope, so no other framework's marks are looked for (`_MARKED_LIST_TOOLS`)."""
+    if _MARKED_LIST_TOOLS:
+        framework = framework_of(span)
+    else:
+        framework = _scope_frameworks.get(span.scope, _UNDECIDED)
+        if framework is _UNDECIDED:
+            framework = _scope_framework(span.scope)
     if framework is None or not framework.listing_tools:
         return False
     listing = framework.listing_tools
