@@ -181,10 +181,31 @@ def framework_name(scope: str) -> str:
     return parts[0] if parts[0] in FRAMEWORKS else parts[-1]
 
 
+#: The listed framework each instrumentation scope names (None: none), decided once per scope:
+#: scopes are few in a stream. Past this many, a scope's is worked out anew each time.
+_MAX_REMEMBERED_SCOPES = 1024
+_scope_frameworks: dict[str, Framework | None] = {}
+#: What `_scope_frameworks` gives for a scope not decided yet.
+_UNDECIDED = Framework()
+#: Whether a framework known by its marks alone lists tools (`lists_tools`): none does.
+_MARKED_LIST_TOOLS = any(f.listing_tools for f in _MARKED)
+
+
+def _scope_framework(scope: str) -> Framework | None:
+    """The listed framework `scope` names (`framework_name`), decided once per scope."""
+    framework = FRAMEWORKS.get(framework_name(scope)) if scope else None
+    if len(_scope_frameworks) < _MAX_REMEMBERED_SCOPES:
+        _scope_frameworks[scope] = framework
+    return framework
+
+
 def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed, else the one
-    whose marks the span carries (`Framework.marks`)."""
-    framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
+    whose marks the span carries (`Framework.marks`). Read where it is needed, once per span:
+    a run's is its `RunParts.framework`."""
+    framework = _scope_frameworks.get(span.scope, _UNDECIDED)
+    if framework is _UNDECIDED:
+        framework = _scope_framework(span.scope)
     if framework is not None:
         return framework
     # `framework_marking`, its cheap check inline: this runs for most spans, marked by none.
@@ -220,12 +241,12 @@ def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = 
     return run
 
 
-def request_in_prompt(run_span: SpanRecord, text: str) -> str:
+def request_in_prompt(framework: Framework | None, text: str) -> str:
     """The user's request in `text`, a prompt the run's model was sent: the text itself, unless
-    the run's framework wraps the request in a prompt of its own. When the run's scope names no
-    listed framework (an instrumentation not shown, a tracer of any code), each listed
-    framework's prompt is looked for: each is specific enough not to be a user's own text."""
-    framework = framework_of(run_span)
+    the run's framework (`framework_of` its span) wraps the request in a prompt of its own. When
+    the run's scope names no listed framework (an instrumentation not shown, a tracer of any
+    code), each listed framework's prompt is looked for: each is specific enough not to be a
+    user's own text."""
     if framework is not None:
         found = framework.request_in_prompt(text) if framework.request_in_prompt else None
         return found or text
@@ -252,19 +273,26 @@ def agent_in_span_name(name: str) -> str:
 def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
     """The tool span is its framework's listing of a server's tools, not a tool call
     (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
-    lists tools."""
-    framework = framework_of(span)
+    lists tools. Asked of every tool span: the frameworks that list tools are known by their
+    scope, so no other framework's marks are looked for first (`_MARKED_LIST_TOOLS`)."""
+    if _MARKED_LIST_TOOLS:
+        framework = framework_of(span)
+    else:
+        framework = _scope_frameworks.get(span.scope, _UNDECIDED)
+        if framework is _UNDECIDED:
+            framework = _scope_framework(span.scope)
     if framework is None:
         # Under a scope naming no listed framework, a listing is known by its name, which is
         # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
         # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
-        # of no listed framework: two lookups, not a walk of their values.
+        # of no listed framework: two lookups, not a walk of their values; a span a framework's
+        # marks claim is that framework's, and none known by its marks lists tools.
         attributes = span.attributes
         if (
             attributes.get(GEN_AI_TOOL_NAME) not in _LISTING_TOOLS
             and attributes.get(_OPENINFERENCE_TOOL_NAME) not in _LISTING_TOOLS
             and span.name not in _LISTING_TOOLS
-        ):
+        ) or framework_marking(span) is not None:
             return False
         call = read_call(span)
         return call.name in _LISTING_TOOLS and not call.arguments
@@ -297,12 +325,11 @@ def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: 
     return False
 
 
-def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
+def sent_back_error(framework: Framework | None, response: Any) -> str | None:
     """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework; None when it reads as the call's result. When the run's scope names no
-    framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
-    text is looked for: each says a failure, not a result."""
-    framework = framework_of(run_span)
+    the run's framework (`framework_of` its span); None when it reads as the call's result. When
+    the run's scope names no framework (a tracer of any code, such as MLflow's autolog), each
+    listed framework's failure text is looked for: each says a failure, not a result."""
     if framework is not None:
         return framework.tool_error(response) if framework.tool_error else None
     for tool_error in _TOOL_ERRORS:
@@ -312,9 +339,9 @@ def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
     return None
 
 
-def step_fields(run_span: SpanRecord) -> frozenset[str]:
-    """The fields of a result the run's framework holds beside the answer (`Framework.step_fields`).
-    When the run's scope names no framework (a tracer of any code, such as MLflow's autolog),
-    every listed framework's: beside an answer, each names a step, not the answer."""
-    framework = framework_of(run_span)
+def step_fields(framework: Framework | None) -> frozenset[str]:
+    """The fields of a result the run's framework (`framework_of` its span) holds beside the
+    answer (`Framework.step_fields`). When the run's scope names no framework (a tracer of any
+    code, such as MLflow's autolog), every listed framework's: beside an answer, each names a
+    step, not the answer."""
     return framework.step_fields if framework is not None else _STEP_FIELDS

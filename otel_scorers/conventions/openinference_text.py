@@ -20,7 +20,7 @@ from otel_scorers.conventions.formats.messages import (
     last_assistant_text,
     last_user_text,
 )
-from otel_scorers.conventions.frameworks import step_fields
+from otel_scorers.conventions.frameworks import framework_of, step_fields
 from otel_scorers.conventions.openinference_frameworks import beeai_span, dspy_span, haystack_span
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
@@ -130,7 +130,9 @@ def run_output(span: SpanRecord) -> str | None:
         last = haystack.last_message(value)
         return last_assistant_text([last]) if last is not None else None
     if dspy_span(span) and isinstance(prediction := decode_json(value), Mapping):
-        return _only_text({key: item for key, item in prediction.items() if key not in step_fields(span)})
+        return _only_text(
+            {key: item for key, item in prediction.items() if key not in step_fields(framework_of(span))}
+        )
     decoded = decode_json(value)
     if crewai_span(span) and (answer := crewai.output_field(decoded, "raw")) is not None:
         return answer  # TaskOutput / LiteAgentOutput

@@ -59,12 +59,18 @@ class RunParts:
     #: `content_of` as last read, with the name and the number of steps it was read with: the
     #: rules ask it often, and it changes only when a name is given or steps are added.
     read: tuple[str | None, int, RunSpanContent] | None = None
+    #: The framework of the run span (`framework_of`), which reading the run asks for each of
+    #: its tool calls, prompts and answers: decided once, when the run is found.
+    framework: Framework | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.framework = framework_of(self.span)
 
 
 def framework_of_run(parts: RunParts) -> Framework | None:
     """The framework of the run: its span's (`framework_of`), else the one a span between the run
     span and its calls marks (`RunParts.inner_framework`)."""
-    return framework_of(parts.span) or parts.inner_framework
+    return parts.framework or parts.inner_framework
 
 
 def agent_name_of(parts: RunParts) -> str | None:

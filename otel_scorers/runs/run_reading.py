@@ -295,7 +295,7 @@ def _input_text(
             text = last_user_text(model.input.items)
             if text is not None:
                 sources["input"] = FROM_MODEL_CALLS
-            return request_in_prompt(parts.span, text) if text is not None else None
+            return request_in_prompt(parts.framework, text) if text is not None else None
     if found is not None and found.unfound is not None:
         sources["input"] = found.unfound
     return None
@@ -310,7 +310,7 @@ def _output_text(
 ) -> str | None:
     """The agent's answer: the run span's (its structure reduced), the wrapping span's, else the
     last model call's assistant text (`run_text`); `sources` notes where from."""
-    steps = step_fields(parts.span)
+    steps = step_fields(parts.framework)
     found = span_text(content, "output", steps=steps)
     if found is None or found.text is None:
         wrapper = span_text(content_of(around), "output", wrapper=True, steps=steps) if around else None

@@ -264,7 +264,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             continue
         if call.state == "incomplete":
             response = tool_response_value(part)
-            error = sent_back_error(parts.span, response)
+            error = sent_back_error(parts.framework, response)
             state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
             found.append(
                 changed_tool_call(
@@ -283,7 +283,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
             part.get("error") is True
-            or (call.state == "result_error" and sent_back_error(parts.span, tool_response_value(part)))
+            or (call.state == "result_error" and sent_back_error(parts.framework, tool_response_value(part)))
         ):
             response = tool_response_value(part)
             call = changed_tool_call(call, state="error", error=str(response) if response else "error")
