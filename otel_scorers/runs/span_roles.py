@@ -88,7 +88,30 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             under_tool[span_id] = convention
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
+    _idle_work_units(by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _idle_work_units(
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """A run span that marks a unit of work rather than an agent (`Convention.run_needs_work`)
+    with no span under it is no run: an instrumentation that loses the parent of each callback
+    (OpenLLMetry's LangChain.js one) writes every step of an agent as such a span, each a trace of
+    its own."""
+    idle = [
+        span_id
+        for span_id, (convention, role) in roles.items()
+        if role == "run" and convention.run_needs_work(by_id[span_id])
+    ]
+    if not idle:
+        return
+    parents = {span.parent_span_id for span in by_id.values()}
+    for span_id in idle:
+        if span_id not in parents:
+            unroled[span_id] = roles.pop(span_id)[0]
 
 
 def _flattened_graphs(
