@@ -37,13 +37,14 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
 from otel_scorers.conventions.openinference_frameworks import (
+    beeai_call_event,
+    beeai_event,
     dspy_agent_class,
     dspy_span,
     haystack_span,
 )
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
-    BEEAI_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY_RUN_SUFFIXES,
@@ -53,6 +54,7 @@ from otel_scorers.conventions.openinference_scopes import (
     HAYSTACK_RUN_SUFFIXES,
     KIND,
     LANGCHAIN,
+    LANGCHAIN_JS,
     LLAMA_INDEX,
     LLAMA_INDEX_PREPARE,
     LLAMA_INDEX_RUN_SUFFIX,
@@ -91,7 +93,7 @@ class OpenInferenceConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
     # when a span ends.
-    run_start_scopes: tuple[str, ...] = (LANGCHAIN, LLAMA_INDEX)
+    run_start_scopes: tuple[str, ...] = (LANGCHAIN, LANGCHAIN_JS, LLAMA_INDEX)
 
     markers = Markers(keys=frozenset({KIND}))
 
@@ -100,8 +102,12 @@ class OpenInferenceConvention(Convention):
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         kind = span.attributes.get(KIND)
-        if BEEAI_EVENT in span.attributes:
-            return None  # a BeeAI emitter event, under any scope: a record of its parent
+        if beeai_event(span) is not None:
+            # A BeeAI emitter event, under any scope: a record of its parent, but where the
+            # event of a call's outcome is its only span (BeeAI for TypeScript).
+            if beeai_call_event(span) is not None and kind in ("TOOL", "LLM"):
+                return "tool" if kind == "TOOL" else "model"
+            return None
         if kind == "LLM":
             if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
@@ -165,13 +171,13 @@ class OpenInferenceConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        name = as_str(attributes.get("tool.name")) or span.name
+        name = as_str(attributes.get("tool.name")) or beeai_call_event(span) or span.name
         if "tool.name" not in attributes:
             name = name.removesuffix(DSPY_TOOL_SUFFIX)  # DSPy's `{tool}.__call__`, under any scope
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in attributes:
             name = handoff_tool_name(self.handoff_target(span) or "")
-        arguments = tool_arguments(span, attributes.get("input.value"))
+        arguments = tool_arguments(span, attributes.get("input.value", attributes.get("tool.parameters")))
         result = content_value(attributes.get("output.value"))
         failed = False
         if llama_index_span(span):

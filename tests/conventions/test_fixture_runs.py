@@ -47,10 +47,10 @@ PENDING: dict[str, str] = {
     "nothing joins its model calls, each a trace of its own, into the run they make",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
-    "openllmetry-langchainjs": "OpenLLMetry JS writes a `.task` span for every LangChain.js callback: each is read as a run",
+    "openllmetry-langchainjs": "the instrumentation loses each LangChain.js callback's parent: the graph, "
+    "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
     "openinference-beeaijs": "BeeAI JS's agent spans are not read as runs: its emitter spans are",
     "openinference-openai-agentsjs/handoff": "a handoff's runs are not joined into one",
-    "openinference-langchainjs": "in process, the JS instrumentation's scope is not known to start a run",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
