@@ -50,6 +50,7 @@ from otel_scorers.conventions.openinference_scopes import (
     DSPY_RUN_SUFFIXES,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
+    HANDOFF_TOOL_PREFIX,
     HAYSTACK_PIPELINES,
     HAYSTACK_RUN_SUFFIXES,
     KIND,
@@ -175,7 +176,7 @@ class OpenInferenceConvention(Convention):
         if "tool.name" not in attributes:
             name = name.removesuffix(DSPY_TOOL_SUFFIX)  # DSPy's `{tool}.__call__`, under any scope
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
-        if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in attributes:
+        if _handoff_span(span):
             name = handoff_tool_name(self.handoff_target(span) or "")
         arguments = tool_arguments(span, attributes.get("input.value", attributes.get("tool.parameters")))
         result = content_value(attributes.get("output.value"))
@@ -263,13 +264,17 @@ class OpenInferenceConvention(Convention):
         if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
             return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
-        if not span.name.startswith(HANDOFF_PREFIX) or "tool.name" in span.attributes:
+        if not _handoff_span(span):
             return None
-        target = content_value(span.attributes.get("output.value"))  # the SDK records the agent handed to
+        # The SDK records the agent handed to: its name, or (the TypeScript SDK) `{"to_agent": name}`.
+        target = content_value(span.attributes.get("output.value"))
+        decoded = decode_json(target) if isinstance(target, str) and target.startswith("{") else None
+        if isinstance(decoded, Mapping):
+            target = decoded.get("to_agent")
         return target if isinstance(target, str) and target else span.name[len(HANDOFF_PREFIX) :]
 
     def internal_tool(self, span: SpanRecord) -> bool:
-        if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in span.attributes:
+        if _handoff_span(span):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         tool = as_str(span.attributes.get("tool.name")) or ""
         if span.scope == AUTOGEN or tool.startswith(autogen.HANDOFF_PREFIX):
@@ -362,3 +367,12 @@ def _agent_name(span: SpanRecord) -> str | None:
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None
+
+
+def _handoff_span(span: SpanRecord) -> bool:
+    """An OpenAI Agents handoff span (`handoff to {agent}`): without a tool name, or (the
+    TypeScript SDK's) with the `handoff_to_{agent}` one, not a tool of the same name."""
+    if not span.name.startswith(HANDOFF_PREFIX):
+        return False
+    tool = span.attributes.get("tool.name")
+    return tool is None or (isinstance(tool, str) and tool.startswith(HANDOFF_TOOL_PREFIX))

@@ -92,6 +92,8 @@ LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 
 
 HANDOFF_PREFIX = "handoff to "
+#: The tool name the TypeScript instrumentation gives a handoff span.
+HANDOFF_TOOL_PREFIX = "handoff_to_"
 
 
 DOCUMENTS = "retrieval.documents."

@@ -49,8 +49,8 @@ PENDING: dict[str, str] = {
     "nothing around it, is not known to be an agent's",
     "openllmetry-langchainjs": "the instrumentation loses each LangChain.js callback's parent: the graph, "
     "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
-    "openinference-beeaijs": "BeeAI JS's agent spans are not read as runs: its emitter spans are",
-    "openinference-openai-agentsjs/handoff": "a handoff's runs are not joined into one",
+    "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
+    "its events name each tool camel-cased (`getWeather` for `get_weather`)",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
