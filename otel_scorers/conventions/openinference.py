@@ -45,6 +45,8 @@ from otel_scorers.conventions.openinference_frameworks import (
 )
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
+    BEEAI_EVENT,
+    BEEAI_JS_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY_RUN_SUFFIXES,
@@ -102,8 +104,9 @@ class OpenInferenceConvention(Convention):
         return KIND in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        kind = span.attributes.get(KIND)
-        if beeai_event(span) is not None:
+        attributes = span.attributes
+        kind = attributes.get(KIND)
+        if (BEEAI_EVENT in attributes or BEEAI_JS_EVENT in attributes) and beeai_event(span) is not None:
             # A BeeAI emitter event, under any scope: a record of its parent, but where the
             # event of a call's outcome is its only span (BeeAI for TypeScript).
             if beeai_call_event(span) is not None and kind in ("TOOL", "LLM"):

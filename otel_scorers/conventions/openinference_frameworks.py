@@ -55,7 +55,11 @@ def beeai_span(span: SpanRecord) -> bool:
 def written_by_beeai(span: SpanRecord) -> bool:
     """The span carries BeeAI's component metadata or event path, whichever scope wrote it."""
     attributes = span.attributes
-    return BEEAI_CLASS in attributes or beeai_event(span) is not None
+    return (
+        BEEAI_CLASS in attributes
+        or BEEAI_EVENT in attributes
+        or (BEEAI_JS_EVENT in attributes and beeai_event(span) is not None)
+    )
 
 
 def beeai_event(span: SpanRecord) -> str | None:
