@@ -183,6 +183,12 @@ class Convention(Protocol):
         carries no agent label of its own: its metadata is the calling graph's)."""
         return False
 
+    def run_needs_work(self, span: SpanRecord) -> bool:
+        """The run span marks a unit of work, whether or not an agent ran in it (OpenLLMetry's
+        `workflow`, the outermost span of whatever was traced): it is a run only with spans under
+        it. Alone in its trace, it is a step whose instrumentation lost its parent."""
+        return False
+
     def failure_unrecorded(self, span: SpanRecord) -> bool:
         """The tool span says nothing of whether the call failed: its instrumentation records a
         failure only with the content, which was not captured (Agno's under OpenLLMetry). The run

@@ -6,6 +6,8 @@ framework's, not the instrumentation's, so every instrumentation of the framewor
 whichever reader claimed the span. The framework is named by the span's instrumentation scope:
 the part after `instrumentation` (`openinference.instrumentation.crewai`,
 `openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI),
+or, in a JavaScript package name, the part after `instrumentation-`
+(`@arizeai/openinference-instrumentation-beeai`, `@traceloop/instrumentation-langchain`),
 else its first part when that is a listed framework (a framework's own tracing, scoped by its
 modules: `semantic_kernel.functions.kernel_function`), else its last part. When the scope names
 no listed framework (an instrumentation not shown: renamed, forked, new), the span is known by
@@ -30,6 +32,8 @@ from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 _INSTRUMENTATION = "instrumentation"
+#: A JavaScript instrumentation's package names its framework after this.
+_JS_INSTRUMENTATION = "instrumentation-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +139,10 @@ FRAMEWORKS: Mapping[str, Framework] = {
         mark_name=openinference_frameworks.names_dspy_agent,
     ),
     "beeai": Framework(
-        loop_tools=frozenset({"final_answer"}),
+        # BeeAI for TypeScript names its tool `finalAnswer` and wraps a tool's output in `result`.
+        loop_tools=frozenset({"final_answer", "finalAnswer"}),
         loop_tool_descriptions=frozenset({"Sends the final answer to the user"}),
+        result_key="result",
         mark_keys=frozenset({BEEAI_CLASS, BEEAI_EVENT}),
     ),
     "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
@@ -175,6 +181,8 @@ _MARK_NAME_SUFFIXES = tuple(suffix for f in _MARKED for suffix in f.mark_name_su
 @lru_cache(maxsize=256)
 def framework_name(scope: str) -> str:
     """The framework an instrumentation scope names (see the module's docstring)."""
+    if _JS_INSTRUMENTATION in scope:
+        return scope.rsplit(_JS_INSTRUMENTATION, 1)[1].replace("-", "_")
     parts = scope.split(".")
     if _INSTRUMENTATION in parts[:-1]:
         return parts[parts.index(_INSTRUMENTATION) + 1]

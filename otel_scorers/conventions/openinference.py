@@ -37,6 +37,8 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.frameworks import agent_in_span_name
 from otel_scorers.conventions.openinference_frameworks import (
+    beeai_call_event,
+    beeai_event,
     dspy_agent_class,
     dspy_span,
     haystack_span,
@@ -44,15 +46,18 @@ from otel_scorers.conventions.openinference_frameworks import (
 from otel_scorers.conventions.openinference_scopes import (
     AUTOGEN,
     BEEAI_EVENT,
+    BEEAI_JS_EVENT,
     DOCUMENT_KEY,
     DOCUMENTS,
     DSPY_RUN_SUFFIXES,
     DSPY_TOOL_SUFFIX,
     HANDOFF_PREFIX,
+    HANDOFF_TOOL_PREFIX,
     HAYSTACK_PIPELINES,
     HAYSTACK_RUN_SUFFIXES,
     KIND,
     LANGCHAIN,
+    LANGCHAIN_JS,
     LLAMA_INDEX,
     LLAMA_INDEX_PREPARE,
     LLAMA_INDEX_RUN_SUFFIX,
@@ -91,7 +96,7 @@ class OpenInferenceConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ((KIND, "AGENT"),)
     # LangChain's and LlamaIndex's instrumentations set every attribute (span kind included)
     # when a span ends.
-    run_start_scopes: tuple[str, ...] = (LANGCHAIN, LLAMA_INDEX)
+    run_start_scopes: tuple[str, ...] = (LANGCHAIN, LANGCHAIN_JS, LLAMA_INDEX)
 
     markers = Markers(keys=frozenset({KIND}))
 
@@ -99,9 +104,14 @@ class OpenInferenceConvention(Convention):
         return KIND in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
-        kind = span.attributes.get(KIND)
-        if BEEAI_EVENT in span.attributes:
-            return None  # a BeeAI emitter event, under any scope: a record of its parent
+        attributes = span.attributes
+        kind = attributes.get(KIND)
+        if (BEEAI_EVENT in attributes or BEEAI_JS_EVENT in attributes) and beeai_event(span) is not None:
+            # A BeeAI emitter event, under any scope: a record of its parent, but where the
+            # event of a call's outcome is its only span (BeeAI for TypeScript).
+            if beeai_call_event(span) is not None and kind in ("TOOL", "LLM"):
+                return "tool" if kind == "TOOL" else "model"
+            return None
         if kind == "LLM":
             if span.name.endswith(LLAMA_INDEX_PREPARE):  # a method of LlamaIndex's, under any scope
                 return None
@@ -165,13 +175,13 @@ class OpenInferenceConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
-        name = as_str(attributes.get("tool.name")) or span.name
+        name = as_str(attributes.get("tool.name")) or beeai_call_event(span) or span.name
         if "tool.name" not in attributes:
             name = name.removesuffix(DSPY_TOOL_SUFFIX)  # DSPy's `{tool}.__call__`, under any scope
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
-        if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in attributes:
+        if _handoff_span(span):
             name = handoff_tool_name(self.handoff_target(span) or "")
-        arguments = tool_arguments(span, attributes.get("input.value"))
+        arguments = tool_arguments(span, attributes.get("input.value", attributes.get("tool.parameters")))
         result = content_value(attributes.get("output.value"))
         failed = False
         if llama_index_span(span):
@@ -257,13 +267,17 @@ class OpenInferenceConvention(Convention):
         if span.attributes.get("tool.name") == llamaindex.HANDOFF_TOOL and llama_index_span(span):
             arguments = tool_arguments(span, span.attributes.get("input.value"))
             return llamaindex.handoff_target(llamaindex.HANDOFF_TOOL, arguments)
-        if not span.name.startswith(HANDOFF_PREFIX) or "tool.name" in span.attributes:
+        if not _handoff_span(span):
             return None
-        target = content_value(span.attributes.get("output.value"))  # the SDK records the agent handed to
+        # The SDK records the agent handed to: its name, or (the TypeScript SDK) `{"to_agent": name}`.
+        target = content_value(span.attributes.get("output.value"))
+        decoded = decode_json(target) if isinstance(target, str) and target.startswith("{") else None
+        if isinstance(decoded, Mapping):
+            target = decoded.get("to_agent")
         return target if isinstance(target, str) and target else span.name[len(HANDOFF_PREFIX) :]
 
     def internal_tool(self, span: SpanRecord) -> bool:
-        if span.name.startswith(HANDOFF_PREFIX) and "tool.name" not in span.attributes:
+        if _handoff_span(span):
             return True  # OpenAI Agents: a handoff is an agent transition, not a tool call
         tool = as_str(span.attributes.get("tool.name")) or ""
         if span.scope == AUTOGEN or tool.startswith(autogen.HANDOFF_PREFIX):
@@ -356,3 +370,12 @@ def _agent_name(span: SpanRecord) -> str | None:
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None
+
+
+def _handoff_span(span: SpanRecord) -> bool:
+    """An OpenAI Agents handoff span (`handoff to {agent}`): without a tool name, or (the
+    TypeScript SDK's) with the `handoff_to_{agent}` one, not a tool of the same name."""
+    if not span.name.startswith(HANDOFF_PREFIX):
+        return False
+    tool = span.attributes.get("tool.name")
+    return tool is None or (isinstance(tool, str) and tool.startswith(HANDOFF_TOOL_PREFIX))

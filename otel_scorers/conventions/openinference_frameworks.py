@@ -9,6 +9,8 @@ from otel_scorers.conventions.openinference_scopes import (
     BEEAI,
     BEEAI_CLASS,
     BEEAI_EVENT,
+    BEEAI_JS_EVENT,
+    BEEAI_OUTCOMES,
     DSPY,
     DSPY_AGENTS,
     DSPY_RUN_SUFFIXES,
@@ -53,7 +55,38 @@ def beeai_span(span: SpanRecord) -> bool:
 def written_by_beeai(span: SpanRecord) -> bool:
     """The span carries BeeAI's component metadata or event path, whichever scope wrote it."""
     attributes = span.attributes
-    return BEEAI_CLASS in attributes or BEEAI_EVENT in attributes
+    return (
+        BEEAI_CLASS in attributes
+        or BEEAI_EVENT in attributes
+        or (BEEAI_JS_EVENT in attributes and beeai_event(span) is not None)
+    )
+
+
+def beeai_event(span: SpanRecord) -> str | None:
+    """The emitter event path of a BeeAI event span (`tool.dynamic.getWeather.success`), under
+    its Python key or, on a span named after it, its TypeScript one; None for other spans."""
+    attributes = span.attributes
+    path = attributes.get(BEEAI_EVENT)
+    if isinstance(path, str):
+        return path
+    target = attributes.get(BEEAI_JS_EVENT)
+    if (
+        isinstance(target, str)
+        and span.name.startswith(target)
+        and span.name[len(target) : len(target) + 1] == "-"
+    ):
+        return target
+    return None
+
+
+def beeai_call_event(span: SpanRecord) -> str | None:
+    """The tool or model name of a TypeScript BeeAI outcome event, the call's only span
+    (`tool.dynamic.getWeather.success` names `getWeather`); None for other spans."""
+    target = span.attributes.get(BEEAI_JS_EVENT)
+    if beeai_event(span) != target or not isinstance(target, str) or not target.endswith(BEEAI_OUTCOMES):
+        return None
+    parts = target.split(".")
+    return parts[-2] if len(parts) >= 3 else None
 
 
 def haystack_span(span: SpanRecord) -> bool:

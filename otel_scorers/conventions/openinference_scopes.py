@@ -27,6 +27,8 @@ AUTOGEN = "openinference.instrumentation.autogen_agentchat"
 
 
 LANGCHAIN = "openinference.instrumentation.langchain"
+#: The same instrumentation for LangChain.js, which also writes every attribute when a span ends.
+LANGCHAIN_JS = "@arizeai/openinference-instrumentation-langchain"
 
 
 #: CrewAI's two modes: wrapped methods (the default) and `use_event_listener=True`, whose spans
@@ -59,6 +61,11 @@ BEEAI = "openinference.instrumentation.beeai"
 
 
 BEEAI_EVENT = "metadata.path"
+#: OpenInference's BeeAI instrumentation for TypeScript writes the event path as `target` (the
+#: span named `{path}-{n}`) and writes no component spans: a tool's or a model's outcome event
+#: (`success`, `error`) is that call's only span.
+BEEAI_JS_EVENT = "target"
+BEEAI_OUTCOMES = (".success", ".error")
 
 
 #: The class of the BeeAI component a span is of (`RequirementAgent`, `FunctionTool`).
@@ -85,6 +92,8 @@ LLAMA_INDEX_PREPARE = "._prepare_chat_with_tools"
 
 
 HANDOFF_PREFIX = "handoff to "
+#: The tool name the TypeScript instrumentation gives a handoff span.
+HANDOFF_TOOL_PREFIX = "handoff_to_"
 
 
 DOCUMENTS = "retrieval.documents."

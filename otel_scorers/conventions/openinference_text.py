@@ -138,6 +138,12 @@ def run_output(span: SpanRecord) -> str | None:
         return answer  # TaskOutput / LiteAgentOutput
     if isinstance(decoded, str):
         return decoded
+    if (
+        isinstance(decoded, Mapping)
+        and decoded.get("role") == "assistant"
+        and isinstance(decoded.get("text"), str)
+    ):
+        return str(decoded["text"])  # an agent's answer message, its text one field (BeeAI's for TypeScript)
     messages = langchain.messages_of(decoded)
     if messages:
         # The final state's last AI message, even when it is empty: that is what the run answered.

@@ -206,6 +206,11 @@ class OpenLLMetryConvention(Convention):
         # child is the run. `create_agent` spans build an agent and run nothing.
         return None
 
+    def run_needs_work(self, span: SpanRecord) -> bool:
+        # In every language a `workflow` is the outermost traced span, agent or not; `agent`
+        # and `task` spans are read as runs only where they name an agent.
+        return span.attributes.get(SPAN_KIND) == "workflow"
+
     def run_under_tool(self, span: SpanRecord) -> bool:
         """A LangGraph graph invoked from a tool: a task whose input is a graph's messages state."""
         attributes = span.attributes

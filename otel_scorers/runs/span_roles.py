@@ -40,6 +40,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     workflows: list[int] = []
     unlisted: list[int] = []
     flattened: list[int] = []
+    idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -58,6 +59,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
+            if role == "run" and found.run_needs_work(span):
+                idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
             operation = span.attributes.get(OPERATION)
@@ -88,7 +91,25 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             under_tool[span_id] = convention
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
+    if idle:
+        _idle_work_units(idle, by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _idle_work_units(
+    idle: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """A run span that marks a unit of work rather than an agent (`Convention.run_needs_work`)
+    with no span under it is no run: an instrumentation that loses the parent of each callback
+    (OpenLLMetry's LangChain.js one) writes every step of an agent as such a span, each a trace of
+    its own."""
+    parents = {span.parent_span_id for span in by_id.values()}
+    for span_id in idle:
+        if span_id not in parents and roles.get(span_id, (None, None))[1] == "run":
+            unroled[span_id] = roles.pop(span_id)[0]
 
 
 def _flattened_graphs(

@@ -47,6 +47,10 @@ PENDING: dict[str, str] = {
     "nothing joins its model calls, each a trace of its own, into the run they make",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
+    "openllmetry-langchainjs": "the instrumentation loses each LangChain.js callback's parent: the graph, "
+    "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
+    "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
+    "its events name each tool camel-cased (`getWeather` for `get_weather`)",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }

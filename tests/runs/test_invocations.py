@@ -336,3 +336,11 @@ def test_a_graph_node_recorded_inside_and_beside_the_graphs_run_is_a_step_of_it(
             [],
         )
     ]
+
+
+def test_a_typescript_handoff_span_with_a_tool_name_is_a_handoff_not_a_tool_call() -> None:
+    # OpenInference's OpenAI Agents JS instrumentation names the handoff span's tool
+    # `handoff_to_{agent}` and records `{"to_agent": name}`: the run goes on in the agent handed to.
+    assert [view(run) for run in runs_of("openinference-openai-agentsjs", "handoff")] == [
+        ("triage_agent", PARIS, ANSWER, [("get_weather", "Sunny, 21°C", "ok")])
+    ]
