@@ -1,0 +1,56 @@
+"""Decoding JSON an attribute holds within a depth: deeper documents stay text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+#: Decoded JSON or Python literals nested deeper than this stay text. The decoders accept about
+#: 1,000 levels (orjson 1,024, Python's parser 200), and what reads a decoded value after them
+#: (`json.dumps`, text and redaction walks) recurses once or twice a level within Python's limit
+#: of 1,000 frames: a 1,000-level tool result would fail every scorer that reads the run.
+MAX_DECODED_DEPTH = 64
+
+
+class TooDeep(orjson.JSONDecodeError):
+    """Raised by `loads` for JSON nested deeper than `MAX_DECODED_DEPTH`: callers already
+    handling text that is not JSON treat it the same way."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_DECODED_DEPTH} levels", "", 0)
+
+
+def loads(text: str | bytes) -> Any:
+    """`orjson.loads`, refusing (`TooDeep`) a document nested deeper than `MAX_DECODED_DEPTH`."""
+    value = orjson.loads(text)
+    if too_deep(text, value):
+        raise TooDeep
+    return value
+
+
+def too_deep(text: str | bytes, value: Any) -> bool:
+    # A value that deep needs that many opening brackets: most texts are told by two counts
+    # (in C), and only those with more are walked, without recursion, stopping at the bound.
+    if len(text) <= 2 * MAX_DECODED_DEPTH:
+        return False
+    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
+    if text.count(opening[0]) + text.count(opening[1]) <= MAX_DECODED_DEPTH:  # type: ignore[arg-type]
+        return False
+    return nested_deeper(value, MAX_DECODED_DEPTH)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether lists, tuples and dicts in `value` nest more than `limit` levels."""
+    if not isinstance(value, (list, tuple, dict)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, (list, tuple, dict)):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
