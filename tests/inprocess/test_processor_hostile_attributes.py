@@ -124,3 +124,29 @@ def test_a_hostile_attribute_value_neither_raises_nor_costs_its_run_or_the_next(
     if place == "tool":
         (call,) = scorer.read[hostile].tool_calls
         assert call.name == "lookup"
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tokens=st.floats() | st.integers(-(2**63), 2**63 - 1), number=st.integers(0, 10**9))
+@example(tokens=float("nan"), number=-1)  # a NaN or infinite token count lost its whole run
+@example(tokens=float("inf"), number=-2)
+def test_a_run_with_any_number_as_its_token_counts_is_scored(
+    attached: tuple[TracerProvider, ScoringSpanProcessor, ReadsEverything], tokens: float, number: int
+) -> None:
+    provider, processor, scorer = attached
+    agent = f"tokens-{number}"
+    with provider.get_tracer("hostile-agent").start_as_current_span(
+        f"invoke_agent {agent}",
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "gen_ai.usage.input_tokens": tokens,
+            "gen_ai.usage.output_tokens": tokens,
+        },
+    ):
+        pass
+    assert processor.force_flush(30_000)
+    assert agent in scorer.read
+    usage = scorer.read[agent].usage
+    if tokens != tokens or tokens in (float("inf"), float("-inf")):
+        assert usage.input_tokens is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -347,7 +348,7 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return int(value)
+        return int(value) if math.isfinite(value) else None  # NaN and infinities count nothing
     if isinstance(value, str):
         try:
             return int(value)
