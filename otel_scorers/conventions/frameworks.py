@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
-from otel_scorers.conventions.formats import crewai, haystack, semantic_kernel
+from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
 from otel_scorers.model import ToolCall, ToolDefinition
@@ -42,7 +42,7 @@ class Framework:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
     None for other text. `tool_error`: the failure a result the framework sent the model for a
     call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
-    Tool ..."), None for a result.
+    Tool ...", AG2's "Error: ..."), None for a result.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
     (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
     the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
@@ -143,6 +143,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
+    "ag2": Framework(tool_error=ag2.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
     ),
@@ -269,7 +270,7 @@ def sent_back_error(run_span: SpanRecord, response: Any) -> str | None:
     """The failure that `response`, what the model was sent back for a call, says the call had in
     the run's framework; None when it reads as the call's result. When the run's scope names no
     framework (a tracer of any code, such as MLflow's autolog), each listed framework's failure
-    text is looked for: each is specific enough not to be a result."""
+    text is looked for: each says a failure, not a result."""
     framework = framework_of(run_span)
     if framework is not None:
         return framework.tool_error(response) if framework.tool_error else None

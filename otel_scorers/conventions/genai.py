@@ -187,6 +187,18 @@ def _tool_named(span: SpanRecord) -> str | None:
 UNNAMED_TOOL = ""
 
 
+def names_no_tool(name: str) -> bool:
+    """The call's name does not say which tool ran: none (`UNNAMED_TOOL`), or a Python special
+    method of the object that implements it (`SimpleTool.__call__`: a function tracer such as
+    MLflow's autolog names the span after the method it wrapped, and a class such as smolagents'
+    `SimpleTool` implements every tool made from a function), unless a model's request gave it
+    the tool's name (`runs.requested_calls`)."""
+    if name == UNNAMED_TOOL:
+        return True
+    method = name.rpartition(".")[2]
+    return "." in name and len(method) > 4 and method.startswith("__") and method.endswith("__")
+
+
 def model_call(span: SpanRecord) -> ModelCall:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)

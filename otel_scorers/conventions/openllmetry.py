@@ -52,6 +52,7 @@ from otel_scorers.conventions.openllmetry_frameworks import (
     CREWAI_TASK_AGENT,
     CREWAI_TASK_DESCRIPTION,
     HANDOFF_KIND,
+    HAYSTACK_SCOPE,
     LLAMA_INDEX,
     LLAMA_INDEX_KINDS,
     LLAMA_INDEX_NESTED_RUN,
@@ -161,8 +162,11 @@ class OpenLLMetryConvention(Convention):
         kind = attributes.get(SPAN_KIND)
         if kind == HANDOFF_KIND:
             return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
-        if span.scope == OPENAI_AGENTS_SCOPE and kind == "workflow":
-            return None  # the SDK's trace around a Runner.run: its agents are the runs
+        if span.scope in (OPENAI_AGENTS_SCOPE, HAYSTACK_SCOPE) and kind == "workflow":
+            # The SDK's trace around a Runner.run, a Haystack pipeline's run (of every component:
+            # none, one or several agents, whose own runs are not traced): its agents are the runs,
+            # joined from their model calls where no span marks them (`runs.call_chains`).
+            return None
         if crewai_span(span):
             # A run is an agent's work on one task: the task span holds the task and the answer
             # (whatever the content setting); the agent span inside it names the agent only.

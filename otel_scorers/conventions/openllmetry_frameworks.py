@@ -55,6 +55,9 @@ def crewai_span(span: SpanRecord) -> bool:
 #: runs as another's tool; `{from} → {to}.handoff` spans (kind `handoff`), whose `to` is written
 #: only when the SDK knew it when the span started, which it never does.
 OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
+#: Its Haystack instrumentation: a pipeline's `haystack_pipeline.workflow` span and its
+#: generators' calls, not the runs of the agents among the pipeline's components.
+HAYSTACK_SCOPE = "opentelemetry.instrumentation.haystack"
 
 
 #: The span kind of an agent transition (the OpenAI Agents SDK's handoff span), read as a handoff
@@ -86,7 +89,7 @@ _OTHER_FRAMEWORKS = frozenset(
         CREWAI_SCOPE,
         OPENAI_AGENTS_SCOPE,
         "opentelemetry.instrumentation.langchain",
-        "opentelemetry.instrumentation.haystack",
+        HAYSTACK_SCOPE,
     }
 )
 

@@ -10,8 +10,10 @@ next turn), not the same one.
 
 A chain of such calls is a run only on evidence that an agent made it, never because a model
 was called: the calls were joined through tool results (a tool loop), or a call offered the
-model tools, or a span around a call names an agent. A lone model call with none of these (an
-application asking a model once) is no run.
+model tools, or a span around a call names an agent, or the call was given the instructions
+(its system message) an earlier run shown so to be an agent's was given: the same agent's next
+turn, answered without a tool (instrumentations that do not record the tools offered). A lone
+model call with none of these (an application asking a model once) is no run.
 
 The run is read as every run is (`run_reading`), its span the first call's: its input the first
 user message of the first request, its answer the last call's final text, its tool calls those
@@ -54,6 +56,9 @@ CHAIN_WINDOW_NS = 300 * 1_000_000_000
 #: Most model calls one chain holds: a run of more is read as it is at this many (and counted),
 #: so that one endless tool loop cannot hold memory without bound.
 MAX_CHAIN_CALLS = 1_000
+#: Most agents' instructions remembered, to know a lone call given them as their next turn; beyond,
+#: the least recently given are forgotten (such a call is then no run, as without them).
+MAX_AGENT_INSTRUCTIONS = 1_000
 #: Where a joined run's text came from, as `AgentRun.text_sources` and `--explain` say it.
 FROM_JOINED_CALLS = "from model calls joined across traces by their conversation"
 
@@ -109,6 +114,8 @@ class CallChains:
         self.tally = ChainTally()
         self._open: OrderedDict[int, _Chain] = OrderedDict()  # by the last call's span id
         self._newest_ns = 0
+        #: The instructions of the agents whose runs were built (`_instructions`), most recent last.
+        self._agents: OrderedDict[int, None] = OrderedDict()
 
     def add(self, found: SpanRoles) -> Iterator[AgentRun]:
         """Take the model calls of one trace that holds no run; the runs of chains now complete."""
@@ -184,8 +191,19 @@ class CallChains:
             )
             return
         agent = next((call.agent for call in calls if call.agent is not None), None)
-        if len(calls) < 2 and agent is None and not any(call.offered_tools for call in calls):
+        instructions = _instructions(first.call.input.items)
+        if (
+            len(calls) < 2
+            and agent is None
+            and not any(call.offered_tools for call in calls)
+            and (instructions is None or instructions not in self._agents)
+        ):
             return  # a model asked once, by nothing that says it is an agent: no run
+        if instructions is not None:
+            self._agents[instructions] = None
+            self._agents.move_to_end(instructions)
+            if len(self._agents) > MAX_AGENT_INSTRUCTIONS:
+                self._agents.popitem(last=False)
         parts = RunParts(first.span, first.convention, given_name=agent)
         parts.models = [(call.convention, call.span) for call in calls]
         with parsed_once():
@@ -272,6 +290,14 @@ def _continues(request: Sequence[Message], earlier_call: _Call) -> bool:
         if any(str(part.get("id")) not in asked for part in message.get("parts", ())):
             return False
     return True
+
+
+def _instructions(request: Sequence[Message]) -> int | None:
+    """The instructions a request opens with (its system message, `_shape`), as their hash (a
+    remembered agent's costs a number, however long its prompt); None without them."""
+    if not request or request[0].get("role") != "system":
+        return None
+    return hash(_shape(request[0]))
 
 
 def _only_tool_results(message: Message) -> bool:

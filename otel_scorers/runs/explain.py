@@ -242,7 +242,7 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             f"model calls of {len(traces)} trace{'' if len(traces) == 1 else 's'} ("
             + ", ".join(f"{trace:032x}" for trace in traces)
             + "): no span marks it, but each call continues the last with its tools' results, offers "
-            f"the model tools, or sits in an agent's span; input {'read' if run.input is not None else 'missing'}, "
+            f"the model tools, sits in an agent's span, or was given an earlier agent run's instructions; input {'read' if run.input is not None else 'missing'}, "
             f"output {'read' if run.output is not None else 'missing'}, {len(run.tool_calls)} tool call(s)"
             + (f"; missing: {', '.join(sorted(run.missing))}" if run.missing else "; nothing missing")
         )

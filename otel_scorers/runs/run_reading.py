@@ -16,8 +16,9 @@ from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpan
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
 from otel_scorers.conventions.frameworks import framework_of, request_in_prompt, step_fields
-from otel_scorers.conventions.genai import UNNAMED_TOOL
+from otel_scorers.conventions.genai import names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
+from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
@@ -36,9 +37,13 @@ def read_run(parts: RunParts) -> AgentRun:
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
-    unnamed = any(call.name == UNNAMED_TOOL for call in tool_calls)
+    unnamed = any(names_no_tool(call.name) for call in tool_calls)
     if unnamed:  # tool spans that do not say which tool ran: the run's calls are not known
-        tool_calls = [call for call in tool_calls if call.name != UNNAMED_TOOL]
+        tool_calls = [call for call in tool_calls if not names_no_tool(call.name)]
+    agent_name = content.agent_name or parts.first_turn_agent
+    handoffs = list(parts.handoffs)
+    if not handoffs:
+        tool_calls, handoffs = called_handoffs(tool_calls, agent_name)
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     if unnamed:
         missing |= {"tool_calls", "tool_errors"}
@@ -51,7 +56,7 @@ def read_run(parts: RunParts) -> AgentRun:
         trace_id=run_span.trace_id,
         span_id=run_span.span_id,
         parent_span_id=run_span.parent_span_id,
-        agent_name=content.agent_name or parts.first_turn_agent,
+        agent_name=agent_name,
         input=run_input,
         output=run_output,
         tool_calls=calls,
@@ -63,8 +68,12 @@ def read_run(parts: RunParts) -> AgentRun:
         convention=parts.convention.name,
         missing=frozenset(missing),
         unrecorded=frozenset(unrecorded),
-        handoffs=tuple(parts.handoffs),
-        final_agent=agent_name_of(final) if final is not None else parts.final_name,
+        handoffs=tuple(handoffs),
+        final_agent=(
+            agent_name_of(final)
+            if final is not None
+            else parts.final_name or (handoffs[-1].to_agent if handoffs else None)
+        ),
         text_sources=sources,
     )
 

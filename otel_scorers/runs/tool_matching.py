@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats import ag2, langchain, llamaindex
+from otel_scorers.conventions.formats import ag2, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     handoff_tool_name,
@@ -138,9 +138,13 @@ def _tool_call(
         call = changed_tool_call(call, result=result)
     if call.state == "ok":
         for inner_convention, inner in executions:
-            inner_call = inner_convention.tool_call(inner)
-            if inner_call.state == "error":
-                call = changed_tool_call(call, state="error", error=inner_call.error or "error")
+            if mcp.records_tools_call(inner.attributes):  # asked whether it failed, not what it returned
+                error = mcp.execution_failure(inner)
+            else:
+                inner_call = inner_convention.tool_call(inner)
+                error = (inner_call.error or "error") if inner_call.state == "error" else None
+            if error is not None:
+                call = changed_tool_call(call, state="error", error=error)
                 break
     return call, handed_off or convention.internal_tool(span) or loop_tool(
         framework, span, call.name, call.result

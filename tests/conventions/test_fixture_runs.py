@@ -23,25 +23,9 @@ CASES = sorted(TRACES.glob("*/*.truth.json"))
 
 #: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
 PENDING: dict[str, str] = {
-    **{
-        f"mlflow-smolagents/{scenario}": "MLflow names smolagents' tool spans by class (`SimpleTool.__call__`)"
-        for scenario in (
-            "dict_result",
-            "failing_tool",
-            "multi_turn",
-            "tool_then_answer",
-            "two_runs",
-            "two_tools",
-        )
-    },
     "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
     "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
     "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
-    **{
-        f"openllmetry-haystack/{scenario}": "a pipeline's one workflow span holds every component's calls: "
-        "read as one run of the pipeline, not of the agents in it"
-        for scenario in ("in_pipeline", "two_agents_in_pipeline")
-    },
     **{
         f"{framework}/no_content": "the instrumentation writes no span of an agent run: without content, "
         "nothing joins its model calls, each a trace of its own, into the run they make"
@@ -50,21 +34,17 @@ PENDING: dict[str, str] = {
     **{
         f"{framework}/failing_tool": "the framework sends a tool's failure to the model as plain text "
         "(`Error: ...`, the exception's message) and no tool span records it: the failure is read as the result"
-        for framework in ("openlit-ag2", "openlit-llamaindex")
+        for framework in ("openlit-llamaindex",)
     },
     **{
         f"openlit-llamaindex/{scenario}": "a single model call that offers no tools, in a trace of its "
         "own with nothing around it, is not known to be an agent's"
-        for scenario in ("no_tool", "multi_turn")
+        for scenario in ("no_tool",)
     },
-    "openlit-llamaindex/handoff": "LlamaIndex's `handoff` tool names the next agent in `to_agent`, "
-    "which no rule reads as a handoff",
     "openlit-llamaindex/react_agent": "a ReAct agent's tool calls are in the model's text, not in "
     "tool-call parts: nothing joins its calls",
     "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
     "nothing joins its model calls, each a trace of its own, into the run they make",
-    "openlit-mcp/failing_tool": "the MCP server's failure reaches the agent as a result (`Error executing "
-    "tool ...`) and no span marks the call failed",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
 }
@@ -114,6 +94,16 @@ UNRECORDED_SCENARIOS = sorted(
     for framework, recorded in ANSWER_UNRECORDED.items()
     for path in (TRACES / framework).glob("*.truth.json")
     if path.name.removesuffix(".truth.json") not in recorded | {"no_content"}
+)
+
+#: The MLflow smolagents scenarios whose runs called a tool: their tool spans name no tool.
+MLFLOW_SMOLAGENTS_TOOLS_UNNAMED = (
+    "dict_result",
+    "failing_tool",
+    "multi_turn",
+    "tool_then_answer",
+    "two_runs",
+    "two_tools",
 )
 
 #: (framework, scenario) -> why a difference from the truth is accepted, and which fields it spares.
@@ -177,6 +167,15 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         for path in (TRACES / framework).glob("*.truth.json")
         # OpenLIT names a Haystack pipeline's run: only its agents' runs are joined from model calls.
         if (framework, path.name) != ("openlit-haystack", "in_pipeline.truth.json")
+    },
+    **{
+        ("mlflow-smolagents", scenario): (
+            "MLflow's smolagents autolog names each tool span after the method it wrapped "
+            "(`SimpleTool.__call__`, `TimeTool.__call__`) and records no model call: no span "
+            "says which tool ran, so the run lists its tool calls as missing",
+            frozenset({"tool_calls"}),
+        )
+        for scenario in MLFLOW_SMOLAGENTS_TOOLS_UNNAMED
     },
     ("pydantic-ai-openinference", "no_content"): (
         "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
@@ -303,10 +302,12 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
             expected_tool_view(call, content_captured and "tool_content" not in spared, model_content)
             for call in expected["tool_calls"]
         ], where
-    # Agents that handed the conversation on: recorded on the run, not as tool calls.
-    assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected.get("handoffs", []), (
-        where
-    )
+    # Agents that handed the conversation on: recorded on the run, not as tool calls. Where the
+    # trace does not name the run's agent, the first handoff is from that agent, missing too.
+    expected_handoffs = [dict(handoff) for handoff in expected.get("handoffs", [])]
+    if "agent_name" in spared and expected_handoffs:
+        expected_handoffs[0]["from"] = None
+    assert [{"from": h.from_agent, "to": h.to_agent} for h in run.handoffs] == expected_handoffs, where
     assert run.final_agent == expected.get("final_agent"), where
     if "conversation_id" in expected:
         assert run.conversation_id == expected["conversation_id"], where

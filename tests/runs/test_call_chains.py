@@ -90,6 +90,43 @@ def test_a_lone_model_call_nothing_marks_as_an_agents_is_no_run() -> None:
     assert runs_of("openlit-llamaindex", "no_tool") == []
 
 
+def test_a_lone_model_call_given_the_instructions_of_an_earlier_agent_run_is_that_agents_next_turn() -> None:
+    # The second turn of LlamaIndex's agent answered without tools in one call, in a trace of its
+    # own that names no agent and offers no tools; it was given the system message the first
+    # turn's calls, a tool loop, were given.
+    first, second = runs_of("openlit-llamaindex", "multi_turn")
+    expected = truth("openlit-llamaindex", "multi_turn")
+    assert [(run.input, run.output) for run in (first, second)] == [
+        (run["input"], run["output"]) for run in expected
+    ]
+    assert second.tool_calls == () and second.agent_name is None
+
+
+def test_a_lone_model_call_given_instructions_no_agent_run_was_given_is_no_run() -> None:
+    # The same two turns with the first turn's traces left out: nothing says the second is an agent's.
+    chains = CallChains()
+    third = traces_of(TRACES / "openlit-llamaindex" / "multi_turn.json")[-1]
+    assert [run for run in chains.add(span_roles(third))] + list(chains.rest()) == []
+
+
+def test_an_agent_is_remembered_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(call_chains, "MAX_AGENT_INSTRUCTIONS", 0)
+    chains = CallChains()
+    for spans in traces_of(TRACES / "openlit-llamaindex" / "multi_turn.json"):
+        list(chains.add(span_roles(spans)))
+    # Forgotten at once: the second turn's lone call is no run, as without the first.
+    assert chains.tally.runs == 1
+
+
+def test_a_call_of_llamaindex_s_handoff_tool_hands_the_run_on_to_the_agent_it_names() -> None:
+    # OpenLIT writes no tool span: the `handoff` call (`to_agent: time_agent`) is only the model's
+    # request. It is the run's handoff, not a tool call; the first agent is named nowhere.
+    (run,) = runs_of("openlit-llamaindex", "handoff")
+    assert [call.name for call in run.tool_calls] == ["get_weather", "get_time"]
+    assert [(handoff.from_agent, handoff.to_agent) for handoff in run.handoffs] == [(None, "time_agent")]
+    assert run.final_agent == "time_agent"
+
+
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         corpus, scenario = truth_path.parent.name, truth_path.name.removesuffix(".truth.json")

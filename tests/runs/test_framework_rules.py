@@ -40,6 +40,14 @@ def test_the_failure_crewai_sends_the_model_is_a_failed_call_under_openlit_too()
     ]
 
 
+def test_the_failure_ag2_sends_the_model_is_a_failed_call_under_openlit_too() -> None:
+    # OpenLIT writes no AG2 tool spans: `execute_function` sent the model "Error: {exception}".
+    (run,) = runs_of("openlit-ag2", "failing_tool")
+    assert [(call.name, call.state, call.result, call.error) for call in run.tool_calls] == [
+        ("get_weather", "error", None, "weather service unavailable")
+    ]
+
+
 def test_without_content_a_run_whose_instrumentation_writes_no_tool_spans_misses_its_calls() -> None:
     (run,) = runs_of("openlit-crewai", "no_content")
     assert run.tool_calls == ()

@@ -156,3 +156,20 @@ def first_attribute(corpus: str, scenario: str, span_name: str, key: str) -> str
 
 def final_attribute(corpus: str, scenario: str, span_name: str, key: str) -> str:
     return attribute_values(corpus, scenario, span_name, key)[-1]
+
+
+def test_a_haystack_pipeline_openllmetry_traces_is_not_a_run_its_agents_runs_are_joined_from_their_calls() -> (
+    None
+):
+    # OpenLLMetry writes one `haystack_pipeline.workflow` span around every component's model
+    # calls and no span of an agent: two agents in the pipeline are two runs, not one run of the
+    # pipeline answering "replies" (the name of the generator's output, which is all it records).
+    first, second = runs_of("openllmetry-haystack", "two_agents_in_pipeline")
+    assert (first.input, first.output) == ("What is the weather in Paris?", "It is sunny and 21°C in Paris.")
+    assert [(call.name, call.result) for call in first.tool_calls] == [("get_weather", "Sunny, 21°C")]
+    assert (second.output, [call.name for call in second.tool_calls]) == (
+        "It is 14:05 in Paris.",
+        ["get_time"],
+    )
+    # The pipeline names no agent: the runs' agents are missing, not guessed.
+    assert first.agent_name is None and "agent_name" in first.missing

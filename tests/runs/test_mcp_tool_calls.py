@@ -1,5 +1,6 @@
 """A tool run through MCP is one tool call of the run, read as MCP says under any instrumentation:
-a span recording a `tools/call` (by `mcp.method.name` or JSON-RPC's `rpc.method`), its request's
+a span recording a `tools/call` (by `mcp.method.name` or JSON-RPC's `rpc.method`, or the Python
+SDK's `call_tool` by `mcp.method`), its request's
 tool and arguments, and its `CallToolResult`, whose `isError` says the call failed."""
 
 from __future__ import annotations
@@ -37,6 +38,28 @@ def test_a_failure_the_mcp_server_span_records_below_the_client_span_fails_the_c
     # `MCP send tools/call` inside it, the server's `tools/call` (`error.type`) inside that.
     (run,) = runs_of("mcp-openinference", "failing_tool")
     assert [(call.name, call.state) for call in run.tool_calls] == [("get_weather", "error")]
+
+
+def test_a_failure_the_sdk_method_span_records_fails_the_call_whose_span_says_nothing_of_it() -> None:
+    # OpenLIT: the OpenAI Agents SDK's `execute_tool get_weather` holds the failure text as a
+    # result; the MCP span inside it records the SDK's `call_tool` (`mcp.method`), not the
+    # protocol's `tools/call`, and a CallToolResult of SDK objects' `str()` with `isError: true`.
+    (run,) = runs_of("openlit-mcp", "failing_tool")
+    assert [(call.name, call.arguments, call.state, call.error) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "error", SERVER_FAILURE)
+    ]
+
+
+def test_an_sdk_call_tool_span_names_the_tool_and_arguments_its_call_was_given() -> None:
+    # The SDK method's call as OpenLIT records it: `{"method": "call_tool", "params": {"args":
+    # [tool, arguments]}}`, read as the `tools/call` it sends.
+    (span, *_) = [
+        span
+        for span in spans_of("openlit-mcp", "tool_then_answer")
+        if span.name == "mcp tools/call" and "args" in str(span.attributes.get("mcp.request.payload"))
+    ]
+    call = genai.tool_call(span)
+    assert (call.name, call.arguments) == ("get_weather", {"city": "Paris"})
 
 
 def test_an_mcp_tools_call_span_with_no_framework_tool_span_around_it_is_the_runs_tool_call() -> None:

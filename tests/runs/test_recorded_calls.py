@@ -5,11 +5,14 @@ captured from real packages (tests/fixtures/traces)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from otel_scorers.conventions.formats.recorded_call import call_arguments
+from otel_scorers.model import AgentRun
 from otel_scorers.runs.explain import explain_files, explanation_lines
-from otel_scorers.runs.otlp_files import InputProblem
+from otel_scorers.runs.otlp_files import InputProblem, read_spans
+from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_STRUCTURE, reduced_text
 from tests.runs.fixture_runs import runs_of
 
@@ -62,9 +65,21 @@ def test_a_tool_result_recorded_as_a_tool_output_object_is_the_text_the_model_wa
     ]
 
 
+def smolagents_run_with_its_tool_span_named(scenario: str) -> AgentRun:
+    """The MLflow smolagents run, its tool span named by the tool it ran: the span autolog writes
+    names the method it wrapped (`SimpleTool.__call__`), which says no tool (the run then lists its
+    calls as missing: tests/runs/test_tool_span_named_by_its_implementation.py)."""
+    spans = [
+        replace(span, name="get_weather") if span.name == "SimpleTool.__call__" else span
+        for span in read_spans(TRACES / "mlflow-smolagents" / f"{scenario}.json", [])
+    ]
+    (run,) = build_runs(spans)
+    return run
+
+
 def test_a_tool_result_returned_as_a_wrapped_values_fields_is_its_value() -> None:
-    runs = runs_of("mlflow-smolagents", "tool_then_answer")
-    assert [call.result for run in runs for call in run.tool_calls][:1] == ["Sunny, 21°C"]
+    run = smolagents_run_with_its_tool_span_named("tool_then_answer")  # {"_value": "Sunny, 21°C"}
+    assert [call.result for call in run.tool_calls] == ["Sunny, 21°C"]
 
 
 def test_an_agent_given_its_task_object_was_asked_the_tasks_description() -> None:
@@ -77,8 +92,8 @@ def test_an_agent_given_its_task_object_was_asked_the_tasks_description() -> Non
 
 def test_a_tool_call_recorded_beside_its_wrappers_own_parameters_has_the_keyword_arguments() -> None:
     # smolagents' Tool.__call__: {"sanitize_inputs_outputs": true, "kwargs": {"city": "Paris"}}
-    (run,) = runs_of("mlflow-smolagents", "tool_then_answer")
-    assert run.tool_calls[0].arguments == {"city": "Paris"}
+    run = smolagents_run_with_its_tool_span_named("tool_then_answer")
+    assert [call.arguments for call in run.tool_calls] == [{"city": "Paris"}]
     # The loop-ending call with the answer as its argument is how the agent answered.
     (greeting,) = runs_of("mlflow-smolagents", "no_tool")
     assert (greeting.output, greeting.tool_calls) == ("Bonjour !", ())

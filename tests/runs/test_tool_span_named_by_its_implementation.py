@@ -1,10 +1,14 @@
 """A tool span may be named by what implements the tool rather than the tool the model asked for,
 with no call id (MLflow's AG2 autolog names the span after the Python function registered as the
 tool): the one request given exactly its arguments is the call it answers, under the requested
-name, not a second call."""
+name, not a second call. Named after a method of the object that implements it, with no request
+to name it, the span does not say which tool ran."""
 
 from __future__ import annotations
 
+from otel_scorers import bind, checks
+from otel_scorers.model import Score
+from otel_scorers.pipeline.scorer_call import evaluate
 from tests.runs.fixture_runs import runs_of
 
 
@@ -14,3 +18,14 @@ def test_a_tool_span_named_after_its_function_answers_the_request_given_its_argu
     assert [(call.name, call.arguments, call.state) for call in run.tool_calls] == [
         ("get_weather", {"city": "Paris"}, "error")
     ]
+
+
+def test_a_tool_span_named_after_its_implementing_method_with_no_request_lists_the_calls_as_missing() -> None:
+    # MLflow's smolagents autolog names the tool spans `SimpleTool.__call__` and `TimeTool.__call__`
+    # (the class every function tool is made with, and a tool's own class) and records no model
+    # call: `get_weather` and `get_time` are named in no span, so neither is guessed.
+    (run,) = runs_of("mlflow-smolagents", "two_tools")
+    assert run.tool_calls == ()
+    assert {"tool_calls", "tool_errors"} <= run.missing
+    score = evaluate(bind(checks.called_tool("get_weather")), run)
+    assert isinstance(score, Score) and score.value is None and score.skipped is not None

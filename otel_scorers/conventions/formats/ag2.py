@@ -5,7 +5,8 @@ which is given the model's request as `{"name": tool, "arguments": "<JSON>"}` an
 `(success, {"name", "role", "content"})`: a tracer of that method (OpenInference's AG2
 instrumentation, or any that records a function's arguments and return value) records them so.
 They are read as the arguments the model gave and the content the tool returned, failed when
-`success` is false, whichever reader claimed the span (`runs/tool_matching`).
+`success` is false, whichever reader claimed the span (`runs/tool_matching`). The content of a
+call that raised is `Error: {exception}`, which the model is sent as the call's response.
 """
 
 from __future__ import annotations
@@ -43,3 +44,16 @@ def tool_result(decoded: Any) -> tuple[Any, bool | None]:
     ):
         return decode_json(decoded[1]["content"]), decoded[0]
     return decoded, None
+
+
+#: What `execute_function` makes the content of a call whose function raised: `Error: {exception}`.
+TOOL_ERROR_PREFIX = "Error: "
+
+
+def tool_error(response: Any) -> str | None:
+    """The failure of a call whose response AG2 sent the model as its failure text; None otherwise.
+    LangGraph's ToolNode sends a failure so too (`Error: {exception}\n Please fix your mistakes.`):
+    a response so begun says the call failed, whichever framework sent it."""
+    if isinstance(response, str) and response.startswith(TOOL_ERROR_PREFIX):
+        return response[len(TOOL_ERROR_PREFIX) :] or response
+    return None

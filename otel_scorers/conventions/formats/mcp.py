@@ -8,6 +8,9 @@ exchange may be the request (`{"method": "tools/call", "params": {"name", "argum
 the `CallToolResult` (`{"content": [...], "structuredContent", "isError"}`), under whichever key
 the instrumentation keeps them: they are found by what they are. A tool that failed returns a
 successful JSON-RPC response with `isError: true`: nothing else on the span may say so.
+A tracer of MCP's Python SDK (OpenLIT's) records the SDK's method instead, `call_tool` under
+`mcp.method`, with its arguments as `{"method": "call_tool", "params": {"args": [tool, arguments]}}`
+and the result's content items as the SDK objects' `str()`.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     decode_json,
+    span_failed,
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.formats.python_repr import object_fields
 from otel_scorers.gen_ai_names import (
     GEN_AI_TOOL_CALL_ARGUMENTS,
     GEN_AI_TOOL_CALL_ID,
@@ -33,7 +38,15 @@ from otel_scorers.span_record import SpanRecord
 
 MCP_METHOD = "mcp.method.name"
 RPC_METHOD = "rpc.method"
+#: The method of MCP's Python SDK a tracer of its client session wrapped (OpenLIT's MCP
+#: instrumentation: `call_tool`, `list_tools`, `send_request`), where the conventions name the
+#: protocol's method.
+SDK_METHOD = "mcp.method"
 TOOLS_CALL = "tools/call"
+#: `ClientSession.call_tool(name, arguments)`, the SDK's method that sends a `tools/call`.
+SDK_CALL_TOOL = "call_tool"
+#: The SDK's methods that send a `tools/call`, as `SDK_METHOD` names them.
+SDK_TOOLS_CALL = (SDK_CALL_TOOL, TOOLS_CALL)
 #: The keys that mark a span of MCP's protocol by their presence alone (OpenTelemetry's MCP
 #: method and JSON-RPC request id, the RPC conventions' JSON-RPC version): which method it records
 #: is read of each span (its role), so that no value is compared to tell whose span it is.
@@ -41,8 +54,13 @@ PROTOCOL_KEYS = frozenset({MCP_METHOD, "jsonrpc.request.id", "rpc.jsonrpc.versio
 
 
 def is_protocol_span(span: SpanRecord) -> bool:
-    """The span records a request of MCP's protocol (JSON-RPC's, which MCP is)."""
-    return not PROTOCOL_KEYS.isdisjoint(span.attributes)
+    """The span records a request of MCP's protocol (JSON-RPC's, which MCP is), or is a tracer's
+    span of the SDK method that sends a `tools/call` (its other methods' spans, a session's
+    set-up and listings, are no part of a run: not claimed, they cost nothing more)."""
+    attributes = span.attributes
+    return not PROTOCOL_KEYS.isdisjoint(attributes) or (
+        SDK_METHOD in attributes and attributes[SDK_METHOD] in SDK_TOOLS_CALL
+    )
 
 
 #: A recorded value longer than this is not decoded to look for the exchange in it (bounded work
@@ -51,8 +69,13 @@ _MAX_DECODED = 64_000
 
 
 def records_tools_call(attributes: Mapping[str, Any]) -> bool:
-    """The span records an MCP `tools/call`, by its method under either convention's key."""
-    return attributes.get(MCP_METHOD) == TOOLS_CALL or attributes.get(RPC_METHOD) == TOOLS_CALL
+    """The span records an MCP `tools/call`, by its method under either convention's key, or by
+    the SDK's method that sends it."""
+    return (
+        attributes.get(MCP_METHOD) == TOOLS_CALL
+        or attributes.get(RPC_METHOD) == TOOLS_CALL
+        or attributes.get(SDK_METHOD) in SDK_TOOLS_CALL
+    )
 
 
 def tool_named(span_name: str) -> str | None:
@@ -74,7 +97,9 @@ def recorded_exchange(
         # Only JSON objects may be either; the substring checks spare decoding every other value.
         if type(value) is not str or not value.startswith("{") or len(value) > _MAX_DECODED:
             continue
-        wants_params = params is None and '"' + TOOLS_CALL + '"' in value
+        wants_params = params is None and (
+            '"' + TOOLS_CALL + '"' in value or '"' + SDK_CALL_TOOL + '"' in value
+        )
         wants_result = result is None and '"isError"' in value
         if not (wants_params or wants_result):
             continue
@@ -84,9 +109,30 @@ def recorded_exchange(
         if wants_params and decoded.get("method") == TOOLS_CALL:
             found = decoded.get("params")
             params = found if isinstance(found, Mapping) else None
+        elif wants_params and decoded.get("method") == SDK_CALL_TOOL:
+            params = _sdk_call_params(decoded.get("params"))
         elif wants_result and "content" in decoded:
             result = decoded
     return params, result
+
+
+def _sdk_call_params(recorded: Any) -> Mapping[str, Any] | None:
+    """The `tools/call` params of a recorded `ClientSession.call_tool(name, arguments)`, whose
+    positional arguments a tracer keeps as `{"args": [name, arguments]}`; None for another shape
+    (a call that names no tool: the server's handler, given none)."""
+    args = recorded.get("args") if isinstance(recorded, Mapping) else None
+    if not isinstance(args, list) or not args or not isinstance(args[0], str):
+        return None
+    return {"name": args[0], "arguments": args[1] if len(args) > 1 else None}
+
+
+def _content_item(item: Any) -> Any:
+    """A content item as MCP sends it: a mapping, also when a tracer wrote the SDK's pydantic
+    object as its `str()` (`type='text' text='...' annotations=None meta=None`)."""
+    if isinstance(item, str):
+        fields = object_fields(item)
+        return fields if fields is not None and "type" in fields else item
+    return item
 
 
 def result_value(result: Mapping[str, Any]) -> Any:
@@ -95,7 +141,7 @@ def result_value(result: Mapping[str, Any]) -> Any:
     content items."""
     content = result.get("content")
     if isinstance(content, list) and len(content) == 1:
-        (item,) = content
+        item = _content_item(content[0])
         if isinstance(item, Mapping) and item.get("type") == "text" and isinstance(item.get("text"), str):
             return decode_content(item["text"])
     structured = result.get("structuredContent")
@@ -108,12 +154,24 @@ def failure_text(result: Mapping[str, Any]) -> str | None:
     if result.get("isError") is not True:
         return None
     content = result.get("content")
-    texts = (
-        [item["text"] for item in content if isinstance(item, Mapping) and isinstance(item.get("text"), str)]
-        if isinstance(content, list)
-        else []
-    )
+    items = [_content_item(item) for item in content] if isinstance(content, list) else []
+    texts = [
+        item["text"] for item in items if isinstance(item, Mapping) and isinstance(item.get("text"), str)
+    ]
     return "\n".join(texts) or "error"
+
+
+def execution_failure(span: SpanRecord) -> str | None:
+    """The failure of the call a `tools/call` span executed, as `tool_call` reads it (its span's
+    status or events, else the `CallToolResult`'s `isError`), without reading what it returned:
+    a framework's tool span holds that, and asks its execution only whether it failed."""
+    if not span.ended:
+        return None
+    failure = span_failed(span)
+    if failure is not None:
+        return failure
+    _, result = recorded_exchange(span.attributes)
+    return failure_text(result) if result is not None else None
 
 
 def tool_call(span: SpanRecord) -> ToolCall:
