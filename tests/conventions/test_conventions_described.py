@@ -274,6 +274,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "mlflow",
         "langsmith",
         "langsmith",
+        "any_agent",
     ]
     for name in ("haystack", "mlflow", "langsmith"):
         assert len(names) - 1 - names[::-1].index(name) < names.index("genai")

@@ -47,6 +47,8 @@ PENDING: dict[str, str] = {
     "nothing joins its model calls, each a trace of its own, into the run they make",
     "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
     "nothing around it, is not known to be an agent's",
+    "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
+    "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
