@@ -6,6 +6,9 @@ from typing import Any
 
 import orjson
 
+#: Every byte but brackets' (UTF-8 encodes no other character with them), to delete.
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+
 #: Decoded JSON or Python literals nested deeper than this stay text. The decoders accept about
 #: 1,000 levels (orjson 1,024, Python's parser 200), and what reads a decoded value after them
 #: (`json.dumps`, text and redaction walks) recurses once or twice a level within Python's limit
@@ -30,13 +33,26 @@ def loads(text: str | bytes) -> Any:
 
 
 def too_deep(text: str | bytes, value: Any) -> bool:
-    # A value that deep needs that many opening brackets: most texts are told by two counts
-    # (in C), and only those with more are walked, without recursion, stopping at the bound.
+    # A value that deep needs that many opening brackets: most texts are told by two counts.
+    # The others by their brackets alone, innermost pairs taken away once a level, in C: only
+    # a text left with some after `MAX_DECODED_DEPTH` levels (or brackets unbalanced by those in
+    # its strings) has its value walked, without recursion, stopping at the bound.
     if len(text) <= 2 * MAX_DECODED_DEPTH:
         return False
-    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
-    if text.count(opening[0]) + text.count(opening[1]) <= MAX_DECODED_DEPTH:  # type: ignore[arg-type]
+    if isinstance(text, str):
+        if text.count("[") + text.count("{") <= MAX_DECODED_DEPTH:
+            return False
+        text = text.encode("utf-8", "surrogatepass")
+    elif text.count(b"[") + text.count(b"{") <= MAX_DECODED_DEPTH:
         return False
+    brackets = text.translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_DECODED_DEPTH):
+        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if not inner:
+            return False
+        if len(inner) == len(brackets):
+            break
+        brackets = inner
     return nested_deeper(value, MAX_DECODED_DEPTH)
 
 
