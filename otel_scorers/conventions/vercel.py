@@ -22,7 +22,6 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats.bounded_json import loads
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
@@ -114,7 +113,7 @@ def _json_value(value: Any) -> Any:
     """A JSON-stringified value decoded (a quoted string becomes the string, "42" the number)."""
     if isinstance(value, str):
         try:
-            return loads(value)
+            return orjson.loads(value)
         except orjson.JSONDecodeError:
             return value
     return value

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.conventions.formats.bounded_json import loads, too_deep
+from otel_scorers.conventions.formats.bounded_json import too_deep
 from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -37,7 +37,7 @@ def decode_json(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[", b"{", b"[") or text in ("null", "true", "false") or text[:1] == '"':
             try:
-                return loads(text)
+                return orjson.loads(text)
             except orjson.JSONDecodeError:
                 return (
                     python_literal(text, value) if isinstance(text, str) and text[:1] in ("{", "[") else value
@@ -80,7 +80,7 @@ def decode_json_strict(value: Any) -> Any:
     """Like `decode_json`, but a string that is not JSON becomes `Unparsable`."""
     if isinstance(value, (str, bytes)):
         try:
-            return loads(value)
+            return orjson.loads(value)
         except orjson.JSONDecodeError:
             return Unparsable(value if isinstance(value, str) else value.decode(errors="replace"))
     return value
@@ -156,7 +156,7 @@ def _messages(value: Any) -> Messages:
         # Captured content, too long to be a placeholder (`is_placeholder`): decoded at once,
         # without the calls that decide it for any other value.
         try:
-            decoded = loads(value)
+            decoded = orjson.loads(value)
         except orjson.JSONDecodeError:
             return Messages()
     else:

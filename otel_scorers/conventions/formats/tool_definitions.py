@@ -19,7 +19,6 @@ from typing import Any
 
 import orjson
 
-from otel_scorers.conventions.formats.bounded_json import loads
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DEFINITIONS
 from otel_scorers.model import ToolDefinition
 
@@ -94,7 +93,7 @@ def _parsed(text: str, source: str) -> tuple[ToolDefinition, ...]:
 
 def _parse(text: str, source: str) -> tuple[ToolDefinition, ...]:
     try:
-        decoded = loads(text)
+        decoded = orjson.loads(text)
     except orjson.JSONDecodeError:
         return ()
     return _tools(decoded, source)
