@@ -1,4 +1,6 @@
-"""Decoding JSON an attribute holds within a depth: deeper documents stay text."""
+"""Decoding within a depth the values read whole by recursive code (a run's `metadata`, Python
+reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows, their
+readers kept within Python's stack where they read them (`runs/context.py`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
 #: Decoded JSON or Python literals nested deeper than this stay text. The decoders accept about
 #: 1,000 levels (orjson 1,024, Python's parser 200), and what reads a decoded value after them
 #: (`json.dumps`, text and redaction walks) recurses once or twice a level within Python's limit
-#: of 1,000 frames: a 1,000-level tool result would fail every scorer that reads the run.
+#: of 1,000 frames: a 1,000-level `metadata` failed every scorer of its run.
 MAX_DECODED_DEPTH = 64
 
 
