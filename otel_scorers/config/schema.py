@@ -22,7 +22,7 @@ from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, OtlpProtocol
 from otel_scorers.otlp.exporters import ExportConfig
 from otel_scorers.pipeline_builder import makes_turns, scorer_names, widest_sampler
 from otel_scorers.report_config import ReportConfig
-from otel_scorers.runs.call_chains import CHAIN_WINDOW_NS, MAX_OPEN_CHAINS
+from otel_scorers.runs.call_chains import CHAIN_WINDOW_NS, MAX_CHAIN_BYTES, MAX_OPEN_CHAINS
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.selection.binding import Binding, trace_rate, unique_names
 from otel_scorers.selection.sampling import TraceIdSampler
@@ -96,10 +96,11 @@ class SidecarConfig(BaseModel):
     max_bytes: int = Field(256 * 1024 * 1024, ge=1024)
     max_runs_in_flight: int = Field(1024, ge=1)
     #: Runs no span marks, joined from the model calls of traces without a run (docs/limits.md):
-    #: whether to look for them, most chains of calls waiting for their tools' results, and how
-    #: long (in span time) a chain waits for the next call.
+    #: whether to look for them, most chains of calls waiting for their tools' results, most
+    #: bytes they hold together, and how long (in span time) a chain waits for the next call.
     join_calls: bool = True
     join_max_chains: int = Field(MAX_OPEN_CHAINS, ge=0)
+    join_max_bytes: int = Field(MAX_CHAIN_BYTES, ge=0)
     join_window_s: float = Field(CHAIN_WINDOW_NS / 1e9, gt=0)
     scoring_process: bool = True
     scoring_processes: int = Field(1, ge=1, le=256)

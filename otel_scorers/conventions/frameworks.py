@@ -25,7 +25,7 @@ from typing import Any, TypeGuard
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
-from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
@@ -145,7 +145,9 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "haystack": Framework(tool_error=haystack.tool_error),
     "ag2": Framework(tool_error=ag2.tool_error),
     "semantic_kernel": Framework(
-        tool_name=semantic_kernel.function_name, added_arguments=semantic_kernel.ADDED_ARGUMENTS
+        tool_name=semantic_kernel.function_name,
+        added_arguments=semantic_kernel.ADDED_ARGUMENTS,
+        mark_keys=semantic_kernel.LOOP_KEYS,
     ),
 }
 
@@ -160,6 +162,9 @@ _LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.l
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
+_LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
+#: Where an OpenInference tool span keeps its tool's name (GenAI's: `gen_ai.tool.name`).
+_OPENINFERENCE_TOOL_NAME = "tool.name"
 _MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
 #: Every framework's mark keys and name endings together: a span carrying none of them (most
 #: spans) is no listed framework's by its marks, two checks instead of one per framework.
@@ -182,8 +187,20 @@ def framework_of(span: SpanRecord) -> Framework | None:
     framework = FRAMEWORKS.get(framework_name(span.scope)) if span.scope else None
     if framework is not None:
         return framework
+    # `framework_marking`, its cheap check inline: this runs for most spans, marked by none.
     if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
         return None
+    return _marking(span)
+
+
+def framework_marking(span: SpanRecord) -> Framework | None:
+    """The listed framework whose marks the span carries (`Framework.marks`), whatever its scope."""
+    if span.attributes.keys().isdisjoint(_MARK_KEYS) and not span.name.endswith(_MARK_NAME_SUFFIXES):
+        return None
+    return _marking(span)
+
+
+def _marking(span: SpanRecord) -> Framework | None:
     for marked in _MARKED:
         if marked.marks(span):
             return marked
@@ -237,7 +254,21 @@ def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -
     (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
     lists tools."""
     framework = framework_of(span)
-    if framework is None or not framework.listing_tools:
+    if framework is None:
+        # Under a scope naming no listed framework, a listing is known by its name, which is
+        # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
+        # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
+        # of no listed framework: two lookups, not a walk of their values.
+        attributes = span.attributes
+        if (
+            attributes.get(GEN_AI_TOOL_NAME) not in _LISTING_TOOLS
+            and attributes.get(_OPENINFERENCE_TOOL_NAME) not in _LISTING_TOOLS
+            and span.name not in _LISTING_TOOLS
+        ):
+            return False
+        call = read_call(span)
+        return call.name in _LISTING_TOOLS and not call.arguments
+    if not framework.listing_tools:
         return False
     listing = framework.listing_tools
     # Reading the call decodes its arguments and result: first, the name anywhere on the span.

@@ -53,6 +53,7 @@ SCOPE = "litellm"
 CALL_ID = "litellm.call_id"
 REQUEST_SPAN = "litellm_request"
 RAW_SPAN = "raw_gen_ai_request"
+_CALL_SPANS = (REQUEST_SPAN, RAW_SPAN)
 _RUN_PREFIX = "invoke_agent"
 _TOOL_PREFIX = "execute_tool"
 
@@ -64,11 +65,15 @@ class LiteLLMConvention(Convention):
     run_start_markers: tuple[tuple[str, str | None], ...] = ()
 
     def detect(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE or CALL_ID in span.attributes
+        return span.scope == SCOPE or CALL_ID in span.attributes or span.name == RAW_SPAN
 
     def role(self, span: SpanRecord) -> SpanRole | None:
+        # LiteLLM's own spans are known by their names (the request span also by its call id),
+        # under its scope or any other (a tracer renamed, or a new version's).
+        if span.name in _CALL_SPANS:
+            return "model"
         if span.scope == SCOPE:
-            return "model" if span.name in (REQUEST_SPAN, RAW_SPAN) else None
+            return None
         # A caller's span LiteLLM wrote a call onto: its name and its own GenAI keys (LiteLLM
         # writes neither an agent's nor a tool's) still say what it was.
         attributes = span.attributes
@@ -101,7 +106,7 @@ class LiteLLMConvention(Convention):
         return genai_tool_call(span)
 
     def written_after_return(self, span: SpanRecord) -> bool:
-        return span.scope == SCOPE or CALL_ID in span.attributes
+        return span.scope == SCOPE or CALL_ID in span.attributes or span.name == RAW_SPAN
 
     def model_call(self, span: SpanRecord) -> ModelCall:
         if span.name != RAW_SPAN:

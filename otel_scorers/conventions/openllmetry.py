@@ -52,6 +52,7 @@ from otel_scorers.conventions.openllmetry_frameworks import (
     CREWAI_TASK_AGENT,
     CREWAI_TASK_DESCRIPTION,
     HANDOFF_KIND,
+    HAYSTACK_PIPELINE,
     HAYSTACK_SCOPE,
     LLAMA_INDEX,
     LLAMA_INDEX_KINDS,
@@ -162,10 +163,14 @@ class OpenLLMetryConvention(Convention):
         kind = attributes.get(SPAN_KIND)
         if kind == HANDOFF_KIND:
             return "tool"  # a handoff, read as such (`handoff_target`), not a tool call
-        if span.scope in (OPENAI_AGENTS_SCOPE, HAYSTACK_SCOPE) and kind == "workflow":
+        if kind == "workflow" and (
+            span.scope in (OPENAI_AGENTS_SCOPE, HAYSTACK_SCOPE)
+            or attributes.get(ENTITY_NAME) == HAYSTACK_PIPELINE
+        ):
             # The SDK's trace around a Runner.run, a Haystack pipeline's run (of every component:
-            # none, one or several agents, whose own runs are not traced): its agents are the runs,
-            # joined from their model calls where no span marks them (`runs.call_chains`).
+            # none, one or several agents, whose own runs are not traced; known by its name under
+            # any scope): its agents are the runs, joined from their model calls where no span
+            # marks them (`runs.call_chains`).
             return None
         if crewai_span(span):
             # A run is an agent's work on one task: the task span holds the task and the answer

@@ -58,6 +58,9 @@ OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
 #: Its Haystack instrumentation: a pipeline's `haystack_pipeline.workflow` span and its
 #: generators' calls, not the runs of the agents among the pipeline's components.
 HAYSTACK_SCOPE = "opentelemetry.instrumentation.haystack"
+#: The name it gives every pipeline's workflow span (`haystack_pipeline.workflow`): by it the
+#: span is known under any scope.
+HAYSTACK_PIPELINE = "haystack_pipeline"
 
 
 #: The span kind of an agent transition (the OpenAI Agents SDK's handoff span), read as a handoff

@@ -15,6 +15,8 @@ from otel_scorers.fork_safety import renew_in_child
 
 #: Recording without a span in the context: no exemplar offered.
 _NO_SPAN = Context()
+#: Measurements recorded between two calls of the safe point `record` is given (about 10 µs each).
+_RECORDS_PER_SAFE_POINT = 8
 
 
 #: (histogram, value, attributes, run context, attribute-set group, bucket): `HistogramBatch.entry`.
@@ -88,13 +90,17 @@ class HistogramBatch:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def record(self) -> None:
+    def record(self, safe_point: Callable[[], None] | None = None) -> None:
+        """Record what is held; `safe_point`, when given, is called after every few measurements
+        (a metric reader's collection, the only other caller, waits for the lock meanwhile)."""
         with self._lock:  # the engine's thread and a metric reader's collection may both call this
             pending, self._pending = self._pending, []
             if not pending:
                 return
             last = {(entry[4], entry[5]): index for index, entry in enumerate(pending)}
             for index, (histogram, value, attributes, context, group_key, bucket) in enumerate(pending):
+                if safe_point is not None and index % _RECORDS_PER_SAFE_POINT == _RECORDS_PER_SAFE_POINT - 1:
+                    safe_point()
                 if last[group_key, bucket] == index:
                     context = context() if callable(context) else context
                 else:

@@ -23,6 +23,7 @@ from typing import Any
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.emission.attributes import conversation_run, run_span_context
 from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry
+from otel_scorers.emission.outputs import SafePoint
 from otel_scorers.fork_safety import renew_in_child
 from otel_scorers.gen_ai_names import GEN_AI_REQUEST_MODEL, GEN_AI_TOKEN_TYPE
 from otel_scorers.metrics import (
@@ -41,6 +42,9 @@ from otel_scorers.model import BUDGET_SKIP_PREFIX, AgentRun, Score
 _RUNS_PER_METRICS_BATCH = 64
 #: Most verdicts whose metric attribute sets are remembered.
 _MAX_VERDICTS = 4096
+#: Plans counted between two calls of the engine's safe point (a plan per run for runs with a
+#: continuous score: about 8 µs each).
+_PLANS_PER_SAFE_POINT = 8
 
 
 class MetricsOutput:
@@ -54,20 +58,34 @@ class MetricsOutput:
         self._planned: dict[_RunPlan, int] = {}
         # The engine's thread emits; a metric reader's collection flushes.
         self._lock = threading.Lock()
+        self._safe_point: SafePoint | None = None
+        #: The thread that emits (the engine's), known from its first run: only there is the
+        #: engine's safe point called (a flush may come from a host thread or a metric reader).
+        self._emitting: int | None = None
         renew_in_child(self)
         metrics.before_collect(self.flush)
 
     def renew_after_fork(self) -> None:
         self._lock = threading.Lock()
+        self._emitting = None
+
+    def yield_with(self, safe_point: SafePoint) -> None:
+        """Called between the plans counted and the histogram measurements recorded as a batch
+        ends on the engine's thread (a batch of 64 runs is up to a millisecond of work)."""
+        self._safe_point = safe_point
 
     def flush(self) -> None:
         """Add the counts and record the histogram measurements held back so far. Any thread."""
         with self._lock:
             planned, self._planned = self._planned, {}
-        for plan, runs in planned.items():
+        on_engine = self._emitting is not None and threading.get_ident() == self._emitting
+        safe_point = self._safe_point if on_engine else None
+        for index, (plan, runs) in enumerate(planned.items()):
+            if safe_point is not None and index % _PLANS_PER_SAFE_POINT == _PLANS_PER_SAFE_POINT - 1:
+                safe_point()
             plan.count(self._metrics, runs)
         if self._histograms:
-            self._histograms.record()
+            self._histograms.record(safe_point)
 
     def behind(self) -> bool:
         return False  # the metric readers collect what is recorded, whenever they come
@@ -78,6 +96,8 @@ class MetricsOutput:
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         metrics = self._metrics
+        if self._emitting is None:
+            self._emitting = threading.get_ident()
         agent_name = run.agent_name or None
         # What of its scores decides a run's counts, read inline (a call per score would cost
         # more than the rest): only runs that `_remembered` says are worth it are planned once.

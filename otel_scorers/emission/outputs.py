@@ -5,8 +5,8 @@ lane see only `Emission`; adding an output is a new class and a line in the regi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.model import AgentRun, Score
@@ -30,12 +30,33 @@ class ScoreOutput(Protocol):
         """True while sending lags so far that more scores would be dropped: scoring waits."""
 
 
+#: A point between two pieces of an output's work on the engine's thread, holding nothing another
+#: thread needs, where the engine may give the GIL to a host thread (`HostYield`).
+SafePoint = Callable[[], None]
+
+
+@runtime_checkable
+class YieldingOutput(Protocol):
+    """An output whose emission is many pieces of work (a span and an event per score, a batch
+    of histogram measurements): it calls the engine's safe point between them, so that no one
+    emission holds the GIL for long while an agent's thread waits for it."""
+
+    def yield_with(self, safe_point: SafePoint) -> None:
+        """Call `safe_point` between the pieces of the work done on the engine's thread."""
+
+
 class Emission:
     """The run's scores to every output, in order. An output that fails is logged (throttled)
     and the others still receive the scores."""
 
     def __init__(self, outputs: Sequence[ScoreOutput]) -> None:
         self.outputs = tuple(outputs)
+
+    def yield_with(self, safe_point: SafePoint) -> None:
+        """The engine's safe point, handed to the outputs that take one (`YieldingOutput`)."""
+        for output in self.outputs:
+            if isinstance(output, YieldingOutput):
+                output.yield_with(safe_point)
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         if not scores:

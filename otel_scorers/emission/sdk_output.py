@@ -25,6 +25,7 @@ from otel_scorers.emission.attributes import (
     span_timing,
     turn_links,
 )
+from otel_scorers.emission.outputs import SafePoint
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.version import __version__
@@ -44,6 +45,12 @@ class SdkOutput:
         self._logger_provider = logger_provider
         self._backlog = backlog
         self._instruments: tuple[Tracer, Logger] | None = None
+        self._safe_point: SafePoint | None = None
+
+    def yield_with(self, safe_point: SafePoint) -> None:
+        """Called before each score's span and event: a run's eleven spans and events through
+        the SDK are most of its scoring time, longer than the engine should hold the GIL."""
+        self._safe_point = safe_point
 
     def instruments(self) -> tuple[Tracer, Logger]:
         if self._instruments is None:
@@ -56,7 +63,10 @@ class SdkOutput:
         tracer, logger = self.instruments()
         context = run_span_context(run)
         now = time.time_ns()
+        safe_point = self._safe_point
         for score in scores:
+            if safe_point is not None:
+                safe_point()
             emit_evaluation(tracer, logger, context, score, evaluation_attributes(run, score), now)
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
@@ -65,7 +75,10 @@ class SdkOutput:
         context = run_span_context(conversation_run(conversation))
         links = [Link(span_context) for span_context in turn_links(conversation)]
         now = time.time_ns()
+        safe_point = self._safe_point
         for score in scores:
+            if safe_point is not None:
+                safe_point()
             attributes = conversation_attributes(conversation, score)
             emit_evaluation(tracer, logger, context, score, attributes, now, links)
 

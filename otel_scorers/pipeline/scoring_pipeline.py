@@ -117,6 +117,10 @@ class ScoringPipeline:
         self._emission = emission
         self._metrics = metrics
         self._yield: HostYield | _KeepGoing = HostYield() if yield_to_host else _KeepGoing()
+        if yield_to_host:
+            # Safe points inside emission too: a run's scores through the SDK's providers are
+            # most of its scoring time (the sidecar's outputs get none: no call at all there).
+            emission.yield_with(self._yield)
         self._on_runs = on_runs
         #: How many jobs wait in the runner's queue (the end of a burst is when none do).
         self.queued = queued

@@ -22,10 +22,10 @@ span, in that call's trace (docs/emission.md).
 
 A chain whose last call answered without asking for a tool is complete at once (only a tool's
 result continues a run). One waiting for its tools' results is held within bounds
-(`MAX_OPEN_CHAINS`, `CHAIN_WINDOW_NS`, `MAX_CHAIN_CALLS`): when its last call started longer than
-the window before the newest call seen it is built as it is, and so is the oldest when too many
-are open, or one grown too long; those closed early for the count or the length are counted
-(`ChainTally.closed_early`).
+(`MAX_OPEN_CHAINS`, `MAX_CHAIN_BYTES`, `CHAIN_WINDOW_NS`, `MAX_CHAIN_CALLS`): when its last call
+started longer than the window before the newest call seen it is built as it is, and so is the
+oldest when too many are open or they hold too many bytes, or one grown too long; those closed
+early for the count, the bytes or the length are counted (`ChainTally.closed_early`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from otel_scorers.conventions.formats.messages import parsed_once, tool_call_par
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.agent_names import named_by_keys
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.held_bytes import held_bytes
+from otel_scorers.runs.open_chains import OpenChains
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_reading import read_run
 from otel_scorers.runs.span_roles import SpanRoles
@@ -50,6 +52,10 @@ from otel_scorers.throttled_log import throttled
 #: Most chains of model calls held open at once, waiting for a call that continues them; beyond,
 #: the least recently continued is built as it is (and counted).
 MAX_OPEN_CHAINS = 10_000
+#: Most bytes the open chains hold together (their calls' spans and messages, `held_bytes`):
+#: beyond, the least recently continued is built as it is (and counted), so that a stream of
+#: many long chains cannot hold memory without bound, whatever the count and length allow.
+MAX_CHAIN_BYTES = 64 * 1024 * 1024
 #: A chain whose last call started this long before the newest call seen is taken as complete:
 #: the longest a tool may run between two calls of one run (5 minutes).
 CHAIN_WINDOW_NS = 300 * 1_000_000_000
@@ -69,6 +75,8 @@ class ChainTally:
 
     runs: int = 0
     closed_early: int = 0
+    #: Of those, closed for the bytes the open chains held (`MAX_CHAIN_BYTES`).
+    closed_for_bytes: int = 0
     #: Chains whose first request ends with tools' results: they go on from a call not seen (its
     #: trace not kept, or let go), so the run they belong to cannot be read whole. Not runs.
     unseen_start: int = 0
@@ -88,6 +96,8 @@ class _Call:
 @dataclass(slots=True)
 class _Chain:
     calls: list[_Call] = field(default_factory=list)
+    #: What its calls hold in memory (`held_bytes`), counted as each joins it.
+    size: int = 0
 
     @property
     def last(self) -> _Call:
@@ -103,19 +113,30 @@ class CallChains:
         window_ns: int = CHAIN_WINDOW_NS,
         on_joined: Callable[[AgentRun, tuple[int, ...]], None] | None = None,
         on_dropped: Callable[[str], None] | None = None,
+        max_bytes: int = MAX_CHAIN_BYTES,
     ) -> None:
         """`on_joined`: told of each run built, with the trace ids of its calls (`--explain`);
-        `on_dropped`: told why each chain is not read whole (`chain_limit`, `chain_start_unseen`),
-        for a metric."""
+        `on_dropped`: told why each chain is not read whole (`chain_limit`, `chain_bytes`,
+        `chain_start_unseen`), for a metric."""
         self.max_open = max_open
+        self.max_bytes = max_bytes
         self.window_ns = window_ns
         self._on_joined = on_joined
         self._on_dropped = on_dropped
         self.tally = ChainTally()
-        self._open: OrderedDict[int, _Chain] = OrderedDict()  # by the last call's span id
+        self._open: OpenChains[_Chain] = OpenChains()  # by the last call's span id
         self._newest_ns = 0
         #: The instructions of the agents whose runs were built (`_instructions`), most recent last.
         self._agents: OrderedDict[int, None] = OrderedDict()
+
+    @property
+    def open_chains(self) -> int:
+        return len(self._open)
+
+    @property
+    def open_bytes(self) -> int:
+        """What the open chains hold, as counted (never more than `max_bytes` between calls)."""
+        return self._open.bytes
 
     def add(self, found: SpanRoles) -> Iterator[AgentRun]:
         """Take the model calls of one trace that holds no run; the runs of chains now complete."""
@@ -129,35 +150,51 @@ class CallChains:
                 yield from self._built(chain)  # answered: only a tool's result would continue it
                 continue
             if len(chain.calls) >= MAX_CHAIN_CALLS:
-                self.tally.closed_early += 1
-                self._dropped("chain_limit")
+                self._closed_early("chain_limit")
                 yield from self._built(chain)
                 continue
-            self._open[call.span.span_id] = chain
+            chain.size += held_bytes(call.span, call.call, call.asked, call.agent)
+            self._open.put(call.span.span_id, chain, call.asked, chain.size)
             if len(self._open) > self.max_open:
-                self.tally.closed_early += 1
-                self._dropped("chain_limit")
+                self._closed_early("chain_limit")
                 throttled.warning(
                     "chain_limit",
                     "otel_scorers: more than %d chains of model calls wait for their tools' results; "
                     "the oldest is read as the run it makes so far",
                     self.max_open,
                 )
-                yield from self._built(self._open.popitem(last=False)[1])
+                yield from self._built(self._open.take_oldest())
+            yield from self._within_bytes()
         yield from self.due()
+
+    def _within_bytes(self) -> Iterator[AgentRun]:
+        """Read the least recently continued chains as they are until the rest fit `max_bytes`."""
+        while self._open.bytes > self.max_bytes and len(self._open):
+            self._closed_early("chain_bytes")
+            self.tally.closed_for_bytes += 1
+            throttled.warning(
+                "chain_bytes",
+                "otel_scorers: the chains of model calls waiting for their tools' results hold more "
+                "than %d bytes; the oldest is read as the run it makes so far",
+                self.max_bytes,
+            )
+            yield from self._built(self._open.take_oldest())
+
+    def _closed_early(self, reason: str) -> None:
+        self.tally.closed_early += 1
+        self._dropped(reason)
 
     def due(self) -> Iterator[AgentRun]:
         """The runs of chains not continued within the window."""
-        while self._open:
-            oldest = next(iter(self._open.values()))
-            if oldest.last.span.start_ns > self._newest_ns - self.window_ns:
+        while (oldest := self._open.oldest()) is not None:
+            if oldest[1].last.span.start_ns > self._newest_ns - self.window_ns:
                 return
-            yield from self._built(self._open.popitem(last=False)[1])
+            yield from self._built(self._open.take(oldest[0]))
 
     def rest(self) -> Iterator[AgentRun]:
         """The runs of every chain still open, once nothing more will come."""
-        while self._open:
-            yield from self._built(self._open.popitem(last=False)[1])
+        while len(self._open):
+            yield from self._built(self._open.take_oldest())
 
     def _dropped(self, reason: str) -> None:
         if self._on_dropped is not None:
@@ -166,15 +203,13 @@ class CallChains:
     def _continued(self, call: _Call) -> _Chain | None:
         request = call.call.input.items
         # A call continues only a chain whose last call asked for a tool it sends a result of:
-        # the others are passed over by their ids, not their whole requests compared.
+        # those are found by their ids (`OpenChains`), the others never looked at.
         returned = {
             str(part.get("id")) for part in tool_response_parts(request) if part.get("id") is not None
         }
-        if not returned:
-            return None
-        for key, chain in reversed(self._open.items()):
-            if not returned.isdisjoint(chain.last.asked) and _continues(request, chain.last):
-                del self._open[key]
+        for key, chain in self._open.asking(returned):
+            if _continues(request, chain.last):
+                self._open.take(key)
                 return chain
         return None
 

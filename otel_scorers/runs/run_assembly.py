@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
+from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
@@ -70,6 +71,7 @@ def _give_roled_spans(
     layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
     in_model: dict[int, int | None] = {}
     in_tool: dict[int, int | None] = {}
+    marking_checked: set[int] = set()
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
@@ -81,6 +83,14 @@ def _give_roled_spans(
             owner = nearest_marked(parent, parents, runs, owners)
             if owner is None:
                 continue
+            if role == "tool" and owner.span.span_id not in marking_checked:
+                # The span a framework's loop runs its calls under (Semantic Kernel's) may name
+                # the run's framework (when the run span names none): asked once per run, of the
+                # span around its first tool call not directly in it.
+                marking_checked.add(owner.span.span_id)
+                between = by_id.get(parent) if parent is not None else None
+                if between is not None:
+                    owner.inner_framework = framework_marking(between)
             if layers is None:
                 layers = _layers(roles)
             model_or_run, tool_or_run = layers

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import RunSpanContent
+from otel_scorers.conventions.frameworks import Framework, framework_of
 from otel_scorers.model import Handoff, ToolCall
 from otel_scorers.runs.agent_names import agent_name, named_by_keys
 from otel_scorers.span_record import SpanRecord
@@ -52,9 +53,18 @@ class RunParts:
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
     handoff_tools: set[int] = field(default_factory=set)
+    #: The framework a span between the run span and its own calls marks (Semantic Kernel's
+    #: function loop), whatever its scope, when the run span names none: the run's framework.
+    inner_framework: Framework | None = None
     #: `content_of` as last read, with the name and the number of steps it was read with: the
     #: rules ask it often, and it changes only when a name is given or steps are added.
     read: tuple[str | None, int, RunSpanContent] | None = None
+
+
+def framework_of_run(parts: RunParts) -> Framework | None:
+    """The framework of the run: its span's (`framework_of`), else the one a span between the run
+    span and its calls marks (`RunParts.inner_framework`)."""
+    return framework_of(parts.span) or parts.inner_framework
 
 
 def agent_name_of(parts: RunParts) -> str | None:

@@ -15,14 +15,14 @@ from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
-from otel_scorers.conventions.frameworks import framework_of, request_in_prompt, step_fields
+from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.conventions.genai import names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
-from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
+from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
@@ -116,7 +116,7 @@ def _declared_tools(parts: RunParts) -> tuple[ToolDefinition, ...]:
             *(convention.tool_definitions(span) for convention, span in parts.models),
         ]
     )
-    framework = framework_of(parts.span)
+    framework = framework_of_run(parts)
     return framework.as_declared(declared) if framework is not None else declared
 
 

@@ -26,7 +26,6 @@ from otel_scorers.conventions.formats.python_repr import decoded_value, is_defau
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.frameworks import (
     Framework,
-    framework_of,
     framework_of_call,
     loop_tool,
     sent_back_error,
@@ -34,7 +33,7 @@ from otel_scorers.conventions.frameworks import (
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
-from otel_scorers.runs.run_parts import RunParts
+from otel_scorers.runs.run_parts import RunParts, framework_of_run
 from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.span_record import SpanRecord
 
@@ -46,7 +45,7 @@ _FUNCTION_RESPONSE = frozenset({"id", "name", "response"})
 def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[ToolCall], set[int]]:
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`match_requested_calls`)."""
-    run_framework = framework_of(parts.span) if parts.tools else None
+    framework = framework_of_run(parts) if parts.tools else None
     tools = sorted(
         [
             _tool_call(
@@ -54,7 +53,7 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
                 span,
                 _executions(parts.executions, span.span_id) if parts.executions else (),
                 span.span_id in parts.handoff_tools,
-                run_framework,
+                framework,
             )
             for convention, span in parts.tools
         ]

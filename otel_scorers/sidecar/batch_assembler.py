@@ -4,8 +4,9 @@ A collector sends batches, not traces. Spans of a trace that some binding may sa
 (as received protobuf, unconverted) until the trace has gone `decision_wait_s` without a new span
 and holds a run span, or `max_wait_s` after its first span; then it is ready to be scored.
 A trace without a run span is kept up to `max_wait_s` (its run span may still come), then
-scored all the same when its model calls may join a run no span marks (`join_calls`), and is the
-first thing let go when memory is short; spans let go are counted (`no_run_span`), and a run span
+scored all the same when its model calls may join a run no span marks (`join_calls`: a trace of
+which no span is of a kind a convention reads, `joinable.py`, is let go), and is the first thing
+let go when memory is short; spans let go are counted (`no_run_span`), and a run span
 that comes after its trace was let go counts as late rather than being scored without its children. Spans arriving for a trace whose runs were already
 built are counted as late, never buffered. Memory is bounded by traces, spans and bytes; at the
 limit the receivers refuse the request (the collector retries), so nothing is lost. Each request
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 from otel_scorers.metrics import REASON, PipelineMetrics
 from otel_scorers.runs.no_run import RunlessTraces
+from otel_scorers.sidecar.joinable import holds_convention_span
 from otel_scorers.sidecar.otlp_spans import Batch, OtlpSpan
 from otel_scorers.sidecar.request_scan import Scan, detach
 from otel_scorers.throttled_log import throttled
@@ -293,17 +295,25 @@ class BatchAssembler:
                 self._runless[key] = trace
         runless = self._runless
         expired_before = now - self._max_wait_s
-        expired_spans = 0
+        expired_spans = unread_spans = 0
         while runless:
             key, trace = next(iter(runless.items()))
             if trace.last_seen > expired_before:
                 break
             del runless[key]
-            if self._join_calls:
+            if not self._join_calls:
+                expired_spans += self._let_go(key, trace)
+            elif holds_convention_span(trace.spans):
                 self._make_ready(trace)
             else:
-                expired_spans += self._let_go(key, trace)
+                unread_spans += self._let_go(key, trace)
         _count_let_go(self._metrics, expired_spans, "no_run_span", "no run span came within max_wait_s")
+        _count_let_go(
+            self._metrics,
+            unread_spans,
+            "no_run_span",
+            "no run span came within max_wait_s, and no span an instrumentation convention reads",
+        )
         # A trace that never goes quiet is due max_wait_s after its first span; it is not at the
         # front, so look for such traces once in a while.
         if now - self._last_full_scan >= min(1.0, self._max_wait_s / 4):

@@ -176,6 +176,7 @@ def join_chains(settings: SidecarConfig, metrics: PipelineMetrics) -> CallChains
         settings.join_max_chains,
         int(settings.join_window_s * 1e9),
         on_dropped=lambda reason: metrics.run_outcome("dropped", reason),
+        max_bytes=settings.join_max_bytes,
     )
 
 
@@ -218,7 +219,7 @@ class ThreadScoring:
         self.built = built
         self.engine = built.engine
         self._runless = built.runless
-        self._chains = chains
+        self.chains = chains
         self._done = done
         self._prometheus_text = prometheus_text
 
@@ -226,7 +227,7 @@ class ThreadScoring:
         self.engine.start()
 
     def submit(self, trace: BufferedTrace) -> None:
-        self.engine.submit(TraceJob(trace, self._done, self._runless, self._chains))
+        self.engine.submit(TraceJob(trace, self._done, self._runless, self.chains))
 
     def shutdown(self, timeout_s: float, flush_s: float) -> None:
         # The runs, then their conversations; the sidecar flushes the telemetry it shares.

@@ -263,10 +263,10 @@ def test_a_bad_description_is_an_error_naming_its_key(entry: dict[str, Any], pat
 def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> None:
     names = [convention.name for convention in conventions.CONVENTIONS]
     assert {"langfuse", "mlflow"} <= set(names)
-    # Haystack's, MLflow's and LangSmith's twice: under their tracer's scope, and under any other
-    # by the keys they write; Haystack's tags before MLflow's, which MLflow writes on Haystack's
-    # spans too.
+    # Each twice: under their tracer's scope, and under any other by the keys they write;
+    # Haystack's tags before MLflow's, which MLflow writes on Haystack's spans too.
     assert [d.name for d in SHIPPED_DESCRIPTIONS] == [
+        "langfuse",
         "langfuse",
         "haystack",
         "haystack",
@@ -276,7 +276,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "langsmith",
         "any_agent",
     ]
-    for name in ("haystack", "mlflow", "langsmith"):
+    for name in ("langfuse", "haystack", "mlflow", "langsmith"):
         assert len(names) - 1 - names[::-1].index(name) < names.index("genai")
     conventions.use_descriptions(parse_config(yaml.safe_load(CONFIG)).conventions)
     assert conventions.CONVENTIONS[0].name == "acme"
