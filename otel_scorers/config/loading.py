@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from otel_scorers.config.bindings import binding_errors
+from otel_scorers.config.bounded_yaml import TooManyValues, safe_load
 from otel_scorers.config.schema import Config
 from otel_scorers.config.scorer_entry import ScorerConfig
 from otel_scorers.config.validation_errors import validation_errors
@@ -114,7 +115,7 @@ def load_config(path: str | Path, scoring: bool = True) -> Config:
             source=str(path),
         ) from None
     try:
-        document = yaml.safe_load(text)
+        document = safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -123,6 +124,8 @@ def load_config(path: str | Path, scoring: bool = True) -> Config:
         raise ConfigError("", f"not valid YAML: {exc}", source=str(path)) from None
     except RecursionError:
         raise ConfigError("", "not readable: nested too deeply", source=str(path)) from None
+    except TooManyValues as exc:
+        raise ConfigError("", f"not readable: {exc}", source=str(path)) from None
     try:
         return parse_config(document, str(path), scoring)
     except ConfigError as exc:

@@ -92,6 +92,8 @@ def _as_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+    except RecursionError:  # JSON of an attribute nested deeper than Python's stack, as decoded
+        return ""
 
 
 # ---- a binding's own context ----------------------------------------------------------------

@@ -7,10 +7,12 @@ span are read in order. The table is the one statement of which framework writes
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
+from otel_scorers.conventions.formats.bounded_json import loads
 from otel_scorers.gen_ai_names import GEN_AI_CONVERSATION_ID
 
 #: (attribute, who writes it). First found wins.
@@ -52,8 +54,8 @@ def conversation_id_of(attributes: Mapping[str, Any]) -> str | None:
     metadata = attributes.get(_METADATA)
     if isinstance(metadata, str) and metadata.startswith("{"):
         try:
-            metadata = json.loads(metadata)
-        except ValueError:
+            metadata = loads(metadata)
+        except orjson.JSONDecodeError:  # not JSON, or nested too deep to decode
             return None
     if isinstance(metadata, Mapping):
         for key in _METADATA_KEYS:

@@ -43,6 +43,9 @@ class Reading:
     #: Spans read after their trace's runs were built (`TRACE_IDLE_SPANS` or more spans later,
     #: or their trace let go early to stay within `MAX_BUFFERED_SPANS` or `MAX_BUFFERED_BYTES`).
     late_spans: int = 0
+    #: Traces whose spans could not be read into runs (none of their runs given), and the first.
+    unbuilt: int = 0
+    first_unbuilt: str = ""
 
     def nothing_read(self, paths: Iterable[Path]) -> str | None:
         """Why the files gave nothing to work on, or None when they held runs."""
@@ -156,7 +159,12 @@ class OpenTraces:
         self.released[trace_id] = None
         if len(self.released) > _RELEASED_KEPT:
             self.released.popitem(last=False)
-        runs = build_runs(trace.spans)
+        try:
+            runs = build_runs(trace.spans)
+        except Exception as exc:  # spans no reader foresaw cost their own trace, not the others
+            self.reading.unbuilt += 1
+            self.reading.first_unbuilt = self.reading.first_unbuilt or f"trace {trace_id:032x}: {exc!r}"
+            return
         if not runs:  # a run no span marks may be in its model calls, with other traces'
             yield from self._counted(self.chains.add(span_roles(trace.spans)))
             return

@@ -322,6 +322,13 @@ def runs_from_files(
                 progress(f"read {counted(position, 'span')} in {counted(reading.traces, 'trace')}")
             yield from open_traces.due(position)
     yield from open_traces.rest()
+    if reading.unbuilt:
+        problems.append(
+            InputProblem(
+                counted(reading.unbuilt, "trace"),
+                f"could not be read into runs, the first {reading.first_unbuilt}",
+            )
+        )
     if reading.late_spans and progress is not None:
         progress(
             f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "

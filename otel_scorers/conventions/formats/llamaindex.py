@@ -26,7 +26,9 @@ _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 #: The agent field that ends an `AgentInput(...)` / `AgentSetup(...)` repr.
 _AGENT_AT_END = re.compile(rf"current_agent_name=({_STRING})\)\s*$")
 _TEXT_BLOCK = re.compile(rf"TextBlock\(block_type='text', text=({_STRING})")
-_REACT_ANSWER = re.compile(r"(?:^|\n)\s*Answer:\s*")
+#: Spaces before `Answer:` on its own line; not `\s*`, which would search a run of newlines from
+#: each newline in it (quadratic: seconds on 20,000).
+_REACT_ANSWER = re.compile(r"(?:^|\n)[^\S\n]*Answer:\s*")
 
 
 #: The classes whose methods LlamaIndex's agent runs are spans of, `{Class}.{method}` whichever

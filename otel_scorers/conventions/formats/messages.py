@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -12,6 +13,7 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions.base import Message, Messages
+from otel_scorers.conventions.formats.bounded_json import too_deep
 from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -57,6 +59,8 @@ def python_literal(text: str, default: Any) -> Any:
         return default
     try:
         literal = ast.literal_eval(text)
+        if isinstance(literal, (list, tuple, dict)) and too_deep(text, literal):
+            return default
         return _json_like(literal)
     except (Exception, MemoryError, RecursionError):  # bad input stays text, never an error
         return default
@@ -344,7 +348,7 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return int(value)
+        return int(value) if math.isfinite(value) else None  # NaN and infinities count nothing
     if isinstance(value, str):
         try:
             return int(value)

@@ -1,0 +1,74 @@
+"""Decoding within a depth the values read whole by recursive code (a run's `metadata`, Python
+reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows, their
+readers kept within Python's stack where they read them (`runs/context.py`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+#: Every byte but brackets' (UTF-8 encodes no other character with them), to delete.
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+
+#: Decoded JSON or Python literals nested deeper than this stay text. The decoders accept about
+#: 1,000 levels (orjson 1,024, Python's parser 200), and what reads a decoded value after them
+#: (`json.dumps`, text and redaction walks) recurses once or twice a level within Python's limit
+#: of 1,000 frames: a 1,000-level `metadata` failed every scorer of its run.
+MAX_DECODED_DEPTH = 64
+
+
+class TooDeep(orjson.JSONDecodeError):
+    """Raised by `loads` for JSON nested deeper than `MAX_DECODED_DEPTH`: callers already
+    handling text that is not JSON treat it the same way."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_DECODED_DEPTH} levels", "", 0)
+
+
+def loads(text: str | bytes) -> Any:
+    """`orjson.loads`, refusing (`TooDeep`) a document nested deeper than `MAX_DECODED_DEPTH`."""
+    value = orjson.loads(text)
+    if too_deep(text, value):
+        raise TooDeep
+    return value
+
+
+def too_deep(text: str | bytes, value: Any) -> bool:
+    # A value that deep needs that many opening brackets: most texts are told by two counts.
+    # The others by their brackets alone, innermost pairs taken away once a level, in C: only
+    # a text left with some after `MAX_DECODED_DEPTH` levels (or brackets unbalanced by those in
+    # its strings) has its value walked, without recursion, stopping at the bound.
+    if len(text) <= 2 * MAX_DECODED_DEPTH:
+        return False
+    if isinstance(text, str):
+        if text.count("[") + text.count("{") <= MAX_DECODED_DEPTH:
+            return False
+        text = text.encode("utf-8", "surrogatepass")
+    elif text.count(b"[") + text.count(b"{") <= MAX_DECODED_DEPTH:
+        return False
+    brackets = text.translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_DECODED_DEPTH):
+        inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if not inner:
+            return False
+        if len(inner) == len(brackets):
+            break
+        brackets = inner
+    return nested_deeper(value, MAX_DECODED_DEPTH)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether lists, tuples and dicts in `value` nest more than `limit` levels."""
+    if not isinstance(value, (list, tuple, dict)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, (list, tuple, dict)):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
