@@ -75,7 +75,22 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if unlisted:
         _unlisted_agent_operations(unlisted, by_id, roles, unroled)
 
-    # An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
+    under_tool = _unroled_under_tools(by_id, roles, unroled)
+    if under_tool:
+        _runs_under_tools(under_tool, by_id, roles, unroled)
+    if idle:
+        _idle_work_units(idle, by_id, roles, unroled)
+    return SpanRoles(by_id, roles, unroled)
+
+
+def _unroled_under_tools(
+    by_id: dict[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> dict[int, Convention]:
+    """An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
+    Spans directly under a tool span that their convention says are runs there become runs; the
+    other unroled ones there are returned, for `_runs_under_tools` to look at."""
     under_tool: dict[int, Convention] = {}
     for span_id, span in by_id.items():
         parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
@@ -89,11 +104,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             del unroled[span_id]
         else:
             under_tool[span_id] = convention
-    if under_tool:
-        _runs_under_tools(under_tool, by_id, roles, unroled)
-    if idle:
-        _idle_work_units(idle, by_id, roles, unroled)
-    return SpanRoles(by_id, roles, unroled)
+    return under_tool
 
 
 def _idle_work_units(

@@ -36,6 +36,16 @@ class Limits:
     max_spans: int
     max_bytes: int
 
+    def reached(self, held_bytes: int, spans: int, traces: int) -> str | None:
+        """Which limit buffering this much reaches, if any, said with the figures."""
+        if held_bytes >= self.max_bytes:
+            return f"{held_bytes} bytes buffered or being received (limit {self.max_bytes})"
+        if spans >= self.max_spans:
+            return f"{spans} spans buffered (limit {self.max_spans})"
+        if traces >= self.max_traces:
+            return f"{traces} traces buffered (limit {self.max_traces})"
+        return None
+
 
 @dataclass(slots=True, eq=False)
 class BufferedTrace:
@@ -174,15 +184,8 @@ class BatchAssembler:
 
     def over_limit(self) -> str | None:
         """Which limit is reached, if any (then the next request is refused)."""
-        limits = self.limits
         held = self.buffered_bytes + self.reading_bytes
-        if held >= limits.max_bytes:
-            return f"{held} bytes buffered or being received (limit {limits.max_bytes})"
-        if self.buffered_spans >= limits.max_spans:
-            return f"{self.buffered_spans} spans buffered (limit {limits.max_spans})"
-        if self.buffered_traces >= limits.max_traces:
-            return f"{self.buffered_traces} traces buffered (limit {limits.max_traces})"
-        return None
+        return self.limits.reached(held, self.buffered_spans, self.buffered_traces)
 
     def make_room(self) -> str | None:
         """Let go of quiet traces without a run span (oldest first) until under the limits; what is
