@@ -195,12 +195,13 @@ _MAX_REMEMBERED_SCOPES = 1024
 _scope_frameworks: dict[str, Framework | None] = {}
 #: What `_scope_frameworks` gives for a scope not decided yet.
 _UNDECIDED = Framework()
-#: Whether a framework known by its marks alone lists tools (`lists_tools`): none does.
-_MARKED_LIST_TOOLS = any(f.listing_tools for f in _MARKED)
 
 
 def _scope_framework(scope: str) -> Framework | None:
     """The listed framework `scope` names (`framework_name`), decided once per scope."""
+    framework = _scope_frameworks.get(scope, _UNDECIDED)
+    if framework is not _UNDECIDED:
+        return framework
     framework = FRAMEWORKS.get(framework_name(scope)) if scope else None
     if len(_scope_frameworks) < _MAX_REMEMBERED_SCOPES:
         _scope_frameworks[scope] = framework
@@ -211,6 +212,8 @@ def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed, else the one
     whose marks the span carries (`Framework.marks`). Read where it is needed, once per span:
     a run's is its `RunParts.framework`."""
+    # `_scope_framework`'s lookup inline, as `framework_marking`'s check below: this runs for
+    # most spans.
     framework = _scope_frameworks.get(span.scope, _UNDECIDED)
     if framework is _UNDECIDED:
         framework = _scope_framework(span.scope)
@@ -281,29 +284,25 @@ def agent_in_span_name(name: str) -> str:
 def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
     """The tool span is its framework's listing of a server's tools, not a tool call
     (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
-    lists tools. Asked of every tool span: the frameworks that list tools are known by their
-    scope, so no other framework's marks are looked for first (`_MARKED_LIST_TOOLS`)."""
-    if _MARKED_LIST_TOOLS:
-        framework = framework_of(span)
-    else:
-        framework = _scope_frameworks.get(span.scope, _UNDECIDED)
-        if framework is _UNDECIDED:
-            framework = _scope_framework(span.scope)
+    lists tools. Asked of every tool span: a framework's marks are looked for only on a span
+    named as a listing is."""
+    framework = _scope_framework(span.scope)
     if framework is None:
         # Under a scope naming no listed framework, a listing is known by its name, which is
         # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
         # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
-        # of no listed framework: two lookups, not a walk of their values; a span a framework's
-        # marks claim is that framework's, and none known by its marks lists tools.
+        # of no listed framework: two lookups, not a walk of their values.
         attributes = span.attributes
         if (
             attributes.get(GEN_AI_TOOL_NAME) not in _LISTING_TOOLS
             and attributes.get(_OPENINFERENCE_TOOL_NAME) not in _LISTING_TOOLS
             and span.name not in _LISTING_TOOLS
-        ) or framework_marking(span) is not None:
+        ):
             return False
-        call = read_call(span)
-        return call.name in _LISTING_TOOLS and not call.arguments
+        framework = framework_marking(span)  # a span a framework's marks claim is its own
+        if framework is None:
+            call = read_call(span)
+            return call.name in _LISTING_TOOLS and not call.arguments
     if not framework.listing_tools:
         return False
     listing = framework.listing_tools

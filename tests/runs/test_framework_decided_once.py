@@ -45,8 +45,8 @@ def test_every_fixture_spans_framework_is_the_one_worked_out_anew() -> None:
 
 
 def test_a_listing_is_known_by_its_scope_framework_without_looking_for_marks() -> None:
-    # Deciding by the scope's framework alone is the same answer only while no framework known
-    # by its marks lists tools.
+    # A framework's marks are looked for only on a span named as a listing is; no framework
+    # known by its marks lists tools.
     assert not any(framework.listing_tools for framework in FRAMEWORKS.values() if framework.mark_keys)
     listing = SpanRecord(1, 2, None, "mcp_list_tools", scope="openinference.instrumentation.openai_agents")
     renamed = replace(listing, scope="acme.tracer")
