@@ -204,10 +204,7 @@ class CallChains:
         request = call.call.input.items
         # A call continues only a chain whose last call asked for a tool it sends a result of:
         # those are found by their ids (`OpenChains`), the others never looked at.
-        returned = {
-            str(part.get("id")) for part in tool_response_parts(request) if part.get("id") is not None
-        }
-        for key, chain in self._open.asking(returned):
+        for key, chain in self._open.asking(_ids(tool_response_parts(request))):
             if _continues(request, chain.last):
                 self._open.take(key)
                 return chain
@@ -278,9 +275,7 @@ def _loose_calls(found: SpanRoles) -> list[_Call]:
         if not (call.input.items and call.output.items):
             continue  # a call whose request or answer is not in the trace joins nothing
         offered = bool(convention.tool_definitions(span))
-        asked = frozenset(
-            str(part.get("id")) for part in tool_call_parts(call.output.items) if part.get("id") is not None
-        )
+        asked = _ids(tool_call_parts(call.output.items))
         calls.append(_Call(convention, span, call, _agent_around(span, found.by_id), offered, asked))
     return sorted(calls, key=lambda call: call.span.start_ns)
 
@@ -325,6 +320,11 @@ def _continues(request: Sequence[Message], earlier_call: _Call) -> bool:
         if any(str(part.get("id")) not in asked for part in message.get("parts", ())):
             return False
     return True
+
+
+def _ids(parts: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The ids of tool-call or tool-result parts, as text (a part without one has none)."""
+    return frozenset(str(part.get("id")) for part in parts if part.get("id") is not None)
 
 
 def _instructions(request: Sequence[Message]) -> int | None:
