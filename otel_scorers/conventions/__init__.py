@@ -142,10 +142,10 @@ _REST: tuple[tuple[Convention, Any], ...] = ()
 #: (most spans are of the readers after them, plain GenAI's above all). None: each is asked.
 _FIRST_MARKERS: Markers | None = None
 #: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
-#: repeat); past this many, or for a span of more attribute keys than `_MAX_KIND_KEYS` (a kind's
+#: repeat); past this many, or for a span of more attribute keys than `MAX_KIND_KEYS` (a kind's
 #: key holds them all, and flattened messages make many), each span is detected anew.
 _MAX_REMEMBERED_KINDS = 1024
-_MAX_KIND_KEYS = 64
+MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], Convention | None] = {}
 
 
@@ -216,6 +216,12 @@ def user_descriptions() -> tuple[ConventionDescription, ...]:
     )
 
 
+def detection_values() -> tuple[str, ...]:
+    """The attribute keys whose values the conventions in use compare to claim a span
+    (`Convention.detection_values`): with its scope, name and attribute keys, a span's kind."""
+    return _DETECTION_VALUES
+
+
 def detect(span: SpanRecord) -> Convention | None:
     """The first convention whose markers the span carries. After the readers of its scope and
     the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
@@ -238,7 +244,7 @@ def detect(span: SpanRecord) -> Convention | None:
         for convention, carries_markers in _FIRST:
             if carries_markers(span):
                 return convention
-    if len(attributes) > _MAX_KIND_KEYS:
+    if len(attributes) > MAX_KIND_KEYS:
         return _detect_rest(span)
     kind = (span.scope, span.name, tuple(map(attributes.get, _DETECTION_VALUES)), *attributes)
     try:
@@ -296,6 +302,7 @@ _derive(SHIPPED)
 __all__ = [
     "CONVENTIONS",
     "HANDOFF_NAME_PREFIXES",
+    "MAX_KIND_KEYS",
     "RUN_MARKERS",
     "RUN_MARKER_KEYS",
     "RUN_NAME_PREFIXES",
@@ -306,6 +313,7 @@ __all__ = [
     "SpanRole",
     "classify",
     "detect",
+    "detection_values",
     "may_hand_off",
     "may_start_run",
     "use_descriptions",

@@ -21,8 +21,6 @@ from otel_scorers.sidecar.otlp_spans import OtlpSpan
 #: Kinds of span whose verdict is remembered (kinds are few in a steady stream: span names
 #: repeat); past this many, each span of a new kind is converted and asked.
 MAX_REMEMBERED_KINDS = 4096
-#: Most attribute keys a kind holds, as `conventions.detect` remembers them.
-MAX_KIND_KEYS = 64
 
 _verdicts: dict[tuple[Any, ...], bool] = {}
 #: The conventions the verdicts were found with, and the keys whose values they compare
@@ -37,14 +35,14 @@ def holds_convention_span(spans: Iterable[OtlpSpan]) -> bool:
     if _found_with is not conventions.CONVENTIONS:
         _verdicts.clear()
         _found_with = conventions.CONVENTIONS
-        _compared_keys = frozenset(key for c in _found_with for key in c.detection_values)
+        _compared_keys = frozenset(conventions.detection_values())
     values = _compared_keys
     for item in spans:
         span = item.span
         # Sliced: walking a repeated protobuf field to its end raises an IndexError upb formats.
         pairs = span.attributes[:]
         keys = [kv.key for kv in pairs]
-        if len(keys) > MAX_KIND_KEYS:
+        if len(keys) > conventions.MAX_KIND_KEYS:  # as `conventions.detect` remembers kinds
             if conventions.detect(item.record()) is not None:
                 return True
             continue
