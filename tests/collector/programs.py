@@ -57,17 +57,23 @@ def jaeger_binary() -> Path:
 #: range (32768-60999): a port picked there can be taken, before the program binds it, by any
 #: process's outgoing connection or port-0 listener.
 _FIXED_PORTS = range(20_000, 32_000)
+#: Ports already handed out in this process: free when probed, they may not be bound yet (one
+#: program's receivers are configured together, before it starts), so none is handed out twice.
+_handed_out: set[int] = set()
 
 
 def loopback() -> str:
-    """A loopback host:port free now, for a program configured with it."""
+    """A loopback host:port free now and not handed out before, for a program configured with it."""
     for _ in range(100):
         port = random.choice(_FIXED_PORTS)
+        if port in _handed_out:
+            continue
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        _handed_out.add(port)
         return f"127.0.0.1:{port}"
     raise AssertionError("no free loopback port in 20000-31999")
 
