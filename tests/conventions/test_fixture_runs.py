@@ -53,6 +53,12 @@ PENDING: dict[str, str] = {
     "its events name each tool camel-cased (`getWeather` for `get_weather`)",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
+    "otel-smolagents": "no tool spans: the calls are only the model's tool-call parts, where smolagents' "
+    "final_answer tool is the answer, and each result is in the next call's `tool-response` message",
+    "otel-llamaindex/handoff": "an AgentWorkflow's agents hand off inside one `invoke_workflow` span: "
+    "each agent's span is read as a run",
+    "otel-llamaindex/query_engine_tool": "a query engine tool's result is recorded as the Response "
+    'object\'s JSON (`{"response": ..., "source_nodes": [...]}`), not the text the model got',
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
@@ -183,6 +189,12 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
         for scenario in MLFLOW_SMOLAGENTS_TOOLS_UNNAMED
     },
+    ("otel-langchain", "agent_in_tool"): (
+        "OpenTelemetry's LangChain instrumentation writes no name for an agent built without one "
+        "(`invoke_agent` with no `gen_ai.agent.name`): the graph's default name is not in the trace, "
+        "and the run's agent is missing, not guessed",
+        frozenset({"agent_name"}),
+    ),
     ("pydantic-ai-openinference", "no_content"): (
         "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
         "without arguments, which its reader takes as {}",
@@ -273,7 +285,11 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
         truth = {**truth, "runs": truth["runs"][:1]}
     if "agent_name" in spared:
         assert len(runs) == len(truth["runs"])
-        assert all(run.agent_name is None and "agent_name" in run.missing for run in runs)
+        # A run whose agent the trace does not name lists it as missing; the others are named.
+        for run, expected in zip(runs, truth["runs"], strict=True):
+            assert run.agent_name == expected["agent_name"] or (
+                run.agent_name is None and "agent_name" in run.missing
+            ), run.agent_name
     else:
         assert [run.agent_name for run in runs] == [expected["agent_name"] for expected in truth["runs"]]
     for run, expected in zip(runs, truth["runs"], strict=True):
@@ -289,7 +305,7 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
         content_captured or model_content or framework in TEXT_ALWAYS_WRITTEN
     ) and "text" not in spared
     where = f"{framework}/{scenario} run {expected['agent_name']}"
-    if "agent_name" in spared:
+    if "agent_name" in spared and run.agent_name != expected["agent_name"]:
         assert run.agent_name is None and "agent_name" in run.missing, where
     else:
         assert run.agent_name == expected["agent_name"], where
