@@ -55,8 +55,6 @@ PENDING: dict[str, str] = {
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
     "otel-smolagents": "no tool spans: the calls are only the model's tool-call parts, where smolagents' "
     "final_answer tool is the answer, and each result is in the next call's `tool-response` message",
-    "otel-llamaindex/handoff": "an AgentWorkflow's agents hand off inside one `invoke_workflow` span: "
-    "each agent's span is read as a run",
     "otel-llamaindex/query_engine_tool": "a query engine tool's result is recorded as the Response "
     'object\'s JSON (`{"response": ..., "source_nodes": [...]}`), not the text the model got',
 }
