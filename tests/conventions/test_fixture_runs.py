@@ -53,15 +53,13 @@ PENDING: dict[str, str] = {
     "its events name each tool camel-cased (`getWeather` for `get_weather`)",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
-    "otel-smolagents": "no tool spans: the calls are only the model's tool-call parts, where smolagents' "
-    "final_answer tool is the answer, and each result is in the next call's `tool-response` message",
-    "otel-llamaindex/query_engine_tool": "a query engine tool's result is recorded as the Response "
-    'object\'s JSON (`{"response": ..., "source_nodes": [...]}`), not the text the model got',
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).
-CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference", "openlit-crewai"})
+CALLS_NEED_CONTENT = frozenset(
+    {"crewai-openllmetry", "haystack-openinference", "openlit-crewai", "otel-smolagents"}
+)
 #: Frameworks whose traces hold no tool call at all, whatever the content setting: no tool spans
 #: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one), or tool spans
 #: that name no tool and model spans without messages (OpenLIT's Pydantic AI instrumentation).
@@ -187,6 +185,12 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
         for scenario in MLFLOW_SMOLAGENTS_TOOLS_UNNAMED
     },
+    ("otel-smolagents", "code_agent"): (
+        "a CodeAgent calls its tools from the code the model wrote, and OpenTelemetry's smolagents "
+        "instrumentation writes no tool spans: the call is only Python in the model's text, which is "
+        "not read as a call",
+        frozenset({"tool_calls"}),
+    ),
     ("otel-langchain", "agent_in_tool"): (
         "OpenTelemetry's LangChain instrumentation writes no name for an agent built without one "
         "(`invoke_agent` with no `gen_ai.agent.name`): the graph's default name is not in the trace, "
