@@ -310,7 +310,8 @@ def _named_handoff(
     """(agent handed to, when) of a handoff its reader does not know: the run's last tool call
     names an agent in its `agent_name` argument (Strands' `handoff_to_agent`, ADK's
     `transfer_to_agent`) or is a LlamaIndex `AgentWorkflow`'s `handoff` naming it `to_agent`,
-    whoever wrote the span, and a run of that agent starts after it beside the run. The call is machinery (`RunParts.handoff_tools` of the run it joins)."""
+    whoever wrote the span, and a run of that agent starts after it beside the run. The call is
+    machinery (`RunParts.handoff_tools` of the run it joins)."""
     if not parts.tools:
         return None
     around = outer.get(parts.span.span_id)

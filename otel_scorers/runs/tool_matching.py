@@ -255,7 +255,9 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
     got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
-    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`)."""
+    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`).
+    Where the framework writes its steps into the request as text instead of parts (smolagents'
+    `Observation:` messages), that text answers such a call, or fails it (`_from_history`)."""
     if all(call.call_id is None for call in calls):
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
