@@ -1,7 +1,8 @@
 """Traces of OpenTelemetry's own instrumentations of agent frameworks
 (`opentelemetry-instrumentation-genai-*`, GenAI semantic conventions through
-`opentelemetry-util-genai`), captured from the real packages, read by the rules every
-instrumentation shares: what each framework does is known whichever instrumentation wrote it."""
+`opentelemetry-util-genai`) and of LoongSuite's, captured from the real packages, read by the
+rules every instrumentation shares: what each framework does is known whichever instrumentation
+wrote it."""
 
 from __future__ import annotations
 
@@ -87,3 +88,12 @@ def test_a_query_engine_tools_response_object_is_read_as_the_text_the_model_got(
         {"input": "Louvre opening hours"},
         "The Louvre opens at 9:00.",
     )
+
+
+def test_a_run_joined_from_its_model_calls_is_named_by_the_graph_it_ran_in() -> None:
+    # LoongSuite writes no agent span for a hand-built StateGraph: its calls sit in the graph's
+    # `chain weather_agent` span (the graph's messages state its input), around the nodes' spans.
+    for scenario in ("tool_then_answer", "no_tool"):
+        [run] = runs_of("loongsuite-langgraph", scenario)
+        assert run.agent_name == "weather_agent"
+        assert "agent_name" not in run.missing
