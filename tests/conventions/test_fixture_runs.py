@@ -51,6 +51,12 @@ PENDING: dict[str, str] = {
     "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
     "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
     "its events name each tool camel-cased (`getWeather` for `get_weather`)",
+    "spring-ai": "Spring AI's ChatClient observations are not read as a run",
+    "genkit": "Genkit's flow and action spans are not read as a run",
+    "griptape": "Griptape's agent spans are not read as a run",
+    "agentscope": "AgentScope's tracing middleware's runs are not all read right",
+    "openllmetry052-openai-agents": "an older OpenLLMetry release's spans of the OpenAI Agents SDK are not all read right",
+    "openinference12-openai-agents": "an older OpenInference release's spans of the OpenAI Agents SDK are not all read right",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
