@@ -348,8 +348,9 @@ _metadata = langchain.span_metadata
 def _is_agent_run(span: SpanRecord) -> bool:
     attributes = span.attributes
     if span.scope == OPENAI_AGENTS:
-        # The root AGENT span is the whole trace ("Agent workflow"); agents carry agent.name.
-        return "agent.name" in attributes
+        # The root AGENT span is the whole trace ("Agent workflow"); agents carry agent.name, or
+        # (releases before 2) only their node in the agents' graph, `graph.node.id`.
+        return "agent.name" in attributes or "graph.node.id" in attributes
     # A graph node whose name contains "agent" is marked AGENT too (create_react_agent's model
     # node): a run is the graph itself, not one of its nodes, as LangChain's metadata says.
     return not langchain.is_graph_node(_metadata(span), span.name)
@@ -368,6 +369,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return dspy_agent_class(span) or span.name or None  # nor have DSPy modules
     if crewai_span(span) and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
+    if span.scope == OPENAI_AGENTS and as_str(attributes.get("graph.node.id")):
+        return as_str(attributes.get("graph.node.id"))  # releases before 2 write no agent.name
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None
 

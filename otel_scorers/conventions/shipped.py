@@ -16,7 +16,15 @@ DESCRIPTIONS_DIR = Path(__file__).with_name("descriptions")
 #: Detection order among the shipped descriptions. Those naming a scope are asked for their scope's
 #: spans; among those found by their attributes, Haystack's tags come before MLflow's keys, which
 #: MLflow also writes on the Haystack spans its autolog records.
-SHIPPED_FILES = ("langfuse.yaml", "haystack.yaml", "mlflow.yaml", "langsmith.yaml", "any_agent.yaml")
+SHIPPED_FILES = (
+    "langfuse.yaml",
+    "haystack.yaml",
+    "mlflow.yaml",
+    "langsmith.yaml",
+    "any_agent.yaml",
+    "spring_ai.yaml",
+    "genkit.yaml",
+)
 
 
 def shipped_descriptions() -> tuple[ConventionDescription, ...]:

@@ -38,6 +38,9 @@ def match_requested_calls(
     requested: list[tuple[int, Mapping[str, Any]]] = [
         (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
     ]
+    repeated = not requested and tools
+    if repeated:
+        requested = _requested_in_history(models)
     if not requested:
         return [call for call, internal in tools if not internal]
     unmatched = list(range(len(requested)))
@@ -50,7 +53,7 @@ def match_requested_calls(
         index = by_id.get(call.call_id) if call.call_id else None
         if index is None or index not in unmatched:
             index = next((i for i in unmatched if requested[i][1].get("name") == call.name), None)
-        if index is None and call.call_id is None:
+        if index is None and call.call_id is None and not repeated:
             index = _asked_with_its_arguments(call, requested, unmatched)
             call = replace(call, name=str(requested[index][1].get("name"))) if index is not None else call
         if index is None:
@@ -73,9 +76,31 @@ def match_requested_calls(
         if call.call_id is None and isinstance(part.get("id"), str):
             call = changed_tool_call(call, call_id=part["id"])
         matched.append((call, index))
-    matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
+    # Requests read from the history answer tool spans only: what no span answered was not seen
+    # asked for, and may be a handoff, or another run's.
+    if not repeated:
+        matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     matched.sort(key=lambda pair: (call_start(pair[0]), pair[1]))
     return [call for call, _ in matched]
+
+
+def _requested_in_history(models: Sequence[ModelCall]) -> list[tuple[int, Mapping[str, Any]]]:
+    """The calls the model asked for, as the requests after them repeat them (the assistant's
+    tool-call parts of their history), for model calls whose outputs record none (OpenLLMetry's
+    OpenAI Agents spans of a chat-completions model: the request, never the reply): those the
+    run's first request already held are earlier turns', not the run's."""
+    if len(models) < 2:
+        return []
+    ordered = sorted(models, key=lambda model: model.start_ns)
+    before = {part.get("id") for part in tool_call_parts(ordered[0].input.items)}
+    found: list[tuple[int, Mapping[str, Any]]] = []
+    for model in ordered[1:]:
+        for part in tool_call_parts(model.input.items):
+            call_id = part.get("id")
+            if isinstance(call_id, str) and call_id not in before:
+                before.add(call_id)
+                found.append((model.start_ns, part))
+    return found
 
 
 def _asked_with_its_arguments(

@@ -105,6 +105,11 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
     failed = False
+    if (response := mcp.content_response(result)) is not None:
+        # A response of content items (MCP's, AgentScope's `ToolResponse`): what the tool returned.
+        result, failure = response
+        if failure is not None:
+            return changed_tool_call(call, arguments=arguments, result=None, state="error", error=failure)
     if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):

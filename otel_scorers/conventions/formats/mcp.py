@@ -153,12 +153,41 @@ def failure_text(result: Mapping[str, Any]) -> str | None:
     the call did not fail."""
     if result.get("isError") is not True:
         return None
+    return _content_text(result) or "error"
+
+
+def _content_text(result: Mapping[str, Any]) -> str:
     content = result.get("content")
     items = [_content_item(item) for item in content] if isinstance(content, list) else []
     texts = [
         item["text"] for item in items if isinstance(item, Mapping) and isinstance(item.get("text"), str)
     ]
-    return "\n".join(texts) or "error"
+    return "\n".join(texts)
+
+
+#: What a tool response of content items holds besides them: MCP's `CallToolResult`, and the
+#: frameworks' responses of the same shape (AgentScope's `ToolResponse`: `state`, `metadata`, `id`).
+_RESPONSE_KEYS = frozenset(
+    {"content", "structuredContent", "isError", "_meta", "meta", "state", "metadata", "id", "is_last"}
+)
+
+
+def content_response(value: Any) -> tuple[Any, str | None] | None:
+    """(what the tool returned, its failure or None) of a tool result that is a response of typed
+    content items (`{"content": [{"type": "text", "text": ...}], ...}`), whichever tool wrote it:
+    failed when it says so (`isError: true`, or `state: "error"`). None for any other value."""
+    if not isinstance(value, Mapping) or not set(value) <= _RESPONSE_KEYS:
+        return None
+    content = value.get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    items = [_content_item(item) for item in content]
+    if not all(isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in items):
+        return None
+    failure = failure_text(value)
+    if failure is None and value.get("state") == "error":
+        failure = _content_text(value) or "error"
+    return result_value(value), failure
 
 
 def execution_failure(span: SpanRecord) -> str | None:
