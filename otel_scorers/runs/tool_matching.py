@@ -14,6 +14,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats import ag2, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
+    decode_content,
     decode_json,
     handoff_tool_name,
     is_mapping,
@@ -243,7 +244,9 @@ def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
 
 def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
     """What the model was sent back for a call (the `tool_call_response` part with its call id
-    in a later model call's input) is its result when the tool span carries none (AutoGen's) or
+    in a later model call's input; JSON text decoded, as a tool span's own result is: a
+    chat-completions `tool` message holds the text the tool's value was sent as) is its result
+    when the tool span carries none (AutoGen's) or
     only the default text of what the tool returned (a generator OpenLIT's Agno spans record),
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
@@ -270,7 +273,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
                 changed_tool_call(
                     call,
                     state=state,
-                    result=response if state == "ok" else None,
+                    result=decode_content(response) if state == "ok" else None,
                     error=(error or str(response)) if state == "error" else None,
                 )
             )
@@ -278,7 +281,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = changed_tool_call(call, result=tool_response_value(part))
+            call = changed_tool_call(call, result=decode_content(tool_response_value(part)))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (

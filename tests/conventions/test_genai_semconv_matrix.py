@@ -24,10 +24,6 @@ from tests.conventions.test_fixture_runs import assert_runs_match
 
 #: (form, scenario) -> why the trace is not read as written yet.
 PENDING: dict[tuple[str, str], str] = {
-    **{
-        (form, "dict_result"): "a result the model was sent as JSON text stays text"
-        for form in ("model-content-only", "prompt-events", "indexed")
-    },
     ("agent-and-tools-only", "delegated"): "an agent run whose only span under it is another agent's "
     "run is read as that run's wrapper",
 }
@@ -75,3 +71,13 @@ def test_a_model_span_before_v1_27_names_no_operation_and_is_read_by_its_require
     assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
         ("get_weather", {"city": "Paris"}, "Sunny, 21°C")
     ]
+
+
+def test_a_result_the_model_was_sent_as_json_text_is_the_value_the_tool_returned(tmp_path: Path) -> None:
+    # The tool spans of v1.26-1.36 (and of v1.37 without opt-in content) hold no result: the
+    # chat-completions `tool` message the next model call was sent holds it, as JSON text.
+    for form in ("model-content-only", "prompt-events", "indexed"):
+        (run,) = rebuilt(tmp_path / form, FORMS_BY_NAME[form], SCENARIO["dict_result"])
+        assert [call.result for call in run.tool_calls] == [
+            {"city": "Paris", "temp_c": 21, "sunny": True, "wind": None}
+        ], form
