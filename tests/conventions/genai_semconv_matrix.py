@@ -85,12 +85,25 @@ class Form:
     #: Whether a failed tool's span is marked ERROR with an exception event, or carries
     #: `error.type` alone.
     tool_status: bool = True
+    #: Whether tool spans carry the call's id (`gen_ai.tool.call.id`).
+    tool_call_ids: bool = True
+    #: Whether a failed tool's span records the error text it sent the model as its result.
+    error_as_result: bool = False
+    #: The key naming a workflow: `gen_ai.workflow.name` (1.38-1.41), `gen_ai.agent.name` since.
+    workflow_name_key: str = "gen_ai.workflow.name"
 
 
 FORMS = (
-    Form("current", "1.37+", Content.ATTRIBUTES, agent_content=True, tool_content=True),
+    Form(
+        "current",
+        "1.37+",
+        Content.ATTRIBUTES,
+        agent_content=True,
+        tool_content=True,
+        workflow_name_key="gen_ai.agent.name",
+    ),
     Form("model-content-only", "1.37+", Content.ATTRIBUTES),
-    Form("details-event", "1.38+", Content.DETAILS_EVENT, tool_content=True),
+    Form("details-event", "1.38+", Content.DETAILS_EVENT, agent_content=True, tool_content=True),
     Form("message-events", "1.28-1.36", Content.MESSAGE_EVENTS, provider_key="gen_ai.system"),
     Form(
         "prompt-events",
@@ -108,7 +121,13 @@ FORMS = (
         tool_content=True,
         model_spans=False,
     ),
-    Form("indexed", "OpenLLMetry <0.40", Content.INDEXED, provider_key="gen_ai.system"),
+    Form(
+        "indexed",
+        "OpenLLMetry <0.40",
+        Content.INDEXED,
+        provider_key="gen_ai.system",
+        tool_call_ids=False,
+    ),
     Form(
         "name-in-span-only",
         "1.37+",
@@ -119,6 +138,7 @@ FORMS = (
         create_agent=True,
         tool_under_model=False,
         tool_status=False,
+        error_as_result=True,
     ),
 )
 FORMS_BY_NAME = {form.name: form for form in FORMS}
@@ -157,8 +177,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Scenario:
+    """Runs, each a trace of its own unless `one_trace` (under an application's span, or the
+    `workflow` named); with `capture` off no span holds content."""
+
     name: str
-    traces: tuple[Run, ...]  # each run a trace of its own
+    traces: tuple[Run, ...]
+    one_trace: bool = False
+    workflow: str | None = None
+    capture: bool = True
 
 
 WEATHER = Call("get_weather", {"city": "Paris"}, result="Sunny, 21°C")
@@ -169,6 +195,8 @@ ANSWER = "It is sunny and 21°C in Paris."
 TIME_QUESTION = "And what time is it there?"
 TIME_ANSWER = "It is 14:05 in Paris."
 REPORT = {"city": "Paris", "temp_c": 21, "sunny": True, "wind": None}
+LONDON_WEATHER = Call("get_weather", {"city": "London"}, result="Rainy, 12°C")
+WRITER = Run("writer", "Sunny and 21°C in Paris.", (), "Paris today: sunny, 21°C. Enjoy!")
 EXPERT = Run(
     "weather_agent", "What is the weather in Paris today?", ((WEATHER,),), "Sunny and 21°C in Paris."
 )
@@ -234,6 +262,34 @@ SCENARIOS = (
         ),
     ),
     Scenario(
+        "same_tool_twice",
+        (
+            Run(
+                "weather_agent",
+                "What is the weather in Paris and in London?",
+                ((WEATHER, LONDON_WEATHER),),
+                "Paris is sunny at 21°C; London is rainy at 12°C.",
+            ),
+        ),
+    ),
+    Scenario("no_content", (Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER),), capture=False),
+    Scenario(
+        "two_runs_one_trace",
+        (
+            Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER, conversation_id="conv-9"),
+            Run(
+                "weather_agent",
+                TIME_QUESTION,
+                ((TIME,),),
+                TIME_ANSWER,
+                history=((QUESTION, ANSWER),),
+                conversation_id="conv-9",
+            ),
+        ),
+        one_trace=True,
+    ),
+    Scenario("workflow", (EXPERT, WRITER), workflow="forecast_pipeline"),
+    Scenario(
         "delegated",
         (
             Run(
@@ -288,9 +344,14 @@ def scenario_trace(form: Form, scenario: Scenario) -> dict[str, Any]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    writer = RunWriter(provider.get_tracer(SCOPE), form)
-    for run in scenario.traces:
-        writer.trace(run)
+    writer = RunWriter(provider.get_tracer(SCOPE), form, scenario.capture)
+    if scenario.workflow is not None:
+        writer.workflow(scenario.workflow, scenario.traces)
+    elif scenario.one_trace:
+        writer.trace(scenario.traces, root=True)
+    else:
+        for run in scenario.traces:
+            writer.trace((run,))
     provider.shutdown()
     documents = [json.loads(line) for line in trace_lines(exporter.get_finished_spans())]
     return {"resourceSpans": [spans for document in documents for spans in document["resourceSpans"]]}
@@ -315,19 +376,43 @@ def cases() -> Iterator[tuple[Form, Scenario]]:
 class RunWriter:
     """Writes scripted runs as spans of one form."""
 
-    def __init__(self, tracer: Tracer, form: Form) -> None:
+    def __init__(self, tracer: Tracer, form: Form, capture: bool = True) -> None:
         self.tracer = tracer
         self.form = form
+        self.capture = capture
         self._call_ids = 0
 
-    def trace(self, run: Run) -> None:
-        """The run as a trace of its own (under an application's root span where the form has one)."""
-        if not self.form.create_agent:
-            self.run(run)
+    def trace(self, runs: tuple[Run, ...], root: bool = False) -> None:
+        """The runs as one trace, under an application's root span when `root` or where the form
+        has one (with a `create_agent` span before each run)."""
+        if not (root or self.form.create_agent):
+            self._runs(runs)
             return
         with self.tracer.start_as_current_span("POST /chat", kind=SpanKind.SERVER):
-            self._create_agent(run.agent)
+            self._runs(runs)
+
+    def workflow(self, name: str, runs: tuple[Run, ...]) -> None:
+        """The runs one after the other in a workflow: one trace, its span holding the first
+        run's request and the last one's answer where agent spans hold content."""
+        attributes = {"gen_ai.operation.name": "invoke_workflow", self.form.workflow_name_key: name}
+        with self.tracer.start_as_current_span(f"invoke_workflow {name}", attributes=attributes) as span:
+            if self.form.agent_content and self.capture:
+                question = {"role": "user", "content": runs[0].question}
+                answer = {"role": "assistant", "content": runs[-1].answer}
+                self._agent_content(span, [question], answer)
+            self._runs(runs)
+
+    def _runs(self, runs: tuple[Run, ...]) -> None:
+        for run in runs:
+            if self.form.create_agent:
+                self._create_agent(run.agent)
             self.run(run)
+
+    def _agent_content(self, span: Span, messages: list[Message], answer: Message) -> None:
+        if self.form.content is Content.DETAILS_EVENT:
+            span.add_event("gen_ai.client.inference.operation.details", genai_content(messages, answer))
+        else:
+            span.set_attributes(genai_content(messages, answer))
 
     def _create_agent(self, agent: str) -> None:
         attributes = {"gen_ai.operation.name": "create_agent", self.form.provider_key: "openai"}
@@ -350,8 +435,8 @@ class RunWriter:
             history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
         messages = [*history, {"role": "user", "content": run.question}]
         with self.tracer.start_as_current_span(f"invoke_agent {run.agent}", attributes=attributes) as span:
-            if form.agent_content:
-                span.set_attributes(genai_content(messages, {"role": "assistant", "content": run.answer}))
+            if form.agent_content and self.capture:
+                self._agent_content(span, messages, {"role": "assistant", "content": run.answer})
             for delegate in run.delegates:
                 self.run(delegate)
             for step in run.steps:
@@ -380,7 +465,8 @@ class RunWriter:
         attributes: dict[str, Any] = {form.provider_key: "openai", "gen_ai.request.model": MODEL}
         if form.content is Content.INDEXED:
             attributes["llm.request.type"] = "chat"
-            attributes.update(indexed_content(messages, output))
+            if self.capture:
+                attributes.update(indexed_content(messages, output))
             name = "openai.chat"
         else:
             name = f"chat {MODEL}"
@@ -389,22 +475,24 @@ class RunWriter:
         attributes["gen_ai.response.model"] = MODEL
         if conversation_id is not None:
             attributes["gen_ai.conversation.id"] = conversation_id
-        if form.content is Content.ATTRIBUTES:
+        if form.content is Content.ATTRIBUTES and self.capture:
             attributes.update(genai_content(messages, output))
         if not form.model_spans:
             return nullcontext()
         span = self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes)
-        return _SpanWithEvents(span, model_events(form.content, messages, output))
+        return _SpanWithEvents(span, model_events(form.content, messages, output) if self.capture else [])
 
     def _tool(self, call: Call, call_id: str) -> Message:
         """Runs the tool inside its span; the message that gives the model its result."""
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": call.name,
-            "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
         }
-        if self.form.tool_content:
+        if self.form.tool_call_ids:
+            attributes["gen_ai.tool.call.id"] = call_id
+        content = self.form.tool_content and self.capture
+        if content:
             attributes["gen_ai.tool.call.arguments"] = json.dumps(call.arguments)
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}",
@@ -420,9 +508,11 @@ class RunWriter:
                 if self.form.tool_status:
                     span.record_exception(failure)
                     span.set_status(Status(StatusCode.ERROR, call.error))
+                if content and self.form.error_as_result:
+                    span.set_attribute("gen_ai.tool.call.result", f"Error: {call.error}")
                 return {"role": "tool", "tool_call_id": call_id, "content": f"Error: {call.error}"}
             returned = call.returned if isinstance(call.returned, str) else json.dumps(call.returned)
-            if self.form.tool_content:
+            if content:
                 span.set_attribute("gen_ai.tool.call.result", returned)
         return {"role": "tool", "tool_call_id": call_id, "content": returned}
 
