@@ -91,6 +91,9 @@ class Form:
     error_as_result: bool = False
     #: The key naming a workflow: `gen_ai.workflow.name` (1.38-1.41), `gen_ai.agent.name` since.
     workflow_name_key: str = "gen_ai.workflow.name"
+    #: Whether the agent span's output messages are every message the run produced (tool calls,
+    #: tool results, the answer), not the answer alone.
+    agent_output_all: bool = False
 
 
 FORMS = (
@@ -120,6 +123,7 @@ FORMS = (
         agent_content=True,
         tool_content=True,
         model_spans=False,
+        agent_output_all=True,
     ),
     Form(
         "indexed",
@@ -173,6 +177,8 @@ class Run:
     conversation_id: str | None = None
     #: Agents the run's own code invokes directly (no tool call) before it asks its model.
     delegates: tuple[Run, ...] = ()
+    #: A remote agent: the caller's CLIENT `invoke_agent` span around the agent's own.
+    remote: bool = False
 
 
 @dataclass(frozen=True)
@@ -289,6 +295,29 @@ SCENARIOS = (
         one_trace=True,
     ),
     Scenario("workflow", (EXPERT, WRITER), workflow="forecast_pipeline"),
+    Scenario("remote_agent", (Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER, remote=True),)),
+    Scenario(
+        "retried_tool",
+        (
+            Run(
+                "weather_agent",
+                QUESTION,
+                ((BROKEN_WEATHER,), (WEATHER,)),
+                "It is sunny and 21°C in Paris (the weather service answered on a second try).",
+            ),
+        ),
+    ),
+    Scenario(
+        "structured",
+        (
+            Run(
+                "forecaster",
+                json.dumps({"city": "Paris", "days": 1}),
+                ((WEATHER,),),
+                json.dumps({"city": "Paris", "forecast": "sunny", "temp_c": 21}),
+            ),
+        ),
+    ),
     Scenario(
         "delegated",
         (
@@ -399,7 +428,7 @@ class RunWriter:
             if self.form.agent_content and self.capture:
                 question = {"role": "user", "content": runs[0].question}
                 answer = {"role": "assistant", "content": runs[-1].answer}
-                self._agent_content(span, [question], answer)
+                self._agent_content(span, [question], [answer])
             self._runs(runs)
 
     def _runs(self, runs: tuple[Run, ...]) -> None:
@@ -408,11 +437,11 @@ class RunWriter:
                 self._create_agent(run.agent)
             self.run(run)
 
-    def _agent_content(self, span: Span, messages: list[Message], answer: Message) -> None:
+    def _agent_content(self, span: Span, messages: list[Message], outputs: list[Message]) -> None:
         if self.form.content is Content.DETAILS_EVENT:
-            span.add_event("gen_ai.client.inference.operation.details", genai_content(messages, answer))
+            span.add_event("gen_ai.client.inference.operation.details", genai_content(messages, outputs))
         else:
-            span.set_attributes(genai_content(messages, answer))
+            span.set_attributes(genai_content(messages, outputs))
 
     def _create_agent(self, agent: str) -> None:
         attributes = {"gen_ai.operation.name": "create_agent", self.form.provider_key: "openai"}
@@ -433,10 +462,23 @@ class RunWriter:
         history: list[Message] = []
         for question, answer in run.history:
             history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-        messages = [*history, {"role": "user", "content": run.question}]
-        with self.tracer.start_as_current_span(f"invoke_agent {run.agent}", attributes=attributes) as span:
+        request = [*history, {"role": "user", "content": run.question}]
+        answer: Message = {"role": "assistant", "content": run.answer}
+        if not run.remote:
+            self._invocation(run, attributes, request)
+            return
+        client = {**attributes, "server.address": "agents.example.com"}
+        name = f"invoke_agent {run.agent}"
+        with self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=client) as span:
             if form.agent_content and self.capture:
-                self._agent_content(span, messages, {"role": "assistant", "content": run.answer})
+                self._agent_content(span, request, [answer])
+            self._invocation(run, attributes, request)
+
+    def _invocation(self, run: Run, attributes: dict[str, Any], request: list[Message]) -> None:
+        """The agent's own span: its delegates, then its loop of model and tool calls."""
+        form = self.form
+        messages = request
+        with self.tracer.start_as_current_span(f"invoke_agent {run.agent}", attributes=attributes) as span:
             for delegate in run.delegates:
                 self.run(delegate)
             for step in run.steps:
@@ -447,10 +489,12 @@ class RunWriter:
                 if not form.tool_under_model:
                     results = self._tools(step, requests)
                 messages = [*messages, asked, *results]
-            with self._model_call(
-                messages, {"role": "assistant", "content": run.answer}, run.conversation_id
-            ):
+            answer: Message = {"role": "assistant", "content": run.answer}
+            with self._model_call(messages, answer, run.conversation_id):
                 pass
+            if form.agent_content and self.capture:
+                produced = messages[len(request) :] if form.agent_output_all else []
+                self._agent_content(span, request, [*produced, answer])
 
     def _tools(self, step: tuple[Call, ...], requests: list[Message]) -> list[Message]:
         return [self._tool(call, request["id"]) for call, request in zip(step, requests, strict=True)]
@@ -476,7 +520,7 @@ class RunWriter:
         if conversation_id is not None:
             attributes["gen_ai.conversation.id"] = conversation_id
         if form.content is Content.ATTRIBUTES and self.capture:
-            attributes.update(genai_content(messages, output))
+            attributes.update(genai_content(messages, [output]))
         if not form.model_spans:
             return nullcontext()
         span = self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes)
@@ -551,12 +595,18 @@ def genai_parts(message: Message) -> Message:
     return {"role": message["role"], "parts": parts}
 
 
-def genai_content(messages: list[Message], output: Message) -> dict[str, str]:
-    finish = "tool_call" if output.get("tool_calls") else "stop"
+def genai_content(messages: list[Message], outputs: list[Message]) -> dict[str, str]:
+    """The GenAI content attributes: instructions, input and output messages."""
+    finished = []
+    for output in outputs:
+        parts = genai_parts(output)
+        if output["role"] == "assistant":
+            parts["finish_reason"] = "tool_call" if output.get("tool_calls") else "stop"
+        finished.append(parts)
     return {
         "gen_ai.system_instructions": json.dumps([{"type": "text", "content": INSTRUCTIONS}]),
         "gen_ai.input.messages": json.dumps([genai_parts(message) for message in messages]),
-        "gen_ai.output.messages": json.dumps([{**genai_parts(output), "finish_reason": finish}]),
+        "gen_ai.output.messages": json.dumps(finished),
     }
 
 
@@ -566,7 +616,7 @@ def model_events(
     """The span events that hold a model call's messages in `content`'s form (none for attributes)."""
     chat = [{"role": "system", "content": INSTRUCTIONS}, *messages]
     if content is Content.DETAILS_EVENT:
-        return [("gen_ai.client.inference.operation.details", genai_content(messages, output))]
+        return [("gen_ai.client.inference.operation.details", genai_content(messages, [output]))]
     if content is Content.PROMPT_EVENTS:
         completion = {key: value for key, value in output.items() if value is not None}
         return [
