@@ -20,7 +20,7 @@ from otel_scorers.conventions.genai import names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
-from otel_scorers.runs.conversation_id import conversation_id_of
+from otel_scorers.runs.conversation_id import run_conversation_id
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
@@ -95,7 +95,7 @@ def _later_parts(
         # Joined by handoffs: the run spans' token aggregates count one agent each, so the
         # model spans are summed instead.
         usage=_usage(content if parts.final is None else RunSpanContent(), models),
-        conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
+        conversation_id=run_conversation_id(parts, content),
         context=run_context(
             run_span.attributes,
             (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),

@@ -94,6 +94,14 @@ class Form:
     #: Whether the agent span's output messages are every message the run produced (tool calls,
     #: tool results, the answer), not the answer alone.
     agent_output_all: bool = False
+    #: Whether tool spans name their tool in `gen_ai.tool.name` (else in their span name only).
+    tool_name_attribute: bool = True
+    #: Whether a tool call part's arguments are JSON text rather than an object.
+    arguments_as_text: bool = False
+    #: Whether each model call is recorded twice, a framework's span around the client's.
+    model_twice: bool = False
+    #: Whether agent spans carry the conversation id (model spans always do).
+    agent_conversation_id: bool = True
 
 
 FORMS = (
@@ -105,7 +113,14 @@ FORMS = (
         tool_content=True,
         workflow_name_key="gen_ai.agent.name",
     ),
-    Form("model-content-only", "1.37+", Content.ATTRIBUTES),
+    Form(
+        "model-content-only",
+        "1.37+",
+        Content.ATTRIBUTES,
+        arguments_as_text=True,
+        model_twice=True,
+        agent_conversation_id=False,
+    ),
     Form("details-event", "1.38+", Content.DETAILS_EVENT, agent_content=True, tool_content=True),
     Form("message-events", "1.28-1.36", Content.MESSAGE_EVENTS, provider_key="gen_ai.system"),
     Form(
@@ -143,6 +158,7 @@ FORMS = (
         tool_under_model=False,
         tool_status=False,
         error_as_result=True,
+        tool_name_attribute=False,
     ),
 )
 FORMS_BY_NAME = {form.name: form for form in FORMS}
@@ -373,6 +389,14 @@ def scenario_trace(form: Form, scenario: Scenario) -> dict[str, Any]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    write_spans(provider, form, scenario)
+    provider.shutdown()
+    documents = [json.loads(line) for line in trace_lines(exporter.get_finished_spans())]
+    return {"resourceSpans": [spans for document in documents for spans in document["resourceSpans"]]}
+
+
+def write_spans(provider: TracerProvider, form: Form, scenario: Scenario) -> None:
+    """The scenario's runs, as spans of `form` written through `provider`."""
     writer = RunWriter(provider.get_tracer(SCOPE), form, scenario.capture)
     if scenario.workflow is not None:
         writer.workflow(scenario.workflow, scenario.traces)
@@ -381,9 +405,6 @@ def scenario_trace(form: Form, scenario: Scenario) -> dict[str, Any]:
     else:
         for run in scenario.traces:
             writer.trace((run,))
-    provider.shutdown()
-    documents = [json.loads(line) for line in trace_lines(exporter.get_finished_spans())]
-    return {"resourceSpans": [spans for document in documents for spans in document["resourceSpans"]]}
 
 
 def write_scenario(directory: Path, form: Form, scenario: Scenario) -> Path:
@@ -457,7 +478,7 @@ class RunWriter:
         }
         if form.agent_name_attribute:
             attributes["gen_ai.agent.name"] = run.agent
-        if run.conversation_id is not None:
+        if run.conversation_id is not None and form.agent_conversation_id:
             attributes["gen_ai.conversation.id"] = run.conversation_id
         history: list[Message] = []
         for question, answer in run.history:
@@ -520,19 +541,24 @@ class RunWriter:
         if conversation_id is not None:
             attributes["gen_ai.conversation.id"] = conversation_id
         if form.content is Content.ATTRIBUTES and self.capture:
-            attributes.update(genai_content(messages, [output]))
+            attributes.update(genai_content(messages, [output], form.arguments_as_text))
         if not form.model_spans:
             return nullcontext()
+        events = model_events(form.content, messages, output) if self.capture else []
         span = self.tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes)
-        return _SpanWithEvents(span, model_events(form.content, messages, output) if self.capture else [])
+        if form.model_twice:
+            framework = self.tracer.start_as_current_span(name, attributes=attributes)
+            return _SpanWithEvents(framework, events, inner=_SpanWithEvents(span, events))
+        return _SpanWithEvents(span, events)
 
     def _tool(self, call: Call, call_id: str) -> Message:
         """Runs the tool inside its span; the message that gives the model its result."""
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": call.name,
             "gen_ai.tool.type": "function",
         }
+        if self.form.tool_name_attribute:
+            attributes["gen_ai.tool.name"] = call.name
         if self.form.tool_call_ids:
             attributes["gen_ai.tool.call.id"] = call_id
         content = self.form.tool_content and self.capture
@@ -564,21 +590,26 @@ class RunWriter:
 class _SpanWithEvents:
     """A span context manager that adds `events` to the span as it opens."""
 
-    def __init__(self, manager: Any, events: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(
+        self, manager: Any, events: list[tuple[str, dict[str, Any]]], inner: _SpanWithEvents | None = None
+    ) -> None:
         self.manager = manager
         self.events = events
+        self.inner = inner
 
     def __enter__(self) -> Span:
         span: Span = self.manager.__enter__()
         for name, attributes in self.events:
             span.add_event(name, attributes)
-        return span
+        return self.inner.__enter__() if self.inner is not None else span
 
     def __exit__(self, *exc: Any) -> Any:
+        if self.inner is not None:
+            self.inner.__exit__(*exc)
         return self.manager.__exit__(*exc)
 
 
-def genai_parts(message: Message) -> Message:
+def genai_parts(message: Message, as_text: bool = False) -> Message:
     """A chat-completions message in the GenAI messages schema (1.37+)."""
     if message["role"] == "tool":
         part = {"type": "tool_call_response", "id": message["tool_call_id"], "response": message["content"]}
@@ -588,24 +619,24 @@ def genai_parts(message: Message) -> Message:
         parts.append({"type": "text", "content": message["content"]})
     for request in message.get("tool_calls") or ():
         function = request["function"]
-        arguments = json.loads(function["arguments"])
+        arguments = function["arguments"] if as_text else json.loads(function["arguments"])
         parts.append(
             {"type": "tool_call", "id": request["id"], "name": function["name"], "arguments": arguments}
         )
     return {"role": message["role"], "parts": parts}
 
 
-def genai_content(messages: list[Message], outputs: list[Message]) -> dict[str, str]:
+def genai_content(messages: list[Message], outputs: list[Message], as_text: bool = False) -> dict[str, str]:
     """The GenAI content attributes: instructions, input and output messages."""
     finished = []
     for output in outputs:
-        parts = genai_parts(output)
+        parts = genai_parts(output, as_text)
         if output["role"] == "assistant":
             parts["finish_reason"] = "tool_call" if output.get("tool_calls") else "stop"
         finished.append(parts)
     return {
         "gen_ai.system_instructions": json.dumps([{"type": "text", "content": INSTRUCTIONS}]),
-        "gen_ai.input.messages": json.dumps([genai_parts(message) for message in messages]),
+        "gen_ai.input.messages": json.dumps([genai_parts(message, as_text) for message in messages]),
         "gen_ai.output.messages": json.dumps(finished),
     }
 

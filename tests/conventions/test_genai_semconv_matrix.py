@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from otel_scorers import ScoringSpanProcessor
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from tests.conftest import RunRecorder, Telemetry
 from tests.conventions.genai_semconv_matrix import (
     FORMS_BY_NAME,
     SCENARIOS,
@@ -19,6 +21,7 @@ from tests.conventions.genai_semconv_matrix import (
     cases,
     scenario_truth,
     write_scenario,
+    write_spans,
 )
 from tests.conventions.test_fixture_runs import assert_runs_match
 
@@ -53,6 +56,21 @@ def test_every_form_of_the_conventions_is_read_as_its_script_wrote_it(
     tmp_path: Path, form: Form, scenario: Scenario
 ) -> None:
     assert_read_as_written(tmp_path, form, scenario)
+
+
+@pytest.mark.parametrize(("form", "scenario"), matrix())
+def test_every_form_of_the_conventions_is_read_in_process_as_its_script_wrote_it(
+    telemetry: Telemetry, form: Form, scenario: Scenario
+) -> None:
+    # Written live through a TracerProvider with the processor attached: the processor decides
+    # from spans as they start which traces to keep.
+    recorder = RunRecorder()
+    processor = ScoringSpanProcessor([recorder], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    write_spans(telemetry.tracer_provider, form, scenario)
+    assert processor.force_flush(10_000)
+    truth = scenario_truth(form, scenario)
+    assert_runs_match(truth, truth["framework"], sorted(recorder.runs, key=lambda run: run.start_ns))
 
 
 SCENARIO = {scenario.name: scenario for scenario in SCENARIOS}
@@ -93,3 +111,11 @@ def test_an_agent_asked_its_own_request_that_asks_another_agent_is_a_run_not_its
         0,
     )
     assert (inner.agent_name, inner.input) == ("weather_agent", "What is the weather in Paris today?")
+
+
+def test_a_run_span_without_a_conversation_id_takes_the_one_its_model_calls_carry(tmp_path: Path) -> None:
+    for scenario in ("multi_turn", "two_runs_one_trace"):
+        runs = rebuilt(tmp_path / scenario, FORMS_BY_NAME["model-content-only"], SCENARIO[scenario])
+        assert [run.conversation_id for run in runs] == [
+            "conv-7" if scenario == "multi_turn" else "conv-9"
+        ] * 2
