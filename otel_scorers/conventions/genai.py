@@ -42,6 +42,7 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_RETRIEVAL_DOCUMENTS,
     GEN_AI_SYSTEM,
@@ -284,6 +285,23 @@ def _or_plain_text(raw: Any, role: str) -> Messages:
     if not text or text[0] in "[{":
         return found
     return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
+
+
+#: The finish reasons of a response that asks for tools: the GenAI conventions' `tool_call`, and
+#: the providers' own as instrumentations copy them (OpenAI's `tool_calls` and `function_call`,
+#: Anthropic's and Bedrock's `tool_use`).
+TOOL_CALL_FINISH_REASONS = frozenset({"tool_call", "tool_calls", "function_call", "tool_use"})
+
+
+def finished_for_tools(attributes: Mapping[str, Any]) -> bool:
+    """The model span says its response asked for tools (`gen_ai.response.finish_reasons`), which
+    it records whether or not the content is captured."""
+    reasons = attributes.get(GEN_AI_RESPONSE_FINISH_REASONS)
+    if isinstance(reasons, str):
+        reasons = (reasons,)
+    if not isinstance(reasons, (list, tuple)):
+        return False
+    return any(isinstance(reason, str) and reason.lower() in TOOL_CALL_FINISH_REASONS for reason in reasons)
 
 
 def answering_model(

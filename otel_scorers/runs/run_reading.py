@@ -16,7 +16,7 @@ from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpan
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
-from otel_scorers.conventions.genai import names_no_tool
+from otel_scorers.conventions.genai import finished_for_tools, names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
@@ -172,7 +172,11 @@ def _missing(
     missing |= missing_tool_content(tool_calls)
     if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
         missing.add("tool_errors")
-    if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
+    if not any(m.output.captured for m in models) and (
+        parts.convention.calls_only_in_messages(parts.span)
+        # No tool span, though a model call's response asked for tools: they were not traced.
+        or (not parts.tools and any(finished_for_tools(span.attributes) for _, span in parts.models))
+    ):
         missing |= {"tool_calls", "tool_errors"}
     return missing
 

@@ -102,6 +102,8 @@ class Form:
     model_twice: bool = False
     #: Whether agent spans carry the conversation id (model spans always do).
     agent_conversation_id: bool = True
+    #: Whether tools are traced: without their spans, the model calls' messages hold the calls.
+    tool_spans: bool = True
 
 
 FORMS = (
@@ -139,6 +141,13 @@ FORMS = (
         tool_content=True,
         model_spans=False,
         agent_output_all=True,
+    ),
+    Form(
+        "no-tool-spans",
+        "1.28-1.36",
+        Content.MESSAGE_EVENTS,
+        provider_key="gen_ai.system",
+        tool_spans=False,
     ),
     Form(
         "indexed",
@@ -538,6 +547,7 @@ class RunWriter:
         if form.model_operation and form.content is not Content.INDEXED:
             attributes["gen_ai.operation.name"] = "chat"
         attributes["gen_ai.response.model"] = MODEL
+        attributes["gen_ai.response.finish_reasons"] = ("tool_calls" if output.get("tool_calls") else "stop",)
         if conversation_id is not None:
             attributes["gen_ai.conversation.id"] = conversation_id
         if form.content is Content.ATTRIBUTES and self.capture:
@@ -553,6 +563,10 @@ class RunWriter:
 
     def _tool(self, call: Call, call_id: str) -> Message:
         """Runs the tool inside its span; the message that gives the model its result."""
+        if not self.form.tool_spans:
+            if call.agent is not None:
+                self.run(call.agent)
+            return _tool_message(call, call_id)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.type": "function",
@@ -585,6 +599,14 @@ class RunWriter:
             if content:
                 span.set_attribute("gen_ai.tool.call.result", returned)
         return {"role": "tool", "tool_call_id": call_id, "content": returned}
+
+
+def _tool_message(call: Call, call_id: str) -> Message:
+    """The message that gives the model the tool's result, or its error."""
+    if call.error is not None:
+        return {"role": "tool", "tool_call_id": call_id, "content": f"Error: {call.error}"}
+    returned = call.returned if isinstance(call.returned, str) else json.dumps(call.returned)
+    return {"role": "tool", "tool_call_id": call_id, "content": returned}
 
 
 class _SpanWithEvents:
