@@ -43,7 +43,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
@@ -104,6 +104,8 @@ class Form:
     agent_conversation_id: bool = True
     #: Whether tools are traced: without their spans, the model calls' messages hold the calls.
     tool_spans: bool = True
+    #: The SDK's attribute value length limit (`OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`), if any.
+    attribute_length: int | None = None
 
 
 FORMS = (
@@ -141,6 +143,14 @@ FORMS = (
         tool_content=True,
         model_spans=False,
         agent_output_all=True,
+    ),
+    Form(
+        "truncated",
+        "1.37+",
+        Content.ATTRIBUTES,
+        agent_content=True,
+        tool_content=True,
+        attribute_length=300,
     ),
     Form(
         "no-tool-spans",
@@ -396,12 +406,17 @@ def scenario_truth(form: Form, scenario: Scenario) -> dict[str, Any]:
 def scenario_trace(form: Form, scenario: Scenario) -> dict[str, Any]:
     """The scenario's spans, written by the real SDK in `form`, as one OTLP/JSON request."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = form_provider(form)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     write_spans(provider, form, scenario)
     provider.shutdown()
     documents = [json.loads(line) for line in trace_lines(exporter.get_finished_spans())]
     return {"resourceSpans": [spans for document in documents for spans in document["resourceSpans"]]}
+
+
+def form_provider(form: Form) -> TracerProvider:
+    """A tracer provider with the form's attribute length limit."""
+    return TracerProvider(span_limits=SpanLimits(max_attribute_length=form.attribute_length))
 
 
 def write_spans(provider: TracerProvider, form: Form, scenario: Scenario) -> None:

@@ -4,6 +4,7 @@ tests' own comparison."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.conventions.genai_semconv_matrix import (
     Form,
     Scenario,
     cases,
+    form_provider,
     scenario_truth,
     write_scenario,
     write_spans,
@@ -74,8 +76,9 @@ def test_every_form_of_the_conventions_is_read_in_process_as_its_script_wrote_it
     # from spans as they start which traces to keep.
     recorder = RunRecorder()
     processor = ScoringSpanProcessor([recorder], **telemetry.providers())
-    telemetry.tracer_provider.add_span_processor(processor)
-    write_spans(telemetry.tracer_provider, form, scenario)
+    provider = form_provider(form) if form.attribute_length else telemetry.tracer_provider
+    provider.add_span_processor(processor)
+    write_spans(provider, form, scenario)
     assert processor.force_flush(10_000)
     assert_read_as_written(form, scenario, sorted(recorder.runs, key=lambda run: run.start_ns))
 
@@ -139,3 +142,13 @@ def test_a_run_whose_model_asked_for_tools_no_span_records_lists_its_tool_calls_
     quiet = Scenario("no_tool_no_content", SCENARIO["no_tool"].traces, capture=False)
     (run,) = rebuilt(tmp_path / "none", form, quiet)
     assert not run.tool_calls and "tool_calls" not in run.missing
+
+
+def test_a_request_cut_off_by_the_attribute_length_limit_is_missing_not_guessed(tmp_path: Path) -> None:
+    # At 200 characters the second turn's messages lose their end, where its request is: the
+    # first turn's request, still in what is left, is not the run's.
+    form = replace(FORMS_BY_NAME["truncated"], attribute_length=200)
+    first, second = rebuilt(tmp_path, form, SCENARIO["multi_turn"])
+    assert first.input == "What is the weather in Paris?"
+    assert second.input is None and "input" in second.missing
+    assert second.output == "It is 14:05 in Paris."
