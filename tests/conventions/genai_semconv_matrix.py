@@ -12,20 +12,27 @@ of the spans around them:
 
 - `current` (1.37+): `gen_ai.input.messages` / `gen_ai.output.messages` / `gen_ai.system_instructions`
   on the agent span and on each `chat {model}` span, the tools' arguments and results on their
-  `execute_tool {tool}` spans, `gen_ai.provider.name`.
-- `model-content-only`: the same with the content on the model spans only.
+  `execute_tool {tool}` spans, `gen_ai.provider.name`, a workflow named by `gen_ai.agent.name`.
+- `model-content-only`: the content on the model spans only (tool-call arguments as JSON text),
+  none on tool spans, each model call recorded twice (a framework's span around the client's),
+  the conversation id on the model spans only.
 - `details-event` (1.38): the content in a `gen_ai.client.inference.operation.details` event on
-  each model span.
+  agent and model spans.
 - `message-events` (1.28-1.36): one span event per message (`gen_ai.system.message`,
   `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`),
-  `gen_ai.system`, no arguments or results on tool spans.
+  `gen_ai.system`, no arguments or results on tool spans; `no-tool-spans`: the same, tools untraced.
 - `prompt-events` (1.26): `gen_ai.content.prompt` / `gen_ai.content.completion` events holding
-  `gen_ai.prompt` / `gen_ai.completion`.
+  `gen_ai.prompt` / `gen_ai.completion`, model spans naming no operation.
 - `indexed` (the older OpenLLMetry style): `gen_ai.prompt.{i}.*` / `gen_ai.completion.{i}.*`
-  attributes, tool calls indexed under them, on `openai.chat` spans with no operation name.
-- `name-in-span-only`: as `current`, the agent named only by its span's name, a `create_agent`
-  span beside each run under an application's own root span, tool spans siblings of the model
-  span that asked for them (children of it in the other forms).
+  attributes, tool calls indexed under them, on `openai.chat` spans with no operation name, tool
+  spans without call ids.
+- `agent-content-only`, `agent-and-tools-only`: the content on the agent span only, its model
+  calls traced without it or not at all (the agent's output then every message of the run).
+- `truncated`: as `current`, under an attribute length limit that cuts long messages short.
+- `name-in-span-only`: as `current`, agents and tools named only by their spans' names, a
+  `create_agent` span beside each run under an application's own root span, tool spans siblings
+  of the model span that asked for them (children of it in the other forms), a failed tool
+  marked by `error.type` alone with its error text as its result.
 
 Write every form's corpus for `bench/fidelity.py`:
     PYTHONPATH=$PWD python -m tests.conventions.genai_semconv_matrix DIR && python bench/fidelity.py DIR/*
@@ -38,7 +45,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
-from enum import Enum
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -49,22 +55,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_scorers.otlp.trace_file import trace_lines
+from tests.conventions.genai_semconv_messages import (
+    Content,
+    Message,
+    genai_content,
+    indexed_content,
+    model_events,
+)
+from tests.conventions.genai_semconv_scenarios import SCENARIOS, Call, Run, Scenario, truth_runs
 
 SCOPE = "acme.agents"
 MODEL = "gpt-4o-mini"
-INSTRUCTIONS = "You are a weather assistant."
-Message = dict[str, Any]
-
-
-class Content(Enum):
-    """Where a model call's messages are kept."""
-
-    ATTRIBUTES = "attributes"
-    DETAILS_EVENT = "details event"
-    MESSAGE_EVENTS = "message events"
-    PROMPT_EVENTS = "prompt events"
-    INDEXED = "indexed attributes"
-    NONE = "nowhere"
 
 
 @dataclass(frozen=True)
@@ -183,215 +184,6 @@ FORMS = (
 FORMS_BY_NAME = {form.name: form for form in FORMS}
 
 
-@dataclass(frozen=True)
-class Call:
-    """A tool call the model asks for: what the tool returned, or the error it raised; a tool
-    that runs another agent (`agent`) returns that agent's answer."""
-
-    name: str
-    arguments: dict[str, Any]
-    result: Any = None
-    error: str | None = None
-    agent: Run | None = None
-
-    @property
-    def returned(self) -> Any:
-        return self.agent.answer if self.agent is not None else self.result
-
-
-@dataclass(frozen=True)
-class Run:
-    """One agent run: the question, the tool calls each model response asks for, the answer;
-    earlier turns of its conversation (question, answer) come before the question."""
-
-    agent: str
-    question: str
-    steps: tuple[tuple[Call, ...], ...]
-    answer: str
-    history: tuple[tuple[str, str], ...] = ()
-    conversation_id: str | None = None
-    #: Agents the run's own code invokes directly (no tool call) before it asks its model.
-    delegates: tuple[Run, ...] = ()
-    #: A remote agent: the caller's CLIENT `invoke_agent` span around the agent's own.
-    remote: bool = False
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """Runs, each a trace of its own unless `one_trace` (under an application's span, or the
-    `workflow` named); with `capture` off no span holds content."""
-
-    name: str
-    traces: tuple[Run, ...]
-    one_trace: bool = False
-    workflow: str | None = None
-    capture: bool = True
-
-
-WEATHER = Call("get_weather", {"city": "Paris"}, result="Sunny, 21°C")
-TIME = Call("get_time", {"city": "Paris"}, result="14:05")
-BROKEN_WEATHER = Call("get_weather", {"city": "Paris"}, error="weather service unavailable")
-QUESTION = "What is the weather in Paris?"
-ANSWER = "It is sunny and 21°C in Paris."
-TIME_QUESTION = "And what time is it there?"
-TIME_ANSWER = "It is 14:05 in Paris."
-REPORT = {"city": "Paris", "temp_c": 21, "sunny": True, "wind": None}
-LONDON_WEATHER = Call("get_weather", {"city": "London"}, result="Rainy, 12°C")
-WRITER = Run("writer", "Sunny and 21°C in Paris.", (), "Paris today: sunny, 21°C. Enjoy!")
-EXPERT = Run(
-    "weather_agent", "What is the weather in Paris today?", ((WEATHER,),), "Sunny and 21°C in Paris."
-)
-SCENARIOS = (
-    Scenario("tool_then_answer", (Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER),)),
-    Scenario(
-        "two_tools",
-        (
-            Run(
-                "weather_agent",
-                "What is the weather in Paris, and what time is it there?",
-                ((WEATHER, TIME),),
-                "It is sunny and 21°C in Paris, and the local time is 14:05.",
-            ),
-        ),
-    ),
-    Scenario(
-        "failing_tool",
-        (
-            Run(
-                "weather_agent",
-                QUESTION,
-                ((BROKEN_WEATHER,),),
-                "Sorry, I could not get the weather for Paris: the weather service is unavailable.",
-            ),
-        ),
-    ),
-    Scenario("no_tool", (Run("weather_agent", "Say hello in French.", (), "Bonjour !"),)),
-    Scenario(
-        "multi_turn",
-        (
-            Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER, conversation_id="conv-7"),
-            Run(
-                "weather_agent",
-                TIME_QUESTION,
-                ((TIME,),),
-                TIME_ANSWER,
-                history=((QUESTION, ANSWER),),
-                conversation_id="conv-7",
-            ),
-        ),
-    ),
-    Scenario(
-        "nested",
-        (
-            Run(
-                "trip_planner",
-                "Should I pack an umbrella for Paris today?",
-                ((Call("ask_weather_expert", {"question": EXPERT.question}, agent=EXPERT),),),
-                "No umbrella needed: it is sunny and 21°C in Paris.",
-            ),
-        ),
-    ),
-    Scenario(
-        "dict_result",
-        (
-            Run(
-                "weather_agent",
-                "Give me the weather report for Paris.",
-                ((Call("get_weather_report", {"city": "Paris"}, result=REPORT),),),
-                "Paris: 21°C, sunny, no wind.",
-            ),
-        ),
-    ),
-    Scenario(
-        "same_tool_twice",
-        (
-            Run(
-                "weather_agent",
-                "What is the weather in Paris and in London?",
-                ((WEATHER, LONDON_WEATHER),),
-                "Paris is sunny at 21°C; London is rainy at 12°C.",
-            ),
-        ),
-    ),
-    Scenario("no_content", (Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER),), capture=False),
-    Scenario(
-        "two_runs_one_trace",
-        (
-            Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER, conversation_id="conv-9"),
-            Run(
-                "weather_agent",
-                TIME_QUESTION,
-                ((TIME,),),
-                TIME_ANSWER,
-                history=((QUESTION, ANSWER),),
-                conversation_id="conv-9",
-            ),
-        ),
-        one_trace=True,
-    ),
-    Scenario("workflow", (EXPERT, WRITER), workflow="forecast_pipeline"),
-    Scenario("remote_agent", (Run("weather_agent", QUESTION, ((WEATHER,),), ANSWER, remote=True),)),
-    Scenario(
-        "retried_tool",
-        (
-            Run(
-                "weather_agent",
-                QUESTION,
-                ((BROKEN_WEATHER,), (WEATHER,)),
-                "It is sunny and 21°C in Paris (the weather service answered on a second try).",
-            ),
-        ),
-    ),
-    Scenario(
-        "structured",
-        (
-            Run(
-                "forecaster",
-                json.dumps({"city": "Paris", "days": 1}),
-                ((WEATHER,),),
-                json.dumps({"city": "Paris", "forecast": "sunny", "temp_c": 21}),
-            ),
-        ),
-    ),
-    Scenario(
-        "delegated",
-        (
-            Run(
-                "trip_planner",
-                "Should I pack an umbrella for Paris today?",
-                (),
-                "No umbrella needed: it is sunny and 21°C in Paris.",
-                delegates=(EXPERT,),
-            ),
-        ),
-    ),
-)
-
-
-def truth_runs(run: Run) -> list[dict[str, Any]]:
-    """The run and the runs its tools ran, in the order they started, as truth entries."""
-    calls = [call for step in run.steps for call in step]
-    entry: dict[str, Any] = {
-        "agent_name": run.agent,
-        "input": run.question,
-        "output": run.answer,
-        "tool_calls": [
-            {
-                "name": call.name,
-                "arguments": call.arguments,
-                "result": None if call.error else call.returned,
-                "error": call.error is not None,
-            }
-            for call in calls
-        ],
-    }
-    if run.conversation_id is not None:
-        entry["conversation_id"] = run.conversation_id
-    inner = [truth for delegate in run.delegates for truth in truth_runs(delegate)]
-    inner += [truth for call in calls if call.agent is not None for truth in truth_runs(call.agent)]
-    return [entry, *inner]
-
-
 def scenario_truth(form: Form, scenario: Scenario) -> dict[str, Any]:
     return {
         "framework": f"genai-{form.name}",
@@ -505,8 +297,8 @@ class RunWriter:
         if run.conversation_id is not None and form.agent_conversation_id:
             attributes["gen_ai.conversation.id"] = run.conversation_id
         history: list[Message] = []
-        for question, answer in run.history:
-            history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        for asked, answered in run.history:
+            history += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
         request = [*history, {"role": "user", "content": run.question}]
         answer: Message = {"role": "assistant", "content": run.answer}
         if not run.remote:
@@ -593,6 +385,7 @@ class RunWriter:
         content = self.form.tool_content and self.capture
         if content:
             attributes["gen_ai.tool.call.arguments"] = json.dumps(call.arguments)
+        message = _tool_message(call, call_id)
         with self.tracer.start_as_current_span(
             f"execute_tool {call.name}",
             attributes=attributes,
@@ -602,18 +395,13 @@ class RunWriter:
             if call.agent is not None:
                 self.run(call.agent)
             if call.error is not None:
-                failure = RuntimeError(call.error)
                 span.set_attribute("error.type", "RuntimeError")
                 if self.form.tool_status:
-                    span.record_exception(failure)
+                    span.record_exception(RuntimeError(call.error))
                     span.set_status(Status(StatusCode.ERROR, call.error))
-                if content and self.form.error_as_result:
-                    span.set_attribute("gen_ai.tool.call.result", f"Error: {call.error}")
-                return {"role": "tool", "tool_call_id": call_id, "content": f"Error: {call.error}"}
-            returned = call.returned if isinstance(call.returned, str) else json.dumps(call.returned)
-            if content:
-                span.set_attribute("gen_ai.tool.call.result", returned)
-        return {"role": "tool", "tool_call_id": call_id, "content": returned}
+            if content and (call.error is None or self.form.error_as_result):
+                span.set_attribute("gen_ai.tool.call.result", message["content"])
+        return message
 
 
 def _tool_message(call: Call, call_id: str) -> Message:
@@ -644,95 +432,6 @@ class _SpanWithEvents:
         if self.inner is not None:
             self.inner.__exit__(*exc)
         return self.manager.__exit__(*exc)
-
-
-def genai_parts(message: Message, as_text: bool = False) -> Message:
-    """A chat-completions message in the GenAI messages schema (1.37+)."""
-    if message["role"] == "tool":
-        part = {"type": "tool_call_response", "id": message["tool_call_id"], "response": message["content"]}
-        return {"role": "tool", "parts": [part]}
-    parts: list[dict[str, Any]] = []
-    if message.get("content"):
-        parts.append({"type": "text", "content": message["content"]})
-    for request in message.get("tool_calls") or ():
-        function = request["function"]
-        arguments = function["arguments"] if as_text else json.loads(function["arguments"])
-        parts.append(
-            {"type": "tool_call", "id": request["id"], "name": function["name"], "arguments": arguments}
-        )
-    return {"role": message["role"], "parts": parts}
-
-
-def genai_content(messages: list[Message], outputs: list[Message], as_text: bool = False) -> dict[str, str]:
-    """The GenAI content attributes: instructions, input and output messages."""
-    finished = []
-    for output in outputs:
-        parts = genai_parts(output, as_text)
-        if output["role"] == "assistant":
-            parts["finish_reason"] = "tool_call" if output.get("tool_calls") else "stop"
-        finished.append(parts)
-    return {
-        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": INSTRUCTIONS}]),
-        "gen_ai.input.messages": json.dumps([genai_parts(message, as_text) for message in messages]),
-        "gen_ai.output.messages": json.dumps(finished),
-    }
-
-
-def model_events(
-    content: Content, messages: list[Message], output: Message
-) -> list[tuple[str, dict[str, Any]]]:
-    """The span events that hold a model call's messages in `content`'s form (none for attributes)."""
-    chat = [{"role": "system", "content": INSTRUCTIONS}, *messages]
-    if content is Content.DETAILS_EVENT:
-        return [("gen_ai.client.inference.operation.details", genai_content(messages, [output]))]
-    if content is Content.PROMPT_EVENTS:
-        completion = {key: value for key, value in output.items() if value is not None}
-        return [
-            ("gen_ai.content.prompt", {"gen_ai.prompt": json.dumps(chat)}),
-            ("gen_ai.content.completion", {"gen_ai.completion": json.dumps([completion])}),
-        ]
-    if content is not Content.MESSAGE_EVENTS:
-        return []
-    events: list[tuple[str, dict[str, Any]]] = []
-    for message in chat:
-        body: dict[str, Any] = {"gen_ai.system": "openai"}
-        if message.get("content") is not None:
-            body["content"] = message["content"]
-        if message.get("tool_calls"):
-            body["tool_calls"] = json.dumps(message["tool_calls"])
-        if message["role"] == "tool":
-            body["id"] = message["tool_call_id"]
-        events.append((f"gen_ai.{message['role']}.message", body))
-    choice = {key: value for key, value in output.items() if key != "role" and value is not None}
-    finish = "tool_calls" if output.get("tool_calls") else "stop"
-    events.append(
-        (
-            "gen_ai.choice",
-            {"gen_ai.system": "openai", "index": 0, "finish_reason": finish, "message": json.dumps(choice)},
-        )
-    )
-    return events
-
-
-def indexed_content(messages: list[Message], output: Message) -> dict[str, Any]:
-    """`gen_ai.prompt.{i}.*` and `gen_ai.completion.0.*`, tool calls indexed under them."""
-    attributes: dict[str, Any] = {}
-    chat = [{"role": "system", "content": INSTRUCTIONS}, *messages]
-    for prefix, listed in (("gen_ai.prompt", chat), ("gen_ai.completion", [output])):
-        for index, message in enumerate(listed):
-            key = f"{prefix}.{index}"
-            attributes[f"{key}.role"] = message["role"]
-            if message.get("content") is not None:
-                attributes[f"{key}.content"] = message["content"]
-            if message["role"] == "tool":
-                attributes[f"{key}.tool_call_id"] = message["tool_call_id"]
-            for number, request in enumerate(message.get("tool_calls") or ()):
-                attributes[f"{key}.tool_calls.{number}.id"] = request["id"]
-                attributes[f"{key}.tool_calls.{number}.name"] = request["function"]["name"]
-                attributes[f"{key}.tool_calls.{number}.arguments"] = request["function"]["arguments"]
-            if prefix == "gen_ai.completion":
-                attributes[f"{key}.finish_reason"] = "tool_calls" if message.get("tool_calls") else "stop"
-    return attributes
 
 
 def main(argv: list[str]) -> None:
