@@ -16,9 +16,9 @@ sub-agent, always a run of its own):
   instrumentation's span of the agent around the framework's own), or whose time encloses the
   runs of its scope, is not a run: the first of them takes what it holds where its own span lacks
   it (`RunParts.wrapper`, the innermost wrapper's), when it is all the wrapper holds (a span
-  around other spans too holds what they did together); unless the span records a request of
-  its own other than that run's: an agent whose code asked another agent something else is an
-  invocation of its own, its model calls untraced;
+  around other spans too holds what they did together); unless the span directly around the run
+  records a request of its own other than that run's: an agent whose code asked another agent
+  something else is an invocation of its own, its model calls untraced;
 - an empty step: an agent span that does nothing itself, inside or beside a run that does
   something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
   a marker of the agent a run hands over to), unless it failed or its convention reads it as a
@@ -242,9 +242,12 @@ def _request(parts: RunParts) -> str | None:
 
 
 def _asked_otherwise(empty: RunParts, inside: RunParts) -> bool:
-    """The agent span around the run was asked a request of its own, not the run's: an agent
-    whose code asked another agent something else (its model calls, if any, not traced) is an
-    invocation of its own, not the other's wrapper."""
+    """The agent span directly around the run was asked a request of its own, not the run's: an
+    agent whose code asked another agent something else (its model calls, if any, not traced) is
+    an invocation of its own, not the other's wrapper. (A span around that one, wrapping it, is
+    not read: what it holds is read only if it is lent.)"""
+    if inside.span.parent_span_id != empty.span.span_id:
+        return False
     request = span_text(content_of(empty), "input")
     if request is None or request.text is None:
         return False

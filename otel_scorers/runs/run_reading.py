@@ -172,11 +172,11 @@ def _missing(
     missing |= missing_tool_content(tool_calls)
     if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
         missing.add("tool_errors")
-    if not any(m.output.captured for m in models) and (
+    if (
         parts.convention.calls_only_in_messages(parts.span)
         # No tool span, though a model call's response asked for tools: they were not traced.
         or (not parts.tools and any(finished_for_tools(span.attributes) for _, span in parts.models))
-    ):
+    ) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
     return missing
 
