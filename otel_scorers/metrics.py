@@ -319,11 +319,22 @@ class PipelineMetrics:
         """Whether this evaluation's duration goes into `otel_scorers.scorer.duration`: always,
         but for a quick check's (`time_sparsely`) between its sampled ones. One thread at a time
         (the engine's); a race would only shift which evaluation is timed."""
-        since = self._untimed.get(scorer)
-        if since is None:
-            return True
-        self._untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
-        return since == 0
+        return bool(self.durations_wanted((scorer,)))
+
+    def durations_wanted(self, scorers: Sequence[str]) -> list[int]:
+        """The positions in `scorers` (one evaluation each, a run's) whose durations are wanted
+        (`duration_wanted`), in one call: mostly none, a run's quick checks being timed sparsely."""
+        untimed = self._untimed
+        wanted = []
+        for position, scorer in enumerate(scorers):
+            since = untimed.get(scorer)
+            if since is None:
+                wanted.append(position)
+                continue
+            untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
+            if since == 0:
+                wanted.append(position)
+        return wanted
 
     def before_collect(self, callback: Callable[[], None]) -> None:
         """Call `callback` whenever a metric reader collects, before the SDK reads the synchronous
