@@ -311,28 +311,22 @@ class PipelineMetrics:
 
     def time_sparsely(self, scorers: Iterable[str]) -> None:
         """`scorers` are quick checks: their durations are recorded for one evaluation in
-        `QUICK_DURATION_EVERY` (`duration_wanted`)."""
+        `QUICK_DURATION_EVERY` (`durations_wanted`)."""
         for name in scorers:
             self._untimed.setdefault(name, 0)
 
-    def duration_wanted(self, scorer: str) -> bool:
-        """Whether this evaluation's duration goes into `otel_scorers.scorer.duration`: always,
-        but for a quick check's (`time_sparsely`) between its sampled ones. One thread at a time
-        (the engine's); a race would only shift which evaluation is timed."""
-        return bool(self.durations_wanted((scorer,)))
-
     def durations_wanted(self, scorers: Sequence[str]) -> list[int]:
-        """The positions in `scorers` (one evaluation each, a run's) whose durations are wanted
-        (`duration_wanted`), in one call: mostly none, a run's quick checks being timed sparsely."""
+        """The positions in `scorers` (a run's evaluations) whose durations go into
+        `otel_scorers.scorer.duration`: every one, but a quick check's (`time_sparsely`) between
+        its sampled ones. One thread at a time (the engine's); a race would only shift which
+        evaluation is timed."""
         untimed = self._untimed
         wanted = []
         for position, scorer in enumerate(scorers):
             since = untimed.get(scorer)
-            if since is None:
-                wanted.append(position)
-                continue
-            untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
-            if since == 0:
+            if since is not None:
+                untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
+            if not since:  # not sparse (None), or this one's turn (0)
                 wanted.append(position)
         return wanted
 
