@@ -197,8 +197,11 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
+        layers = parts.model_layers
+        if not layers:  # most runs: no lower layer completes any of their calls
+            return [_model_call(convention, span) for convention, span in _one_per_call(parts.models)]
         return [
-            _with_lower_layers(_model_call(convention, span), parts.model_layers.get(span.span_id, ()))
+            _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
             for convention, span in _one_per_call(parts.models)
         ]
     models = _held_conversation(parts.around)
