@@ -8,7 +8,7 @@ is accounted per request, not per span.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,22 @@ class OtlpSpan:
     def record(self) -> SpanRecord:
         origin = self.origin
         return span_record(self.span, origin.resource_attributes(), origin.scope_name())
+
+
+def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
+    """The spans converted (`OtlpSpan.record`), a trace's at a time: its spans share one or a few
+    origins, whose resource and scope are looked up once per run of spans of the same origin
+    rather than by a call for each span."""
+    records = []
+    last: Origin | None = None
+    resource: Mapping[str, Any] = {}
+    scope = ""
+    for item in spans:
+        origin = item.origin
+        if origin is not last:
+            last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
+        records.append(span_record(item.span, resource, scope))
+    return records
 
 
 def is_run_span(span: Span) -> bool:
