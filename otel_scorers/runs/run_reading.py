@@ -169,9 +169,12 @@ def _missing(
         missing.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
-    missing |= missing_tool_content(tool_calls)
-    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
-        missing.add("tool_errors")
+    if tool_calls:
+        missing |= missing_tool_content(tool_calls)
+    for convention, span in parts.tools:
+        if convention.failure_unrecorded(span):
+            missing.add("tool_errors")
+            break
     if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
     return missing
