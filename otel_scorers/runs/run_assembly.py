@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
+from otel_scorers.conventions.formats import llamaindex
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
 from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.model import Handoff
@@ -314,8 +315,9 @@ def _named_handoff(
 ) -> tuple[str, int] | None:
     """(agent handed to, when) of a handoff its reader does not know: the run's last tool call
     names an agent in its `agent_name` argument (Strands' `handoff_to_agent`, ADK's
-    `transfer_to_agent`, whoever wrote the span), and a run of that agent starts after it beside
-    the run. The call is machinery (`RunParts.handoff_tools` of the run it joins)."""
+    `transfer_to_agent`) or is a LlamaIndex `AgentWorkflow`'s `handoff` naming it `to_agent`,
+    whoever wrote the span, and a run of that agent starts after it beside the run. The call is
+    machinery (`RunParts.handoff_tools` of the run it joins)."""
     if not parts.tools:
         return None
     around = outer.get(parts.span.span_id)
@@ -323,7 +325,8 @@ def _named_handoff(
     if not beside:
         return None
     convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
-    target = handoff_agent(convention.tool_call(span).arguments)
+    call = convention.tool_call(span)
+    target = handoff_agent(call.arguments) or llamaindex.handoff_target(call.name, call.arguments)
     if target is None or not any(
         run.span.start_ns >= span.start_ns and agent_name_of(run) == target for run in beside
     ):
