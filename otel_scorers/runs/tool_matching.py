@@ -47,20 +47,20 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`match_requested_calls`)."""
     framework = framework_of_run(parts) if parts.tools else None
-    tools = sorted(
-        [
-            _tool_call(
-                convention,
-                span,
-                _executions(parts.executions, span.span_id) if parts.executions else (),
-                span.span_id in parts.handoff_tools,
-                framework,
-            )
-            for convention, span in parts.tools
-        ]
-        + [(call, False) for call in parts.sub_runs],
-        key=lambda pair: call_start(pair[0]),
-    )
+    tools = [
+        _tool_call(
+            convention,
+            span,
+            _executions(parts.executions, span.span_id) if parts.executions else (),
+            span.span_id in parts.handoff_tools,
+            framework,
+        )
+        for convention, span in parts.tools
+    ]
+    if parts.sub_runs:
+        tools.extend((call, False) for call in parts.sub_runs)
+    if len(tools) > 1:  # a sort calls its key for every item, even alone
+        tools.sort(key=lambda pair: call_start(pair[0]))
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
