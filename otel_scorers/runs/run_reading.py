@@ -169,9 +169,12 @@ def _missing(
         missing.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
-    missing |= missing_tool_content(tool_calls)
-    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
-        missing.add("tool_errors")
+    if tool_calls:
+        missing |= missing_tool_content(tool_calls)
+    for convention, span in parts.tools:
+        if convention.failure_unrecorded(span):
+            missing.add("tool_errors")
+            break
     if (
         parts.convention.calls_only_in_messages(parts.span)
         # No tool span, though a model call's response asked for tools: they were not traced.
@@ -201,8 +204,11 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
+        layers = parts.model_layers
+        if not layers:  # most runs: no lower layer completes any of their calls
+            return [_model_call(convention, span) for convention, span in _one_per_call(parts.models)]
         return [
-            _with_lower_layers(_model_call(convention, span), parts.model_layers.get(span.span_id, ()))
+            _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
             for convention, span in _one_per_call(parts.models)
         ]
     models = _held_conversation(parts.around)
