@@ -41,10 +41,13 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     _give_roled_spans(runs, roles, by_id, parents, owners)
-    _give_steps(runs, found.unroled, by_id, parents, owners)
+    unroled = found.unroled
+    if unroled:  # steps, and spans around a run, are spans without a role
+        _give_steps(runs, unroled, by_id, parents, owners)
     if one_run_per_invocation(runs, roles, by_id, parents):
         owners = {}  # fewer runs: walked anew
-    _give_spans_around(runs, found.unroled, by_id)
+    if unroled:
+        _give_spans_around(runs, unroled, by_id)
     outer: dict[int, RunParts | None] = {}
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
@@ -216,10 +219,13 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
         if head.span.span_id in joined:
             continue
         current = head
+        # Handoffs that no tool span records are found by the runs that follow: the last run
+        # (most traces' only one) has none to look for.
+        last = index + 1 == len(ordered)
         while (
             handoff := _last_handoff(current)
-            or _requested_handoff(current, ordered[index + 1 :], outer)
-            or _named_handoff(current, head, ordered[index + 1 :], outer)
+            or (None if last else _requested_handoff(current, ordered[index + 1 :], outer))
+            or (None if last else _named_handoff(current, head, ordered[index + 1 :], outer))
         ) is not None:
             target, start_ns = handoff
             follower = next(

@@ -14,6 +14,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats import ag2, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
+    decode_content,
     decode_json,
     handoff_tool_name,
     is_mapping,
@@ -47,20 +48,20 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`match_requested_calls`)."""
     framework = framework_of_run(parts) if parts.tools else None
-    tools = sorted(
-        [
-            _tool_call(
-                convention,
-                span,
-                _executions(parts.executions, span.span_id) if parts.executions else (),
-                span.span_id in parts.handoff_tools,
-                framework,
-            )
-            for convention, span in parts.tools
-        ]
-        + [(call, False) for call in parts.sub_runs],
-        key=lambda pair: call_start(pair[0]),
-    )
+    tools = [
+        _tool_call(
+            convention,
+            span,
+            _executions(parts.executions, span.span_id) if parts.executions else (),
+            span.span_id in parts.handoff_tools,
+            framework,
+        )
+        for convention, span in parts.tools
+    ]
+    if parts.sub_runs:
+        tools.extend((call, False) for call in parts.sub_runs)
+    if len(tools) > 1:  # a sort calls its key for every item, even alone
+        tools.sort(key=lambda pair: call_start(pair[0]))
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
@@ -255,7 +256,9 @@ def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
 
 def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
     """What the model was sent back for a call (the `tool_call_response` part with its call id
-    in a later model call's input) is its result when the tool span carries none (AutoGen's) or
+    in a later model call's input; JSON text decoded, as a tool span's own result is: a
+    chat-completions `tool` message holds the text the tool's value was sent as) is its result
+    when the tool span carries none (AutoGen's) or
     only the default text of what the tool returned (a generator OpenLIT's Agno spans record),
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
@@ -289,7 +292,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
                 changed_tool_call(
                     call,
                     state=state,
-                    result=response if state == "ok" else None,
+                    result=decode_content(response) if state == "ok" else None,
                     error=(error or str(response)) if state == "error" else None,
                 )
             )
@@ -297,7 +300,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = changed_tool_call(call, result=tool_response_value(part))
+            call = changed_tool_call(call, result=decode_content(tool_response_value(part)))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
