@@ -51,7 +51,8 @@ PENDING: dict[str, str] = {
     "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
     "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
     "its events name each tool camel-cased (`getWeather` for `get_weather`)",
-    "griptape": "Griptape's agent spans are not read as a run",
+    "griptape": "Griptape's spans carry no attribute on its runs, under the application's scope: "
+    "known only by their names, they hold no request, answer, tool arguments or results",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
 }
