@@ -38,7 +38,10 @@ def match_requested_calls(
     requested: list[tuple[int, Mapping[str, Any]]] = [
         (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
     ]
-    repeated = not requested and tools
+    # Only spans that miss what a request holds are worth reading every request's history for.
+    repeated = not requested and any(
+        call.arguments is None or call.result is None for call, internal in tools if not internal
+    )
     if repeated:
         requested = _requested_in_history(models)
     if not requested:
