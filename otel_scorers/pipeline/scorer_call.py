@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
+from otel_scorers.runs.deep_values import tool_values_within_depth
 from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.protocol import ScoreResult
@@ -52,6 +53,8 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         given = binding.context(run)
         if given is not None:
             run = replace(run, context=given)
+    if binding.lane != "inline":  # a user's code or a judge's prompt, which may dump values whole
+        run = tool_values_within_depth(run)
     return call(binding, binding.scorer.score, run)
 
 

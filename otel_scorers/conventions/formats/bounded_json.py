@@ -1,6 +1,7 @@
 """Decoding within a depth the values read whole by recursive code (a run's `metadata`, Python
-reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows, their
-readers kept within Python's stack where they read them (`runs/context.py`)."""
+reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows; where
+they are written out whole (a judge's prompt, a kept trace, a user's scorer) a value nested
+deeper than the bound is given as `DEEPER_TEXT` instead (`within_depth`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ class TooDeep(orjson.JSONDecodeError):
 
     def __init__(self) -> None:
         super().__init__(f"nested deeper than {MAX_DECODED_DEPTH} levels", "", 0)
+
+
+#: What stands for a decoded value nested deeper than `MAX_DECODED_DEPTH` where it is written out.
+DEEPER_TEXT = f"(nested deeper than {MAX_DECODED_DEPTH} levels)"
 
 
 def loads(text: str | bytes) -> Any:
@@ -72,3 +77,9 @@ def nested_deeper(value: Any, limit: int) -> bool:
                     return True
                 stack.append((child, depth + 1))
     return False
+
+
+def within_depth(value: Any) -> Any:
+    """`value`, or `DEEPER_TEXT` when it nests deeper than `MAX_DECODED_DEPTH`: what recursive code
+    (`json.dumps` needs a frame or two a level, orjson refuses 255) can be given whole."""
+    return DEEPER_TEXT if nested_deeper(value, MAX_DECODED_DEPTH) else value
