@@ -168,6 +168,7 @@ class TraceAssembler:
                     not may_start_run(name, attributes, scope)
                     or not self._could_sample(trace_id)
                     or scope == OWN_SCOPE
+                    or self._invalid_ids(context, name)
                 ):
                     return
                 buffer = self._open(trace_id)
@@ -178,6 +179,8 @@ class TraceAssembler:
             else:
                 span_id = context[1]
                 if may_start_run(name, attributes):
+                    if self._invalid_ids(context, name):
+                        return
                     buffer = self._run_started(buffer, trace_id, span_id)
                     if buffer is None:
                         return
@@ -212,6 +215,8 @@ class TraceAssembler:
                     self._ended_roots.append((context, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             span_id: int = context[1]
+            if not context[5] and self._invalid_ids(context, span._name):  # `is_valid`
+                return False
             buffer.started.pop(span_id, None)
             is_run = span_id in buffer.open_runs
             if is_run or len(buffer.spans) < self._max_spans:
@@ -288,6 +293,22 @@ class TraceAssembler:
             # The handoff may have ended the conversation (a Swarm handing back to the user).
             logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
             self._on_completed(buffer.completed())
+
+    def _invalid_ids(self, context: Any, name: str) -> bool:
+        """A span whose ids are not OTLP's (a trace id 0 or past 128 bits, a span id 0 or past
+        64: an id generator's bug) is left out of its trace, counted and logged."""
+        if context[5]:  # the SDK's `SpanContext.is_valid`
+            return False
+        self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "invalid_id"})
+        throttled.warning(
+            "invalid_id",
+            "otel_scorers: span %r has an invalid trace_id or span_id (trace_id %#x, span_id %#x): left "
+            "out of scoring, counted in otel_scorers.spans.dropped (reason invalid_id)",
+            name,
+            context[0],
+            context[1],
+        )
+        return True
 
     def _span_limit_reached(self) -> None:
         self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})

@@ -266,7 +266,13 @@ def _sized_spans(path: Path, problems: list[InputProblem]) -> Iterator[tuple[Spa
                 except OtlpDecodeError as exc:
                     found.append(InputProblem(where, str(exc)))
                     continue
-                spans = list(span_records(request))
+                refused: list[str] = []
+                spans = list(span_records(request, refused))
+                if refused:
+                    first = "the first " if len(refused) > 1 else ""
+                    found.append(
+                        InputProblem(where, f"{counted(len(refused), 'span')} left out, {first}{refused[0]}")
+                    )
                 share = size // max(1, len(spans))
                 for span in spans:
                     yield span, share

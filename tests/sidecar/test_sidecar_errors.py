@@ -205,6 +205,18 @@ def test_spans_with_invalid_ids_are_rejected_alone_as_a_partial_success(sidecar:
     assert total > 2
 
 
+def test_a_span_whose_parent_id_is_not_8_bytes_is_rejected_alone_naming_it(sidecar: RunningSidecar) -> None:
+    request = encode(agent_spans(DEMO_RUNS[:1]))
+    spans = request.resource_spans[0].scope_spans[0].spans
+    spans[0].parent_span_id = b"\x01\x02\x03"  # read as a span id of its own, an orphan's
+    response = ExportTraceServiceResponse.FromString(grpc_export(sidecar, request.SerializeToString()))
+    assert response.partial_success.rejected_spans == 1
+    assert "an invalid parent_span_id (3 bytes, not 8)" in response.partial_success.error_message
+    status, body = post(sidecar, request.SerializeToString(), PROTOBUF)
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 1
+
+
 def test_a_valid_request_after_bad_ones_is_still_scored(
     sidecar: RunningSidecar, capture: OtlpCapture
 ) -> None:
