@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import socket
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,10 +96,14 @@ def test_oversize_body_is_a_413(sidecar: RunningSidecar) -> None:
     assert "limit" in message
 
 
-def test_gzip_bomb_is_refused_without_inflating_it(sidecar: RunningSidecar) -> None:
-    bomb = gzip.compress(b"\x00" * (50 * 1024 * 1024))  # 50 MiB of zeros in ~50 KiB
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_gzip_and_deflate_bombs_are_refused_without_inflating_them(
+    sidecar: RunningSidecar, encoding: str
+) -> None:
+    zeros = b"\x00" * (50 * 1024 * 1024)  # 50 MiB of zeros in ~50 KiB
+    bomb = gzip.compress(zeros) if encoding == "gzip" else zlib.compress(zeros, 9)
     assert len(bomb) < 64 * 1024
-    status, message = post(sidecar, bomb, {**PROTOBUF, "Content-Encoding": "gzip"})
+    status, message = post(sidecar, bomb, {**PROTOBUF, "Content-Encoding": encoding})
     assert status == 413
     assert "decompressed body exceeds" in message
 
