@@ -10,6 +10,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, parse_protobuf_request
 from otel_scorers.otlp.salvage import salvage
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
+from otel_scorers.throttled_log import throttled
 
 Encoding = Literal["protobuf", "json"]
 _GZIP_WBITS = 31
@@ -82,7 +83,26 @@ def decode_salvaging(
     try:
         return decode(data, encoding), 0, ""
     except PayloadError:
-        salvaged = salvage(data) if encoding == "protobuf" else None
+        if encoding == "json":
+            return _with_utf8_replaced(data), 0, ""
+        salvaged = salvage(data)
         if salvaged is None:
             raise
         return salvaged.request, salvaged.rejected, salvaged.problem
+
+
+def _with_utf8_replaced(data: bytes) -> ExportTraceServiceRequest:
+    """An OTLP/JSON request holding bytes that are not UTF-8 (a span's name, say), read with
+    U+FFFD in their place, as a protobuf request's span would be refused alone: the whole
+    request was refused for them. Any other fault is the request's (`PayloadError`)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        throttled.warning(
+            "otlp_json_utf8",
+            "otel_scorers: an OTLP/JSON request held bytes that are not UTF-8 (the first at byte %d): "
+            "read with U+FFFD in their place",
+            exc.start,
+        )
+        return decode(data.decode("utf-8", "replace").encode(), "json")
+    return decode(data, "json")

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import orjson
 import pytest
+from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -282,3 +283,20 @@ def test_a_span_with_invalid_utf8_is_rejected_alone_over_grpc_and_http(sidecar: 
     assert status == 200
     assert ExportTraceServiceResponse.FromString(data).partial_success.rejected_spans == 1
     assert total > 1  # and the others were taken
+
+
+def test_an_otlp_json_request_with_bytes_that_are_not_utf8_is_read_with_them_replaced(
+    sidecar: RunningSidecar, capture: OtlpCapture
+) -> None:
+    # The whole request was refused (400, naming "surrogates" at column 1) for one span's name.
+    document = MessageToDict(encode(agent_spans(DEMO_RUNS[:1])))
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["name"] = "MARKER"
+    body = orjson.dumps(document).replace(b"MARKER", b"bad \xff\xfe name")
+    with pytest.raises(UnicodeDecodeError):
+        body.decode("utf-8")
+    before = len(capture.span_list())
+    status, answer = post(sidecar, body, {"Content-Type": "application/json"})
+    assert status == 200, answer
+    assert answer.get("partialSuccess", {}).get("rejectedSpans", 0) == 0
+    assert capture.wait_for(lambda: len(capture.span_list()) >= before + 2)  # the run was scored
