@@ -14,6 +14,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.span_record import KIND_NAMES, STATUS_NAMES, SpanEvent, SpanRecord
+from otel_scorers.throttled_log import throttled
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -66,6 +67,27 @@ def _fix_ids(span_or_link: dict[str, Any]) -> None:
     for key in _ID_KEYS:
         if key in span_or_link:
             span_or_link[key] = _hex_id_to_base64(span_or_link[key])
+
+
+def loads_replacing(data: bytes, where: str) -> Any:
+    """`orjson.loads`, except that a document whose only fault is bytes that are not UTF-8 (a
+    span's name, say) is read with U+FFFD in their place, logged at most once a minute naming
+    `where`: the whole request or line was refused for them. Other faults raise as ever."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            throttled.warning(
+                "otlp_json_utf8",
+                "otel_scorers: %s holds bytes that are not UTF-8 (the first at byte %d): read with "
+                "U+FFFD in their place",
+                where,
+                exc.start,
+            )
+            return orjson.loads(data.decode("utf-8", "replace"))
+        raise
 
 
 def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServiceRequest:

@@ -21,7 +21,7 @@ import orjson
 
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
-from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
+from otel_scorers.otlp.decode import OtlpDecodeError, loads_replacing, parse_json_request, span_records
 from otel_scorers.runs.open_traces import TRACE_IDLE_SPANS, OpenTraces
 from otel_scorers.runs.open_traces import Reading as Reading  # where the commands import it from
 from otel_scorers.span_record import SpanRecord
@@ -149,13 +149,16 @@ def _line(stream: _Stream) -> bytes:
 
 
 def _binary(head: bytes) -> bool:
-    """Bytes that no JSON text holds: a NUL, or what is not UTF-8 (a protobuf file, random data)."""
+    """Bytes that no JSON text holds: a NUL, or what is not UTF-8 (a protobuf file, random data)
+    in a file that does not start as JSON does (a span's name of such bytes is read, replaced:
+    `loads_replacing`)."""
     if b"\x00" in head:
         return True
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # not a character cut at the end of the peek
+        # not a character cut at the end of the peek
+        return exc.start < len(head) - 4 and head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] not in (b"{", b"[")
     return False
 
 
@@ -194,7 +197,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
     ahead: list[bytes] = []  # whole lines read ahead, last first
     carry = b""  # the start of a line read ahead
     try:
-        document = orjson.loads(first)
+        document = loads_replacing(first, f"{path}:{number}")
     except orjson.JSONDecodeError as line_error:
         # Not JSON Lines: the file may be one document over several lines (pretty-printed).
         whole = first + stream.read(MAX_LINE_BYTES + 1 - len(first))
@@ -238,7 +241,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             continue
         blank = 0
         try:
-            yield f"{path}:{number}", orjson.loads(line), len(line)
+            yield f"{path}:{number}", loads_replacing(line, f"{path}:{number}"), len(line)
         except orjson.JSONDecodeError as exc:
             problems.append(InputProblem(f"{path}:{number}", f"not JSON: {exc}"))
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import zlib
 from typing import Any, Literal
 
+import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, parse_protobuf_request
+from otel_scorers.otlp.decode import (
+    OtlpDecodeError,
+    loads_replacing,
+    parse_json_request,
+    parse_protobuf_request,
+)
 from otel_scorers.otlp.salvage import salvage
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
-from otel_scorers.throttled_log import throttled
 
 Encoding = Literal["protobuf", "json"]
 _GZIP_WBITS = 31
@@ -96,13 +101,10 @@ def _with_utf8_replaced(data: bytes) -> ExportTraceServiceRequest:
     U+FFFD in their place, as a protobuf request's span would be refused alone: the whole
     request was refused for them. Any other fault is the request's (`PayloadError`)."""
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        throttled.warning(
-            "otlp_json_utf8",
-            "otel_scorers: an OTLP/JSON request held bytes that are not UTF-8 (the first at byte %d): "
-            "read with U+FFFD in their place",
-            exc.start,
-        )
-        return decode(data.decode("utf-8", "replace").encode(), "json")
-    return decode(data, "json")
+        document = loads_replacing(data, "an OTLP/JSON request")
+    except orjson.JSONDecodeError:
+        return decode(data, "json")  # the request's own fault, said as ever
+    try:
+        return parse_json_request(document)
+    except OtlpDecodeError as exc:
+        raise PayloadError(400, str(exc)) from None

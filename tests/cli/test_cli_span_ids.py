@@ -1,6 +1,7 @@
 """Spans whose ids are not OTLP's (a trace id of 2 or 20 bytes, all zeros, a span id of 2 bytes,
 a parent id of 3), in a trace file read by `otel-scorers runs` run as a subprocess: each is left
-out alone, counted and named with what is wrong, and every other trace of the line is read."""
+out alone, counted and named with what is wrong, and every other trace of the line is read; a
+line holding bytes that are not UTF-8 is read with them replaced."""
 
 from __future__ import annotations
 
@@ -61,3 +62,26 @@ def test_a_span_with_ids_that_are_not_otlps_is_left_out_alone_and_named(
     assert f"{path}: {spans_left_out} left out, {first}span '" in done.stderr
     assert f"' has {message}" in done.stderr
     assert done.returncode == 1
+
+
+def test_lines_holding_bytes_that_are_not_utf8_are_read_with_them_replaced(tmp_path: Path) -> None:
+    # Each such line was refused whole, with its other traces: the first as the file's being binary.
+    lines = []
+    for number in range(3):
+        trace = _named(number, f"agent-{number}")
+        lines.append(orjson.dumps(trace))
+    lines[0] = lines[0].replace(b"agent-0", b"first \xfe")
+    lines[1] = lines[1].replace(b"agent-1", b"bad \xff name")
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "otel_scorers.cli", "runs", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    agents = sorted(orjson.loads(out)["agent_name"] for out in done.stdout.splitlines())
+    assert agents == ["agent-2", "bad \ufffd name", "first \ufffd"]
+    assert f"{path}:1 holds bytes that are not UTF-8" in done.stderr
