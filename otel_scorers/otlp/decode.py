@@ -69,25 +69,34 @@ def _fix_ids(span_or_link: dict[str, Any]) -> None:
             span_or_link[key] = _hex_id_to_base64(span_or_link[key])
 
 
+def utf8_replaced(data: bytes, where: str) -> bytes | None:
+    """`data` with its bytes that are not UTF-8 (a span's name, say) as U+FFFD, logged at most
+    once a minute naming `where`; None when it is UTF-8. A request or a line holding such bytes
+    was refused whole for them."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        throttled.warning(
+            "otlp_json_utf8",
+            "otel_scorers: %s holds bytes that are not UTF-8 (the first at byte %d): read with "
+            "U+FFFD in their place",
+            where,
+            exc.start,
+        )
+        return data.decode("utf-8", "replace").encode()
+    return None
+
+
 def loads_replacing(data: bytes, where: str) -> Any:
-    """`orjson.loads`, except that a document whose only fault is bytes that are not UTF-8 (a
-    span's name, say) is read with U+FFFD in their place, logged at most once a minute naming
-    `where`: the whole request or line was refused for them. Other faults raise as ever."""
+    """`orjson.loads`, a document holding bytes that are not UTF-8 read with them replaced
+    (`utf8_replaced`); other faults raise as ever."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            throttled.warning(
-                "otlp_json_utf8",
-                "otel_scorers: %s holds bytes that are not UTF-8 (the first at byte %d): read with "
-                "U+FFFD in their place",
-                where,
-                exc.start,
-            )
-            return orjson.loads(data.decode("utf-8", "replace"))
-        raise
+        replaced = utf8_replaced(data, where)
+        if replaced is None:
+            raise
+        return orjson.loads(replaced)
 
 
 def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServiceRequest:

@@ -20,6 +20,7 @@ from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, pas
 from otel_scorers.runs.deep_values import tool_values_within_depth
 from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.errors import JudgeError, redact
+from otel_scorers.scorers.offloaded_check import OffloadedCheck
 from otel_scorers.scorers.protocol import ScoreResult
 from otel_scorers.selection.binding import Binding
 
@@ -53,7 +54,9 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         given = binding.context(run)
         if given is not None:
             run = replace(run, context=given)
-    if binding.lane != "inline":  # a user's code or a judge's prompt, which may dump values whole
+    if binding.lane != "inline" and not isinstance(binding.scorer, OffloadedCheck):
+        # A user's code or a judge's prompt, which may write values out whole; the checks bound
+        # what they read themselves (`bounded_schema.check_size`: a document too deep is an error).
         run = tool_values_within_depth(run)
     return call(binding, binding.scorer.score, run)
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import zlib
 from typing import Any, Literal
 
-import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.otlp.decode import (
     OtlpDecodeError,
-    loads_replacing,
     parse_json_request,
     parse_protobuf_request,
+    utf8_replaced,
 )
 from otel_scorers.otlp.salvage import salvage
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
@@ -89,22 +88,13 @@ def decode_salvaging(
         return decode(data, encoding), 0, ""
     except PayloadError:
         if encoding == "json":
-            return _with_utf8_replaced(data), 0, ""
+            # bytes that are not UTF-8 (a span's name) are replaced, as a protobuf request's
+            # span holding them is refused alone; any other fault is the request's
+            replaced = utf8_replaced(data, "an OTLP/JSON request")
+            if replaced is None:
+                raise
+            return decode(replaced, "json"), 0, ""
         salvaged = salvage(data)
         if salvaged is None:
             raise
         return salvaged.request, salvaged.rejected, salvaged.problem
-
-
-def _with_utf8_replaced(data: bytes) -> ExportTraceServiceRequest:
-    """An OTLP/JSON request holding bytes that are not UTF-8 (a span's name, say), read with
-    U+FFFD in their place, as a protobuf request's span would be refused alone: the whole
-    request was refused for them. Any other fault is the request's (`PayloadError`)."""
-    try:
-        document = loads_replacing(data, "an OTLP/JSON request")
-    except orjson.JSONDecodeError:
-        return decode(data, "json")  # the request's own fault, said as ever
-    try:
-        return parse_json_request(document)
-    except OtlpDecodeError as exc:
-        raise PayloadError(400, str(exc)) from None
