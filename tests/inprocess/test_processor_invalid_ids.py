@@ -43,7 +43,7 @@ def test_a_run_span_with_invalid_ids_is_counted_and_logged_and_the_next_run_is_s
     value: int,
 ) -> None:
     # Said at most once a minute: each case starts with the warning not yet said.
-    monkeypatch.setattr("otel_scorers.inprocess.assembler.throttled", ThrottledLog())
+    monkeypatch.setattr("otel_scorers.inprocess.invalid_ids.throttled", ThrottledLog())
     generator = Generator(which, value)
     provider = TracerProvider(id_generator=generator)
     processor = ScoringSpanProcessor(
