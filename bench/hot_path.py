@@ -25,7 +25,14 @@ it up after each half millisecond of work) or for a core the engine's thread is 
 machine whose cores are busy with other work the engine's CPU per run grows several times and
 the ratio with it. The load average is printed with every figure for that reason.
 
-    python bench/hot_path.py [--spans 20000] [--rounds 5]
+With the paced figure come the stretches of the engine's work between two safe points (where it
+may give the GIL to the agent's thread, `HostYield`): the engine thread's CPU time from one safe
+point to the next, median, 90th and 99th percentiles over the rounds. `--paced-export otlp`
+sends the paced workload's evaluation spans and events as OTLP (`OtlpScoreExport`, to a sink in
+another process) where the default sends them through the SDK's providers; `--paced-only` runs
+that workload alone.
+
+    python bench/hot_path.py [--spans 20000] [--rounds 5] [--paced-only] [--paced-export otlp]
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import multiprocessing
 import os
 import statistics
 import time
@@ -44,6 +52,8 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 from otel_scorers import ScoringSpanProcessor, checks
+from otel_scorers.otlp.score_export import OtlpScoreExport
+from otel_scorers.pipeline import scoring_pipeline
 
 ELEVEN_CHECKS = [
     checks.includes("sunny"),
@@ -87,15 +97,45 @@ def providers(
     return provider, processor
 
 
-def scoring(provider: TracerProvider) -> ScoringSpanProcessor:
+def scoring(provider: TracerProvider, export_endpoint: str | None = None) -> ScoringSpanProcessor:
     # Evaluation spans go to this provider; events and metrics to SDK providers with no exporter.
+    # With `export_endpoint`, the evaluation spans and events go there as OTLP.
+    export = OtlpScoreExport(export_endpoint, insecure=True) if export_endpoint else False
     return ScoringSpanProcessor(
         ELEVEN_CHECKS,
         tracer_provider=provider,
         meter_provider=MeterProvider(),
         logger_provider=LoggerProvider(),
         max_queue_size=100_000,
+        export=export,
     )
+
+
+#: The engine thread's CPU time (s) between two consecutive safe points, every processor's made
+#: while `StretchYield` stands for `HostYield`.
+STRETCHES: list[float] = []
+
+
+class StretchYield(scoring_pipeline.HostYield):
+    """`HostYield`, noting the engine thread's CPU time since its previous safe point."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: float | None = None
+
+    def __call__(self) -> None:
+        now = time.thread_time()
+        if self._last is not None:
+            STRETCHES.append(now - self._last)
+        super().__call__()
+        self._last = time.thread_time()  # a release's own system call is not the engine's work
+
+
+def stretch_percentiles() -> tuple[float, float, float]:
+    """Median, 90th and 99th percentiles of `STRETCHES`, µs."""
+    ordered = sorted(STRETCHES)
+    at = lambda share: ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1e6  # noqa: E731
+    return at(0.5), at(0.9), at(0.99)
 
 
 def hooks_only(provider: TracerProvider) -> ScoringSpanProcessor:
@@ -236,13 +276,69 @@ def _load() -> str:
     return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
 
 
+def paced_workload(args: argparse.Namespace) -> float:
+    """The paced workload's rounds, printed with the engine's stretches; its ratio."""
+    paced_spans = max(400, args.spans // 20)
+    sink = None
+    candidate: Callable[[TracerProvider], SpanProcessor] = scoring
+    if args.paced_export == "otlp":
+        from emission import free_port, sink_main, wait_listening
+
+        context = multiprocessing.get_context("spawn")
+        counters = {key: context.Value("q", 0) for key in ("spans", "logs", "metric_requests")}
+        port = free_port()
+        sink = context.Process(target=sink_main, args=(port, counters), daemon=True)
+        sink.start()
+        wait_listening(port)
+        candidate = lambda provider: scoring(provider, f"127.0.0.1:{port}")  # noqa: E731
+    scoring_pipeline.HostYield = StretchYield  # type: ignore[misc,assignment]
+    STRETCHES.clear()
+    try:
+        paced = compare(
+            "paced",
+            lambda provider, spans: inside_runs(provider, spans, model_latency_s=0.001),
+            paced_spans,
+            args.rounds,
+            candidate,
+        )
+    finally:
+        if sink is not None:
+            sink.kill()
+            sink.join(5)
+    base, cand, ratio = paced["total_wall_us"]
+    print(
+        f"runs with 1 ms of model latency per chat, scoring live ({paced_spans} spans, {args.rounds} rounds,"
+        f" scores sent {'as OTLP' if args.paced_export == 'otlp' else 'through the SDK'}), wall incl. scoring:"
+        f" {_load()}"
+    )
+    print(f"  {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
+    drain = paced["drain_us"][1] * paced_spans / 1000
+    print(f"  of which the final drain (last run scored, providers flushed): {drain:.2f} ms a round")
+    median, p90, p99 = stretch_percentiles()
+    print(
+        f"  the engine's work between two safe points (thread CPU, {len(STRETCHES)} stretches):"
+        f" median {median:.0f} µs, 90th percentile {p90:.0f} µs, 99th {p99:.0f} µs"
+    )
+    return float(ratio)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--spans", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--paced-only", action="store_true", help="the paced workload alone")
+    parser.add_argument(
+        "--paced-export",
+        choices=("sdk", "otlp"),
+        default="sdk",
+        help="how the paced workload's scores are sent",
+    )
     args = parser.parse_args()
+    if args.paced_only:
+        paced_workload(args)
+        return
 
     print(f"per-span cost, medians of {args.rounds} alternating rounds of {args.spans} spans; {_load()}")
     print("(µs per span: no-op processor / ScoringSpanProcessor / ratio)")
@@ -261,21 +357,7 @@ def main() -> None:
         f" ({_load()})"
     )
 
-    paced_spans = max(400, args.spans // 20)
-    paced = compare(
-        "paced",
-        lambda provider, spans: inside_runs(provider, spans, model_latency_s=0.001),
-        paced_spans,
-        args.rounds,
-    )
-    base, cand, ratio = paced["total_wall_us"]
-    print(
-        f"runs with 1 ms of model latency per chat, scoring live ({paced_spans} spans, {args.rounds} rounds),"
-        f" wall incl. scoring: {_load()}"
-    )
-    print(f"  {base:8.2f} {cand:8.2f}   ratio {ratio:.3f}")
-    drain = paced["drain_us"][1] * paced_spans / 1000
-    print(f"  of which the final drain (last run scored, providers flushed): {drain:.2f} ms a round")
+    ratio = paced_workload(args)
     print("\nsummary:")
     print(
         f"  spans outside runs, agent thread:        ratio {outside['agent_wall_us'][2]:.3f} (goal <= 1.05)"

@@ -311,19 +311,24 @@ class PipelineMetrics:
 
     def time_sparsely(self, scorers: Iterable[str]) -> None:
         """`scorers` are quick checks: their durations are recorded for one evaluation in
-        `QUICK_DURATION_EVERY` (`duration_wanted`)."""
+        `QUICK_DURATION_EVERY` (`durations_wanted`)."""
         for name in scorers:
             self._untimed.setdefault(name, 0)
 
-    def duration_wanted(self, scorer: str) -> bool:
-        """Whether this evaluation's duration goes into `otel_scorers.scorer.duration`: always,
-        but for a quick check's (`time_sparsely`) between its sampled ones. One thread at a time
-        (the engine's); a race would only shift which evaluation is timed."""
-        since = self._untimed.get(scorer)
-        if since is None:
-            return True
-        self._untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
-        return since == 0
+    def durations_wanted(self, scorers: Sequence[str]) -> list[int]:
+        """The positions in `scorers` (a run's evaluations) whose durations go into
+        `otel_scorers.scorer.duration`: every one, but a quick check's (`time_sparsely`) between
+        its sampled ones. One thread at a time (the engine's); a race would only shift which
+        evaluation is timed."""
+        untimed = self._untimed
+        wanted = []
+        for position, scorer in enumerate(scorers):
+            since = untimed.get(scorer)
+            if since is not None:
+                untimed[scorer] = since + 1 if since + 1 < QUICK_DURATION_EVERY else 0
+            if not since:  # not sparse (None), or this one's turn (0)
+                wanted.append(position)
+        return wanted
 
     def before_collect(self, callback: Callable[[], None]) -> None:
         """Call `callback` whenever a metric reader collects, before the SDK reads the synchronous

@@ -20,12 +20,13 @@ SpanRole = Literal["run", "tool", "model", "retriever"]
 
 #: Instrumentation scopes that write no tool spans for the framework they trace, whichever reader
 #: claims their spans: the run's tool calls are only in its model calls' messages (OpenLLMetry's
-#: and OpenLIT's CrewAI instrumentations, OpenInference's Haystack one).
+#: and OpenLIT's CrewAI instrumentations, OpenInference's Haystack one, OpenTelemetry's smolagents one).
 WITHOUT_TOOL_SPANS = frozenset(
     {
         "opentelemetry.instrumentation.crewai.instrumentation",
         "openlit.instrumentation.crewai",
         "openinference.instrumentation.haystack",
+        "opentelemetry.instrumentation.genai.smolagents",
     }
 )
 

@@ -5,7 +5,8 @@ model for a tool that failed, the object it wraps a tool's plain return value in
 framework's, not the instrumentation's, so every instrumentation of the framework is read alike,
 whichever reader claimed the span. The framework is named by the span's instrumentation scope:
 the part after `instrumentation` (`openinference.instrumentation.crewai`,
-`openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI),
+`openlit.instrumentation.crewai`, `opentelemetry.instrumentation.crewai.instrumentation`: CrewAI;
+after `instrumentation.genai` for OpenTelemetry's own: `opentelemetry.instrumentation.genai.smolagents`),
 or, in a JavaScript package name, the part after `instrumentation-`
 (`@arizeai/openinference-instrumentation-beeai`, `@traceloop/instrumentation-langchain`),
 else its first part when that is a listed framework (a framework's own tracing, scoped by its
@@ -19,19 +20,22 @@ listed is read by the general rules alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
-from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel
+from otel_scorers.conventions.base import Message
+from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel, smolagents
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
 _INSTRUMENTATION = "instrumentation"
+#: The package OpenTelemetry's own GenAI instrumentations sit in, before the framework's name.
+_GENAI = "genai"
 #: A JavaScript instrumentation's package names its framework after this.
 _JS_INSTRUMENTATION = "instrumentation-"
 
@@ -65,7 +69,9 @@ class Framework:
     spans its own tracing writes when it lists a server's tools (the OpenAI Agents SDK's
     `mcp_list_tools`, before each turn of an agent given an MCP server): no model asked for them
     and they run no tool, so they are neither a tool call of the run nor work of the agent span
-    around them."""
+    around them. `history_results`: what the calls before a request returned, as the framework
+    writes its steps into the request's text (smolagents' `Calling tools:` and `Observation:`
+    messages), where the trace keeps them when no span records the tools."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -80,6 +86,7 @@ class Framework:
     mark_keys: frozenset[str] = frozenset()
     mark_name_suffixes: tuple[str, ...] = ()
     mark_name: Callable[[str], bool] | None = None
+    history_results: Callable[[Sequence[Message]], smolagents.HistoryResults] | None = None
 
     def marks(self, span: SpanRecord) -> bool:
         """The span carries what only this framework writes (`mark_keys`, `mark_name`)."""
@@ -130,6 +137,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(
         loop_tools=frozenset({"final_answer"}),
         loop_tool_descriptions=frozenset({"Provides a final answer to the given problem."}),
+        history_results=smolagents.history_results,
     ),
     "dspy": Framework(
         loop_tools=frozenset({"finish"}),
@@ -166,6 +174,7 @@ _LOOP_TOOL_DESCRIPTIONS = frozenset(text for f in FRAMEWORKS.values() for text i
 _LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.loop_tool_results)
 #: Where a tool span keeps the tool's description: the GenAI key, OpenInference's.
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
+_HISTORY_READERS = tuple(f.history_results for f in FRAMEWORKS.values() if f.history_results is not None)
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
 _LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
@@ -185,7 +194,11 @@ def framework_name(scope: str) -> str:
         return scope.rsplit(_JS_INSTRUMENTATION, 1)[1].replace("-", "_")
     parts = scope.split(".")
     if _INSTRUMENTATION in parts[:-1]:
-        return parts[parts.index(_INSTRUMENTATION) + 1]
+        named = parts.index(_INSTRUMENTATION) + 1
+        # OpenTelemetry's own GenAI instrumentations: `opentelemetry.instrumentation.genai.{framework}`.
+        if parts[named] == _GENAI and named + 1 < len(parts):
+            named += 1
+        return parts[named]
     return parts[0] if parts[0] in FRAMEWORKS else parts[-1]
 
 
@@ -352,3 +365,14 @@ def step_fields(framework: Framework | None) -> frozenset[str]:
     code, such as MLflow's autolog), every listed framework's: beside an answer, each names a
     step, not the answer."""
     return framework.step_fields if framework is not None else _STEP_FIELDS
+
+
+def results_in_history(
+    framework: Framework | None, messages: Sequence[Message]
+) -> list[smolagents.HistoryResults]:
+    """What the calls before a request returned, as the run's framework (`framework_of` its span)
+    writes its steps into the request's text (`Framework.history_results`). When the run's scope
+    names no framework, each listed framework's texts are looked for: each is the framework's own."""
+    if framework is not None:
+        return [framework.history_results(messages)] if framework.history_results is not None else []
+    return [read(messages) for read in _HISTORY_READERS]

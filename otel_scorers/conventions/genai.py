@@ -42,8 +42,10 @@ from otel_scorers.gen_ai_names import (
     GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_RETRIEVAL_DOCUMENTS,
+    GEN_AI_SYSTEM,
     GEN_AI_TOOL_CALL_ARGUMENTS,
     GEN_AI_TOOL_CALL_ID,
     GEN_AI_TOOL_CALL_RESULT,
@@ -74,6 +76,13 @@ WORKFLOW = "invoke_workflow"
 #: What OpenLIT records a framework's pipeline was given (its `gen_ai.framework.*` attributes):
 #: by component, `{component: inputs}`, as a Haystack pipeline is run.
 PIPELINE_INPUT = "gen_ai.framework.pipeline.input_data"
+
+
+def names_no_operation_model(attributes: Mapping[str, Any]) -> bool:
+    """A model call as semantic conventions before v1.27 wrote it: they defined no other span, and
+    named no operation (`gen_ai.operation.name` came with v1.27), so a span carrying both keys they
+    required of it, `gen_ai.system` and `gen_ai.request.model`, and no operation is one."""
+    return GEN_AI_SYSTEM in attributes and GEN_AI_REQUEST_MODEL in attributes and OPERATION not in attributes
 
 
 #: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
@@ -119,6 +128,8 @@ def role(span: SpanRecord) -> SpanRole | None:
         # GenAI operation says what it is by that).
         if mcp.records_tools_call(attributes):
             return "tool"
+        if names_no_operation_model(attributes):
+            return "model"
     if GEN_AI_HANDOFF_TO_AGENT in attributes or GEN_AI_HANDOFF_FROM_AGENT in attributes:
         return "tool"
     return None
@@ -234,7 +245,12 @@ class GenAIConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         attributes = span.attributes
         # MCP's spans by their protocol's keys (`formats/mcp.py`): a `tools/call` is a tool call.
-        return OPERATION in attributes or span.name.startswith(TOOL_SPAN_PREFIX) or mcp.is_protocol_span(span)
+        return (
+            OPERATION in attributes
+            or span.name.startswith(TOOL_SPAN_PREFIX)
+            or mcp.is_protocol_span(span)
+            or names_no_operation_model(attributes)
+        )
 
     role = staticmethod(role)
     run_content = staticmethod(run_content)
@@ -269,6 +285,23 @@ def _or_plain_text(raw: Any, role: str) -> Messages:
     if not text or text[0] in "[{":
         return found
     return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
+
+
+#: The finish reasons of a response that asks for tools: the GenAI conventions' `tool_call`, and
+#: the providers' own as instrumentations copy them (OpenAI's `tool_calls` and `function_call`,
+#: Anthropic's and Bedrock's `tool_use`).
+TOOL_CALL_FINISH_REASONS = frozenset({"tool_call", "tool_calls", "function_call", "tool_use"})
+
+
+def finished_for_tools(attributes: Mapping[str, Any]) -> bool:
+    """The model span says its response asked for tools (`gen_ai.response.finish_reasons`), which
+    it records whether or not the content is captured."""
+    reasons = attributes.get(GEN_AI_RESPONSE_FINISH_REASONS)
+    if isinstance(reasons, str):
+        reasons = (reasons,)
+    if not isinstance(reasons, (list, tuple)):
+        return False
+    return any(isinstance(reason, str) and reason.lower() in TOOL_CALL_FINISH_REASONS for reason in reasons)
 
 
 def answering_model(

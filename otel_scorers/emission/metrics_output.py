@@ -145,21 +145,24 @@ class MetricsOutput:
         """Hold back the run's histogram measurements: its scores' durations and its continuous
         values (a binary result is counted, not measured)."""
         metrics = self._metrics
+        wanted = metrics.durations_wanted(plan.timed_scorers)
+        if not wanted and not plan.measured:
+            return  # most runs of quick checks: no duration timed this time, no value measured
         # Made only if one of the run's measurements decides an exemplar (a few per batch).
         context = partial(run_span_context, run)
         entries: list[HistogramEntry] = []
-        for index, scorer, attributes, group in plan.timed:
-            if metrics.duration_wanted(scorer):
-                entries.append(
-                    HistogramBatch.entry(
-                        metrics.scorer_duration,
-                        DURATION_BUCKETS,
-                        scores[index].duration_s,
-                        attributes,
-                        context,
-                        group,
-                    )
+        for position in wanted:
+            index, _, attributes, group = plan.timed[position]
+            entries.append(
+                HistogramBatch.entry(
+                    metrics.scorer_duration,
+                    DURATION_BUCKETS,
+                    scores[index].duration_s,
+                    attributes,
+                    context,
+                    group,
                 )
+            )
         for index, attributes, group in plan.measured:
             entries.append(
                 HistogramBatch.entry(
@@ -172,13 +175,14 @@ class MetricsOutput:
     def _plan(self, scores: Sequence[Score], agent_name: str | None) -> _RunPlan:
         """What a run of these scores adds to the tallies, and which of its scores are timed
         and measured."""
-        plan = _RunPlan({}, {}, {}, [], [], [], {})
+        plan = _RunPlan({}, {}, {}, [], [], [], {}, [])
         for index, score in enumerate(scores):
             if score.skipped is not None:
                 plan.add(plan.outcomes, (score.scorer, "skipped"))
                 continue
             parts = self._parts(score.scorer, score.label, agent_name, score.evaluator_version)
             plan.timed.append((index, score.scorer, parts.duration_attributes, parts.duration_group))
+            plan.timed_scorers.append(score.scorer)
             if score.error is not None:
                 plan.add(plan.outcomes, (score.scorer, "error"))
                 continue
@@ -244,6 +248,8 @@ class _RunPlan:
     timed: list[tuple[int, str, Mapping[str, Any], tuple[Any, ...]]]
     measured: list[tuple[int, Mapping[str, Any], tuple[Any, ...]]]
     values: dict[int, float]
+    #: The scorers of `timed`, in its order (`PipelineMetrics.durations_wanted` of a run).
+    timed_scorers: list[str]
 
     @staticmethod
     def add(tally: dict[tuple[Any, ...], float], key: tuple[Any, ...], amount: float = 1) -> None:

@@ -19,6 +19,7 @@ from otel_scorers.emission.attributes import (
     evaluation_attributes,
     span_timing,
 )
+from otel_scorers.emission.outputs import SafePoint
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.otlp.encode import (
     ScoreParts,
@@ -30,6 +31,10 @@ from otel_scorers.otlp.score_export import EncodedScores, OtlpScoreExport
 
 #: Most written parts remembered (unique explanations, a judge's, would grow the cache).
 _MAX_WRITTEN = 4096
+#: Scores written from remembered parts between two calls of the engine's safe point (about
+#: 2 µs each); a score whose parts are written afresh (tens of µs for a judge's explanation)
+#: has one before it.
+_REMEMBERED_PER_SAFE_POINT = 8
 
 
 class OtlpOutput:
@@ -42,6 +47,13 @@ class OtlpOutput:
         self._tracer_provider = tracer_provider
         self._started = False
         self._written: dict[tuple[Any, ...], ScoreParts] = {}
+        self._safe_point: SafePoint | None = None
+
+    def yield_with(self, safe_point: SafePoint) -> None:
+        """Called before each score whose parts are written afresh and after every few written
+        from remembered ones, as `SdkOutput` before each span and event: a run of many fresh
+        verdicts (a judge's explanations, a conversation's scores) is long work."""
+        self._safe_point = safe_point
 
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         now = time.time_ns()
@@ -52,20 +64,26 @@ class OtlpOutput:
         (written afresh: a conversation's attributes never repeat)."""
         links = span_links([(turn.trace_id, turn.span_id) for turn in conversation.turns])
         now = time.time_ns()
+        safe_point = self._safe_point
         scored = []
         for score in scores:
+            if safe_point is not None:
+                safe_point()
             error = error_description(score) if score.error is not None else None
             attributes = conversation_attributes(conversation, score)
             parts = score_parts(
                 f"evaluate {score.scorer}", attributes, error, links, event_name=EVALUATION_EVENT
             )
-            start_ns, end_ns = span_timing(score, now)
-            scored.append((parts, start_ns, end_ns))
+            scored.append((parts, *span_timing(score, now)))
         last = conversation.last
         self._send(last.trace_id, last.span_id, now, scored)
 
     def _send(
-        self, trace_id: int, span_id: int, now: int, scored: Sequence[tuple[ScoreParts, int, int]]
+        self,
+        trace_id: int,
+        span_id: int,
+        now: int,
+        scored: Sequence[tuple[ScoreParts, int, int]],
     ) -> None:
         """`scored`: each score's written parts, with its span's start and end."""
         if not self._started:
@@ -89,11 +107,13 @@ class OtlpOutput:
         run attributes they carry (a check's results repeat run after run), with its span's
         start and end."""
         written = self._written
+        safe_point = self._safe_point
         agent_name = run.agent_name
         sources = tuple(run.text_sources.items()) if run.text_sources else ()
         found = []
+        remembered = 0
         for score in scores:
-            key = (
+            key: tuple[Any, ...] = (
                 score.scorer,
                 score.value,
                 score.label,
@@ -109,13 +129,22 @@ class OtlpOutput:
             try:
                 parts = written.get(key)
             except TypeError:  # an unhashable field: write it without remembering
-                parts = _new_parts(run, score)
+                key, parts = (), None
             if parts is None:
-                if len(written) >= _MAX_WRITTEN:
-                    written.clear()
-                parts = written[key] = _new_parts(run, score)
-            start_ns, end_ns = span_timing(score, now)
-            found.append((parts, start_ns, end_ns))
+                if safe_point is not None:
+                    safe_point()
+                parts = _new_parts(run, score)
+                if key:
+                    if len(written) >= _MAX_WRITTEN:
+                        written.clear()
+                    written[key] = parts
+            elif safe_point is not None:
+                remembered += 1
+                if remembered % _REMEMBERED_PER_SAFE_POINT == 0:
+                    safe_point()
+            # `span_timing`'s rule, inline: the call would cost more than the rest of the timing.
+            start_ns = score.start_ns or now
+            found.append((parts, start_ns, start_ns + int(score.duration_s * 1e9)))
         return found
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 # Wire types.
@@ -26,11 +27,6 @@ _pack_double = struct.Struct("<d").pack
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_fixed32 = struct.Struct("<I").pack
 _getrandbits = random.getrandbits
-#: A span's id (big-endian, as the SDK writes ids) and its parent's field; its start and end
-#: fields; a log record's time field.
-_pack_ids = struct.Struct(">QBB8s").pack
-_pack_times = struct.Struct("<BQBQ").pack
-_pack_time = struct.Struct("<BQ").pack
 
 
 def varint(value: int) -> bytes:
@@ -105,20 +101,30 @@ SPAN_IDS_SIZE = 2 + 16 + 2 + 8 + 2 + 8
 _RECORD_TAG = b"\x12"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ScoreParts:
     """What one evaluation span and its event share with every other of the same scorer,
-    verdict and agent, written once: the span's fields between its ids and its times (name,
-    kind), after its times (attributes, status, flags), and the event's fields between its time
-    and its trace context (body, attributes, flags). Every span and event of these parts has
-    the same size, so each is written already framed as an entry of its scope's records
-    (`span_frame`, `log_frame`: the tag and the length): a batch's request joins them as they are."""
+    verdict and agent, written once, with the struct that writes each span (and each event)
+    whole around what changes from one to the next. Every span and event of these parts has the
+    same size, so each is written already framed as an entry of its scope's records: a batch's
+    request joins them as they are.
 
-    span_frame: bytes
+    A span: its frame (the tag and length of an entry), its trace id field, its own id, its
+    parent's id field, its name and kind, its times, and after them its attributes, status and
+    flags (`span_tail`). An event: its frame, its time, its body, attributes and flags
+    (`log_middle`), and its trace context, observed time and event name (the same for every
+    event of a run: `log_context`)."""
+
+    span_head: bytes
     span_middle: bytes
     span_tail: bytes
-    log_frame: bytes
+    #: (span_head, trace id field, span id, parent id field, span_middle, start, end tag, end,
+    #: span_tail): the span's entry.
+    pack_span: Callable[..., bytes]
+    log_head: bytes
     log_middle: bytes
+    #: (log_head, time, log_middle, log_context): the event's entry.
+    pack_log: Callable[..., bytes]
 
 
 def score_parts(
@@ -138,17 +144,24 @@ def score_parts(
         status = length_delimited(
             15, length_delimited(2, error_message.encode()) + b"\x18" + varint(_STATUS_ERROR)
         )
-    span_middle = length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL)
+    # The name and kind, then the start time's tag.
+    span_middle = length_delimited(5, span_name.encode()) + b"\x30" + varint(_SPAN_KIND_INTERNAL) + b"\x39"
     span_tail = attributes_field(9, attributes) + links + status + _SPAN_FLAGS
     log_middle = b"\x2a\x00" + attributes_field(6, attributes) + b"\x45" + _pack_fixed32(_TRACE_FLAGS_SAMPLED)
-    span_size = SPAN_IDS_SIZE + len(span_middle) + 2 * 9 + len(span_tail)
-    log_size = 9 + len(log_middle) + log_context_size(event_name)
+    context_size = log_context_size(event_name)
+    span_size = SPAN_IDS_SIZE + len(span_middle) + 8 + 9 + len(span_tail)
+    log_size = 9 + len(log_middle) + context_size
+    # The frame, then the trace id's tag and length.
+    span_head = _RECORD_TAG + varint(span_size) + b"\x0a\x10"
+    log_head = _RECORD_TAG + varint(log_size) + b"\x09"  # the frame, then the time's tag
     return ScoreParts(
-        span_frame=_RECORD_TAG + varint(span_size),
+        span_head=span_head,
         span_middle=span_middle,
         span_tail=span_tail,
-        log_frame=_RECORD_TAG + varint(log_size),
+        pack_span=struct.Struct(f"<{len(span_head)}s18sQ10s{len(span_middle)}sQBQ{len(span_tail)}s").pack,
+        log_head=log_head,
         log_middle=log_middle,
+        pack_log=struct.Struct(f"<{len(log_head)}sQ{len(log_middle)}s{context_size}s").pack,
     )
 
 
@@ -164,22 +177,28 @@ def evaluation_records(
     (parts, start, end) of `scored`, in the trace `trace_id` (16 bytes), children of the span
     `parent` (8 bytes), each span with a new random id (64 random bits, never 0, as the SDK's
     `RandomIdGenerator`), each record at its span's end, observed at `observed_ns`."""
-    trace_head = b"\x0a\x10" + trace_id + b"\x12\x08"
+    trace_field = trace_id + b"\x12\x08"  # the trace id, then the span id's tag and length
+    parent_field = b"\x22\x08" + parent
     context = log_context(trace_id, parent, observed_ns, event_name)
     spans: list[bytes] = []
     logs: list[bytes] = []
     for parts, start_ns, end_ns in scored:
-        # What changes from span to span, a struct each: the span's own id and its parent's,
-        # then its times; the event's time.
-        spans += (
-            parts.span_frame,
-            trace_head,
-            _pack_ids(_getrandbits(64) or _nonzero_id(), 0x22, 8, parent),
-            parts.span_middle,
-            _pack_times(0x39, start_ns, 0x41, end_ns),
-            parts.span_tail,
+        # Each span and event written whole by one struct of its parts. The span's id is 64
+        # random bits: written little-endian, as random as the SDK's big-endian ones.
+        spans.append(
+            parts.pack_span(
+                parts.span_head,
+                trace_field,
+                _getrandbits(64) or _nonzero_id(),
+                parent_field,
+                parts.span_middle,
+                start_ns,
+                0x41,
+                end_ns,
+                parts.span_tail,
+            )
         )
-        logs += (parts.log_frame, _pack_time(0x09, end_ns), parts.log_middle, context)
+        logs.append(parts.pack_log(parts.log_head, end_ns, parts.log_middle, context))
     return b"".join(spans), b"".join(logs)
 
 
@@ -211,22 +230,22 @@ def span_links(remote_spans: Sequence[tuple[int, int]]) -> bytes:
 def log_context(trace_id: bytes, span_id: bytes, observed_ns: int, event_name: str) -> bytes:
     """A log record's fields after its attributes and flags: its span context, observed time
     and event name (the same for every event of a run)."""
-    return b"".join(
-        (
-            b"\x4a\x10",
-            trace_id,
-            b"\x52\x08",
-            span_id,
-            b"\x59",
-            _pack_fixed64(observed_ns),
-            length_delimited(12, event_name.encode()),
-        )
+    return _pack_context(b"\x4a\x10", trace_id, b"\x52\x08", span_id, 0x59, observed_ns) + _event_name_field(
+        event_name
     )
+
+
+_pack_context = struct.Struct("<2s16s2s8sBQ").pack
+
+
+@lru_cache(maxsize=16)
+def _event_name_field(event_name: str) -> bytes:
+    return length_delimited(12, event_name.encode())
 
 
 def log_context_size(event_name: str) -> int:
     """The size of what `log_context` writes for `event_name`."""
-    return 2 + 16 + 2 + 8 + 1 + 8 + len(length_delimited(12, event_name.encode()))
+    return 2 + 16 + 2 + 8 + 1 + 8 + len(_event_name_field(event_name))
 
 
 def resource_message(attributes: Mapping[str, Any], dropped: int = 0) -> bytes:
@@ -246,9 +265,12 @@ def export_request(
     """An `ExportTraceServiceRequest` or `ExportLogsServiceRequest` with one resource and one scope
     (the two share their layout: resource_*, then scope_*, then the spans or log records, all
     field 2 of their parent; schema URLs field 3). `records`: spans or log records as framed by
-    `evaluation_records`, any number in each."""
-    scoped = length_delimited(1, scope) + b"".join(records)
-    resource_block = length_delimited(1, resource) + length_delimited(2, scoped)
-    if resource_schema_url:
-        resource_block += length_delimited(3, resource_schema_url.encode())
-    return length_delimited(1, resource_block)
+    `evaluation_records`, any number in each. The records, most of the request, are copied once:
+    the fields around them are sized first, so that the request is one join."""
+    scope_field = length_delimited(1, scope)
+    scoped_size = len(scope_field) + sum(map(len, records))
+    scoped_head = length_delimited(1, resource) + tag(2, _LEN) + varint(scoped_size)
+    schema_field = length_delimited(3, resource_schema_url.encode()) if resource_schema_url else b""
+    block_size = len(scoped_head) + scoped_size + len(schema_field)
+    head = tag(1, _LEN) + varint(block_size) + scoped_head + scope_field
+    return b"".join((head, *records, schema_field))

@@ -4,11 +4,16 @@ Readers know where their own instrumentation names an agent; a span that another
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
 convention shares are read, then the span-name forms of the GenAI conventions (`invoke_agent X`),
-on the run's span, then on the agent span wrapping the run.
+on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
+its model calls) is named by the graph it ran in when no span around its calls names an agent: a
+span holding a graph's messages state as its input, named after its operation as GenAI names spans
+(LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
 """
 
 from __future__ import annotations
 
+from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
 #: Attributes that name the agent a span runs, most specific first (GenAI, OpenInference).
@@ -42,3 +47,29 @@ def named_by_keys(span: SpanRecord) -> str | None:
         if name.startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix) :]
     return None
+
+
+#: How a graph's messages state begins, as JSON (`{"messages": [...]}`): a LangGraph graph's input.
+_MESSAGES_STATE = '{"messages"'
+
+
+def graph_name(span: SpanRecord) -> str | None:
+    """The graph a span of its run names: the span holds a graph's messages state as an attribute
+    and is named `{gen_ai.operation.name} {name}`; None for any other span."""
+    attributes = span.attributes
+    operation = attributes.get(GEN_AI_OPERATION_NAME)
+    if not isinstance(operation, str) or not span.name.startswith(operation + " "):
+        return None
+    if not any(
+        type(value) is str and value.startswith(_MESSAGES_STATE) and _holds_messages(value)
+        for value in attributes.values()
+    ):
+        return None
+    return span.name[len(operation) + 1 :] or None
+
+
+def _holds_messages(value: str) -> bool:
+    """The JSON object holds a list of messages (a state), not their type (a component's
+    declared inputs, `{"messages": "list[ChatMessage]"}`)."""
+    decoded = decode_json(value)
+    return isinstance(decoded, dict) and isinstance(decoded.get("messages"), list)

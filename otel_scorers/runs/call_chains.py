@@ -39,7 +39,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Message, ModelCall
 from otel_scorers.conventions.formats.messages import parsed_once, tool_call_parts, tool_response_parts
 from otel_scorers.model import AgentRun
-from otel_scorers.runs.agent_names import named_by_keys
+from otel_scorers.runs.agent_names import graph_name, named_by_keys
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.held_bytes import held_bytes
 from otel_scorers.runs.open_chains import OpenChains
@@ -276,22 +276,29 @@ def _loose_calls(found: SpanRoles) -> list[_Call]:
             continue  # a call whose request or answer is not in the trace joins nothing
         offered = bool(convention.tool_definitions(span))
         asked = _ids(tool_call_parts(call.output.items))
-        calls.append(_Call(convention, span, call, _agent_around(span, found.by_id), offered, asked))
+        calls.append(_Call(convention, span, call, _agent_around(span, found), offered, asked))
     return sorted(calls, key=lambda call: call.span.start_ns)
 
 
-def _agent_around(span: SpanRecord, by_id: Mapping[int, SpanRecord]) -> str | None:
-    """The agent a span around the call names by any convention's keys."""
+def _agent_around(span: SpanRecord, found: SpanRoles) -> str | None:
+    """The agent a span around the call names by any convention's keys, else the graph the
+    outermost span around it that runs a graph names (`agent_names.graph_name`), up to the tool
+    span that ran it, if any (a graph a tool runs is an agent of its own)."""
+    graph: str | None = None
     parent = span.parent_span_id
     for _ in range(MAX_DEPTH):
-        around = by_id.get(parent) if parent is not None else None
+        around = found.by_id.get(parent) if parent is not None else None
         if around is None:
-            return None
+            break
         name = named_by_keys(around)
         if name is not None:
             return name
+        role = found.roles.get(around.span_id)
+        if role is not None and role[1] == "tool":
+            break
+        graph = graph_name(around) or graph
         parent = around.parent_span_id
-    return None
+    return graph
 
 
 def _continues(request: Sequence[Message], earlier_call: _Call) -> bool:

@@ -2,7 +2,8 @@
 
 A convention module reads its own primary key (`gen_ai.conversation.id`, OpenInference's
 `session.id`) into `RunSpanContent.conversation_id`; when it found none, these keys of the run
-span are read in order. The table is the one statement of which framework writes which key.
+span are read in order, then those of the span wrapping it, then those of its model calls. The
+table is the one statement of which framework writes which key.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.conventions.formats.bounded_json import loads
 from otel_scorers.gen_ai_names import GEN_AI_CONVERSATION_ID
+from otel_scorers.runs.run_parts import RunParts, content_of
 
 #: (attribute, who writes it). First found wins.
 CONVERSATION_KEYS: tuple[tuple[str, str], ...] = (
@@ -63,3 +66,20 @@ def conversation_id_of(attributes: Mapping[str, Any]) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def run_conversation_id(parts: RunParts, content: RunSpanContent) -> str | None:
+    """The conversation the run span says it belongs to (`content` is what it holds), else the
+    one the span wrapping it says, else the one its model calls were made in: the GenAI
+    conventions put `gen_ai.conversation.id` on model spans too, and an agent span written by
+    hand may leave it out."""
+    found = content.conversation_id or conversation_id_of(parts.span.attributes)
+    wrapper = parts.wrapper
+    if found is None and wrapper is not None:
+        found = content_of(wrapper).conversation_id or conversation_id_of(wrapper.span.attributes)
+    if found is None:
+        for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns):
+            found = conversation_id_of(span.attributes)
+            if found is not None:
+                break
+    return found

@@ -16,7 +16,9 @@ sub-agent, always a run of its own):
   instrumentation's span of the agent around the framework's own), or whose time encloses the
   runs of its scope, is not a run: the first of them takes what it holds where its own span lacks
   it (`RunParts.wrapper`, the innermost wrapper's), when it is all the wrapper holds (a span
-  around other spans too holds what they did together);
+  around other spans too holds what they did together); unless the span directly around the run
+  records a request of its own other than that run's: an agent whose code asked another agent
+  something else is an invocation of its own, its model calls untraced;
 - an empty step: an agent span that does nothing itself, inside or beside a run that does
   something, while it runs, is not a run either (a graph's node recorded beside the graph's run,
   a marker of the agent a run hands over to), unless it failed or its convention reads it as a
@@ -30,7 +32,7 @@ from collections.abc import Mapping
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
-from otel_scorers.runs.run_text import reduced_text
+from otel_scorers.runs.run_text import reduced_text, span_text
 from otel_scorers.span_record import SpanRecord
 
 _TOOL = -1
@@ -64,7 +66,7 @@ def one_run_per_invocation(
         if empty.span.span_id not in runs:
             continue
         inside = scopes.wrapped_by(empty)
-        if inside is not None:
+        if inside is not None and not _asked_otherwise(empty, inside):
             # What a span around other spans too holds is theirs together, not the run's alone.
             # Of wrappers around wrappers, the innermost lends: it is nearest to the run.
             if inside.wrapper is None or inside.wrapper.span.start_ns <= empty.span.start_ns:
@@ -237,6 +239,20 @@ def _request(parts: RunParts) -> str | None:
     """The request the run span holds, its structure reduced; None when it holds none."""
     text = content_of(parts).input_text
     return reduced_text(text, "input") if text is not None else None
+
+
+def _asked_otherwise(empty: RunParts, inside: RunParts) -> bool:
+    """The agent span directly around the run was asked a request of its own, not the run's: an
+    agent whose code asked another agent something else (its model calls, if any, not traced) is
+    an invocation of its own, not the other's wrapper. (A span around that one, wrapping it, is
+    not read: what it holds is read only if it is lent.)"""
+    if inside.span.parent_span_id != empty.span.span_id:
+        return False
+    request = span_text(content_of(empty), "input")
+    if request is None or request.text is None:
+        return False
+    inner = span_text(content_of(inside), "input")
+    return inner is not None and inner.text is not None and inner.text != request.text
 
 
 def _invoked(parts: RunParts, by_id: Mapping[int, SpanRecord]) -> bool:

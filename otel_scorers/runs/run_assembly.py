@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import UNNAMED_AGENT
+from otel_scorers.conventions.formats import llamaindex
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
 from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.model import Handoff
@@ -40,10 +41,13 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     _give_roled_spans(runs, roles, by_id, parents, owners)
-    _give_steps(runs, found.unroled, by_id, parents, owners)
+    unroled = found.unroled
+    if unroled:  # steps, and spans around a run, are spans without a role
+        _give_steps(runs, unroled, by_id, parents, owners)
     if one_run_per_invocation(runs, roles, by_id, parents):
         owners = {}  # fewer runs: walked anew
-    _give_spans_around(runs, found.unroled, by_id)
+    if unroled:
+        _give_spans_around(runs, unroled, by_id)
     outer: dict[int, RunParts | None] = {}
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
@@ -215,10 +219,13 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
         if head.span.span_id in joined:
             continue
         current = head
+        # Handoffs that no tool span records are found by the runs that follow: the last run
+        # (most traces' only one) has none to look for.
+        last = index + 1 == len(ordered)
         while (
             handoff := _last_handoff(current)
-            or _requested_handoff(current, ordered[index + 1 :], outer)
-            or _named_handoff(current, head, ordered[index + 1 :], outer)
+            or (None if last else _requested_handoff(current, ordered[index + 1 :], outer))
+            or (None if last else _named_handoff(current, head, ordered[index + 1 :], outer))
         ) is not None:
             target, start_ns = handoff
             follower = next(
@@ -308,8 +315,9 @@ def _named_handoff(
 ) -> tuple[str, int] | None:
     """(agent handed to, when) of a handoff its reader does not know: the run's last tool call
     names an agent in its `agent_name` argument (Strands' `handoff_to_agent`, ADK's
-    `transfer_to_agent`, whoever wrote the span), and a run of that agent starts after it beside
-    the run. The call is machinery (`RunParts.handoff_tools` of the run it joins)."""
+    `transfer_to_agent`) or is a LlamaIndex `AgentWorkflow`'s `handoff` naming it `to_agent`,
+    whoever wrote the span, and a run of that agent starts after it beside the run. The call is
+    machinery (`RunParts.handoff_tools` of the run it joins)."""
     if not parts.tools:
         return None
     around = outer.get(parts.span.span_id)
@@ -317,7 +325,8 @@ def _named_handoff(
     if not beside:
         return None
     convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
-    target = handoff_agent(convention.tool_call(span).arguments)
+    call = convention.tool_call(span)
+    target = handoff_agent(call.arguments) or llamaindex.handoff_target(call.name, call.arguments)
     if target is None or not any(
         run.span.start_ns >= span.start_ns and agent_name_of(run) == target for run in beside
     ):

@@ -16,11 +16,11 @@ from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpan
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
-from otel_scorers.conventions.genai import names_no_tool
+from otel_scorers.conventions.genai import finished_for_tools, names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
-from otel_scorers.runs.conversation_id import conversation_id_of
+from otel_scorers.runs.conversation_id import run_conversation_id
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
@@ -95,7 +95,7 @@ def _later_parts(
         # Joined by handoffs: the run spans' token aggregates count one agent each, so the
         # model spans are summed instead.
         usage=_usage(content if parts.final is None else RunSpanContent(), models),
-        conversation_id=content.conversation_id or conversation_id_of(run_span.attributes),
+        conversation_id=run_conversation_id(parts, content),
         context=run_context(
             run_span.attributes,
             (span.attributes for _, span in sorted(parts.models, key=lambda pair: pair[1].start_ns)),
@@ -169,10 +169,17 @@ def _missing(
         missing.add("output")
     if content.agent_name is None and parts.first_turn_agent is None:
         missing.add("agent_name")
-    missing |= missing_tool_content(tool_calls)
-    if any(convention.failure_unrecorded(span) for convention, span in parts.tools):
-        missing.add("tool_errors")
-    if parts.convention.calls_only_in_messages(parts.span) and not any(m.output.captured for m in models):
+    if tool_calls:
+        missing |= missing_tool_content(tool_calls)
+    for convention, span in parts.tools:
+        if convention.failure_unrecorded(span):
+            missing.add("tool_errors")
+            break
+    if (
+        parts.convention.calls_only_in_messages(parts.span)
+        # No tool span, though a model call's response asked for tools: they were not traced.
+        or (not parts.tools and any(finished_for_tools(span.attributes) for _, span in parts.models))
+    ) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
     return missing
 
@@ -197,8 +204,11 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
+        layers = parts.model_layers
+        if not layers:  # most runs: no lower layer completes any of their calls
+            return [_model_call(convention, span) for convention, span in _one_per_call(parts.models)]
         return [
-            _with_lower_layers(_model_call(convention, span), parts.model_layers.get(span.span_id, ()))
+            _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
             for convention, span in _one_per_call(parts.models)
         ]
     models = _held_conversation(parts.around)

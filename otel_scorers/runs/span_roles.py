@@ -75,7 +75,9 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if unlisted:
         _unlisted_agent_operations(unlisted, by_id, roles, unroled)
 
-    under_tool = _unroled_under_tools(by_id, roles, unroled)
+    # Only a span without a role may be a run by its place under a tool span: most traces'
+    # spans all play one, and need no walk.
+    under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:

@@ -14,6 +14,7 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats import ag2, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
+    decode_content,
     decode_json,
     handoff_tool_name,
     is_mapping,
@@ -28,6 +29,7 @@ from otel_scorers.conventions.frameworks import (
     Framework,
     framework_of_call,
     loop_tool,
+    results_in_history,
     sent_back_error,
 )
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
@@ -46,20 +48,20 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     """The run's tool calls, and the indexes of the model's tool-call parts that framework
     machinery answered (`match_requested_calls`)."""
     framework = framework_of_run(parts) if parts.tools else None
-    tools = sorted(
-        [
-            _tool_call(
-                convention,
-                span,
-                _executions(parts.executions, span.span_id) if parts.executions else (),
-                span.span_id in parts.handoff_tools,
-                framework,
-            )
-            for convention, span in parts.tools
-        ]
-        + [(call, False) for call in parts.sub_runs],
-        key=lambda pair: call_start(pair[0]),
-    )
+    tools = [
+        _tool_call(
+            convention,
+            span,
+            _executions(parts.executions, span.span_id) if parts.executions else (),
+            span.span_id in parts.handoff_tools,
+            framework,
+        )
+        for convention, span in parts.tools
+    ]
+    if parts.sub_runs:
+        tools.extend((call, False) for call in parts.sub_runs)
+    if len(tools) > 1:  # a sort calls its key for every item, even alone
+        tools.sort(key=lambda pair: call_start(pair[0]))
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
@@ -213,12 +215,18 @@ def without_answer_call(
     its loop with (a `final_answer` of any name), whose call is the run's last, that no model
     call followed, and whose argument is the run's answer. It is how the agent answered, not a
     tool it used. A tool whose result alone is the answer (returned to the user directly) was
-    called with arguments of its own: it stays."""
+    called with arguments of its own: it stays. The call may have no span of its own, only the
+    model's request (`incomplete`): an instrumentation that records no tool calls (OpenTelemetry's
+    smolagents one) leaves the answering tool asked for and never answered."""
     if not calls or not answer:
         return calls
     last = calls[-1]
     # Model calls are in start order: the last one says whether any came after the call.
-    if last.start_ns is None or (models and models[-1].start_ns > last.start_ns) or last.state != "ok":
+    if (
+        last.start_ns is None
+        or (models and models[-1].start_ns > last.start_ns)
+        or last.state not in ("ok", "incomplete")
+    ):
         return calls
     arguments = last.arguments
     values = arguments.values() if isinstance(arguments, Mapping) else (arguments,)
@@ -243,12 +251,16 @@ def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
 
 def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
     """What the model was sent back for a call (the `tool_call_response` part with its call id
-    in a later model call's input) is its result when the tool span carries none (AutoGen's) or
+    in a later model call's input; JSON text decoded, as a tool span's own result is: a
+    chat-completions `tool` message holds the text the tool's value was sent as) is its result
+    when the tool span carries none (AutoGen's) or
     only the default text of what the tool returned (a generator OpenLIT's Agno spans record),
     and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
     OK when the tool raised). A call that no tool span recorded but whose response the model
     got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
-    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`)."""
+    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`).
+    Where the framework writes its steps into the request as text instead of parts (smolagents'
+    `Observation:` messages), that text answers such a call, or fails it (`_from_history`)."""
     if all(call.call_id is None for call in calls):
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
@@ -256,11 +268,16 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         for response_part in tool_response_parts(model.input.items):
             if isinstance(response_part.get("id"), str):
                 sent.setdefault(response_part["id"], response_part)
+    unanswered = [call for call in calls if call.state == "incomplete" and call.call_id not in sent]
+    failures = _from_history(sent, models, parts) if unanswered else []
     found = []
     for call in calls:
         part = sent.get(call.call_id) if call.call_id is not None else None
         if part is None:
-            found.append(call)
+            failure = _failure_of(call, failures) if call.state == "incomplete" and failures else None
+            found.append(
+                changed_tool_call(call, state="error", error=failure) if failure is not None else call
+            )
             continue
         if call.state == "incomplete":
             response = tool_response_value(part)
@@ -270,7 +287,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
                 changed_tool_call(
                     call,
                     state=state,
-                    result=response if state == "ok" else None,
+                    result=decode_content(response) if state == "ok" else None,
                     error=(error or str(response)) if state == "error" else None,
                 )
             )
@@ -278,7 +295,7 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
         if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = changed_tool_call(call, result=tool_response_value(part))
+            call = changed_tool_call(call, result=decode_content(tool_response_value(part)))
         # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
         # framework sent the model as a failure is the call's failure.
         if call.state in ("ok", "result_error") and (
@@ -289,6 +306,33 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
             call = changed_tool_call(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
+
+
+def _from_history(
+    sent: dict[str, Mapping[str, Any]], models: Sequence[ModelCall], parts: RunParts
+) -> list[tuple[str, Any, str]]:
+    """What the run's framework wrote into later requests' text of the calls before them
+    (`frameworks.results_in_history`: smolagents' `Observation:` messages), for calls no part
+    answered: each result into `sent` as the part it stands for; the failures, (tool, arguments,
+    error), returned."""
+    failures: list[tuple[str, Any, str]] = []
+    framework = framework_of_run(parts)
+    for model in models:
+        for found in results_in_history(framework, model.input.items):
+            for call_id, text in found.by_id.items():
+                sent.setdefault(call_id, {"type": "tool_call_response", "id": call_id, "response": text})
+            failures.extend(found.failures)
+    return failures
+
+
+def _failure_of(call: ToolCall, failures: list[tuple[str, Any, str]]) -> str | None:
+    """The error the framework told the model of a call of this tool given these arguments (each
+    told failure is one call's: taken from the list once found)."""
+    for index, (name, arguments, error) in enumerate(failures):
+        if name == call.name and arguments == call.arguments:
+            del failures[index]
+            return error
+    return None
 
 
 def _answer_sent(result: Any, part: Mapping[str, Any]) -> bool:

@@ -33,7 +33,7 @@ from otel_scorers.runs.no_run import RunlessTraces, trace_runs
 from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
-from otel_scorers.sidecar.otlp_spans import OtlpSpan
+from otel_scorers.sidecar.otlp_spans import OtlpSpan, trace_records
 
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
 #: inline mode attaches to the held run span). The agreement join hears the scores themselves
@@ -155,7 +155,7 @@ def build_trace_runs(
     """The runs in a trace's spans; a trace that gives none is counted in `runless`. With
     `chains`, the model calls of a trace without a run join the runs no span marks, and the runs
     of the chains they complete (of this trace or earlier ones) are returned."""
-    records = [item.record() for item in spans]
+    records = trace_records(spans)
     if chains is None:
         return trace_runs(records, runless)
     runs = trace_runs(records, None)

@@ -8,7 +8,7 @@ is accounted per request, not per span.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,18 +31,28 @@ class Batch:
 
 @dataclass(slots=True, eq=False)
 class Origin:
-    """The resource and scope a span was sent under; the resource is converted once, on demand."""
+    """The resource and scope a span was sent under; the resource is converted once, on demand,
+    and so is the scope's name."""
 
     resource: Resource
     scope: InstrumentationScope
     schema_url: str
     batch: Batch
     _resource_attributes: Mapping[str, Any] | None = field(default=None, repr=False)
+    _scope_name: str | None = field(default=None, repr=False)
 
     def resource_attributes(self) -> Mapping[str, Any]:
         if self._resource_attributes is None:
             self._resource_attributes = attributes(self.resource.attributes)
         return self._resource_attributes
+
+    def scope_name(self) -> str:
+        """The scope's name, one string for every span of the scope: each read from protobuf
+        makes a new one, whose hash every lookup by scope (a span's convention, its framework)
+        would compute again."""
+        if self._scope_name is None:
+            self._scope_name = self.scope.name
+        return self._scope_name
 
 
 @dataclass(slots=True, eq=False)
@@ -51,7 +61,24 @@ class OtlpSpan:
     origin: Origin
 
     def record(self) -> SpanRecord:
-        return span_record(self.span, self.origin.resource_attributes(), self.origin.scope.name)
+        origin = self.origin
+        return span_record(self.span, origin.resource_attributes(), origin.scope_name())
+
+
+def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
+    """The spans converted (`OtlpSpan.record`), a trace's at a time: its spans share one or a few
+    origins, whose resource and scope are looked up once per run of spans of the same origin
+    rather than by a call for each span."""
+    records = []
+    last: Origin | None = None
+    resource: Mapping[str, Any] = {}
+    scope = ""
+    for item in spans:
+        origin = item.origin
+        if origin is not last:
+            last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
+        records.append(span_record(item.span, resource, scope))
+    return records
 
 
 def is_run_span(span: Span) -> bool:

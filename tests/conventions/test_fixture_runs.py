@@ -57,7 +57,9 @@ PENDING: dict[str, str] = {
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
 #: without the content, the trace does not carry the calls (docs/instrumentations.md).
-CALLS_NEED_CONTENT = frozenset({"crewai-openllmetry", "haystack-openinference", "openlit-crewai"})
+CALLS_NEED_CONTENT = frozenset(
+    {"crewai-openllmetry", "haystack-openinference", "openlit-crewai", "otel-smolagents"}
+)
 #: Frameworks whose traces hold no tool call at all, whatever the content setting: no tool spans
 #: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one), or tool spans
 #: that name no tool and model spans without messages (OpenLIT's Pydantic AI instrumentation).
@@ -183,6 +185,18 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
         for scenario in MLFLOW_SMOLAGENTS_TOOLS_UNNAMED
     },
+    ("otel-smolagents", "code_agent"): (
+        "a CodeAgent calls its tools from the code the model wrote, and OpenTelemetry's smolagents "
+        "instrumentation writes no tool spans: the call is only Python in the model's text, which is "
+        "not read as a call",
+        frozenset({"tool_calls"}),
+    ),
+    ("otel-langchain", "agent_in_tool"): (
+        "OpenTelemetry's LangChain instrumentation writes no name for an agent built without one "
+        "(`invoke_agent` with no `gen_ai.agent.name`): the graph's default name is not in the trace, "
+        "and the run's agent is missing, not guessed",
+        frozenset({"agent_name"}),
+    ),
     ("pydantic-ai-openinference", "no_content"): (
         "with content hidden, OpenInference's span processor leaves the model's tool-call parts "
         "without arguments, which its reader takes as {}",
@@ -273,7 +287,11 @@ def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun
         truth = {**truth, "runs": truth["runs"][:1]}
     if "agent_name" in spared:
         assert len(runs) == len(truth["runs"])
-        assert all(run.agent_name is None and "agent_name" in run.missing for run in runs)
+        # A run whose agent the trace does not name lists it as missing; the others are named.
+        for run, expected in zip(runs, truth["runs"], strict=True):
+            assert run.agent_name == expected["agent_name"] or (
+                run.agent_name is None and "agent_name" in run.missing
+            ), run.agent_name
     else:
         assert [run.agent_name for run in runs] == [expected["agent_name"] for expected in truth["runs"]]
     for run, expected in zip(runs, truth["runs"], strict=True):
@@ -289,7 +307,7 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
         content_captured or model_content or framework in TEXT_ALWAYS_WRITTEN
     ) and "text" not in spared
     where = f"{framework}/{scenario} run {expected['agent_name']}"
-    if "agent_name" in spared:
+    if "agent_name" in spared and run.agent_name != expected["agent_name"]:
         assert run.agent_name is None and "agent_name" in run.missing, where
     else:
         assert run.agent_name == expected["agent_name"], where

@@ -109,7 +109,13 @@ IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
         "no span marks these runs: they are joined from model calls across traces, which the "
         "in-process door does not keep (docs/frameworks.md)"
     )
-    for framework in ("openlit-ag2", "openlit-haystack", "openlit-llamaindex", "openllmetry-haystack")
+    for framework in (
+        "openlit-ag2",
+        "openlit-haystack",
+        "openlit-llamaindex",
+        "openllmetry-haystack",
+        "loongsuite-langgraph",
+    )
     for path in (TRACES / framework).glob("*.truth.json")
     # OpenLIT marks a Haystack pipeline's run with a span of its own: only its agents' are joined.
     if case_id(path) not in PENDING and case_id(path) != "openlit-haystack/in_pipeline"

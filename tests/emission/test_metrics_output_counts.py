@@ -106,3 +106,20 @@ def test_continuous_values_errors_and_sampled_results_are_counted_run_by_run() -
     )
     assert found["gen_ai.evaluation.results", sampled] == 10
     assert found["otel_scorers.estimate.weight", sampled] == 40  # each result weighs 1 / 0.25
+
+
+def test_a_quick_check_s_duration_is_measured_for_one_evaluation_in_sixteen_a_judge_s_for_each() -> None:
+    reader = InMemoryMetricReader()
+    metrics = PipelineMetrics(MeterProvider(metric_readers=[reader]))
+    metrics.time_sparsely(["says-sunny", "no-apology"])
+    output = MetricsOutput(metrics)
+    for number in range(100):
+        output.emit(run(number), [passed("says-sunny"), passed("no-apology"), passed("relevancy")])
+    found = collected(reader)
+
+    def timed(scorer: str) -> float:
+        return found["otel_scorers.scorer.duration", (("gen_ai.evaluation.name", scorer),)]
+
+    # The 1st, 17th, ..., 97th of 100 evaluations (docs/emission.md: one in 16).
+    assert timed("says-sunny") == timed("no-apology") == 7
+    assert timed("relevancy") == 100

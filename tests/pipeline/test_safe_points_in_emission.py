@@ -1,5 +1,6 @@
 """The engine gives the GIL up inside a run's emission, not only around it: before each score's
-evaluation span and event through the SDK's providers, and between the counts and measurements
+evaluation span and event through the SDK's providers, before each score written afresh as OTLP
+and after every eight written from remembered parts, and between the counts and measurements
 recorded as a metrics batch ends; where no host thread shares the process, never."""
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ import pytest
 from otel_scorers import AgentRun, bind, checks
 from otel_scorers.emission import standard_emission
 from otel_scorers.emission.metrics_output import _RUNS_PER_METRICS_BATCH
+from otel_scorers.emission.otlp_output import _REMEMBERED_PER_SAFE_POINT
 from otel_scorers.metrics import PipelineMetrics
+from otel_scorers.otlp.score_export import OtlpScoreExport
 from otel_scorers.pipeline import scoring_pipeline
 from otel_scorers.pipeline.scoring_pipeline import HostYield, ScoredRun, ScoringPipeline
 from otel_scorers.selection.binding import Binding
 from tests.conftest import Telemetry
+from tests.otlp_capture import OtlpCapture
 
 #: The documented stretch of work between two releases (docs/performance.md).
 INTERVAL_S = 0.0005
@@ -56,9 +60,10 @@ def _pipeline(
     released: list[int],
     bindings: list[Binding],
     yield_to_host: bool = True,
+    export: OtlpScoreExport | None = None,
 ) -> ScoringPipeline:
-    """A pipeline whose evaluation spans are exported as they end, and whose releases note how
-    many had ended at that moment."""
+    """A pipeline whose evaluation spans are exported as they end (or written as OTLP for
+    `export`), and whose releases note how many had ended at that moment."""
     telemetry.export_spans_directly()
     monkeypatch.setattr(
         scoring_pipeline,
@@ -67,7 +72,10 @@ def _pipeline(
     )
     metrics = PipelineMetrics(telemetry.meter_provider)
     emission = standard_emission(
-        metrics, tracer_provider=telemetry.tracer_provider, logger_provider=telemetry.logger_provider
+        metrics,
+        tracer_provider=telemetry.tracer_provider,
+        logger_provider=telemetry.logger_provider,
+        export=export,
     )
     # Always more jobs queued: no burst ends, so what the batch holds waits for its 64th run.
     return ScoringPipeline(bindings, emission, metrics, yield_to_host=yield_to_host, queued=lambda: 1)
@@ -112,3 +120,29 @@ def test_where_no_host_thread_shares_the_process_emission_never_gives_the_gil_up
         pipeline.do_now(Job([RUN]), lambda: None)
     assert len(telemetry.finished_spans()) == SCORES * _RUNS_PER_METRICS_BATCH
     assert released == []
+
+
+def test_the_gil_is_given_up_between_the_scores_written_as_otlp(
+    telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    released: list[int] = []
+    with OtlpCapture() as capture:
+        export = OtlpScoreExport(capture.endpoint)
+        pipeline = _pipeline(telemetry, monkeypatch, released, MANY_CHECKS, export=export)
+        per_run = []
+        for _ in range(2):
+            before = len(released)
+            pipeline.do_now(Job([RUN]), lambda: None)
+            per_run.append(len(released) - before)
+        assert export.shutdown(10)
+        sent = sum(
+            len(scope.spans)
+            for request in capture.traces
+            for r in request.resource_spans
+            for scope in r.scope_spans
+        )
+    assert sent == 2 * SCORES
+    # The first run: after its build, before each score's parts written afresh, after its
+    # emission (its first safe point, before the job, only starts the stretch). The second, whose
+    # verdicts are remembered: before the job, after its build, one per eight scores, after it.
+    assert per_run == [1 + SCORES + 1, 2 + SCORES // _REMEMBERED_PER_SAFE_POINT + 1], per_run

@@ -168,6 +168,8 @@ _READ_BY_WHAT_THE_FRAMEWORK_WRITES = [
     *("google-adk", "google-adk-legacy", "openinference-google-adk", "openlit-google-adk"),
     *("strands-default", "strands-latest", "openinference-strands", "openlit-strands"),
     *("ag2", "ag2-legacy", "ag2-openinference", "autogen-builtin", "autogen-openinference"),
+    # smolagents' step texts in the requests, LlamaIndex's handoff and query engine Response.
+    *("otel-smolagents", "otel-llamaindex"),
 ]
 
 

@@ -45,9 +45,12 @@ def cases_with_tool_results() -> list[Any]:
 def test_every_successful_tool_result_the_generator_scripted_is_in_the_runs_context(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     runs = fixture_runs(truth_path.with_name(truth_path.name.replace(".truth.json", ".json")))
-    if "inner_run" in TOLERATED.get((truth_path.parent.name, truth["scenario"]), ("", frozenset()))[1]:
+    spared = TOLERATED.get((truth_path.parent.name, truth["scenario"]), ("", frozenset()))[1]
+    if "inner_run" in spared:
         truth["runs"] = truth["runs"][:1]  # the trace holds the outer run only
     for run, expected in zip(runs, truth["runs"], strict=True):
+        if "tool_calls" in spared and not run.tool_calls:  # none carried, as the fixture tests tolerate
+            continue
         if {"tool_calls", "tool_results"} & run.missing:  # a trace that could not carry them
             assert not run.context or all(item.kind != "tool_result" for item in run.context)
             continue
@@ -66,6 +69,8 @@ DOCUMENTS_PENDING = {
     "mlflow-llamaindex/query_engine_tool": "a `conventions:` description reads no retriever spans",
     "openlit-llamaindex/query_engine_tool": "the query engine's retrieval is a trace of its own, "
     "which no rule joins to the run joined from the agent's model calls",
+    "otel-llamaindex/query_engine_tool": "OpenTelemetry's LlamaIndex instrumentation records each "
+    "retrieved document's id and score, not its text: the documents are not in the trace",
 }
 
 

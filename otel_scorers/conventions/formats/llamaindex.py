@@ -152,9 +152,13 @@ def react_answer(text: str) -> str:
 def tool_output(value: Any) -> tuple[Any, bool]:
     """(result, failed) of a `ToolOutput` as JSON: the text the model was given (a tool's return
     value as `str()` writes it, so a dict arrives as its repr, read back as data) and `is_error`.
+    A query engine's `Response` as JSON (`{"response", "source_nodes", "metadata"}`, what a
+    `QueryEngineTool` returned) is the text it gave the model, `str(response)`: its `response`.
     Anything else is the result as it is."""
     decoded = decode_json(value)
     if not is_mapping(decoded) or "blocks" not in decoded or "raw_output" not in decoded:
+        if is_mapping(decoded) and "source_nodes" in decoded and isinstance(decoded.get("response"), str):
+            return decoded["response"], False
         return decoded, False
     failed = decoded.get("is_error") is True
     text = message_text(decoded)
