@@ -22,7 +22,7 @@ import orjson
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.otlp.decode import OtlpDecodeError, loads_replacing, parse_json_request, span_records
-from otel_scorers.runs.open_traces import TRACE_IDLE_SPANS, OpenTraces
+from otel_scorers.runs.open_traces import CHECK_EVERY_SPANS, TRACE_IDLE_SPANS, OpenTraces
 from otel_scorers.runs.open_traces import Reading as Reading  # where the commands import it from
 from otel_scorers.span_record import SpanRecord
 
@@ -340,7 +340,7 @@ def runs_from_files(
         )
     if reading.late_spans and progress is not None:
         progress(
-            f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
-            "trace (or after it was let go to bound the spans held), whose runs were already built: "
-            "their runs were built from them alone"
+            f"{counted(reading.late_spans, 'span')} came after their trace's runs were built (its tree "
+            f"closed and no span of it in {CHECK_EVERY_SPANS} spans read, none at all in "
+            f"{TRACE_IDLE_SPANS}, or let go to bound the spans held): their runs were built from them alone"
         )
