@@ -76,3 +76,5 @@ def test_a_run_span_with_invalid_ids_is_counted_and_logged_and_the_next_run_is_s
     assert scored == ["good"]
     assert telemetry.counter("otel_scorers.spans.dropped", otel_scorers__reason="invalid_id") == 1
     assert "span 'invoke_agent bad' has an invalid trace_id or span_id" in caplog.text
+    # Its trace is not also said to hold no agent run: its span was counted once, as dropped.
+    assert telemetry.counter("otel_scorers.traces.no_run") == 0
