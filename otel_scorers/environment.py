@@ -11,6 +11,7 @@ import math
 import os
 
 from otel_scorers.errors import ConfigError
+from otel_scorers.setting_bounds import MAX_COUNT, MAX_SECONDS
 
 # The defaults, named for the parts that take these settings as arguments (the engine, the trace
 # assembler, the `processor:` section of a configuration file).
@@ -45,6 +46,9 @@ def from_environment(setting: str) -> float | int | None:
         raise ConfigError(name, f"expected {'a whole' if kind is int else 'a'} number, got {raw!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise ConfigError(name, f"must be a positive, finite number, got {raw!r}")
+    largest = MAX_COUNT if kind is int else MAX_SECONDS
+    if value > largest:
+        raise ConfigError(name, f"must be at most {largest:,.0f}, got {raw!r}")
     return value
 
 

@@ -84,3 +84,25 @@ def test_validate_refuses_a_one_kilobyte_alias_bomb_with_exit_code_2(tmp_path: P
     )
     assert done.returncode == 2, done.stderr
     assert f"{path}: not readable: its aliases expand to more than 100,000 values" in done.stderr
+
+
+@pytest.mark.parametrize("digits", [10, 4_301, 50_000])
+@pytest.mark.parametrize("where", ["conventions", "json_schema"])
+def test_a_path_index_of_thousands_of_digits_is_an_error_naming_its_key(
+    tmp_path: Path, digits: int, where: str
+) -> None:
+    index = "9" * digits  # past 4,300 digits Python's own error said nothing of the path
+    text = {
+        "conventions": (
+            "scorers: [{type: no_tool_errors}]\nconventions:\n  - name: acme\n    scope: acme\n"
+            f'    run: {{when: {{attributes: {{k: agent}}}}, input: {{attribute: k, path: "a[{index}]"}}}}\n'
+        ),
+        "json_schema": f'scorers:\n  - {{type: json_schema, args: {{schema: {{}}, path: "$.a[{index}]"}}}}\n',
+    }[where]
+    path = tmp_path / "paths.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    key = {"conventions": "conventions[0].run.input[0].path", "json_schema": "scorers[0].args"}[where]
+    assert f"{key}: a list index of {digits:,} digits in " in str(raised.value)
+    assert "at most 9" in str(raised.value) and "sys.set_int_max_str_digits" not in str(raised.value)

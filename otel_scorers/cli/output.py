@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.human_text import printable
 from otel_scorers.model import AgentRun, Score, score_fields
 from otel_scorers.runs.otlp_files import InputProblem, Reading
@@ -27,8 +28,9 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
             {
                 "name": call.name,
                 "call_id": call.call_id,
-                "arguments": call.arguments,
-                "result": call.result,
+                # decoded as orjson reads them, 1,024 levels, where it writes 255
+                "arguments": within_depth(call.arguments),
+                "result": within_depth(call.result),
                 "state": call.state,
             }
             for call in run.tool_calls
@@ -38,7 +40,7 @@ def run_to_json(run: AgentRun) -> dict[str, Any]:
         **(
             {
                 "tool_definitions": [
-                    {"name": tool.name, "parameters": tool.parameters, "source": tool.source}
+                    {"name": tool.name, "parameters": within_depth(tool.parameters), "source": tool.source}
                     for tool in run.tool_definitions
                 ]
             }

@@ -18,6 +18,7 @@ from otel_scorers.cli.start_commands import cmd_demo, cmd_fake_judge, cmd_serve
 from otel_scorers.cli.validate_command import cmd_validate
 from otel_scorers.install import install_hint
 from otel_scorers.otlp.endpoint import DEFAULT_PROTOCOL, PROTOCOLS
+from otel_scorers.setting_bounds import MAX_COUNT
 from otel_scorers.version import __version__
 
 
@@ -35,6 +36,17 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _concurrency(text: str) -> int:
+    """Runs scored at once: a whole number from 1 (0 and below were a traceback, or the default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at least 1 and at most {MAX_COUNT:,}, got {text}")
     return value
 
 
@@ -220,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--concurrency",
-        type=int,
+        type=_concurrency,
         default=None,
         help=f"runs scored at once (default: the judge's concurrency, else {DEFAULT_CONCURRENCY})",
     )
@@ -270,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="also write a JUnit XML report: a test case per scorer",
     )
-    calibrate.add_argument("--concurrency", type=int, default=None, help="runs judged at once")
+    calibrate.add_argument("--concurrency", type=_concurrency, default=None, help="runs judged at once")
     calibrate.set_defaults(handler=cmd_calibrate)
 
     judge_requests.add_parser(commands, files_help)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.conversation_turns import Conversation
 from otel_scorers.human_text import cut
 from otel_scorers.model import AgentRun, Score
@@ -75,7 +76,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        value = orjson.dumps(value, default=repr).decode()
+        value = orjson.dumps(within_depth(value), default=repr).decode()
     return cut(value, MAX_TEXT_CHARS)
 
 

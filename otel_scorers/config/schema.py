@@ -26,6 +26,13 @@ from otel_scorers.runs.call_chains import CHAIN_WINDOW_NS, MAX_CHAIN_BYTES, MAX_
 from otel_scorers.scorers.judge import Judge, JudgeConfig
 from otel_scorers.selection.binding import Binding, trace_rate, unique_names
 from otel_scorers.selection.sampling import TraceIdSampler
+from otel_scorers.setting_bounds import (
+    MAX_CONNECTIONS,
+    MAX_COUNT,
+    MAX_GRPC_INT,
+    MAX_READ_TIMEOUT_S,
+    MAX_SECONDS,
+)
 
 # `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -33,10 +40,10 @@ _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 class ProcessorConfig(BaseModel):
     model_config = _STRICT
-    hold_timeout_s: float = Field(environment.HOLD_TIMEOUT_S, gt=0)
-    max_queue_size: int = Field(environment.MAX_QUEUE_SIZE, ge=1)
-    max_traces: int = Field(environment.MAX_TRACES, ge=1)
-    max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1)
+    hold_timeout_s: float = Field(environment.HOLD_TIMEOUT_S, gt=0, le=MAX_SECONDS)
+    max_queue_size: int = Field(environment.MAX_QUEUE_SIZE, ge=1, le=MAX_COUNT)
+    max_traces: int = Field(environment.MAX_TRACES, ge=1, le=MAX_COUNT)
+    max_spans_per_trace: int = Field(environment.MAX_SPANS_PER_TRACE, ge=1, le=MAX_COUNT)
     #: One line per score on standard output, as the Collector's debug exporter prints.
     console: bool = False
     #: Evaluation spans and events written as OTLP (true) or through the SDK providers (false);
@@ -67,7 +74,7 @@ class ForwardConfig(BaseModel):
     endpoint: str
     protocol: OtlpProtocol = DEFAULT_PROTOCOL
     headers: dict[str, str] = Field(default_factory=dict)
-    timeout_s: float = Field(10.0, gt=0)
+    timeout_s: float = Field(10.0, gt=0, le=MAX_SECONDS)
 
 
 class SidecarConfig(BaseModel):
@@ -83,30 +90,30 @@ class SidecarConfig(BaseModel):
     #: scrape config). Off by default: metrics carry scores, never span content.
     metrics_require_token: bool = False
     tls: TlsConfig | None = None
-    max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    max_request_bytes: int = Field(4 * 1024 * 1024, ge=1024, le=MAX_GRPC_INT)
     #: Longest a request may take to arrive (headers and body), and most connections at once per
     #: receiver: slow or idle senders cannot hold memory or sockets without bound.
-    read_timeout_s: float = Field(30.0, gt=0)
-    max_connections: int = Field(512, ge=1)
-    decision_wait_s: float = Field(2.0, gt=0)
-    max_wait_s: float = Field(30.0, gt=0)
-    hold_timeout_s: float = Field(5.0, gt=0)
-    max_traces: int = Field(20_000, ge=1)
-    max_spans: int = Field(200_000, ge=1)
-    max_bytes: int = Field(256 * 1024 * 1024, ge=1024)
-    max_runs_in_flight: int = Field(1024, ge=1)
+    read_timeout_s: float = Field(30.0, gt=0, le=MAX_READ_TIMEOUT_S)
+    max_connections: int = Field(512, ge=1, le=MAX_CONNECTIONS)
+    decision_wait_s: float = Field(2.0, gt=0, le=MAX_SECONDS)
+    max_wait_s: float = Field(30.0, gt=0, le=MAX_SECONDS)
+    hold_timeout_s: float = Field(5.0, gt=0, le=MAX_SECONDS)
+    max_traces: int = Field(20_000, ge=1, le=MAX_COUNT)
+    max_spans: int = Field(200_000, ge=1, le=MAX_COUNT)
+    max_bytes: int = Field(256 * 1024 * 1024, ge=1024, le=MAX_COUNT)
+    max_runs_in_flight: int = Field(1024, ge=1, le=MAX_COUNT)
     #: Runs no span marks, joined from the model calls of traces without a run (docs/limits.md):
     #: whether to look for them, most chains of calls waiting for their tools' results, most
     #: bytes they hold together, and how long (in span time) a chain waits for the next call.
     join_calls: bool = True
-    join_max_chains: int = Field(MAX_OPEN_CHAINS, ge=0)
-    join_max_bytes: int = Field(MAX_CHAIN_BYTES, ge=0)
-    join_window_s: float = Field(CHAIN_WINDOW_NS / 1e9, gt=0)
+    join_max_chains: int = Field(MAX_OPEN_CHAINS, ge=0, le=MAX_COUNT)
+    join_max_bytes: int = Field(MAX_CHAIN_BYTES, ge=0, le=MAX_COUNT)
+    join_window_s: float = Field(CHAIN_WINDOW_NS / 1e9, gt=0, le=MAX_SECONDS)
     scoring_process: bool = True
     scoring_processes: int = Field(1, ge=1, le=256)
-    late_trace_memory: int = Field(100_000, ge=0)
-    retry_after_s: float = Field(1.0, gt=0)
-    shutdown_timeout_s: float = Field(10.0, gt=0)
+    late_trace_memory: int = Field(100_000, ge=0, le=MAX_COUNT)
+    retry_after_s: float = Field(1.0, gt=0, le=MAX_SECONDS)
+    shutdown_timeout_s: float = Field(10.0, gt=0, le=MAX_SECONDS)
     export: ExportConfig = ExportConfig()
     #: One line per score on standard output (`serve --console`), beside the export.
     console: bool = False
@@ -126,8 +133,8 @@ class LabelsConfig(BaseModel):
     long either side waits for the other, and how many of each may wait."""
 
     model_config = _STRICT
-    wait_s: float = Field(DEFAULT_WAIT_S, gt=0)
-    max_pending: int = Field(DEFAULT_MAX_PENDING, ge=1)
+    wait_s: float = Field(DEFAULT_WAIT_S, gt=0, le=MAX_SECONDS)
+    max_pending: int = Field(DEFAULT_MAX_PENDING, ge=1, le=MAX_COUNT)
 
     def agreement(self) -> Agreement:
         return Agreement(wait_s=self.wait_s, max_pending=self.max_pending)

@@ -12,6 +12,7 @@ from otel_scorers.scorers.judge.masking import RedactConfig
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S
 from otel_scorers.selection.paced_sampling import PacingPolicy, parse_sampling
 from otel_scorers.selection.sampling import MAX_PER_MINUTE
+from otel_scorers.setting_bounds import MAX_SECONDS
 
 # `.inf` and `.nan` are valid YAML floats but never a valid timeout, rate or threshold.
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -41,7 +42,7 @@ class ScorerConfig(BaseModel):
     filter: dict[str, Any] | None = None
     threshold: float | None = None
     max_per_minute: int | None = Field(None, ge=1, le=MAX_PER_MINUTE)
-    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_SECONDS)
     context: list[str] | str | None = None  # replaces the run's context: texts, or a path into the run
     #: Judge scorers: private text masked before the judge sees it, over the judge's `redact:`.
     redact: RedactConfig | None = None

@@ -33,6 +33,20 @@ ANY_VALUE = "*"
 _STEP = re.compile(r"""\.?([^.\[\]]+)|\[(-?\d+)\]|\[["']([^"']+)["']\]""")
 
 
+#: A list index in a path has at most this many digits: no attribute holds a list longer, and
+#: Python reads no more than 4,300 digits as a number (its error would say nothing of the path).
+MAX_INDEX_DIGITS = 9
+
+
+def path_index(digits: str, path: str) -> int:
+    """A path's list index as a number; a ValueError naming the path when it has too many digits."""
+    count = len(digits.lstrip("-"))
+    if count > MAX_INDEX_DIGITS:
+        shown = repr(path) if len(path) <= 60 else f"{path[:60]!r}..."
+        raise ValueError(f"a list index of {count:,} digits in {shown}: at most {MAX_INDEX_DIGITS}")
+    return int(digits)
+
+
 #: The path step that takes an object's first value (a function's only argument, by whatever
 #: name): `*`.
 FIRST_VALUE = "*"
@@ -52,7 +66,9 @@ def parse_path(path: str) -> tuple[str | int, ...]:
                 "brackets, e.g. messages[-1].content"
             )
         key, index, quoted = match.groups()
-        steps.append(int(index) if index is not None else (quoted if quoted is not None else key))
+        steps.append(
+            path_index(index, path) if index is not None else (quoted if quoted is not None else key)
+        )
         position = match.end()
     if not steps:
         raise ValueError("an empty JSON path: leave 'path' out to read the whole value")

@@ -33,6 +33,7 @@ from otel_scorers.scorers.conversation.protocol import ConversationScorer
 from otel_scorers.selection.binding import DEFAULT_TIMEOUT_S, unique_names
 from otel_scorers.selection.filters import parse_filter
 from otel_scorers.selection.sampling import DEFAULT_RATE
+from otel_scorers.setting_bounds import MAX_COUNT, MAX_SECONDS
 
 #: Makes a conversation scorer from its type, args and where it is in the file.
 MakeScorer = Callable[[str, Mapping[str, Any], str], ConversationScorer]
@@ -51,7 +52,7 @@ class ConversationScorerConfig(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     sampling: ConversationSampling = ConversationSampling()
     threshold: float | None = None
-    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, le=MAX_SECONDS)
 
 
 # The section's defaults are the settings' own: what a stage built in code gets too.
@@ -60,16 +61,16 @@ _DEFAULTS = ConversationSettings()
 
 class ConversationsConfig(BaseModel):
     model_config = _STRICT
-    idle_timeout_s: float = Field(_DEFAULTS.limits.idle_timeout_s, gt=0)
-    max_duration_s: float = Field(_DEFAULTS.limits.max_duration_s, gt=0)
-    max_turns: int = Field(_DEFAULTS.limits.max_turns, ge=1)
+    idle_timeout_s: float = Field(_DEFAULTS.limits.idle_timeout_s, gt=0, le=MAX_SECONDS)
+    max_duration_s: float = Field(_DEFAULTS.limits.max_duration_s, gt=0, le=MAX_SECONDS)
+    max_turns: int = Field(_DEFAULTS.limits.max_turns, ge=1, le=MAX_COUNT)
     end_when: dict[str, Any] | None = None
-    max_open: int = Field(_DEFAULTS.limits.max_open, ge=1)
-    max_turns_kept: int = Field(_DEFAULTS.limits.max_turns_kept, ge=2)
-    max_bytes: int = Field(_DEFAULTS.limits.max_bytes, ge=1024)
+    max_open: int = Field(_DEFAULTS.limits.max_open, ge=1, le=MAX_COUNT)
+    max_turns_kept: int = Field(_DEFAULTS.limits.max_turns_kept, ge=2, le=MAX_COUNT)
+    max_bytes: int = Field(_DEFAULTS.limits.max_bytes, ge=1024, le=MAX_COUNT)
     at_shutdown: Literal["score", "drop"] = _DEFAULTS.at_shutdown
     turn_records: bool = _DEFAULTS.turn_records
-    tick_s: float = Field(_DEFAULTS.tick_s, gt=0)
+    tick_s: float = Field(_DEFAULTS.tick_s, gt=0, le=MAX_SECONDS)
     scorers: list[ConversationScorerConfig] = Field(default_factory=list)
 
     def settings(self, make: MakeScorer, path: str = "conversations") -> ConversationSettings:

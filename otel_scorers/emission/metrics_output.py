@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from otel_scorers.conversation_turns import Conversation
+from otel_scorers.conversation_turns import MAX_CONVERSATION_ID, Conversation, bounded_conversation_id
 from otel_scorers.emission.attributes import conversation_run, run_span_context
 from otel_scorers.emission.histogram_batch import HistogramBatch, HistogramEntry
 from otel_scorers.emission.outputs import SafePoint
@@ -99,6 +99,10 @@ class MetricsOutput:
         if self._emitting is None:
             self._emitting = threading.get_ident()
         agent_name = run.agent_name or None
+        if agent_name is not None and len(agent_name) > MAX_CONVERSATION_ID:
+            # A sender names its agents, and each series a metric keeps for good holds the name:
+            # 2,500 agents of 100 kB names held 257 MB. Cut as a conversation id is.
+            agent_name = bounded_conversation_id(agent_name)[0]
         # What of its scores decides a run's counts, read inline (a call per score would cost
         # more than the rest): only runs that `_remembered` says are worth it are planned once.
         key = (

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.inprocess.invalid_ids import left_out
 from otel_scorers.inprocess.runless_roots import count_runless
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.runs.no_run import RunlessTraces
@@ -145,9 +146,8 @@ class TraceAssembler:
         """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
         outside runs, never an exception."""
         try:
-            # The SDK span's fields, read past its properties: this runs for every span.
-            # `span.attributes` would wrap the lock-guarded `BoundedAttributes` in a proxy where a
-            # missed lookup raises and catches a KeyError: the plain dict inside is read instead.
+            # The SDK span's fields past its properties, for every span: `span.attributes` wraps the
+            # locked `BoundedAttributes` in a proxy whose missed lookup raises and catches KeyError.
             try:
                 context: Any = span._context  # type: ignore[attr-defined]
                 name: str = span._name  # type: ignore[attr-defined]
@@ -168,6 +168,7 @@ class TraceAssembler:
                     not may_start_run(name, attributes, scope)
                     or not self._could_sample(trace_id)
                     or scope == OWN_SCOPE
+                    or left_out(self._metrics, context, name)
                 ):
                     return
                 buffer = self._open(trace_id)
@@ -178,7 +179,8 @@ class TraceAssembler:
             else:
                 span_id = context[1]
                 if may_start_run(name, attributes):
-                    buffer = self._run_started(buffer, trace_id, span_id)
+                    invalid = left_out(self._metrics, context, name)  # never started, as a run
+                    buffer = None if invalid else self._run_started(buffer, trace_id, span_id)
                     if buffer is None:
                         return
                 elif may_hand_off(name):
@@ -188,9 +190,8 @@ class TraceAssembler:
             logger.debug("otel_scorers: on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> bool:
-        """Called by the SDK on the agent's thread. Returns True for a span that opened a run
-        (it goes to the engine with its trace); when it was the trace's last open one, hands the
-        trace to `on_completed`."""
+        """Called by the SDK on the agent's thread. True for a span that opened a run (it goes to
+        the engine with its trace), the trace handed to `on_completed` after its last open one."""
         try:
             traces = self._traces
             if not traces:  # nothing buffered: the common case outside agent runs
@@ -212,6 +213,8 @@ class TraceAssembler:
                     self._ended_roots.append((context, span._instrumentation_scope))  # type: ignore[attr-defined]
                 return False
             span_id: int = context[1]
+            if not context[5] and left_out(self._metrics, context, span._name):  # `is_valid`
+                return False
             buffer.started.pop(span_id, None)
             is_run = span_id in buffer.open_runs
             if is_run or len(buffer.spans) < self._max_spans:

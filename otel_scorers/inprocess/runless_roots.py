@@ -43,8 +43,9 @@ def count_runless(
         except IndexError:  # emptied meanwhile by a flush on another thread
             break
         trace_id = context[0]
-        # Counted among the traces sampling could pick, as the sidecar counts them.
-        if trace_id not in had_run and could_sample(trace_id):
+        # Counted among the traces sampling could pick, as the sidecar counts them. A root whose
+        # ids are not OTLP's (a SpanContext's sixth item, `is_valid`) was counted as dropped.
+        if context[5] and trace_id not in had_run and could_sample(trace_id):
             if scope is scope_now:
                 count_now += 1
             else:

@@ -24,6 +24,7 @@ from otel_scorers.conversation_turns import Conversation
 from otel_scorers.keep.rotating_file import RotatingFile
 from otel_scorers.keep.run_trace import run_trace_line
 from otel_scorers.model import AgentRun, Score
+from otel_scorers.setting_bounds import MAX_COUNT
 
 #: 100 MiB, as the Collector's file exporter rotates by default.
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
@@ -37,7 +38,7 @@ class KeepConfig(BaseModel):
     failing: list[str] = Field(default_factory=list)
     sample: float = Field(0.0, ge=0.0, le=1.0)
     #: None: never rotated (`score --keep-failing`, which writes a new file each time).
-    max_bytes: int | None = Field(DEFAULT_MAX_BYTES, ge=4096)
+    max_bytes: int | None = Field(DEFAULT_MAX_BYTES, ge=4096, le=MAX_COUNT)
     backups: int = Field(DEFAULT_BACKUPS, ge=0, le=100)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.model import AgentRun, ToolCall
 
 _SCOPE = "otel-scorers.kept-runs"
@@ -35,7 +36,7 @@ def _value(value: Any) -> dict[str, Any]:
         return {"arrayValue": {"values": [_value(item) for item in value]}}
     if isinstance(value, str):
         return {"stringValue": value}
-    return {"stringValue": orjson.dumps(value, default=repr).decode()}
+    return {"stringValue": orjson.dumps(within_depth(value), default=repr).decode()}
 
 
 def _attributes(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -43,12 +44,12 @@ def _attributes(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _content(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value, default=repr).decode()
+    return value if isinstance(value, str) else orjson.dumps(within_depth(value), default=repr).decode()
 
 
 def _messages(role: str, text: str | None, messages: tuple[Mapping[str, Any], ...]) -> str | None:
     if messages:
-        return orjson.dumps(list(messages), default=repr).decode()
+        return orjson.dumps(within_depth(list(messages)), default=repr).decode()
     if text is None:
         return None
     return orjson.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}]).decode()

@@ -14,6 +14,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.span_record import KIND_NAMES, STATUS_NAMES, SpanEvent, SpanRecord
+from otel_scorers.throttled_log import throttled
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -22,9 +23,39 @@ class OtlpDecodeError(ValueError):
     """The payload is not a valid OTLP trace export request."""
 
 
+#: OTLP's ids: a trace's 16 bytes and a span's 8, neither all zeros; a parent's 8, or none. A
+#: span with other ids is refused alone: ids of another length read as other numbers (a 3-byte
+#: trace id as a small one shared by unrelated senders, a 20-byte one as more than an evaluation
+#: span can carry), all zeros as no id.
+TRACE_ID_BYTES = 16
+SPAN_ID_BYTES = 8
+_ZERO_TRACE_ID = bytes(TRACE_ID_BYTES)
+_ZERO_SPAN_ID = bytes(SPAN_ID_BYTES)
+
+
+def invalid_trace_id(trace_id: bytes) -> str | None:
+    """What is wrong with a span's trace id (`an invalid trace_id (3 bytes)`), or None."""
+    if len(trace_id) != TRACE_ID_BYTES:
+        return f"an invalid trace_id ({len(trace_id)} bytes, not {TRACE_ID_BYTES})"
+    return "an invalid trace_id (all zeros)" if trace_id == _ZERO_TRACE_ID else None
+
+
+def invalid_span_ids(span_id: bytes, parent_span_id: bytes) -> str | None:
+    """What is wrong with a span's own and parent span ids, or None."""
+    if len(span_id) != SPAN_ID_BYTES:
+        return f"an invalid span_id ({len(span_id)} bytes, not {SPAN_ID_BYTES})"
+    if span_id == _ZERO_SPAN_ID:
+        return "an invalid span_id (all zeros)"
+    if parent_span_id and len(parent_span_id) != SPAN_ID_BYTES:
+        return f"an invalid parent_span_id ({len(parent_span_id)} bytes, not {SPAN_ID_BYTES})"
+    return None
+
+
 def _hex_id_to_base64(value: Any) -> Any:
-    # OTLP/JSON writes ids as hex where protobuf's JSON mapping expects base64.
-    if isinstance(value, str) and len(value) in (16, 32):
+    # OTLP/JSON writes ids as hex where protobuf's JSON mapping expects base64. Hex of any
+    # length is read as hex, so that an id of the wrong length is refused for its own length
+    # (`invalid_trace_id`); base64 of an 8 or 16-byte id always ends in `=`, never hex.
+    if isinstance(value, str) and len(value) % 2 == 0:
         try:
             return base64.b64encode(bytes.fromhex(value)).decode()
         except ValueError:
@@ -36,6 +67,36 @@ def _fix_ids(span_or_link: dict[str, Any]) -> None:
     for key in _ID_KEYS:
         if key in span_or_link:
             span_or_link[key] = _hex_id_to_base64(span_or_link[key])
+
+
+def utf8_replaced(data: bytes, where: str) -> bytes | None:
+    """`data` with its bytes that are not UTF-8 (a span's name, say) as U+FFFD, logged at most
+    once a minute naming `where`; None when it is UTF-8. A request or a line holding such bytes
+    was refused whole for them."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        throttled.warning(
+            "otlp_json_utf8",
+            "otel_scorers: %s holds bytes that are not UTF-8 (the first at byte %d): read with "
+            "U+FFFD in their place",
+            where,
+            exc.start,
+        )
+        return data.decode("utf-8", "replace").encode()
+    return None
+
+
+def loads_replacing(data: bytes, where: str) -> Any:
+    """`orjson.loads`, a document holding bytes that are not UTF-8 read with them replaced
+    (`utf8_replaced`); other faults raise as ever."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        replaced = utf8_replaced(data, where)
+        if replaced is None:
+            raise
+        return orjson.loads(replaced)
 
 
 def parse_json_request(data: bytes | str | Mapping[str, Any]) -> ExportTraceServiceRequest:
@@ -154,11 +215,20 @@ def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanReco
     )
 
 
-def span_records(request: ExportTraceServiceRequest) -> Iterator[SpanRecord]:
-    """Every span of the request, fully converted (the offline path; the sidecar converts lazily)."""
+def span_records(
+    request: ExportTraceServiceRequest, refused: list[str] | None = None
+) -> Iterator[SpanRecord]:
+    """Every span of the request, fully converted (the offline path; the sidecar converts lazily).
+    A span whose ids are not OTLP's is left out, what is wrong with it added to `refused`."""
     for resource_spans in request.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
             scope = scope_spans.scope.name
             for span in scope_spans.spans:
-                yield span_record(span, resource, scope)
+                problem = invalid_trace_id(span.trace_id) or invalid_span_ids(
+                    span.span_id, span.parent_span_id
+                )
+                if problem is None:
+                    yield span_record(span, resource, scope)
+                elif refused is not None:
+                    refused.append(f"span {span.name!r} has {problem}")

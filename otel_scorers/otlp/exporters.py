@@ -18,6 +18,7 @@ from otel_scorers.otlp.endpoint import (
     environment_endpoint,
     environment_protocol,
 )
+from otel_scorers.setting_bounds import MAX_SECONDS
 
 Signal = Literal["traces", "logs", "metrics"]
 _SIGNAL_PATHS: dict[Signal, str] = {"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
@@ -39,9 +40,9 @@ class ExportConfig(BaseModel):
     #: false for an endpoint that does not take them (Jaeger takes traces only).
     logs: bool = True
     metrics: bool = True
-    metric_interval_s: float = Field(10.0, gt=0)
-    batch_delay_s: float = Field(1.0, gt=0)
-    timeout_s: float = Field(10.0, gt=0)
+    metric_interval_s: float = Field(10.0, gt=0, le=MAX_SECONDS)
+    batch_delay_s: float = Field(1.0, gt=0, le=MAX_SECONDS)
+    timeout_s: float = Field(10.0, gt=0, le=MAX_SECONDS)
 
 
 def export_protocol(config: ExportConfig) -> str:

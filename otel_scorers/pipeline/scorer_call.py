@@ -17,8 +17,10 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from otel_scorers.model import AgentRun, Score, ScoreError, higher_is_worse, passes
+from otel_scorers.runs.deep_values import tool_values_within_depth
 from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.errors import JudgeError, redact
+from otel_scorers.scorers.offloaded_check import OffloadedCheck
 from otel_scorers.scorers.protocol import ScoreResult
 from otel_scorers.selection.binding import Binding
 
@@ -52,6 +54,10 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         given = binding.context(run)
         if given is not None:
             run = replace(run, context=given)
+    if binding.lane != "inline" and not isinstance(binding.scorer, OffloadedCheck):
+        # A user's code or a judge's prompt, which may write values out whole; the checks bound
+        # what they read themselves (`bounded_schema.check_size`: a document too deep is an error).
+        run = tool_values_within_depth(run)
     return call(binding, binding.scorer.score, run)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import Document, Message
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.conventions.formats.messages import decode_json, is_placeholder, text_of
 from otel_scorers.errors import ConfigError
 from otel_scorers.gen_ai_names import GEN_AI_SYSTEM_INSTRUCTIONS
@@ -89,11 +90,9 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return json.dumps(within_depth(value), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
-    except RecursionError:  # JSON of an attribute nested deeper than Python's stack, as decoded
-        return ""
 
 
 # ---- a binding's own context ----------------------------------------------------------------

@@ -19,6 +19,7 @@ import orjson
 from otel_scorers.conventions import SpanRole, detect
 from otel_scorers.conventions.described import PATH_MISSES
 from otel_scorers.conventions.formats import mcp
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
@@ -185,7 +186,7 @@ def _printable(text: str) -> str:
 
 
 def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+    text = value if isinstance(value, str) else orjson.dumps(within_depth(value), default=str).decode()
     text = text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
     return _printable(text)
 

@@ -31,6 +31,10 @@ MAX_BUFFERED_SPANS = 200_000
 MAX_BUFFERED_BYTES = 128 * 1024 * 1024
 #: Traces whose runs were built, remembered (the most recent) to count a span that comes later.
 _RELEASED_KEPT = 65_536
+#: Spans read between two looks for traces to build; a trace whose tree has closed is built at
+#: the first look after a whole stretch without a span of it, so a trace written root first is
+#: not built at its first closed moment while the rest of its spans are still coming.
+CHECK_EVERY_SPANS = 1024
 
 
 @dataclass
@@ -96,8 +100,8 @@ class OpenTraces:
     def __init__(self, reading: Reading) -> None:
         self.reading = reading
         self.traces: OrderedDict[int, _Trace] = OrderedDict()
-        #: Traces seen complete since the last check: checked again then (a late batch may reopen).
-        self.closed: list[int] = []
+        #: Traces seen complete and not yet built: checked at each look (a late batch may reopen).
+        self.closed: dict[int, None] = {}
         self.buffered = 0
         self.buffered_bytes = 0
         #: Traces already built, to count a span that comes after them.
@@ -121,21 +125,29 @@ class OpenTraces:
         self.buffered += 1
         self.buffered_bytes += size
         if trace.complete:
-            self.closed.append(span.trace_id)
+            self.closed[span.trace_id] = None
 
     def _over(self) -> bool:
         return self.buffered > MAX_BUFFERED_SPANS or self.buffered_bytes > MAX_BUFFERED_BYTES
 
     def due(self, position: int) -> Iterator[AgentRun]:
-        """The runs of the traces complete, idle, or the oldest beyond the buffer's bounds.
-        Checked every 1024 spans (or when over a bound) so that complete traces wait a
-        little for spans written after their root (a late batch)."""
-        if not (position % 1024 == 0 or self._over()):
+        """The runs of the traces complete and quiet, idle, or the oldest beyond the buffer's
+        bounds. Checked every `CHECK_EVERY_SPANS` spans (or when over a bound); a complete
+        trace waits until a whole stretch passed without a span of it (its late batch, or the
+        rest of a trace written root first)."""
+        if not (position % CHECK_EVERY_SPANS == 0 or self._over()):
             return
+        quiet_since = position - CHECK_EVERY_SPANS
+        waiting: dict[int, None] = {}
         for trace_id in self.closed:
-            if trace_id in self.traces and self.traces[trace_id].complete:
-                yield from self._release(trace_id)
-        self.closed.clear()
+            trace = self.traces.get(trace_id)
+            if trace is None or not trace.complete:
+                continue
+            if trace.last_seen > quiet_since:
+                waiting[trace_id] = None
+                continue
+            yield from self._release(trace_id)
+        self.closed = waiting
         while self.traces and (
             self._over() or next(iter(self.traces.values())).last_seen <= position - TRACE_IDLE_SPANS
         ):

@@ -21,8 +21,8 @@ import orjson
 
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
-from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, span_records
-from otel_scorers.runs.open_traces import TRACE_IDLE_SPANS, OpenTraces
+from otel_scorers.otlp.decode import OtlpDecodeError, loads_replacing, parse_json_request, span_records
+from otel_scorers.runs.open_traces import CHECK_EVERY_SPANS, TRACE_IDLE_SPANS, OpenTraces
 from otel_scorers.runs.open_traces import Reading as Reading  # where the commands import it from
 from otel_scorers.span_record import SpanRecord
 
@@ -149,13 +149,16 @@ def _line(stream: _Stream) -> bytes:
 
 
 def _binary(head: bytes) -> bool:
-    """Bytes that no JSON text holds: a NUL, or what is not UTF-8 (a protobuf file, random data)."""
+    """Bytes that no JSON text holds: a NUL, or what is not UTF-8 (a protobuf file, random data)
+    in a file that does not start as JSON does (a span's name of such bytes is read, replaced:
+    `loads_replacing`)."""
     if b"\x00" in head:
         return True
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # not a character cut at the end of the peek
+        # not a character cut at the end of the peek
+        return exc.start < len(head) - 4 and head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] not in (b"{", b"[")
     return False
 
 
@@ -194,7 +197,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
     ahead: list[bytes] = []  # whole lines read ahead, last first
     carry = b""  # the start of a line read ahead
     try:
-        document = orjson.loads(first)
+        document = loads_replacing(first, f"{path}:{number}")
     except orjson.JSONDecodeError as line_error:
         # Not JSON Lines: the file may be one document over several lines (pretty-printed).
         whole = first + stream.read(MAX_LINE_BYTES + 1 - len(first))
@@ -238,7 +241,7 @@ def _documents(path: Path, stream: _Stream, problems: list[InputProblem]) -> Ite
             continue
         blank = 0
         try:
-            yield f"{path}:{number}", orjson.loads(line), len(line)
+            yield f"{path}:{number}", loads_replacing(line, f"{path}:{number}"), len(line)
         except orjson.JSONDecodeError as exc:
             problems.append(InputProblem(f"{path}:{number}", f"not JSON: {exc}"))
 
@@ -266,7 +269,13 @@ def _sized_spans(path: Path, problems: list[InputProblem]) -> Iterator[tuple[Spa
                 except OtlpDecodeError as exc:
                     found.append(InputProblem(where, str(exc)))
                     continue
-                spans = list(span_records(request))
+                refused: list[str] = []
+                spans = list(span_records(request, refused))
+                if refused:
+                    first = "the first " if len(refused) > 1 else ""
+                    found.append(
+                        InputProblem(where, f"{counted(len(refused), 'span')} left out, {first}{refused[0]}")
+                    )
                 share = size // max(1, len(spans))
                 for span in spans:
                     yield span, share
@@ -331,7 +340,7 @@ def runs_from_files(
         )
     if reading.late_spans and progress is not None:
         progress(
-            f"{reading.late_spans} spans came {TRACE_IDLE_SPANS} or more spans after the rest of their "
-            "trace (or after it was let go to bound the spans held), whose runs were already built: "
-            "their runs were built from them alone"
+            f"{counted(reading.late_spans, 'span')} came after their trace's runs were built (its tree "
+            f"closed and no span of it in {CHECK_EVERY_SPANS} spans read, none at all in "
+            f"{TRACE_IDLE_SPANS}, or let go to bound the spans held): their runs were built from them alone"
         )

@@ -31,14 +31,15 @@ import referencing
 import referencing.exceptions
 import regex
 
+from otel_scorers.conventions.formats.bounded_json import MAX_DECODED_DEPTH, beyond_bounds
 from otel_scorers.scorers import schema_quick_test
 from otel_scorers.scorers.schema_keywords import bounded_keywords, compiled, deadline, short
 
 MAX_DOCUMENT_CHARS = 1_000_000
 MAX_SCHEMA_CHARS = 200_000
 #: Nesting of documents and schemas: far beyond any real one, well within the validator's own
-#: recursion (a few interpreter frames per level).
-MAX_DEPTH = 64
+#: recursion (a few interpreter frames per level): the bound of every decoded value.
+MAX_DEPTH = MAX_DECODED_DEPTH
 MAX_NODES = 200_000
 #: Violations named in a reason: the first ones, in the document's order.
 MAX_VIOLATIONS = 3
@@ -81,32 +82,16 @@ def parse_document(text: str) -> Any:
 
 #: Each level of nesting takes two characters, each value at least two with its separator.
 _WITHIN_BOUNDS_CHARS = 2 * MAX_DEPTH
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _is_container(value: Any) -> bool:
-    kind = type(value)
-    if kind is dict or kind is list:
-        return True
-    return kind not in _SCALARS and isinstance(value, (Mapping, list, tuple))
 
 
 def check_size(value: Any) -> None:
     """`TooLarge` when `value` nests deeper than `MAX_DEPTH` or holds more than `MAX_NODES` values
-    (walked without recursion, so that the walk itself is bounded)."""
-    if not _is_container(value):
-        return
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    nodes = 1
-    while stack:
-        current, depth = stack.pop()
-        if depth >= MAX_DEPTH:
-            raise TooLarge(f"nested more than {MAX_DEPTH} levels deep")
-        children = current.values() if isinstance(current, Mapping) else current
-        nodes += len(children)
-        if nodes > MAX_NODES:
-            raise TooLarge(f"more than {MAX_NODES:,} values")
-        stack.extend((child, depth + 1) for child in children if _is_container(child))
+    (`bounded_json.beyond_bounds`, the walk that bounds decoded values' depth)."""
+    beyond = beyond_bounds(value, MAX_DEPTH, MAX_NODES)
+    if beyond == "depth":
+        raise TooLarge(f"nested more than {MAX_DEPTH} levels deep")
+    if beyond == "values":
+        raise TooLarge(f"more than {MAX_NODES:,} values")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import regex
 
+from otel_scorers.conventions.description import path_index
 from otel_scorers.model import AgentRun, Score, ScoreError
 from otel_scorers.scorers.bounded_schema import (
     SchemaCheck,
@@ -44,7 +45,7 @@ def parse_path(path: str) -> tuple[str | int, ...]:
                 f"path {path!r}: cannot read {path[position:]!r} (use .name, [index] or ['name'])"
             )
         name, index, _, quoted = found.groups()
-        steps.append(name if name is not None else int(index) if index is not None else quoted)
+        steps.append(name if name is not None else path_index(index, path) if index is not None else quoted)
         position = found.end()
     return tuple(steps)
 

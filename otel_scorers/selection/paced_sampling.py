@@ -31,7 +31,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from otel_scorers.errors import ConfigError
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.runs.paths import path_getter
-from otel_scorers.selection.pacing import PacingController
+from otel_scorers.selection.pacing import MIN_PER_HOUR, PacingController
 from otel_scorers.selection.risk import DEFAULT_FEEDBACK_ATTRIBUTE, RiskSignals, RiskWeights
 from otel_scorers.selection.risk_caps import RiskCaps, ShareCaps
 from otel_scorers.selection.sampling import DEFAULT_RATE, randomness, threshold_for
@@ -96,8 +96,14 @@ def parse_sampling(
     if given.get("rate") is not None:
         raise ConfigError(f"{path}.rate", f"give either a fixed rate or a budget ({key}), not both")
     per_hour = given[key]
-    if isinstance(per_hour, bool) or not isinstance(per_hour, (int, float)) or not 0 < per_hour < math.inf:
-        raise ConfigError(f"{path}.{key}", f"must be a positive, finite number, got {per_hour!r}")
+    if (
+        isinstance(per_hour, bool)
+        or not isinstance(per_hour, (int, float))
+        or not MIN_PER_HOUR <= per_hour < math.inf
+    ):
+        raise ConfigError(
+            f"{path}.{key}", f"must be a finite number of at least {MIN_PER_HOUR:g}, got {per_hour!r}"
+        )
     weights = given.get("weights") or {}
     if not isinstance(weights, Mapping):
         raise ConfigError(f"{path}.weights", f"should be a mapping of signal: weight, got {weights!r}")

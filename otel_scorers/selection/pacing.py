@@ -37,6 +37,10 @@ from otel_scorers.fork_safety import renew_in_child
 
 #: The budget's period: each hour, counted from the first run, spends at most its budget.
 HOUR_S = 3600.0
+#: The least budget an hour (dollars or calls): a minute's share of a smaller one, the first
+#: guess at a judged run's cost, rounds to 0 in floating point (5e-324 an hour failed every
+#: decision dividing by it).
+MIN_PER_HOUR = 1e-6
 #: The share of an hour's budget kept unplanned, for the scatter of which runs are judged (a
 #: steady stream judging a few hundred runs an hour ends its hours within about 1% of the aim).
 HEADROOM = 0.01
@@ -78,8 +82,10 @@ class PacingController:
         catch_up_s: float = CATCH_UP_S,
         carry_s: float = CARRY_S,
     ) -> None:
-        if not 0 < per_hour < math.inf:
-            raise ValueError(f"the budget per hour must be a positive, finite number, got {per_hour}")
+        if not MIN_PER_HOUR <= per_hour < math.inf:
+            raise ValueError(
+                f"the budget per hour must be a finite number of at least {MIN_PER_HOUR:g}, got {per_hour}"
+            )
         self.per_hour = per_hour
         self._per_second = per_hour / HOUR_S
         self._aim = self._per_second * (1.0 - HEADROOM)  # what each second of an hour plans to spend

@@ -7,7 +7,12 @@ from typing import Any, Literal
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from otel_scorers.otlp.decode import OtlpDecodeError, parse_json_request, parse_protobuf_request
+from otel_scorers.otlp.decode import (
+    OtlpDecodeError,
+    parse_json_request,
+    parse_protobuf_request,
+    utf8_replaced,
+)
 from otel_scorers.otlp.salvage import salvage
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
 
@@ -82,7 +87,14 @@ def decode_salvaging(
     try:
         return decode(data, encoding), 0, ""
     except PayloadError:
-        salvaged = salvage(data) if encoding == "protobuf" else None
+        if encoding == "json":
+            # bytes that are not UTF-8 (a span's name) are replaced, as a protobuf request's
+            # span holding them is refused alone; any other fault is the request's
+            replaced = utf8_replaced(data, "an OTLP/JSON request")
+            if replaced is None:
+                raise
+            return decode(replaced, "json"), 0, ""
+        salvaged = salvage(data)
         if salvaged is None:
             raise
         return salvaged.request, salvaged.rejected, salvaged.problem

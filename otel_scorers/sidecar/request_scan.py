@@ -13,6 +13,7 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from otel_scorers.otlp.decode import invalid_span_ids, invalid_trace_id
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest, full_span
 from otel_scorers.selection.sampling import randomness, threshold_for
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
@@ -37,12 +38,6 @@ _DETACH_BELOW = 4
 #: binding samples more than this share of traces: a sampled span is then parsed on its own,
 #: which costs a few times its share of parsing the whole request.
 TRACE_IDS_FIRST_UP_TO_RATE = 1 / 8
-
-
-_ZERO_TRACE = bytes(16)
-
-
-_ZERO_SPAN = bytes(8)
 
 
 @dataclass(slots=True, eq=False)
@@ -104,8 +99,9 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                 trace_id = span.trace_id
                 sampled = decisions.get(trace_id)
                 if sampled is None:
-                    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
-                        _reject(result, (r_index, s_index, p_index), span, "an invalid trace_id", by_ids)
+                    invalid = invalid_trace_id(trace_id)
+                    if invalid is not None:
+                        _reject(result, (r_index, s_index, p_index), span, invalid, by_ids)
                         continue
                     sampled = randomness(int.from_bytes(trace_id, "big")) >= min_threshold
                     decisions[trace_id] = sampled
@@ -118,9 +114,9 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                         result.rejected.append((r_index, s_index, p_index))
                         result.problem = result.problem or f"a span does not parse: {exc}"
                         continue
-                span_id = span.span_id
-                if len(span_id) != 8 or span_id == _ZERO_SPAN:
-                    _reject(result, (r_index, s_index, p_index), span, "an invalid span_id", False)
+                invalid = invalid_span_ids(span.span_id, span.parent_span_id)
+                if invalid is not None:
+                    _reject(result, (r_index, s_index, p_index), span, invalid, False)
                     continue
                 if origin is None:
                     origin = Origin(resource, scope_spans.scope, scope_spans.schema_url, result.batch)

@@ -222,3 +222,32 @@ def test_fifty_concurrent_scores_against_a_budget_for_forty_send_at_most_forty_o
     assert all(r.type == "budget" for r in results if isinstance(r, JudgeError))
     spent = budget - judge.budget.available  # type: ignore[union-attr]
     assert spent <= budget + one_call * 1.05
+
+
+def _usage_reply(tokens: Any) -> bytes:
+    usage = {"prompt_tokens": tokens, "completion_tokens": tokens, "total_tokens": 0}
+    if tokens == "absent":
+        usage = {}
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": '{"verdict": "yes"}'},
+        "finish_reason": "stop",
+    }
+    document = {"id": "x", "object": "chat.completion", "created": 1, "model": "judge", "choices": [choice]}
+    return json.dumps({**document, "usage": usage}).encode()
+
+
+@pytest.mark.parametrize("tokens", [-(10**9), -1, 0, None, "absent"])
+def test_a_judge_reporting_negative_or_no_tokens_still_spends_the_cost_budget(
+    server: JudgeServer, tokens: Any
+) -> None:
+    # Priced as reported, -10⁹ tokens gave $2,000,000 back a call and none cost nothing: every one
+    # of the 30 questions was sent against a budget that an honest reply spends in one call.
+    server.then(*[Body(_usage_reply(tokens)) for _ in range(30)])
+    prices = {"input_usd_per_million": 1000.0, "output_usd_per_million": 1000.0}
+    judge = make_judge(server, model=UNPRICED, cost_budget_usd_per_hour=0.5, prices=prices, cache_size=0)
+    outcomes = [ask(judge, f"answer {n}") for n in range(30)]
+    assert server.calls <= 3
+    assert [outcome.type for outcome in outcomes if isinstance(outcome, JudgeError)] == ["budget"] * (
+        30 - server.calls
+    )

@@ -7,12 +7,14 @@ from __future__ import annotations
 import gzip
 import http.client
 import socket
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import orjson
 import pytest
+from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -95,10 +97,14 @@ def test_oversize_body_is_a_413(sidecar: RunningSidecar) -> None:
     assert "limit" in message
 
 
-def test_gzip_bomb_is_refused_without_inflating_it(sidecar: RunningSidecar) -> None:
-    bomb = gzip.compress(b"\x00" * (50 * 1024 * 1024))  # 50 MiB of zeros in ~50 KiB
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_gzip_and_deflate_bombs_are_refused_without_inflating_them(
+    sidecar: RunningSidecar, encoding: str
+) -> None:
+    zeros = b"\x00" * (50 * 1024 * 1024)  # 50 MiB of zeros in ~50 KiB
+    bomb = gzip.compress(zeros) if encoding == "gzip" else zlib.compress(zeros, 9)
     assert len(bomb) < 64 * 1024
-    status, message = post(sidecar, bomb, {**PROTOBUF, "Content-Encoding": "gzip"})
+    status, message = post(sidecar, bomb, {**PROTOBUF, "Content-Encoding": encoding})
     assert status == 413
     assert "decompressed body exceeds" in message
 
@@ -205,6 +211,18 @@ def test_spans_with_invalid_ids_are_rejected_alone_as_a_partial_success(sidecar:
     assert total > 2
 
 
+def test_a_span_whose_parent_id_is_not_8_bytes_is_rejected_alone_naming_it(sidecar: RunningSidecar) -> None:
+    request = encode(agent_spans(DEMO_RUNS[:1]))
+    spans = request.resource_spans[0].scope_spans[0].spans
+    spans[0].parent_span_id = b"\x01\x02\x03"  # read as a span id of its own, an orphan's
+    response = ExportTraceServiceResponse.FromString(grpc_export(sidecar, request.SerializeToString()))
+    assert response.partial_success.rejected_spans == 1
+    assert "an invalid parent_span_id (3 bytes, not 8)" in response.partial_success.error_message
+    status, body = post(sidecar, request.SerializeToString(), PROTOBUF)
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 1
+
+
 def test_a_valid_request_after_bad_ones_is_still_scored(
     sidecar: RunningSidecar, capture: OtlpCapture
 ) -> None:
@@ -265,3 +283,20 @@ def test_a_span_with_invalid_utf8_is_rejected_alone_over_grpc_and_http(sidecar: 
     assert status == 200
     assert ExportTraceServiceResponse.FromString(data).partial_success.rejected_spans == 1
     assert total > 1  # and the others were taken
+
+
+def test_an_otlp_json_request_with_bytes_that_are_not_utf8_is_read_with_them_replaced(
+    sidecar: RunningSidecar, capture: OtlpCapture
+) -> None:
+    # The whole request was refused (400, naming "surrogates" at column 1) for one span's name.
+    document = MessageToDict(encode(agent_spans(DEMO_RUNS[:1])))
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["name"] = "MARKER"
+    body = orjson.dumps(document).replace(b"MARKER", b"bad \xff\xfe name")
+    with pytest.raises(UnicodeDecodeError):
+        body.decode("utf-8")
+    before = len(capture.span_list())
+    status, answer = post(sidecar, body, {"Content-Type": "application/json"})
+    assert status == 200, answer
+    assert answer.get("partialSuccess", {}).get("rejectedSpans", 0) == 0
+    assert capture.wait_for(lambda: len(capture.span_list()) >= before + 2)  # the run was scored

@@ -1,10 +1,12 @@
 """Decoding within a depth the values read whole by recursive code (a run's `metadata`, Python
-reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows, their
-readers kept within Python's stack where they read them (`runs/context.py`)."""
+reprs): deeper documents stay text. Messages and tool values are decoded as orjson allows; where
+they are written out whole (a judge's prompt, a kept trace, a user's scorer) a value nested
+deeper than the bound is given as `DEEPER_TEXT` instead (`within_depth`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import orjson
 
@@ -24,6 +26,10 @@ class TooDeep(orjson.JSONDecodeError):
 
     def __init__(self) -> None:
         super().__init__(f"nested deeper than {MAX_DECODED_DEPTH} levels", "", 0)
+
+
+#: What stands for a decoded value nested deeper than `MAX_DECODED_DEPTH` where it is written out.
+DEEPER_TEXT = f"(nested deeper than {MAX_DECODED_DEPTH} levels)"
 
 
 def loads(text: str | bytes) -> Any:
@@ -59,16 +65,42 @@ def too_deep(text: str | bytes, value: Any) -> bool:
 
 
 def nested_deeper(value: Any, limit: int) -> bool:
-    """Whether lists, tuples and dicts in `value` nest more than `limit` levels."""
-    if not isinstance(value, (list, tuple, dict)):
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    """Whether lists, tuples and mappings in `value` nest more than `limit` levels."""
+    return beyond_bounds(value, limit) is not None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_container(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict or kind is list:
+        return True
+    return kind not in _SCALARS and isinstance(value, (Mapping, list, tuple))
+
+
+def beyond_bounds(value: Any, depth: int, values: int | None = None) -> Literal["depth", "values"] | None:
+    """The one walk of a decoded value's size, without recursion (so that the walk itself is
+    bounded), stopping at the first bound passed: `depth` when lists, tuples and mappings in
+    `value` nest more than `depth` levels, `values` when they hold more than `values` values."""
+    if not _is_container(value):
+        return None
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 1
     while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, (list, tuple, dict)):
-                if depth >= limit:
-                    return True
-                stack.append((child, depth + 1))
-    return False
+        current, level = stack.pop()
+        if level >= depth:
+            return "depth"
+        children = current.values() if isinstance(current, Mapping) else current
+        if values is not None:
+            nodes += len(children)
+            if nodes > values:
+                return "values"
+        stack.extend((child, level + 1) for child in children if _is_container(child))
+    return None
+
+
+def within_depth(value: Any) -> Any:
+    """`value`, or `DEEPER_TEXT` when it nests deeper than `MAX_DECODED_DEPTH`: what recursive code
+    (`json.dumps` needs a frame or two a level, orjson refuses 255) can be given whole."""
+    return DEEPER_TEXT if nested_deeper(value, MAX_DECODED_DEPTH) else value

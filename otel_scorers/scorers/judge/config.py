@@ -20,6 +20,7 @@ from pydantic import (
 from otel_scorers.scorers.judge import models
 from otel_scorers.scorers.judge.errors import remember_secret
 from otel_scorers.scorers.judge.masking import RedactConfig
+from otel_scorers.setting_bounds import MAX_COUNT, MAX_SECONDS
 
 ENV_MODEL = "OTEL_SCORERS_JUDGE_MODEL"
 ENV_API_BASE = "OTEL_SCORERS_JUDGE_API_BASE"
@@ -75,15 +76,15 @@ class JudgeConfig(BaseModel):
     api_base: str | None = None
     api_key: str | None = Field(None, repr=False)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    timeout_s: float = Field(20.0, gt=0)
-    attempt_timeout_s: float | None = Field(None, gt=0)
+    timeout_s: float = Field(20.0, gt=0, le=MAX_SECONDS)
+    attempt_timeout_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
     max_retries: int = Field(3, ge=0, le=10)
-    concurrency: int = Field(8, ge=1)
+    concurrency: int = Field(8, ge=1, le=MAX_COUNT)
     prices: Prices | None = None  # before the budget, whose check reads it
     cost_budget_usd_per_hour: float | None = Field(None, gt=0)
-    max_calls_per_hour: int | None = Field(None, ge=1)
-    max_prompt_tokens: int = Field(16_000, ge=1_000)
-    cache_size: int = Field(1024, ge=0)
+    max_calls_per_hour: int | None = Field(None, ge=1, le=MAX_COUNT)
+    max_prompt_tokens: int = Field(16_000, ge=1_000, le=MAX_COUNT)
+    cache_size: int = Field(1024, ge=0, le=MAX_COUNT)
     record_prompts: bool = False
     batch: bool = False
     max_output_tokens: PositiveInt | dict[str, PositiveInt] | None = None

@@ -164,7 +164,7 @@ class ProviderCall:
         self.activity.finished(consultation.model, "ok", time.monotonic() - started)
         self.breaker.succeeded()
         completion = completion_of(litellm, consultation.model, response, self.config.prices)
-        self.spend.settle(reserved, completion.cost_usd)
+        self.spend.settle(reserved, completion.cost_usd if completion.counted else reserved)
         return completion, None
 
     def _semaphore(self) -> asyncio.Semaphore:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -22,6 +23,10 @@ class Completion:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    #: False when the reply's usage could not be read as token counts (missing, no prompt tokens,
+    #: negative, not whole numbers): the call was answered, so it was billed, at what it was
+    #: expected to cost.
+    counted: bool = True
 
 
 @dataclass
@@ -68,8 +73,12 @@ class JudgeReply(Generic[T]):
 def completion_of(litellm: Any, model: str, response: Any, prices: Prices | None = None) -> Completion:
     """A litellm response's text, tokens and cost (the configured `prices` first)."""
     usage = getattr(response, "usage", None)
-    input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    input_tokens = _tokens(getattr(usage, "prompt_tokens", None))
+    output_tokens = _tokens(getattr(usage, "completion_tokens", None))
+    # A prompt answered took tokens: none reported for it is no count (litellm reports a usage
+    # the reply left out as 0 tokens).
+    counted = bool(input_tokens) and output_tokens is not None
+    input_tokens, output_tokens = input_tokens or 0, output_tokens or 0
     try:
         text = response.choices[0].message.content or ""
     except (AttributeError, IndexError, TypeError):
@@ -78,9 +87,23 @@ def completion_of(litellm: Any, model: str, response: Any, prices: Prices | None
     if prices is None:
         # litellm prices each response already; recompute only when it did not
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    if not isinstance(cost, (int, float)):
+    if not counted:
+        return Completion(text, input_tokens, output_tokens, None, counted=False)
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or not 0 <= cost < math.inf:
         cost = judge_cost(litellm, model, input_tokens, output_tokens, prices)
     return Completion(text, input_tokens, output_tokens, float(cost) if cost is not None else None)
+
+
+def _tokens(value: Any) -> int | None:
+    """A token count as the provider reported it: a whole number, not negative; None for
+    anything else, or none. A negative count priced as it is gave budget back, and a missing one
+    cost nothing: a judge reporting -10⁹ tokens a call, or none, was called without end against
+    an hourly budget."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if value >= 0 else None
 
 
 def judge_cost(

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.model import AgentRun, ContextItem, Score, ScoreError, passes
 from otel_scorers.scorers.evaluator_version import Evaluator
 from otel_scorers.scorers.judge import Consultation, Data, Judge, JudgeError, JudgeReply, Question
@@ -363,7 +364,7 @@ class Reference:
         if isinstance(value, str):
             return value if value.strip() else None
         if isinstance(value, (list, dict, int, float)) and not isinstance(value, bool):
-            return json.dumps(value, ensure_ascii=False)
+            return json.dumps(within_depth(value), ensure_ascii=False)
         return None
 
     def missing_reason(self, what: str) -> str:

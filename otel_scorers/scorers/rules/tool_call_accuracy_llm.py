@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.model import AgentRun, Score
 from otel_scorers.scorers.rules.base import Ask, Task, ask_once, need_input
 
@@ -29,7 +30,9 @@ def tool_calls_text(run: AgentRun) -> str:
     lines = []
     for n, call in enumerate(run.tool_calls, 1):
         arguments = (
-            json.dumps(call.arguments, ensure_ascii=False, default=str) if call.arguments is not None else ""
+            json.dumps(within_depth(call.arguments), ensure_ascii=False, default=str)
+            if call.arguments is not None
+            else ""
         )
         lines.append(f"{n}. {call.name}({arguments}) -> {call.state}")
     return "\n".join(lines) or "(no tool calls)"
