@@ -35,15 +35,7 @@ def match_requested_calls(
     Calls that start together keep the order in which the model asked for them. An unanswered
     part that names one of the run's `handoffs` is machinery too.
     """
-    requested: list[tuple[int, Mapping[str, Any]]] = [
-        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
-    ]
-    # Only spans that miss what a request holds are worth reading every request's history for.
-    repeated = not requested and any(
-        call.arguments is None or call.result is None for call, internal in tools if not internal
-    )
-    if repeated:
-        requested = _requested_in_history(models)
+    requested, repeated = _requested(tools, models)
     if not requested:
         return [call for call, internal in tools if not internal]
     unmatched = list(range(len(requested)))
@@ -85,6 +77,22 @@ def match_requested_calls(
         matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     matched.sort(key=lambda pair: (call_start(pair[0]), pair[1]))
     return [call for call, _ in matched]
+
+
+def _requested(
+    tools: list[tuple[ToolCall, bool]], models: Sequence[ModelCall]
+) -> tuple[list[tuple[int, Mapping[str, Any]]], bool]:
+    """The tool-call parts the model calls asked for, with when, and whether they were read
+    from the requests' history (no call's output records what it asked for)."""
+    requested: list[tuple[int, Mapping[str, Any]]] = [
+        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+    ]
+    # Only spans that miss what a request holds are worth reading every request's history for.
+    if requested or not any(
+        call.arguments is None or call.result is None for call, internal in tools if not internal
+    ):
+        return requested, False
+    return _requested_in_history(models), True
 
 
 def _requested_in_history(models: Sequence[ModelCall]) -> list[tuple[int, Mapping[str, Any]]]:
