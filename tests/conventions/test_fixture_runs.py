@@ -55,6 +55,13 @@ PENDING: dict[str, str] = {
     "known only by their names, they hold no request, answer, tool arguments or results",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
+    "loongsuite-crewai": "LoongSuite's crew span (`enter_ai_application_system`, an ENTRY span named `crew`) "
+    "is read as a run, and a task's request is written as `Task: ...` beside `Expected output: ...`",
+    "loongsuite-google-adk/failing_tool": "LoongSuite's runner span (`invoke_agent {app}`) is read as the "
+    "run when the agent's tool fails",
+    "loongsuite-google-adk/transfer": "a run handed on to a sub-agent is named after the sub-agent",
+    "openllmetry-deepagents/sub_agent": "the `task` tool's result is the sub-agent's whole graph update "
+    "(a `Command` of a `ToolMessage`), not the text it holds",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
@@ -63,9 +70,10 @@ CALLS_NEED_CONTENT = frozenset(
     {"crewai-openllmetry", "haystack-openinference", "openlit-crewai", "otel-smolagents"}
 )
 #: Frameworks whose traces hold no tool call at all, whatever the content setting: no tool spans
-#: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one), or tool spans
+#: and no model spans (OpenLLMetry's CrewAI instrumentation without its OpenAI one, LoongSuite's
+#: CrewAI instrumentation, whose tool wrapper CrewAI's native tool calls pass by), or tool spans
 #: that name no tool and model spans without messages (OpenLIT's Pydantic AI instrumentation).
-CALLS_NOT_TRACED = frozenset({"crewai-openllmetry-alone", "openlit-pydantic-ai"})
+CALLS_NOT_TRACED = frozenset({"crewai-openllmetry-alone", "loongsuite-crewai", "openlit-pydantic-ai"})
 #: Frameworks whose run span holds the request and the answer whatever the content setting
 #: (OpenLLMetry's CrewAI task span): without content, the run still has them.
 TEXT_ALWAYS_WRITTEN = frozenset({"crewai-openllmetry", "crewai-openllmetry-alone"})
