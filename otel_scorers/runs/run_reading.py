@@ -290,7 +290,8 @@ def _input_text(
     content: RunSpanContent, models: Sequence[ModelCall], parts: RunParts, sources: dict[str, str]
 ) -> str | None:
     """The user's request: the run span's (its structure reduced), the wrapping span's, else the
-    last user message of the run's first model call (`run_text`); `sources` notes where from."""
+    last user message of the run's first model call (`run_text`), out of the prompt the run's
+    framework made of it (`request_in_prompt`); `sources` notes where from."""
     found = span_text(content, "input")
     if found is None or found.text is None:
         wrapper = span_text(content_of(parts.wrapper), "input", wrapper=True) if parts.wrapper else None
@@ -299,7 +300,9 @@ def _input_text(
     if found is not None and found.text is not None:
         if found.source is not None:
             sources["input"] = found.source
-        return found.text
+        # A run span may hold the prompt its framework made of the request (CrewAI's task, as
+        # LoongSuite writes it), as a model call does.
+        return request_in_prompt(parts.framework, found.text)
     for model in models:
         if model.input.captured:
             text = last_user_text(model.input.items)

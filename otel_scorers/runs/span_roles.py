@@ -5,7 +5,9 @@ convention says its role. The project's own spans play none. A span that LangCha
 marks as an agent graph is a run whichever reader claimed it, and so is a span naming an agent
 by an operation no convention lists, around spans of its own, outside a run of that agent
 (`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
-it a run: its place under the tool span does (`Convention.run_under_tool`).
+it a run: its place under the tool span does (`Convention.run_under_tool`). A span whose parent
+was never exported is first put back under the invocation of the agent it names
+(`unended_parents`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 
@@ -68,6 +71,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
+    reattach_unended_parents(by_id)
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
@@ -187,8 +191,14 @@ def _unlisted_agent_operations(
     `execute_task {agent}`) is that agent's run when it holds spans of its own and no span of
     the same agent is around it: the spans inside naming the same agent (its graph, each model
     request) are its steps, one naming another agent is that agent's own run (an agent it
-    delegated to). Without spans of its own it did nothing to read."""
-    holding = {span.parent_span_id for span in by_id.values() if span.parent_span_id is not None}
+    delegated to). Without spans of its own it did nothing to read; holding only agents' runs
+    (LoongSuite's `enter` span of a CrewAI crew, named `crew`, around its tasks' `invoke_agent`
+    spans), it is what a workflow holding them is, the agents' work, not a run of its own."""
+    holding = {
+        span.parent_span_id
+        for span_id, span in by_id.items()
+        if span.parent_span_id is not None and (span_id not in roles or roles[span_id][1] != "run")
+    }
     for span_id in unlisted:
         span = by_id[span_id]
         if span_id in holding and not _inside_agent(span, by_id):

@@ -157,8 +157,9 @@ def _tool_call(
     )
 
 
-#: The keys one of which a serialised ToolMessage has at its top (`langchain.tool_message`).
-_MESSAGE_KEYS = frozenset({"tool_call_id", "data", "kwargs", "output"})
+#: The keys one of which a serialised ToolMessage, or a `Command` carrying one, has at its top
+#: (`langchain.tool_message`).
+_MESSAGE_KEYS = frozenset({"tool_call_id", "data", "kwargs", "output", "update"})
 
 
 def _langchain_recorded(call: ToolCall) -> ToolCall:

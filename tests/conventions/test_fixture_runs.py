@@ -55,13 +55,8 @@ PENDING: dict[str, str] = {
     "known only by their names, they hold no request, answer, tool arguments or results",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
-    "loongsuite-crewai": "LoongSuite's crew span (`enter_ai_application_system`, an ENTRY span named `crew`) "
-    "is read as a run, and a task's request is written as `Task: ...` beside `Expected output: ...`",
-    "loongsuite-google-adk/failing_tool": "LoongSuite's runner span (`invoke_agent {app}`) is read as the "
-    "run when the agent's tool fails",
-    "loongsuite-google-adk/transfer": "a run handed on to a sub-agent is named after the sub-agent",
-    "openllmetry-deepagents/sub_agent": "the `task` tool's result is the sub-agent's whole graph update "
-    "(a `Command` of a `ToolMessage`), not the text it holds",
+    "loongsuite-crewai/agent_kickoff": "LoongSuite records `Agent.kickoff` as a flow's entry span "
+    "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):

@@ -127,16 +127,9 @@ def test_a_call_of_llamaindex_s_handoff_tool_hands_the_run_on_to_the_agent_it_na
     assert run.final_agent == "time_agent"
 
 
-#: Corpora (or `corpus/scenario` cases) still read with runs that do not exist (their fixture
-#: tests are pending too).
-PHANTOMS_PENDING = frozenset({"loongsuite-crewai", "loongsuite-google-adk/failing_tool"})
-
-
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         corpus, scenario = truth_path.parent.name, truth_path.name.removesuffix(".truth.json")
-        if {corpus, f"{corpus}/{scenario}"} & PHANTOMS_PENDING:
-            continue
         assert len(runs_of(corpus, scenario)) <= len(truth(corpus, scenario)), f"{corpus}/{scenario}"
 
 

@@ -4,6 +4,7 @@ convention shares, on traces captured from real packages (tests/fixtures/traces)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from otel_scorers import bind, checks
@@ -14,7 +15,7 @@ from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import read_spans, runs_from_files
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
-from tests.runs.fixture_runs import runs_of
+from tests.runs.fixture_runs import attribute_values, runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 PARIS = "What is the weather in Paris?"
@@ -174,6 +175,20 @@ def test_a_tool_result_written_as_a_message_objects_dump_is_its_content() -> Non
     assert [call.result for call in run.tool_calls] == ["Sunny, 21°C"]
 
 
+def test_a_tool_result_that_is_a_command_carrying_a_tool_message_is_that_messages_content() -> None:
+    # Deep Agents' `task` returns LangGraph's Command({"update": {"messages": [ToolMessage]}}),
+    # as OpenLLMetry records it: the delegating agent's call returned the sub-agent's answer.
+    (written,) = attribute_values(
+        "openllmetry-deepagents", "sub_agent", "execute_tool task", "gen_ai.tool.call.result"
+    )
+    assert set(json.loads(written)["output"]) == {"graph", "update", "resume", "goto"}
+    travel, weather = runs_of("openllmetry-deepagents", "sub_agent")
+    assert [(call.name, call.arguments, call.result, call.state) for call in travel.tool_calls] == [
+        ("task", {"description": PARIS, "subagent_type": "weather_agent"}, ANSWER, "ok")
+    ]
+    assert (weather.agent_name, weather.input, weather.output) == ("weather_agent", PARIS, ANSWER)
+
+
 # ---- how an agent ends its loop, and tool spans known by their form --------------------------
 
 
@@ -284,6 +299,34 @@ def test_an_agent_invoked_inside_another_agents_unlisted_operation_is_its_own_ru
         ("weather_agent", "What is the weather in Paris today?", "Sunny and 21°C in Paris."),
     ]
     assert runs[1].parent_span_id is not None
+
+
+def test_a_task_written_as_its_fields_on_the_run_span_is_read_as_the_tasks_description() -> None:
+    # LoongSuite's CrewAI task span: `gen_ai.input.messages` holds one user message of two text
+    # parts, `Task: {description}` and `Expected output: {expected_output}`.
+    (written,) = attribute_values(
+        "loongsuite-crewai", "no_tool", "invoke_agent Weather Reporter", "gen_ai.input.messages"
+    )
+    assert [part["content"] for part in json.loads(written)[0]["parts"]] == [
+        "Task: Say hello in French.",
+        "Expected output: One sentence.",
+    ]
+    (run,) = runs_of("loongsuite-crewai", "no_tool")
+    assert (run.agent_name, run.input, run.output) == (
+        "Weather Reporter",
+        "Say hello in French.",
+        "Bonjour !",
+    )
+
+
+def test_a_span_naming_an_agent_by_an_unlisted_operation_holding_only_agents_runs_is_not_a_run() -> None:
+    # LoongSuite's CrewAI spans: the crew's `enter_ai_application_system` (operation `enter`,
+    # `gen_ai.agent.name = crew`) around its two tasks' `invoke_agent {role}` spans, no other span.
+    runs = runs_of("loongsuite-crewai", "two_agents")
+    assert [(run.agent_name, run.output) for run in runs] == [
+        ("Weather Reporter", ANSWER),
+        ("Travel Writer", "Pack sunglasses: Paris is sunny and 21°C."),
+    ]
 
 
 def test_tool_spans_naming_their_model_not_a_tool_leave_the_calls_missing_not_guessed() -> None:

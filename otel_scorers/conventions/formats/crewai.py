@@ -1,4 +1,4 @@
-"""CrewAI's own texts and objects, as OpenInference and OpenLLMetry record them.
+"""CrewAI's own texts and objects, as OpenInference, OpenLLMetry and LoongSuite record them.
 
 A CrewAI run, as its user means it, is one agent's work on one task (or one `Agent.kickoff`):
 the agent is its role, the input the task description it got, the output its final answer. The
@@ -26,6 +26,8 @@ _AFTER_TASK = (
     "\n\nBegin! This is VERY important to you",
     "\n\nProvide your complete response:",
 )
+#: A task's description and expected output, as LoongSuite writes them as the agent's input.
+_TASK_FIELD, _EXPECTED_FIELD = "Task: ", "Expected output: "
 TOOL_ERROR_PREFIX = "Error executing tool: "
 #: Keys CrewAI's own objects put on an agent's span, whichever instrumentation wrote it: its
 #: crew's key (a task run), its task's description (the event bus), its agent's backstory (a
@@ -39,8 +41,12 @@ def written_by_crewai(attributes: Mapping[str, Any]) -> bool:
 
 
 def task_in_prompt(text: str) -> str | None:
-    """The task description in the user message CrewAI's template made, None for other text."""
+    """The task description in the user message CrewAI's template made, or in a task's fields as
+    an instrumentation writes them as the agent's input (`Task: ...` then `Expected output: ...`,
+    LoongSuite's two text parts, read joined), None for other text."""
     body = text.lstrip("\n")
+    if body.startswith(_TASK_FIELD) and (end := body.find(_EXPECTED_FIELD)) > len(_TASK_FIELD):
+        return body[len(_TASK_FIELD) : end].rstrip()
     if not body.startswith(_TASK_PREFIX):
         return None
     body = body[len(_TASK_PREFIX) :]

@@ -136,11 +136,21 @@ def messages_of(value: Any) -> list[Message] | None:
     return [message for message in map(to_message, value["messages"]) if message is not None]
 
 
+#: The fields of LangGraph's `Command`, which a tool returns to answer its call with a message and
+#: update the graph's state (a handoff tool, Deep Agents' `task`): its ToolMessage is in `update`.
+_COMMAND_KEYS = frozenset({"graph", "update", "resume", "goto"})
+
+
 def tool_message(value: Any) -> Mapping[str, Any] | None:
-    """The fields of a serialised ToolMessage (`content`, `tool_call_id`, `status`), if it is one."""
+    """The fields of a serialised ToolMessage (`content`, `tool_call_id`, `status`), if it is one,
+    also the one a `Command` the tool returned carries (the last of its update's messages)."""
     value = decode_json(value)
     if isinstance(value, Mapping) and isinstance(value.get("output"), Mapping):
         value = value["output"]  # OpenLLMetry's {"output": ToolMessage, "kwargs": ...}
+    if isinstance(value, Mapping) and "update" in value and _COMMAND_KEYS.issuperset(value):
+        update = value["update"]
+        messages = update.get("messages") if isinstance(update, Mapping) else None
+        value = messages[-1] if isinstance(messages, list) and messages else None
     fields = _fields(value) if isinstance(value, Mapping) else None
     if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
         return None
