@@ -92,6 +92,8 @@ class SpanReading:
     path_misses: list[str] = field(default_factory=list)
     #: Why a span its reader claimed has no role, when a shared rule took it (a tools listing).
     why_no_role: str | None = None
+    #: The span it is read under when its own parent never arrived (`unended_parents`).
+    placed_under: int | None = None
 
 
 @dataclass(slots=True)
@@ -145,6 +147,9 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
         convention = given[0] if given is not None else found.unroled.get(span.span_id) or detect(span)
         role = given[1] if given is not None else None
         reading = SpanReading(span, convention.name if convention is not None else None, role)
+        placed = found.by_id.get(span.span_id)
+        if placed is not None and placed.parent_span_id != span.parent_span_id:
+            reading.placed_under = placed.parent_span_id
         if (
             convention is not None
             and role is None
@@ -213,6 +218,8 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
         )
         if reading.why_no_role is not None:
             claimed += f" ({reading.why_no_role})"
+        if reading.placed_under is not None:
+            claimed += f" (its parent never arrived: read under span {reading.placed_under:016x})"
         yield f"  span {span.span_id:016x} {span.name!r} [{_printable(span.scope or 'no scope')}]: {claimed}"
         found = [key for key, present in reading.read.items() if present]
         absent = [key for key, present in reading.read.items() if not present]

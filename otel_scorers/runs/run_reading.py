@@ -300,8 +300,7 @@ def _input_text(
     if found is not None and found.text is not None:
         if found.source is not None:
             sources["input"] = found.source
-        # A run span may hold the prompt its framework made of the request (CrewAI's task, as
-        # LoongSuite writes it), as a model call does.
+        # A run span may hold the prompt its framework made of the request, as a model call does.
         return request_in_prompt(parts.framework, found.text)
     for model in models:
         if model.input.captured:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from otel_scorers import ScoringSpanProcessor
 from otel_scorers.otlp.decode import parse_json_request, span_records
@@ -68,15 +68,27 @@ def replay(provider: TracerProvider, records: list[SpanRecord]) -> None:
     for spans in sorted(by_trace.values(), key=lambda spans: min(s.start_ns for s in spans)):
         ids = {span.span_id for span in spans}
         children: dict[int | None, list[SpanRecord]] = defaultdict(list)
+        # Spans whose parent a trace with a root never got (an instrumentation that did not end
+        # it): they are replayed in the trace, under a parent of that id that never ends. A trace
+        # without its root (its parent in another trace) is replayed from its first spans.
+        cut_off: dict[int, list[SpanRecord]] = defaultdict(list)
+        rooted = any(span.parent_span_id is None for span in spans)
         for span in spans:
-            parent = span.parent_span_id if span.parent_span_id in ids else None
-            children[parent].append(span)
+            if rooted and span.parent_span_id is not None and span.parent_span_id not in ids:
+                cut_off[span.parent_span_id].append(span)
+            else:
+                children[span.parent_span_id if span.parent_span_id in ids else None].append(span)
         for root in sorted(children[None], key=lambda s: s.start_ns):
-            replay_span(provider, root, children, None)
+            replay_span(provider, root, children, None, cut_off)
+            cut_off = {}
 
 
 def replay_span(
-    provider: TracerProvider, record: SpanRecord, children: dict[int | None, list[SpanRecord]], parent: Any
+    provider: TracerProvider,
+    record: SpanRecord,
+    children: dict[int | None, list[SpanRecord]],
+    parent: Any,
+    cut_off: dict[int, list[SpanRecord]] | None = None,
 ) -> None:
     at_end = record.scope in ATTRIBUTES_AT_END
     attributes = sdk_attributes(record.attributes)
@@ -88,6 +100,12 @@ def replay_span(
         attributes=None if at_end else attributes,
         start_time=record.start_ns,
     )
+    for missing, spans in (cut_off or {}).items():
+        never_ended = NonRecordingSpan(
+            SpanContext(span.get_span_context().trace_id, missing, False, TraceFlags(TraceFlags.SAMPLED))
+        )
+        for orphan in sorted(spans, key=lambda s: s.start_ns):
+            replay_span(provider, orphan, children, never_ended)
     for child in sorted(children[record.span_id], key=lambda s: s.start_ns):
         replay_span(provider, child, children, span)
     if at_end:

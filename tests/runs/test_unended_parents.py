@@ -5,6 +5,7 @@ on traces captured from Google ADK under LoongSuite's instrumentation
 
 from __future__ import annotations
 
+from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.otlp_files import read_spans
 from otel_scorers.runs.span_roles import span_roles
 
@@ -45,3 +46,16 @@ def test_a_run_handed_on_to_a_sub_agent_is_named_after_the_agent_it_started_with
     ]
     assert run.final_agent == "weather_agent"
     assert [call.name for call in run.tool_calls] == ["get_weather"]
+
+
+def test_explain_says_which_span_a_span_whose_parent_never_arrived_is_read_under() -> None:
+    lines = [
+        line
+        for explanation in explain_files([TRACES / CORPUS / "failing_tool.json"], [])
+        for line in explanation_lines(explanation)
+    ]
+    (agent,) = [line for line in lines if "'invoke_agent weather_agent'" in line]
+    agent_id = agent.split()[1]
+    placed = [line for line in lines if "its parent never arrived" in line]
+    assert len(placed) == 3
+    assert all(line.endswith(f"read under span {agent_id})") for line in placed)
