@@ -71,7 +71,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
-    reattach_unended_parents(by_id)
+    if roles:
+        reattach_unended_parents(by_id, roles)
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:

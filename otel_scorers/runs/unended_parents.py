@@ -3,15 +3,16 @@
 An instrumentation that opens a span of an agent's invocation and does not end it when the
 agent hands the conversation on or a tool raises (LoongSuite's Google ADK plugin) never exports
 that span: its children arrive naming a parent the trace does not hold, cut off from the run
-they are the work of. Such a span that names its agent (`gen_ai.agent.name`) belongs to that
-agent's invocation: the innermost `invoke_agent` span of the same agent, in the same trace,
-open when it started, stands for the parent that never came. A span naming no agent, or one
-no invocation of its agent was open around (a parent in another trace or service), keeps the
-parent it names.
+they are the work of. Such a span (a model call, a tool call, a run) that names its agent
+(`gen_ai.agent.name`) belongs to that agent's invocation: the innermost `invoke_agent` span of
+the same agent, in the same trace, open when it started, stands for the parent that never came.
+A span naming no agent, or one no invocation of its agent was open around (a parent in another
+trace or service), keeps the parent it names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from otel_scorers.conventions.genai import OPERATION
@@ -22,17 +23,20 @@ from otel_scorers.span_record import SpanRecord
 _INVOKE_AGENT = "invoke_agent"
 
 
-def reattach_unended_parents(by_id: dict[int, SpanRecord]) -> None:
-    """Give each span of one trace whose parent is not in it, and that names its agent, the
-    innermost invocation of that agent open when it started as its parent (in `by_id`)."""
-    orphans = [
-        span
-        for span in by_id.values()
-        if span.parent_span_id is not None
-        and span.parent_span_id not in by_id
-        and isinstance(span.attributes.get(GEN_AI_AGENT_NAME), str)
-    ]
-    if not orphans:
+def reattach_unended_parents(by_id: dict[int, SpanRecord], played: Iterable[int]) -> None:
+    """Give each span of one trace that plays a role (`played`: a model call, a tool call, a run)
+    whose parent is not in the trace, and that names its agent, the innermost invocation of that
+    agent open when it started as its parent (in `by_id`). Only spans that play a role are looked
+    at: a span playing none is not work a run could be missing, and most traces' are most spans."""
+    orphans: list[SpanRecord] = []
+    for span_id in played:
+        span = by_id[span_id]
+        above = span.parent_span_id
+        if above is not None and above not in by_id and type(span.attributes.get(GEN_AI_AGENT_NAME)) is str:
+            orphans.append(span)
+    # A trace without its root is a part of one whose spans' parents are in other traces (a
+    # distributed or split trace): nothing in it stands for them.
+    if not orphans or all(span.parent_span_id is not None for span in by_id.values()):
         return
     invocations: dict[str, list[SpanRecord]] = {}
     for span in by_id.values():
