@@ -2,8 +2,9 @@
 
 A trace is buffered only from the moment a span that may open a run starts in it (a run span
 by its name or start attributes; or, for instrumentations that only label a run when it ends,
-the first span of their instrumentation scope), and only if some binding's sampling rate could
-pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
+the first span of their instrumentation scope; or, for a run whose marker was written after its
+span started, the first span starting inside it that carries a marker's key: its parent is
+looked at then), and only if some binding's sampling rate could pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
 When the last open run span of the trace ends, a `CompletedTrace` hands the buffer to the engine,
 which builds every run in it, nested ones included. Memory is bounded by `max_traces` and
 `max_spans_per_trace`; what does not fit is counted.
@@ -22,7 +23,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import get_current_span
 
 from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
@@ -34,9 +38,6 @@ from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
 from otel_scorers.throttled_log import throttled
 
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import ReadableSpan
-
 logger = logging.getLogger("otel_scorers")
 
 #: How long a trace whose last run handed the conversation on waits for the next run to start.
@@ -47,7 +48,16 @@ class _BufferedTrace:
     """A buffered trace. A plain slotted class, not a dataclass with default factories: one is
     made on the agent's thread for every run, and literals build its containers faster."""
 
-    __slots__ = ("created", "ended_runs", "handoffs", "open_runs", "spans", "started", "waiting_until")
+    __slots__ = (
+        "created",
+        "ended_runs",
+        "handoffs",
+        "marked_late",
+        "open_runs",
+        "spans",
+        "started",
+        "waiting_until",
+    )
 
     def __init__(self, created: float) -> None:
         self.created = created
@@ -59,6 +69,9 @@ class _BufferedTrace:
         self.handoffs: list[int] = []
         #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
         self.waiting_until: float | None = None
+        #: Opened at a run marked after it started: a run around it may have been too, so the
+        #: trace waits for its root in this process to end (`TraceAssembler._parent_marked`).
+        self.marked_late = False
 
     def completed(self) -> CompletedTrace:
         return CompletedTrace(self.spans, tuple(self.started.values()), tuple(self.ended_runs))
@@ -164,8 +177,13 @@ class TraceAssembler:
             buffer = traces.get(trace_id) if traces else None  # nothing buffered: no lookup
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
+                starts = may_start_run(name, attributes, scope)
+                if starts is False:
+                    return
+                # A run's step, or a run: its parent may be a run marked after it started.
+                self._parent_marked(span, parent_context, trace_id)
                 if (
-                    not may_start_run(name, attributes, scope)
+                    starts is None
                     or not self._could_sample(trace_id)
                     or scope == OWN_SCOPE
                     or left_out(self._metrics, context, name)
@@ -178,7 +196,10 @@ class TraceAssembler:
                 buffer.open_runs.add(span_id)
             else:
                 span_id = context[1]
-                if may_start_run(name, attributes):
+                starts = may_start_run(name, attributes)
+                if starts is not False:  # its parent may be a run marked after it started
+                    buffer = self._parent_run_started(buffer, trace_id, span)
+                if starts:
                     invalid = left_out(self._metrics, context, name)  # never started, as a run
                     buffer = None if invalid else self._run_started(buffer, trace_id, span_id)
                     if buffer is None:
@@ -222,6 +243,8 @@ class TraceAssembler:
             else:
                 self._span_limit_reached()
             if not is_run:
+                if buffer.marked_late and (span._parent is None or span._parent[2]):
+                    self._root_ended(trace_id, buffer)
                 return False
             if self._on_run_span_ended is not None:
                 self._on_run_span_ended(span)  # before the trace can reach the engine
@@ -230,8 +253,11 @@ class TraceAssembler:
                 buffer.ended_runs.append(span_id)
                 if buffer.open_runs:
                     return True
-                if buffer.handoffs and _handoff_ended(buffer):
-                    # The agent handed to starts its run after this one: keep the trace open.
+                if (buffer.handoffs and _handoff_ended(buffer)) or (
+                    buffer.marked_late and span._parent is not None and not span._parent[2]
+                ):
+                    # The agent handed to starts its run after this one, or a run around it
+                    # marked after it started ends after it: keep the trace open.
                     buffer.waiting_until = self.clock() + self._handoff_wait_s
                     self._waiting[trace_id] = buffer
                     return True
@@ -263,6 +289,63 @@ class TraceAssembler:
         if reopened is not None:
             reopened.open_runs.add(span_id)
         return reopened
+
+    def _parent_marked(self, span: ReadableSpan, parent_context: Any, trace_id: int) -> None:
+        """A run's step starts in a trace not buffered: when its parent is a run by now, its
+        marker written after it started, the trace is buffered from here, that parent as its run
+        (the parent's children that already ended are not seen)."""
+        parent = get_current_span(parent_context)
+        if not isinstance(parent, ReadableSpan) or not parent.is_recording():
+            return
+        run_context = parent.get_span_context()
+        if (
+            run_context.trace_id != trace_id
+            or not may_start_run(parent.name, parent.attributes)
+            or not self._could_sample(trace_id)
+            or _scope_name(parent) == OWN_SCOPE
+            or left_out(self._metrics, run_context, parent.name)
+        ):
+            return
+        buffer = self._open(trace_id)
+        if buffer is None:
+            return
+        buffer.open_runs.add(run_context.span_id)
+        buffer.started[run_context.span_id] = parent
+        buffer.marked_late = True
+
+    def _root_ended(self, trace_id: int, buffer: _BufferedTrace) -> None:
+        """The root in this process of a trace opened at a run marked late ended: no run around
+        its runs is left to end, and the trace, when it waits, is complete."""
+        with self._lock:
+            buffer.marked_late = False
+            if self._waiting.pop(trace_id, None) is not buffer:
+                return
+            buffer.waiting_until = None
+            if self._traces.get(trace_id) is buffer:
+                del self._traces[trace_id]
+        self._on_completed(buffer.completed())
+
+    def _parent_run_started(
+        self, buffer: _BufferedTrace, trace_id: int, span: ReadableSpan
+    ) -> _BufferedTrace:
+        """A run's step starts in a buffered trace: when its parent, open in the trace and not
+        yet a run, is one by now (marked after it started), that run starts (`_run_started`)."""
+        parent_context: Any = span.parent
+        if parent_context is None:
+            return buffer
+        parent_id: int = parent_context.span_id
+        parent = buffer.started.get(parent_id)
+        if (
+            parent is None
+            or parent_id in buffer.open_runs
+            or not may_start_run(parent.name, parent.attributes)
+        ):
+            return buffer
+        started = self._run_started(buffer, trace_id, parent_id)
+        if started is None:
+            return buffer
+        started.started[parent_id] = parent
+        return started
 
     def complete_expired(self) -> None:
         """Complete the traces whose handoff was not taken up within `handoff_wait_s`: called

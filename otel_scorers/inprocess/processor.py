@@ -291,7 +291,7 @@ class ScoringSpanProcessor(SpanProcessor):
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        self.assembler.on_start(span)
+        self.assembler.on_start(span, parent_context)
         if self._downstream is not None:
             self._downstream.on_start(span, parent_context)
 

@@ -86,6 +86,10 @@ def is_run_span(span: Span) -> bool:
     marker keys the conventions name, and only when its name (remembered per name) does not
     already say so: walking a protobuf span's attributes is most of what sorting a span out costs."""
     name = span.name
-    return may_start_run(name, None) or may_start_run(
-        name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
+    # None (a run's step) is no: a received span has every attribute its run will have.
+    return bool(may_start_run(name, None)) or (
+        may_start_run(
+            name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
+        )
+        is True
     )
