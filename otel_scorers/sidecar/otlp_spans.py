@@ -87,7 +87,7 @@ def is_run_span(span: Span) -> bool:
     already say so: walking a protobuf span's attributes is most of what sorting a span out costs."""
     name = span.name
     # None (a run's step) is no: a received span has every attribute its run will have.
-    return bool(may_start_run(name, None)) or (
+    return may_start_run(name, None) is True or (
         may_start_run(
             name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
         )
