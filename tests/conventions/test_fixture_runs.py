@@ -153,6 +153,11 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
         for path in (TRACES / "spring-ai").glob("*.truth.json")
     },
+    ("otel-genai-openai-agents", "handoff_without_model_spans"): (
+        "without the OpenAI client's instrumentation the trace holds no model call, and the agents' "
+        "spans hold no message: the run lists its request and answer as missing",
+        frozenset({"text"}),
+    ),
     ("openlit-openai-agents", "responses_api"): (
         "OpenLIT's Responses API wrapper fails on this SDK's request ('Reasoning' object has no "
         "attribute 'get': the chat spans are ERROR, with no messages): the trace holds neither the "
