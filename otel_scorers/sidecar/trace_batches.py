@@ -21,29 +21,41 @@ from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.jobs import job_spans
 from otel_scorers.sidecar.otlp_spans import trace_records
 from otel_scorers.span_record import SpanEvent, SpanRecord
+from otel_scorers.throttled_log import throttled
 
 #: Traces at most in one message to a scoring process, and replies in one message back.
 MAX_BATCH_TRACES = 256
 
 #: A `SpanRecord`'s fields in order, its events as `(name, time_ns, attributes)` tuples.
 RecordFields = tuple[Any, ...]
-#: Job ids, each with its trace's spans.
-BatchJobs = Sequence[tuple[int, Sequence[RecordFields]]]
+#: Job ids, each with its trace's spans (None: they could not be converted).
+BatchJobs = Sequence[tuple[int, Sequence[RecordFields] | None]]
 
 
 def encode_batch(traces: Sequence[tuple[int, BufferedTrace]]) -> bytes:
     """Ready traces, by job id, as one `("jobs", jobs)` message, `jobs` written by `marshal`:
     plain values only, read by the same interpreter, for about 60 % of a pickle's cost."""
-    jobs = [
-        (job_id, [_fields(record) for record in trace_records(job_spans(trace))]) for job_id, trace in traces
-    ]
+    jobs = [(job_id, _trace_fields(trace)) for job_id, trace in traces]
     return pickle.dumps(("jobs", marshal.dumps(jobs)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def decode_batch(jobs: bytes) -> list[tuple[int, list[SpanRecord]]]:
-    """A `("jobs", jobs)` message's traces: each job id with the spans of its trace."""
+def decode_batch(jobs: bytes) -> list[tuple[int, list[SpanRecord] | None]]:
+    """A `("jobs", jobs)` message's traces: each job id with the spans of its trace, or None for
+    a trace whose spans could not be converted (the scoring process counts it as a trace it
+    could not build, as it does one whose runs it cannot build)."""
     received: BatchJobs = marshal.loads(jobs)
-    return [(job_id, [_record(fields) for fields in spans]) for job_id, spans in received]
+    return [
+        (job_id, None if spans is None else [_record(fields) for fields in spans])
+        for job_id, spans in received
+    ]
+
+
+def _trace_fields(trace: BufferedTrace) -> list[RecordFields] | None:
+    try:
+        return [_fields(record) for record in trace_records(job_spans(trace))]
+    except Exception:  # the other traces of the batch go on
+        throttled.warning("convert_trace", "otel_scorers: could not convert a trace's spans", exc_info=True)
+        return None
 
 
 #: Where `SpanRecord.events` is among its fields.

@@ -88,7 +88,8 @@ class _Replies:
 @dataclass(frozen=True, slots=True)
 class _ReceivedTraceJob:
     job_id: int
-    spans: list[SpanRecord]
+    #: None: the receiving process could not convert them (`trace_batches`).
+    spans: list[SpanRecord] | None
     replies: _Replies
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
@@ -96,6 +97,8 @@ class _ReceivedTraceJob:
     chains: CallChains | None = None
 
     def build(self) -> Sequence[AgentRun]:
+        if self.spans is None:  # counted and logged by the engine as a trace it could not build
+            raise ValueError("the receiving process could not convert the trace's spans")
         return build_trace_runs(self.spans, self.runless, self.chains)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
