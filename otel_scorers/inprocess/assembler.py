@@ -120,8 +120,9 @@ class TraceAssembler:
         #: thread); bounded: when it is full, the oldest are let go uncounted.
         self._ended_roots: deque[tuple[Any, Any]] = deque(maxlen=max_traces)
         #: Traces in which a run started, most recent last (as many as `max_traces`). Ordered, for
-        #: the oldest to be let go in constant time: a plain dict's first key, once the keys before
-        #: it were popped, is found by walking their empty slots (about 5 µs a run at 4,096 traces).
+        #: the oldest to be let go in constant time: a plain dict's first key, once the keys ahead
+        #: of it were popped, is found by walking their empty slots (20,000 instructions a run on
+        #: the agent's thread after 9,000 runs, docs/performance.md).
         self._had_run: OrderedDict[int, None] = OrderedDict()
         self._runless = runless
         renew_in_child(self)
