@@ -114,15 +114,12 @@ class TraceAssembler:
         self._given_up: OrderedDict[int, None] = OrderedDict()
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
-        #: (span context, instrumentation scope) of the root spans that ended in traces not
-        #: buffered, for the engine's thread to count those in which no run started
-        #: (`count_runless`; the context as it is, its trace id read there, not on the agent's
-        #: thread); bounded: when it is full, the oldest are let go uncounted.
+        #: (span context, scope) of root spans ended in traces not buffered, for the engine's thread
+        #: to count those without a run (`count_runless`; the trace id read there, not on the
+        #: agent's thread); bounded: when it is full, the oldest are let go uncounted.
         self._ended_roots: deque[tuple[Any, Any]] = deque(maxlen=max_traces)
-        #: Traces in which a run started, most recent last (as many as `max_traces`). Ordered, for
-        #: the oldest to be let go in constant time: a plain dict's first key, once the keys ahead
-        #: of it were popped, is found by walking their empty slots (20,000 instructions a run on
-        #: the agent's thread after 9,000 runs, docs/performance.md).
+        #: Traces in which a run started, most recent last (as many as `max_traces`); ordered to let
+        #: the oldest go in constant time (a dict walks its popped slots: docs/performance.md).
         self._had_run: OrderedDict[int, None] = OrderedDict()
         self._runless = runless
         renew_in_child(self)
@@ -162,9 +159,8 @@ class TraceAssembler:
                 attributes = span.attributes
                 scope = _scope_name(span)
             if scope == OWN_SCOPE:
-                # An evaluation span (the engine's, through the SDK) is no run nor part of one,
-                # though it names the run's agent: in a trace whose later run is still open, it
-                # would otherwise be taken for a run of that trace, and held with it.
+                # An evaluation span names the run's agent but is no run: in a trace whose later
+                # run is still open, it would be taken for a run of that trace, and held with it.
                 return
             # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
             trace_id: int = context[0]
