@@ -71,7 +71,7 @@ _run_names: dict[str, bool] = {}
 _handoff_names: dict[str, bool] = {}
 
 
-def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | None = None) -> bool:
+def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | None = None) -> bool | None:
     """Whether a span may be an agent run: the one rule of both the processor (spans starting)
     and the sidecar (spans received).
 
@@ -79,6 +79,11 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
     span's instrumentation scope only when the span is starting and its trace has no run yet,
     because some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every
     attribute when a span ends, so the first span of their scope has to count as a run's start.
+
+    None (false, as "no") for a span that is no run but carries a marker's key with another value
+    (a model call's `gen_ai.operation.name`): a step of some instrumentation's run, whose run span
+    may have been marked only after it started (`set_attribute` after `start_span`, as the GenAI
+    conventions allow): the processor then looks at the span's parent (`TraceAssembler`).
 
     Cheap by design: it runs on the agent's thread for every span. Span names repeat, so the
     name check is remembered; the attributes a span starts with (or only the marker keys,
@@ -101,6 +106,7 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
                 values = markers[key]
                 if values is None or attributes[key] in values:
                     return True
+        return True if scope is not None and scope in RUN_START_SCOPES else None
     return scope is not None and scope in RUN_START_SCOPES
 
 

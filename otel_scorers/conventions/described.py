@@ -107,10 +107,18 @@ class _When:
             if values is not None:
                 try:
                     if value not in values:
+                        if not isinstance(value, tuple):
+                            return False
+                        if values.isdisjoint(value):  # a list attribute holds one of them
+                            return False
+                except TypeError:  # a list: one of its items is one of the values named
+                    if not isinstance(value, list) or values.isdisjoint(_hashable(value)):
                         return False
-                except TypeError:  # an unhashable value (a list) is none of the values named
-                    return False
         return True
+
+
+def _hashable(items: list[Any]) -> list[Any]:
+    return [item for item in items if isinstance(item, str | int | float | bool)]
 
 
 def _when(when: When, json_values: bool) -> _When:
@@ -137,8 +145,16 @@ class DescribedConvention(Convention):
         #: The instrumentation scopes it reads (none: it is found by its marker attributes).
         self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self._markers = tuple(description.marker_attributes or ())
-        # Without scopes, its marker attributes are all `detect` reads.
-        self.markers = Markers(keys=frozenset(self._markers)) if self._markers and not self._scopes else None
+        suffixes = description.marker_name_suffix
+        self._name_suffixes = tuple(
+            suffixes if isinstance(suffixes, list) else [suffixes] if suffixes else []
+        )
+        # Without scopes and name endings, its marker attributes are all `detect` reads.
+        self.markers = (
+            Markers(keys=frozenset(self._markers))
+            if self._markers and not self._scopes and not self._name_suffixes
+            else None
+        )
         self._json = description.json_values
         run = description.run
         # Without `when`, no span is a run by this reader's say (`RunReading`).
@@ -201,8 +217,10 @@ class DescribedConvention(Convention):
     def detect(self, span: SpanRecord) -> bool:
         if self._scopes and span.scope not in self._scopes:
             return False
-        if not self._markers:
+        if self._name_suffixes and span.name.endswith(self._name_suffixes):
             return True
+        if not self._markers:
+            return not self._name_suffixes
         # One set operation, in C: a span of many keys (flattened messages) is asked anew.
         return not span.attributes.keys().isdisjoint(self._markers)
 

@@ -140,8 +140,9 @@ SourceSpec = Annotated[tuple[Source, ...], BeforeValidator(_as_sources)]
 
 
 class When(BaseModel):
-    """Which spans play a role: every attribute named holds one of its values (`"*"`: any), and
-    the span's name starts with one of `name_prefix`; an empty `when` takes every span."""
+    """Which spans play a role: every attribute named holds one of its values (`"*"`: any; an
+    attribute holding a list, one of its items), and the span's name starts with one of
+    `name_prefix`; an empty `when` takes every span."""
 
     model_config = _STRICT
     attributes: dict[str, Value | list[Value]] = Field(default_factory=dict)
@@ -223,6 +224,10 @@ class ConventionDescription(BaseModel):
     scope: str | list[str] | None = None
     #: Attributes, any of which marks a span as this instrumentation's (with or without `scope`).
     marker_attributes: list[str] | None = None
+    #: Span-name endings, any of which marks a span as this instrumentation's, for one that writes
+    #: under the application's scope and marks some spans by their names alone (Griptape's
+    #: `Agent.run()`, `{Tool}.try_run()`).
+    marker_name_suffix: str | list[str] | None = None
     #: Every attribute value is JSON-encoded (MLflow's `"AGENT"`): `when` values are compared
     #: with their JSON form, and what is read is decoded.
     json_values: bool = False
@@ -233,10 +238,10 @@ class ConventionDescription(BaseModel):
 
     @model_validator(mode="after")
     def _marked(self) -> ConventionDescription:
-        if self.scope is None and not self.marker_attributes:
+        if self.scope is None and not self.marker_attributes and not self.marker_name_suffix:
             raise ValueError(
-                "say which spans this describes: their instrumentation 'scope', or "
-                "'marker_attributes' they carry"
+                "say which spans this describes: their instrumentation 'scope', "
+                "'marker_attributes' they carry, or a 'marker_name_suffix' their names end with"
             )
         return self
 

@@ -24,6 +24,7 @@ SHIPPED_FILES = (
     "any_agent.yaml",
     "spring_ai.yaml",
     "genkit.yaml",
+    "griptape.yaml",
 )
 
 

@@ -2,8 +2,9 @@
 
 A trace is buffered only from the moment a span that may open a run starts in it (a run span
 by its name or start attributes; or, for instrumentations that only label a run when it ends,
-the first span of their instrumentation scope), and only if some binding's sampling rate could
-pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
+the first span of their instrumentation scope; or, for a run whose marker was written after its
+span started, the first span starting inside it that carries a marker's key: its parent is
+looked at then), and only if some binding's sampling rate could pick its trace id. Each span that ends in a buffered trace is appended (a reference, not a copy).
 When the last open run span of the trace ends, a `CompletedTrace` hands the buffer to the engine,
 which builds every run in it, nested ones included. Memory is bounded by `max_traces` and
 `max_spans_per_trace`; what does not fit is counted.
@@ -20,22 +21,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_scorers.conventions import may_hand_off, may_start_run
 from otel_scorers.environment import MAX_SPANS_PER_TRACE, MAX_TRACES
 from otel_scorers.fork_safety import renew_in_child
+from otel_scorers.inprocess.buffered_trace import BufferedTrace, CompletedTrace
 from otel_scorers.inprocess.invalid_ids import left_out
+from otel_scorers.inprocess.late_marks import marked_parent, marked_parent_in
 from otel_scorers.inprocess.runless_roots import count_runless
+from otel_scorers.inprocess.waiting_traces import WaitingTraces
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.runs.no_run import RunlessTraces
-from otel_scorers.span_record import OWN_SCOPE, SpanRecord, from_readable_span
+from otel_scorers.span_record import OWN_SCOPE
 from otel_scorers.throttled_log import throttled
-
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import ReadableSpan
 
 logger = logging.getLogger("otel_scorers")
 
@@ -43,47 +46,7 @@ logger = logging.getLogger("otel_scorers")
 HANDOFF_WAIT_S = 3.0
 
 
-class _BufferedTrace:
-    """A buffered trace. A plain slotted class, not a dataclass with default factories: one is
-    made on the agent's thread for every run, and literals build its containers faster."""
-
-    __slots__ = ("created", "ended_runs", "handoffs", "open_runs", "spans", "started", "waiting_until")
-
-    def __init__(self, created: float) -> None:
-        self.created = created
-        self.spans: list[ReadableSpan] = []
-        self.open_runs: set[int] = set()
-        self.ended_runs: list[int] = []
-        self.started: dict[int, ReadableSpan] = {}
-        #: Handoff spans (`may_hand_off`) started since the trace's last run started.
-        self.handoffs: list[int] = []
-        #: While every run has ended and a handoff waits to be taken up: until when (monotonic).
-        self.waiting_until: float | None = None
-
-    def completed(self) -> CompletedTrace:
-        return CompletedTrace(self.spans, tuple(self.started.values()), tuple(self.ended_runs))
-
-
-class CompletedTrace(NamedTuple):
-    """The last open run span of a trace ended: the spans the trace buffered, those still open,
-    and the spans that opened runs (in the order they ended).
-
-    A NamedTuple rather than a frozen dataclass: it is made on the agent's thread, and a tuple is
-    built several times faster."""
-
-    spans: list[ReadableSpan]
-    unfinished: tuple[ReadableSpan, ...]
-    run_span_ids: tuple[int, ...]
-
-    def span_records(self) -> list[SpanRecord]:
-        # The project's own spans may be among them (evaluation spans of an earlier run, ended
-        # in the buffer): `build_runs` leaves them out, cheaper there than on the agent's thread.
-        records = [from_readable_span(span) for span in self.spans]
-        records.extend(from_readable_span(span) for span in self.unfinished)
-        return records
-
-
-class TraceAssembler:
+class TraceAssembler(WaitingTraces):
     def __init__(
         self,
         could_sample: Callable[[int], bool],
@@ -107,20 +70,20 @@ class TraceAssembler:
         self._max_spans = max_spans_per_trace
         self._max_age_s = max_trace_age_s
         self._handoff_wait_s = handoff_wait_s
-        self._traces: dict[int, _BufferedTrace] = {}
+        self._traces: dict[int, BufferedTrace] = {}
         #: Traces whose runs have all ended while a handoff waits to be taken up.
-        self._waiting: dict[int, _BufferedTrace] = {}
+        self._waiting: dict[int, BufferedTrace] = {}
         #: Recent traces completed before their handoff was taken up (a run starting in one is late).
-        self._given_up: dict[int, None] = {}
+        self._given_up: OrderedDict[int, None] = OrderedDict()
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
-        #: (span context, instrumentation scope) of the root spans that ended in traces not
-        #: buffered, for the engine's thread to count those in which no run started
-        #: (`count_runless`; the context as it is, its trace id read there, not on the agent's
-        #: thread); bounded: when it is full, the oldest are let go uncounted.
+        #: (span context, scope) of root spans ended in traces not buffered, for the engine's thread
+        #: to count those without a run (`count_runless`; the trace id read there, not on the
+        #: agent's thread); bounded: when it is full, the oldest are let go uncounted.
         self._ended_roots: deque[tuple[Any, Any]] = deque(maxlen=max_traces)
-        #: Traces in which a run started, most recent last (as many as `max_traces`).
-        self._had_run: dict[int, None] = {}
+        #: Traces in which a run started, most recent last (as many as `max_traces`); ordered to let
+        #: the oldest go in constant time (a dict walks its popped slots: docs/performance.md).
+        self._had_run: OrderedDict[int, None] = OrderedDict()
         self._runless = runless
         renew_in_child(self)
 
@@ -129,18 +92,13 @@ class TraceAssembler:
         self._lock = threading.Lock()
         self._traces = {}
         self._waiting = {}
-        self._given_up = {}
+        self._given_up = OrderedDict()
         self._ended_roots.clear()
-        self._had_run = {}
+        self._had_run = OrderedDict()
 
     @property
     def buffered_traces(self) -> int:
         return len(self._traces)
-
-    @property
-    def waiting_traces(self) -> int:
-        """Traces whose runs have all ended, kept open for the run a handoff passed to."""
-        return len(self._waiting)
 
     def on_start(self, span: ReadableSpan, parent_context: Any = None) -> None:
         """Called by the SDK on the agent's thread: a dictionary lookup and a run check for spans
@@ -158,16 +116,24 @@ class TraceAssembler:
                 name = span.name
                 attributes = span.attributes
                 scope = _scope_name(span)
+            if scope == OWN_SCOPE:
+                # An evaluation span names the run's agent but is no run: in a trace whose later
+                # run is still open, it would be taken for a run of that trace, and held with it.
+                return
             # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
             trace_id: int = context[0]
             traces = self._traces
             buffer = traces.get(trace_id) if traces else None  # nothing buffered: no lookup
             if buffer is None:
                 # A trace's first run: its instrumentation scope may be what says so.
+                starts = may_start_run(name, attributes, scope)
+                if starts is False:
+                    return
+                # A run's step, or a run: its parent may be a run marked after it started.
+                self._parent_marked(parent_context, trace_id)
                 if (
-                    not may_start_run(name, attributes, scope)
+                    starts is None
                     or not self._could_sample(trace_id)
-                    or scope == OWN_SCOPE
                     or left_out(self._metrics, context, name)
                 ):
                     return
@@ -178,7 +144,10 @@ class TraceAssembler:
                 buffer.open_runs.add(span_id)
             else:
                 span_id = context[1]
-                if may_start_run(name, attributes):
+                starts = may_start_run(name, attributes)
+                if starts is not False:  # its parent may be a run marked after it started
+                    buffer = self._parent_run_started(buffer, trace_id, span)
+                if starts:
                     invalid = left_out(self._metrics, context, name)  # never started, as a run
                     buffer = None if invalid else self._run_started(buffer, trace_id, span_id)
                     if buffer is None:
@@ -220,8 +189,10 @@ class TraceAssembler:
             if is_run or len(buffer.spans) < self._max_spans:
                 buffer.spans.append(span)
             else:
-                self._span_limit_reached()
+                _span_limit_reached(self._metrics, self._max_spans)
             if not is_run:
+                if buffer.marked_late and (span._parent is None or span._parent[2]):
+                    self._root_ended(trace_id, buffer)
                 return False
             if self._on_run_span_ended is not None:
                 self._on_run_span_ended(span)  # before the trace can reach the engine
@@ -230,8 +201,11 @@ class TraceAssembler:
                 buffer.ended_runs.append(span_id)
                 if buffer.open_runs:
                     return True
-                if buffer.handoffs and _handoff_ended(buffer):
-                    # The agent handed to starts its run after this one: keep the trace open.
+                if (buffer.handoffs and _handoff_ended(buffer)) or (
+                    buffer.marked_late and span._parent is not None and not span._parent[2]
+                ):
+                    # The agent handed to starts its run after this one, or a run around it
+                    # marked after it started ends after it: keep the trace open.
                     buffer.waiting_until = self.clock() + self._handoff_wait_s
                     self._waiting[trace_id] = buffer
                     return True
@@ -248,7 +222,7 @@ class TraceAssembler:
         if self._ended_roots:
             count_runless(self._ended_roots, self._had_run, self._could_sample, self._runless)
 
-    def _run_started(self, buffer: _BufferedTrace, trace_id: int, span_id: int) -> _BufferedTrace | None:
+    def _run_started(self, buffer: BufferedTrace, trace_id: int, span_id: int) -> BufferedTrace | None:
         """A run starts in a buffered trace (nested, or the one a handoff passed to): under the
         lock, because a waiting trace may be completed meanwhile off the agent's thread."""
         with self._lock:
@@ -264,49 +238,37 @@ class TraceAssembler:
             reopened.open_runs.add(span_id)
         return reopened
 
-    def complete_expired(self) -> None:
-        """Complete the traces whose handoff was not taken up within `handoff_wait_s`: called
-        periodically on the engine's thread."""
-        self._complete_waiting(all_of_them=False)
-
-    def complete_waiting(self) -> None:
-        """Complete every trace waiting for a handoff to be taken up (a flush, a shutdown)."""
-        self._complete_waiting(all_of_them=True)
-
-    def _complete_waiting(self, all_of_them: bool) -> None:
-        if not self._waiting:
+    def _parent_marked(self, parent_context: Any, trace_id: int) -> None:
+        """A run's step, or a run, starts in a trace not buffered: when its parent is a run by
+        now (`late_marks`), the trace is buffered from here, that parent as its run."""
+        found = marked_parent(parent_context, trace_id)
+        if (
+            found is None
+            or not self._could_sample(trace_id)
+            or left_out(self._metrics, found[0], found[1].name)
+        ):
             return
-        now = self.clock()
-        completed: list[_BufferedTrace] = []
-        with self._lock:
-            for trace_id, buffer in list(self._waiting.items()):
-                if not all_of_them and (buffer.waiting_until is None or buffer.waiting_until > now):
-                    continue
-                del self._waiting[trace_id]
-                if self._traces.get(trace_id) is buffer:
-                    del self._traces[trace_id]
-                completed.append(buffer)
-                _remember(self._given_up, trace_id, self._max_traces)
-        for buffer in completed:
-            # The handoff may have ended the conversation (a Swarm handing back to the user).
-            logger.debug("otel_scorers: a trace's handoff was not taken up; scoring its runs as they are")
-            self._on_completed(buffer.completed())
+        buffer = self._open(trace_id)
+        if buffer is not None:
+            buffer.run_marked_late(found[0].span_id, found[1])
 
-    def _span_limit_reached(self) -> None:
-        self._metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
-        throttled.warning(
-            "trace_span_limit",
-            "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
-            self._max_spans,
-        )
+    def _parent_run_started(self, buffer: BufferedTrace, trace_id: int, span: ReadableSpan) -> BufferedTrace:
+        """A run's step, or a run, starts in a buffered trace: when its parent, open there and not
+        yet a run, is one by now (`late_marks`), that run starts (`_run_started`)."""
+        found = marked_parent_in(buffer.started, buffer.open_runs, span)
+        started = self._run_started(buffer, trace_id, found[0]) if found is not None else None
+        if found is None or started is None:
+            return buffer
+        started.started[found[0]] = found[1]
+        return started
 
-    def _open(self, trace_id: int) -> _BufferedTrace | None:
+    def _open(self, trace_id: int) -> BufferedTrace | None:
         # A run starts in the trace: its root, ending, is not one without a run. (What `_remember`
         # does, written out: this runs on the agent's thread for every run.)
         had_run = self._had_run
         had_run[trace_id] = None
         if len(had_run) > self._max_traces:
-            had_run.pop(next(iter(had_run)), None)  # the oldest
+            had_run.popitem(last=False)  # the oldest
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
             _handoff_too_late(self._metrics, self._handoff_wait_s)
@@ -328,7 +290,7 @@ class TraceAssembler:
                     self._max_traces,
                 )
                 return None
-            buffer = self._traces[trace_id] = _BufferedTrace(now)
+            buffer = self._traces[trace_id] = BufferedTrace(now)
             return buffer
 
 
@@ -336,19 +298,20 @@ class TraceAssembler:
 # up on, a full buffer), as functions of the state the assembler hands them.
 
 
-def _handoff_ended(buffer: _BufferedTrace) -> bool:
+def _handoff_ended(buffer: BufferedTrace) -> bool:
     """Whether a handoff span of the trace ended inside the run that just ended (it is no longer
     open)."""
     started = buffer.started
     return any(span_id not in started for span_id in buffer.handoffs)
 
 
-def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:
-    """Note `trace_id` among the `most` most recent (a dict keeps insertion order: the oldest
-    is the first)."""
-    recent[trace_id] = None
-    if len(recent) > most:
-        recent.pop(next(iter(recent)), None)  # the oldest
+def _span_limit_reached(metrics: PipelineMetrics, max_spans: int) -> None:
+    metrics.dropped_spans.add(1, {"otel_scorers.reason": "trace_span_limit"})
+    throttled.warning(
+        "trace_span_limit",
+        "otel_scorers: a trace exceeded %d buffered spans; its runs will be scored on a partial view",
+        max_spans,
+    )
 
 
 def _handoff_too_late(metrics: PipelineMetrics, handoff_wait_s: float) -> None:
@@ -362,8 +325,8 @@ def _handoff_too_late(metrics: PipelineMetrics, handoff_wait_s: float) -> None:
 
 
 def _evict_stale(
-    traces: dict[int, _BufferedTrace],
-    waiting: dict[int, _BufferedTrace],
+    traces: dict[int, BufferedTrace],
+    waiting: dict[int, BufferedTrace],
     now: float,
     max_age_s: float,
     metrics: PipelineMetrics,

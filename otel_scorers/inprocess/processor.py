@@ -29,7 +29,8 @@ from otel_scorers.conventions import ConventionDescription, use_descriptions
 from otel_scorers.conversations.source import ConversationSettings
 from otel_scorers.emission.attributes import score_attributes
 from otel_scorers.emission.hold_queue import HoldQueue
-from otel_scorers.inprocess.assembler import CompletedTrace, TraceAssembler
+from otel_scorers.inprocess.assembler import TraceAssembler
+from otel_scorers.inprocess.buffered_trace import CompletedTrace
 from otel_scorers.keep.keeper import KeepConfig
 from otel_scorers.labels.agreement import Agreement
 from otel_scorers.labels.join_records import Label
@@ -291,7 +292,7 @@ class ScoringSpanProcessor(SpanProcessor):
     # The SDK calls these on the agent's thread: they must never raise and never wait.
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        self.assembler.on_start(span)
+        self.assembler.on_start(span, parent_context)
         if self._downstream is not None:
             self._downstream.on_start(span, parent_context)
 

@@ -22,6 +22,7 @@ from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
+from otel_scorers.runs.untold_handoffs import untold_handoff
 from otel_scorers.span_record import SpanRecord
 
 
@@ -52,7 +53,7 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
-    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer)
+    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, by_id)
 
 
 def _name_within_parents(runs: Mapping[int, RunParts], by_id: Mapping[int, SpanRecord]) -> None:
@@ -209,7 +210,9 @@ def _absorb_turns(
             current = parents.get(current)
 
 
-def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]) -> list[RunParts]:
+def _join_handoffs(
+    ordered: list[RunParts], outer: Mapping[int, RunParts | None], by_id: Mapping[int, SpanRecord]
+) -> list[RunParts]:
     """A run whose agent hands the conversation to another agent goes on in that agent's run
     (the next run of that agent beside it, in the same outer run): as the user sees it they
     are one run, that starts with the first agent and ends with the last one's answer. The later
@@ -226,6 +229,7 @@ def _join_handoffs(ordered: list[RunParts], outer: Mapping[int, RunParts | None]
             handoff := _last_handoff(current)
             or (None if last else _requested_handoff(current, ordered[index + 1 :], outer))
             or (None if last else _named_handoff(current, head, ordered[index + 1 :], outer))
+            or (None if last else untold_handoff(current, ordered[index + 1 :], outer, by_id))
         ) is not None:
             target, start_ns = handoff
             follower = next(

@@ -51,8 +51,13 @@ PENDING: dict[str, str] = {
     "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
     "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
     "its events name each tool camel-cased (`getWeather` for `get_weather`)",
-    "griptape": "Griptape's spans carry no attribute on its runs, under the application's scope: "
-    "known only by their names, they hold no request, answer, tool arguments or results",
+    **{
+        f"griptape/{path.name.removesuffix('.truth.json')}": "Griptape names a tool span by the tool's "
+        "class (`WeatherTool.try_run()`): which of its activities the model called "
+        "(`WeatherTool_get_weather`) is not in the trace, and the call is named by the class"
+        for path in (TRACES / "griptape").glob("*.truth.json")
+        if path.name != "no_tool.truth.json"
+    },
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
     **{
@@ -161,6 +166,19 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
             frozenset({"text"}),
         )
         for path in (TRACES / "spring-ai").glob("*.truth.json")
+    },
+    ("otel-genai-openai-agents", "handoff_without_model_spans"): (
+        "without the OpenAI client's instrumentation the trace holds no model call, and the agents' "
+        "spans hold no message: the run lists its request and answer as missing",
+        frozenset({"text"}),
+    ),
+    **{
+        ("griptape", path.name.removesuffix(".truth.json")): (
+            "Griptape's spans hold neither the request, the answer, nor a tool's arguments or "
+            "result: the run lists them as missing",
+            frozenset({"text", "tool_content"}),
+        )
+        for path in (TRACES / "griptape").glob("*.truth.json")
     },
     ("openlit-openai-agents", "responses_api"): (
         "OpenLIT's Responses API wrapper fails on this SDK's request ('Reasoning' object has no "
