@@ -44,10 +44,13 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     unlisted: list[int] = []
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
+    rooted = False  # the trace holds its root: a part of a split trace has none
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
+        if span.parent_span_id is None:
+            rooted = True
         found = detect(span)
         if found is None:
             continue
@@ -71,7 +74,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
-    if roles:
+    if rooted and roles:
         reattach_unended_parents(by_id, roles)
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)

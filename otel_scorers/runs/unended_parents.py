@@ -24,7 +24,8 @@ _INVOKE_AGENT = "invoke_agent"
 
 
 def reattach_unended_parents(by_id: dict[int, SpanRecord], played: Iterable[int]) -> None:
-    """Give each span of one trace that plays a role (`played`: a model call, a tool call, a run)
+    """Give each span of one trace holding its root (a part of a split trace has spans whose
+    parents are in other traces: nothing in it stands for them) that plays a role (`played`: a model call, a tool call, a run)
     whose parent is not in the trace, and that names its agent, the innermost invocation of that
     agent open when it started as its parent (in `by_id`). Only spans that play a role are looked
     at: a span playing none is not work a run could be missing, and most traces' are most spans."""
@@ -34,9 +35,7 @@ def reattach_unended_parents(by_id: dict[int, SpanRecord], played: Iterable[int]
         above = span.parent_span_id
         if above is not None and above not in by_id and type(span.attributes.get(GEN_AI_AGENT_NAME)) is str:
             orphans.append(span)
-    # A trace without its root is a part of one whose spans' parents are in other traces (a
-    # distributed or split trace): nothing in it stands for them.
-    if not orphans or all(span.parent_span_id is not None for span in by_id.values()):
+    if not orphans:
         return
     invocations: dict[str, list[SpanRecord]] = {}
     for span in by_id.values():
