@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
@@ -201,12 +201,27 @@ def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
     )
 
 
-def use_descriptions(descriptions: Sequence[ConventionDescription | Mapping[str, Any]]) -> None:
+#: The names of the shipped descriptions (`descriptions/*.yaml`), which `use_descriptions` may
+#: withhold.
+SHIPPED_DESCRIPTION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(c.name for c in _SHIPPED_DESCRIBED))
+
+
+def use_descriptions(
+    descriptions: Sequence[ConventionDescription | Mapping[str, Any]], withheld: Collection[str] = ()
+) -> None:
     """Read spans with these descriptions of instrumentations (the `conventions:` section) before
     the shipped readers, in their order; they replace the descriptions given before. Process-wide,
     as the shipped readers are: the processor, the sidecar and the CLI call it with their config's.
-    Call it before spans flow: a trace already buffered was sorted by the readers of then."""
-    _derive((*described(descriptions), *SHIPPED))
+    Call it before spans flow: a trace already buffered was sorted by the readers of then.
+    `withheld`: names of shipped descriptions left out (to measure what is read without them)."""
+    unknown = set(withheld) - set(SHIPPED_DESCRIPTION_NAMES)
+    if unknown:
+        raise ValueError(
+            f"no shipped description named {', '.join(sorted(unknown))}: "
+            f"they are {', '.join(SHIPPED_DESCRIPTION_NAMES)}"
+        )
+    shipped = tuple(c for c in SHIPPED if not (isinstance(c, DescribedConvention) and c.name in withheld))
+    _derive((*described(descriptions), *shipped))
 
 
 def user_descriptions() -> tuple[ConventionDescription, ...]:
@@ -308,6 +323,7 @@ __all__ = [
     "RUN_NAME_PREFIXES",
     "RUN_START_SCOPES",
     "SHIPPED",
+    "SHIPPED_DESCRIPTION_NAMES",
     "Convention",
     "ConventionDescription",
     "SpanRole",
