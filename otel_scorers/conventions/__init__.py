@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from otel_scorers.conventions.described import DescribedConvention, described
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -147,12 +149,14 @@ _FIRST_MARKERS: Markers | None = None
 _MAX_REMEMBERED_KINDS = 1024
 MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], Convention | None] = {}
+#: The vocabulary of spans no reader in use gives a role (`inferred.py`), for the readers in use.
+_INFERENCE = VocabularyInference(())
 
 
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -184,9 +188,31 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
+    _INFERENCE = VocabularyInference(_namespaces(conventions))
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
+
+
+def _namespaces(conventions: tuple[Convention, ...]) -> set[str]:
+    """The first part (before `.` or `:`) of every key the readers mark their spans or runs by:
+    a vocabulary of those namespaces is theirs, never inferred."""
+    keys: set[str] = set()
+    for convention in conventions:
+        keys.update(key for key, _ in convention.run_start_markers)
+        keys.update(convention.detection_values)
+        if convention.markers is not None:
+            keys.update(convention.markers.keys)
+    return {re.split(r"[.:]", key, maxsplit=1)[0] for key in keys}
+
+
+def inferred_reader(
+    spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+) -> Convention | None:
+    """The reader of a vocabulary of its own shared by these spans of one trace, none of which a
+    reader in use gives a role (`inferred.py`), or None when they carry none; `works` as for
+    `VocabularyInference.reader`."""
+    return _INFERENCE.reader(spans, works)
 
 
 def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
@@ -330,6 +356,7 @@ __all__ = [
     "classify",
     "detect",
     "detection_values",
+    "inferred_reader",
     "may_hand_off",
     "may_start_run",
     "use_descriptions",

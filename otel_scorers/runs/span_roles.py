@@ -10,10 +10,10 @@ it a run: its place under the tool span does (`Convention.run_under_tool`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from otel_scorers.conventions import Convention, SpanRole, detect
+from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
@@ -41,12 +41,14 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     unlisted: list[int] = []
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
+    roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
         found = detect(span)
         if found is None:
+            roleless.append(span)
             continue
         role = found.role(span)
         if role == "tool" and lists_tools(span, found.tool_call):
@@ -63,11 +65,16 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
+            roleless.append(span)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
+    if roleless:
+        inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
+        if inferred is not None:
+            _inferred_roles(inferred, roleless, roles, unroled, (flattened, workflows, unlisted, idle))
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
@@ -83,6 +90,51 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _inferred_roles(
+    inferred: Convention,
+    roleless: list[SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+    pending: tuple[list[int], ...],
+) -> None:
+    """The roles a vocabulary inferred from the trace (`conventions.inferred_reader`) gives the
+    spans no reader gave one; the others carrying its kind key are its spans without a role."""
+    for span in roleless:
+        if not inferred.detect(span):
+            continue
+        span_id = span.span_id
+        role = inferred.role(span)
+        if role is None:
+            unroled.setdefault(span_id, inferred)
+            continue
+        roles[span_id] = (inferred, role)
+        unroled.pop(span_id, None)
+        for waiting in pending:
+            if span_id in waiting:
+                waiting.remove(span_id)
+
+
+def _all_working(
+    span_ids: Collection[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+) -> bool:
+    """Each of these spans has a model or tool span under it."""
+    working: set[int] = set()
+    for span_id, (_, role) in roles.items():
+        if role not in ("model", "tool"):
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current in working:
+                break
+            if current in span_ids:
+                working.add(current)
+            parent = by_id.get(current)
+            current = parent.parent_span_id if parent is not None else None
+    return working >= set(span_ids)
 
 
 def _unroled_under_tools(
