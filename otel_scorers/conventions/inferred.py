@@ -67,7 +67,7 @@ GEN_AI_NAMESPACE = "gen_ai"
 _TAILS: dict[str, tuple[str, ...]] = {
     "input": ("input", "inputs", "spaninputs", "inputvalue", "request"),
     "output": ("output", "outputs", "spanoutputs", "outputvalue", "response"),
-    "name": ("agentname", "name"),
+    "name": ("name", "agentname"),
     "arguments": ("arguments", "args", "input", "inputs", "spaninputs", "inputvalue"),
     "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
     "model": ("modelname", "model", "requestmodel"),
@@ -153,9 +153,11 @@ class VocabularyInference:
             return None
         if not calls_named and not works({span.span_id for span in kinds["run"]}):
             return None
+        if not runs:  # the runs the shared rules find are read from the keys every span has
+            kinds["run"] = carrying
         raw = {str(span.attributes[key]) for span in carrying}
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
-        names_label = all(_labels_kind(span.name, runs) for span in kinds["run"])
+        names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         signature = (key, tuple(sorted(raw)), json_values, names_label, *keys.values())
         try:
@@ -173,15 +175,18 @@ def _kind_key(values: dict[str, Counter[str]]) -> tuple[str, frozenset[str], boo
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
     names their calls."""
-    found: list[tuple[bool, int, str, frozenset[str]]] = []
+    found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
     for key, counts in values.items():
-        runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), None)
-        if runs:
-            calls = any(kind in TOOL_KINDS or kind in MODEL_KINDS for kind in counts)
-            found.append((calls, sum(counts.values()), key, frozenset(runs)))
+        runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
+        tools = any(kind in TOOL_KINDS for kind in counts)
+        models = any(kind in MODEL_KINDS for kind in counts)
+        # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
+        # its runs are the ones the rules every reader shares find (a framework's own mark).
+        if runs or (tools and models):
+            found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
     if not found:
         return None
-    calls, _, key, runs = max(found)
+    _, calls, _, key, runs = max(found)
     return key, runs, calls
 
 
@@ -259,7 +264,7 @@ def inferred_description(
     under = prefixes(key)
     run_keys, tool_keys, model_keys = keys["run"], keys["tool"], keys["model"]
     name = _source([*under, ""], run_keys, "name")
-    run: dict[str, Any] = {"when": {"attributes": {key: by_kind["run"]}}}
+    run: dict[str, Any] = {"when": {"attributes": {key: by_kind["run"]}}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
     if not names_label:
         names.append({"span": "name"})

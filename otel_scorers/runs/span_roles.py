@@ -74,7 +74,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if roleless:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
-            _inferred_roles(inferred, roleless, roles, unroled, (flattened, workflows, unlisted, idle))
+            _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
@@ -97,21 +97,28 @@ def _inferred_roles(
     roleless: list[SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    flattened: list[int],
     pending: tuple[list[int], ...],
 ) -> None:
     """The roles a vocabulary inferred from the trace (`conventions.inferred_reader`) gives the
-    spans no reader gave one; the others carrying its kind key are its spans without a role."""
+    spans no reader gave one; the others carrying its kind key are its spans without a role,
+    which LangChain's metadata may mark as a graph, as for any reader's."""
     for span in roleless:
         if not inferred.detect(span):
             continue
         span_id = span.span_id
         role = inferred.role(span)
+        if role is None and span_id not in unroled:  # no reader claimed it before
+            unroled[span_id] = inferred
+            marked = langchain.metadata_marks_graph(span)
+            if marked is None:
+                flattened.append(span_id)
+            role = "run" if marked else None
         if role is None:
-            unroled.setdefault(span_id, inferred)
             continue
         roles[span_id] = (inferred, role)
         unroled.pop(span_id, None)
-        for waiting in pending:
+        for waiting in (flattened, *pending):
             if span_id in waiting:
                 waiting.remove(span_id)
 
