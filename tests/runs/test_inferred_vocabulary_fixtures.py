@@ -79,6 +79,17 @@ def test_a_kind_key_naming_runs_alone_is_believed_when_model_calls_sit_under_the
     assert_read_as_written("spring-ai", "no_tool", runs)
 
 
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "agent_in_tool", "multi_turn"])
+def test_a_kind_key_naming_tools_and_model_calls_alone_finds_its_runs_by_the_shared_rules(
+    scenario: str,
+) -> None:
+    # MLflow's LangChain autolog marks its spans CHAIN, CHAT_MODEL, TOOL: no agent. Its graph is
+    # the run by LangChain's own metadata, as for every reader; its text under `mlflow.`.
+    runs = rebuilt("mlflow-langchain", scenario)
+    assert {run.convention for run in runs} == {"inferred:mlflow.spanType"}
+    assert_read_as_written("mlflow-langchain", scenario, runs)
+
+
 @pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "failing_tool"])
 def test_agent_spans_taking_turns_in_a_conversation_are_not_read_as_runs(scenario: str) -> None:
     # AG2's chat under MLflow: a span per message an agent receives, side by side
