@@ -78,7 +78,7 @@ _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
     "input": ("messages",),
     "output": ("choices[0].message", "message", "messages"),
 }
-#: Kinds of span whose classification is remembered; past this many keys, each is classified anew.
+#: Keys whose classification is remembered; past this many, those remembered are forgotten.
 _MAX_REMEMBERED_KEYS = 8192
 _MAX_REMEMBERED_READERS = 64
 
@@ -106,25 +106,26 @@ class VocabularyInference:
 
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
-        #: Keys classified, and those of them that may be a kind key.
-        self._seen: set[str] = set()
-        self._kind_keys: set[str] = set()
+        #: Keys classified, and those of them that may be a kind key: replaced, never changed in
+        #: place, so that threads building runs at once each read a whole set.
+        self._seen: frozenset[str] = frozenset()
+        self._kind_keys: frozenset[str] = frozenset()
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
 
     def _may_be_kind(self, key: str) -> bool:
         return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
+        """The keys of the span that may be a kind key: two set operations once its keys are known."""
         keys = span.attributes.keys()
         new = keys - self._seen
         if new:
-            for key in new:
-                if self._may_be_kind(key):
-                    self._kind_keys.add(key)
-            if len(self._seen) < _MAX_REMEMBERED_KEYS:
-                self._seen.update(new)
-            else:  # not remembered: asked again each time
-                return {key for key in keys if key in self._kind_keys or self._may_be_kind(key)}
+            found = {key for key in new if self._may_be_kind(key)}
+            if found:
+                self._kind_keys = self._kind_keys | found
+            # Past the bound (keys that number messages, say), what was seen is forgotten.
+            seen = self._seen if len(self._seen) + len(new) <= _MAX_REMEMBERED_KEYS else frozenset()
+            self._seen = seen | new
         return keys & self._kind_keys
 
     def reader(
