@@ -60,6 +60,8 @@ MODEL_KINDS = frozenset(
 _KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
 _SEPARATORS = re.compile(r"[.:]")
 _WORDS = re.compile(r"[\s.:/]+")
+#: The name of an inferred description starts so; the kind key follows.
+INFERRED = "inferred:"
 #: The namespace of the GenAI conventions, read by the GenAI reader.
 GEN_AI_NAMESPACE = "gen_ai"
 #: Where each part is kept, by the key's tail after the prefix (lower case, without `.`, `:`,
@@ -278,7 +280,7 @@ def inferred_description(
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
-    document: dict[str, Any] = {"name": f"inferred:{key}", "marker_attributes": [key], "run": run}
+    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
     document["json_values"] = json_values
     if by_kind["tool"]:
         tool: dict[str, Any] = {"when": {"attributes": {key: by_kind["tool"]}}}

@@ -114,7 +114,22 @@ def test_a_request_among_named_arguments_is_the_one_text_argument_named_for_it()
     assert reduced_text(both, "input") == both
 
 
-def test_explain_says_the_reading_was_inferred(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["runs", "--explain", str(TRACES / "genkit" / "tool_then_answer.json")]) == 0
+def test_explain_says_the_reading_was_inferred_and_prints_the_description_that_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = TRACES / "genkit" / "tool_then_answer.json"
+    assert main(["runs", "--explain", str(path)]) == 0
     out = capsys.readouterr().out
     assert "reader inferred:genkit:metadata:subtype" in out, out
+    (line,) = [line for line in out.splitlines() if "inferred as this description" in line]
+    printed = json.loads(line[line.index("{") :])
+    # The description printed, given as the user's, reads the same runs under a name of theirs.
+    inferred = rebuilt("genkit", "tool_then_answer")
+    conventions.use_descriptions(
+        [{**printed, "name": "mine"}], withheld=conventions.SHIPPED_DESCRIPTION_NAMES
+    )
+    described = rebuilt("genkit", "tool_then_answer")
+    assert [run.convention for run in described] == ["mine"]
+    assert [(run.agent_name, run.input, run.output, run.tool_calls) for run in described] == [
+        (run.agent_name, run.input, run.output, run.tool_calls) for run in inferred
+    ]
