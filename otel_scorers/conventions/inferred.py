@@ -284,7 +284,7 @@ def inferred_description(
     document["json_values"] = json_values
     if by_kind["tool"]:
         tool: dict[str, Any] = {"when": {"attributes": {key: by_kind["tool"]}}}
-        tool_name = _source(under, tool_keys, "name")
+        tool_name = _source([*under, ""], tool_keys, "name")
         tool["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
         for part in ("arguments", "result"):
             found = _source(under, tool_keys, part)
