@@ -4,15 +4,19 @@ Frameworks that trace themselves (Spring AI, Genkit, Langfuse, MLflow...) follow
 convention: each writes a key of its own that says what kind of work a span is, and keys beside
 it, under the same prefix, that hold its input, output and name. A shipped description
 (`descriptions/*.yaml`) reads those it knows; the next framework's, nobody has described. For the
-spans no reader gives a role, this finds such a vocabulary and writes its description, read by
-`DescribedConvention` as any other, so one implementation reads both:
+spans no reader gives a role, in a trace in which no reader found a run (`span_roles`), this
+finds such a vocabulary and writes its description, read by `DescribedConvention` as any other,
+so one implementation reads both:
 
 - the kind key: a key whose name says kind (`*.kind`, `*.type`, `*.spanType`, `*:subtype`...),
   outside the namespace of every reader in use (theirs and `gen_ai.*` are read already), whose
   values on the trace's spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
-  and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...). A key
-  that names runs only, or steps only, says too little: nothing is read (a wrong run is worse
+  and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
+  whose runs each have a model or tool span (of any reader) under them. A key naming tool and
+  model calls but no run is read too, its runs those the rules every reader shares find
+  (LangChain's metadata). Any other key says too little: nothing is read (a wrong run is worse
   than none). When values of both tiers name runs (`agent` and `workflow`), only the agent is one;
+  agent spans side by side taking turns (A, B, A) are a conversation: nothing is read;
 - the keys that share its prefix (each leading part of the key, longest first): the input
   (`<prefix>input`, `<prefix>spanInputs`, `<prefix>input.value`...), the output, the name, a tool's
   arguments and result, a model's name, found on the spans of each kind; values JSON-quoted on

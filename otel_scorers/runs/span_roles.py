@@ -5,7 +5,9 @@ convention says its role. The project's own spans play none. A span that LangCha
 marks as an agent graph is a run whichever reader claimed it, and so is a span naming an agent
 by an operation no convention lists, around spans of its own, outside a run of that agent
 (`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
-it a run: its place under the tool span does (`Convention.run_under_tool`).
+it a run: its place under the tool span does (`Convention.run_under_tool`). In a trace in which
+no reader found a run, the spans none gives a role are read by the vocabulary they share, when
+the trace shows one (`conventions.inferred_reader`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
+    read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -61,8 +64,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
-            if role == "run" and found.run_needs_work(span):
-                idle.append(span.span_id)
+            if role == "run":
+                read_runs = True
+                if found.run_needs_work(span):
+                    idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
             roleless.append(span)
@@ -71,7 +76,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
-    if roleless:
+    if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
