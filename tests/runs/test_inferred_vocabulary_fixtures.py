@@ -97,11 +97,19 @@ def test_agent_spans_taking_turns_in_a_conversation_are_not_read_as_runs(scenari
     assert rebuilt("mlflow-ag2", scenario) == []
 
 
-def test_a_wrapper_recording_the_request_among_named_arguments_is_one_invocation_with_its_run() -> None:
-    # MLflow's `Agent.run` span (AGENT) around Pydantic AI's own agent span records its arguments
-    # by name, `{"user_prompt": ..., "message_history": [...]}`: one run, not two.
+def test_a_run_recorded_with_its_arguments_by_name_is_read_for_the_one_named_for_the_request() -> None:
+    # smolagents' second turn under MLflow records `{"task": "Do I need an umbrella?", "reset": false}`.
+    runs = rebuilt("mlflow-smolagents", "multi_turn")
+    assert [run.input for run in runs] == ["What is the weather in Paris?", "Do I need an umbrella?"]
+    assert_read_as_written("mlflow-smolagents", "multi_turn", runs)
+
+
+def test_a_trace_a_reader_found_runs_in_is_read_by_that_reader_alone() -> None:
+    # MLflow's `Agent.run` span (AGENT) around Pydantic AI's own agent span: Pydantic AI's reader
+    # found the run; the wrapper's vocabulary is not inferred (nor is a second run read).
     for scenario in ("multi_turn", "nested"):
         runs = rebuilt("mlflow-pydantic-ai", scenario)
+        assert {run.convention for run in runs} == {"pydantic_ai"}
         assert_read_as_written("mlflow-pydantic-ai", scenario, runs)
 
 
