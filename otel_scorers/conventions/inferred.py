@@ -122,17 +122,19 @@ class VocabularyInference:
         return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
-        """The keys of the span that may be a kind key: two set operations once its keys are known."""
+        """The keys of the span that may be a kind key: a lookup of each key once its keys are
+        known (no set is built for the many spans that carry none)."""
         keys = span.attributes.keys()
-        new = keys - self._seen
-        if new:
+        seen = self._seen
+        if not keys <= seen:
+            new = [key for key in keys if key not in seen]
             found = {key for key in new if self._may_be_kind(key)}
             if found:
                 self._kind_keys = self._kind_keys | found
             # Past the bound (keys that number messages, say), what was seen is forgotten.
-            seen = self._seen if len(self._seen) + len(new) <= _MAX_REMEMBERED_KEYS else frozenset()
-            self._seen = seen | new
-        return keys & self._kind_keys
+            self._seen = (seen if len(seen) + len(new) <= _MAX_REMEMBERED_KEYS else frozenset()).union(new)
+        kind_keys = self._kind_keys
+        return () if keys.isdisjoint(kind_keys) else keys & kind_keys
 
     def reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]

@@ -66,6 +66,7 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
 }
 #: A request's argument named for its text ends so in JSON (`"prompt"`, `"user_prompt"`).
 _REQUEST_KEYS = tuple(f'{key}"' for key in _TEXT_KEYS["input"])
+_MAX_NAMED_ARGUMENTS = 8
 #: The role of the message that, held under a well-known key, is the request or the answer.
 _ROLES: dict[Side, tuple[str, ...]] = {"input": ("user", "human"), "output": ("assistant", "ai", "model")}
 #: Where derived text came from, as `AgentRun.text_sources` and `--explain` say it.
@@ -132,7 +133,12 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
         or '"_' in text
         or text.count(":") == 1
         or any(step in text for step in steps)
-        or (side == "input" and any(key in text for key in _REQUEST_KEYS))
+        # A request's arguments by name: a few of them (a state of many keys is not a call).
+        or (
+            side == "input"
+            and text.count(":") <= _MAX_NAMED_ARGUMENTS
+            and any(key in text for key in _REQUEST_KEYS)
+        )
     )
 
 
