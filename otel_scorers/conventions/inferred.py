@@ -87,6 +87,7 @@ _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
 #: Keys whose classification is remembered; past this many, those remembered are forgotten.
 _MAX_REMEMBERED_KEYS = 8192
 _MAX_REMEMBERED_READERS = 64
+_MAX_REMEMBERED_KINDS = 4096
 
 
 def normalised(value: Any) -> str | None:
@@ -117,13 +118,24 @@ class VocabularyInference:
         self._seen: frozenset[str] = frozenset()
         self._kind_keys: frozenset[str] = frozenset()
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
+        #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
+        self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
 
     def _may_be_kind(self, key: str) -> bool:
         return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
-        """The keys of the span that may be a kind key: a lookup of each key once its keys are
-        known (no set is built for the many spans that carry none)."""
+        """The keys of the span that may be a kind key, decided once per kind of span (its scope,
+        name and number of keys) for the many that carry none."""
+        kind = (span.scope, span.name, len(span.attributes))
+        if self._without_kind_keys.get(kind):
+            return ()
+        found = self._kind_keys_in(span)
+        if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
+            self._without_kind_keys[kind] = not found
+        return found
+
+    def _kind_keys_in(self, span: SpanRecord) -> Any:
         keys = span.attributes.keys()
         seen = self._seen
         if not keys <= seen:
