@@ -21,9 +21,12 @@ Workloads (all in-process work of a unit, every thread counted):
 - `agent_run_scored`: the same run scored live by `ScoringSpanProcessor` with the six checks,
   evaluation spans and events written as OTLP (`OtlpScoreExport`) to the same sink, metrics
   recorded, per run (`agent_run_scored` - `agent_run_bare` is what scoring adds);
-- `sidecar_trace`: a trace of the sidecar bench (the example agent's runs) through a scoring
-  process's work: its batch message decoded, the run built, the six checks, the scores exported
-  over OTLP/gRPC, per trace; `sidecar_run_build`: building those traces' runs alone;
+- `sidecar_handoff`: a trace of the sidecar bench (the example agent's runs) handed by the
+  receiving process to a scoring process: its run's spans converted to records and written into
+  a batch message, per trace;
+- `sidecar_trace`: those traces through a scoring process's work: the batch message read, the
+  run built, the six checks, the scores exported over OTLP/gRPC, per trace;
+  `sidecar_run_build`: building those traces' runs from their records alone;
   `sidecar_emission`: emitting their runs' six scores alone (evaluation spans and events written
   and sent, metrics recorded), per run;
 - `build[<framework>]`: `build_runs` on every trace of one framework's fixtures
@@ -169,7 +172,7 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     from otel_scorers.otlp.telemetry import build_telemetry
     from otel_scorers.pipeline.scoring_pipeline import score_run_now
     from otel_scorers.sidecar.jobs import build_trace_runs, run_span_attributes, sidecar_pipeline
-    from otel_scorers.sidecar.trace_batches import decode_batch
+    from otel_scorers.sidecar.trace_batches import decode_batch, encode_batch
 
     quiet_engine_timers()
     document = {
@@ -207,8 +210,8 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     def score(messages: list[bytes]) -> int:
         traces = 0
         for message in messages:
-            _, jobs, payload = pickle.loads(message)
-            for _, spans in decode_batch(jobs, payload):
+            _, jobs = pickle.loads(message)
+            for _, spans in decode_batch(jobs):
                 built.engine.submit(Job(spans))
                 traces += 1
         for _ in range(traces):
@@ -217,12 +220,14 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
         telemetry.scores.force_flush(600_000)
         return traces
 
-    score(sidecar_messages(64, 64))
-    messages = sidecar_messages(256, 128)
-    traces = sum(len(pickle.loads(message)[1]) for message in messages)
+    score([encode_batch(batch) for batch in sidecar_batches(64, 64)])
+    batches = sidecar_batches(256, 128)
+    traces = sum(len(batch) for batch in batches)
+    with regions.region("sidecar_handoff", traces):
+        messages = [encode_batch(batch) for batch in batches]
     with regions.region("sidecar_trace", traces):
         score(messages)
-    received = [spans for message in messages for _, spans in decode_batch(*pickle.loads(message)[1:])]
+    received = [spans for message in messages for _, spans in decode_batch(pickle.loads(message)[1])]
     with regions.region("sidecar_run_build", traces):
         for spans in received:
             build_trace_runs(spans)
@@ -237,35 +242,48 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     telemetry.shutdown(10)
 
 
-def sidecar_messages(traces: int, per_message: int) -> list[bytes]:
-    """The receiving process's `("jobs", jobs, payload)` messages for `traces` of the example
-    agent's traces (the sidecar bench's), `per_message` a message."""
-    import pickle
-
+def sidecar_batches(traces: int, per_batch: int) -> list[list[tuple[int, Any]]]:
+    """`traces` of the example agent's traces (the sidecar bench's) as the receiving process
+    holds them when they are ready (`BufferedTrace`s of the spans it parsed), by job id,
+    `per_batch` a batch: what `trace_batches.encode_batch` hands a scoring process."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
+    from otel_scorers.sidecar.batch_assembler import BufferedTrace
+    from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     agent = ExampleAgent(tracer=provider.get_tracer("example-agent"))
-    messages = []
-    for start in range(0, traces, per_message):
+    batches = []
+    for start in range(0, traces, per_batch):
         exporter.clear()
-        for index in range(start, min(traces, start + per_message)):
+        for index in range(start, min(traces, start + per_batch)):
             agent.run(DEMO_RUNS[index % len(DEMO_RUNS)])
-        spans = list(exporter.get_finished_spans())
-        trace_ids = list(dict.fromkeys(span.context.trace_id.to_bytes(16, "big") for span in spans))
-        jobs = [(number, trace_id) for number, trace_id in enumerate(trace_ids)]
-        payload = encode_spans(spans).SerializeToString()
-        messages.append(pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL))
+        request = ExportTraceServiceRequest.FromString(
+            encode_spans(exporter.get_finished_spans()).SerializeToString()
+        )
+        buffered: dict[bytes, BufferedTrace] = {}
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, Batch(0))
+                for span in scope_spans.spans:
+                    trace = buffered.get(span.trace_id)
+                    if trace is None:
+                        trace = buffered[span.trace_id] = BufferedTrace(span.trace_id, 0.0, 0.0)
+                    item = OtlpSpan(span, origin)
+                    trace.spans.append(item)
+                    if is_run_span(span):
+                        trace.run_spans.append(item)
+        batches.append(list(enumerate(buffered.values())))
     provider.shutdown()
-    return messages
+    return batches
 
 
 def group_build(regions: Regions, endpoint: str) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -111,16 +111,16 @@ class TraceAssembler:
         #: Traces whose runs have all ended while a handoff waits to be taken up.
         self._waiting: dict[int, _BufferedTrace] = {}
         #: Recent traces completed before their handoff was taken up (a run starting in one is late).
-        self._given_up: dict[int, None] = {}
+        self._given_up: OrderedDict[int, None] = OrderedDict()
         self._last_eviction_scan = float("-inf")
         self._lock = threading.Lock()
-        #: (span context, instrumentation scope) of the root spans that ended in traces not
-        #: buffered, for the engine's thread to count those in which no run started
-        #: (`count_runless`; the context as it is, its trace id read there, not on the agent's
-        #: thread); bounded: when it is full, the oldest are let go uncounted.
+        #: (span context, scope) of root spans ended in traces not buffered, for the engine's thread
+        #: to count those without a run (`count_runless`; the trace id read there, not on the
+        #: agent's thread); bounded: when it is full, the oldest are let go uncounted.
         self._ended_roots: deque[tuple[Any, Any]] = deque(maxlen=max_traces)
-        #: Traces in which a run started, most recent last (as many as `max_traces`).
-        self._had_run: dict[int, None] = {}
+        #: Traces in which a run started, most recent last (as many as `max_traces`); ordered to let
+        #: the oldest go in constant time (a dict walks its popped slots: docs/performance.md).
+        self._had_run: OrderedDict[int, None] = OrderedDict()
         self._runless = runless
         renew_in_child(self)
 
@@ -129,9 +129,9 @@ class TraceAssembler:
         self._lock = threading.Lock()
         self._traces = {}
         self._waiting = {}
-        self._given_up = {}
+        self._given_up = OrderedDict()
         self._ended_roots.clear()
-        self._had_run = {}
+        self._had_run = OrderedDict()
 
     @property
     def buffered_traces(self) -> int:
@@ -158,6 +158,10 @@ class TraceAssembler:
                 name = span.name
                 attributes = span.attributes
                 scope = _scope_name(span)
+            if scope == OWN_SCOPE:
+                # An evaluation span names the run's agent but is no run: in a trace whose later
+                # run is still open, it would be taken for a run of that trace, and held with it.
+                return
             # A SpanContext is a tuple (trace id, span id, ...): indexing it skips two properties.
             trace_id: int = context[0]
             traces = self._traces
@@ -167,7 +171,6 @@ class TraceAssembler:
                 if (
                     not may_start_run(name, attributes, scope)
                     or not self._could_sample(trace_id)
-                    or scope == OWN_SCOPE
                     or left_out(self._metrics, context, name)
                 ):
                     return
@@ -306,7 +309,7 @@ class TraceAssembler:
         had_run = self._had_run
         had_run[trace_id] = None
         if len(had_run) > self._max_traces:
-            had_run.pop(next(iter(had_run)), None)  # the oldest
+            had_run.popitem(last=False)  # the oldest
         # Outside the lock: a single dict operation (the values are None, the default is not).
         if self._given_up and self._given_up.pop(trace_id, False) is None:
             _handoff_too_late(self._metrics, self._handoff_wait_s)
@@ -343,12 +346,11 @@ def _handoff_ended(buffer: _BufferedTrace) -> bool:
     return any(span_id not in started for span_id in buffer.handoffs)
 
 
-def _remember(recent: dict[int, None], trace_id: int, most: int) -> None:
-    """Note `trace_id` among the `most` most recent (a dict keeps insertion order: the oldest
-    is the first)."""
+def _remember(recent: OrderedDict[int, None], trace_id: int, most: int) -> None:
+    """Note `trace_id` among the `most` most recent (the oldest is the first)."""
     recent[trace_id] = None
     if len(recent) > most:
-        recent.pop(next(iter(recent)), None)  # the oldest
+        recent.popitem(last=False)
 
 
 def _handoff_too_late(metrics: PipelineMetrics, handoff_wait_s: float) -> None:

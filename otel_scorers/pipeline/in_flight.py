@@ -15,16 +15,19 @@ class InFlight:
 
     def __init__(self) -> None:
         self._count = 0
-        self._idle = threading.Condition(threading.Lock())
+        # Counting takes the condition's lock itself: `with` on the lock is done in C, where
+        # `with` on the condition is two calls of Python (`add` is on the agent's thread per run).
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
 
     @property
     def count(self) -> int:
-        with self._idle:
+        with self._lock:
             return self._count
 
     def add(self, limit: int | None = None) -> bool:
         """Count one more item; False, and nothing counted, when `limit` items are already in flight."""
-        with self._idle:
+        with self._lock:
             if limit is not None and self._count >= limit:
                 return False
             self._count += 1
@@ -32,7 +35,7 @@ class InFlight:
 
     def done(self) -> None:
         """One item finished (done, dropped or failed): waiters wake when none is left."""
-        with self._idle:
+        with self._lock:
             self._count -= 1
             if self._count <= 0:
                 self._idle.notify_all()

@@ -34,6 +34,7 @@ from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.hold import span_key
 from otel_scorers.sidecar.otlp_spans import OtlpSpan, trace_records
+from otel_scorers.span_record import SpanRecord
 
 #: One scored run: its span's key (trace id + span id, 24 bytes) and its score attributes (what
 #: inline mode attaches to the held run span). The agreement join hears the scores themselves
@@ -150,12 +151,11 @@ def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> li
 
 
 def build_trace_runs(
-    spans: Sequence[OtlpSpan], runless: RunlessTraces | None = None, chains: CallChains | None = None
+    records: list[SpanRecord], runless: RunlessTraces | None = None, chains: CallChains | None = None
 ) -> list[AgentRun]:
     """The runs in a trace's spans; a trace that gives none is counted in `runless`. With
     `chains`, the model calls of a trace without a run join the runs no span marks, and the runs
     of the chains they complete (of this trace or earlier ones) are returned."""
-    records = trace_records(spans)
     if chains is None:
         return trace_runs(records, runless)
     runs = trace_runs(records, None)
@@ -196,7 +196,7 @@ class TraceJob:
     chains: CallChains | None = None
 
     def build(self) -> Sequence[AgentRun]:
-        return build_trace_runs(job_spans(self.trace), self.runless, self.chains)
+        return build_trace_runs(trace_records(job_spans(self.trace)), self.runless, self.chains)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
         self.done(self.trace, run_span_attributes(results))

@@ -84,8 +84,16 @@ def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
 def is_run_span(span: Span) -> bool:
     """Whether the span may be an agent run (`may_start_run`), reading only the values of the
     marker keys the conventions name, and only when its name (remembered per name) does not
-    already say so: walking a protobuf span's attributes is most of what sorting a span out costs."""
+    already say so: walking a protobuf span's attributes is most of what sorting a span out costs.
+    They are walked as a slice (`attributes`), and a value read only for a marker key."""
     name = span.name
-    return may_start_run(name, None) or may_start_run(
-        name, {kv.key: kv.value.string_value for kv in span.attributes if kv.key in RUN_MARKER_KEYS}
-    )
+    if may_start_run(name, None):
+        return True
+    markers: dict[str, str] | None = None
+    for kv in span.attributes[:]:
+        key = kv.key
+        if key in RUN_MARKER_KEYS:
+            if markers is None:
+                markers = {}
+            markers[key] = kv.value.string_value
+    return markers is not None and may_start_run(name, markers)

@@ -41,8 +41,8 @@ from otel_scorers.sidecar.jobs import (
     sidecar_pipeline,
 )
 from otel_scorers.sidecar.logs import setup_logging
-from otel_scorers.sidecar.otlp_spans import OtlpSpan
 from otel_scorers.sidecar.trace_batches import MAX_BATCH_TRACES, decode_batch
+from otel_scorers.span_record import SpanRecord
 
 if TYPE_CHECKING:
     from otel_scorers.otlp.telemetry import Telemetry
@@ -88,7 +88,8 @@ class _Replies:
 @dataclass(frozen=True, slots=True)
 class _ReceivedTraceJob:
     job_id: int
-    spans: list[OtlpSpan]
+    #: None: the receiving process could not convert them (`trace_batches`).
+    spans: list[SpanRecord] | None
     replies: _Replies
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
@@ -96,6 +97,8 @@ class _ReceivedTraceJob:
     chains: CallChains | None = None
 
     def build(self) -> Sequence[AgentRun]:
+        if self.spans is None:  # counted and logged by the engine as a trace it could not build
+            raise ValueError("the receiving process could not convert the trace's spans")
         return build_trace_runs(self.spans, self.runless, self.chains)
 
     def finished(self, results: Sequence[ScoredRun]) -> None:
@@ -168,7 +171,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 break
             kind = message[0]
             if kind == "jobs":
-                received = decode_batch(message[1], message[2])
+                received = decode_batch(message[1])
                 left = [len(received)]
                 for job_id, spans in received:
                     engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless, chains))

@@ -366,6 +366,33 @@ def test_own_spans_inside_an_open_run_are_left_out_of_it(telemetry: Telemetry) -
     assert [run.tool_names for run in recorder.runs] == [["get_weather"]]
 
 
+def test_a_runs_evaluation_spans_go_on_while_a_later_run_of_its_trace_is_open(
+    telemetry: Telemetry,
+) -> None:
+    # Evaluation spans name the run's agent, as a run span does: they must not be taken for runs
+    # of the trace they are in, or held back (hold mode) with its run that is still open.
+    processor = attach(telemetry, [checks.includes("sunny")], hold=True, hold_timeout_s=60)
+    tracer = telemetry.tracer_provider.get_tracer("example-agent")
+    run = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"}
+    answer = '[{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]'
+    with tracer.start_as_current_span("request"):
+        with tracer.start_as_current_span("invoke_agent weather", attributes=run) as first:
+            first.set_attribute("gen_ai.output.messages", answer)
+        with tracer.start_as_current_span("invoke_agent weather", attributes=run) as second:
+            wait_until(
+                lambda: evaluation_spans(telemetry),
+                20,
+                "the first run's evaluation span, sent on while the second run is open",
+            )
+            second.set_attribute("gen_ai.output.messages", answer)
+    processor.force_flush(5000)
+    (first_evaluation, second_evaluation) = evaluation_spans(telemetry)
+    assert first_evaluation.parent.span_id == first.get_span_context().span_id
+    assert second_evaluation.parent.span_id == second.get_span_context().span_id
+    assert [span.attributes["otel_scorers.score.includes"] for span in run_spans(telemetry)] == [1.0, 1.0]
+    assert telemetry.counter("otel_scorers.runs", otel_scorers__outcome="assembled") == 2
+
+
 def test_many_distinct_span_names_neither_grow_memory_nor_hide_runs(telemetry: Telemetry) -> None:
     processor = attach(telemetry, [checks.no_tool_errors()])
     tracer = telemetry.tracer_provider.get_tracer("web")

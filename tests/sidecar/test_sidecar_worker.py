@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +14,19 @@ from typing import Any
 
 import pytest
 import yaml
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
 
 from otel_scorers.demos.example_agent import DEMO_RUNS
 from otel_scorers.model import AgentRun
+from otel_scorers.sidecar.batch_assembler import BufferedTrace
+from otel_scorers.sidecar.jobs import job_spans
 from otel_scorers.sidecar.metrics_merge import merge_prometheus_text
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span, trace_records
+from otel_scorers.sidecar.trace_batches import decode_batch, encode_batch
 from otel_scorers.sidecar.worker_pool import ProcessScoring
 from otel_scorers.span_record import OWN_SCOPE
 from tests.otlp_capture import OtlpCapture, attrs
@@ -197,3 +207,45 @@ def test_scorers_config_reaches_the_scoring_process(capture: OtlpCapture) -> Non
         "says-sunny",
         "polite",
     }
+
+
+def test_a_batch_hands_the_scoring_process_the_records_the_receiving_process_reads() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("example-agent")
+    with (
+        tracer.start_as_current_span("invoke_agent weather", attributes={"gen_ai.agent.name": "weather"}),
+        tracer.start_as_current_span("execute_tool get_weather") as tool,
+    ):
+        tool.add_event("retry", {"attempt": 2})
+        tool.set_status(Status(StatusCode.ERROR, "upstream timed out"))
+    with tracer.start_as_current_span("GET /health"):  # a trace without a run span: every span goes
+        pass
+    provider.shutdown()
+    request = encode([*exporter.get_finished_spans(), *agent_spans(DEMO_RUNS[:2])])
+    traces: dict[bytes, BufferedTrace] = {}
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, Batch(0))
+            for span in scope_spans.spans:
+                trace = traces.setdefault(span.trace_id, BufferedTrace(span.trace_id, 0.0, 0.0))
+                trace.spans.append(OtlpSpan(span, origin))
+                if is_run_span(span):
+                    trace.run_spans.append(trace.spans[-1])
+    batch = [(job_id, trace) for job_id, trace in enumerate(traces.values(), start=7)]
+
+    kind, jobs = pickle.loads(encode_batch(batch))
+    received = decode_batch(jobs)
+
+    assert kind == "jobs"
+    assert received == [(job_id, trace_records(job_spans(trace))) for job_id, trace in batch]
+    tool_record = next(
+        record for _, records in received for record in records if record.name.startswith("execute_tool")
+    )
+    assert (tool_record.status, tool_record.status_message) == ("error", "upstream timed out")
+    assert [(event.name, dict(event.attributes)) for event in tool_record.events] == [
+        ("retry", {"attempt": 2})
+    ]
+    assert tool_record.resource["service.name"] == "weather-service"
+    assert len(received) == 4  # the two agent runs, the run above and the health check
