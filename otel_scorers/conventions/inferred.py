@@ -60,6 +60,7 @@ MODEL_KINDS = frozenset(
         "call_llm",
     }
 )
+_KINDS = frozenset().union(*RUN_KINDS, TOOL_KINDS, MODEL_KINDS)
 #: A key whose last part says it is a kind: `kind`, `type`, `span_type`, `spanType`, `subtype`...
 _KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
 _SEPARATORS = re.compile(r"[.:]")
@@ -130,7 +131,10 @@ class VocabularyInference:
         kind = (span.scope, span.name, len(span.attributes))
         if self._without_kind_keys.get(kind):
             return ()
-        found = self._kind_keys_in(span)
+        attributes = span.attributes
+        # Only a key whose value names a kind of work counts (`messaging.message.type = request`
+        # does not): a span of such keys alone is decided once too.
+        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in _KINDS]
         if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
             self._without_kind_keys[kind] = not found
         return found
