@@ -15,11 +15,15 @@ the right ones are the longest in-order pairing of rebuilt and truth runs that m
 phantom run in front does not make every later run wrong.
 
     python bench/fidelity.py [CORPUS_DIR ...] [--verbose] [--rename-scope PREFIX]
+                             [--without-descriptions NAME,... | all]
 
 Default corpora: tests/fixtures/held-out/* (traces no rule was written from). With
 `--rename-scope mlflow`, every span whose instrumentation scope starts with `mlflow` is read under
 a scope no reader knows (`acme.tracer`), other scopes kept: how much of a corpus is read from what
-the trace itself holds rather than from the name of the tracer that wrote it.
+the trace itself holds rather than from the name of the tracer that wrote it. With
+`--without-descriptions spring_ai,genkit` (or `all`), those shipped descriptions
+(otel_scorers/conventions/descriptions/*.yaml) are withheld: the corpora they read stand for a
+framework whose vocabulary the project never saw, read from what the trace itself says.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from otel_scorers import conventions
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from tests.conventions.test_fixture_runs import assert_run_matches
@@ -169,7 +174,20 @@ def main() -> None:
         metavar="PREFIX",
         help=f"read spans whose scope starts with PREFIX under the scope {UNKNOWN_SCOPE}",
     )
+    parser.add_argument(
+        "--without-descriptions",
+        metavar="NAMES",
+        help="withhold these shipped descriptions (comma-separated names, or all): "
+        + ", ".join(conventions.SHIPPED_DESCRIPTION_NAMES),
+    )
     args = parser.parse_args()
+    if args.without_descriptions:
+        names = args.without_descriptions.split(",")
+        withheld = conventions.SHIPPED_DESCRIPTION_NAMES if names == ["all"] else names
+        try:
+            conventions.use_descriptions((), withheld=withheld)
+        except ValueError as error:
+            raise SystemExit(f"--without-descriptions: {error}") from None
     corpora: list[Path] = args.corpora or sorted(path for path in HELD_OUT.iterdir() if path.is_dir())
     if not corpora:
         raise SystemExit(f"no corpus directories given and none under {HELD_OUT}")

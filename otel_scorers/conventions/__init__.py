@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.ag2 import AG2Convention
@@ -12,6 +13,7 @@ from otel_scorers.conventions.described import DescribedConvention, described
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
+from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -153,12 +155,14 @@ _FIRST_MARKERS: Markers | None = None
 _MAX_REMEMBERED_KINDS = 1024
 MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], Convention | None] = {}
+#: The vocabulary of spans no reader in use gives a role (`inferred.py`), for the readers in use.
+_INFERENCE = VocabularyInference(())
 
 
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -190,9 +194,31 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
+    _INFERENCE = VocabularyInference(_namespaces(conventions))
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
+
+
+def _namespaces(conventions: tuple[Convention, ...]) -> set[str]:
+    """The first part (before `.` or `:`) of every key the readers mark their spans or runs by:
+    a vocabulary of those namespaces is theirs, never inferred."""
+    keys: set[str] = set()
+    for convention in conventions:
+        keys.update(key for key, _ in convention.run_start_markers)
+        keys.update(convention.detection_values)
+        if convention.markers is not None:
+            keys.update(convention.markers.keys)
+    return {re.split(r"[.:]", key, maxsplit=1)[0] for key in keys}
+
+
+def inferred_reader(
+    spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+) -> Convention | None:
+    """The reader of a vocabulary of its own shared by these spans of one trace, none of which a
+    reader in use gives a role (`inferred.py`), or None when they carry none; `works` as for
+    `VocabularyInference.reader`."""
+    return _INFERENCE.reader(spans, works)
 
 
 def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
@@ -207,12 +233,27 @@ def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
     )
 
 
-def use_descriptions(descriptions: Sequence[ConventionDescription | Mapping[str, Any]]) -> None:
+#: The names of the shipped descriptions (`descriptions/*.yaml`), which `use_descriptions` may
+#: withhold.
+SHIPPED_DESCRIPTION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(c.name for c in _SHIPPED_DESCRIBED))
+
+
+def use_descriptions(
+    descriptions: Sequence[ConventionDescription | Mapping[str, Any]], withheld: Collection[str] = ()
+) -> None:
     """Read spans with these descriptions of instrumentations (the `conventions:` section) before
     the shipped readers, in their order; they replace the descriptions given before. Process-wide,
     as the shipped readers are: the processor, the sidecar and the CLI call it with their config's.
-    Call it before spans flow: a trace already buffered was sorted by the readers of then."""
-    _derive((*described(descriptions), *SHIPPED))
+    Call it before spans flow: a trace already buffered was sorted by the readers of then.
+    `withheld`: names of shipped descriptions left out (to measure what is read without them)."""
+    unknown = set(withheld) - set(SHIPPED_DESCRIPTION_NAMES)
+    if unknown:
+        raise ValueError(
+            f"no shipped description named {', '.join(sorted(unknown))}: "
+            f"they are {', '.join(SHIPPED_DESCRIPTION_NAMES)}"
+        )
+    shipped = tuple(c for c in SHIPPED if not (isinstance(c, DescribedConvention) and c.name in withheld))
+    _derive((*described(descriptions), *shipped))
 
 
 def user_descriptions() -> tuple[ConventionDescription, ...]:
@@ -314,12 +355,14 @@ __all__ = [
     "RUN_NAME_PREFIXES",
     "RUN_START_SCOPES",
     "SHIPPED",
+    "SHIPPED_DESCRIPTION_NAMES",
     "Convention",
     "ConventionDescription",
     "SpanRole",
     "classify",
     "detect",
     "detection_values",
+    "inferred_reader",
     "may_hand_off",
     "may_start_run",
     "use_descriptions",

@@ -17,10 +17,12 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions import SpanRole, detect
-from otel_scorers.conventions.described import PATH_MISSES
+from otel_scorers.conventions.described import PATH_MISSES, DescribedConvention
+from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import mcp
 from otel_scorers.conventions.formats.bounded_json import within_depth
 from otel_scorers.conventions.frameworks import lists_tools
+from otel_scorers.conventions.inferred import INFERRED
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
@@ -105,6 +107,8 @@ class TraceExplanation:
     #: each with the traces its calls are in; and the trace of the run this trace's calls joined.
     joined: list[tuple[AgentRun, tuple[int, ...]]] = field(default_factory=list)
     joined_into: int | None = None
+    #: The description of a vocabulary the trace's spans were read by, inferred from the trace.
+    inferred: ConventionDescription | None = None
 
     @property
     def scopes(self) -> Counter[str]:
@@ -140,6 +144,14 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
     # The roles run building gives: a reader's own, or one a span's place gives it (a working
     # workflow, an agent's unlisted operation around its steps, an agent graph under a tool).
     found = span_roles(spans)
+    inferred = next(
+        (
+            c.description
+            for c, _ in found.roles.values()
+            if isinstance(c, DescribedConvention) and c.name.startswith(INFERRED)
+        ),
+        None,
+    )
     for span in sorted(spans, key=lambda span: span.start_ns):
         if span.scope == OWN_SCOPE:
             continue
@@ -174,7 +186,7 @@ def explain_trace(spans: Sequence[SpanRecord]) -> TraceExplanation:
             finally:
                 PATH_MISSES.reset(misses)
         readings.append(reading)
-    return TraceExplanation(spans[0].trace_id if spans else 0, readings, build_runs(spans))
+    return TraceExplanation(spans[0].trace_id if spans else 0, readings, build_runs(spans), inferred=inferred)
 
 
 def _noting(span: SpanRecord, notes: dict[str, bool]) -> SpanRecord:
@@ -243,6 +255,14 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
                 if run.unrecorded
                 else ""
             )
+        )
+    if explanation.inferred is not None:
+        # What was inferred, as the description that reads it: live, the processor and the
+        # sidecar keep only traces a known reader's span opens, so it is scored once described.
+        written = orjson.dumps(explanation.inferred.model_dump(exclude_none=True, exclude_defaults=True))
+        yield (
+            f"  read by the vocabulary the trace shows, inferred as this description (to score it live, "
+            f"add it to conventions: with a name of yours): {_printable(written.decode())}"
         )
     for run, traces in explanation.joined:
         yield (

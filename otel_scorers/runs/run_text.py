@@ -4,7 +4,8 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
-first argument; a single well-known key (`{"output": "..."}`, a wrapped value's `{"_value": ...}`),
+first argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, a
+wrapped value's `{"_value": ...}`) or, of a request's arguments by name, the one such text,
 beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
 alone, its text; the side's chat message held under a well-known key (a framework's result object,
 `{"response": {"role": "assistant", ...}, ...}`) its text; a type descriptor
@@ -63,6 +64,9 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
         WRAPPED_VALUE,
     ),
 }
+#: A request's argument named for its text ends so in JSON (`"prompt"`, `"user_prompt"`).
+_REQUEST_KEYS = tuple(f'{key}"' for key in _TEXT_KEYS["input"])
+_MAX_NAMED_ARGUMENTS = 8
 #: The role of the message that, held under a well-known key, is the request or the answer.
 _ROLES: dict[Side, tuple[str, ...]] = {"input": ("user", "human"), "output": ("assistant", "ai", "model")}
 #: Where derived text came from, as `AgentRun.text_sources` and `--explain` say it.
@@ -93,7 +97,7 @@ def reduce_structure(text: str, side: Side, steps: frozenset[str] = frozenset())
     """The request (`side` input) or answer (output) a structure holds: its text, None when it is a
     structure of a known form with no text in it, `_NOT_A_FORM` when it is not one (kept).
     `steps`: the fields a result of the run's framework holds beside its answer, never the text."""
-    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text, steps):
+    if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]") or not _may_be_a_form(text, side, steps):
         return _NOT_A_FORM
     value = decode_json(text)
     if isinstance(value, str):
@@ -115,7 +119,7 @@ def reduced_text(text: str, side: Side) -> str | None:
     return text if reduced is _NOT_A_FORM else reduced if isinstance(reduced, str) else None
 
 
-def _may_be_a_form(text: str, steps: frozenset[str]) -> bool:
+def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
     """Whether the text may hold one of the forms reduced, before paying for decoding it: each
     form has words of its own (an object of one key has one colon outside its value's nesting,
     at least as a first approximation)."""
@@ -129,6 +133,12 @@ def _may_be_a_form(text: str, steps: frozenset[str]) -> bool:
         or '"_' in text
         or text.count(":") == 1
         or any(step in text for step in steps)
+        # A request's arguments by name: a few of them (a state of many keys is not a call).
+        or (
+            side == "input"
+            and text.count(":") <= _MAX_NAMED_ARGUMENTS
+            and any(key in text for key in _REQUEST_KEYS)
+        )
     )
 
 
@@ -159,9 +169,21 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
     public = _public_fields(value, steps)
     if len(public) == 1:
         key, inner = next(iter(public.items()))
-        if key in _TEXT_KEYS[side]:
+        if _text_key(key, side):
             return inner if isinstance(inner, str) else _reduce(inner, side, steps, depth + 1)
+    elif side == "input":
+        # A function's arguments by name (`{"user_prompt": ..., "message_history": [...]}`): the
+        # one text argument whose name says it is the request.
+        named = [inner for key, inner in public.items() if _text_key(key, side) and isinstance(inner, str)]
+        if len(named) == 1:
+            return named[0]
     return _held_message(value, side)
+
+
+def _text_key(key: str, side: Side) -> bool:
+    """A well-known key of the side's text, or one a function's parameter qualifies
+    (`user_prompt`, `user_input`)."""
+    return key in _TEXT_KEYS[side] or key.rpartition("_")[2] in _TEXT_KEYS[side]
 
 
 def _public_fields(value: Mapping[str, Any], steps: frozenset[str]) -> Mapping[str, Any]:

@@ -7,15 +7,16 @@ by an operation no convention lists, around spans of its own, outside a run of t
 (`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
 it a run: its place under the tool span does (`Convention.run_under_tool`). A span whose parent
 was never exported is first put back under the invocation of the agent it names
-(`unended_parents`).
+(`unended_parents`). In a trace in which no reader found a run, the spans none gives a role are
+read by the vocabulary they share, when the trace shows one (`conventions.inferred_reader`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from otel_scorers.conventions import Convention, SpanRole, detect
+from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
@@ -45,6 +46,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     rooted = False  # the trace holds its root: a part of a split trace has none
+    roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
+    read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -53,6 +56,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             rooted = True
         found = detect(span)
         if found is None:
+            roleless.append(span)
             continue
         role = found.role(span)
         if role == "tool" and lists_tools(span, found.tool_call):
@@ -65,10 +69,13 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
-            if role == "run" and found.run_needs_work(span):
-                idle.append(span.span_id)
+            if role == "run":
+                read_runs = True
+                if found.run_needs_work(span):
+                    idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
+            roleless.append(span)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
@@ -76,6 +83,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 unlisted.append(span.span_id)
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
+    if roleless and not read_runs:
+        inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
+        if inferred is not None:
+            _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
@@ -91,6 +102,58 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
     return SpanRoles(by_id, roles, unroled)
+
+
+def _inferred_roles(
+    inferred: Convention,
+    roleless: list[SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+    flattened: list[int],
+    pending: tuple[list[int], ...],
+) -> None:
+    """The roles a vocabulary inferred from the trace (`conventions.inferred_reader`) gives the
+    spans no reader gave one; the others carrying its kind key are its spans without a role,
+    which LangChain's metadata may mark as a graph, as for any reader's."""
+    for span in roleless:
+        if not inferred.detect(span):
+            continue
+        span_id = span.span_id
+        role = inferred.role(span)
+        if role is None and span_id not in unroled:  # no reader claimed it before
+            unroled[span_id] = inferred
+            marked = langchain.metadata_marks_graph(span)
+            if marked is None:
+                flattened.append(span_id)
+            role = "run" if marked else None
+        if role is None:
+            continue
+        roles[span_id] = (inferred, role)
+        unroled.pop(span_id, None)
+        for waiting in (flattened, *pending):
+            if span_id in waiting:
+                waiting.remove(span_id)
+
+
+def _all_working(
+    span_ids: Collection[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+) -> bool:
+    """Each of these spans has a model or tool span under it."""
+    working: set[int] = set()
+    for span_id, (_, role) in roles.items():
+        if role not in ("model", "tool"):
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current in working:
+                break
+            if current in span_ids:
+                working.add(current)
+            parent = by_id.get(current)
+            current = parent.parent_span_id if parent is not None else None
+    return working >= set(span_ids)
 
 
 def _unroled_under_tools(

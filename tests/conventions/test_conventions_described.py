@@ -1,8 +1,9 @@
 """An instrumentation the code does not know, read from a `conventions:` entry alone.
 
 `acme` below is a small instrumentation with attribute names of its own, written through the
-real OpenTelemetry SDK: its agent span says what it is in `acme.kind`, the request and the reply
-as JSON, the tool's failure in a span event (its status stays unset), the conversation in
+real OpenTelemetry SDK: its agent span says what it is in `acme.is` (a key whose name does not
+say it holds a kind of span, so no vocabulary is inferred from it: docs/conventions.md), the
+request and the reply as JSON, the tool's failure in a span event (its status stays unset), the conversation in
 `acme.thread`. Without a description no run is found; with the YAML entry below each run is
 rebuilt exactly as the agent made it, by `runs`' reading and by the in-process processor.
 """
@@ -42,25 +43,25 @@ conventions:
   - name: acme
     scope: acme.agents
     run:
-      when: {attributes: {acme.kind: agent}}
+      when: {attributes: {acme.is: agent}}
       agent_name: acme.agent
       input: {attribute: acme.request, path: text}
       output: {attribute: acme.reply, path: "parts[-1]"}
       conversation_id: acme.thread
     tool:
-      when: {attributes: {acme.kind: tool}}
+      when: {attributes: {acme.is: tool}}
       name: {span: name, strip_prefix: "tool:"}
       call_id: acme.call
       arguments: acme.tool.args
       result: acme.tool.out
       error: {event: acme.failure, attribute: reason}
     model:
-      when: {attributes: {acme.kind: llm}}
+      when: {attributes: {acme.is: llm}}
       model: acme.llm
       input_tokens: {attribute: acme.usage, path: in}
       output_tokens: {attribute: acme.usage, path: out}
     handoff:
-      when: {attributes: {acme.kind: handoff}}
+      when: {attributes: {acme.is: handoff}}
       target: acme.to
 """
 
@@ -72,7 +73,7 @@ class Acme:
         self.tracer = provider.get_tracer(SCOPE)
 
     def agent(self, name: str, question: str, answer: str, thread: str, steps: list[Any]) -> None:
-        with self.tracer.start_as_current_span(f"agent {name}", attributes={"acme.kind": "agent"}) as span:
+        with self.tracer.start_as_current_span(f"agent {name}", attributes={"acme.is": "agent"}) as span:
             span.set_attribute("acme.agent", name)
             span.set_attribute("acme.thread", thread)
             span.set_attribute("acme.request", json.dumps({"text": question, "lang": "en"}))
@@ -81,14 +82,14 @@ class Acme:
             span.set_attribute("acme.reply", json.dumps({"parts": ["thinking...", answer]}))
 
     def llm(self) -> None:
-        attributes = {"acme.kind": "llm", "acme.llm": "acme-small", "acme.usage": '{"in": 12, "out": 5}'}
+        attributes = {"acme.is": "llm", "acme.llm": "acme-small", "acme.usage": '{"in": 12, "out": 5}'}
         with self.tracer.start_as_current_span("llm", attributes=attributes):
             pass
 
     def tool(
         self, name: str, call_id: str, arguments: dict[str, Any], result: Any, failure: str | None = None
     ) -> None:
-        with self.tracer.start_as_current_span(f"tool:{name}", attributes={"acme.kind": "tool"}) as span:
+        with self.tracer.start_as_current_span(f"tool:{name}", attributes={"acme.is": "tool"}) as span:
             span.set_attribute("acme.call", call_id)
             span.set_attribute("acme.tool.args", json.dumps(arguments))
             if failure is not None:
@@ -208,7 +209,7 @@ def test_a_handoff_span_hands_the_run_on() -> None:
 
     def handoff() -> None:
         with acme.tracer.start_as_current_span(
-            "hand", attributes={"acme.kind": "handoff", "acme.to": "expert"}
+            "hand", attributes={"acme.is": "handoff", "acme.to": "expert"}
         ):
             pass
 
@@ -285,9 +286,9 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
     conventions.use_descriptions(parse_config(yaml.safe_load(CONFIG)).conventions)
     assert conventions.CONVENTIONS[0].name == "acme"
     assert conventions.user_descriptions()[0].name == "acme"
-    assert SCOPE in conventions.RUN_START_SCOPES and "acme.kind" in conventions.RUN_MARKER_KEYS
+    assert SCOPE in conventions.RUN_START_SCOPES and "acme.is" in conventions.RUN_MARKER_KEYS
     conventions.use_descriptions(())
-    assert SCOPE not in conventions.RUN_START_SCOPES and "acme.kind" not in conventions.RUN_MARKER_KEYS
+    assert SCOPE not in conventions.RUN_START_SCOPES and "acme.is" not in conventions.RUN_MARKER_KEYS
 
 
 def docs_example(path: str, heading: str) -> dict[str, Any]:
@@ -337,7 +338,7 @@ def test_validate_names_the_bad_key_of_a_description(
 ) -> None:
     config_file = tmp_path / "config.yaml"
     config_file.write_text(
-        CONFIG.replace("when: {attributes: {acme.kind: tool}}", "wen: {attributes: {acme.kind: tool}}")
+        CONFIG.replace("when: {attributes: {acme.is: tool}}", "wen: {attributes: {acme.is: tool}}")
     )
     assert main(["validate", "-c", str(config_file)]) == 2
     error = capsys.readouterr().err
@@ -378,13 +379,13 @@ def test_a_large_attribute_read_by_many_sources_is_decoded_once_per_span() -> No
                 {
                     "name": "blob",
                     "scope": SCOPE,
-                    "run": {"when": {"attributes": {"acme.kind": "agent"}}, "output": sources},
+                    "run": {"when": {"attributes": {"acme.is": "agent"}}, "output": sources},
                 }
             ]
         )
         best = math.inf
         for _ in range(3):  # the best of three: a collection or another process may stall one
-            span = SpanRecord(1, 2, None, "agent", attributes={"acme.kind": "agent", "acme.blob": blob})
+            span = SpanRecord(1, 2, None, "agent", attributes={"acme.is": "agent", "acme.blob": blob})
             gc.collect()
             started = time.process_time()
             content = reader.run_content(span)

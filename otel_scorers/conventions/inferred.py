@@ -1,0 +1,326 @@
+"""A framework's own tracing vocabulary, inferred from the trace itself when no reader knows it.
+
+Frameworks that trace themselves (Spring AI, Genkit, Langfuse, MLflow...) follow no GenAI
+convention: each writes a key of its own that says what kind of work a span is, and keys beside
+it, under the same prefix, that hold its input, output and name. A shipped description
+(`descriptions/*.yaml`) reads those it knows; the next framework's, nobody has described. For the
+spans no reader gives a role, in a trace in which no reader found a run (`span_roles`), this
+finds such a vocabulary and writes its description, read by `DescribedConvention` as any other,
+so one implementation reads both:
+
+- the kind key: a key whose name says kind (`*.kind`, `*.type`, `*.spanType`, `*:subtype`...),
+  outside the namespace of every reader in use (theirs and `gen_ai.*` are read already), whose
+  values on the trace's spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
+  and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
+  whose runs each have a model or tool span (of any reader) under them. A key naming tool and
+  model calls but no run is read too, its runs those the rules every reader shares find
+  (LangChain's metadata). Any other key says too little: nothing is read (a wrong run is worse
+  than none). When values of both tiers name runs (`agent` and `workflow`), only the agent is one;
+  agent spans side by side taking turns (A, B, A) are a conversation: nothing is read;
+- the keys that share its prefix (each leading part of the key, longest first): the input
+  (`<prefix>input`, `<prefix>spanInputs`, `<prefix>input.value`...), the output, the name, a tool's
+  arguments and result, a model's name, found on the spans of each kind; values JSON-quoted on
+  the kind key (`"AGENT"`) say every value is JSON;
+- the agent's name: the prefix's name key, else the run span's name unless it only labels the
+  kind (`spring_ai chat_client`).
+
+The description is named `inferred:<kind key>`: it is the reader of the runs it finds, as
+`runs --explain` and `AgentRun.convention` say. Inferred descriptions are remembered by what they
+were inferred from, so a stream of traces of one framework builds one reader.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
+
+from otel_scorers.conventions.described import DescribedConvention
+from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.span_record import SpanRecord
+
+#: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
+#: of the first tier are present, those of the second are steps or wrappers of it.
+RUN_KINDS: tuple[frozenset[str], ...] = (
+    frozenset({"agent", "agent_run", "invoke_agent", "run_agent"}),
+    frozenset({"flow", "workflow", "chat_client", "crew", "team"}),
+)
+TOOL_KINDS = frozenset({"tool", "tool_call", "function", "function_call", "execute_tool", "tool_use"})
+MODEL_KINDS = frozenset(
+    {
+        "llm",
+        "model",
+        "generation",
+        "chat",
+        "chat_model",
+        "generate",
+        "completion",
+        "chat_completion",
+        "call_llm",
+    }
+)
+_KINDS = frozenset().union(*RUN_KINDS, TOOL_KINDS, MODEL_KINDS)
+#: A key whose last part says it is a kind: `kind`, `type`, `span_type`, `spanType`, `subtype`...
+_KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
+_SEPARATORS = re.compile(r"[.:]")
+_WORDS = re.compile(r"[\s.:/]+")
+#: The name of an inferred description starts so; the kind key follows.
+INFERRED = "inferred:"
+#: The namespace of the GenAI conventions, read by the GenAI reader.
+GEN_AI_NAMESPACE = "gen_ai"
+#: Where each part is kept, by the key's tail after the prefix (lower case, without `.`, `:`,
+#: `_`), in order of preference: the whole tail, else its last part.
+_TAILS: dict[str, tuple[str, ...]] = {
+    "input": ("input", "inputs", "spaninputs", "inputvalue", "request"),
+    "output": ("output", "outputs", "spanoutputs", "outputvalue", "response"),
+    "name": ("name", "agentname"),
+    "arguments": ("arguments", "args", "input", "inputs", "spaninputs", "inputvalue"),
+    "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
+    "model": ("modelname", "model", "requestmodel"),
+    "conversation": ("conversationid", "sessionid", "threadid"),
+}
+#: Where a model call's messages are under a well-known key (an OpenAI response's first choice).
+_MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
+    "input": ("messages",),
+    "output": ("choices[0].message", "message", "messages"),
+}
+#: Keys whose classification is remembered; past this many, those remembered are forgotten.
+_MAX_REMEMBERED_KEYS = 8192
+_MAX_REMEMBERED_READERS = 64
+_MAX_REMEMBERED_KINDS = 4096
+
+
+def normalised(value: Any) -> str | None:
+    """A kind value as compared: JSON quotes off, lower case, `-` and spaces as `_`."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text: str = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+    return text.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _squeezed(text: str) -> str:
+    return text.lower().replace(".", "").replace(":", "").replace("_", "")
+
+
+def prefixes(key: str) -> list[str]:
+    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`."""
+    return [key[: match.end()] for match in reversed(list(_SEPARATORS.finditer(key)))]
+
+
+class VocabularyInference:
+    """Infers the vocabulary of the spans no reader gives a role, for the readers in use: keys
+    of their namespaces are theirs, never inferred."""
+
+    def __init__(self, known_namespaces: Iterable[str]) -> None:
+        self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
+        #: Keys classified, and those of them that may be a kind key: replaced, never changed in
+        #: place, so that threads building runs at once each read a whole set.
+        self._seen: frozenset[str] = frozenset()
+        self._kind_keys: frozenset[str] = frozenset()
+        self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
+        #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
+        self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
+
+    def _may_be_kind(self, key: str) -> bool:
+        return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
+
+    def _kind_keys_of(self, span: SpanRecord) -> Any:
+        """The keys of the span that may be a kind key, decided once per kind of span (its scope,
+        name and number of keys) for the many that carry none."""
+        kind = (span.scope, span.name, len(span.attributes))
+        if self._without_kind_keys.get(kind):
+            return ()
+        attributes = span.attributes
+        # Only a key whose value names a kind of work counts (`messaging.message.type = request`
+        # does not): a span of such keys alone is decided once too.
+        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in _KINDS]
+        if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
+            self._without_kind_keys[kind] = not found
+        return found
+
+    def _kind_keys_in(self, span: SpanRecord) -> Any:
+        keys = span.attributes.keys()
+        seen = self._seen
+        if not keys <= seen:
+            new = [key for key in keys if key not in seen]
+            found = {key for key in new if self._may_be_kind(key)}
+            if found:
+                self._kind_keys = self._kind_keys | found
+            # Past the bound (keys that number messages, say), what was seen is forgotten.
+            self._seen = (seen if len(seen) + len(new) <= _MAX_REMEMBERED_KEYS else frozenset()).union(new)
+        kind_keys = self._kind_keys
+        return () if keys.isdisjoint(kind_keys) else keys & kind_keys
+
+    def reader(
+        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+    ) -> DescribedConvention | None:
+        """The reader of the vocabulary these spans (one trace's, none with a role) share, or
+        None when they carry none that says which are agent runs and what they call. `works`
+        says whether each of these span ids has a model or tool span (of any reader) under it:
+        what a kind key naming runs alone, not what they call, needs to be believed."""
+        values: dict[str, Counter[str]] = {}
+        for span in spans:
+            for key in self._kind_keys_of(span):
+                kind = normalised(span.attributes[key])
+                if kind is not None:
+                    values.setdefault(key, Counter())[kind] += 1
+        chosen = _kind_key(values)
+        if chosen is None:
+            return None
+        key, runs, calls_named = chosen
+        carrying = [span for span in spans if key in span.attributes]
+        kinds = {
+            kind: [span for span in carrying if normalised(span.attributes[key]) in kinds_of]
+            for kind, kinds_of in (("run", runs), ("tool", TOOL_KINDS), ("model", MODEL_KINDS))
+        }
+        if _turns_of_a_conversation(kinds["run"]):
+            return None
+        if not calls_named and not works({span.span_id for span in kinds["run"]}):
+            return None
+        if not runs:  # the runs the shared rules find are read from the keys every span has
+            kinds["run"] = carrying
+        raw = {str(span.attributes[key]) for span in carrying}
+        json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
+        names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
+        keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
+        signature = (key, tuple(sorted(raw)), json_values, names_label, *keys.values())
+        try:
+            return self._readers[signature]
+        except KeyError:
+            pass
+        description = inferred_description(key, raw, keys, json_values, names_label)
+        reader = DescribedConvention(description) if description is not None else None
+        if len(self._readers) < _MAX_REMEMBERED_READERS:
+            self._readers[signature] = reader
+        return reader
+
+
+def _kind_key(values: dict[str, Counter[str]]) -> tuple[str, frozenset[str], bool] | None:
+    """The key whose values name runs (the one naming the tools or models they call too, on most
+    spans, first), with the values that name its runs (the first tier present) and whether it
+    names their calls."""
+    found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
+    for key, counts in values.items():
+        runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
+        tools = any(kind in TOOL_KINDS for kind in counts)
+        models = any(kind in MODEL_KINDS for kind in counts)
+        # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
+        # its runs are the ones the rules every reader shares find (a framework's own mark).
+        if runs or (tools and models):
+            found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
+    if not found:
+        return None
+    _, calls, _, key, runs = max(found)
+    return key, runs, calls
+
+
+def _turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
+    """Spans of a run kind side by side that an agent's name comes back to after another's
+    (A, B, A): the turns of a conversation between agents, not invocations; which of them is
+    the run the trace does not say, so none is read."""
+    siblings: dict[int | None, list[SpanRecord]] = {}
+    for span in runs:
+        siblings.setdefault(span.parent_span_id, []).append(span)
+    for group in siblings.values():
+        if len(group) < 3:
+            continue
+        seen: set[str] = set()
+        last = None
+        for span in sorted(group, key=lambda span: span.start_ns):
+            if span.name != last:
+                if span.name in seen:
+                    return True
+                seen.add(span.name)
+                last = span.name
+    return False
+
+
+def _labels_kind(name: str, runs: frozenset[str]) -> bool:
+    """The span's name only says the kind (`spring_ai chat_client`, `agent`), not which agent."""
+    return any(word in runs for word in _WORDS.split(name.lower().replace("-", "_")))
+
+
+def _source(prefix_list: list[str], keys: frozenset[str], part: str) -> str | None:
+    """The key among `keys` under the longest prefix whose tail says it holds `part`."""
+    for prefix in prefix_list:
+        tails: dict[str, str] = {}
+        for key in sorted(keys):
+            if key.startswith(prefix) and len(key) > len(prefix):
+                tail = key[len(prefix) :]
+                tails.setdefault(_squeezed(tail), key)
+                if prefix:  # outside any prefix, only a key that is all one name (`session.id`)
+                    tails.setdefault("last:" + _squeezed(_SEPARATORS.split(tail)[-1]), key)
+        for wanted in _TAILS[part]:
+            found = tails.get(wanted) or tails.get("last:" + wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def _messages(attribute: str | None, side: str) -> list[Any] | None:
+    if attribute is None:
+        return None
+    return [*({"attribute": attribute, "path": path} for path in _MESSAGE_PATHS[side]), attribute]
+
+
+def inferred_description(
+    key: str, raw_values: Iterable[str], keys: dict[str, frozenset[str]], json_values: bool, names_label: bool
+) -> ConventionDescription | None:
+    """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
+    written, `keys` the attribute keys on the spans of each kind (run, tool, model)."""
+    by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
+    runs_tier = next(
+        (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)), frozenset()
+    )
+    for value in sorted(raw_values):
+        kind = normalised(value)
+        role = (
+            "run"
+            if kind in runs_tier
+            else "tool"
+            if kind in TOOL_KINDS
+            else "model"
+            if kind in MODEL_KINDS
+            else None
+        )
+        if role is not None:
+            by_kind[role].append(value[1:-1] if json_values else value)
+    under = prefixes(key)
+    run_keys, tool_keys, model_keys = keys["run"], keys["tool"], keys["model"]
+    name = _source([*under, ""], run_keys, "name")
+    run: dict[str, Any] = {"when": {"attributes": {key: by_kind["run"]}}} if by_kind["run"] else {}
+    names: list[Any] = [name] if name is not None else []
+    if not names_label:
+        names.append({"span": "name"})
+    if names:
+        run["agent_name"] = names
+    for part in ("input", "output"):
+        found = _source(under, run_keys, part)
+        if found is not None:  # a JSON text (a string with its quotes) is decoded
+            run[part] = {"attribute": found, "json_value": True}
+    conversation = _source([*under, ""], run_keys, "conversation")
+    if conversation is not None:
+        run["conversation_id"] = conversation
+    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
+    document["json_values"] = json_values
+    if by_kind["tool"]:
+        tool: dict[str, Any] = {"when": {"attributes": {key: by_kind["tool"]}}}
+        tool_name = _source([*under, ""], tool_keys, "name")
+        tool["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
+        for part in ("arguments", "result"):
+            found = _source(under, tool_keys, part)
+            if found is not None:
+                tool[part] = {"attribute": found, "json_value": True}
+        document["tool"] = tool
+    if by_kind["model"]:
+        model: dict[str, Any] = {"when": {"attributes": {key: by_kind["model"]}}}
+        for part in ("input", "output"):
+            sources = _messages(_source(under, model_keys, part), part)
+            if sources is not None:
+                model[part] = sources
+        model_name = _source(under, model_keys, "model") or _source(under, model_keys, "name")
+        if model_name is not None:
+            model["model"] = model_name
+        document["model"] = model
+    return ConventionDescription.model_validate(document)

@@ -1,0 +1,143 @@
+"""Frameworks' own tracing read with their shipped descriptions withheld: each corpus stands for a
+framework whose vocabulary the project never saw, read from what its traces show
+(`conventions/inferred.py`), one rule at a time, by the fixture tests' own comparison."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otel_scorers import conventions
+from otel_scorers.cli.main import main
+from otel_scorers.model import AgentRun
+from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from otel_scorers.runs.run_text import reduced_text
+from tests.conventions.test_fixture_runs import assert_runs_match
+
+TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_descriptions() -> Iterator[None]:
+    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+    yield
+    conventions.use_descriptions(())
+
+
+def rebuilt(corpus: str, scenario: str) -> list[AgentRun]:
+    problems: list[InputProblem] = []
+    path = TRACES / corpus / f"{scenario}.json"
+    assert path.is_file(), path
+    runs = runs_from_files([path], problems)
+    assert not problems, problems
+    return sorted(runs, key=lambda run: run.start_ns)
+
+
+def assert_read_as_written(corpus: str, scenario: str, runs: list[AgentRun]) -> None:
+    truth = json.loads((TRACES / corpus / f"{scenario}.truth.json").read_text())
+    assert_runs_match(truth, corpus, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "multi_turn", "failing_tool"])
+def test_a_kind_key_naming_agents_tools_and_generations_is_read_with_the_keys_under_its_prefix(
+    scenario: str,
+) -> None:
+    # Langfuse's `langfuse.observation.type` (agent, tool, generation): the request, the answer,
+    # the tools' arguments and results under `langfuse.observation.`, the session in `session.id`.
+    runs = rebuilt("langfuse", scenario)
+    assert {run.convention for run in runs} == {"inferred:langfuse.observation.type"}
+    assert_read_as_written("langfuse", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "dict_result", "multi_turn"])
+def test_a_kind_key_of_colons_finds_its_keys_under_a_shorter_prefix_and_decodes_json_text(
+    scenario: str,
+) -> None:
+    # Genkit's `genkit:metadata:subtype` (flow, tool, model): its input, output and name are
+    # `genkit:input` ... (under `genkit:`, not `genkit:metadata:`), strings with their quotes.
+    runs = rebuilt("genkit", scenario)
+    assert {run.convention for run in runs} == {"inferred:genkit:metadata:subtype"}
+    assert_read_as_written("genkit", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "two_runs"])
+def test_kind_values_written_as_json_make_every_value_read_as_json(scenario: str) -> None:
+    # MLflow's `mlflow.spanType` is '"AGENT"': its `mlflow.spanInputs` / `mlflow.spanOutputs`.
+    runs = rebuilt("mlflow", scenario)
+    assert {run.convention for run in runs} == {"inferred:mlflow.spanType"}
+    assert_read_as_written("mlflow", scenario, runs)
+
+
+def test_a_kind_key_naming_runs_alone_is_believed_when_model_calls_sit_under_them() -> None:
+    # Spring AI's `spring.ai.kind` names the ChatClient call (`chat_client`) and its advisors; in a
+    # run without tools no value names a call: the GenAI reader's chat spans under it do.
+    runs = rebuilt("spring-ai", "no_tool")
+    assert [run.convention for run in runs] == ["inferred:spring.ai.kind"]
+    assert_read_as_written("spring-ai", "no_tool", runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "agent_in_tool", "multi_turn"])
+def test_a_kind_key_naming_tools_and_model_calls_alone_finds_its_runs_by_the_shared_rules(
+    scenario: str,
+) -> None:
+    # MLflow's LangChain autolog marks its spans CHAIN, CHAT_MODEL, TOOL: no agent. Its graph is
+    # the run by LangChain's own metadata, as for every reader; its text under `mlflow.`.
+    runs = rebuilt("mlflow-langchain", scenario)
+    assert {run.convention for run in runs} == {"inferred:mlflow.spanType"}
+    assert_read_as_written("mlflow-langchain", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "failing_tool"])
+def test_agent_spans_taking_turns_in_a_conversation_are_not_read_as_runs(scenario: str) -> None:
+    # AG2's chat under MLflow: a span per message an agent receives, side by side
+    # (weather_agent, user, weather_agent): which is the run the kinds do not say.
+    assert rebuilt("mlflow-ag2", scenario) == []
+
+
+def test_a_run_recorded_with_its_arguments_by_name_is_read_for_the_one_named_for_the_request() -> None:
+    # smolagents' second turn under MLflow records `{"task": "Do I need an umbrella?", "reset": false}`.
+    runs = rebuilt("mlflow-smolagents", "multi_turn")
+    assert [run.input for run in runs] == ["What is the weather in Paris?", "Do I need an umbrella?"]
+    assert_read_as_written("mlflow-smolagents", "multi_turn", runs)
+
+
+def test_a_trace_a_reader_found_runs_in_is_read_by_that_reader_alone() -> None:
+    # MLflow's `Agent.run` span (AGENT) around Pydantic AI's own agent span: Pydantic AI's reader
+    # found the run; the wrapper's vocabulary is not inferred (nor is a second run read).
+    for scenario in ("multi_turn", "nested"):
+        runs = rebuilt("mlflow-pydantic-ai", scenario)
+        assert {run.convention for run in runs} == {"pydantic_ai"}
+        assert_read_as_written("mlflow-pydantic-ai", scenario, runs)
+
+
+def test_a_request_among_named_arguments_is_the_one_text_argument_named_for_it() -> None:
+    arguments = '{"user_prompt": "What is the weather?", "message_history": [], "usage": null}'
+    assert reduced_text(arguments, "input") == "What is the weather?"
+    assert reduced_text('{"user_input": "Hi"}', "input") == "Hi"
+    # Two texts that may each be the request: kept as they are.
+    both = '{"user_prompt": "a", "query": "b"}'
+    assert reduced_text(both, "input") == both
+
+
+def test_explain_says_the_reading_was_inferred_and_prints_the_description_that_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = TRACES / "genkit" / "tool_then_answer.json"
+    assert main(["runs", "--explain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "reader inferred:genkit:metadata:subtype" in out, out
+    (line,) = [line for line in out.splitlines() if "inferred as this description" in line]
+    printed = json.loads(line[line.index("{") :])
+    # The description printed, given as the user's, reads the same runs under a name of theirs.
+    inferred = rebuilt("genkit", "tool_then_answer")
+    conventions.use_descriptions(
+        [{**printed, "name": "mine"}], withheld=conventions.SHIPPED_DESCRIPTION_NAMES
+    )
+    described = rebuilt("genkit", "tool_then_answer")
+    assert [run.convention for run in described] == ["mine"]
+    assert [(run.agent_name, run.input, run.output, run.tool_calls) for run in described] == [
+        (run.agent_name, run.input, run.output, run.tool_calls) for run in inferred
+    ]
