@@ -34,7 +34,7 @@ PENDING: dict[str, str] = {
     **{
         f"{framework}/failing_tool": "the framework sends a tool's failure to the model as plain text "
         "(`Error: ...`, the exception's message) and no tool span records it: the failure is read as the result"
-        for framework in ("openlit-llamaindex", "spring-ai")
+        for framework in ("openlit-llamaindex", "spring-ai", "spring-ai10")
     },
     **{
         f"openlit-llamaindex/{scenario}": "a single model call that offers no tools, in a trace of its "
@@ -60,7 +60,6 @@ PENDING: dict[str, str] = {
     },
     "openinference011-smolagents": "OpenInference's smolagents instrumentation 0.1.11 writes no "
     "agent name and no request on the run span",
-    "spring-ai10": "Spring AI 1.0's ChatClient observations are not read with their request and answer",
     "mastra-arize": "@mastra/arize's tool spans are not read with their results",
     "voltagent": "VoltAgent's own observability spans are not read as runs",
     "genkit-go": "Genkit Go's tool spans are not read as the run's tool calls",
@@ -165,13 +164,14 @@ TOLERATED: dict[tuple[str, str], tuple[str, frozenset[str]]] = {
         )
     },
     **{
-        ("spring-ai", path.name.removesuffix(".truth.json")): (
+        (framework, path.name.removesuffix(".truth.json")): (
             "Spring AI's observations hold neither the request nor the answer (its content options "
             "log them and write only a tool call's arguments and result on the span): the run lists "
             "them as missing",
             frozenset({"text"}),
         )
-        for path in (TRACES / "spring-ai").glob("*.truth.json")
+        for framework in ("spring-ai", "spring-ai10")
+        for path in (TRACES / framework).glob("*.truth.json")
     },
     ("otel-genai-openai-agents", "handoff_without_model_spans"): (
         "without the OpenAI client's instrumentation the trace holds no model call, and the agents' "
