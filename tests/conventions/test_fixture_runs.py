@@ -60,7 +60,6 @@ PENDING: dict[str, str] = {
     },
     "openinference011-smolagents": "OpenInference's smolagents instrumentation 0.1.11 writes no "
     "agent name and no request on the run span",
-    "mastra-arize": "@mastra/arize's tool spans are not read with their results",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
     **{
