@@ -59,7 +59,8 @@ PENDING: dict[str, str] = {
         if path.name != "no_tool.truth.json"
     },
     "openinference011-smolagents": "OpenInference's smolagents instrumentation 0.1.11 writes no "
-    "agent name and no request on the run span",
+    "agent's name: its run span is named by the agent's class (`ToolCallingAgent.run`), which the run "
+    "is named after",
     "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
     "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
     **{
