@@ -1,9 +1,9 @@
 """The reader a `ConventionDescription` makes: a `Convention` like the ones written in code.
 
-Everything a description says is compiled once, when it is made: `when` into sets of accepted
-values, sources into tuples of steps, so that reading a span is dictionary lookups. Run assembly
-(`run_builder`) treats a described reader as any other: its fallbacks (the first model call's
-input, the last one's answer, tool calls matched to the model's requests) apply the same.
+Everything a description says is compiled once, when it is made: `when` into sets of accepted values,
+sources into tuples of steps, so that reading a span is dictionary lookups. Run assembly (`run_builder`)
+treats a described reader as any other: its fallbacks (the first model call's input, the last one's
+answer, tool calls matched to the model's requests) apply the same.
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 _MISSING: Any = object()
-#: While `runs --explain` reads a span (and only then): each source whose JSON `path` matched
-#: nothing in a value that was there, noted for the explanation.
+#: While `runs --explain` reads a span (only then): each source whose JSON `path` matched nothing.
 PATH_MISSES: ContextVar[list[str] | None] = ContextVar("otel_scorers_path_misses", default=None)
 
 
@@ -130,8 +129,12 @@ def _when(when: When, json_values: bool) -> _When:
             continue
         accepted = {orjson.dumps(item).decode() if json_values else item for item in values}
         attributes.append((key, frozenset(accepted)))
-    prefixes = when.name_prefix if isinstance(when.name_prefix, list) else [when.name_prefix]
-    return _When(tuple(attributes), tuple(prefix for prefix in prefixes if prefix))
+    return _When(tuple(attributes), tuple(_listed(when.name_prefix)))
+
+
+def _listed(value: str | list[str] | None) -> list[str]:
+    """A description's one-or-many field as a list of what it names (empty, when nothing)."""
+    return [item for item in (value if isinstance(value, list) else [value]) if item]
 
 
 class DescribedConvention(Convention):
@@ -140,15 +143,11 @@ class DescribedConvention(Convention):
     def __init__(self, description: ConventionDescription) -> None:
         self.description = description
         self.name = description.name
-        scopes = description.scope if isinstance(description.scope, list) else [description.scope]
-        self._scopes = frozenset(scope for scope in scopes if scope is not None)
+        self._scopes = frozenset(_listed(description.scope))
         #: The instrumentation scopes it reads (none: it is found by its marker attributes).
         self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self._markers = tuple(description.marker_attributes or ())
-        suffixes = description.marker_name_suffix
-        self._name_suffixes = tuple(
-            suffixes if isinstance(suffixes, list) else [suffixes] if suffixes else []
-        )
+        self._name_suffixes = tuple(_listed(description.marker_name_suffix))
         # Without scopes and name endings, its marker attributes are all `detect` reads.
         self.markers = (
             Markers(keys=frozenset(self._markers))

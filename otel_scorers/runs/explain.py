@@ -222,25 +222,7 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
     )
     yield f"trace {explanation.trace_id:032x}: {len(explanation.spans)} spans; scopes: {scopes or 'none'}"
     for reading in explanation.spans:
-        span = reading.span
-        claimed = (
-            f"{reading.reader}, {reading.role}"
-            if reading.role is not None
-            else (f"{reading.reader}, no role" if reading.reader is not None else "no reader")
-        )
-        if reading.why_no_role is not None:
-            claimed += f" ({reading.why_no_role})"
-        if reading.placed_under is not None:
-            claimed += f" (its parent never arrived: read under span {reading.placed_under:016x})"
-        yield f"  span {span.span_id:016x} {span.name!r} [{_printable(span.scope or 'no scope')}]: {claimed}"
-        found = [key for key, present in reading.read.items() if present]
-        absent = [key for key, present in reading.read.items() if not present]
-        for key in found:
-            yield f"      read   {_printable(key)} = {_preview(_value(span, key))}"
-        if absent:
-            yield f"      absent {_printable(', '.join(absent))}"
-        for miss in dict.fromkeys(reading.path_misses):
-            yield f"      no match {_printable(miss)}"
+        yield from _span_lines(reading)
     for run in explanation.runs:
         calls = len(run.tool_calls)
         yield (
@@ -280,6 +262,29 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
     why = explanation.why_no_run()
     if why is not None and not explanation.joined:
         yield f"  no run found: {why}"
+
+
+def _span_lines(reading: SpanReading) -> Iterable[str]:
+    """One span's lines: who read it in what role, what it was read from, what it lacks."""
+    span = reading.span
+    claimed = (
+        f"{reading.reader}, {reading.role}"
+        if reading.role is not None
+        else (f"{reading.reader}, no role" if reading.reader is not None else "no reader")
+    )
+    if reading.why_no_role is not None:
+        claimed += f" ({reading.why_no_role})"
+    if reading.placed_under is not None:
+        claimed += f" (its parent never arrived: read under span {reading.placed_under:016x})"
+    yield f"  span {span.span_id:016x} {span.name!r} [{_printable(span.scope or 'no scope')}]: {claimed}"
+    found = [key for key, present in reading.read.items() if present]
+    absent = [key for key, present in reading.read.items() if not present]
+    for key in found:
+        yield f"      read   {_printable(key)} = {_preview(_value(span, key))}"
+    if absent:
+        yield f"      absent {_printable(', '.join(absent))}"
+    for miss in dict.fromkeys(reading.path_misses):
+        yield f"      no match {_printable(miss)}"
 
 
 def _text_source(run: AgentRun, side: str) -> str:

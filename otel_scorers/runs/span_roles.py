@@ -87,13 +87,24 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
+    found_roles = SpanRoles(by_id, roles, unroled)
+    _roles_by_place(found_roles, flattened, workflows, unlisted, idle)
+    return found_roles
+
+
+def _roles_by_place(
+    found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
+) -> None:
+    """The roles the spans' places in the trace give or take, once each span's convention spoke:
+    graphs flattened into one span, workflows' agents, agents named by unlisted operations, runs
+    under tool spans, runs with nothing of their own under them."""
+    by_id, roles, unroled = found.by_id, found.roles, found.unroled
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
         _unlisted_agent_operations(unlisted, by_id, roles, unroled)
-
     # Only a span without a role may be a run by its place under a tool span: most traces'
     # spans all play one, and need no walk.
     under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
@@ -101,7 +112,6 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    return SpanRoles(by_id, roles, unroled)
 
 
 def _inferred_roles(
