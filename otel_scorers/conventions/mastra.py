@@ -106,9 +106,11 @@ class MastraConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
+        # @mastra/arize writes the result as OpenInference's `output.value` beside `mastra.span.type`.
         result = decode_json(
             attributes.get(
-                GEN_AI_TOOL_CALL_RESULT, attributes.get(GEN_AI_TOOL_OUTPUT, attributes.get("output"))
+                GEN_AI_TOOL_CALL_RESULT,
+                attributes.get(GEN_AI_TOOL_OUTPUT, attributes.get("output", attributes.get("output.value"))),
             )
         )
         state: ToolState = "ok"
@@ -130,7 +132,8 @@ class MastraConvention(Convention):
             call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
             arguments=decode_json(
                 attributes.get(
-                    GEN_AI_TOOL_CALL_ARGUMENTS, attributes.get(GEN_AI_TOOL_INPUT, attributes.get("input"))
+                    GEN_AI_TOOL_CALL_ARGUMENTS,
+                    attributes.get(GEN_AI_TOOL_INPUT, attributes.get("input", attributes.get("input.value"))),
                 )
             ),
             result=result,

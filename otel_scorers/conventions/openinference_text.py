@@ -68,6 +68,10 @@ def run_input(span: SpanRecord) -> str | None:
         for key in ("task", "input", "question", "query", "message"):
             if isinstance(decoded.get(key), str):
                 return str(decoded[key])
+        # a call recorded as its arguments (smolagents' instrumentation before 0.1.4x: run(task))
+        positional = decoded.get("args")
+        if set(decoded) <= {"args", "kwargs"} and isinstance(positional, list) and positional:
+            return positional[0] if isinstance(positional[0], str) else None
         messages = langchain.messages_of(decoded)
         if messages:
             return last_user_text(messages)

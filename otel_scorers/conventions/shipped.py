@@ -25,6 +25,7 @@ SHIPPED_FILES = (
     "spring_ai.yaml",
     "genkit.yaml",
     "griptape.yaml",
+    "voltagent.yaml",
 )
 
 

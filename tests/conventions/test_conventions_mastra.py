@@ -199,3 +199,15 @@ def test_real_mastra_runs_count_each_model_call_once(corpus: str) -> None:
     assert not problems
     assert run.models == ("mock-model",)
     assert (run.usage.input_tokens, run.usage.output_tokens) == (2 * 42, 2 * 12)
+
+
+def test_mastra_tool_calls_through_arize_are_read_from_openinference_values() -> None:
+    # @mastra/arize writes a tool's arguments and result only as OpenInference's `input.value` /
+    # `output.value`, beside `mastra.span.type`: the truth's calls, results included.
+    truth = json.loads((TRACES / "mastra-arize" / "two_tools.truth.json").read_text())
+    problems: list[InputProblem] = []
+    (run,) = runs_from_files([TRACES / "mastra-arize" / "two_tools.json"], problems)
+    assert not problems
+    assert [(call.name, call.arguments, call.result) for call in run.tool_calls] == [
+        (call["name"], call["arguments"], call["result"]) for call in truth["runs"][0]["tool_calls"]
+    ]

@@ -1,6 +1,7 @@
 """What Spring AI's observations (`descriptions/spring_ai.yaml`) and Genkit's own tracing
 (`descriptions/genkit.yaml`) hold, read on traces captured from Spring AI 1.1's `ChatClient`
-(tests/fixtures/traces/spring-ai) and Genkit 1.42's flows (tests/fixtures/traces/genkit)."""
+(tests/fixtures/traces/spring-ai) and Genkit 1.42's flows (tests/fixtures/traces/genkit), and Genkit Go 1.4's
+(tests/fixtures/traces/genkit-go)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,21 @@ def test_genkit_flows_a_tool_runs_are_two_runs() -> None:
     assert (outer.agent_name, inner.agent_name) == ("trip_planner", "weather_agent")
     assert inner.input == "What is the weather in Paris?"
     assert calls(outer)[0][0] == "ask_weather_agent"
+
+
+def test_a_genkit_go_tool_v2_action_is_a_tool_call_with_its_result_unwrapped() -> None:
+    # Genkit Go 1.4 writes a tool as a `tool.v2` action, its result wrapped as `{"output": ...}`.
+    assert attribute_values("genkit-go", "dict_result", "get_weather_report", "genkit:metadata:subtype") == [
+        "tool.v2"
+    ]
+    (run,) = runs_of("genkit-go", "dict_result")
+    assert calls(run) == [
+        (
+            "get_weather_report",
+            {"city": "Paris"},
+            {"city": "Paris", "temp_c": 21, "sunny": True, "wind": None},
+            "ok",
+        )
+    ]
+    (run,) = runs_of("genkit-go", "failing_tool")
+    assert [(call.name, call.state) for call in run.tool_calls] == [("broken_weather", "error")]
