@@ -123,15 +123,6 @@ PENDING: dict[str, Pending] = {
         "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
         frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS, DOCUMENTS}),
     ),
-    **{
-        f"loongsuite-crewai/{scenario}": Pending(
-            "LoongSuite's CrewAI instrumentation writes no tool span for "
-            "CrewAI's native tool calls and no model span: nothing says the agent used a tool, and the "
-            "run, reporting none, fails the tool checks instead of skipping them",
-            frozenset({QUICK_CHECKS}),
-        )
-        for scenario in ("tool_then_answer", "two_tools", "failing_tool")
-    },
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
