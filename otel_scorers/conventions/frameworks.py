@@ -71,7 +71,10 @@ class Framework:
     and they run no tool, so they are neither a tool call of the run nor work of the agent span
     around them. `history_results`: what the calls before a request returned, as the framework
     writes its steps into the request's text (smolagents' `Calling tools:` and `Observation:`
-    messages), where the trace keeps them when no span records the tools."""
+    messages), where the trace keeps them when no span records the tools. `untraced_tools`: its
+    agents call their tools past the wrappers instrumentations trace tools by (CrewAI's native
+    tool calls: only OpenInference's instrumentation writes a span for them), so a run of it with
+    no tool span and no model call holds nothing of its calls, not the absence of any."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -87,6 +90,7 @@ class Framework:
     mark_name_suffixes: tuple[str, ...] = ()
     mark_name: Callable[[str], bool] | None = None
     history_results: Callable[[Sequence[Message]], smolagents.HistoryResults] | None = None
+    untraced_tools: bool = False
 
     def marks(self, span: SpanRecord) -> bool:
         """The span carries what only this framework writes (`mark_keys`, `mark_name`)."""
@@ -153,7 +157,12 @@ FRAMEWORKS: Mapping[str, Framework] = {
         result_key="result",
         mark_keys=frozenset({BEEAI_CLASS, BEEAI_EVENT}),
     ),
-    "crewai": Framework(request_in_prompt=crewai.task_in_prompt, tool_error=crewai.tool_error),
+    "crewai": Framework(
+        request_in_prompt=crewai.task_in_prompt,
+        tool_error=crewai.tool_error,
+        untraced_tools=True,
+        mark_keys=crewai.INSTRUMENTATION_KEYS,
+    ),
     "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),

@@ -51,7 +51,8 @@ def content_value(value: Any) -> Any:
 
 
 def run_input(span: SpanRecord) -> str | None:
-    if crewai_span(span) and (task := _crewai_input(span)) is not None:
+    crewai_run = crewai_span(span)
+    if crewai_run and (task := _crewai_input(span)) is not None:
         return task
     value = content_value(span.attributes.get("input.value"))
     if value is None:
@@ -68,14 +69,15 @@ def run_input(span: SpanRecord) -> str | None:
         for key in ("task", "input", "question", "query", "message"):
             if isinstance(decoded.get(key), str):
                 return str(decoded[key])
-        # a call recorded as its arguments (smolagents' instrumentation before 0.1.4x: run(task))
-        positional = decoded.get("args")
-        if set(decoded) <= {"args", "kwargs"} and isinstance(positional, list) and positional:
-            return positional[0] if isinstance(positional[0], str) else None
         messages = langchain.messages_of(decoded)
         if messages:
             return last_user_text(messages)
-    return None
+    # Any other structure (a call recorded as its arguments, smolagents' instrumentation before
+    # 0.1.4x: run(task)) as it was recorded: the run's reading reduces it (`runs/run_text`).
+    # A CrewAI task's holds its agent, not the request (`_crewai_input`).
+    if crewai_run or not isinstance(value, str) or not isinstance(decoded, (Mapping, list)):
+        return None
+    return value
 
 
 #: Its scopes of other frameworks: their spans are theirs, not LlamaIndex's, whatever their names.

@@ -184,7 +184,10 @@ class TraceAssembler(WaitingTraces):
             span_id: int = context[1]
             if not context[5] and left_out(self._metrics, context, span._name):  # `is_valid`
                 return False
-            buffer.started.pop(span_id, None)
+            if buffer.started.pop(span_id, None) is None and _scope_name(span) == OWN_SCOPE:
+                # An evaluation span of an earlier run of the trace (`on_start` leaves them out):
+                # no part of the user's trace, it takes no place among the spans buffered for it.
+                return False
             is_run = span_id in buffer.open_runs
             if is_run or len(buffer.spans) < self._max_spans:
                 buffer.spans.append(span)

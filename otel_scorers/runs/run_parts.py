@@ -73,6 +73,20 @@ def framework_of_run(parts: RunParts) -> Framework | None:
     return parts.framework or parts.inner_framework
 
 
+#: What a run whose tool calls are not in its trace lists as missing (`AgentRun.missing`).
+_TOOL_CALL_FIELDS = frozenset({"tool_calls", "tool_errors"})
+
+
+def untraced_calls(parts: RunParts, has_model_calls: bool) -> frozenset[str]:
+    """`tool_calls` and `tool_errors` when the run's framework calls its tools past the tool
+    spans instrumentations write (`Framework.untraced_tools`) and the run has neither a tool span
+    nor a model call: its trace holds nothing of its calls, whatever the capture settings."""
+    if parts.tools or has_model_calls:
+        return frozenset()
+    framework = framework_of_run(parts)
+    return _TOOL_CALL_FIELDS if framework is not None and framework.untraced_tools else frozenset()
+
+
 def agent_name_of(parts: RunParts) -> str | None:
     return content_of(parts).agent_name
 

@@ -22,7 +22,7 @@ from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import run_conversation_id
 from otel_scorers.runs.lazy_run import LaterParts, lazy_run
-from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run
+from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run, untraced_calls
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
@@ -47,6 +47,8 @@ def read_run(parts: RunParts) -> AgentRun:
     missing = _missing(parts, content, models, tool_calls, run_input, run_output)
     if unnamed:
         missing |= {"tool_calls", "tool_errors"}
+    untraced = untraced_calls(parts, bool(models))  # whatever the capture settings
+    missing, unrecorded = missing | untraced, unrecorded | untraced
     calls = tuple(tool_calls)
     final = parts.final
     end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns

@@ -3,8 +3,8 @@
 The run span's text when it holds the user's request and the agent's answer. When it holds a
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
-last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`) its
-first argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, a
+last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`, either
+may be left out) its first argument, or its one keyword argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, a
 wrapped value's `{"_value": ...}`) or, of a request's arguments by name, the one such text,
 beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
 alone, its text; the side's chat message held under a well-known key (a framework's result object,
@@ -32,7 +32,7 @@ from otel_scorers.conventions.formats.messages import (
     last_user_text,
 )
 from otel_scorers.conventions.formats.python_repr import object_fields
-from otel_scorers.conventions.formats.recorded_call import WRAPPED_VALUE
+from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, WRAPPED_VALUE
 from otel_scorers.conventions.formats.swarm_context import swarm_request
 
 Side = Literal["input", "output"]
@@ -158,8 +158,8 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
     messages = langchain.messages_of(value) if isinstance(value.get("messages"), list) else None
     if messages is not None:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)
-    if set(value) == {"args", "kwargs"}:
-        args, kwargs = value["args"], value["kwargs"]
+    if value and value.keys() <= CALL_KEYS:
+        args, kwargs = value.get("args"), value.get("kwargs")
         first = args[0] if isinstance(args, list) and args else None
         if first is None and isinstance(kwargs, Mapping) and len(kwargs) == 1:
             first = next(iter(kwargs.values()))

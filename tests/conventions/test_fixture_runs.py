@@ -8,6 +8,7 @@ runs are read the way `otel-scorers runs` reads them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,56 +22,112 @@ from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CASES = sorted(TRACES.glob("*/*.truth.json"))
 
-#: Frameworks (or single `framework/scenario` cases) not read right yet: expected to fail.
-PENDING: dict[str, str] = {
-    "mlflow-smolagents/code_agent": "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
-    "mlflow-smolagents/nested": "MLflow records no call of a managed agent, and names tool spans by class",
-    "mlflow-llamaindex/handoff": "an AgentWorkflow's span is a CHAIN span: not read as a run",
+#: The aspects of a fixture case its tests check, each failing or passing on its own: the runs
+#: rebuilt match the truth (read from files, in process, marked late); the quick checks of its
+#: scenario score as the truth says; without content, a text check skips (`TEXT_CHECKS`) and a
+#: failure the trace cannot show is unknown (`FAILURE_CHECKS`); the tool results and documents the
+#: generator scripted are in the runs' context (tests/runs/test_run_context.py).
+RUNS = "runs"
+QUICK_CHECKS = "quick_checks"
+TEXT_CHECKS = "text_checks"
+FAILURE_CHECKS = "failure_checks"
+TOOL_RESULTS = "tool_results"
+DOCUMENTS = "documents"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """Why a case is not read right yet, and the aspects of it that fail for that reason."""
+
+    reason: str
+    aspects: frozenset[str]
+
+
+_NO_RUN_SPAN = (
+    "the instrumentation writes no span of an agent run: without content, "
+    "nothing joins its model calls, each a trace of its own, into the run they make"
+)
+_NOT_AN_AGENTS_CALL = (
+    "a single model call that offers no tools, in a trace of its own with nothing around it, "
+    "is not known to be an agent's"
+)
+_BEEAIJS = (
+    "the trace names no agent (its run span is `beeai-framework-main`) and "
+    "its events name each tool camel-cased (`getWeather` for `get_weather`)"
+)
+_SMOLAGENTS_011 = (
+    "OpenInference's smolagents instrumentation 0.1.11 writes no "
+    "agent's name: its run span is named by the agent's class (`ToolCallingAgent.run`), which the run "
+    "is named after"
+)
+
+#: Frameworks (or single `framework/scenario` cases, which win) not read right yet: the aspects
+#: named are expected to fail, and to pass would fail them (strict).
+PENDING: dict[str, Pending] = {
+    "mlflow-smolagents/code_agent": Pending(
+        "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
+    "mlflow-smolagents/nested": Pending(
+        "MLflow records no call of a managed agent, and names tool spans by class",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
+    "mlflow-llamaindex/handoff": Pending(
+        "an AgentWorkflow's span is a CHAIN span: not read as a run", frozenset({RUNS, TOOL_RESULTS})
+    ),
     **{
-        f"{framework}/no_content": "the instrumentation writes no span of an agent run: without content, "
-        "nothing joins its model calls, each a trace of its own, into the run they make"
+        f"{framework}/no_content": Pending(_NO_RUN_SPAN, frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS}))
         for framework in ("openlit-ag2", "openlit-llamaindex", "openllmetry-haystack")
     },
     **{
-        f"{framework}/failing_tool": "the framework sends a tool's failure to the model as plain text "
-        "(`Error: ...`, the exception's message) and no tool span records it: the failure is read as the result"
+        f"{framework}/failing_tool": Pending(
+            "the framework sends a tool's failure to the model as plain text "
+            "(`Error: ...`, the exception's message) and no tool span records it: the failure is read as the result",
+            frozenset({RUNS, QUICK_CHECKS}),
+        )
         for framework in ("openlit-llamaindex", "spring-ai", "spring-ai10")
     },
     **{
-        f"openlit-llamaindex/{scenario}": "a single model call that offers no tools, in a trace of its "
-        "own with nothing around it, is not known to be an agent's"
+        f"openlit-llamaindex/{scenario}": Pending(_NOT_AN_AGENTS_CALL, frozenset({RUNS, QUICK_CHECKS}))
         for scenario in ("no_tool",)
     },
-    "openlit-llamaindex/react_agent": "a ReAct agent's tool calls are in the model's text, not in "
-    "tool-call parts: nothing joins its calls",
-    "openlit-haystack/no_content": "the instrumentation writes no span of an agent run: without content, "
-    "nothing joins its model calls, each a trace of its own, into the run they make",
-    "openlit-haystack/no_tool": "a single model call that offers no tools, in a trace of its own with "
-    "nothing around it, is not known to be an agent's",
-    "openllmetry-langchainjs": "the instrumentation loses each LangChain.js callback's parent: the graph, "
-    "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
-    "openinference-beeaijs": "the trace names no agent (its run span is `beeai-framework-main`) and "
-    "its events name each tool camel-cased (`getWeather` for `get_weather`)",
+    "openlit-llamaindex/react_agent": Pending(
+        "a ReAct agent's tool calls are in the model's text, not in tool-call parts: nothing joins its calls",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
+    "openlit-haystack/no_content": Pending(_NO_RUN_SPAN, frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS})),
+    "openlit-haystack/no_tool": Pending(_NOT_AN_AGENTS_CALL, frozenset({RUNS, QUICK_CHECKS})),
+    "openllmetry-langchainjs": Pending(
+        "the instrumentation loses each LangChain.js callback's parent: the graph, "
+        "its nodes, model and tool calls are each a trace of its own, and nothing joins them",
+        frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS}),
+    ),
+    "openinference-beeaijs": Pending(_BEEAIJS, frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS})),
+    # Without a tool, no tool's name is wrong: the quick checks agree.
+    "openinference-beeaijs/no_tool": Pending(_BEEAIJS, frozenset({RUNS})),
     **{
-        f"griptape/{path.name.removesuffix('.truth.json')}": "Griptape names a tool span by the tool's "
-        "class (`WeatherTool.try_run()`): which of its activities the model called "
-        "(`WeatherTool_get_weather`) is not in the trace, and the call is named by the class"
+        f"griptape/{path.name.removesuffix('.truth.json')}": Pending(
+            "Griptape names a tool span by the tool's "
+            "class (`WeatherTool.try_run()`): which of its activities the model called "
+            "(`WeatherTool_get_weather`) is not in the trace, and the call is named by the class",
+            frozenset({RUNS, QUICK_CHECKS}),
+        )
         for path in (TRACES / "griptape").glob("*.truth.json")
         if path.name != "no_tool.truth.json"
     },
-    "openinference011-smolagents": "OpenInference's smolagents instrumentation 0.1.11 writes no "
-    "agent's name: its run span is named by the agent's class (`ToolCallingAgent.run`), which the run "
-    "is named after",
-    "llamaindex-otel": "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
-    "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
-    **{
-        f"loongsuite-crewai/{scenario}": "LoongSuite's CrewAI instrumentation writes no tool span for "
-        "CrewAI's native tool calls and no model span: nothing says the agent used a tool, and the "
-        "run, reporting none, fails the tool checks instead of skipping them"
-        for scenario in ("tool_then_answer", "two_tools", "failing_tool")
-    },
-    "loongsuite-crewai/agent_kickoff": "LoongSuite records `Agent.kickoff` as a flow's entry span "
-    "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
+    "openinference011-smolagents": Pending(_SMOLAGENTS_011, frozenset({RUNS})),
+    # The managed agent's run is named by its class too: its tool results are read as another's.
+    "openinference011-smolagents/nested": Pending(_SMOLAGENTS_011, frozenset({RUNS, TOOL_RESULTS})),
+    "llamaindex-otel": Pending(
+        "LlamaIndex's own OpenTelemetry integration writes its dispatcher's spans with no "
+        "GenAI or OpenInference keys, its events as span events: no reader finds a run in them",
+        frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS, DOCUMENTS}),
+    ),
+    "loongsuite-crewai/agent_kickoff": Pending(
+        "LoongSuite records `Agent.kickoff` as a flow's entry span "
+        "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
 }
 
 #: Frameworks whose traces record their tool calls only in the model's messages (no tool spans):
@@ -279,10 +336,13 @@ def case_id(truth_path: Path) -> str:
     return f"{truth_path.parent.name}/{truth_path.name.removesuffix('.truth.json')}"
 
 
-def pending_marks(truth_path: Path) -> list[Any]:
-    """An expected failure for a case `PENDING` names, by itself or by its framework."""
-    reason = PENDING.get(case_id(truth_path)) or PENDING.get(truth_path.parent.name)
-    return [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
+def pending_marks(truth_path: Path, aspect: str) -> list[Any]:
+    """An expected failure of the case's `aspect` when `PENDING` names the case (by itself, else
+    by its framework) and the aspect among those that fail."""
+    pending = PENDING.get(case_id(truth_path)) or PENDING.get(truth_path.parent.name)
+    if pending is None or aspect not in pending.aspects:
+        return []
+    return [pytest.mark.xfail(reason=pending.reason, strict=True)]
 
 
 def rebuilt_runs(truth_path: Path) -> list[AgentRun]:
@@ -315,11 +375,9 @@ def _strip(text: str | None) -> str | None:
     return text.rstrip() if isinstance(text, str) else text
 
 
-def params() -> list[Any]:
-    marks = []
-    for path in CASES:
-        marks.append(pytest.param(path, id=case_id(path), marks=pending_marks(path)))
-    return marks
+def params(aspect: str) -> list[Any]:
+    """Every case, marked when its `aspect` is pending."""
+    return [pytest.param(path, id=case_id(path), marks=pending_marks(path, aspect)) for path in CASES]
 
 
 def assert_runs_match(truth: dict[str, Any], framework: str, runs: list[AgentRun]) -> None:
@@ -380,7 +438,7 @@ def assert_run_matches(run: AgentRun, expected: dict[str, Any], framework: str, 
         assert run.conversation_id == expected["conversation_id"], where
 
 
-@pytest.mark.parametrize("truth_path", params())
+@pytest.mark.parametrize("truth_path", params(RUNS))
 def test_runs_match_the_truth(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     assert_runs_match(truth, truth_path.parent.name, rebuilt_runs(truth_path))
@@ -397,7 +455,11 @@ SCENARIO_CHECKS: dict[str, list[tuple[Any, float]]] = {
 
 @pytest.mark.parametrize(
     "truth_path",
-    [param for param in params() if param.values[0].name.removesuffix(".truth.json") in SCENARIO_CHECKS],
+    [
+        param
+        for param in params(QUICK_CHECKS)
+        if param.values[0].name.removesuffix(".truth.json") in SCENARIO_CHECKS
+    ],
 )
 def test_quick_checks_agree_across_conventions(truth_path: Path) -> None:
     scenario = truth_path.name.removesuffix(".truth.json")
@@ -416,7 +478,7 @@ def test_quick_checks_agree_across_conventions(truth_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "truth_path", [param for param in params() if param.values[0].name == "no_content.truth.json"]
+    "truth_path", [param for param in params(TEXT_CHECKS) if param.values[0].name == "no_content.truth.json"]
 )
 def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_path: Path) -> None:
     runs = rebuilt_runs(truth_path)
@@ -433,7 +495,8 @@ def test_runs_without_content_skip_text_checks_instead_of_scoring_zero(truth_pat
 
 
 @pytest.mark.parametrize(
-    "truth_path", [param for param in params() if param.values[0].name == "no_content.truth.json"]
+    "truth_path",
+    [param for param in params(FAILURE_CHECKS) if param.values[0].name == "no_content.truth.json"],
 )
 def test_without_content_a_failure_the_trace_cannot_show_is_unknown_not_a_pass(truth_path: Path) -> None:
     framework = truth_path.parent.name

@@ -28,7 +28,7 @@ from otel_scorers.otlp.decode import parse_json_request, span_records
 from otel_scorers.span_record import SpanRecord
 
 from ..conftest import RunRecorder, Telemetry
-from .test_fixture_runs import PENDING, TRACES, assert_runs_match, case_id, params
+from .test_fixture_runs import PENDING, RUNS, TRACES, assert_runs_match, case_id, params
 
 ATTRIBUTES_AT_END = {
     "openinference.instrumentation.langchain",
@@ -155,7 +155,7 @@ IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
 
 def in_process_params() -> list[Any]:
     marked = []
-    for param in params():
+    for param in params(RUNS):
         path = param.values[0]
         reason = IN_PROCESS_LIMITS.get((path.parent.name, path.name.removesuffix(".truth.json")))
         marks = [*param.marks, pytest.mark.xfail(reason=reason, strict=True)] if reason else param.marks

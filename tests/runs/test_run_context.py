@@ -15,7 +15,7 @@ from otel_scorers.model import ContextItem
 from otel_scorers.pipeline.scorer_call import evaluate
 from otel_scorers.runs.otlp_files import runs_from_files
 from tests.conftest import RunRecorder, Telemetry
-from tests.conventions.test_fixture_runs import TOLERATED, pending_marks
+from tests.conventions.test_fixture_runs import DOCUMENTS, TOLERATED, TOOL_RESULTS, pending_marks
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 KIND = "openinference.span.kind"
@@ -36,7 +36,7 @@ def cases_with_tool_results() -> list[Any]:
             continue
         if any(not call["error"] for run in truth["runs"] for call in run["tool_calls"]):
             framework = truth_path.parent.name
-            marks = pending_marks(truth_path)
+            marks = pending_marks(truth_path, TOOL_RESULTS)
             cases.append(pytest.param(truth_path, id=f"{framework}/{truth['scenario']}", marks=marks))
     return cases
 
@@ -81,7 +81,11 @@ def cases_with_documents() -> list[Any]:
         if any(run.get("documents") for run in truth["runs"]):
             case = f"{truth_path.parent.name}/{truth['scenario']}"
             reason = DOCUMENTS_PENDING.get(case)
-            marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else pending_marks(truth_path)
+            marks = (
+                [pytest.mark.xfail(reason=reason, strict=True)]
+                if reason
+                else pending_marks(truth_path, DOCUMENTS)
+            )
             cases.append(pytest.param(truth_path, id=case, marks=marks))
     return cases
 

@@ -34,6 +34,10 @@ TOOL_ERROR_PREFIX = "Error executing tool: "
 #: kickoff). No other framework writes them, so they say the span is CrewAI's under any scope.
 _CREW_KEY, _TASK_DESCRIPTION, _BACKSTORY = "crew_key", "task_description", "agent.backstory"
 
+#: Keys an instrumentation writes only on CrewAI's spans, whatever its scope (LoongSuite's, whose
+#: scope is the GenAI handler its instrumentations share): the operation CrewAI ran.
+INSTRUMENTATION_KEYS = frozenset({"gen_ai.crewai.operation"})
+
 
 def written_by_crewai(attributes: Mapping[str, Any]) -> bool:
     """The span carries CrewAI's own keys (three lookups: this runs for every run span)."""
