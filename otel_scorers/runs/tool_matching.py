@@ -135,7 +135,7 @@ def _tool_call(
     framework (`Framework.loop_tools`). A call whose execution failed failed, though the caller's
     span may not say so (an MCP server's error, which the calling framework hands the model as a
     result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
-    call = _langchain_recorded(convention.tool_call(span))
+    call = _langchain_recorded(_unwrapped_result(convention.tool_call(span)))
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
@@ -155,6 +155,23 @@ def _tool_call(
     return call, handed_off or convention.internal_tool(span) or loop_tool(
         framework, span, call.name, call.result
     )
+
+
+def _unwrapped_result(call: ToolCall) -> ToolCall:
+    """The call with the value its result wraps in a one-field object (`{"result": ...}`,
+    `{"output": ...}`: `recorded_call.unwrapped`), before any reading of what the tool returned,
+    whichever reader claimed the span; an error the wrapped value holds is the result's error."""
+    result = call.result
+    if isinstance(result, str):
+        if not result.startswith('{"'):  # the cheap check, for the many results of text
+            return call
+        result = decode_json(result)
+    inner = unwrapped(result)
+    if inner is result:
+        return call
+    if call.state == "ok" and result_has_error(inner):  # as its reader reads a result's error
+        return changed_tool_call(call, result=inner, state="result_error", error=result_error_text(inner))
+    return changed_tool_call(call, result=inner)
 
 
 #: The keys one of which a serialised ToolMessage, or a `Command` carrying one, has at its top
