@@ -34,6 +34,7 @@ from otel_scorers.conventions.frameworks import (
 )
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
 from otel_scorers.runs.run_text import reduced_answer
@@ -135,7 +136,7 @@ def _tool_call(
     framework (`Framework.loop_tools`). A call whose execution failed failed, though the caller's
     span may not say so (an MCP server's error, which the calling framework hands the model as a
     result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
-    call = _langchain_recorded(_unwrapped_result(convention.tool_call(span)))
+    call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
