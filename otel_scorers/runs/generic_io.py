@@ -5,7 +5,7 @@ A framework's next release, or another runtime of it, may write a call's input a
 the generic keys many tracers share (`input.value` / `output.value`, OpenInference's; bare
 `input` / `output`) instead of the key of its own that its reader knows. What a reader found
 wins; where it found nothing, these keys are read, in this order: a tool's arguments and result
-(`tool_call_io`), a run's request and answer (`run_io`).
+(`tool_call_io`), a run's request and answer from the bare keys (`run_io`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+
+import orjson
 
 from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.conventions.formats.messages import (
@@ -27,6 +29,10 @@ from otel_scorers.span_record import SpanRecord
 #: The generic keys of what a span was given, and of what it gave, in the order they are read.
 INPUT_KEYS = ("input.value", "input")
 OUTPUT_KEYS = ("output.value", "output")
+#: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
+#: reader's to judge (LlamaIndex's workflow state there is no request).
+RUN_INPUT_KEYS = ("input",)
+RUN_OUTPUT_KEYS = ("output",)
 
 
 def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -61,15 +67,16 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
 
 
 def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
-    """The run span's content with its request and answer from the generic keys (as text, for the
-    reductions every run's text goes through) where its reader found neither text nor messages."""
+    """The run span's content with its request and answer from the bare generic keys (as text,
+    for the reductions every run's text goes through) where its reader found neither text nor
+    messages."""
     wants_input = content.input_text is None and not content.input.captured
     wants_output = content.output_text is None and not content.output.captured
     if not (wants_input or wants_output):
         return content
     attributes = span.attributes
-    request = generic_value(attributes, INPUT_KEYS) if wants_input else None
-    answer = generic_value(attributes, OUTPUT_KEYS) if wants_output else None
+    request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
+    answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
     if request is None and answer is None:
         return content
     return replace(
@@ -80,6 +87,14 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
 
 
 def _text(value: Any) -> str | None:
+    """The value as text: a JSON-encoded string as that string, a structure (an OTLP key-value
+    list) as its JSON."""
     if isinstance(value, str):
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            decoded = decode_json(value)
+            return decoded if isinstance(decoded, str) else value
         return value
-    return None
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return None
