@@ -145,12 +145,13 @@ def recorded_call(span: Span, index: int) -> int:
         item = span.holding(request)
         if item is None or not isinstance(request, str) or item["value"]["stringValue"] != request:
             return 0
-        _set(item, {"args": [request], "kwargs": {}})
+        _set(item, {"args": [_decoded(request)], "kwargs": {}})
         return 1
     if span.role == "tool":
         arguments = span.convention.tool_call(span.record).arguments
         item = span.holding(arguments)
-        if item is None or not isinstance(_decoded(item["value"]["stringValue"]), dict):
+        recorded = _decoded(item["value"]["stringValue"]) if item is not None else None
+        if item is None or not isinstance(recorded, dict) or {"args", "kwargs"} & recorded.keys():
             return 0
         _set(item, {"args": [], "kwargs": _decoded(item["value"]["stringValue"])})
         return 1

@@ -23,6 +23,7 @@ from otel_scorers.conventions.formats.messages import (
     result_error_text,
     result_has_error,
 )
+from otel_scorers.conventions.formats.recorded_call import call_arguments
 from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -47,9 +48,12 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
 
 def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     """The call with its arguments, and the result of a call that did not fail, from the generic
-    keys where its reader found none (JSON text decoded: a JSON-encoded string is that string)."""
+    keys where its reader found none (JSON text decoded: a JSON-encoded string is that string);
+    arguments recorded as a function's keyword arguments (`{"args": [], "kwargs": {...}}`) are
+    those (`recorded_call.call_arguments`), for the rules that read them before the call is
+    read whole (a handoff's target)."""
     if call.arguments is not None and (call.result is not None or call.state != "ok"):
-        return call  # most calls: their reader found both
+        return _called_with(call)  # most calls: their reader found both
     attributes = span.attributes
     arguments = call.arguments
     if arguments is None:
@@ -58,12 +62,24 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     if result is None and call.state == "ok":
         result = decode_json(generic_value(attributes, OUTPUT_KEYS))
     if arguments is call.arguments and result is call.result:
-        return call
+        return _called_with(call)
     if result is not call.result and result_has_error(result):  # as a reader reads a result's error
         return changed_tool_call(
             call, arguments=arguments, result=result, state="result_error", error=result_error_text(result)
         )
     return changed_tool_call(call, arguments=arguments, result=result)
+
+
+def _called_with(call: ToolCall) -> ToolCall:
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        if not arguments.startswith('{"') or '"kwargs"' not in arguments:
+            return call  # the cheap check, for the many calls not recorded as a function's
+        arguments = decode_json(arguments)
+    if not isinstance(arguments, dict) or "kwargs" not in arguments:
+        return call
+    called = call_arguments(arguments)
+    return call if called is arguments else changed_tool_call(call, arguments=called)
 
 
 def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:

@@ -40,6 +40,15 @@ def call_arguments(value: Any) -> Any:
 WRAPPER_FIELDS = frozenset({WRAPPED_VALUE, "result", "output"})
 
 
+def first_argument(value: Any) -> Any:
+    """The first positional argument of a recorded `f(*args, **kwargs)` call given any (a run's
+    request recorded as `run(task)`'s call); any other value as it is."""
+    if not is_mapping(value) or not value.keys() <= CALL_KEYS:
+        return value
+    positional = value.get("args")
+    return positional[0] if isinstance(positional, list) and positional else value
+
+
 def unwrapped(value: Any) -> Any:
     """The value a one-field wrapper object holds (`{"_value": ...}`, `{"result": ...}`,
     `{"output": ...}`); any other value as it is."""
