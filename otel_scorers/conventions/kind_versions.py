@@ -15,6 +15,7 @@ A kind key is one whose name says it holds a kind (`*.kind`, `*.type`, `*.spanTy
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +24,9 @@ from otel_scorers.span_record import SpanRecord
 
 #: A key whose last part says it is a kind (as `inferred` finds kind keys).
 _KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
+#: A key of an indexed list (`llm.input_messages.0.message.contents.0.message_content.type`): an
+#: item's type, not the span's kind.
+_INDEXED = re.compile(r"[.:_][0-9]+[.:_]")
 #: A kind value with a version suffix: the word, then the version.
 _VERSIONED = re.compile(r"(?i)^([a-z][a-z0-9_ ]{0,40}?)[._/-]v[0-9]+$")
 #: Longer values name no kind.
@@ -46,13 +50,34 @@ def versionless_value(value: Any) -> Any:
 def versionless(span: SpanRecord) -> SpanRecord | None:
     """The span with each versioned kind value as its kind, or None when it has none."""
     changed: dict[str, Any] | None = None
-    for key, value in span.attributes.items():
-        if not isinstance(value, str) or not value or not (value[-1].isdigit() or value[-1] == '"'):
-            continue
-        bare = versionless_value(value)
-        if bare is None or not (key == GEN_AI_OPERATION_NAME or _KIND_KEY.search(key)):
+    attributes = span.attributes
+    for key in _kind_keys(attributes):
+        bare = versionless_value(attributes[key])
+        if bare is None:
             continue
         if changed is None:
-            changed = dict(span.attributes)
+            changed = dict(attributes)
         changed[key] = bare
     return replace(span, attributes=changed) if changed is not None else None
+
+
+#: Attribute keys classified, and those of them that are kind keys: replaced, never changed in
+#: place, so that threads building runs at once each read a whole set; past
+#: `_MAX_REMEMBERED_KEYS` keys those classified are forgotten.
+_seen: frozenset[str] = frozenset()
+_kinds: frozenset[str] = frozenset({GEN_AI_OPERATION_NAME})
+_MAX_REMEMBERED_KEYS = 8192
+
+
+def _kind_keys(attributes: Mapping[str, Any]) -> list[str]:
+    """The kind keys the span carries: each key's name is looked at once, and a span whose keys
+    were all seen costs a subset check and a lookup per kind key known."""
+    global _seen, _kinds
+    keys = attributes.keys()
+    if not _seen.issuperset(keys):
+        seen, kinds = (_seen, _kinds) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
+        new = keys - seen
+        found = {key for key in new if _KIND_KEY.search(key) and not _INDEXED.search(key)}
+        _kinds = kinds | found | {GEN_AI_OPERATION_NAME}
+        _seen = seen | new
+    return [key for key in _kinds if key in attributes]
