@@ -37,7 +37,6 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.formats.recorded_call import unwrapped
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -383,11 +382,8 @@ def _walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any])
             return None
         elif step == FIRST_VALUE:
             value = next(iter(value.values()), None)
-        elif step in value:
-            value = value[step]
-        else:  # a path into a value a newer release wraps (`{"result": ...}`) goes on inside it
-            inner = unwrapped(value)
-            value = inner.get(step) if inner is not value and is_mapping(inner) else None
+        else:
+            value = value.get(step)
         if isinstance(value, str) and value[:1] in ("{", "["):
             value = decode(value)  # JSON inside JSON: a message's encoded arguments
     return value
