@@ -15,7 +15,7 @@ the right ones are the longest in-order pairing of rebuilt and truth runs that m
 phantom run in front does not make every later run wrong.
 
     python bench/fidelity.py [CORPUS_DIR ...] [--verbose] [--rename-scope PREFIX]
-                             [--without-descriptions NAME,... | all]
+                             [--without-descriptions NAME,... | all] [--drift NAME,...]
 
 Default corpora: tests/fixtures/held-out/* (traces no rule was written from). With
 `--rename-scope mlflow`, every span whose instrumentation scope starts with `mlflow` is read under
@@ -23,7 +23,11 @@ a scope no reader knows (`acme.tracer`), other scopes kept: how much of a corpus
 the trace itself holds rather than from the name of the tracer that wrote it. With
 `--without-descriptions spring_ai,genkit` (or `all`), those shipped descriptions
 (otel_scorers/conventions/descriptions/*.yaml) are withheld: the corpora they read stand for a
-framework whose vocabulary the project never saw, read from what the trace itself says.
+framework whose vocabulary the project never saw, read from what the trace itself says. With
+`--drift kind-version,wrapped-result` (or `all`, each alone), each trace is read after those
+version drifts (bench/drifts.py), applied in turn: a fact kept slightly elsewhere than where the
+readers look, as the next release of a framework keeps it, the truth unchanged; `moved` counts
+the facts each moved.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.drifts import DRIFTS, drifted
 from otel_scorers import conventions
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
@@ -54,10 +59,11 @@ class Tally:
     phantom: int = 0
     missing: int = 0
     unreadable: int = 0
+    moved: int = 0
     findings: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
-        for name in ("scenarios", "truth", "right", "rebuilt", "phantom", "missing", "unreadable"):
+        for name in ("scenarios", "truth", "right", "rebuilt", "phantom", "missing", "unreadable", "moved"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -126,17 +132,23 @@ def renamed_scopes(trace_path: Path, prefix: str, directory: Path) -> Path:
     return path
 
 
-def scenario_tally(truth_path: Path, framework: str, rename_scope: str | None = None) -> Tally:
+def scenario_tally(
+    truth_path: Path, framework: str, rename_scope: str | None = None, drifts: tuple[str, ...] = ()
+) -> Tally:
     truth = json.loads(truth_path.read_text())
     scenario = truth["scenario"]
     expected_runs: list[dict[str, Any]] = truth["runs"]
     trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
     problems: list[InputProblem] = []
+    moved = 0
     with tempfile.TemporaryDirectory() as directory:
         if rename_scope is not None:
             trace_path = renamed_scopes(trace_path, rename_scope, Path(directory))
+        for drift in drifts:
+            trace_path, count = drifted(trace_path, drift, Path(directory))
+            moved += count
         runs = sorted(runs_from_files([trace_path], problems), key=lambda run: run.start_ns)
-    tally = Tally(scenarios=1, truth=len(expected_runs), rebuilt=len(runs))
+    tally = Tally(scenarios=1, truth=len(expected_runs), rebuilt=len(runs), moved=moved)
     tally.right = right_in_order(runs, expected_runs, framework, scenario)
     tally.phantom = max(0, len(runs) - len(expected_runs))
     tally.missing = max(0, len(expected_runs) - len(runs))
@@ -154,10 +166,10 @@ def scenario_tally(truth_path: Path, framework: str, rename_scope: str | None = 
     return tally
 
 
-def corpus_tally(directory: Path, rename_scope: str | None = None) -> Tally:
+def corpus_tally(directory: Path, rename_scope: str | None = None, drifts: tuple[str, ...] = ()) -> Tally:
     tally = Tally()
     for truth_path in sorted(directory.glob("*.truth.json")):
-        one = scenario_tally(truth_path, directory.name, rename_scope)
+        one = scenario_tally(truth_path, directory.name, rename_scope, drifts)
         tally.add(one)
         tally.findings.extend(one.findings)
     return tally
@@ -180,6 +192,12 @@ def main() -> None:
         help="withhold these shipped descriptions (comma-separated names, or all): "
         + ", ".join(conventions.SHIPPED_DESCRIPTION_NAMES),
     )
+    parser.add_argument(
+        "--drift",
+        metavar="NAMES",
+        help="read each trace after these version drifts, in turn (comma-separated, or all: "
+        "each alone): " + ", ".join(DRIFTS),
+    )
     args = parser.parse_args()
     if args.without_descriptions:
         names = args.without_descriptions.split(",")
@@ -191,27 +209,68 @@ def main() -> None:
     corpora: list[Path] = args.corpora or sorted(path for path in HELD_OUT.iterdir() if path.is_dir())
     if not corpora:
         raise SystemExit(f"no corpus directories given and none under {HELD_OUT}")
-    header = f"{'corpus':<32} {'scenarios':>9} {'truth':>6} {'right':>6} {'phantom':>8} {'missing':>8}"
-    print(header)
-    total = Tally()
     for directory in corpora:
         if not any(directory.glob("*.truth.json")):
             raise SystemExit(f"{directory}: no <scenario>.truth.json in this corpus directory")
-        tally = corpus_tally(directory, args.rename_scope)
+    drifts = tuple(args.drift.split(",")) if args.drift else ()
+    if drifts == ("all",):
+        drift_table(corpora, args.rename_scope)
+        return
+    unknown = [name for name in drifts if name not in DRIFTS]
+    if unknown:
+        raise SystemExit(f"--drift: no drift named {', '.join(unknown)} (known: {', '.join(DRIFTS)})")
+    corpora_table(corpora, args.rename_scope, drifts, args.verbose)
+
+
+def corpora_table(
+    corpora: list[Path], rename_scope: str | None, drifts: tuple[str, ...], verbose: bool
+) -> None:
+    moved = f" {'moved':>6}" if drifts else ""
+    print(f"{'corpus':<32} {'scenarios':>9} {'truth':>6} {'right':>6} {'phantom':>8} {'missing':>8}{moved}")
+    total = Tally()
+    for directory in corpora:
+        tally = corpus_tally(directory, rename_scope, drifts)
         total.add(tally)
         print(
             f"{directory.name:<32} {tally.scenarios:>9} {tally.truth:>6} {tally.right:>6} "
             f"{tally.phantom:>8} {tally.missing:>8}"
+            + (f" {tally.moved:>6}" if drifts else "")
             + (f"  ({tally.unreadable} unreadable)" if tally.unreadable else "")
         )
-        if args.verbose:
+        if verbose:
             for finding in tally.findings:
                 print(f"    {finding}")
     print(
         f"{'total':<32} {total.scenarios:>9} {total.truth:>6} {total.right:>6} {total.phantom:>8} {total.missing:>8}"
+        + (f" {total.moved:>6}" if drifts else "")
     )
     share = total.right / total.truth if total.truth else 0.0
     print(f"right: {total.right}/{total.truth} ({share:.0%}), phantom runs: {total.phantom}")
+
+
+def drift_table(corpora: list[Path], rename_scope: str | None) -> None:
+    """Each drift alone over every corpus, as a Markdown table: the facts it moved, the corpora
+    in which it moved some, the runs read right and the phantom runs; the plain reading first."""
+    plain = [corpus_tally(directory, rename_scope) for directory in corpora]
+    print("| drift | facts moved | corpora drifted | right | phantom | corpora losing a right run |")
+    print("|---|---|---|---|---|---|")
+    print(f"| none | 0 | 0 | {_total(plain).right}/{_total(plain).truth} | {_total(plain).phantom} | 0 |")
+    for drift in DRIFTS:
+        tallies = [corpus_tally(directory, rename_scope, (drift,)) for directory in corpora]
+        total = _total(tallies)
+        touched = sum(1 for tally in tallies if tally.moved)
+        losing = sum(1 for before, after in zip(plain, tallies, strict=True) if after.right < before.right)
+        print(
+            f"| `{drift}` | {total.moved} | {touched}/{len(corpora)} | {total.right}/{total.truth} "
+            f"| {total.phantom} | {losing} |"
+        )
+
+
+def _total(tallies: list[Tally]) -> Tally:
+    total = Tally()
+    for tally in tallies:
+        total.add(tally)
+    return total
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from otel_scorers.conventions.formats.messages import (
     span_failed,
     span_tool_call,
 )
+from otel_scorers.conventions.formats.recorded_call import first_argument
 from otel_scorers.conventions.genai import answering_model
 from otel_scorers.conventions.vercel import ai_sdk_message
 from otel_scorers.gen_ai_names import (
@@ -171,8 +172,9 @@ def _name_suffix(span_name: str) -> str | None:
 
 
 def _input_text(value: Any) -> str | None:
-    """What was passed to `agent.generate`: a string, a list of strings or of messages."""
-    decoded = decode_json(value)
+    """What was passed to `agent.generate`: a string, a list of strings or of messages, also
+    when recorded as the function's call (`recorded_call.first_argument`)."""
+    decoded = first_argument(decode_json(value))
     if isinstance(decoded, str):
         return decoded
     if isinstance(decoded, Mapping):

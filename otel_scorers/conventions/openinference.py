@@ -181,7 +181,10 @@ class OpenInferenceConvention(Convention):
         call_id = as_str(attributes.get("tool.id")) or as_str(attributes.get("tool_call.id"))
         if _handoff_span(span):
             name = handoff_tool_name(self.handoff_target(span) or "")
-        arguments = tool_arguments(span, attributes.get("input.value", attributes.get("tool.parameters")))
+        # The bare generic `input` (`runs/generic_io.py`) before the parameters' declaration.
+        arguments = tool_arguments(
+            span, attributes.get("input.value", attributes.get("input", attributes.get("tool.parameters")))
+        )
         result = content_value(attributes.get("output.value"))
         failed = False
         if llama_index_span(span):

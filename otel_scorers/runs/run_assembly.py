@@ -19,6 +19,7 @@ from otel_scorers.conventions.formats.messages import handoff_agent, handoff_too
 from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
+from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
@@ -329,7 +330,7 @@ def _named_handoff(
     if not beside:
         return None
     convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
-    call = convention.tool_call(span)
+    call = tool_call_io(convention.tool_call(span), span)
     target = handoff_agent(call.arguments) or llamaindex.handoff_target(call.name, call.arguments)
     if target is None or not any(
         run.span.start_ns >= span.start_ns and agent_name_of(run) == target for run in beside

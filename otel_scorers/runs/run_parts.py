@@ -14,6 +14,7 @@ from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.conventions.frameworks import Framework, framework_of
 from otel_scorers.model import Handoff, ToolCall
 from otel_scorers.runs.agent_names import agent_name, named_by_keys
+from otel_scorers.runs.generic_io import run_io
 from otel_scorers.span_record import SpanRecord
 
 
@@ -109,7 +110,7 @@ def content_of(parts: RunParts) -> RunSpanContent:
 
 
 def _content_of(parts: RunParts) -> RunSpanContent:
-    content = parts.convention.run_content(parts.span)
+    content = run_io(parts.convention.run_content(parts.span), parts.span)
     if parts.given_name is not None:
         content = replace(content, agent_name=parts.given_name)
     else:

@@ -20,6 +20,7 @@ from otel_scorers.conventions import Convention, SpanRole, detect, inferred_read
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
+from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -55,10 +56,13 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if span.parent_span_id is None:
             rooted = True
         found = detect(span)
+        role = found.role(span) if found is not None else None
+        if role is None:  # a kind of a newer version than its reader knows?
+            span, found, role = _versionless_role(span, found)
+            by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
             continue
-        role = found.role(span)
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
         if role is None:
@@ -90,6 +94,19 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     found_roles = SpanRoles(by_id, roles, unroled)
     _roles_by_place(found_roles, flattened, workflows, unlisted, idle)
     return found_roles
+
+
+def _versionless_role(
+    span: SpanRecord, found: Convention | None
+) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
+    """The span, which its reader gave no role, read with its versioned kind values as their
+    kinds (`kind_versions`), for every rule after (an inferred vocabulary's too); when its kinds
+    carry no version, the span as it is."""
+    plain = versionless(span)
+    if plain is None:
+        return span, found, None
+    plain_found = detect(plain)
+    return plain, plain_found, plain_found.role(plain) if plain_found is not None else None
 
 
 def _roles_by_place(

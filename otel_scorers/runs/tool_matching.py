@@ -34,6 +34,7 @@ from otel_scorers.conventions.frameworks import (
 )
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
 from otel_scorers.runs.run_text import reduced_answer
@@ -135,7 +136,7 @@ def _tool_call(
     framework (`Framework.loop_tools`). A call whose execution failed failed, though the caller's
     span may not say so (an MCP server's error, which the calling framework hands the model as a
     result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
-    call = _langchain_recorded(convention.tool_call(span))
+    call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
@@ -155,6 +156,23 @@ def _tool_call(
     return call, handed_off or convention.internal_tool(span) or loop_tool(
         framework, span, call.name, call.result
     )
+
+
+def _unwrapped_result(call: ToolCall) -> ToolCall:
+    """The call with the value its result wraps in a one-field object (`{"result": ...}`,
+    `{"output": ...}`: `recorded_call.unwrapped`), before any reading of what the tool returned,
+    whichever reader claimed the span; an error the wrapped value holds is the result's error."""
+    result = call.result
+    if isinstance(result, str):
+        if not result.startswith('{"'):  # the cheap check, for the many results of text
+            return call
+        result = decode_json(result)
+    inner = unwrapped(result)
+    if inner is result:
+        return call
+    if call.state == "ok" and result_has_error(inner):  # as its reader reads a result's error
+        return changed_tool_call(call, result=inner, state="result_error", error=result_error_text(inner))
+    return changed_tool_call(call, result=inner)
 
 
 #: The keys one of which a serialised ToolMessage, or a `Command` carrying one, has at its top

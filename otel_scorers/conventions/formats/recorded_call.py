@@ -6,7 +6,9 @@ A call is recorded as its arguments by parameter name, so a function of `*args, 
 given no positional ones, are the arguments the caller meant. A wrapper's own parameters may be
 recorded beside them (smolagents' `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)`): the
 keyword arguments it passes on are still the tool's. A value wrapped in an object of
-one field (smolagents' `AgentText`, serialised by its fields) is recorded as `{"_value": ...}`.
+one field (smolagents' `AgentText`, serialised by its fields) is recorded as `{"_value": ...}`;
+a tool's value wrapped as `{"result": ...}` or `{"output": ...}` is read the same way, whichever
+framework wrapped it.
 """
 
 from __future__ import annotations
@@ -32,8 +34,24 @@ def call_arguments(value: Any) -> Any:
     return value
 
 
+#: The fields of a one-field object a tracer or a framework's release wraps a returned value in:
+#: smolagents' `AgentText`, and `{"result": ...}` / `{"output": ...}` (ADK's plain results, Genkit
+#: Go's tools, and any release that starts wrapping what a tool returned).
+WRAPPER_FIELDS = frozenset({WRAPPED_VALUE, "result", "output"})
+
+
+def first_argument(value: Any) -> Any:
+    """The first positional argument of a recorded `f(*args, **kwargs)` call given any (a run's
+    request recorded as `run(task)`'s call); any other value as it is."""
+    if not is_mapping(value) or not value.keys() <= CALL_KEYS:
+        return value
+    positional = value.get("args")
+    return positional[0] if isinstance(positional, list) and positional else value
+
+
 def unwrapped(value: Any) -> Any:
-    """The value a one-field wrapper object holds (`{"_value": ...}`); any other value as it is."""
-    if is_mapping(value) and len(value) == 1 and WRAPPED_VALUE in value:
-        return value[WRAPPED_VALUE]
+    """The value a one-field wrapper object holds (`{"_value": ...}`, `{"result": ...}`,
+    `{"output": ...}`); any other value as it is."""
+    if is_mapping(value) and len(value) == 1 and not WRAPPER_FIELDS.isdisjoint(value):
+        return next(iter(value.values()))
     return value

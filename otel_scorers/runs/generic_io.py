@@ -1,0 +1,116 @@
+"""The generic input and output keys: where a span keeps what it was given and what it gave when
+the key its reader reads is absent, whichever reader claimed it.
+
+A framework's next release, or another runtime of it, may write a call's input and output under
+the generic keys many tracers share (`input.value` / `output.value`, OpenInference's; bare
+`input` / `output`) instead of the key of its own that its reader knows. What a reader found
+wins; where it found nothing, these keys are read, in this order: a tool's arguments and result
+(`tool_call_io`), a run's request and answer from the bare keys (`run_io`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from otel_scorers.conventions.base import RunSpanContent
+from otel_scorers.conventions.formats.messages import (
+    decode_json,
+    is_placeholder,
+    result_error_text,
+    result_has_error,
+)
+from otel_scorers.conventions.formats.recorded_call import call_arguments
+from otel_scorers.model import ToolCall, changed_tool_call
+from otel_scorers.span_record import SpanRecord
+
+#: The generic keys of what a span was given, and of what it gave, in the order they are read.
+INPUT_KEYS = ("input.value", "input")
+OUTPUT_KEYS = ("output.value", "output")
+#: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
+#: reader's to judge (LlamaIndex's workflow state there is no request).
+RUN_INPUT_KEYS = ("input",)
+RUN_OUTPUT_KEYS = ("output",)
+
+
+def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of `keys` that holds a value on the span, not what an instrumentation writes in
+    place of content it did not capture; None when none does."""
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None and value != "" and not is_placeholder(value):
+            return value
+    return None
+
+
+def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
+    """The call with its arguments, and the result of a call that did not fail, from the generic
+    keys where its reader found none (JSON text decoded: a JSON-encoded string is that string);
+    arguments recorded as a function's keyword arguments (`{"args": [], "kwargs": {...}}`) are
+    those (`recorded_call.call_arguments`), for the rules that read them before the call is
+    read whole (a handoff's target)."""
+    if call.arguments is not None and (call.result is not None or call.state != "ok"):
+        return _called_with(call)  # most calls: their reader found both
+    attributes = span.attributes
+    arguments = call.arguments
+    if arguments is None:
+        arguments = decode_json(generic_value(attributes, INPUT_KEYS))
+    result = call.result
+    if result is None and call.state == "ok":
+        result = decode_json(generic_value(attributes, OUTPUT_KEYS))
+    if arguments is call.arguments and result is call.result:
+        return _called_with(call)
+    if result is not call.result and result_has_error(result):  # as a reader reads a result's error
+        return changed_tool_call(
+            call, arguments=arguments, result=result, state="result_error", error=result_error_text(result)
+        )
+    return changed_tool_call(call, arguments=arguments, result=result)
+
+
+def _called_with(call: ToolCall) -> ToolCall:
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        if not arguments.startswith('{"') or '"kwargs"' not in arguments:
+            return call  # the cheap check, for the many calls not recorded as a function's
+        arguments = decode_json(arguments)
+    if not isinstance(arguments, dict) or "kwargs" not in arguments:
+        return call
+    called = call_arguments(arguments)
+    return call if called is arguments else changed_tool_call(call, arguments=called)
+
+
+def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
+    """The run span's content with its request and answer from the bare generic keys (as text,
+    for the reductions every run's text goes through) where its reader found neither text nor
+    messages."""
+    wants_input = content.input_text is None and not content.input.captured
+    wants_output = content.output_text is None and not content.output.captured
+    if not (wants_input or wants_output):
+        return content
+    attributes = span.attributes
+    request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
+    answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
+    if request is None and answer is None:
+        return content
+    return replace(
+        content,
+        input_text=_text(request) if request is not None else content.input_text,
+        output_text=_text(answer) if answer is not None else content.output_text,
+    )
+
+
+def _text(value: Any) -> str | None:
+    """The value as text: a JSON-encoded string as that string, a structure (an OTLP key-value
+    list) as its JSON."""
+    if isinstance(value, str):
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            decoded = decode_json(value)
+            return decoded if isinstance(decoded, str) else value
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return None
