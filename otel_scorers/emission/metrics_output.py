@@ -10,7 +10,8 @@ metrics otherwise: when a batch is full, when the pipeline flushes at the end of
 before every metric reader's collection (so that what a reader reads is always whole). So are the
 counts: what a run adds to them is worked out once for runs of the same verdicts and agent (a
 `_RunPlan`; quick checks give the same few verdicts run after run), and the batch adds each
-plan's counts times its runs."""
+plan's counts times its runs. A continuous value is no verdict: a plan leaves it out, and the
+run's values are summed apart for the estimates."""
 
 from __future__ import annotations
 
@@ -42,8 +43,10 @@ from otel_scorers.model import BUDGET_SKIP_PREFIX, AgentRun, Score
 _RUNS_PER_METRICS_BATCH = 64
 #: Most verdicts whose metric attribute sets are remembered.
 _MAX_VERDICTS = 4096
+#: A continuous value in a run's verdicts: whether there is one, not what it is.
+_CONTINUOUS = object()
 #: Plans counted between two calls of the engine's safe point (a plan per run for runs with a
-#: continuous score: about 8 µs each).
+#: judge's usage or a scorer's error: about 8 µs each).
 _PLANS_PER_SAFE_POINT = 8
 
 
@@ -56,6 +59,9 @@ class MetricsOutput:
         self._plans: dict[tuple[Any, ...], _RunPlan] = {}
         #: Runs emitted since the counts were last added, by plan.
         self._planned: dict[_RunPlan, int] = {}
+        #: The continuous values of those runs: their sums by result, and those sampled.
+        self._value_sums: dict[tuple[Any, ...], float] = {}
+        self._values_sampled: list[WeightedResult] = []
         # The engine's thread emits; a metric reader's collection flushes.
         self._lock = threading.Lock()
         self._safe_point: SafePoint | None = None
@@ -78,12 +84,16 @@ class MetricsOutput:
         """Add the counts and record the histogram measurements held back so far. Any thread."""
         with self._lock:
             planned, self._planned = self._planned, {}
+            value_sums, self._value_sums = self._value_sums, {}
+            values_sampled, self._values_sampled = self._values_sampled, []
         on_engine = self._emitting is not None and threading.get_ident() == self._emitting
         safe_point = self._safe_point if on_engine else None
         for index, (plan, runs) in enumerate(planned.items()):
             if safe_point is not None and index % _PLANS_PER_SAFE_POINT == _PLANS_PER_SAFE_POINT - 1:
                 safe_point()
             plan.count(self._metrics, runs)
+        if value_sums:
+            self._metrics.estimates.add(value_sums, values_sampled)
         if self._histograms:
             self._histograms.record(safe_point)
 
@@ -105,12 +115,13 @@ class MetricsOutput:
             agent_name = bounded_conversation_id(agent_name)[0]
         # What of its scores decides a run's counts, read inline (a call per score would cost
         # more than the rest): only runs that `_remembered` says are worth it are planned once.
+        # A continuous value is not part of it (whether there is one is).
         key = (
             agent_name,
             *[
                 (
                     score.scorer,
-                    score.value,
+                    score.value if score.binary or score.value is None else _CONTINUOUS,
                     score.label,
                     score.skipped,
                     score.error,
@@ -136,6 +147,14 @@ class MetricsOutput:
             self._measure(run, scores, plan)
         with self._lock:
             self._planned[plan] = self._planned.get(plan, 0) + 1
+            if plan.continuous:
+                value_sums = self._value_sums
+                for index, result, probability in plan.continuous:
+                    value = scores[index].value
+                    assert value is not None  # a continuous entry is a score with a value
+                    value_sums[result] = value_sums.get(result, 0.0) + value
+                    if probability is not None:
+                        self._values_sampled.append((result, value, probability))
         self._runs_in_batch += 1
         if self._runs_in_batch >= _RUNS_PER_METRICS_BATCH:
             self._runs_in_batch = 0
@@ -164,10 +183,10 @@ class MetricsOutput:
                 )
             )
         for index, attributes, group in plan.measured:
+            value = scores[index].value
+            assert value is not None  # a measured entry is a score with a value
             entries.append(
-                HistogramBatch.entry(
-                    metrics.score, SCORE_BUCKETS, plan.values[index], attributes, context, group
-                )
+                HistogramBatch.entry(metrics.score, SCORE_BUCKETS, value, attributes, context, group)
             )
         if entries:
             self._histograms.extend(entries)
@@ -175,7 +194,7 @@ class MetricsOutput:
     def _plan(self, scores: Sequence[Score], agent_name: str | None) -> _RunPlan:
         """What a run of these scores adds to the tallies, and which of its scores are timed
         and measured."""
-        plan = _RunPlan({}, {}, {}, [], [], [], {}, [])
+        plan = _RunPlan({}, {}, {}, [], [], [], [], [])
         for index, score in enumerate(scores):
             if score.skipped is not None:
                 plan.add(plan.outcomes, (score.scorer, "skipped"))
@@ -190,10 +209,11 @@ class MetricsOutput:
             plan.add(plan.results, parts.result)
             if score.value is None:
                 continue
-            plan.add(plan.sums, parts.result, score.value)
-            plan.values[index] = score.value
-            if not score.binary:
+            if not score.binary:  # its value is the run's own: summed as the run is emitted
                 plan.measured.append((index, parts.score_attributes, parts.score_group))
+                plan.continuous.append((index, parts.result, score.sampling_probability))
+                continue
+            plan.add(plan.sums, parts.result, score.value)
             if score.sampling_probability is not None:
                 plan.sampled.append((parts.result, score.value, score.sampling_probability))
         return plan
@@ -221,12 +241,9 @@ class MetricsOutput:
 
 def _remembered(scores: Sequence[Score]) -> bool:
     """Whether a run of these scores is planned once for all its like: not when one of them is
-    counted apart as well (a judge's usage, an error, a budget skip), nor for a continuous value
-    (new run after run)."""
+    counted apart as well (a judge's usage, an error, a budget skip)."""
     for score in scores:
         if score.usage is not None or score.error is not None:
-            return False
-        if not score.binary and score.value is not None:
             return False
         if score.skipped is not None and score.skipped.startswith(BUDGET_SKIP_PREFIX):
             return False
@@ -236,10 +253,11 @@ def _remembered(scores: Sequence[Score]) -> bool:
 @dataclass(frozen=True, slots=True, eq=False)
 class _RunPlan:
     """What one run adds to the tallies (`otel_scorers.evaluations` outcomes, the result counts,
-    the sums of the values and the sampled results for the estimates), the same for every run of
-    the same verdicts and agent; and which of its scores are timed (index, scorer, attributes,
-    group) and measured into the score histogram (index, attributes, group), with the values
-    by index. Never changed once made: runs share it. Hashed by identity."""
+    the sums of the binary values and those sampled, for the estimates), the same for every run
+    of the same verdicts and agent; which of its scores are timed (index, scorer, attributes,
+    group) and measured into the score histogram (index, attributes, group); and where its
+    continuous values go in the estimates (index, result, sampling probability), each run's own.
+    Never changed once made: runs share it. Hashed by identity."""
 
     outcomes: dict[tuple[Any, ...], float]
     results: dict[tuple[Any, ...], float]
@@ -247,7 +265,7 @@ class _RunPlan:
     sampled: list[WeightedResult]
     timed: list[tuple[int, str, Mapping[str, Any], tuple[Any, ...]]]
     measured: list[tuple[int, Mapping[str, Any], tuple[Any, ...]]]
-    values: dict[int, float]
+    continuous: list[tuple[int, tuple[Any, ...], float | None]]
     #: The scorers of `timed`, in its order (`PipelineMetrics.durations_wanted` of a run).
     timed_scorers: list[str]
 

@@ -1,6 +1,7 @@
 """`MetricsOutput` counts what every run's scores say, whether runs of the same verdicts share
-what they add (binary results) or each run's is worked out afresh (a continuous value, an error,
-a judge's usage): read back from the SDK as a metric reader collects them."""
+what they add (binary results; continuous ones but for their values, summed run by run) or each
+run's is worked out afresh (an error, a judge's usage): read back from the SDK as a metric reader
+collects them."""
 
 from __future__ import annotations
 
@@ -106,6 +107,33 @@ def test_continuous_values_errors_and_sampled_results_are_counted_run_by_run() -
     )
     assert found["gen_ai.evaluation.results", sampled] == 10
     assert found["otel_scorers.estimate.weight", sampled] == 40  # each result weighs 1 / 0.25
+
+
+def test_sampled_continuous_values_are_weighted_run_by_run_across_batches() -> None:
+    reader = InMemoryMetricReader()
+    output = MetricsOutput(PipelineMetrics(MeterProvider(metric_readers=[reader])))
+    values = [(number % 7) / 10 for number in range(150)]  # more than two batches of runs
+    for number, value in enumerate(values):
+        output.emit(
+            run(number), [Score("similarity", value, "good", sampling_probability=0.5), passed("says-sunny")]
+        )
+    found = collected(reader)
+    similarity = (
+        ("gen_ai.agent.name", "weather"),
+        ("gen_ai.evaluation.name", "similarity"),
+        ("gen_ai.evaluation.score.label", "good"),
+    )
+    assert found["gen_ai.evaluation.results", similarity] == 150
+    assert found["gen_ai.evaluation.score", similarity] == 150
+    assert found["otel_scorers.estimate.weight", similarity] == 300  # each weighs 1 / 0.5
+    assert abs(found["otel_scorers.estimate.weighted_score", similarity] - 2 * sum(values)) < 1e-9
+    assert abs(found["otel_scorers.estimate.variance_score", similarity] - 2 * sum(values)) < 1e-9
+    assert (
+        abs(
+            found["otel_scorers.estimate.variance_score_squared", similarity] - 2 * sum(v * v for v in values)
+        )
+        < 1e-9
+    )
 
 
 def test_a_quick_check_s_duration_is_measured_for_one_evaluation_in_sixteen_a_judge_s_for_each() -> None:
