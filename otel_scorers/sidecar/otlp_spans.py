@@ -78,4 +78,3 @@ def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
             last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
         records.append(span_record(item.span, resource, scope))
     return records
-

@@ -6,9 +6,9 @@ project never saw; a trace neither a reader nor the inference reads is counted a
 from __future__ import annotations
 
 import time
-from dataclasses import fields
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -99,7 +99,7 @@ def sidecar_without_descriptions(endpoint: str, **settings: float) -> Iterator[R
     """A sidecar scoring in this process, its runs given to `CollectedRuns`; the shipped
     descriptions are withheld again once it started (it sets its configuration's, before any span
     is received)."""
-    document = sidecar_document(endpoint, scoring_process=False, **settings)
+    document = sidecar_document(endpoint, None, scoring_process=False, **settings)
     document["outputs"] = [f"{__name__}:collected_runs"]
     with RunningSidecar(document) as sidecar:
         conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
@@ -148,7 +148,9 @@ def test_a_trace_neither_a_reader_nor_the_inference_reads_is_counted_as_no_run(c
         send_grpc(sidecar.grpc_endpoint, plain_trace(0).SerializeToString())
 
         def no_run(scope: str) -> float:
-            return sample(metrics_text(sidecar.http_url), "otel_scorers_traces_no_run_total", otel_scorers_scope=scope)
+            return sample(
+                metrics_text(sidecar.http_url), "otel_scorers_traces_no_run_total", otel_scorers_scope=scope
+            )
 
         wait_until(lambda: no_run("opentelemetry.instrumentation.fastapi") == 1, 60, "the HTTP trace counted")
         wait_until(lambda: sum(no_run(scope) for scope in scopes) >= 1, 60, "the CrewAI trace counted")
