@@ -88,8 +88,6 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
     by_ids = isinstance(request, TraceIdRequest)
     result = Scan(Batch(int(size * PARSED_SIZE_FACTOR)))
     groups = result.groups
-    runs = result.runs
-    kinds = result.kinds
     decisions: dict[bytes, bool] = {}
     total = 0
     refresh()
@@ -133,14 +131,21 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                     group = groups[trace_id] = []
                 group.append(item)
                 mark = span_mark(span)
-                if mark == RUN:
-                    runs.setdefault(trace_id, []).append(item)
-                    result.run_positions[id(item)] = (r_index, s_index, p_index)
-                elif mark and mark > kinds.get(trace_id, 0):
-                    kinds[trace_id] = mark
+                if mark:
+                    _marked(result, trace_id, item, mark, (r_index, s_index, p_index))
     result.total = total
     _account(result, by_ids)
     return result
+
+
+def _marked(result: Scan, trace_id: bytes, item: OtlpSpan, mark: int, position: tuple[int, int, int]) -> None:
+    """Note what a span says of a run (`span_marks.span_mark`): a run span, with where it sits
+    in the request, or the most a kind key of its trace says."""
+    if mark == RUN:
+        result.runs.setdefault(trace_id, []).append(item)
+        result.run_positions[id(item)] = position
+    elif mark > result.kinds.get(trace_id, 0):
+        result.kinds[trace_id] = mark
 
 
 def _account(result: Scan, by_ids: bool) -> None:
