@@ -96,8 +96,7 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
         for s_index, scope_spans in enumerate(resource_spans.scope_spans):
             spans = scope_spans.spans
             total += len(spans)
-            scope_name = scope_spans.scope.name
-            if scope_name == OWN_SCOPE:
+            if scope_spans.scope.name == OWN_SCOPE:
                 continue  # our own evaluation spans, come back through the collector
             origin: Origin | None = None
             for p_index, span in enumerate(spans):
@@ -131,21 +130,14 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                     group = groups[trace_id] = []
                 group.append(item)
                 mark = span_mark(span)
-                if mark:
-                    _marked(result, trace_id, item, mark, (r_index, s_index, p_index))
+                if mark == RUN:
+                    result.runs.setdefault(trace_id, []).append(item)
+                    result.run_positions[id(item)] = (r_index, s_index, p_index)
+                elif mark and mark > result.kinds.get(trace_id, 0):
+                    result.kinds[trace_id] = mark
     result.total = total
     _account(result, by_ids)
     return result
-
-
-def _marked(result: Scan, trace_id: bytes, item: OtlpSpan, mark: int, position: tuple[int, int, int]) -> None:
-    """Note what a span says of a run (`span_marks.span_mark`): a run span, with where it sits
-    in the request, or the most a kind key of its trace says."""
-    if mark == RUN:
-        result.runs.setdefault(trace_id, []).append(item)
-        result.run_positions[id(item)] = position
-    elif mark > result.kinds.get(trace_id, 0):
-        result.kinds[trace_id] = mark
 
 
 def _account(result: Scan, by_ids: bool) -> None:

@@ -4,11 +4,12 @@ it carries what a vocabulary of the framework's own is inferred from (`conventio
 a key whose name says kind, outside the readers' namespaces, whose value names a run (`agent`,
 `workflow`, ...) or a tool or a model call.
 
-One walk of the span's attributes, each key looked up once in a table of what it is to the
-readers in use: a marker's key, a key that may be a kind key, or neither. A key not in the table
-is classified then and remembered; past `MAX_REMEMBERED_KEYS` (keys that number messages make
-many), the table is forgotten and filled again. New descriptions (`use_descriptions`) forget it.
-A value is read only for a marker's key or a kind key.
+One walk of the span's attributes, each key looked up in what it is to the readers in use: a
+marker's key, a key that may be a kind key, or neither (the many, one set lookup each, as the
+markers' keys alone cost). A key not seen before is classified then and remembered; past
+`MAX_REMEMBERED_KEYS` (keys that number messages make many), those remembered are forgotten and
+learned again. New descriptions (`use_descriptions`) forget them. A value is read only for a
+marker's key or a kind key.
 """
 
 from __future__ import annotations
@@ -31,30 +32,42 @@ NAMES_A_RUN = 2
 #: The span may be an agent run by a reader's markers (`may_start_run`).
 RUN = 3
 
-#: Keys classified, past which the table is forgotten.
+#: Keys classified, past which those remembered are forgotten.
 MAX_REMEMBERED_KEYS = 8192
 
-_PLAIN, _MARKER, _KIND = 0, 1, 2
-#: A key not yet classified (a true value, so that plain keys cost one lookup and one test).
-_UNSEEN = -1
-_table: dict[str, int] = {}
+#: Keys that are neither a marker's nor a possible kind key: the many, each costing one set
+#: lookup, as the markers' keys alone did.
+_plain: set[str] = set()
+#: Keys that may be a kind key (`conventions.may_be_kind_key`).
+_kind_keys: set[str] = set()
 _found_with: tuple[Any, ...] = ()
 
 
 def refresh() -> None:
-    """Forget the table when the readers in use changed: once per request sorted out."""
+    """Forget what keys are when the readers in use changed: once per request sorted out."""
     global _found_with
     if _found_with is not conventions.CONVENTIONS:
-        _table.clear()
+        _plain.clear()
+        _kind_keys.clear()
         _found_with = conventions.CONVENTIONS
 
 
-def _classified(key: str) -> int:
-    found = _MARKER if key in RUN_MARKER_KEYS else _KIND if may_be_kind_key(key) else _PLAIN
-    if len(_table) >= MAX_REMEMBERED_KEYS:
-        _table.clear()
-    _table[key] = found
-    return found
+def remembered_keys() -> int:
+    """How many keys are remembered as classified."""
+    return len(_plain) + len(_kind_keys)
+
+
+def _is_kind_key(key: str) -> bool:
+    """Whether `key`, not a marker's, may be a kind key; remembered (the sets are changed in
+    place: `span_mark` holds them)."""
+    if len(_plain) + len(_kind_keys) >= MAX_REMEMBERED_KEYS:
+        _plain.clear()
+        _kind_keys.clear()
+    if may_be_kind_key(key):
+        _kind_keys.add(key)
+        return True
+    _plain.add(key)
+    return False
 
 
 def span_mark(span: Span) -> int:
@@ -65,25 +78,23 @@ def span_mark(span: Span) -> int:
     name = span.name
     if may_start_run(name, None):
         return RUN
-    table = _table
+    plain = _plain
     markers: dict[str, str] | None = None
     mark = NO_MARK
     for kv in span.attributes[:]:
         key = kv.key
-        found = table.get(key, _UNSEEN)
-        if found:
-            if found == _UNSEEN:
-                found = _classified(key)
-            if found == _MARKER:
-                if markers is None:
-                    markers = {}
-                markers[key] = kv.value.string_value
-            elif found == _KIND:
-                kind = normalised(kv.value.string_value)
-                if kind in ANY_RUN_KIND:
-                    mark = NAMES_A_RUN
-                elif kind in KINDS and not mark:
-                    mark = NAMES_A_CALL
+        if key in plain:
+            continue
+        if key in RUN_MARKER_KEYS:
+            if markers is None:
+                markers = {}
+            markers[key] = kv.value.string_value
+        elif key in _kind_keys or _is_kind_key(key):
+            kind = normalised(kv.value.string_value)
+            if kind in ANY_RUN_KIND:
+                mark = NAMES_A_RUN
+            elif kind in KINDS and not mark:
+                mark = NAMES_A_CALL
     # None (a run's step) is no: a received span has every attribute its run will have.
     if markers is not None and may_start_run(name, markers) is True:
         return RUN

@@ -80,7 +80,7 @@ def test_the_keys_remembered_are_bounded() -> None:
         many.attributes.append(KeyValue(key=f"acme.input.{number}", value=AnyValue(string_value="x")))
     assert mark(many) == NO_MARK
     assert mark(span("weather", acme__kind="agent")) == NAMES_A_RUN
-    assert len(span_marks._table) <= span_marks.MAX_REMEMBERED_KEYS
+    assert span_marks.remembered_keys() <= span_marks.MAX_REMEMBERED_KEYS
 
 
 def commit(built: BatchAssembler, *spans: Span) -> None:
