@@ -221,6 +221,13 @@ def inferred_reader(
     return _INFERENCE.reader(spans, works)
 
 
+def may_be_kind_key(key: str) -> bool:
+    """Whether `key` may be the kind key of a vocabulary inferred for the readers in use
+    (`inferred.py`): its name says kind, outside their namespaces. The sidecar's screen of the
+    spans it receives (`sidecar/span_marks.py`)."""
+    return _INFERENCE.may_be_kind(key)
+
+
 def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
     """These readers' markers as one (`_FIRST_MARKERS`); None when one of them declares none."""
     if None in markers:
@@ -363,6 +370,7 @@ __all__ = [
     "detect",
     "detection_values",
     "inferred_reader",
+    "may_be_kind_key",
     "may_hand_off",
     "may_start_run",
     "use_descriptions",

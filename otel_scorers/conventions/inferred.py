@@ -60,7 +60,10 @@ MODEL_KINDS = frozenset(
         "call_llm",
     }
 )
-_KINDS = frozenset().union(*RUN_KINDS, TOOL_KINDS, MODEL_KINDS)
+#: Every kind value that names an agent run, of any tier.
+ANY_RUN_KIND: frozenset[str] = frozenset().union(*RUN_KINDS)
+#: Every kind value the inference reads.
+KINDS: frozenset[str] = ANY_RUN_KIND | TOOL_KINDS | MODEL_KINDS
 #: A key whose last part says it is a kind: `kind`, `type`, `span_type`, `spanType`, `subtype`...
 _KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
 _SEPARATORS = re.compile(r"[.:]")
@@ -122,7 +125,8 @@ class VocabularyInference:
         #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
         self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
 
-    def _may_be_kind(self, key: str) -> bool:
+    def may_be_kind(self, key: str) -> bool:
+        """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
         return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
@@ -134,7 +138,7 @@ class VocabularyInference:
         attributes = span.attributes
         # Only a key whose value names a kind of work counts (`messaging.message.type = request`
         # does not): a span of such keys alone is decided once too.
-        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in _KINDS]
+        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in KINDS]
         if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
             self._without_kind_keys[kind] = not found
         return found
@@ -144,7 +148,7 @@ class VocabularyInference:
         seen = self._seen
         if not keys <= seen:
             new = [key for key in keys if key not in seen]
-            found = {key for key in new if self._may_be_kind(key)}
+            found = {key for key in new if self.may_be_kind(key)}
             if found:
                 self._kind_keys = self._kind_keys | found
             # Past the bound (keys that number messages, say), what was seen is forgotten.

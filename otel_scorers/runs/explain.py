@@ -239,12 +239,13 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             )
         )
     if explanation.inferred is not None:
-        # What was inferred, as the description that reads it: live, the processor and the
-        # sidecar keep only traces a known reader's span opens, so it is scored once described.
+        # What was inferred, as the description that reads it: the sidecar reads it live as is,
+        # the processor keeps only traces a known reader's span opens, so it is scored there
+        # once described.
         written = orjson.dumps(explanation.inferred.model_dump(exclude_none=True, exclude_defaults=True))
         yield (
-            f"  read by the vocabulary the trace shows, inferred as this description (to score it live, "
-            f"add it to conventions: with a name of yours): {_printable(written.decode())}"
+            f"  read by the vocabulary the trace shows, inferred as this description (to score it in "
+            f"process too, add it to conventions: with a name of yours): {_printable(written.decode())}"
         )
     for run, traces in explanation.joined:
         yield (

@@ -25,6 +25,7 @@ from otel_scorers.runs.no_run import RunlessTraces
 from otel_scorers.sidecar.joinable import holds_convention_span
 from otel_scorers.sidecar.otlp_spans import Batch, OtlpSpan
 from otel_scorers.sidecar.request_scan import Scan, detach
+from otel_scorers.sidecar.span_marks import NAMES_A_RUN, NO_MARK
 from otel_scorers.throttled_log import throttled
 
 
@@ -57,6 +58,15 @@ class BufferedTrace:
     last_seen: float
     spans: list[OtlpSpan] = field(default_factory=list)
     run_spans: list[OtlpSpan] = field(default_factory=list)
+    #: The most a span of it says of a vocabulary that may be inferred (`span_marks`): a trace
+    #: a kind key says opens a run is ready once quiet, as one with a run span; one whose kind
+    #: key names calls only is scored at `max_wait_s`, whatever `join_calls` says.
+    kind: int = NO_MARK
+
+    @property
+    def opens_run(self) -> bool:
+        """Whether a span of it may open a run: by a reader's markers, or by a kind key."""
+        return bool(self.run_spans) or self.kind == NAMES_A_RUN
 
 
 def _root_scope(spans: list[OtlpSpan]) -> str | None:
@@ -274,6 +284,9 @@ class BatchAssembler:
             runs = result.runs.get(trace_id)
             if runs:
                 trace.run_spans.extend(runs)
+            kind = result.kinds.get(trace_id)
+            if kind is not None and kind > trace.kind:
+                trace.kind = kind
             self.buffered_spans += len(spans)
             self.retain(result.batch, len(spans))
         if late:
@@ -292,7 +305,7 @@ class BatchAssembler:
             if trace.last_seen > quiet_before:
                 break
             del traces[key]
-            if trace.run_spans:
+            if trace.opens_run:
                 self._make_ready(trace)
             else:
                 self._runless[key] = trace
@@ -304,7 +317,9 @@ class BatchAssembler:
             if trace.last_seen > expired_before:
                 break
             del runless[key]
-            if not self._join_calls:
+            if trace.kind:  # a vocabulary may be inferred from it
+                self._make_ready(trace)
+            elif not self._join_calls:
                 expired_spans += self._let_go(key, trace)
             elif holds_convention_span(trace.spans):
                 self._make_ready(trace)
@@ -324,7 +339,7 @@ class BatchAssembler:
             deadline = now - self._max_wait_s
             for key in [key for key, trace in traces.items() if trace.first_seen <= deadline]:
                 trace = traces.pop(key)
-                if trace.run_spans:
+                if trace.opens_run:
                     self._make_ready(trace)
                 else:
                     self._runless[key] = trace
@@ -338,7 +353,7 @@ class BatchAssembler:
         """At shutdown: every trace with a run span is ready now; the rest are let go (counted)."""
         runless_spans = 0
         for trace in self._traces.values():
-            if trace.run_spans:
+            if trace.opens_run:
                 self._make_ready(trace)
             else:
                 runless_spans += len(trace.spans)

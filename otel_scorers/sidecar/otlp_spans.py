@@ -16,7 +16,6 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from otel_scorers.conventions import RUN_MARKER_KEYS, may_start_run
 from otel_scorers.otlp.decode import attributes, span_record
 from otel_scorers.span_record import SpanRecord
 
@@ -79,22 +78,3 @@ def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
             last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
         records.append(span_record(item.span, resource, scope))
     return records
-
-
-def is_run_span(span: Span) -> bool:
-    """Whether the span may be an agent run (`may_start_run`), reading only the values of the
-    marker keys the conventions name, and only when its name (remembered per name) does not
-    already say so: walking a protobuf span's attributes is most of what sorting a span out costs.
-    They are walked as a slice (`attributes`), and a value read only for a marker key."""
-    name = span.name
-    if may_start_run(name, None):
-        return True
-    markers: dict[str, str] | None = None
-    for kv in span.attributes[:]:
-        key = kv.key
-        if key in RUN_MARKER_KEYS:
-            if markers is None:
-                markers = {}
-            markers[key] = kv.value.string_value
-    # None (a run's step) is no: a received span has every attribute its run will have.
-    return markers is not None and may_start_run(name, markers) is True

@@ -16,7 +16,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otel_scorers.otlp.decode import invalid_span_ids, invalid_trace_id
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest, full_span
 from otel_scorers.selection.sampling import randomness, threshold_for
-from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, is_run_span
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+from otel_scorers.sidecar.span_marks import RUN, refresh, span_mark
 from otel_scorers.span_record import OWN_SCOPE
 
 #: What a buffered request takes in memory: this many times its encoded size (upb's parsed
@@ -55,6 +56,9 @@ class Scan:
     run_positions: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     #: The kept spans were copied out of the request, which then holds no buffered span.
     detached: bool = False
+    #: Traces a span of which carries a kind key a vocabulary may be inferred from, by trace
+    #: id: the most any of those spans says (`span_marks.NAMES_A_RUN`, `NAMES_A_CALL`).
+    kinds: dict[bytes, int] = field(default_factory=dict)
 
     @property
     def accepted(self) -> int:
@@ -63,6 +67,7 @@ class Scan:
     def take_out(self, trace_id: bytes) -> int:
         """Leave a trace's spans out of what is buffered; how many they were."""
         group = self.groups.pop(trace_id)
+        self.kinds.pop(trace_id, None)
         for item in self.runs.pop(trace_id, ()):
             self.run_positions.pop(id(item), None)
         return len(group)
@@ -83,16 +88,15 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
     by_ids = isinstance(request, TraceIdRequest)
     result = Scan(Batch(int(size * PARSED_SIZE_FACTOR)))
     groups = result.groups
-    runs = result.runs
     decisions: dict[bytes, bool] = {}
     total = 0
+    refresh()
     for r_index, resource_spans in enumerate(request.resource_spans):
         resource = resource_spans.resource
         for s_index, scope_spans in enumerate(resource_spans.scope_spans):
             spans = scope_spans.spans
             total += len(spans)
-            scope_name = scope_spans.scope.name
-            if scope_name == OWN_SCOPE:
+            if scope_spans.scope.name == OWN_SCOPE:
                 continue  # our own evaluation spans, come back through the collector
             origin: Origin | None = None
             for p_index, span in enumerate(spans):
@@ -125,9 +129,12 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                 if group is None:
                     group = groups[trace_id] = []
                 group.append(item)
-                if is_run_span(span):
-                    runs.setdefault(trace_id, []).append(item)
+                mark = span_mark(span)
+                if mark == RUN:
+                    result.runs.setdefault(trace_id, []).append(item)
                     result.run_positions[id(item)] = (r_index, s_index, p_index)
+                elif mark and mark > result.kinds.get(trace_id, 0):
+                    result.kinds[trace_id] = mark
     result.total = total
     _account(result, by_ids)
     return result

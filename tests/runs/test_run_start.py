@@ -7,7 +7,7 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.conventions import may_start_run
-from otel_scorers.sidecar.otlp_spans import is_run_span
+from otel_scorers.sidecar.span_marks import is_run_span
 
 LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
 

@@ -1,0 +1,107 @@
+"""What a received span says about its trace, read from the protobuf span without converting it:
+whether it may be an agent run by a reader's markers (`conventions.may_start_run`), else whether
+it carries what a vocabulary of the framework's own is inferred from (`conventions/inferred.py`):
+a key whose name says kind, outside the readers' namespaces, whose value names a run (`agent`,
+`workflow`, ...) or a tool or a model call.
+
+One walk of the span's attributes, each key looked up in what it is to the readers in use: a
+marker's key, a key that may be a kind key, or neither (the many, one set lookup each, as the
+markers' keys alone cost). A key not seen before is classified then and remembered; past
+`MAX_REMEMBERED_KEYS` (keys that number messages make many), those remembered are forgotten and
+learned again. New descriptions (`use_descriptions`) forget them. A value is read only for a
+marker's key or a kind key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from otel_scorers import conventions
+from otel_scorers.conventions import RUN_MARKER_KEYS, may_be_kind_key, may_start_run
+from otel_scorers.conventions.inferred import ANY_RUN_KIND, KINDS, normalised
+
+#: The span says nothing of a run.
+NO_MARK = 0
+#: A kind key names a tool or a model call: a vocabulary may be inferred from the trace, whose
+#: runs, if any, no span marks as it arrives (they are the ones the rules every reader shares find).
+NAMES_A_CALL = 1
+#: A kind key names a run: the span may open a run of an inferred vocabulary.
+NAMES_A_RUN = 2
+#: The span may be an agent run by a reader's markers (`may_start_run`).
+RUN = 3
+
+#: Keys classified, past which those remembered are forgotten.
+MAX_REMEMBERED_KEYS = 8192
+
+#: Keys that are neither a marker's nor a possible kind key: the many, each costing one set
+#: lookup, as the markers' keys alone did.
+_plain: set[str] = set()
+#: Keys that may be a kind key (`conventions.may_be_kind_key`).
+_kind_keys: set[str] = set()
+_found_with: tuple[Any, ...] = ()
+
+
+def refresh() -> None:
+    """Forget what keys are when the readers in use changed: once per request sorted out."""
+    global _found_with
+    if _found_with is not conventions.CONVENTIONS:
+        _plain.clear()
+        _kind_keys.clear()
+        _found_with = conventions.CONVENTIONS
+
+
+def remembered_keys() -> int:
+    """How many keys are remembered as classified."""
+    return len(_plain) + len(_kind_keys)
+
+
+def _is_kind_key(key: str) -> bool:
+    """Whether `key`, not a marker's, may be a kind key; remembered (the sets are changed in
+    place: `span_mark` holds them)."""
+    if len(_plain) + len(_kind_keys) >= MAX_REMEMBERED_KEYS:
+        _plain.clear()
+        _kind_keys.clear()
+    if may_be_kind_key(key):
+        _kind_keys.add(key)
+        return True
+    _plain.add(key)
+    return False
+
+
+def span_mark(span: Span) -> int:
+    """What the span says of a run (`RUN`, `NAMES_A_RUN`, `NAMES_A_CALL`, `NO_MARK`), for the
+    readers in use as of the last `refresh`. The name (remembered per name) is asked first; the
+    attributes are walked as a slice (walking a repeated protobuf field to its end raises an
+    IndexError upb formats)."""
+    name = span.name
+    if may_start_run(name, None):
+        return RUN
+    plain = _plain
+    markers: dict[str, str] | None = None
+    mark = NO_MARK
+    for kv in span.attributes[:]:
+        key = kv.key
+        if key in plain:
+            continue
+        if key in RUN_MARKER_KEYS:
+            if markers is None:
+                markers = {}
+            markers[key] = kv.value.string_value
+        elif key in _kind_keys or _is_kind_key(key):
+            kind = normalised(kv.value.string_value)
+            if kind in ANY_RUN_KIND:
+                mark = NAMES_A_RUN
+            elif kind in KINDS and not mark:
+                mark = NAMES_A_CALL
+    # None (a run's step) is no: a received span has every attribute its run will have.
+    if markers is not None and may_start_run(name, markers) is True:
+        return RUN
+    return mark
+
+
+def is_run_span(span: Span) -> bool:
+    """Whether the span may be an agent run (`may_start_run`), by the readers in use."""
+    refresh()
+    return span_mark(span) == RUN
