@@ -168,8 +168,6 @@ class BatchAssembler:
         self.reading_bytes = 0
         self.ready_traces = 0
 
-    # ---- accounting ----------------------------------------------------------------------
-
     def retain(self, batch: Batch, count: int = 1) -> None:
         if batch.refs == 0:
             self.buffered_bytes += batch.size
@@ -223,8 +221,6 @@ class BatchAssembler:
         self._free(trace.spans)
         self._decided.remember(key)
         return len(trace.spans)
-
-    # ---- intake --------------------------------------------------------------------------
 
     def admit(self, result: Scan) -> int:
         """Take out of `result` the traces that would pass a limit once buffered (new traces past
@@ -292,8 +288,6 @@ class BatchAssembler:
         if late:
             self._metrics.late_spans.add(late)
         return late_runs
-
-    # ---- decisions -----------------------------------------------------------------------
 
     def poll(self) -> None:
         """Move every trace that is due to the ready queue; let go of run-less ones past max wait."""
