@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
+from typing import Any
 
 from otel_scorers.model import AgentRun, ContextItem, Handoff, RunStatus, TokenUsage, ToolCall, ToolDefinition
 
@@ -40,35 +40,53 @@ class LaterParts:
 ReadLater = Callable[[], LaterParts]
 
 
-class ReadFields(NamedTuple):
-    """The fields of a run read when any of them is first read, and how to read its
-    `LaterParts` (a tuple: made in a fifth of a frozen dataclass's instructions)."""
-
-    later: ReadLater
-    trace_id: int
-    span_id: int
-    parent_span_id: int | None
-    agent_name: str | None
-    input: str | None
-    output: str | None
-    tool_calls: tuple[ToolCall, ...]
-    start_ns: int
-    end_ns: int
-    status: RunStatus
-    attributes: Mapping[str, Any]
-    resource: Mapping[str, Any]
-    convention: str
-    missing: frozenset[str]
-    unrecorded: frozenset[str]
-    handoffs: tuple[Handoff, ...]
-    final_agent: str | None
-    text_sources: Mapping[str, str]
-
-
+#: The fields of a run read when any of them is first read, in `READ_FIELDS`' order after how
+#: to read its `LaterParts`: a plain tuple, made in a fraction of a named tuple's instructions
+#: (whose constructor is a Python call) or a frozen dataclass's.
+ReadFields = tuple[
+    ReadLater,
+    int,  # trace_id
+    int,  # span_id
+    int | None,  # parent_span_id
+    str | None,  # agent_name
+    str | None,  # input
+    str | None,  # output
+    tuple[ToolCall, ...],  # tool_calls
+    int,  # start_ns
+    int,  # end_ns
+    RunStatus,  # status
+    Mapping[str, Any],  # attributes
+    Mapping[str, Any],  # resource
+    str,  # convention
+    frozenset[str],  # missing
+    frozenset[str],  # unrecorded
+    tuple[Handoff, ...],  # handoffs
+    str | None,  # final_agent
+    Mapping[str, str],  # text_sources
+]
+READ_FIELDS = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "agent_name",
+    "input",
+    "output",
+    "tool_calls",
+    "start_ns",
+    "end_ns",
+    "status",
+    "attributes",
+    "resource",
+    "convention",
+    "missing",
+    "unrecorded",
+    "handoffs",
+    "final_agent",
+    "text_sources",
+)
 #: Reads a run's `ReadFields` from its spans.
 ReadRun = Callable[[], ReadFields]
 LATER_FIELDS = tuple(field.name for field in fields(LaterParts))
-READ_FIELDS = ReadFields._fields[1:]
 _FIELD_NAMES = tuple(field.name for field in fields(AgentRun))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from otel_scorers.model import AgentRun, ContextItem, TokenUsage, ToolDefinition
+from otel_scorers.runs.lazy_run import LATER_FIELDS, READ_FIELDS
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import span
@@ -176,3 +177,7 @@ def test_a_built_run_is_read_from_its_spans_only_when_a_field_is_first_read() ->
     assert "gen_ai.output.messages" in model_attributes.asked
     assert (run.trace_id, run.span_id) == (spans[0].trace_id, spans[0].span_id)
     assert run.output == "Sunny, 21°C."
+
+
+def test_every_field_of_a_run_is_read_in_one_of_the_two_steps() -> None:
+    assert sorted((*READ_FIELDS, *LATER_FIELDS)) == sorted(field.name for field in fields(AgentRun))
