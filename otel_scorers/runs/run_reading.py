@@ -18,8 +18,8 @@ from otel_scorers.conventions.formats.messages import (
     ParsedTexts,
     last_assistant_text,
     last_user_text,
-    parsed_once,
     parsed_so_far,
+    parsing_once,
     tool_call_parts,
 )
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
@@ -39,12 +39,7 @@ def read_run(parts: RunParts, parsed: ParsedTexts | None = None) -> AgentRun:
     """The run of these parts, read from its spans when first read (`lazy_run`), each message
     text parsed once with those of `parsed` (the trace's, `parsed_once`; by default the
     block's it is built in)."""
-    return lazy_run(partial(_read_fields, parts, parsed if parsed is not None else parsed_so_far()))
-
-
-def _read_fields(parts: RunParts, parsed: ParsedTexts | None) -> ReadFields:
-    with parsed_once(parsed):
-        return _fields(parts)
+    return lazy_run(partial(parsing_once, parsed if parsed is not None else parsed_so_far(), _fields, parts))
 
 
 def _fields(parts: RunParts) -> ReadFields:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -114,6 +114,8 @@ def decode_content(value: Any) -> Any:
 _parsed: ContextVar[dict[str, Messages] | None] = ContextVar("parsed_messages", default=None)
 
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 #: What `parsed_once` remembers: each message text met, and the messages it held.
 ParsedTexts = dict[str, Messages]
 
@@ -141,6 +143,17 @@ def parsed_once(parsed: ParsedTexts | None = None) -> AbstractContextManager[Par
     that a block entered again with it, when a run built in the first is read, parses none of
     them again (the strings are the trace's own, held by its spans)."""
     return _ParsedOnce(parsed)
+
+
+def parsing_once(parsed: ParsedTexts | None, read: Callable[[_T], _R], what: _T) -> _R:
+    """`read(what)` within a `parsed_once(parsed)` block: one call, for a run read when first
+    read (the block's object and its two calls cost a fifth of what reading a run's fields adds
+    to finding it)."""
+    token = _parsed.set(parsed if parsed is not None else {})
+    try:
+        return read(what)
+    finally:
+        _parsed.reset(token)
 
 
 def parsed_so_far() -> ParsedTexts | None:
