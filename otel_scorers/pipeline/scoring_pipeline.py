@@ -222,6 +222,11 @@ class ScoringPipeline:
         """The job's runs; none, counted and logged, when its spans cannot be built into runs."""
         try:
             runs = job.build()
+            for run in runs:
+                # A built run is read from its spans when first read (`runs.lazy_run`): read
+                # here, a run that cannot be read is its trace's build error, as one that
+                # cannot be built.
+                run.missing  # noqa: B018
         except Exception:
             logger.exception("otel_scorers: could not build runs from a trace; skipping it")
             self._metrics.run_outcome("dropped", "build_error")

@@ -24,11 +24,13 @@ from otel_scorers.span_record import SpanRecord
 def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -> list[AgentRun]:
     """Every run in `spans` (one trace), or only those whose run span id is in `only`: the role
     of each span (`span_roles`), the spans of each run (`run_assembly`), each run read
-    (`run_reading`)."""
+    (`run_reading`) when a scorer first reads it."""
     wanted = set(only) if only is not None else None
-    with parsed_once():
+    # The message texts parsed while the runs are found are remembered for their reading, which
+    # happens when a scorer first reads a run (`lazy_run`).
+    with parsed_once() as parsed:
         return [
-            read_run(parts)
+            read_run(parts, parsed)
             for parts in assemble_runs(span_roles(spans))
             if wanted is None or parts.span.span_id in wanted
         ]

@@ -14,22 +14,35 @@ from functools import partial
 from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
-from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.conventions.formats.messages import (
+    ParsedTexts,
+    last_assistant_text,
+    last_user_text,
+    parsed_so_far,
+    parsing_once,
+    tool_call_parts,
+)
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.conventions.genai import finished_for_tools, names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition
 from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import run_conversation_id
-from otel_scorers.runs.lazy_run import LaterParts, lazy_run
+from otel_scorers.runs.lazy_run import LaterParts, ReadFields, lazy_run
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run, untraced_calls
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
 
 
-def read_run(parts: RunParts) -> AgentRun:
-    run_span = parts.span
+def read_run(parts: RunParts, parsed: ParsedTexts | None = None) -> AgentRun:
+    """The run of these parts, read from its spans when first read (`lazy_run`), each message
+    text parsed once with those of `parsed` (the trace's, `parsed_once`; by default the
+    block's it is built in)."""
+    return lazy_run(partial(parsing_once, parsed if parsed is not None else parsed_so_far(), _fields, parts))
+
+
+def _fields(parts: RunParts) -> ReadFields:
     content = content_of(parts)
     sources: dict[str, str] = {}
     models = _model_calls(parts, sources)
@@ -50,33 +63,33 @@ def read_run(parts: RunParts) -> AgentRun:
     untraced = untraced_calls(parts, bool(models))  # whatever the capture settings
     missing, unrecorded = missing | untraced, unrecorded | untraced
     calls = tuple(tool_calls)
+    run_span = parts.span
     final = parts.final
     end_ns = (final.span.end_ns if final is not None else run_span.end_ns) or run_span.start_ns
     status = final.span.status if final is not None and final.span.status == "error" else run_span.status
-    return lazy_run(
+    # `ReadFields`, in its order (`lazy_run.READ_FIELDS`).
+    return (
         partial(_later_parts, parts, content, models, calls),
-        trace_id=run_span.trace_id,
-        span_id=run_span.span_id,
-        parent_span_id=run_span.parent_span_id,
-        agent_name=agent_name,
-        input=run_input,
-        output=run_output,
-        tool_calls=calls,
-        start_ns=run_span.start_ns,
-        end_ns=end_ns,
-        status=status,
-        attributes=run_span.attributes,
-        resource=run_span.resource,
-        convention=parts.convention.name,
-        missing=frozenset(missing),
-        unrecorded=frozenset(unrecorded),
-        handoffs=tuple(handoffs),
-        final_agent=(
-            agent_name_of(final)
-            if final is not None
-            else parts.final_name or (handoffs[-1].to_agent if handoffs else None)
-        ),
-        text_sources=sources,
+        run_span.trace_id,
+        run_span.span_id,
+        run_span.parent_span_id,
+        agent_name,
+        run_input,
+        run_output,
+        calls,
+        run_span.start_ns,
+        end_ns,
+        status,
+        run_span.attributes,
+        run_span.resource,
+        parts.convention.name,
+        frozenset(missing),
+        frozenset(unrecorded),
+        tuple(handoffs),
+        agent_name_of(final)
+        if final is not None
+        else parts.final_name or (handoffs[-1].to_agent if handoffs else None),
+        sources,
     )
 
 

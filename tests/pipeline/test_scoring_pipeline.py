@@ -10,12 +10,15 @@ import gc
 import io
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from otel_scorers import AgentRun, bind, checks, scorer
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
 from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline, score_run
+from otel_scorers.runs.run_builder import build_runs
 from tests.conftest import Telemetry
+from tests.spans import span
 
 RUNS = (
     AgentRun(0x1, 0xA, "weather", "weather in Paris?", "It is sunny."),
@@ -100,6 +103,29 @@ def test_a_job_that_cannot_be_built_is_counted_and_finished_with_nothing(telemet
     out = io.StringIO()
     pipeline = _pipeline(telemetry, [bind(checks.includes("sunny"))], out)
     job = Job(ValueError("bad spans"))
+    asyncio.run(_do(pipeline, job))
+    assert job.results == [] and out.getvalue() == ""
+    assert telemetry.counter("otel_scorers.runs", otel_scorers__reason="build_error") == 1
+
+
+class Unreadable(dict[str, Any]):
+    """A model span's attributes whose messages cannot be read."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key.endswith(".messages"):
+            raise ValueError("unreadable messages")
+        return super().get(key, default)
+
+
+def test_a_job_whose_run_cannot_be_read_is_counted_and_finished_with_nothing(telemetry: Telemetry) -> None:
+    # A built run is read from its spans when first read: one that cannot be is a build error,
+    # as a trace that cannot be built.
+    run = span("invoke_agent weather", gen_ai__operation__name="invoke_agent", gen_ai__agent__name="weather")
+    model = span("chat m", run, gen_ai__operation__name="chat", gen_ai__output__messages="[]")
+    model.attributes = Unreadable(model.attributes)
+    out = io.StringIO()
+    pipeline = _pipeline(telemetry, [bind(checks.includes("sunny"))], out)
+    job = Job(build_runs([run, model]))
     asyncio.run(_do(pipeline, job))
     assert job.results == [] and out.getvalue() == ""
     assert telemetry.counter("otel_scorers.runs", otel_scorers__reason="build_error") == 1

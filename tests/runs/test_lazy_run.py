@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from otel_scorers.model import AgentRun, ContextItem, TokenUsage, ToolDefinition
+from otel_scorers.runs.lazy_run import LATER_FIELDS, READ_FIELDS
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
 from tests.spans import span
@@ -166,3 +167,17 @@ def test_threads_reading_a_run_at_once_all_see_the_same_parts() -> None:
         thread.join()
     assert len(seen) == 4 and all(found == seen[0] for found in seen)
     assert seen[0][3] == "conv-1"
+
+
+def test_a_built_run_is_read_from_its_spans_only_when_a_field_is_first_read() -> None:
+    spans, model_attributes = weather_trace()
+    (run,) = build_runs(spans)
+    assert "gen_ai.output.messages" not in model_attributes.asked
+    assert [call.name for call in run.tool_calls] == ["get_weather"]
+    assert "gen_ai.output.messages" in model_attributes.asked
+    assert (run.trace_id, run.span_id) == (spans[0].trace_id, spans[0].span_id)
+    assert run.output == "Sunny, 21°C."
+
+
+def test_every_field_of_a_run_is_read_in_one_of_the_two_steps() -> None:
+    assert sorted((*READ_FIELDS, *LATER_FIELDS)) == sorted(field.name for field in fields(AgentRun))
