@@ -140,7 +140,7 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
-        or name_suffix(span.name, "invoke_agent")
+        or agent_named(span.name)
         or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
         or _pipeline_component(attributes),
         input=input_messages,
@@ -323,6 +323,22 @@ def input_tokens(attributes: Mapping[str, Any]) -> int | None:
 def output_tokens(attributes: Mapping[str, Any]) -> int | None:
     found = as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS))
     return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_COMPLETION_TOKENS))
+
+
+#: Span-name prefixes followed by the agent's name: GenAI's `invoke_agent {gen_ai.agent.name}`,
+#: and the other names of the operation a framework's own spans use (Google ADK 1.x's
+#: `agent_run [{agent}]`, the name in brackets).
+AGENT_RUN_PREFIXES = ("invoke_agent ", "agent_run ", "run_agent ")
+
+
+def agent_named(span_name: str) -> str | None:
+    """The agent a span's name names as an agent run's operation followed by the agent's name
+    (`AGENT_RUN_PREFIXES`), brackets around it taken off; None for any other name."""
+    for prefix in AGENT_RUN_PREFIXES:
+        if span_name.startswith(prefix) and len(span_name) > len(prefix):
+            named = span_name[len(prefix) :]
+            return named[1:-1] if len(named) > 2 and named[0] == "[" and named[-1] == "]" else named
+    return None
 
 
 def name_suffix(span_name: str, operation: str) -> str | None:

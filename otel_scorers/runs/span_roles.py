@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
-from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
+from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW, agent_named
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -47,6 +47,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     rooted = False  # the trace holds its root: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
+    named: list[int] = []  # no role, named as an agent's run is (`agent_run [weather_agent]`)
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
@@ -76,6 +77,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         else:
             unroled[span.span_id] = found
             roleless.append(span)
+            if agent_named(span.name) is not None:
+                named.append(span.span_id)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
@@ -83,6 +86,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 unlisted.append(span.span_id)
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
+    if named and not read_runs:
+        read_runs = _runs_named_by_span(named, by_id, roles, unroled)
     if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
@@ -112,6 +117,34 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
+
+
+def _runs_named_by_span(
+    named: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> bool:
+    """In a trace in which no reader found a run, a span its reader gives no role, named as an
+    agent's run is (an operation's name and the agent's: Google ADK 1.x's `agent_run
+    [weather_agent]`, which carries no attribute), is that agent's run when model or tool spans
+    are under it with no such span between: the work it holds is its own. True when one is."""
+    candidates = set(named)
+    working: set[int] = set()
+    for span_id, (_, role) in roles.items():
+        if role not in ("model", "tool"):
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current not in by_id:
+                break
+            if current in candidates:
+                working.add(current)
+                break
+            current = by_id[current].parent_span_id
+    for span_id in working:
+        roles[span_id] = (unroled.pop(span_id), "run")
+    return bool(working)
 
 
 def _inferred_roles(
