@@ -2,11 +2,11 @@
 
 The run span holds the whole conversation in `pydantic_ai.all_messages`, where
 `pydantic_ai.new_message_index` marks where this run's messages start (earlier ones are the
-history it was given), and the answer in `final_result`; format v1 (pydantic-ai 0.x's default) keeps
-the conversation as events in `all_messages_events` and does not mark where the run's messages
-start. Format v2 names its spans `agent run`
-and `running tool` and puts tool arguments and results in `tool_arguments` / `tool_response`;
-v3+ uses the GenAI names. Chat spans follow the GenAI conventions (older releases: the `events`
+history it was given), and the answer in `final_result`. Format v1 (pydantic-ai 0.x's default)
+keeps the conversation as events in `all_messages_events`, and marks no start: a run given a
+history takes its request from its first model call. Format v2 names its spans `agent run` and
+`running tool` and puts tool arguments and results in `tool_arguments` / `tool_response`; v3+
+uses the GenAI names. Chat spans follow the GenAI conventions (older releases: the `events`
 attribute, which `genai_events` reads).
 """
 
