@@ -87,7 +87,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
     if named and not read_runs:
-        read_runs = _runs_named_by_span(named, by_id, roles, unroled)
+        read_runs = _runs_named_by_span(named, by_id, roles, unroled, (flattened, workflows, unlisted))
     if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
@@ -124,6 +124,7 @@ def _runs_named_by_span(
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    pending: tuple[list[int], ...],
 ) -> bool:
     """In a trace in which no reader found a run, a span its reader gives no role, named as an
     agent's run is (an operation's name and the agent's: Google ADK 1.x's `agent_run
@@ -144,6 +145,8 @@ def _runs_named_by_span(
             current = by_id[current].parent_span_id
     for span_id in working:
         roles[span_id] = (unroled.pop(span_id), "run")
+    for waiting in pending:  # a run: no other rule's candidate
+        waiting[:] = [span_id for span_id in waiting if span_id not in working]
     return bool(working)
 
 
