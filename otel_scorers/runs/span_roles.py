@@ -58,6 +58,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         found = detect(span)
         if found is None:
             roleless.append(span)
+            if agent_named(span.name) is not None:
+                named.append(span.span_id)
             continue
         role = found.role(span)
         if role == "tool" and lists_tools(span, found.tool_call):
@@ -126,13 +128,14 @@ def _runs_named_by_span(
     unroled: dict[int, Convention],
     pending: tuple[list[int], ...],
 ) -> bool:
-    """In a trace in which no reader found a run, a span its reader gives no role, named as an
+    """In a trace in which no reader found a run, a span no reader gives a role, named as an
     agent's run is (an operation's name and the agent's: Google ADK 1.x's `agent_run
     [weather_agent]`, which carries no attribute), is that agent's run when model or tool spans
-    are under it with no such span between: the work it holds is its own. True when one is."""
+    are under it with no such span between: the work it holds is its own. It is read by its
+    reader, or, when no reader claimed it, by the reader of the first of them. True when one is."""
     candidates = set(named)
-    working: set[int] = set()
-    for span_id, (_, role) in roles.items():
+    working: dict[int, Convention] = {}
+    for span_id, (convention, role) in roles.items():
         if role not in ("model", "tool"):
             continue
         current = by_id[span_id].parent_span_id
@@ -140,11 +143,11 @@ def _runs_named_by_span(
             if current is None or current not in by_id:
                 break
             if current in candidates:
-                working.add(current)
+                working.setdefault(current, convention)
                 break
             current = by_id[current].parent_span_id
-    for span_id in working:
-        roles[span_id] = (unroled.pop(span_id), "run")
+    for span_id, convention in working.items():
+        roles[span_id] = (unroled.pop(span_id, convention), "run")
     for waiting in pending:  # a run: no other rule's candidate
         waiting[:] = [span_id for span_id in waiting if span_id not in working]
     return bool(working)
