@@ -3,8 +3,8 @@
 Readers know where their own instrumentation names an agent; a span that another instrumentation
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
-convention shares are read, then the span-name forms of an agent's run (GenAI's `invoke_agent X`, `agent_run [X]`),
-on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
+convention shares are read, then the span-name forms of an agent's run (GenAI's `invoke_agent X`,
+`agent_run [X]`), on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
 its model calls) is named by the graph it ran in when no span around its calls names an agent: a
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.

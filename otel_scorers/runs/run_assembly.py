@@ -241,9 +241,9 @@ def _join_handoffs(
                     for parts in ordered[index + 1 :]
                     if parts.span.span_id not in joined
                     and parts is not current
-                    # Inside the same outer run (none, for top-level runs), not inside the one
-                    # handing over: siblings, or turns the framework delivers through message
-                    # spans of their own (AutoGen's runtime).
+                    # Inside the same outer run (none, for top-level runs): siblings, or turns
+                    # the framework delivers through message spans of their own (AutoGen's
+                    # runtime); or inside the one handing over, under no tool span of it.
                     and (
                         outer.get(parts.span.span_id) is outer.get(current.span.span_id)
                         or _handed_within(parts, current, outer, found)
