@@ -335,6 +335,8 @@ def output_tokens(attributes: Mapping[str, Any]) -> int | None:
 def agent_named(span_name: str) -> str | None:
     """The agent a span's name names as an agent run's operation followed by the agent's name
     (`AGENT_RUN_PREFIXES`), brackets around it taken off; None for any other name."""
+    if not span_name.startswith(AGENT_RUN_PREFIXES):  # most names: one look
+        return None
     for prefix in AGENT_RUN_PREFIXES:
         if span_name.startswith(prefix) and len(span_name) > len(prefix):
             named = span_name[len(prefix) :]

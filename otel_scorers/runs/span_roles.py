@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
-from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW, agent_named
+from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -58,7 +58,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         found = detect(span)
         if found is None:
             roleless.append(span)
-            if agent_named(span.name) is not None:
+            if span.name.startswith(AGENT_RUN_PREFIXES):  # named as an agent's run is
                 named.append(span.span_id)
             continue
         role = found.role(span)
@@ -79,7 +79,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         else:
             unroled[span.span_id] = found
             roleless.append(span)
-            if agent_named(span.name) is not None:
+            if span.name.startswith(AGENT_RUN_PREFIXES):  # named as an agent's run is
                 named.append(span.span_id)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
