@@ -47,7 +47,6 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     rooted = False  # the trace holds its root: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
-    named: list[int] = []  # no role, named as an agent's run is (`agent_run [weather_agent]`)
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
@@ -58,8 +57,6 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         found = detect(span)
         if found is None:
             roleless.append(span)
-            if span.name.startswith(AGENT_RUN_PREFIXES):  # named as an agent's run is
-                named.append(span.span_id)
             continue
         role = found.role(span)
         if role == "tool" and lists_tools(span, found.tool_call):
@@ -79,8 +76,6 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         else:
             unroled[span.span_id] = found
             roleless.append(span)
-            if span.name.startswith(AGENT_RUN_PREFIXES):  # named as an agent's run is
-                named.append(span.span_id)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
@@ -88,8 +83,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 unlisted.append(span.span_id)
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
-    if named and not read_runs:
-        read_runs = _runs_named_by_span(named, by_id, roles, unroled, (flattened, workflows, unlisted))
+    if roleless and roles and not read_runs:  # spans at work, none of them in a run
+        named = [span.span_id for span in roleless if span.name.startswith(AGENT_RUN_PREFIXES)]
+        if named:
+            read_runs = _runs_named_by_span(named, by_id, roles, unroled, (flattened, workflows, unlisted))
     if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
