@@ -85,6 +85,12 @@ def names_no_operation_model(attributes: Mapping[str, Any]) -> bool:
     return GEN_AI_SYSTEM in attributes and GEN_AI_REQUEST_MODEL in attributes and OPERATION not in attributes
 
 
+#: Span-name prefixes followed by the agent's name: GenAI's `invoke_agent {gen_ai.agent.name}`,
+#: and the other names of the operation a framework's own spans use (Google ADK 1.x's
+#: `agent_run [{agent}]`, the name in brackets).
+AGENT_RUN_PREFIXES = ("invoke_agent ", "agent_run ", "run_agent ")
+
+
 #: The span-name form of a tool call (`execute_tool {gen_ai.tool.name}`), which says what the span
 #: is when its attributes do not: OpenLIT writes only `error.type` on a tool span that failed.
 TOOL_SPAN_PREFIX = "execute_tool "
@@ -140,7 +146,7 @@ def run_content(span: SpanRecord) -> RunSpanContent:
     input_messages, output_messages = span_messages(span)
     return RunSpanContent(
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
-        or name_suffix(span.name, "invoke_agent")
+        or agent_named(span.name)
         or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
         or _pipeline_component(attributes),
         input=input_messages,
@@ -232,8 +238,9 @@ def documents(span: SpanRecord) -> tuple[Document, ...]:
 
 class GenAIConvention(Convention):
     name = "genai"
-    # A workflow may be a run (`WORKFLOW`): the trace is kept from its start.
-    run_start_names: tuple[str, ...] = ("invoke_agent", WORKFLOW)
+    # A workflow may be a run (`WORKFLOW`), and a span named as an agent's run is (`agent_run
+    # [weather_agent]`) that its reader gives no role: the trace is kept from its start.
+    run_start_names: tuple[str, ...] = ("invoke_agent", *AGENT_RUN_PREFIXES[1:], WORKFLOW)
     # A span naming an agent may be its run by an operation no convention lists
     # (`runs.span_roles`): the trace is kept from its start too.
     run_start_markers: tuple[tuple[str, str | None], ...] = (
@@ -323,6 +330,18 @@ def input_tokens(attributes: Mapping[str, Any]) -> int | None:
 def output_tokens(attributes: Mapping[str, Any]) -> int | None:
     found = as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS))
     return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_COMPLETION_TOKENS))
+
+
+def agent_named(span_name: str) -> str | None:
+    """The agent a span's name names as an agent run's operation followed by the agent's name
+    (`AGENT_RUN_PREFIXES`), brackets around it taken off; None for any other name."""
+    if not span_name.startswith(AGENT_RUN_PREFIXES):  # most names: one look
+        return None
+    for prefix in AGENT_RUN_PREFIXES:
+        if span_name.startswith(prefix) and len(span_name) > len(prefix):
+            named = span_name[len(prefix) :]
+            return named[1:-1] if len(named) > 2 and named[0] == "[" and named[-1] == "]" else named
+    return None
 
 
 def name_suffix(span_name: str, operation: str) -> str | None:

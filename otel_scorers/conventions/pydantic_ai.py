@@ -1,10 +1,12 @@
-"""Pydantic AI's instrumentation (scope `pydantic-ai`), formats v2 to v6.
+"""Pydantic AI's instrumentation (scope `pydantic-ai`), formats v1 to v6.
 
 The run span holds the whole conversation in `pydantic_ai.all_messages`, where
 `pydantic_ai.new_message_index` marks where this run's messages start (earlier ones are the
-history it was given), and the answer in `final_result`. Format v2 names its spans `agent run`
-and `running tool` and puts tool arguments and results in `tool_arguments` / `tool_response`;
-v3+ uses the GenAI names. Chat spans follow the GenAI conventions (older releases: the `events`
+history it was given), and the answer in `final_result`. Format v1 (pydantic-ai 0.x's default)
+keeps the conversation as events in `all_messages_events`, and marks no start: a run given a
+history takes its request from its first model call. Format v2 names its spans `agent run` and
+`running tool` and puts tool arguments and results in `tool_arguments` / `tool_response`; v3+
+uses the GenAI names. Chat spans follow the GenAI conventions (older releases: the `events`
 attribute, which `genai_events` reads).
 """
 
@@ -82,8 +84,12 @@ class PydanticAIConvention(Convention):
         if not messages.captured and _EVENTS_V1 in attributes:
             request, response = event_list_messages(attributes[_EVENTS_V1])
             messages = Messages(request.items + response.items, captured=request.captured)
-        start = as_int(attributes.get("pydantic_ai.new_message_index")) or 0
-        new_messages = messages.items[start:]
+        index = attributes.get("pydantic_ai.new_message_index")
+        if index is None and _EVENTS_V1 in attributes and _given_history(messages.items):
+            # Format v1 does not say where this run's messages start: the run's first model
+            # call, asked with the history and the new request, says which the request is.
+            messages = NOT_CAPTURED
+        new_messages = messages.items[as_int(index) or 0 :]
         aggregated_input = as_int(attributes.get(GEN_AI_AGGREGATED_USAGE_INPUT_TOKENS))
         aggregated_output = as_int(attributes.get(GEN_AI_AGGREGATED_USAGE_OUTPUT_TOKENS))
         aggregated = aggregated_input is not None or aggregated_output is not None
@@ -148,6 +154,18 @@ def _answers_from_output_tools(messages: Messages, names: frozenset[str]) -> Mes
                 parts.append({"type": "text", "content": orjson.dumps(arguments).decode()})
         rewritten.append({**message, "parts": parts})
     return Messages(tuple(rewritten), captured=messages.captured)
+
+
+def _given_history(messages: Sequence[Message]) -> bool:
+    """An answer comes before the last user text: the run went on from a conversation."""
+    answered = False
+    for message in messages:
+        role = message.get("role")
+        if role in ("assistant", "model"):
+            answered = True
+        elif answered and role == "user" and has_text(message):
+            return True
+    return False
 
 
 def first_turn_text(messages: Sequence[Message]) -> str | None:

@@ -79,7 +79,7 @@ class StrandsConvention(Convention):
             result = result if result is not None else event_result
         result = unwrap_blocks(result)
         state, error = tool_state(span, result)
-        if state == "ok" and span.attributes.get(GEN_AI_TOOL_STATUS) == "error":
+        if state == "ok" and any(span.attributes.get(key) == "error" for key in _TOOL_STATUS_KEYS):
             # The result Strands sends the model for a failed tool is the error's text.
             state, error = "error", result if isinstance(result, str) and result else "error"
         return span_tool_call(
@@ -91,6 +91,10 @@ class StrandsConvention(Convention):
             state=state,
             error=error,
         )
+
+
+#: Where Strands writes a tool's status: `tool.status` before it took the GenAI name (1.0).
+_TOOL_STATUS_KEYS = (GEN_AI_TOOL_STATUS, "tool.status")
 
 
 def _tool_events(span: SpanRecord) -> tuple[Any, Any]:

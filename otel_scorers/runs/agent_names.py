@@ -3,8 +3,8 @@
 Readers know where their own instrumentation names an agent; a span that another instrumentation
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
-convention shares are read, then the span-name forms of the GenAI conventions (`invoke_agent X`),
-on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
+convention shares are read, then the span-name forms of an agent's run (GenAI's `invoke_agent X`,
+`agent_run [X]`), on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
 its model calls) is named by the graph it ran in when no span around its calls names an agent: a
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
@@ -13,13 +13,12 @@ span holding a graph's messages state as its input, named after its operation as
 from __future__ import annotations
 
 from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.genai import agent_named
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
 #: Attributes that name the agent a span runs, most specific first (GenAI, OpenInference).
 NAME_KEYS = ("gen_ai.agent.name", "agent.name")
-#: Span-name prefixes followed by the agent's name (GenAI: `invoke_agent {gen_ai.agent.name}`).
-NAME_PREFIXES = ("invoke_agent ",)
 
 
 def agent_name(span: SpanRecord, read: str | None) -> str | None:
@@ -42,11 +41,7 @@ def named_by_keys(span: SpanRecord) -> str | None:
         value = attributes.get(key)
         if isinstance(value, str) and value:
             return value
-    name = span.name
-    for prefix in NAME_PREFIXES:
-        if name.startswith(prefix) and len(name) > len(prefix):
-            return name[len(prefix) :]
-    return None
+    return agent_named(span.name)
 
 
 #: How a graph's messages state begins, as JSON (`{"messages": [...]}`): a LangGraph graph's input.

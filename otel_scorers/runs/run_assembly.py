@@ -54,7 +54,7 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     for span_id, parts in runs.items():
         outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
-    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, by_id)
+    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, found)
 
 
 def _name_within_parents(runs: Mapping[int, RunParts], by_id: Mapping[int, SpanRecord]) -> None:
@@ -212,12 +212,15 @@ def _absorb_turns(
 
 
 def _join_handoffs(
-    ordered: list[RunParts], outer: Mapping[int, RunParts | None], by_id: Mapping[int, SpanRecord]
+    ordered: list[RunParts], outer: Mapping[int, RunParts | None], found: SpanRoles
 ) -> list[RunParts]:
     """A run whose agent hands the conversation to another agent goes on in that agent's run
-    (the next run of that agent beside it, in the same outer run): as the user sees it they
-    are one run, that starts with the first agent and ends with the last one's answer. The later
-    runs' spans join the first; they are not runs of their own."""
+    (the next run of that agent beside it, in the same outer run, or inside the handing run's
+    own spans, under no tool span: Google ADK 1.x runs the next agent inside the model call that
+    asked for the transfer): as the user sees it they are one run, that starts with the first
+    agent and ends with the last one's answer. The later runs' spans join the first; they are not
+    runs of their own."""
+    by_id = found.by_id
     joined: set[int] = set()
     for index, head in enumerate(ordered):
         if head.span.span_id in joined:
@@ -239,10 +242,13 @@ def _join_handoffs(
                     for parts in ordered[index + 1 :]
                     if parts.span.span_id not in joined
                     and parts is not current
-                    # Inside the same outer run (none, for top-level runs), not inside the one
-                    # handing over: siblings, or turns the framework delivers through message
-                    # spans of their own (AutoGen's runtime).
-                    and outer.get(parts.span.span_id) is outer.get(current.span.span_id)
+                    # Inside the same outer run (none, for top-level runs): siblings, or turns
+                    # the framework delivers through message spans of their own (AutoGen's
+                    # runtime); or inside the one handing over, under no tool span of it.
+                    and (
+                        outer.get(parts.span.span_id) is outer.get(current.span.span_id)
+                        or _handed_within(parts, current, outer, found)
+                    )
                     and parts.span.start_ns >= start_ns
                     and (target == UNNAMED_AGENT or agent_name_of(parts) == target)
                 ),
@@ -253,6 +259,8 @@ def _join_handoffs(
                     _handoffs_within(head)
                 break
             joined.add(follower.span.span_id)
+            if outer.get(follower.span.span_id) is current:
+                head.handed_within.append(follower.span.start_ns)
             target = target or agent_name_of(follower) or UNNAMED_AGENT
             head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
             head.tools.extend(follower.tools)
@@ -263,6 +271,24 @@ def _join_handoffs(
             head.model_layers.update(follower.model_layers)
             head.final = current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
+
+
+def _handed_within(
+    parts: RunParts, current: RunParts, outer: Mapping[int, RunParts | None], found: SpanRoles
+) -> bool:
+    """`parts` runs inside the spans of the run `current`, under no tool span of it (an agent a
+    tool runs is the tool's work, not a handoff)."""
+    if outer.get(parts.span.span_id) is not current:
+        return False
+    span_id = parts.span.parent_span_id
+    for _ in range(MAX_DEPTH):
+        if span_id is None or span_id == current.span.span_id:
+            return True
+        if found.roles.get(span_id, (None, None))[1] == "tool":
+            return False
+        span = found.by_id.get(span_id)
+        span_id = span.parent_span_id if span is not None else None
+    return False
 
 
 def _handoffs_within(parts: RunParts) -> None:

@@ -30,6 +30,9 @@ class RunParts:
     #: Agents this run's conversation was handed to, in order, and the run that answered last.
     handoffs: list[Handoff] = field(default_factory=list)
     final: RunParts | None = None
+    #: When each agent handed the run inside one of its model calls started (Google ADK 1.x):
+    #: the calls after it are that agent's, not the enclosing call seen again.
+    handed_within: list[int] = field(default_factory=list)
     #: The agent of the first turn a conversation absorbed (`Convention.absorbs_turns`).
     first_turn_agent: str | None = None
     #: What the run's own spans without a role said of it, in start order (`step_content`).

@@ -29,6 +29,7 @@ from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import run_conversation_id
 from otel_scorers.runs.lazy_run import LaterParts, ReadFields, lazy_run
+from otel_scorers.runs.model_spans import one_per_call
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run, untraced_calls
 from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
@@ -199,32 +200,19 @@ def _missing(
     return missing
 
 
-def _one_per_call(spans: Sequence[tuple[Convention, SpanRecord]]) -> list[tuple[Convention, SpanRecord]]:
-    """A run's model spans, one per call: spans that overlap in time record the same call (a
-    client's own spans beside its instrumentation's, anthropic's), so one of them counts, the
-    one that records more. A run's model calls follow one another."""
-    if len(spans) < 2:
-        return list(spans)
-    kept: list[tuple[Convention, SpanRecord]] = []
-    for pair in sorted(spans, key=lambda pair: pair[1].start_ns):
-        if kept and pair[1].start_ns < (kept[-1][1].end_ns or kept[-1][1].start_ns):
-            if len(pair[1].attributes) > len(kept[-1][1].attributes):
-                kept[-1] = pair
-            continue
-        kept.append(pair)
-    return kept
-
-
 def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
-    """The run's model calls in start order, one per call (`_one_per_call`); when it has none, those
+    """The run's model calls in start order, one per call (`one_per_call`); when it has none, those
     of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
     if parts.models or parts.around is None:
         layers = parts.model_layers
         if not layers:  # most runs: no lower layer completes any of their calls
-            return [_model_call(convention, span) for convention, span in _one_per_call(parts.models)]
+            return [
+                _model_call(convention, span)
+                for convention, span in one_per_call(parts.models, parts.handed_within)
+            ]
         return [
             _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
-            for convention, span in _one_per_call(parts.models)
+            for convention, span in one_per_call(parts.models, parts.handed_within)
         ]
     models = _held_conversation(parts.around)
     if any(tool_call_parts(model.output.items) for model in models):

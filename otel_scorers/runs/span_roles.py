@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
-from otel_scorers.conventions.genai import OPERATION, OPERATION_ROLES, WORKFLOW
+from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
@@ -87,6 +87,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 unlisted.append(span.span_id)
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
+    if roleless and roles and not read_runs:  # spans at work, none of them in a run
+        named = [span.span_id for span in roleless if span.name.startswith(AGENT_RUN_PREFIXES)]
+        if named:
+            read_runs = _runs_named_by_span(named, by_id, roles, unroled, (flattened, workflows, unlisted))
     if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
@@ -129,6 +133,38 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
+
+
+def _runs_named_by_span(
+    named: list[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+    pending: tuple[list[int], ...],
+) -> bool:
+    """In a trace in which no reader found a run, a span no reader gives a role, named as an
+    agent's run is (an operation's name and the agent's: Google ADK 1.x's `agent_run
+    [weather_agent]`, which carries no attribute), is that agent's run when model or tool spans
+    are under it with no such span between: the work it holds is its own. It is read by its
+    reader, or, when no reader claimed it, by the reader of the first of them. True when one is."""
+    candidates = set(named)
+    working: dict[int, Convention] = {}
+    for span_id, (convention, role) in roles.items():
+        if role not in ("model", "tool"):
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current not in by_id:
+                break
+            if current in candidates:
+                working.setdefault(current, convention)
+                break
+            current = by_id[current].parent_span_id
+    for span_id, convention in working.items():
+        roles[span_id] = (unroled.pop(span_id, convention), "run")
+    for waiting in pending:  # a run: no other rule's candidate
+        waiting[:] = [span_id for span_id in waiting if span_id not in working]
+    return bool(working)
 
 
 def _inferred_roles(

@@ -264,6 +264,9 @@ def _part(block: Any) -> dict[str, Any] | None:
         }
     if kind is not None:
         return dict(block)
+    if len(block) == 1 and "kind" in block:
+        # Only the part's kind, its content left out (Pydantic AI 0.x with content off).
+        return {"type": str(block["kind"])}
     if isinstance(block.get("text"), str):
         return {"type": "text", "content": block["text"]}
     if isinstance(block.get("toolUse"), Mapping):
