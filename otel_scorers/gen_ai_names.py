@@ -45,6 +45,8 @@ GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 GEN_AI_TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 GEN_AI_TOOL_DESCRIPTION = "gen_ai.tool.description"
+#: `error.type` as a tool's span may write it, under the GenAI tool keys (rig's `execute_tool`).
+GEN_AI_TOOL_ERROR_TYPE = "gen_ai.tool.error.type"
 GEN_AI_TOOL_INPUT = "gen_ai.tool.input"
 GEN_AI_TOOL_MESSAGE = "gen_ai.tool.message"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"

@@ -10,12 +10,12 @@ the result; results are content blocks (`[{"text": ...}]`), unwrapped to what th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention, RunSpanContent
+from otel_scorers.conventions.formats.converse import unwrap_blocks
 from otel_scorers.conventions.formats.messages import (
     decode_content,
     handoff_agent,
@@ -107,14 +107,3 @@ def _tool_events(span: SpanRecord) -> tuple[Any, Any]:
         elif event.name == GEN_AI_CHOICE:
             result = decode_content(event.attributes.get("message"))
     return arguments, result
-
-
-def unwrap_blocks(result: Any) -> Any:
-    """Strands returns content blocks: text blocks become their text, one JSON block its value."""
-    if not isinstance(result, list) or not result or not all(isinstance(block, Mapping) for block in result):
-        return result
-    if all(set(block) == {"text"} and isinstance(block["text"], str) for block in result):
-        return "".join(block["text"] for block in result)
-    if len(result) == 1 and set(result[0]) == {"json"}:
-        return result[0]["json"]
-    return result

@@ -3,7 +3,9 @@
 A run is one `ai.generateText` / `ai.streamText` / `ai.generateObject` / `ai.streamObject`
 call, named by `ai.telemetry.functionId`; each model step is a `.doGenerate` / `.doStream`
 span and each tool execution an `ai.toolCall` span. Values are JSON-stringified: a tool's
-string result arrives quoted.
+string result arrives quoted. A span whose `ai.*` content an instrumentation rewrote into the GenAI
+keys (OpenLLMetry JS's span processor: `gen_ai.input.messages`, `gen_ai.tool.name`, ...) is read
+from those.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import (
     Convention,
     Markers,
@@ -30,6 +33,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
 )
 from otel_scorers.conventions.genai import answering_model
+from otel_scorers.gen_ai_names import GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -67,6 +71,16 @@ class VercelAIConvention(Convention):
     def run_content(self, span: SpanRecord) -> RunSpanContent:
         attributes = span.attributes
         input_tokens, output_tokens = _usage(attributes)
+        if _rewritten(attributes, "ai.prompt"):
+            request, answer = genai.span_messages(span)
+            return RunSpanContent(
+                agent_name=as_str(attributes.get("ai.telemetry.functionId")),
+                input=request,
+                output=answer,
+                model=as_str(attributes.get("ai.model.id")),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+            )
         return RunSpanContent(
             agent_name=as_str(attributes.get("ai.telemetry.functionId")),
             input_text=_prompt_text(attributes.get("ai.prompt")),
@@ -78,6 +92,8 @@ class VercelAIConvention(Convention):
 
     def tool_call(self, span: SpanRecord) -> ToolCall:
         attributes = span.attributes
+        if "ai.toolCall.name" not in attributes and GEN_AI_TOOL_NAME in attributes:
+            return genai.tool_call(span)
         result = _json_value(attributes.get("ai.toolCall.result"))
         return span_tool_call(
             span,
@@ -90,6 +106,17 @@ class VercelAIConvention(Convention):
     def model_call(self, span: SpanRecord) -> ModelCall:
         attributes = span.attributes
         input_tokens, output_tokens = _usage(attributes)
+        if _rewritten(attributes, "ai.prompt.messages"):
+            request, answer = genai.span_messages(span)
+            return ModelCall(
+                span_id=span.span_id,
+                start_ns=span.start_ns,
+                input=request,
+                output=answer,
+                model=answering_model(attributes, response="ai.response.model", request="ai.model.id"),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+            )
         return ModelCall(
             span_id=span.span_id,
             start_ns=span.start_ns,
@@ -99,6 +126,13 @@ class VercelAIConvention(Convention):
             input_tokens=input_tokens,
             output_tokens=output_tokens,
         )
+
+
+def _rewritten(attributes: Mapping[str, Any], own_key: str) -> bool:
+    """The span's messages are under the GenAI keys in place of the AI SDK's own `own_key`."""
+    return own_key not in attributes and (
+        GEN_AI_INPUT_MESSAGES in attributes or GEN_AI_OUTPUT_MESSAGES in attributes
+    )
 
 
 def _usage(attributes: Mapping[str, Any]) -> tuple[int | None, int | None]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats import ag2, langchain, llamaindex, mcp
+from otel_scorers.conventions.formats import ag2, converse, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
     decode_content,
     decode_json,
@@ -107,8 +107,9 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
     failed = False
-    if (response := mcp.content_response(result)) is not None:
-        # A response of content items (MCP's, AgentScope's `ToolResponse`): what the tool returned.
+    if (response := mcp.content_response(result) or converse.tool_result(result)) is not None:
+        # A response of content items (MCP's, AgentScope's `ToolResponse`, a Converse
+        # `toolResult`): what the tool returned.
         result, failure = response
         if failure is not None:
             return changed_tool_call(call, arguments=arguments, result=None, state="error", error=failure)

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from otel_scorers import ScoringSpanProcessor
+from otel_scorers.conventions.formats.converse import unwrap_blocks
 from otel_scorers.conventions.formats.swarm_context import swarm_request
-from otel_scorers.conventions.strands import unwrap_blocks
 from otel_scorers.span_record import SpanRecord
 from tests.conftest import RunRecorder, Telemetry
 from tests.spans import event, only_run, span

