@@ -37,7 +37,8 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Message, ModelCall
-from otel_scorers.conventions.formats.messages import parsed_once, tool_call_parts, tool_response_parts
+from otel_scorers.conventions.formats.messages import tool_call_parts, tool_response_parts
+from otel_scorers.conventions.formats.parsed_texts import parsed_once
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.agent_names import graph_name, named_by_keys
 from otel_scorers.runs.ancestry import MAX_DEPTH

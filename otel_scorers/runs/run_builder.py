@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from otel_scorers.conventions.formats.messages import parsed_once
+from otel_scorers.conventions.formats.parsed_texts import parsed_once
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.run_assembly import assemble_runs
 from otel_scorers.runs.run_reading import read_run

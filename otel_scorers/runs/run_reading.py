@@ -14,14 +14,8 @@ from functools import partial
 from otel_scorers.conventions import Convention, also_reading
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
-from otel_scorers.conventions.formats.messages import (
-    ParsedTexts,
-    last_assistant_text,
-    last_user_text,
-    parsed_so_far,
-    parsing_once,
-    tool_call_parts,
-)
+from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
+from otel_scorers.conventions.formats.parsed_texts import ParsedTexts, parsed_so_far, parsing_once
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
 from otel_scorers.conventions.genai import finished_for_tools, names_no_tool
 from otel_scorers.model import AgentRun, TokenUsage, ToolCall, ToolDefinition

@@ -88,9 +88,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     if rooted and roles:
         reattach_unended_parents(by_id, roles)
     if roleless and roles and not read_runs:  # spans at work, none of them in a run
-        named = [span.span_id for span in roleless if span.name.startswith(AGENT_RUN_PREFIXES)]
-        if named:
-            read_runs = _runs_named_by_span(named, by_id, roles, unroled, (flattened, workflows, unlisted))
+        read_runs = _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted))
     if roleless and not read_runs:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
@@ -136,7 +134,7 @@ def _roles_by_place(
 
 
 def _runs_named_by_span(
-    named: list[int],
+    roleless: list[SpanRecord],
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
@@ -147,7 +145,9 @@ def _runs_named_by_span(
     [weather_agent]`, which carries no attribute), is that agent's run when model or tool spans
     are under it with no such span between: the work it holds is its own. It is read by its
     reader, or, when no reader claimed it, by the reader of the first of them. True when one is."""
-    candidates = set(named)
+    candidates = {span.span_id for span in roleless if span.name.startswith(AGENT_RUN_PREFIXES)}
+    if not candidates:
+        return False
     working: dict[int, Convention] = {}
     for span_id, (convention, role) in roles.items():
         if role not in ("model", "tool"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from otel_scorers.conventions.formats.messages import genai_messages, parsed_once
+from otel_scorers.conventions.formats.messages import genai_messages
+from otel_scorers.conventions.formats.parsed_texts import parsed_once
 
 TEXT = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "What's the weather in Paris?"}]}])
 
