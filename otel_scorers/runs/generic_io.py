@@ -23,7 +23,7 @@ from otel_scorers.conventions.formats.messages import (
     result_error_text,
     result_has_error,
 )
-from otel_scorers.conventions.formats.recorded_call import call_arguments
+from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, call_arguments
 from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -76,7 +76,9 @@ def _called_with(call: ToolCall) -> ToolCall:
         if not arguments.startswith('{"') or '"kwargs"' not in arguments:
             return call  # the cheap check, for the many calls not recorded as a function's
         arguments = decode_json(arguments)
-    if not isinstance(arguments, dict) or "kwargs" not in arguments:
+    # Only a call recorded alone: a framework's own record beside it (LangChain's callbacks'
+    # `{"inputs", "kwargs", ...}`) is its reader's to reduce, later.
+    if not isinstance(arguments, dict) or "kwargs" not in arguments or not arguments.keys() <= CALL_KEYS:
         return call
     called = call_arguments(arguments)
     return call if called is arguments else changed_tool_call(call, arguments=called)
