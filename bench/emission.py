@@ -214,10 +214,11 @@ def build_agent(variant: str, endpoint: str, schedule_delay_millis: int = 5000) 
         OTLPMetricExporter(endpoint=endpoint, insecure=True), export_interval_millis=max(60_000, delay)
     )
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    export = (
+    # scored-sdk: through the SDK's providers whatever the environment names (`export=False`).
+    export: OtlpScoreExport | bool = (
         OtlpScoreExport(endpoint, insecure=True, max_queue_size=QUEUE, schedule_delay_millis=delay)
         if variant == "scored"
-        else None
+        else False
     )
     scoring = ScoringSpanProcessor(
         SIX_CHECKS,

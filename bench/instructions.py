@@ -21,6 +21,10 @@ Workloads (all in-process work of a unit, every thread counted):
 - `agent_run_scored`: the same run scored live by `ScoringSpanProcessor` with the six checks,
   evaluation spans and events written as OTLP (`OtlpScoreExport`) to the same sink, metrics
   recorded, per run (`agent_run_scored` - `agent_run_bare` is what scoring adds);
+- `agent_run_sdk`: the same run scored the same way, evaluation spans and
+  `gen_ai.evaluation.result` events made through the SDK's tracer and logger providers (the
+  processor's output when it exports nothing itself, `export=False`) and sent by their batch
+  processors over OTLP/gRPC to the same sink, metrics recorded, per run;
 - `sidecar_trace`: a trace of the sidecar bench (the example agent's runs) through a scoring
   process's work: its batch message decoded, the run built, the six checks, the scores exported
   over OTLP/gRPC, per trace; `sidecar_run_build`: finding those traces' runs alone (a run is
@@ -150,7 +154,11 @@ def group_agent(regions: Regions, endpoint: str) -> None:
 
     quiet_engine_timers()
     runs = 300
-    for variant, name in (("bare", "agent_run_bare"), ("scored", "agent_run_scored")):
+    for variant, name in (
+        ("bare", "agent_run_bare"),
+        ("scored", "agent_run_scored"),
+        ("scored-sdk", "agent_run_sdk"),
+    ):
         agent = build_agent(variant, endpoint, schedule_delay_millis=3_600_000)
         agent_runs(agent.tracer, 64)
         agent.flush()
@@ -528,11 +536,14 @@ def main() -> None:
     plain, hooked = counted.get("outside_runs_bare"), counted.get("outside_runs")
     if plain and hooked:
         print(f"\na span outside runs: {hooked / plain:.3f}x its cost with a no-op processor")
-    bare, scored = counted.get("agent_run_bare"), counted.get("agent_run_scored")
-    if bare and scored:
-        print(
-            f"\nscoring adds {scored - bare:,.0f} instructions a run: {(scored - bare) / bare:.2f}x the run's own telemetry"
-        )
+    bare = counted.get("agent_run_bare")
+    for name, how in (("agent_run_scored", "written as OTLP"), ("agent_run_sdk", "through the SDK")):
+        scored = counted.get(name)
+        if bare and scored:
+            print(
+                f"\nscoring {how} adds {scored - bare:,.0f} instructions a run:"
+                f" {(scored - bare) / bare:.2f}x the run's own telemetry"
+            )
     if args.update:
         kept = {name: value for name, value in baseline.items() if args.only and name not in counted}
         merged = {**kept, **{name: round(value) for name, value in counted.items()}}

@@ -174,7 +174,12 @@ def attributes(kvs: Any) -> dict[str, Any]:
         # Most attribute values are non-empty strings: read first, they need no `WhichOneof`
         # (an empty string is also what every other kind of value reads as).
         text = value.string_value
-        converted[kv.key] = text if text else decode_any_value(value)
+        if text:
+            converted[kv.key] = text
+        else:
+            # Next most are integers (token counts): a non-zero one is set, without a call.
+            number = value.int_value
+            converted[kv.key] = number if number else decode_any_value(value)
     return converted
 
 
@@ -186,7 +191,10 @@ def find_attribute(kvs: Any, key: str) -> KeyValue | None:
     return None
 
 
-def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanRecord:
+def span_record(
+    span: Span, resource: Mapping[str, Any], scope: str, trace_id: int | None = None
+) -> SpanRecord:
+    """`trace_id`: the span's, when the caller knows it already (the spans of one trace)."""
     # Each field read from a protobuf message makes a Python object (a submessage, a wrapper):
     # every one is read once, and the usual cases (no events, a known kind) answered first.
     parent = span.parent_span_id
@@ -195,7 +203,7 @@ def span_record(span: Span, resource: Mapping[str, Any], scope: str) -> SpanReco
     code = status.code
     events = span.events
     return SpanRecord(
-        int.from_bytes(span.trace_id, "big"),
+        int.from_bytes(span.trace_id, "big") if trace_id is None else trace_id,
         int.from_bytes(span.span_id, "big"),
         int.from_bytes(parent, "big") if parent else None,
         span.name,

@@ -65,16 +65,18 @@ class OtlpSpan:
 
 
 def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
-    """The spans converted (`OtlpSpan.record`), a trace's at a time: its spans share one or a few
-    origins, whose resource and scope are looked up once per run of spans of the same origin
-    rather than by a call for each span."""
+    """The spans of one trace converted (`OtlpSpan.record`), a trace's at a time: its trace id is
+    read from its first span alone, and its spans share one or a few origins, whose resource and
+    scope are looked up once per run of spans of the same origin rather than by a call for each
+    span."""
     records = []
     last: Origin | None = None
     resource: Mapping[str, Any] = {}
     scope = ""
+    trace_id = int.from_bytes(spans[0].span.trace_id, "big") if spans else 0
     for item in spans:
         origin = item.origin
         if origin is not last:
             last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
-        records.append(span_record(item.span, resource, scope))
+        records.append(span_record(item.span, resource, scope, trace_id))
     return records
