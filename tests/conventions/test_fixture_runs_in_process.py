@@ -186,7 +186,9 @@ def test_in_process_runs_match_the_truth(truth_path: Path, telemetry: Telemetry)
     assert_runs_match(truth, truth_path.parent.name, sorted(seen, key=lambda run: run.start_ns))
 
 
-def trace_records(truth_path: Path, drift: str | None = None, directory: Path | None = None) -> list[SpanRecord]:
+def trace_records(
+    truth_path: Path, drift: str | None = None, directory: Path | None = None
+) -> list[SpanRecord]:
     """The spans of the case's trace; with `drift`, of its copy after that version drift
     (`bench/drifts.py`), written in `directory`."""
     trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
