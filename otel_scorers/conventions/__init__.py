@@ -14,6 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.kind_versions import versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -77,7 +78,8 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
     """Whether a span may be an agent run: the one rule of both the processor (spans starting)
     and the sidecar (spans received).
 
-    By its name, by a marker among `attributes` (those it has so far), or by `scope`: give the
+    By its name, by a marker among `attributes` (those it has so far; a kind value with a version,
+    `AGENT.v2`, as the value without it: `kind_versions.versionless_kind`), or by `scope`: give the
     span's instrumentation scope only when the span is starting and its trace has no run yet,
     because some instrumentations (LangChain's, in OpenInference and OpenLLMetry) write every
     attribute when a span ends, so the first span of their scope has to count as a run's start.
@@ -106,7 +108,11 @@ def may_start_run(name: str, attributes: Mapping[str, Any] | None, scope: str | 
         for key in attributes:
             if key in markers:
                 values = markers[key]
-                if values is None or attributes[key] in values:
+                if values is None:
+                    return True
+                value = attributes[key]
+                # A kind of a newer version than its reader knows (`AGENT.v2`): remembered per value.
+                if value in values or versionless_kind(value) in values:
                     return True
         return True if scope is not None and scope in RUN_START_SCOPES else None
     return scope is not None and scope in RUN_START_SCOPES

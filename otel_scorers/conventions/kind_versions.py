@@ -5,7 +5,10 @@ A framework's next release may give a kind of span a versioned value of the same
 same kind of work, recorded by a newer revision of its action. Readers compare kind values as
 they know them, so a span to which its reader gives no role is read again with each versioned
 kind value as its kind (`versionless`); run building asks it only of spans without a role, so a
-trace whose kinds carry no version pays nothing beyond a glance at those spans' values.
+trace whose kinds carry no version pays nothing beyond a glance at those spans' values. Live, a
+span starting (in process) or received (by the sidecar) opens a run as its versionless kind
+would (`versionless_kind`, asked by `may_start_run` of a marker's value that marks no run, and
+by the sidecar's screen of a kind key's value), for one dict lookup of a value seen before.
 
 A kind key is one whose name says it holds a kind (`*.kind`, `*.type`, `*.spanType`,
 `*:subtype`), or the GenAI conventions' `gen_ai.operation.name`; a version suffix is `.v2`,
@@ -45,6 +48,27 @@ def versionless_value(value: Any) -> Any:
     if found is None:
         return None
     return f'"{found.group(1)}"' if quoted else found.group(1)
+
+
+#: Kind values seen by `versionless_kind`, each with its value without a version ("" for none):
+#: the values of a marker's key are few (a run's, a tool's, a model call's), so a span starting
+#: costs one dict lookup; past `_MAX_REMEMBERED_VALUES` values, each is read anew.
+_versionless_kinds: dict[str, str] = {}
+_MAX_REMEMBERED_VALUES = 4096
+
+
+def versionless_kind(value: Any) -> str | None:
+    """`versionless_value` of a text value, remembered per value: the live screens' reading of a
+    versioned kind (`may_start_run` for a marker's value, the sidecar's for a kind key's), one
+    dict lookup for a value seen before; None for a value without a version, or not a text."""
+    if type(value) is not str:
+        return None
+    bare = _versionless_kinds.get(value)
+    if bare is None:
+        bare = versionless_value(value) or ""
+        if len(_versionless_kinds) < _MAX_REMEMBERED_VALUES:
+            _versionless_kinds[value] = bare
+    return bare or None
 
 
 def versionless(span: SpanRecord) -> SpanRecord | None:

@@ -2,7 +2,8 @@
 whether it may be an agent run by a reader's markers (`conventions.may_start_run`), else whether
 it carries what a vocabulary of the framework's own is inferred from (`conventions/inferred.py`):
 a key whose name says kind, outside the readers' namespaces, whose value names a run (`agent`,
-`workflow`, ...) or a tool or a model call.
+`workflow`, ...) or a tool or a model call. A kind value with a version (`agent.v2`,
+`conventions/kind_versions.py`) says what the value without it says, as when runs are built.
 
 One walk of the span's attributes, each key looked up in what it is to the readers in use: a
 marker's key, a key that may be a kind key, or neither (the many, one set lookup each, as the
@@ -21,6 +22,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otel_scorers import conventions
 from otel_scorers.conventions import RUN_MARKER_KEYS, may_be_kind_key, may_start_run
 from otel_scorers.conventions.inferred import ANY_RUN_KIND, KINDS, normalised
+from otel_scorers.conventions.kind_versions import versionless_kind
 
 #: The span says nothing of a run.
 NO_MARK = 0
@@ -90,7 +92,8 @@ def span_mark(span: Span) -> int:
                 markers = {}
             markers[key] = kv.value.string_value
         elif key in _kind_keys or _is_kind_key(key):
-            kind = normalised(kv.value.string_value)
+            value = kv.value.string_value
+            kind = normalised(versionless_kind(value) or value)  # `AGENT.v2` as `AGENT`
             if kind in ANY_RUN_KIND:
                 mark = NAMES_A_RUN
             elif kind in KINDS and not mark:

@@ -22,6 +22,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from bench.drifts import drifted
 from otel_scorers import ScoringSpanProcessor
 from otel_scorers.conventions import may_start_run
 from otel_scorers.otlp.decode import parse_json_request, span_records
@@ -185,12 +186,30 @@ def test_in_process_runs_match_the_truth(truth_path: Path, telemetry: Telemetry)
     assert_runs_match(truth, truth_path.parent.name, sorted(seen, key=lambda run: run.start_ns))
 
 
-def replayed_runs(truth_path: Path, telemetry: Telemetry, marked_after_start: bool) -> list[Any]:
+def trace_records(
+    truth_path: Path, drift: str | None = None, directory: Path | None = None
+) -> list[SpanRecord]:
+    """The spans of the case's trace; with `drift`, of its copy after that version drift
+    (`bench/drifts.py`), written in `directory`."""
+    trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
+    if drift is not None:
+        assert directory is not None, "a drifted copy needs a directory"
+        trace_path, _ = drifted(trace_path, drift, directory)
+    return list(span_records(parse_json_request(trace_path.read_bytes())))
+
+
+def replayed_runs(
+    truth_path: Path,
+    telemetry: Telemetry,
+    marked_after_start: bool,
+    drift: str | None = None,
+    directory: Path | None = None,
+) -> list[Any]:
+    """The runs the processor rebuilds from the case's trace replayed (after `drift`, if any)."""
     recorder = RunRecorder()
     processor = ScoringSpanProcessor([recorder], **telemetry.providers())
     telemetry.tracer_provider.add_span_processor(processor)
-    trace_path = truth_path.with_name(truth_path.name.replace(".truth.json", ".json"))
-    records = list(span_records(parse_json_request(trace_path.read_bytes())))
+    records = trace_records(truth_path, drift, directory)
     replay(telemetry.tracer_provider, records, marked_after_start)
     assert processor.force_flush(10_000)
     return sorted(recorder.runs, key=lambda run: run.start_ns)

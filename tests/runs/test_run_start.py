@@ -40,3 +40,14 @@ def test_the_sidecar_reads_received_spans_by_the_same_rule() -> None:
     assert is_run_span(otlp_span("Agent", openinference__span__kind="AGENT", other="x"))
     assert not is_run_span(otlp_span("get_weather", openinference__span__kind="TOOL"))
     assert not is_run_span(otlp_span("GET /users", http__method="GET"))
+
+
+def test_a_marker_value_with_a_version_marks_a_run_as_the_value_without_it() -> None:
+    # The kind values of docs/conventions.md rule 12: a word, then `.v2`, `_v2`, `-v2` or `/v2`.
+    assert may_start_run("Agent", {"openinference.span.kind": "AGENT.v2"})
+    assert may_start_run("x", {"traceloop.span.kind": "workflow_v3"})
+    assert may_start_run("x", {"gen_ai.operation.name": "invoke_agent.v2"})
+    assert may_start_run("x", {"gen_ai.operation.name": "execute_tool.v2"}) is None  # a run's step
+    assert may_start_run("x", {"openinference.span.kind": "AGENT.v2 beta"}) is None  # no version
+    assert is_run_span(otlp_span("Agent", openinference__span__kind="AGENT-v2"))
+    assert not is_run_span(otlp_span("get_weather", openinference__span__kind="TOOL.v2"))
