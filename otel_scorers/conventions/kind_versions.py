@@ -104,4 +104,5 @@ def _kind_keys(attributes: Mapping[str, Any]) -> list[str]:
         found = {key for key in new if _KIND_KEY.search(key) and not _INDEXED.search(key)}
         _kinds = kinds | found | {GEN_AI_OPERATION_NAME}
         _seen = seen | new
-    return [key for key in _kinds if key in attributes]
+    # The span's few keys looked up among the kind keys, not every kind key met so far among them.
+    return [key for key in keys if key in _kinds]
