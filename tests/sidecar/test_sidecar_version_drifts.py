@@ -8,46 +8,32 @@ does: the traces are ready once quiet, as their plain copies are, rather than at
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from bench.drifts import drifted
-from otel_scorers import AgentRun, Score, conventions
-from otel_scorers.emission.standard import OutputContext
+from otel_scorers import conventions
 from otel_scorers.otlp.decode import parse_json_request
 from tests.otlp_capture import OtlpCapture
-from tests.sidecar.test_sidecar_inferred_runs import by_run, differences, read_from_files, scenarios
+
+# The output the sidecar is given keeps its runs in `EMITTED`, shared with the inferred runs' test.
+from tests.sidecar.test_sidecar_inferred_runs import (
+    EMITTED,
+    by_run,
+    collected_runs,
+    differences,
+    read_from_files,
+    scenarios,
+)
 from tests.sidecar_harness import RunningSidecar, send_grpc, sidecar_document
 from tests.waiting import wait_until
 
 DRIFT = "kind-version"
 #: Far past the test's wait: a trace is scored only if a span of it says a run opens.
 MAX_WAIT_S = 120.0
-#: What this module's output was given, in the order the sidecar emitted it.
-EMITTED: list[AgentRun] = []
-
-
-class CollectedRuns:
-    """An output that keeps the runs it is given (the sidecar runs its engine in this process)."""
-
-    def emit(self, run: AgentRun, scores: Sequence[Score], conversation: str | None = None) -> None:
-        EMITTED.append(run)
-
-    def emit_conversation(self, conversation: object, scores: Sequence[Score]) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def behind(self) -> bool:
-        return False
-
-
-def collected_runs(context: OutputContext) -> CollectedRuns:
-    return CollectedRuns()
 
 
 @pytest.fixture(autouse=True)
@@ -66,12 +52,12 @@ def capture() -> Iterator[OtlpCapture]:
 
 @contextmanager
 def collecting_sidecar(endpoint: str, withheld: bool) -> Iterator[RunningSidecar]:
-    """A sidecar scoring in this process, its runs given to `CollectedRuns`; with `withheld`, the
+    """A sidecar scoring in this process, its runs given to the inferred runs' test's `CollectedRuns`; with `withheld`, the
     shipped descriptions are withheld once it started (it sets its configuration's first)."""
     document = sidecar_document(
         endpoint, None, scoring_process=False, decision_wait_s=0.1, max_wait_s=MAX_WAIT_S
     )
-    document["outputs"] = [f"{__name__}:collected_runs"]
+    document["outputs"] = [f"{collected_runs.__module__}:collected_runs"]
     with RunningSidecar(document) as sidecar:
         if withheld:
             conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
