@@ -38,6 +38,7 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conventions.kind_versions import KIND_KEY
 from otel_scorers.span_record import SpanRecord
 
 #: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
@@ -64,8 +65,6 @@ MODEL_KINDS = frozenset(
 ANY_RUN_KIND: frozenset[str] = frozenset().union(*RUN_KINDS)
 #: Every kind value the inference reads.
 KINDS: frozenset[str] = ANY_RUN_KIND | TOOL_KINDS | MODEL_KINDS
-#: A key whose last part says it is a kind: `kind`, `type`, `span_type`, `spanType`, `subtype`...
-_KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
 _SEPARATORS = re.compile(r"[.:]")
 _WORDS = re.compile(r"[\s.:/]+")
 #: The name of an inferred description starts so; the kind key follows.
@@ -127,7 +126,7 @@ class VocabularyInference:
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
-        return _KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
+        return KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key, decided once per kind of span (its scope,

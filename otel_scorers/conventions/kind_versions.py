@@ -25,8 +25,9 @@ from typing import Any
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
-#: A key whose last part says it is a kind (as `inferred` finds kind keys).
-_KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
+#: A key whose last part says it is a kind: `kind`, `type`, `span_type`, `spanType`, `subtype`...
+#: (the inference finds kind keys by it too).
+KIND_KEY = re.compile(r"(?i)(?:^|[._:])(?:span_?)?(?:sub_?)?(?:kind|type)$")
 #: A key of an indexed list (`llm.input_messages.0.message.contents.0.message_content.type`): an
 #: item's type, not the span's kind.
 _INDEXED = re.compile(r"[.:_][0-9]+[.:_]")
@@ -101,7 +102,7 @@ def _kind_keys(attributes: Mapping[str, Any]) -> list[str]:
     if not _seen.issuperset(keys):
         seen, kinds = (_seen, _kinds) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
         new = keys - seen
-        found = {key for key in new if _KIND_KEY.search(key) and not _INDEXED.search(key)}
+        found = {key for key in new if KIND_KEY.search(key) and not _INDEXED.search(key)}
         _kinds = kinds | found | {GEN_AI_OPERATION_NAME}
         _seen = seen | new
     # The span's few keys looked up among the kind keys, not every kind key met so far among them.
