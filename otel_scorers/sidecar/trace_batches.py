@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
-from otel_scorers.sidecar.hold import encode_spans
 from otel_scorers.sidecar.jobs import job_spans
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+from otel_scorers.sidecar.request_bytes import request_bytes
 
 #: Traces at most in one message to a scoring process, and replies in one message back.
 MAX_BATCH_TRACES = 256
@@ -28,7 +28,7 @@ BatchJobs = Sequence[tuple[int, bytes]]
 def encode_batch(traces: Sequence[tuple[int, BufferedTrace]]) -> bytes:
     """Ready traces, by job id, as one `("jobs", jobs, payload)` message."""
     jobs = [(job_id, trace.key) for job_id, trace in traces]
-    payload = encode_spans((item, {}) for _, trace in traces for item in job_spans(trace))
+    payload = request_bytes(item for _, trace in traces for item in job_spans(trace))
     return pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL)
 
 
