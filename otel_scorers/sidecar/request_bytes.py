@@ -26,18 +26,22 @@ _SPAN = b"\x12"  # ScopeSpans.spans = 2
 _SCHEMA_URL = b"\x1a"  # ScopeSpans.schema_url = 3
 
 
-def request_bytes(spans: Iterable[OtlpSpan]) -> bytes:
-    """One request carrying the spans, each under its own resource and scope (one `ResourceSpans`
-    per origin, in the order the origins first come, each origin's spans in their order)."""
-    by_origin: dict[int, tuple[Origin, list[bytes]]] = {}
-    for item in spans:
-        origin = item.origin
-        found = by_origin.get(id(origin))
-        if found is None:
-            found = by_origin[id(origin)] = (origin, [])
-        found[1].append(item.span.SerializeToString())
+def request_bytes(traces: Iterable[Iterable[OtlpSpan]]) -> tuple[bytes, list[int]]:
+    """One request carrying the spans of the traces, each under its own resource and scope (one
+    `ResourceSpans` per origin, in the order the origins first come, each origin's spans in their
+    order), and, for each span in the request's order, the place of its trace among `traces`."""
+    by_origin: dict[int, tuple[Origin, list[bytes], list[int]]] = {}
+    for place, spans in enumerate(traces):
+        for item in spans:
+            origin = item.origin
+            found = by_origin.get(id(origin))
+            if found is None:
+                found = by_origin[id(origin)] = (origin, [], [])
+            found[1].append(item.span.SerializeToString())
+            found[2].append(place)
+    places = [place for _, _, in_origin in by_origin.values() for place in in_origin]
     pieces: list[bytes] = []
-    for origin, serialized in by_origin.values():
+    for origin, serialized, _ in by_origin.values():
         resource = origin.resource.SerializeToString()
         scope = origin.scope.SerializeToString()
         head = [_SCOPE, varint(len(scope)), scope]
@@ -52,4 +56,4 @@ def request_bytes(spans: Iterable[OtlpSpan]) -> bytes:
         resource_spans = sum(map(len, resource_field)) + 1 + len(scope_spans_length) + scope_spans
         pieces += (_RESOURCE_SPANS, varint(resource_spans), *resource_field)
         pieces += (_SCOPE_SPANS, scope_spans_length, *head)
-    return b"".join(pieces)
+    return b"".join(pieces), places

@@ -168,7 +168,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 break
             kind = message[0]
             if kind == "jobs":
-                received = decode_batch(message[1], message[2])
+                received = decode_batch(message[1], message[2], message[3])
                 left = [len(received)]
                 for job_id, spans in received:
                     engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless, chains))

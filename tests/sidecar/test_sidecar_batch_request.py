@@ -1,6 +1,7 @@
 """The request a batch of ready traces is handed to a scoring process in (`trace_batches`,
 written from the spans' own bytes by `request_bytes`) carries each span whole, under its own
-resource, scope and schema URL, as the SDK's exporter sent them."""
+resource, scope and schema URL, as the SDK's exporter sent them, and each span comes back in its
+own trace's job, whether given to it by its place or by its trace id."""
 
 from __future__ import annotations
 
@@ -78,11 +79,17 @@ def test_a_batch_carries_each_span_under_its_own_resource_and_scope() -> None:
     sent = encode_spans(sent_spans())
     traces = buffered(ExportTraceServiceRequest.FromString(sent.SerializeToString()))
     assert len(traces) == 6 and all(trace.run_spans for _, trace in traces)
-    kind, jobs, payload = pickle.loads(encode_batch(traces))
+    kind, jobs, payload, places = pickle.loads(encode_batch(traces))
     assert kind == "jobs" and jobs == [(job_id, trace.key) for job_id, trace in traces]
     handed = ExportTraceServiceRequest.FromString(payload)
     assert sorted(received(handed)) == sorted(received(sent))
     assert len(handed.resource_spans) == 4  # one for each of the four origins
-    by_trace = {trace.key: {item.span.span_id for item in trace.spans} for _, trace in traces}
-    for job_id, spans in decode_batch(jobs, payload):
-        assert {item.span.span_id for item in spans} == by_trace[traces[job_id][1].key]
+    by_trace = {trace.key: [item.span for item in trace.spans] for _, trace in traces}
+    for given in (decode_batch(jobs, payload, places), decode_batch(jobs, payload)):
+        assert [job_id for job_id, _ in given] == [job_id for job_id, _ in traces]
+        for job_id, spans in given:
+            expected = by_trace[traces[job_id][1].key]
+            assert sorted(item.span.SerializeToString() for item in spans) == sorted(
+                span.SerializeToString() for span in expected
+            )
+            assert all(item.span.trace_id == traces[job_id][1].key for item in spans)
