@@ -85,8 +85,12 @@ class _Replies:
             self._send(("done", pending))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class _ReceivedTraceJob:
+    """A received trace as a job for the `ScoringEngine`. Not frozen: one is made for every trace
+    scored, and a frozen dataclass sets each field through `object.__setattr__`, about three times
+    the cost of making one; nothing changes a job once made."""
+
     job_id: int
     spans: list[OtlpSpan]
     replies: _Replies
