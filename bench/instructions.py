@@ -216,8 +216,8 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     def score(messages: list[bytes]) -> int:
         traces = 0
         for message in messages:
-            _, jobs, payload = pickle.loads(message)
-            for _, spans in decode_batch(jobs, payload):
+            _, jobs, payload, places = pickle.loads(message)
+            for _, spans in decode_batch(jobs, payload, places):
                 built.engine.submit(Job(spans))
                 traces += 1
         for _ in range(traces):
@@ -247,10 +247,10 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
 
 
 def sidecar_messages(traces: int, per_message: int) -> list[bytes]:
-    """The receiving process's `("jobs", jobs, payload)` messages for `traces` of the example
-    agent's traces (the sidecar bench's), `per_message` a message."""
-    import pickle
-
+    """The receiving process's `("jobs", jobs, payload, places)` messages for `traces` of the
+    example agent's traces (the sidecar bench's), `per_message` a message: each request's spans
+    sorted out as the receiving process sorts them (every trace sampled), its traces handed over
+    as it hands them."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -258,6 +258,9 @@ def sidecar_messages(traces: int, per_message: int) -> list[bytes]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from otel_scorers.demos.example_agent import DEMO_RUNS, ExampleAgent
+    from otel_scorers.sidecar.batch_assembler import BufferedTrace
+    from otel_scorers.sidecar.request_scan import scan
+    from otel_scorers.sidecar.trace_batches import encode_batch
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
@@ -268,11 +271,13 @@ def sidecar_messages(traces: int, per_message: int) -> list[bytes]:
         exporter.clear()
         for index in range(start, min(traces, start + per_message)):
             agent.run(DEMO_RUNS[index % len(DEMO_RUNS)])
-        spans = list(exporter.get_finished_spans())
-        trace_ids = list(dict.fromkeys(span.context.trace_id.to_bytes(16, "big") for span in spans))
-        jobs = [(number, trace_id) for number, trace_id in enumerate(trace_ids)]
-        payload = encode_spans(spans).SerializeToString()
-        messages.append(pickle.dumps(("jobs", jobs, payload), protocol=pickle.HIGHEST_PROTOCOL))
+        request = encode_spans(list(exporter.get_finished_spans()))
+        found = scan(request, request.ByteSize(), 0)
+        ready = [
+            BufferedTrace(trace_id, 0.0, 0.0, spans, found.runs.get(trace_id, []))
+            for trace_id, spans in found.groups.items()
+        ]
+        messages.append(encode_batch(list(enumerate(ready))))
     provider.shutdown()
     return messages
 

@@ -186,9 +186,10 @@ def job_spans(trace: BufferedTrace) -> list[OtlpSpan]:
     return run_subtrees(trace.spans, trace.run_spans) if trace.run_spans else trace.spans
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class TraceJob:
-    """A ready trace as a job for the `ScoringEngine`: converted to `SpanRecord`s on its thread."""
+    """A ready trace as a job for the `ScoringEngine`: converted to `SpanRecord`s on its thread.
+    Not frozen, as `worker_process`'s received jobs: one is made for every trace scored."""
 
     trace: BufferedTrace
     done: Done

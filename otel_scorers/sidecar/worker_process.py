@@ -85,8 +85,12 @@ class _Replies:
             self._send(("done", pending))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class _ReceivedTraceJob:
+    """A received trace as a job for the `ScoringEngine`. Not frozen: one is made for every trace
+    scored, and a frozen dataclass sets each field through `object.__setattr__`, about three times
+    the cost of making one; nothing changes a job once made."""
+
     job_id: int
     spans: list[OtlpSpan]
     replies: _Replies
@@ -168,7 +172,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 break
             kind = message[0]
             if kind == "jobs":
-                received = decode_batch(message[1], message[2])
+                received = decode_batch(message[1], message[2], message[3])
                 left = [len(received)]
                 for job_id, spans in received:
                     engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless, chains))
