@@ -23,6 +23,7 @@ from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
+from otel_scorers.runs.tool_prompted_runs import tool_prompted_runs
 from otel_scorers.runs.untold_handoffs import untold_handoff
 from otel_scorers.span_record import SpanRecord
 
@@ -43,6 +44,8 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     _give_roled_spans(runs, roles, by_id, parents, owners)
+    if tool_prompted_runs(runs, roles, by_id, parents, owners):
+        owners = {}  # more runs: walked anew
     unroled = found.unroled
     if unroled:  # steps, and spans around a run, are spans without a role
         _give_steps(runs, unroled, by_id, parents, owners)
