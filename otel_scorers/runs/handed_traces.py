@@ -24,7 +24,7 @@ more than `MAX_HELD_TRACES` traces or `MAX_HELD_SPANS` spans are held, gives its
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,9 +67,17 @@ class HandedTraces:
     """Traces whose run handed the conversation on to an agent they do not run, held for the
     trace of that agent's run (see the module's docstring)."""
 
-    def __init__(self, window_ns: int = HANDOFF_WINDOW_NS, max_held: int = MAX_HELD_TRACES) -> None:
+    def __init__(
+        self,
+        window_ns: int = HANDOFF_WINDOW_NS,
+        max_held: int = MAX_HELD_TRACES,
+        on_joined: Callable[[AgentRun, AgentRun], None] | None = None,
+    ) -> None:
+        """`on_joined`: told of each handing run and the run (in a later trace) that continued it
+        (`--explain`)."""
         self.window_ns = window_ns
         self.max_held = max_held
+        self._on_joined = on_joined
         self._held: OrderedDict[int, _Held] = OrderedDict()  # by the handing run's span id
         self._held_spans = 0
         self._newest_ns = 0
@@ -86,7 +94,8 @@ class HandedTraces:
         for run in runs:
             self._newest_ns = max(self._newest_ns, run.start_ns)
         for key, held in self._held.items():
-            if any(_continues(run, held.handing, self.window_ns) for run in runs):
+            follower = next((run for run in runs if _continues(run, held.handing, self.window_ns)), None)
+            if follower is not None:
                 del self._held[key]
                 self._held_spans -= len(held.spans)
                 together = held.spans + spans
@@ -94,6 +103,8 @@ class HandedTraces:
                 if joined is not None and len(joined) < len(held.runs) + len(runs):
                     self.joined += 1
                     spans, runs = together, joined
+                    if self._on_joined is not None:
+                        self._on_joined(held.handing.run, follower)
                 else:  # the rule within a trace did not join them: each as it was
                     yield from held.runs
                 break

@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from otel_scorers.model import AgentRun
+from otel_scorers.runs.explain import explain_files, explanation_lines
 from otel_scorers.runs.handed_traces import HandedTraces
 from otel_scorers.runs.otlp_files import read_spans
 from otel_scorers.runs.run_builder import build_runs
@@ -85,3 +86,16 @@ def test_a_run_that_does_not_carry_the_conversation_on_does_not_continue_it() ->
         for span in second
     ]
     assert len(handed([first, other], HandedTraces())) == 2
+
+
+def test_explain_says_which_run_a_handoff_across_traces_joined() -> None:
+    first, second = traces_of(SWARM)
+    lines = [line for explanation in explain_files([SWARM], []) for line in explanation_lines(explanation)]
+    assert any(
+        "hands the conversation to weather_agent" in line and f"{second[0].trace_id:032x}" in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("  its run goes on the run of triage_agent") and f"{first[0].trace_id:032x}" in line
+        for line in lines
+    )
