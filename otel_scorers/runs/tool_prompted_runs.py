@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from otel_scorers.conventions import Convention, SpanRole
+from otel_scorers.conventions import Convention
 from otel_scorers.runs.agent_names import named_by_keys
 from otel_scorers.runs.ancestry import nearest_marked
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
@@ -23,21 +23,18 @@ from otel_scorers.span_record import SpanRecord
 
 def tool_prompted_runs(
     runs: dict[int, RunParts],
-    roles: Mapping[int, tuple[Convention, SpanRole]],
-    by_id: Mapping[int, SpanRecord],
+    tools_asking: list[tuple[Convention, SpanRecord]],
     parents: Mapping[int, int | None],
     owners: dict[int, RunParts | None],
 ) -> bool:
     """Add to `runs` the run of each agent a tool prompts that no span marks (see the module's
-    docstring), taking its calls from the run the tool belongs to. True when one was added."""
+    docstring), from the model spans directly in a tool span (`tools_asking`), taking its tool
+    calls from the run the tool belongs to. True when one was added."""
     prompted: dict[int, tuple[str, list[tuple[Convention, SpanRecord]]]] = {}
-    for span_id, (convention, role) in roles.items():
-        span = by_id[span_id]
-        tool_id = span.parent_span_id
-        if role != "model" or tool_id is None or roles.get(tool_id, (None, None))[1] != "tool":
-            continue
+    for convention, span in tools_asking:
         agent = named_by_keys(span)
-        if agent is None:
+        tool_id = span.parent_span_id
+        if agent is None or tool_id is None:
             continue
         found = prompted.setdefault(tool_id, (agent, []))
         if found[0] == agent:
