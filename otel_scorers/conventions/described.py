@@ -11,11 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
+from otel_scorers.conventions import described_text as text
+from otel_scorers.conventions.bare_keys import bare_keys_of
 from otel_scorers.conventions.base import Convention, Markers, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.described_text import decoded_value, run_text, scalar_text
 from otel_scorers.conventions.description import (
@@ -60,33 +62,27 @@ class _Source:
     json_value: bool = False
 
 
-def _suffixes(spec: str | list[str] | None) -> tuple[str, ...]:
-    return () if spec is None else (spec,) if isinstance(spec, str) else tuple(spec)
-
-
-def _without_suffix(value: str, suffixes: tuple[str, ...]) -> str:
-    """The value without the first of `suffixes` it ends with."""
-    for suffix in suffixes:
-        if value.endswith(suffix):
-            return value[: -len(suffix)]
-    return value
-
-
-def _sources(spec: Sequence[Source] | None) -> tuple[_Source, ...]:
-    return tuple(
-        _Source(
+def _sources(spec: Sequence[Source] | None, bare: Mapping[str, str] | None = None) -> tuple[_Source, ...]:
+    """`spec` compiled; with `bare` (`bare_keys_of`), each source of an attribute in it followed
+    by the same source in that attribute's bare key."""
+    compiled: list[_Source] = []
+    for source in spec or ():
+        item = _Source(
             source.attribute,
             source.event,
             source.span == "name",
             parse_path(source.path) if source.path is not None else (),
             source.strip_prefix,
-            _suffixes(source.strip_suffix),
+            text.suffixes(source.strip_suffix),
             source.path,
             source.value,
             source.json_value,
         )
-        for source in spec or ()
-    )
+        compiled.append(item)
+        moved = bare.get(item.attribute) if bare and item.attribute and item.event is None else None
+        if moved is not None:
+            compiled.append(replace(item, attribute=moved))
+    return tuple(compiled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,16 +154,17 @@ class DescribedConvention(Convention):
         run = description.run
         # Without `when`, no span is a run by this reader's say (`RunReading`).
         self._run_when = _when(run.when, self._json) if run.when is not None else None
-        self._agent_name = _sources(run.agent_name)
+        bare = bare_keys_of(run)
+        self._agent_name = _sources(run.agent_name, bare)
         self._name_within = _sources(run.name_within)
-        self._run_input = _sources(run.input)
-        self._run_output = _sources(run.output)
+        self._run_input = _sources(run.input, bare)
+        self._run_output = _sources(run.output, bare)
         talk = run.conversation
         self._conversation_when = _when(talk.when, self._json) if talk else None
         if talk:  # a conversation's sources, each else the run's
             sources = (_sources(talk.agent_name), _sources(talk.input), _sources(talk.output))
             self._talk = tuple(a or b for a, b in zip(sources, self._run_sources(), strict=True))
-        self._conversation = _sources(run.conversation_id)
+        self._conversation = _sources(run.conversation_id, bare)
         self._handoff_when = None
         if description.handoff is not None:
             self._handoff_when = _when(description.handoff.when, self._json)
@@ -320,7 +317,7 @@ class DescribedConvention(Convention):
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
                 value = value[len(source.strip_prefix) :]
             if source.strip_suffixes and isinstance(value, str):
-                value = _without_suffix(value, source.strip_suffixes)
+                value = text.without_suffix(value, source.strip_suffixes)
             if value == "" or is_placeholder(value):
                 continue
             return value

@@ -24,6 +24,19 @@ def scalar_text(value: Any) -> Any:
     return value
 
 
+def suffixes(spec: str | list[str] | None) -> tuple[str, ...]:
+    """A description's `strip_suffix`, as the endings to strip."""
+    return () if spec is None else (spec,) if isinstance(spec, str) else tuple(spec)
+
+
+def without_suffix(value: str, endings: tuple[str, ...]) -> str:
+    """The value without the first of `endings` it ends with."""
+    for suffix in endings:
+        if value.endswith(suffix):
+            return value[: -len(suffix)]
+    return value
+
+
 def _is_messages(value: Any) -> bool:
     items = value if isinstance(value, list) else [value]
     return bool(items) and all(is_mapping(item) and ("role" in item or "content" in item) for item in items)

@@ -25,6 +25,7 @@ from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.inferred import INFERRED
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
+from otel_scorers.runs.handed_traces import HandedTraces
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.runs.span_roles import span_roles
@@ -107,6 +108,11 @@ class TraceExplanation:
     #: each with the traces its calls are in; and the trace of the run this trace's calls joined.
     joined: list[tuple[AgentRun, tuple[int, ...]]] = field(default_factory=list)
     joined_into: int | None = None
+    #: Runs of this trace that handed the conversation to an agent whose run is the root of a
+    #: later trace (`handed_traces`), each with that run; and the run this trace's root run
+    #: continues, handed to it from an earlier trace.
+    handed_on: list[tuple[AgentRun, AgentRun]] = field(default_factory=list)
+    handed_from: AgentRun | None = None
     #: The description of a vocabulary the trace's spans were read by, inferred from the trace.
     inferred: ConventionDescription | None = None
 
@@ -257,6 +263,18 @@ def explanation_lines(explanation: TraceExplanation) -> Iterable[str]:
             f"output {'read' if run.output is not None else 'missing'}, {len(run.tool_calls)} tool call(s)"
             + (f"; missing: {', '.join(sorted(run.missing))}" if run.missing else "; nothing missing")
         )
+    for run, follower in explanation.handed_on:
+        yield (
+            f"  run {_printable(run.agent_name or '(unnamed)')} (span {run.span_id:016x}) hands the conversation "
+            f"to {_printable(follower.agent_name or '(unnamed)')}, whose run (span {follower.span_id:016x}) is "
+            f"the root of trace {follower.trace_id:032x}: read as one run with it (a handoff across traces)"
+        )
+    if explanation.handed_from is not None:
+        handing = explanation.handed_from
+        yield (
+            f"  its run goes on the run of {_printable(handing.agent_name or '(unnamed)')} in trace "
+            f"{handing.trace_id:032x}, which handed the conversation to it: not a run of its own"
+        )
     if explanation.joined_into is not None:
         yield f"  no run of its own: its model calls go on the run joined in trace {explanation.joined_into:032x}"
         return
@@ -313,4 +331,23 @@ def explain_files(paths: Iterable[Path], problems: list[InputProblem]) -> Iterat
         explanations[joined_traces[0]].joined.append((run, joined_traces))
         for later in joined_traces[1:]:
             explanations[later].joined_into = joined_traces[0]
+    _handed_across(explanations, traces)
     yield from explanations.values()
+
+
+def _handed_across(
+    explanations: Mapping[int, TraceExplanation], traces: Mapping[int, list[SpanRecord]]
+) -> None:
+    """Mark the runs joined across traces by a handoff (`handed_traces`), as `runs` joins them."""
+
+    def joined(handing: AgentRun, follower: AgentRun) -> None:
+        explanations[handing.trace_id].handed_on.append((handing, follower))
+        explanations[follower.trace_id].handed_from = handing
+
+    handed = HandedTraces(on_joined=joined)
+    with_runs = [explanation for explanation in explanations.values() if explanation.runs]
+    for explanation in sorted(with_runs, key=lambda item: min(run.start_ns for run in item.runs)):
+        for _ in handed.add(traces[explanation.trace_id], explanation.runs):
+            pass
+    for _ in handed.rest():
+        pass

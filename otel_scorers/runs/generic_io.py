@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from otel_scorers.conventions.bare_keys import BARE_INPUT, BARE_OUTPUT
 from otel_scorers.conventions.base import RunSpanContent
 from otel_scorers.conventions.formats.messages import (
     decode_json,
@@ -28,12 +29,12 @@ from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
 #: The generic keys of what a span was given, and of what it gave, in the order they are read.
-INPUT_KEYS = ("input.value", "input")
-OUTPUT_KEYS = ("output.value", "output")
+INPUT_KEYS = ("input.value", BARE_INPUT)
+OUTPUT_KEYS = ("output.value", BARE_OUTPUT)
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
-RUN_INPUT_KEYS = ("input",)
-RUN_OUTPUT_KEYS = ("output",)
+RUN_INPUT_KEYS = (BARE_INPUT,)
+RUN_OUTPUT_KEYS = (BARE_OUTPUT,)
 
 
 def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -87,12 +88,15 @@ def _called_with(call: ToolCall) -> ToolCall:
 def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     """The run span's content with its request and answer from the bare generic keys (as text,
     for the reductions every run's text goes through) where its reader found neither text nor
-    messages."""
+    messages, or found a text that holds the bare key's and more: a record around the request
+    or answer (a prompt built on the task), read from a key its reader falls back to."""
+    attributes = span.attributes
     wants_input = content.input_text is None and not content.input.captured
     wants_output = content.output_text is None and not content.output.captured
+    wants_input = wants_input or _holds_more(content.input_text, attributes, RUN_INPUT_KEYS)
+    wants_output = wants_output or _holds_more(content.output_text, attributes, RUN_OUTPUT_KEYS)
     if not (wants_input or wants_output):
         return content
-    attributes = span.attributes
     request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
     answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
     if request is None and answer is None:
@@ -102,6 +106,14 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
         input_text=_text(request) if request is not None else content.input_text,
         output_text=_text(answer) if answer is not None else content.output_text,
     )
+
+
+def _holds_more(read: str | None, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    """The text a reader read holds, and is more than, a bare key's text on the span."""
+    if read is None:
+        return False
+    bare = generic_value(attributes, keys)
+    return isinstance(bare, str) and bare.strip() != "" and len(bare) < len(read) and bare in read
 
 
 def _text(value: Any) -> str | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from otel_scorers.human_text import counted
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
+from otel_scorers.runs.handed_traces import HandedTraces
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.span_record import SpanRecord
@@ -108,6 +109,8 @@ class OpenTraces:
         self.released: OrderedDict[int, None] = OrderedDict()
         #: Model calls of traces without a run, joined across traces into the runs they make.
         self.chains = CallChains()
+        #: Traces whose run handed the conversation to an agent they do not run, held for its run.
+        self.handed = HandedTraces()
 
     def add(self, span: SpanRecord, position: int, size: int) -> None:
         """Hold `span`, read as the `position`th span, `size` bytes of JSON."""
@@ -158,6 +161,7 @@ class OpenTraces:
         while self.traces:
             yield from self._release(next(iter(self.traces)))
         yield from self._counted(self.chains.rest())
+        yield from self._counted(self.handed.rest())
 
     def _counted(self, runs: Iterator[AgentRun]) -> Iterator[AgentRun]:
         for run in runs:
@@ -180,5 +184,4 @@ class OpenTraces:
         if not runs:  # a run no span marks may be in its model calls, with other traces'
             yield from self._counted(self.chains.add(span_roles(trace.spans)))
             return
-        self.reading.runs += len(runs)
-        yield from runs
+        yield from self._counted(self.handed.add(trace.spans, runs))

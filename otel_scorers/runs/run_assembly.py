@@ -23,6 +23,7 @@ from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
+from otel_scorers.runs.tool_prompted_runs import tool_prompted_runs
 from otel_scorers.runs.untold_handoffs import untold_handoff
 from otel_scorers.span_record import SpanRecord
 
@@ -42,7 +43,10 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     _name_within_parents(runs, by_id)
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
-    _give_roled_spans(runs, roles, by_id, parents, owners)
+    tools_asking: list[tuple[Convention, SpanRecord]] = []  # model calls directly in a tool span
+    _give_roled_spans(runs, roles, by_id, parents, owners, tools_asking)
+    if tools_asking and tool_prompted_runs(runs, tools_asking, parents, owners):
+        owners = {}  # more runs: walked anew
     unroled = found.unroled
     if unroled:  # steps, and spans around a run, are spans without a role
         _give_steps(runs, unroled, by_id, parents, owners)
@@ -72,8 +76,10 @@ def _give_roled_spans(
     by_id: Mapping[int, SpanRecord],
     parents: Mapping[int, int | None],
     owners: dict[int, RunParts | None],
+    tools_asking: list[tuple[Convention, SpanRecord]],
 ) -> None:
-    """Each tool, model and retriever span to its nearest run."""
+    """Each tool, model and retriever span to its nearest run; the model spans directly in a tool
+    span, which belong to no run, to `tools_asking`."""
     layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
     in_model: dict[int, int | None] = {}
     in_tool: dict[int, int | None] = {}
@@ -107,6 +113,8 @@ def _give_roled_spans(
             outer_tool = nearest_marked(parent, parents, tool_or_run, in_tool)
             # A model call a tool made (no agent run between) is the tool's work, not the agent's.
             if role == "model" and outer_tool:
+                if outer_tool == parent:
+                    tools_asking.append((convention, span))
                 continue
             if role == "tool" and outer_tool:
                 owner.executions.setdefault(outer_tool, []).append((convention, span))

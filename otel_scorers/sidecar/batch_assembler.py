@@ -62,6 +62,8 @@ class BufferedTrace:
     #: a kind key says opens a run is ready once quiet, as one with a run span; one whose kind
     #: key names calls only is scored at `max_wait_s`, whatever `join_calls` says.
     kind: int = NO_MARK
+    #: Its spans whose kind key names a run: held back in inline mode until it is scored.
+    named_runs: list[OtlpSpan] = field(default_factory=list)
 
     @property
     def opens_run(self) -> bool:
@@ -265,6 +267,7 @@ class BatchAssembler:
             if trace_id in self._decided:
                 late += len(spans)
                 late_runs.extend(result.runs.get(trace_id, ()))
+                late_runs.extend(result.named_runs.get(trace_id, ()))
                 continue
             trace = traces.get(trace_id)
             if trace is None:
@@ -281,8 +284,9 @@ class BatchAssembler:
             if runs:
                 trace.run_spans.extend(runs)
             kind = result.kinds.get(trace_id)
-            if kind is not None and kind > trace.kind:
-                trace.kind = kind
+            if kind is not None:
+                trace.kind = max(kind, trace.kind)
+                trace.named_runs.extend(result.named_runs.get(trace_id, ()))
             self.buffered_spans += len(spans)
             self.retain(result.batch, len(spans))
         if late:
@@ -371,6 +375,7 @@ class BatchAssembler:
         self._free(trace.spans)
         trace.spans = []
         trace.run_spans = []
+        trace.named_runs = []
 
     def _free(self, spans: Iterable[OtlpSpan]) -> None:
         count = 0

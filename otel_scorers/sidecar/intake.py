@@ -119,7 +119,8 @@ class Intake:
         assembler = self.assembler
         held_back = [
             item
-            for trace_id, runs in result.runs.items()
+            for held in (result.runs, result.named_runs)
+            for trace_id, runs in held.items()
             if not assembler.is_decided(trace_id)
             for item in runs
         ]

@@ -17,7 +17,7 @@ from otel_scorers.otlp.decode import invalid_span_ids, invalid_trace_id
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest, full_span
 from otel_scorers.selection.sampling import randomness, threshold_for
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
-from otel_scorers.sidecar.span_marks import RUN, refresh, span_mark
+from otel_scorers.sidecar.span_marks import NAMES_A_RUN, RUN, refresh, span_mark
 from otel_scorers.span_record import OWN_SCOPE
 
 #: What a buffered request takes in memory: this many times its encoded size (upb's parsed
@@ -59,6 +59,10 @@ class Scan:
     #: Traces a span of which carries a kind key a vocabulary may be inferred from, by trace
     #: id: the most any of those spans says (`span_marks.NAMES_A_RUN`, `NAMES_A_CALL`).
     kinds: dict[bytes, int] = field(default_factory=dict)
+    #: Spans whose kind key names a run (`span_marks.NAMES_A_RUN`), by trace id: the runs of a
+    #: vocabulary inferred from the trace, held back in inline mode as run spans are (their
+    #: positions in `run_positions`).
+    named_runs: dict[bytes, list[OtlpSpan]] = field(default_factory=dict)
 
     @property
     def accepted(self) -> int:
@@ -68,7 +72,7 @@ class Scan:
         """Leave a trace's spans out of what is buffered; how many they were."""
         group = self.groups.pop(trace_id)
         self.kinds.pop(trace_id, None)
-        for item in self.runs.pop(trace_id, ()):
+        for item in (*self.runs.pop(trace_id, ()), *self.named_runs.pop(trace_id, ())):
             self.run_positions.pop(id(item), None)
         return len(group)
 
@@ -133,8 +137,12 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                 if mark == RUN:
                     result.runs.setdefault(trace_id, []).append(item)
                     result.run_positions[id(item)] = (r_index, s_index, p_index)
-                elif mark and mark > result.kinds.get(trace_id, 0):
-                    result.kinds[trace_id] = mark
+                elif mark:
+                    if mark > result.kinds.get(trace_id, 0):
+                        result.kinds[trace_id] = mark
+                    if mark == NAMES_A_RUN:
+                        result.named_runs.setdefault(trace_id, []).append(item)
+                        result.run_positions[id(item)] = (r_index, s_index, p_index)
     result.total = total
     _account(result, by_ids)
     return result

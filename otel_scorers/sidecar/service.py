@@ -311,7 +311,8 @@ class Sidecar:
         if held is not None:
             for key, attributes, *_ in results or ():
                 held.release(key, attributes)
-            for item in trace.run_spans:  # runs that were not built still go on, without scores
+            # Runs that were not built still go on, without scores.
+            for item in (*trace.run_spans, *trace.named_runs):
                 held.release(item.span.trace_id + item.span.span_id)
         self.assembler.release(trace)
 

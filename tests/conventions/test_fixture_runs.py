@@ -130,17 +130,6 @@ PENDING: dict[str, Pending] = {
         for path in (TRACES / "griptape").glob("*.truth.json")
         if path.name != "no_tool.truth.json"
     },
-    "rig/nested": Pending(
-        "rig writes no `invoke_agent` span for an agent a tool prompts: that agent's model and tool "
-        "calls (its model spans naming it) sit directly under the tool span, and no run is read for them",
-        frozenset({RUNS, TOOL_RESULTS}),
-    ),
-    "loongsuite-strands/swarm_handoff": Pending(
-        "LoongSuite suppresses Strands' own spans, the Swarm's among them: each agent of the swarm is "
-        "a trace of its own, tied to the one it took over from only by the context text its request "
-        "starts with (`Handoff Message`, `Previous agents who worked on this`), so the run is read as two",
-        frozenset({RUNS, TOOL_RESULTS}),
-    ),
     "openinference011-smolagents": Pending(_SMOLAGENTS_011, frozenset({RUNS})),
     # The managed agent's run is named by its class too: its tool results are read as another's.
     "openinference011-smolagents/nested": Pending(_SMOLAGENTS_011, frozenset({RUNS, TOOL_RESULTS})),

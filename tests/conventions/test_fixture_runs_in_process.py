@@ -157,6 +157,11 @@ IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
     for path in (TRACES / framework).glob("*.truth.json")
     # OpenLIT marks a Haystack pipeline's run with a span of its own: only its agents' are joined.
     if case_id(path) not in PENDING and case_id(path) != "openlit-haystack/in_pipeline"
+} | {
+    ("loongsuite-strands", "swarm_handoff"): (
+        "each agent of the swarm is a trace of its own, joined by the handoff across traces only when "
+        "read from files (docs/limits.md, runs joined across traces by a handoff)"
+    )
 }
 
 

@@ -30,9 +30,24 @@ def plain_tally(truth_path: Path) -> Tally:
     return scenario_tally(truth_path, truth_path.parent.name)
 
 
+#: Corpora whose reader reads the request from a key it falls back to when its own is absent
+#: (OpenInference's CrewAI events: the whole task prompt), or names the agent by a path inside
+#: the run's output (MLflow's LlamaIndex agent): the bare keys hold what moved.
+BARE_KEY_CORPORA = ("crewai-openinference-events", "mlflow-llamaindex")
+
+
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("drift", sorted(DRIFTS))
 def test_a_drifted_corpus_reads_as_the_plain_one(drift: str, corpus: str) -> None:
+    reads_as_plain(drift, corpus)
+
+
+@pytest.mark.parametrize("corpus", BARE_KEY_CORPORA)
+def test_bare_keys_are_read_before_a_fallback_and_inside_a_description_s_paths(corpus: str) -> None:
+    reads_as_plain("bare-keys", corpus)
+
+
+def reads_as_plain(drift: str, corpus: str) -> None:
     moved = 0
     for truth_path in sorted((TRACES / corpus).glob("*.truth.json")):
         plain = plain_tally(truth_path)

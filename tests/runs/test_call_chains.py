@@ -128,12 +128,7 @@ def test_a_call_of_llamaindex_s_handoff_tool_hands_the_run_on_to_the_agent_it_na
 
 
 #: Cases read as more runs than their generator knows, and why (strict: one read right fails here).
-MORE_RUNS_THAN_KNOWN = {
-    "loongsuite-strands/swarm_handoff": (
-        "each agent of a Strands Swarm under LoongSuite is a trace of its own (the Swarm's span "
-        "suppressed): the agent handed over to is read as a run of its own"
-    ),
-}
+MORE_RUNS_THAN_KNOWN: dict[str, str] = {}
 
 
 def test_every_fixture_rebuilds_at_most_the_runs_its_generator_knows() -> None:
