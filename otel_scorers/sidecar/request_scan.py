@@ -134,18 +134,26 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                     group = groups[trace_id] = []
                 group.append(item)
                 mark = span_mark(span)
-                if mark == RUN:
-                    result.runs.setdefault(trace_id, []).append(item)
-                    result.run_positions[id(item)] = (r_index, s_index, p_index)
-                elif mark:
-                    if mark > result.kinds.get(trace_id, 0):
-                        result.kinds[trace_id] = mark
-                    if mark == NAMES_A_RUN:
-                        result.named_runs.setdefault(trace_id, []).append(item)
-                        result.run_positions[id(item)] = (r_index, s_index, p_index)
+                if mark:
+                    _note_mark(result, mark, trace_id, item, (r_index, s_index, p_index))
     result.total = total
     _account(result, by_ids)
     return result
+
+
+def _note_mark(
+    result: Scan, mark: int, trace_id: bytes, item: OtlpSpan, position: tuple[int, int, int]
+) -> None:
+    """Keep a marked span where its mark says: a run's span, or the strongest kind its trace has."""
+    if mark == RUN:
+        result.runs.setdefault(trace_id, []).append(item)
+        result.run_positions[id(item)] = position
+        return
+    if mark > result.kinds.get(trace_id, 0):
+        result.kinds[trace_id] = mark
+    if mark == NAMES_A_RUN:
+        result.named_runs.setdefault(trace_id, []).append(item)
+        result.run_positions[id(item)] = position
 
 
 def _account(result: Scan, by_ids: bool) -> None:
