@@ -74,11 +74,21 @@ def versionless_kind(value: Any) -> str | None:
 
 def versionless(span: SpanRecord) -> SpanRecord | None:
     """The span with each versioned kind value as its kind, or None when it has none."""
-    changed: dict[str, Any] | None = None
     attributes = span.attributes
-    for key in kind_keys(attributes).own:
-        bare = versionless_kind(attributes[key])
-        if bare is None:
+    # `kind_keys` and `versionless_kind`, inline: this runs for every span its reader gives no role.
+    keys = tuple(attributes)
+    found = _kind_keys.get(keys)
+    own = (found if found is not None else _remembered_kind_keys(keys)).own
+    if not own:
+        return None
+    changed: dict[str, Any] | None = None
+    for key in own:
+        value = attributes[key]
+        try:
+            bare: str | None = _versionless_kinds[value]
+        except (KeyError, TypeError):  # a value not seen, or not a text
+            bare = versionless_kind(value)
+        if not bare:
             continue
         if changed is None:
             changed = dict(attributes)
@@ -114,10 +124,13 @@ def kind_keys(attributes: Mapping[str, Any]) -> KindKeys:
     """The span's keys that may hold a kind (`KindKeys`), read once per set of keys."""
     keys = tuple(attributes)
     found = _kind_keys.get(keys)
-    if found is None:
-        found = _read_kind_keys(keys)
-        if len(_kind_keys) < _MAX_REMEMBERED_SPAN_KEYS:
-            _kind_keys[keys] = found
+    return found if found is not None else _remembered_kind_keys(keys)
+
+
+def _remembered_kind_keys(keys: tuple[str, ...]) -> KindKeys:
+    found = _read_kind_keys(keys)
+    if len(_kind_keys) < _MAX_REMEMBERED_SPAN_KEYS:
+        _kind_keys[keys] = found
     return found
 
 
