@@ -38,7 +38,7 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
-from otel_scorers.conventions.kind_versions import KIND_KEY
+from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
 #: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
@@ -87,8 +87,6 @@ _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
     "input": ("messages",),
     "output": ("choices[0].message", "message", "messages"),
 }
-#: Keys whose classification is remembered; past this many, those remembered are forgotten.
-_MAX_REMEMBERED_KEYS = 8192
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
 
@@ -116,10 +114,6 @@ class VocabularyInference:
 
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
-        #: Keys classified, and those of them that may be a kind key: replaced, never changed in
-        #: place, so that threads building runs at once each read a whole set.
-        self._seen: frozenset[str] = frozenset()
-        self._kind_keys: frozenset[str] = frozenset()
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
         #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
         self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
@@ -142,18 +136,11 @@ class VocabularyInference:
             self._without_kind_keys[kind] = not found
         return found
 
-    def _kind_keys_in(self, span: SpanRecord) -> Any:
-        keys = span.attributes.keys()
-        seen = self._seen
-        if not keys <= seen:
-            new = [key for key in keys if key not in seen]
-            found = {key for key in new if self.may_be_kind(key)}
-            if found:
-                self._kind_keys = self._kind_keys | found
-            # Past the bound (keys that number messages, say), what was seen is forgotten.
-            self._seen = (seen if len(seen) + len(new) <= _MAX_REMEMBERED_KEYS else frozenset()).union(new)
-        kind_keys = self._kind_keys
-        return () if keys.isdisjoint(kind_keys) else keys & kind_keys
+    def _kind_keys_in(self, span: SpanRecord) -> list[str]:
+        """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
+        namespaces."""
+        known = self._known
+        return [key for key in kind_keys(span.attributes).named if _SEPARATORS.split(key, 1)[0] not in known]
 
     def reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
@@ -74,11 +74,21 @@ def versionless_kind(value: Any) -> str | None:
 
 def versionless(span: SpanRecord) -> SpanRecord | None:
     """The span with each versioned kind value as its kind, or None when it has none."""
-    changed: dict[str, Any] | None = None
     attributes = span.attributes
-    for key in _kind_keys(attributes):
-        bare = versionless_value(attributes[key])
-        if bare is None:
+    # `kind_keys` and `versionless_kind`, inline: this runs for every span its reader gives no role.
+    keys = tuple(attributes)
+    found = _kind_keys.get(keys)
+    own = (found if found is not None else _remembered_kind_keys(keys)).own
+    if not own:
+        return None
+    changed: dict[str, Any] | None = None
+    for key in own:
+        value = attributes[key]
+        try:
+            bare: str | None = _versionless_kinds[value]
+        except (KeyError, TypeError):  # a value not seen, or not a text
+            bare = versionless_kind(value)
+        if not bare:
             continue
         if changed is None:
             changed = dict(attributes)
@@ -86,24 +96,55 @@ def versionless(span: SpanRecord) -> SpanRecord | None:
     return replace(span, attributes=changed) if changed is not None else None
 
 
-#: Attribute keys classified, and those of them that are kind keys: replaced, never changed in
-#: place, so that threads building runs at once each read a whole set; past
-#: `_MAX_REMEMBERED_KEYS` keys those classified are forgotten.
-_seen: frozenset[str] = frozenset()
-_kinds: frozenset[str] = frozenset({GEN_AI_OPERATION_NAME})
+@dataclass(frozen=True, slots=True)
+class KindKeys:
+    """A span's keys that may hold a kind, in the span's order."""
+
+    #: Those whose name says they hold a kind (`KIND_KEY`): where an inferred vocabulary's kind
+    #: key is looked for.
+    named: tuple[str, ...]
+    #: Those holding the span's own kind, whose versioned values are read as the kind (`versionless`):
+    #: the named ones but an indexed list's items' (`_INDEXED`), and `gen_ai.operation.name`.
+    own: tuple[str, ...]
+
+
+_NO_KIND_KEYS = KindKeys((), ())
+#: What each attribute key's name says (`_NAMED`, `_OWN`), and the kind keys of each set of a
+#: span's keys (its keys in order): spans of a kind carry the same keys, so a span costs a tuple
+#: of its keys and one lookup. Past `_MAX_REMEMBERED_KEYS` keys and `_MAX_REMEMBERED_SPAN_KEYS`
+#: sets of them (keys that number messages, say), each is read anew.
+_NAMED, _OWN = 1, 2
+_key_kinds: dict[str, int] = {GEN_AI_OPERATION_NAME: _OWN}
+_kind_keys: dict[tuple[str, ...], KindKeys] = {}
 _MAX_REMEMBERED_KEYS = 8192
+_MAX_REMEMBERED_SPAN_KEYS = 4096
 
 
-def _kind_keys(attributes: Mapping[str, Any]) -> list[str]:
-    """The kind keys the span carries: each key's name is looked at once, and a span whose keys
-    were all seen costs a subset check and a lookup per kind key known."""
-    global _seen, _kinds
-    keys = attributes.keys()
-    if not _seen.issuperset(keys):
-        seen, kinds = (_seen, _kinds) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
-        new = keys - seen
-        found = {key for key in new if KIND_KEY.search(key) and not _INDEXED.search(key)}
-        _kinds = kinds | found | {GEN_AI_OPERATION_NAME}
-        _seen = seen | new
-    # The span's few keys looked up among the kind keys, not every kind key met so far among them.
-    return [key for key in keys if key in _kinds]
+def kind_keys(attributes: Mapping[str, Any]) -> KindKeys:
+    """The span's keys that may hold a kind (`KindKeys`), read once per set of keys."""
+    keys = tuple(attributes)
+    found = _kind_keys.get(keys)
+    return found if found is not None else _remembered_kind_keys(keys)
+
+
+def _remembered_kind_keys(keys: tuple[str, ...]) -> KindKeys:
+    found = _read_kind_keys(keys)
+    if len(_kind_keys) < _MAX_REMEMBERED_SPAN_KEYS:
+        _kind_keys[keys] = found
+    return found
+
+
+def _read_kind_keys(keys: tuple[str, ...]) -> KindKeys:
+    named: list[str] = []
+    own: list[str] = []
+    for key in keys:
+        says = _key_kinds.get(key)
+        if says is None:
+            says = (_NAMED | (0 if _INDEXED.search(key) else _OWN)) if KIND_KEY.search(key) else 0
+            if len(_key_kinds) < _MAX_REMEMBERED_KEYS:
+                _key_kinds[key] = says
+        if says & _NAMED:
+            named.append(key)
+        if says & _OWN:
+            own.append(key)
+    return KindKeys(tuple(named), tuple(own)) if named or own else _NO_KIND_KEYS

@@ -29,6 +29,7 @@ from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_json,
+    is_mapping,
     last_user_text,
     span_tool_call,
 )
@@ -156,7 +157,7 @@ def _json_value(value: Any) -> Any:
 def _prompt_text(value: Any) -> str | None:
     """`ai.prompt` = {system, prompt, messages}: the prompt string, or the last user message."""
     prompt = decode_json(value)
-    if not isinstance(prompt, Mapping):
+    if not is_mapping(prompt):
         return prompt if isinstance(prompt, str) else None
     if isinstance(prompt.get("prompt"), str):
         return str(prompt["prompt"])
@@ -176,9 +177,7 @@ def _prompt_messages(value: Any) -> Messages:
     decoded = decode_json(value)
     if not isinstance(decoded, list):
         return Messages()
-    return Messages(
-        tuple(ai_sdk_message(item) for item in decoded if isinstance(item, Mapping)), captured=True
-    )
+    return Messages(tuple(ai_sdk_message(item) for item in decoded if is_mapping(item)), captured=True)
 
 
 def ai_sdk_message(item: Mapping[str, Any]) -> Message:
@@ -187,7 +186,7 @@ def ai_sdk_message(item: Mapping[str, Any]) -> Message:
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     parts: list[dict[str, Any]] = []
     for block in blocks:
-        if not isinstance(block, Mapping):
+        if not is_mapping(block):
             continue
         kind = block.get("type")
         if kind == "text":
@@ -203,7 +202,7 @@ def ai_sdk_message(item: Mapping[str, Any]) -> Message:
             )
         elif kind == "tool-result":
             output = block.get("output", block.get("result"))
-            if isinstance(output, Mapping) and "value" in output:  # AI SDK 5+: {"type", "value"}
+            if is_mapping(output) and "value" in output:  # AI SDK 5+: {"type", "value"}
                 output = output["value"]
             parts.append({"type": "tool_call_response", "id": block.get("toolCallId"), "response": output})
     return {"role": str(item.get("role") or ""), "parts": parts}
@@ -218,7 +217,7 @@ def _response_messages(attributes: Mapping[str, Any]) -> Messages:
     if isinstance(text, str) and text:
         parts.append({"type": "text", "content": text})
     for call in calls if isinstance(calls, list) else ():
-        if isinstance(call, Mapping):
+        if is_mapping(call):
             parts.append(
                 {
                     "type": "tool_call",

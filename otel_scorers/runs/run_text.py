@@ -28,6 +28,7 @@ from otel_scorers.conventions.formats import autogen, langchain
 from otel_scorers.conventions.formats.llamaindex import message_text
 from otel_scorers.conventions.formats.messages import (
     decode_json,
+    is_mapping,
     last_assistant_text,
     last_user_text,
 )
@@ -150,7 +151,7 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         if messages is None:
             return _NOT_A_FORM
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)
-    if not isinstance(value, Mapping):
+    if not is_mapping(value):
         return _NOT_A_FORM
     given = langchain.callback_value(value)
     if given is not None:  # what LangChain's callbacks were given: the chain's input or output
@@ -161,7 +162,7 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
     if value and value.keys() <= CALL_KEYS:
         args, kwargs = value.get("args"), value.get("kwargs")
         first = args[0] if isinstance(args, list) and args else None
-        if first is None and isinstance(kwargs, Mapping) and len(kwargs) == 1:
+        if first is None and is_mapping(kwargs) and len(kwargs) == 1:
             first = next(iter(kwargs.values()))
         return first if isinstance(first, str) else _reduce(first, side, steps, depth + 1)
     if value and all(key == "type" or key.endswith("_type") for key in value):
@@ -207,7 +208,7 @@ def _held_message(value: Mapping[str, Any], side: Side) -> Any:
     the message is the side's (the assistant's answer, the user's request); else not a form."""
     for key in _TEXT_KEYS[side]:
         inner = value.get(key)
-        if isinstance(inner, Mapping) and (inner.get("role") or autogen.message_role(inner)) in _ROLES[side]:
+        if is_mapping(inner) and (inner.get("role") or autogen.message_role(inner)) in _ROLES[side]:
             return message_text(inner)
     return _NOT_A_FORM
 
@@ -219,7 +220,7 @@ def _messages(items: Sequence[Any]) -> list[Message] | None:
     for item in items:
         if isinstance(item, str):
             item = _message_fields(item)
-        if isinstance(item, Mapping) and isinstance(item.get("parts"), list):
+        if is_mapping(item) and isinstance(item.get("parts"), list):
             found.append(item)  # already in the GenAI form
             continue
         message = langchain.to_message(item) if item is not None else None

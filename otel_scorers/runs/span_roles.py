@@ -58,8 +58,10 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         found = detect(span)
         role = found.role(span) if found is not None else None
         if role is None:  # a kind of a newer version than its reader knows?
-            span, found, role = _versionless_role(span, found)
-            by_id[span.span_id] = span
+            plain = versionless(span)
+            if plain is not None:
+                span, found, role = _versionless_role(plain)
+                by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
             continue
@@ -98,17 +100,11 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     return found_roles
 
 
-def _versionless_role(
-    span: SpanRecord, found: Convention | None
-) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
-    """The span, which its reader gave no role, read with its versioned kind values as their
-    kinds (`kind_versions`), for every rule after (an inferred vocabulary's too); when its kinds
-    carry no version, the span as it is."""
-    plain = versionless(span)
-    if plain is None:
-        return span, found, None
-    plain_found = detect(plain)
-    return plain, plain_found, plain_found.role(plain) if plain_found is not None else None
+def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
+    """A span its reader gave no role, read with its versioned kind values as their kinds
+    (`kind_versions.versionless`), for every rule after (an inferred vocabulary's too)."""
+    found = detect(plain)
+    return plain, found, found.role(plain) if found is not None else None
 
 
 def _roles_by_place(

@@ -11,10 +11,9 @@ call that raised is `Error: {exception}`, which the model is sent as the call's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.messages import decode_json, is_mapping
 
 _REQUEST_KEYS = frozenset({"name", "arguments"})
 
@@ -24,7 +23,7 @@ def tool_arguments(decoded: Any, tool: str | None) -> Any:
     other value as it is (a tool whose own parameters are `name` and `arguments` is not asked
     for by its own name in them)."""
     if (
-        isinstance(decoded, Mapping)
+        is_mapping(decoded)
         and decoded.keys() == _REQUEST_KEYS
         and decoded.get("name") == tool
         and isinstance(decoded.get("arguments"), str)
@@ -39,7 +38,7 @@ def tool_result(decoded: Any) -> tuple[Any, bool | None]:
         isinstance(decoded, list)
         and len(decoded) == 2
         and isinstance(decoded[0], bool)
-        and isinstance(decoded[1], Mapping)
+        and is_mapping(decoded[1])
         and "content" in decoded[1]
     ):
         return decode_json(decoded[1]["content"]), decoded[0]

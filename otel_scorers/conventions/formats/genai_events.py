@@ -30,6 +30,7 @@ from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
     genai_messages,
+    is_mapping,
     is_placeholder,
 )
 from otel_scorers.gen_ai_names import (
@@ -80,7 +81,7 @@ def event_list_messages(bodies: Any) -> tuple[Messages, Messages]:
     """A JSON list of event bodies, each naming its event in `event.name`."""
     decoded = decode_json(bodies)
     if isinstance(decoded, list):
-        items = [item for item in decoded if isinstance(item, Mapping)]
+        items = [item for item in decoded if is_mapping(item)]
         found = _event_form_messages((str(item.get("event.name") or ""), item) for item in items)
         if found is not None:
             return found
@@ -158,7 +159,7 @@ def _choice_message(body: Mapping[str, Any]) -> Message | None:
     if message is None or is_placeholder(message):
         return None
     decoded = decode_json(message)
-    if isinstance(decoded, Mapping) and not _looks_like_blocks(decoded):
+    if is_mapping(decoded) and not _looks_like_blocks(decoded):
         if is_placeholder(decoded.get("content")):
             return None
         parts = content_parts(decoded.get("content")) + _tool_call_parts(decoded.get("tool_calls"))
@@ -185,7 +186,7 @@ def listed_messages(value: Any, default_role: str) -> Messages:
     if value is None or is_placeholder(value):
         return NOT_CAPTURED
     decoded = decode_json(value)
-    if isinstance(decoded, Mapping):
+    if is_mapping(decoded):
         decoded = [decoded]
     elif isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], list):
         decoded = decoded[0]  # a batch of one conversation (what a LangChain chat model is given)
@@ -197,7 +198,7 @@ def listed_messages(value: Any, default_role: str) -> Messages:
         return Messages(({"role": default_role, "parts": content_parts(value)},), captured=True)
     messages: list[Message] = []
     for item in decoded:
-        if isinstance(item, Mapping):
+        if is_mapping(item):
             serialised = langchain.serialised_message(item) if "role" not in item else None
             if serialised is not None:  # LangChain's, by whatever recorded its model's call
                 messages.append(serialised)
@@ -219,10 +220,10 @@ def content_parts(content: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(content, str):
         decoded = decode_json(content)
-        if isinstance(decoded, (list, Mapping)) and _looks_like_blocks(decoded):
+        if (isinstance(decoded, list) or is_mapping(decoded)) and _looks_like_blocks(decoded):
             return content_parts(decoded)
         return [{"type": "text", "content": content}]
-    if isinstance(content, Mapping):
+    if is_mapping(content):
         content = [content]
     if isinstance(content, list):
         return [part for block in content if (part := _part(block)) is not None]
@@ -231,10 +232,9 @@ def content_parts(content: Any) -> list[dict[str, Any]]:
 
 def _looks_like_blocks(decoded: list[Any] | Mapping[str, Any]) -> bool:
     # A user may well type JSON: only known block shapes are read as structure.
-    blocks = [decoded] if isinstance(decoded, Mapping) else decoded
+    blocks = [decoded] if is_mapping(decoded) else decoded
     return bool(blocks) and all(
-        isinstance(block, Mapping) and ("type" in block or not _BLOCK_KEYS.isdisjoint(block))
-        for block in blocks
+        is_mapping(block) and ("type" in block or not _BLOCK_KEYS.isdisjoint(block)) for block in blocks
     )
 
 
@@ -244,7 +244,7 @@ _BLOCK_KEYS = frozenset({"text", "toolUse", "toolResult", "reasoningContent", "j
 def _part(block: Any) -> dict[str, Any] | None:
     if isinstance(block, str):
         return {"type": "text", "content": block}
-    if not isinstance(block, Mapping):
+    if not is_mapping(block):
         return None
     kind = block.get("type")
     if kind == "text" and "content" not in block and isinstance(block.get("text"), str):
@@ -269,7 +269,7 @@ def _part(block: Any) -> dict[str, Any] | None:
         return {"type": str(block["kind"])}
     if isinstance(block.get("text"), str):
         return {"type": "text", "content": block["text"]}
-    if isinstance(block.get("toolUse"), Mapping):
+    if is_mapping(block.get("toolUse")):
         use = block["toolUse"]
         return {
             "type": "tool_call",
@@ -277,7 +277,7 @@ def _part(block: Any) -> dict[str, Any] | None:
             "name": use.get("name"),
             "arguments": use.get("input"),
         }
-    if isinstance(block.get("toolResult"), Mapping):
+    if is_mapping(block.get("toolResult")):
         result = block["toolResult"]
         return {
             "type": "tool_call_response",
@@ -285,9 +285,9 @@ def _part(block: Any) -> dict[str, Any] | None:
             "response": result.get("content"),
             **({"status": result["status"]} if "status" in result else {}),
         }
-    if isinstance(block.get("reasoningContent"), Mapping):
+    if is_mapping(block.get("reasoningContent")):
         text = block["reasoningContent"].get("reasoningText")
-        content = text.get("text") if isinstance(text, Mapping) else None
+        content = text.get("text") if is_mapping(text) else None
         return {"type": "reasoning", "content": content}
     serialized = haystack.serialized_part(block)
     if serialized is None:
@@ -305,10 +305,10 @@ def _tool_call_parts(tool_calls: Any) -> list[dict[str, Any]]:
         return []
     parts: list[dict[str, Any]] = []
     for call in decoded:
-        if not isinstance(call, Mapping):
+        if not is_mapping(call):
             continue
         function = call.get("function")
-        function = function if isinstance(function, Mapping) else call
+        function = function if is_mapping(function) else call
         part = {"type": "tool_call", "id": call.get("id"), "name": function.get("name")}
         # Without content capture the call keeps its id and name only.
         if function.get("arguments") is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats import autogen
-from otel_scorers.conventions.formats.messages import decode_json, python_literal
+from otel_scorers.conventions.formats.messages import decode_json, is_mapping, python_literal
 from otel_scorers.span_record import SpanRecord
 
 #: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
@@ -57,14 +57,14 @@ def _fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
     """(role, fields) of one serialised message, whatever its shape."""
     if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
         return _ROLES.get(item[0].lower(), item[0]), {"content": item[1]}
-    if not isinstance(item, Mapping):
+    if not is_mapping(item):
         return None
-    if isinstance(item.get("kwargs"), Mapping) and item.get("lc") is not None:
+    if is_mapping(item.get("kwargs")) and item.get("lc") is not None:
         kwargs = item["kwargs"]
         ids = item.get("id")
         kind = str(kwargs.get("type") or (ids[-1] if isinstance(ids, list) and ids else ""))
         return _ROLES.get(kind.lower(), kind), kwargs
-    if isinstance(item.get("data"), Mapping) and "type" in item:
+    if is_mapping(item.get("data")) and "type" in item:
         return _ROLES.get(str(item["type"]).lower(), str(item["type"])), item["data"]
     if "role" in item or "type" in item:
         kind = str(item.get("role") or item.get("type"))
@@ -83,7 +83,7 @@ def content_text(content: Any) -> str | None:
             block if isinstance(block, str) else block.get("text")
             for block in content
             if isinstance(block, str)
-            or (isinstance(block, Mapping) and (block.get("type") == "text" or block.keys() == {"text"}))
+            or (is_mapping(block) and (block.get("type") == "text" or block.keys() == {"text"}))
         ]
         return "".join(text for text in texts if isinstance(text, str))
     return None
@@ -101,10 +101,10 @@ def to_message(item: Any) -> Message | None:
     elif text:
         parts.append({"type": "text", "content": text})
     for call in data.get("tool_calls") or ():
-        if isinstance(call, Mapping):
+        if is_mapping(call):
             # LangChain's {"name", "args"}, or the chat-completions {"function": {"name", "arguments"}}
             function = call.get("function")
-            if "name" not in call and isinstance(function, Mapping):
+            if "name" not in call and is_mapping(function):
                 name, arguments = function.get("name"), function.get("arguments")
             else:
                 name, arguments = call.get("name"), call.get("args")
@@ -117,8 +117,8 @@ def serialised_message(item: Mapping[str, Any]) -> Message | None:
     `message_to_dict`'s `{"type": "human", "data": {...}}`) as a message; None for any other
     mapping (a chat-completions message is read as one)."""
     if "role" in item or not (
-        (item.get("lc") is not None and isinstance(item.get("kwargs"), Mapping))
-        or ("type" in item and isinstance(item.get("data"), Mapping))
+        (item.get("lc") is not None and is_mapping(item.get("kwargs")))
+        or ("type" in item and is_mapping(item.get("data")))
     ):
         return None
     return to_message(item)
@@ -129,9 +129,9 @@ def messages_of(value: Any) -> list[Message] | None:
     `inputs`/`outputs`), or None when the value holds none."""
     value = decode_json(value)
     for key in ("inputs", "outputs"):
-        if isinstance(value, Mapping) and isinstance(value.get(key), Mapping):
+        if is_mapping(value) and is_mapping(value.get(key)):
             value = value[key]
-    if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
+    if not is_mapping(value) or not isinstance(value.get("messages"), list):
         return None
     return [message for message in map(to_message, value["messages"]) if message is not None]
 
@@ -145,13 +145,13 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
     """The fields of a serialised ToolMessage (`content`, `tool_call_id`, `status`), if it is one,
     also the one a `Command` the tool returned carries (the last of its update's messages)."""
     value = decode_json(value)
-    if isinstance(value, Mapping) and isinstance(value.get("output"), Mapping):
+    if is_mapping(value) and is_mapping(value.get("output")):
         value = value["output"]  # OpenLLMetry's {"output": ToolMessage, "kwargs": ...}
-    if isinstance(value, Mapping) and "update" in value and _COMMAND_KEYS.issuperset(value):
+    if is_mapping(value) and "update" in value and _COMMAND_KEYS.issuperset(value):
         update = value["update"]
-        messages = update.get("messages") if isinstance(update, Mapping) else None
+        messages = update.get("messages") if is_mapping(update) else None
         value = messages[-1] if isinstance(messages, list) and messages else None
-    fields = _fields(value) if isinstance(value, Mapping) else None
+    fields = _fields(value) if is_mapping(value) else None
     if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
         return None
     return fields[1]
@@ -176,13 +176,13 @@ def tool_start(value: Any) -> tuple[Any, str | None] | None:
     """(arguments, call id) of what LangChain's callback gives a tool's start, as an instrumentation
     records it: `{"input_str": repr(args), "inputs": args, "kwargs": {"tool_call_id"}, ...}`; None
     for any other value."""
-    if not isinstance(value, Mapping) or "input_str" not in value:
+    if not is_mapping(value) or "input_str" not in value:
         return None
     kwargs = value.get("kwargs")
-    call_id = kwargs.get("tool_call_id") if isinstance(kwargs, Mapping) else None
+    call_id = kwargs.get("tool_call_id") if is_mapping(kwargs) else None
     call_id = call_id if isinstance(call_id, str) else None
     inputs = value.get("inputs")
-    if isinstance(inputs, Mapping) and inputs:
+    if is_mapping(inputs) and inputs:
         return dict(inputs), call_id
     input_str = value.get("input_str")
     return (python_literal(input_str, input_str) if isinstance(input_str, str) else input_str), call_id
@@ -194,7 +194,7 @@ def span_metadata(span: SpanRecord) -> Mapping[str, Any]:
     a prefix (Langfuse, OpenLLMetry; each value plain or JSON); empty when it holds none."""
     attributes = span.attributes
     metadata = decode_json(attributes.get(METADATA))
-    if isinstance(metadata, Mapping):
+    if is_mapping(metadata):
         return metadata
     return _flattened(attributes)
 

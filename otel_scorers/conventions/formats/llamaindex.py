@@ -12,7 +12,6 @@ as JSON. A tool's result is a `ToolOutput`: the text the model is given, and `is
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -99,22 +98,22 @@ def repr_answer(event: str) -> str | None:
 def step_event(input_value: Any) -> str | None:
     """The event a step span got, from OpenInference's `{"ctx": ..., "ev": "<repr>"}` input."""
     decoded = decode_json(input_value)
-    return as_str(decoded.get("ev")) if isinstance(decoded, Mapping) else None
+    return as_str(decoded.get("ev")) if is_mapping(decoded) else None
 
 
 def json_agent_name(output: Any) -> str | None:
     """`current_agent_name` of an event written as JSON (OpenLLMetry's step outputs)."""
-    return as_str(output.get("current_agent_name")) if isinstance(output, Mapping) else None
+    return as_str(output.get("current_agent_name")) if is_mapping(output) else None
 
 
 def json_input(output: Any) -> str | None:
     """The user's request in the event a run's first step returns (`AgentInput`), written as JSON
     (OpenLLMetry): the last user message of its `input` list."""
-    messages = output.get("input") if isinstance(output, Mapping) else None
+    messages = output.get("input") if is_mapping(output) else None
     if not isinstance(messages, list):
         return None
     for message in reversed(messages):
-        if isinstance(message, Mapping) and message.get("role") == "user":
+        if is_mapping(message) and message.get("role") == "user":
             return message_text(message)
     return None
 
@@ -122,7 +121,7 @@ def json_input(output: Any) -> str | None:
 def json_answer(output: Any) -> str | None:
     """The answer in the `StopEvent` a run's last step returns, written as JSON (OpenLLMetry):
     `{"result": {"response": {"blocks": [{"text": ...}]}, ...}}`."""
-    if not isinstance(output, Mapping) or not isinstance(output.get("result"), Mapping):
+    if not is_mapping(output) or not is_mapping(output.get("result")):
         return None
     response = output["result"].get("response")
     text = message_text(response)
@@ -131,11 +130,11 @@ def json_answer(output: Any) -> str | None:
 
 def message_text(message: Any) -> str | None:
     """The text of a `ChatMessage` as JSON: its text blocks, or its `content`."""
-    if not isinstance(message, Mapping):
+    if not is_mapping(message):
         return None
     blocks = message.get("blocks")
     if isinstance(blocks, list):
-        texts = [block.get("text") for block in blocks if isinstance(block, Mapping)]
+        texts = [block.get("text") for block in blocks if is_mapping(block)]
         return "".join(text for text in texts if isinstance(text, str))
     return as_str(message.get("content"))
 
@@ -171,18 +170,14 @@ def kwargs_of(value: Any) -> Any:
     """A tool's arguments from `{"kwargs": {...}}` (how both record a tool's call), without the
     workflow `ctx` that LlamaIndex passes to tools that take one."""
     decoded = decode_json(value)
-    if (
-        isinstance(decoded, Mapping)
-        and isinstance(decoded.get("kwargs"), Mapping)
-        and not decoded.get("args")
-    ):
+    if is_mapping(decoded) and is_mapping(decoded.get("kwargs")) and not decoded.get("args"):
         return {key: item for key, item in decoded["kwargs"].items() if key != "ctx"}
     return decoded
 
 
 def handoff_target(tool_name: str | None, arguments: Any) -> str | None:
     """The agent an `AgentWorkflow` handoff passes the conversation to (`to_agent`)."""
-    if tool_name != HANDOFF_TOOL or not isinstance(arguments, Mapping):
+    if tool_name != HANDOFF_TOOL or not is_mapping(arguments):
         return None
     return as_str(arguments.get("to_agent"))
 
@@ -196,8 +191,8 @@ def retrieved_nodes(value: Any) -> list[tuple[str, str | None]]:
     found = []
     for item in decoded:
         scored = decode_json(item)
-        node = scored.get("node") if isinstance(scored, Mapping) else None
-        text = as_str(node.get("text")) if isinstance(node, Mapping) else None
+        node = scored.get("node") if is_mapping(scored) else None
+        text = as_str(node.get("text")) if is_mapping(node) else None
         if node is not None and text is not None:
             found.append((text, as_str(node.get("id_"))))
     return found

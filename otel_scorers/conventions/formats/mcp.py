@@ -22,6 +22,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     decode_json,
+    is_mapping,
     span_failed,
     span_tool_call,
     tool_state,
@@ -104,11 +105,11 @@ def recorded_exchange(
         if not (wants_params or wants_result):
             continue
         decoded = decode_json(value)
-        if not isinstance(decoded, Mapping):
+        if not is_mapping(decoded):
             continue
         if wants_params and decoded.get("method") == TOOLS_CALL:
             found = decoded.get("params")
-            params = found if isinstance(found, Mapping) else None
+            params = found if is_mapping(found) else None
         elif wants_params and decoded.get("method") == SDK_CALL_TOOL:
             params = _sdk_call_params(decoded.get("params"))
         elif wants_result and "content" in decoded:
@@ -120,7 +121,7 @@ def _sdk_call_params(recorded: Any) -> Mapping[str, Any] | None:
     """The `tools/call` params of a recorded `ClientSession.call_tool(name, arguments)`, whose
     positional arguments a tracer keeps as `{"args": [name, arguments]}`; None for another shape
     (a call that names no tool: the server's handler, given none)."""
-    args = recorded.get("args") if isinstance(recorded, Mapping) else None
+    args = recorded.get("args") if is_mapping(recorded) else None
     if not isinstance(args, list) or not args or not isinstance(args[0], str):
         return None
     return {"name": args[0], "arguments": args[1] if len(args) > 1 else None}
@@ -142,7 +143,7 @@ def result_value(result: Mapping[str, Any]) -> Any:
     content = result.get("content")
     if isinstance(content, list) and len(content) == 1:
         item = _content_item(content[0])
-        if isinstance(item, Mapping) and item.get("type") == "text" and isinstance(item.get("text"), str):
+        if is_mapping(item) and item.get("type") == "text" and isinstance(item.get("text"), str):
             return decode_content(item["text"])
     structured = result.get("structuredContent")
     return structured if structured is not None else content
@@ -159,9 +160,7 @@ def failure_text(result: Mapping[str, Any]) -> str | None:
 def _content_text(result: Mapping[str, Any]) -> str:
     content = result.get("content")
     items = [_content_item(item) for item in content] if isinstance(content, list) else []
-    texts = [
-        item["text"] for item in items if isinstance(item, Mapping) and isinstance(item.get("text"), str)
-    ]
+    texts = [item["text"] for item in items if is_mapping(item) and isinstance(item.get("text"), str)]
     return "\n".join(texts)
 
 
@@ -176,13 +175,13 @@ def content_response(value: Any) -> tuple[Any, str | None] | None:
     """(what the tool returned, its failure or None) of a tool result that is a response of typed
     content items (`{"content": [{"type": "text", "text": ...}], ...}`), whichever tool wrote it:
     failed when it says so (`isError: true`, or `state: "error"`). None for any other value."""
-    if not isinstance(value, Mapping) or not set(value) <= _RESPONSE_KEYS:
+    if not is_mapping(value) or not set(value) <= _RESPONSE_KEYS:
         return None
     content = value.get("content")
     if not isinstance(content, list) or not content:
         return None
     items = [_content_item(item) for item in content]
-    if not all(isinstance(item, Mapping) and isinstance(item.get("type"), str) for item in items):
+    if not all(is_mapping(item) and isinstance(item.get("type"), str) for item in items):
         return None
     failure = failure_text(value)
     if failure is None and value.get("state") == "error":

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
+from typing_extensions import TypeIs
 
 from otel_scorers.conventions.base import Message, Messages
 from otel_scorers.conventions.formats.bounded_json import too_deep
@@ -166,7 +167,7 @@ def _messages(value: Any) -> Messages:
     return Messages(found, carries_content(found))
 
 
-def is_mapping(value: Any) -> bool:
+def is_mapping(value: Any) -> TypeIs[Mapping[Any, Any]]:
     """`isinstance(value, Mapping)`, answered first for a plain dict (what decoded JSON holds)
     and for the values decoded JSON holds that are not one (text, a number, null, a list).
     The check against the ABC costs about ten times a type comparison, and run assembly makes
