@@ -57,11 +57,9 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             rooted = True
         found = detect(span)
         role = found.role(span) if found is not None else None
-        if role is None:  # a kind of a newer version than its reader knows?
-            plain = versionless(span)
-            if plain is not None:
-                span, found, role = _versionless_role(plain)
-                by_id[span.span_id] = span
+        if role is None and (plain := versionless(span)) is not None:  # a newer version's kind
+            span, found, role = _versionless_role(plain)
+            by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
             continue
