@@ -76,6 +76,7 @@ from otel_scorers.conventions.openinference_text import (
     run_output,
     tool_arguments,
 )
+from otel_scorers.conventions.openllmetry import rewritten_kind
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -374,6 +375,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     if span.scope == OPENAI_AGENTS and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # releases before 2 write no agent.name
+    if (rewritten := rewritten_kind(span)) is not None:
+        return rewritten[1]  # OpenLLMetry's span, `{entity}.{kind}`: a graph's entity is the agent
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None
 

@@ -116,7 +116,8 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
-        result, succeeded = ag2.tool_result(result)
+        # Message parts of text (the GenAI conventions'), else AG2's `[success, {content}]`.
+        result, succeeded = ag2.tool_result(mcp.text_parts_value(result))
         failed = succeeded is False
     if arguments is call.arguments and result is call.result:
         return call

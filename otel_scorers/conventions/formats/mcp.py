@@ -22,6 +22,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
     decode_json,
+    is_mapping,
     span_failed,
     span_tool_call,
     tool_state,
@@ -188,6 +189,20 @@ def content_response(value: Any) -> tuple[Any, str | None] | None:
     if failure is None and value.get("state") == "error":
         failure = _content_text(value) or "error"
     return result_value(value), failure
+
+
+def text_parts_value(value: list[Any]) -> Any:
+    """What a tool returned when its result was written as message parts of text (the GenAI
+    conventions' `[{"type": "text", "content": ...}]`): their text, decoded when it is JSON (a
+    tool returning an object is sent it as JSON text); `value` itself when any item is another."""
+    texts = [
+        item.get("content")
+        for item in value
+        if is_mapping(item) and item.get("type") == "text" and isinstance(item.get("content"), str)
+    ]
+    if not texts or len(texts) != len(value):
+        return value
+    return decode_json("".join(texts))
 
 
 def execution_failure(span: SpanRecord) -> str | None:
