@@ -81,3 +81,10 @@ def test_an_agent_handed_another_agents_message_has_that_message_as_its_input() 
     assert [(run.agent_name, run.input) for run in runs] == [
         (run["agent_name"], run["input"]) for run in truth
     ]
+
+
+def test_a_tool_span_recording_a_handoffs_call_is_no_tool_call_of_the_run() -> None:
+    # LoongSuite records AutoGen's `transfer_to_weather_agent` as an `execute_tool` span.
+    runs, truth = read("loongsuite-autogen/swarm")
+    assert [calls(run) for run in runs] == [truth_calls(run) for run in truth]
+    assert [run.final_agent for run in runs] == [run["final_agent"] for run in truth]
