@@ -88,3 +88,16 @@ def test_a_tool_span_recording_a_handoffs_call_is_no_tool_call_of_the_run() -> N
     runs, truth = read("loongsuite-autogen/swarm")
     assert [calls(run) for run in runs] == [truth_calls(run) for run in truth]
     assert [run.final_agent for run in runs] == [run["final_agent"] for run in truth]
+
+
+def test_a_genai_span_a_processor_labelled_with_an_openinference_kind_is_read_as_written() -> None:
+    # OpenInference's processor for OpenLIT spans adds a kind (a model call that asked for a tool
+    # becomes a TOOL) and none of OpenInference's content keys: the GenAI keys hold the run.
+    for case in (
+        "openinference-openlit-langgraph/tool_then_answer",
+        "openinference-openlit-langgraph/two_runs",
+    ):
+        runs, truth = read(case)
+        assert [(run.agent_name, calls(run)) for run in runs] == [
+            (run["agent_name"], truth_calls(run)) for run in truth
+        ], case
