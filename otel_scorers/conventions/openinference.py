@@ -62,6 +62,7 @@ from otel_scorers.conventions.openinference_scopes import (
     LLAMA_INDEX_PREPARE,
     LLAMA_INDEX_RUN_SUFFIX,
     OPENAI_AGENTS,
+    OPENINFERENCE,
     REDACTED,
     SMOLAGENTS,
     SMOLAGENTS_MAX_STEPS,
@@ -77,13 +78,12 @@ from otel_scorers.conventions.openinference_text import (
     tool_arguments,
 )
 from otel_scorers.conventions.openllmetry import rewritten_kind
-from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 
 class OpenInferenceConvention(Convention):
-    name = "openinference"
+    name = OPENINFERENCE
     # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
     # stays open until it ends, so the agents handed to join the run in-process too.
     # A Haystack pipeline names the agents it runs (`name_within`) and ends after them: it keeps
@@ -103,14 +103,7 @@ class OpenInferenceConvention(Convention):
     markers = Markers(keys=frozenset({KIND}))
 
     def detect(self, span: SpanRecord) -> bool:
-        """A span OpenInference's kind marks, but for one whose content only the GenAI conventions'
-        keys hold (`gen_ai.operation.name` beside the kind, none of OpenInference's content keys):
-        a processor labelled a GenAI span with a kind (OpenInference's for OpenLIT's spans, which
-        marks a model call that asked for a tool a TOOL), which the GenAI reader reads as written."""
-        attributes = span.attributes
-        if KIND not in attributes:
-            return False
-        return GEN_AI_OPERATION_NAME not in attributes or not attributes.keys().isdisjoint(_OWN_CONTENT)
+        return KIND in span.attributes
 
     def role(self, span: SpanRecord) -> SpanRole | None:
         attributes = span.attributes
@@ -355,8 +348,6 @@ def _haystack_agent_class(span: SpanRecord) -> str | None:
 
 
 _metadata = langchain.span_metadata
-#: OpenInference's keys of a span's content: a span holding one is OpenInference's own record.
-_OWN_CONTENT = frozenset({"input.value", "output.value", "llm.input_messages.0.message.role"})
 
 
 def _is_agent_run(span: SpanRecord) -> bool:

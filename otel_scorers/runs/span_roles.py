@@ -2,11 +2,10 @@
 
 Each span is read by the first convention whose markers it carries (`conventions.detect`); that
 convention says its role. The project's own spans play none. A span that LangChain's metadata
-marks as an agent graph is a run whichever reader claimed it; a span whose kind key a processor
-rewrote into another vocabulary's plays the role of the kind its name kept
-(`openllmetry.rewritten_kind`: a workflow is a run, its step no tool call). A span naming an
-agent by an operation no convention lists, around spans of its own, outside a run of that agent
-is a run too (`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
+marks as an agent graph is a run whichever reader claimed it, a span a processor relabelled is
+read as written (`relabelled_spans`), and a span naming an agent by an
+operation no convention lists, around spans of its own, outside a run of that agent is a run
+(`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
 it a run: its place under the tool span does (`Convention.run_under_tool`). A span whose parent
 was never exported is first put back under the invocation of the agent it names
 (`unended_parents`). In a trace in which no reader found a run, the spans none gives a role are
@@ -23,9 +22,9 @@ from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
-from otel_scorers.conventions.openllmetry import rewritten_kind
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -58,7 +57,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         by_id[span.span_id] = span
         if span.parent_span_id is None:
             rooted = True
-        found = detect(span)
+        found = reader_as_written(detect(span), span)
         role = found.role(span) if found is not None else None
         if role is None:  # a kind of a newer version than its reader knows?
             span, found, role = _versionless_role(span, found)
@@ -68,9 +67,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
-        if (rewritten := rewritten_kind(span)) is not None and role != "model":
-            # A workflow (a run) or its step (no tool call), as its instrumentation named it.
-            role = "run" if rewritten[0] == "workflow" else None
+        role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:
@@ -81,7 +78,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             roles[span.span_id] = (found, role)
             if role == "run":
                 read_runs = True
-                if rewritten is not None or found.run_needs_work(span):
+                if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
