@@ -110,7 +110,7 @@ def _versionless_role(
     plain = versionless(span)
     if plain is None:
         return span, found, None
-    plain_found = detect(plain)
+    plain_found = reader_as_written(detect(plain), plain)
     return plain, plain_found, plain_found.role(plain) if plain_found is not None else None
 
 
