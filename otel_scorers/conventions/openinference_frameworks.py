@@ -111,5 +111,7 @@ def labels_genai_span(reader: Convention, span: SpanRecord) -> bool:
     """OpenInference's reader claimed a GenAI span by the kind a processor labelled it with, none
     of its content keys written (OpenInference's for OpenLIT's spans, which marks a model call that
     asked for a tool a TOOL): the span is to be read as the GenAI conventions wrote it."""
-    keys = span.attributes.keys()
-    return reader.name == OPENINFERENCE and GEN_AI_OPERATION_NAME in keys and keys.isdisjoint(OWN_CONTENT)
+    attributes = span.attributes
+    if GEN_AI_OPERATION_NAME not in attributes or reader.name != OPENINFERENCE:
+        return False
+    return attributes.keys().isdisjoint(OWN_CONTENT)

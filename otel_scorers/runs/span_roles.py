@@ -3,13 +3,13 @@
 Each span is read by the first convention whose markers it carries (`conventions.detect`); that
 convention says its role. The project's own spans play none. A span that LangChain's metadata
 marks as an agent graph is a run whichever reader claimed it, a span a processor relabelled is
-read as written (`relabelled_spans`), and a span naming an agent by an
-operation no convention lists, around spans of its own, outside a run of that agent is a run
-(`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
-it a run: its place under the tool span does (`Convention.run_under_tool`). A span whose parent
-was never exported is first put back under the invocation of the agent it names
-(`unended_parents`). In a trace in which no reader found a run, the spans none gives a role are
-read by the vocabulary they share, when the trace shows one (`conventions.inferred_reader`).
+read as written (`relabelled_spans`), and a span naming an agent by an operation no convention
+lists, around spans of its own, outside a run of that agent is a run (`_unlisted_agent_operations`).
+An agent graph invoked from a tool may carry nothing that marks it a run: its place under the
+tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
+back under the invocation of the agent it names (`unended_parents`). In a trace in which no
+reader found a run, the spans none gives a role are read by the vocabulary they share, when the
+trace shows one (`conventions.inferred_reader`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
+from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
+from otel_scorers.conventions.openllmetry import LANGCHAIN_SCOPE, SPAN_KIND
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
@@ -55,19 +57,19 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
-        if span.parent_span_id is None:
-            rooted = True
-        found = reader_as_written(detect(span), span)
+        rooted = rooted or span.parent_span_id is None
+        if (found := detect(span)) is not None and found.name == OPENINFERENCE:
+            found = reader_as_written(found, span)  # a GenAI span relabelled?
         role = found.role(span) if found is not None else None
         if role is None:  # a kind of a newer version than its reader knows?
-            span, found, role = _versionless_role(span, found)
-            by_id[span.span_id] = span
+            span, found, role = _versionless_role(span, found, by_id)
         if found is None:
             roleless.append(span)
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
-        role, renamed = role_as_named(span, role)
+        if renamed := span.scope == LANGCHAIN_SCOPE and SPAN_KIND not in span.attributes:  # relabelled?
+            role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:
@@ -102,14 +104,15 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
 
 
 def _versionless_role(
-    span: SpanRecord, found: Convention | None
+    span: SpanRecord, found: Convention | None, by_id: dict[int, SpanRecord]
 ) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
     """The span, which its reader gave no role, read with its versioned kind values as their
-    kinds (`kind_versions`), for every rule after (an inferred vocabulary's too); when its kinds
-    carry no version, the span as it is."""
+    kinds (`kind_versions`), for every rule after (an inferred vocabulary's too), and kept so in
+    `by_id`; when its kinds carry no version, the span as it is."""
     plain = versionless(span)
     if plain is None:
         return span, found, None
+    by_id[span.span_id] = plain
     plain_found = reader_as_written(detect(plain), plain)
     return plain, plain_found, plain_found.role(plain) if plain_found is not None else None
 
