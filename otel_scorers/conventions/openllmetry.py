@@ -95,6 +95,8 @@ SPAN_KIND = "traceloop.span.kind"
 #: LangChain callback `{entity}.{kind}`: its kind (`SPAN_KIND`) is also the name's last part.
 LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
 _NAMED_KINDS = ("workflow", "task")
+#: How the names of the spans `rewritten_kind` reads end.
+KIND_NAME_ENDS = tuple(f".{kind}" for kind in _NAMED_KINDS)
 
 
 def rewritten_kind(span: SpanRecord) -> tuple[str, str] | None:
