@@ -62,6 +62,7 @@ from otel_scorers.conventions.openinference_scopes import (
     LLAMA_INDEX_PREPARE,
     LLAMA_INDEX_RUN_SUFFIX,
     OPENAI_AGENTS,
+    OPENINFERENCE,
     REDACTED,
     SMOLAGENTS,
     SMOLAGENTS_MAX_STEPS,
@@ -76,12 +77,13 @@ from otel_scorers.conventions.openinference_text import (
     run_output,
     tool_arguments,
 )
+from otel_scorers.conventions.openllmetry import rewritten_kind
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 
 class OpenInferenceConvention(Convention):
-    name = "openinference"
+    name = OPENINFERENCE
     # AutoGen's Swarm hands the conversation from agent to agent inside its CHAIN span: the trace
     # stays open until it ends, so the agents handed to join the run in-process too.
     # A Haystack pipeline names the agents it runs (`name_within`) and ends after them: it keeps
@@ -374,6 +376,8 @@ def _agent_name(span: SpanRecord) -> str | None:
         return as_str(attributes.get("graph.node.id"))  # the agent's role, on task and kickoff spans
     if span.scope == OPENAI_AGENTS and as_str(attributes.get("graph.node.id")):
         return as_str(attributes.get("graph.node.id"))  # releases before 2 write no agent.name
+    if (rewritten := rewritten_kind(span)) is not None:
+        return rewritten[1]  # OpenLLMetry's span, `{entity}.{kind}`: a graph's entity is the agent
     # Under any other scope, one not shown too: the agent its framework's span name names.
     return agent_in_span_name(span.name) or None
 

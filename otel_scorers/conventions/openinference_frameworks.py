@@ -4,6 +4,7 @@ BeeAI's component metadata, Haystack's message reprs), so that a scope not shown
 
 from __future__ import annotations
 
+from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.formats import haystack
 from otel_scorers.conventions.openinference_scopes import (
     BEEAI,
@@ -16,7 +17,10 @@ from otel_scorers.conventions.openinference_scopes import (
     DSPY_RUN_SUFFIXES,
     HAYSTACK,
     HAYSTACK_RUN_SUFFIXES,
+    OPENINFERENCE,
+    OWN_CONTENT,
 )
+from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
 
@@ -101,3 +105,13 @@ def haystack_span(span: SpanRecord) -> bool:
     return haystack.holds_chat_messages(attributes.get("input.value")) or haystack.holds_chat_messages(
         attributes.get("output.value")
     )
+
+
+def labels_genai_span(reader: Convention, span: SpanRecord) -> bool:
+    """OpenInference's reader claimed a GenAI span by the kind a processor labelled it with, none
+    of its content keys written (OpenInference's for OpenLIT's spans, which marks a model call that
+    asked for a tool a TOOL): the span is to be read as the GenAI conventions wrote it."""
+    attributes = span.attributes
+    if GEN_AI_OPERATION_NAME not in attributes or reader.name != OPENINFERENCE:
+        return False
+    return attributes.keys().isdisjoint(OWN_CONTENT)

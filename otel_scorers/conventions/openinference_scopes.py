@@ -100,3 +100,7 @@ DOCUMENTS = "retrieval.documents."
 
 
 DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id)")
+#: OpenInference's keys of a span's content: a span holding one is OpenInference's own record.
+OWN_CONTENT = frozenset({"input.value", "output.value", "llm.input_messages.0.message.role"})
+#: The name of OpenInference's reader.
+OPENINFERENCE = "openinference"

@@ -91,6 +91,23 @@ from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
 SPAN_KIND = "traceloop.span.kind"
+#: The scope of OpenLLMetry's LangChain instrumentation, which names each span it writes for a
+#: LangChain callback `{entity}.{kind}`: its kind (`SPAN_KIND`) is also the name's last part.
+LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+_NAMED_KINDS = ("workflow", "task")
+#: How the names of the spans `rewritten_kind` reads end.
+KIND_NAME_ENDS = tuple(f".{kind}" for kind in _NAMED_KINDS)
+
+
+def rewritten_kind(span: SpanRecord) -> tuple[str, str] | None:
+    """(kind, entity) of a span OpenLLMetry's LangChain instrumentation wrote, named
+    `{entity}.{kind}` for a workflow or a task, when a processor rewrote its kind key into another
+    vocabulary's (OpenInference's processor for OpenLLMetry spans makes a workflow a CHAIN and a
+    task a TOOL): what OpenLLMetry's kind said it is. None for any other span."""
+    if span.scope != LANGCHAIN_SCOPE or SPAN_KIND in span.attributes:
+        return None
+    entity, _, kind = span.name.rpartition(".")
+    return (kind, entity) if entity and kind in _NAMED_KINDS else None
 
 
 ENTITY_NAME = "traceloop.entity.name"

@@ -28,9 +28,11 @@ from otel_scorers.conventions.formats import autogen, langchain
 from otel_scorers.conventions.formats.llamaindex import message_text
 from otel_scorers.conventions.formats.messages import (
     decode_json,
+    has_text,
     is_mapping,
     last_assistant_text,
     last_user_text,
+    text_of,
 )
 from otel_scorers.conventions.formats.python_repr import object_fields
 from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, WRAPPED_VALUE
@@ -239,6 +241,20 @@ def _message_fields(text: str) -> Mapping[str, Any] | None:
     return {**fields, "role": role}
 
 
+def handed_text(messages: Sequence[Message]) -> str | None:
+    """The text an agent's input ends with when that is an assistant's message of text only, after
+    a user's: the message another agent wrote, handed to this one as what to answer (a team's
+    previous speaker); None for any other input (a request, a conversation ending with one)."""
+    if len(messages) < 2:
+        return None
+    last = messages[-1]
+    if last.get("role") not in ("assistant", "model") or not has_text(last):
+        return None
+    if any(part.get("type") != "text" for part in last.get("parts", ())):
+        return None
+    return text_of(last) if any(message.get("role") == "user" for message in messages[:-1]) else None
+
+
 def span_text(
     content: RunSpanContent, side: Side, wrapper: bool = False, steps: frozenset[str] = frozenset()
 ) -> Found | None:
@@ -261,7 +277,10 @@ def span_text(
         )
     messages = content.input if side == "input" else content.output
     if messages.captured:
-        found = last_user_text(messages.items) if side == "input" else last_assistant_text(messages.items)
+        if side == "input":
+            found = handed_text(messages.items) or last_user_text(messages.items)
+        else:
+            found = last_assistant_text(messages.items)
         if found is not None:
             return Found(found, FROM_WRAPPER if wrapper else None)
     return None

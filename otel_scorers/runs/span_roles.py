@@ -2,13 +2,14 @@
 
 Each span is read by the first convention whose markers it carries (`conventions.detect`); that
 convention says its role. The project's own spans play none. A span that LangChain's metadata
-marks as an agent graph is a run whichever reader claimed it, and so is a span naming an agent
-by an operation no convention lists, around spans of its own, outside a run of that agent
-(`_unlisted_agent_operations`). An agent graph invoked from a tool may carry nothing that marks
-it a run: its place under the tool span does (`Convention.run_under_tool`). A span whose parent
-was never exported is first put back under the invocation of the agent it names
-(`unended_parents`). In a trace in which no reader found a run, the spans none gives a role are
-read by the vocabulary they share, when the trace shows one (`conventions.inferred_reader`).
+marks as an agent graph is a run whichever reader claimed it, a span a processor relabelled is
+read as written (`relabelled_spans`), and a span naming an agent by an operation no convention
+lists, around spans of its own, outside a run of that agent is a run (`_unlisted_agent_operations`).
+An agent graph invoked from a tool may carry nothing that marks it a run: its place under the
+tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
+back under the invocation of the agent it names (`unended_parents`). In a trace in which no
+reader found a run, the spans none gives a role are read by the vocabulary they share, when the
+trace shows one (`conventions.inferred_reader`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
+from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
+from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS, LANGCHAIN_SCOPE
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -53,9 +57,9 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
-        if span.parent_span_id is None:
-            rooted = True
-        found = detect(span)
+        rooted = rooted or span.parent_span_id is None
+        if (found := detect(span)) is not None and found.name == OPENINFERENCE:
+            found = reader_as_written(found, span)  # a GenAI span relabelled?
         role = found.role(span) if found is not None else None
         if role is None and (plain := versionless(span)) is not None:  # a newer version's kind
             span, found, role = _versionless_role(plain)
@@ -65,6 +69,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
+        if renamed := span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
+            role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:
@@ -75,7 +81,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             roles[span.span_id] = (found, role)
             if role == "run":
                 read_runs = True
-                if found.run_needs_work(span):
+                if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
         else:
             unroled[span.span_id] = found
@@ -93,24 +99,22 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
-    found_roles = SpanRoles(by_id, roles, unroled)
-    _roles_by_place(found_roles, flattened, workflows, unlisted, idle)
-    return found_roles
+    return _roles_by_place(SpanRoles(by_id, roles, unroled), flattened, workflows, unlisted, idle)
 
 
 def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
     """A span its reader gave no role, read with its versioned kind values as their kinds
     (`kind_versions.versionless`), for every rule after (an inferred vocabulary's too)."""
-    found = detect(plain)
+    found = reader_as_written(detect(plain), plain)
     return plain, found, found.role(plain) if found is not None else None
 
 
 def _roles_by_place(
     found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
-) -> None:
-    """The roles the spans' places in the trace give or take, once each span's convention spoke:
-    graphs flattened into one span, workflows' agents, agents named by unlisted operations, runs
-    under tool spans, runs with nothing of their own under them."""
+) -> SpanRoles:
+    """`found` with the roles the spans' places in the trace give or take, once each span's
+    convention spoke: graphs flattened into one span, workflows' agents, agents named by unlisted
+    operations, runs under tool spans, runs with nothing of their own under them."""
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
@@ -125,6 +129,7 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
+    return found
 
 
 def _runs_named_by_span(

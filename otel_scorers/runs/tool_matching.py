@@ -59,6 +59,9 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
         )
         for convention, span in parts.tools
     ]
+    handoff_names = _handoff_names(parts)
+    if handoff_names:  # a tool span recording a handoff's call (`transfer_to_{agent}`): machinery
+        tools = [(call, internal or call.name in handoff_names) for call, internal in tools]
     if parts.sub_runs:
         tools.extend((call, False) for call in parts.sub_runs)
     if len(tools) > 1:  # a sort calls its key for every item, even alone
@@ -67,7 +70,7 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
         for call in _results_sent_back(
-            match_requested_calls(tools, models, internal_parts, _handoff_names(parts)),
+            match_requested_calls(tools, models, internal_parts, handoff_names),
             models,
             parts,
         )
@@ -90,8 +93,8 @@ def _executions(
 
 
 def _handoff_names(parts: RunParts) -> frozenset[str]:
-    """The tool names of the run's handoffs that no tool span recorded (the model asked for
-    `transfer_to_{agent}`): framework machinery, not tool calls."""
+    """The tool names of the run's handoffs (the model asked for `transfer_to_{agent}`): framework
+    machinery, not tool calls, whether a tool span recorded the call or none did."""
     if not parts.handoffs:  # most runs: no names to make
         return frozenset()
     return frozenset(handoff_tool_name(handoff.to_agent) for handoff in parts.handoffs if handoff.to_agent)
@@ -116,7 +119,8 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
-        result, succeeded = ag2.tool_result(result)
+        # Message parts of text (the GenAI conventions'), else AG2's `[success, {content}]`.
+        result, succeeded = ag2.tool_result(mcp.text_parts_value(result))
         failed = succeeded is False
     if arguments is call.arguments and result is call.result:
         return call

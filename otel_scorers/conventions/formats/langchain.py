@@ -15,6 +15,7 @@ from typing import Any
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats import autogen
 from otel_scorers.conventions.formats.messages import decode_json, is_mapping, python_literal
+from otel_scorers.conventions.formats.python_repr import constructed_fields
 from otel_scorers.span_record import SpanRecord
 
 #: The span attribute that holds a LangChain run's metadata as JSON (OpenInference, MLflow).
@@ -143,8 +144,17 @@ _COMMAND_KEYS = frozenset({"graph", "update", "resume", "goto"})
 
 def tool_message(value: Any) -> Mapping[str, Any] | None:
     """The fields of a serialised ToolMessage (`content`, `tool_call_id`, `status`), if it is one,
-    also the one a `Command` the tool returned carries (the last of its update's messages)."""
+    also the one a `Command` the tool returned carries (the last of its update's messages), also
+    written as Python's `repr()` of them (`python_repr.constructed_fields`: a ToolMessage's names no
+    type, its fields do)."""
     value = decode_json(value)
+    if isinstance(value, str):
+        value = constructed_fields(value)
+        if value is not None and "update" in value:
+            update = value["update"]
+            messages = update.get("messages") if is_mapping(update) else None
+            value = messages[-1] if isinstance(messages, list) and messages else None
+        return value if is_mapping(value) and "content" in value and "tool_call_id" in value else None
     if is_mapping(value) and is_mapping(value.get("output")):
         value = value["output"]  # OpenLLMetry's {"output": ToolMessage, "kwargs": ...}
     if is_mapping(value) and "update" in value and _COMMAND_KEYS.issuperset(value):

@@ -189,6 +189,20 @@ def content_response(value: Any) -> tuple[Any, str | None] | None:
     return result_value(value), failure
 
 
+def text_parts_value(value: list[Any]) -> Any:
+    """What a tool returned when its result was written as message parts of text (the GenAI
+    conventions' `[{"type": "text", "content": ...}]`): their text, decoded when it is JSON (a
+    tool returning an object is sent it as JSON text); `value` itself when any item is another."""
+    texts = [
+        content
+        for item in value
+        if is_mapping(item) and item.get("type") == "text" and isinstance(content := item.get("content"), str)
+    ]
+    if not texts or len(texts) != len(value):
+        return value
+    return decode_json("".join(texts))
+
+
 def execution_failure(span: SpanRecord) -> str | None:
     """The failure of the call a `tools/call` span executed, as `tool_call` reads it (its span's
     status or events, else the `CallToolResult`'s `isError`), without reading what it returned:

@@ -1,14 +1,17 @@
 """Values an instrumentation wrote as Python's text of an object rather than as JSON.
 
-Two forms reach traces: the repr of JSON-like data (`{'temp_f': 72, 'sunny': True}`, read by
-`messages.python_literal`) and the `str()` of a pydantic model, a framework's message object
-among them: `content='Sunny' name='get_weather' tool_call_id='call_1'`. Both are read without
-evaluating anything (`ast.literal_eval` on each field's value), within `MAX_LITERAL_CHARS`; text
-that is not certainly one of them stays text.
+Three forms reach traces: the repr of JSON-like data (`{'temp_f': 72, 'sunny': True}`, read by
+`messages.python_literal`), the `str()` of a pydantic model, a framework's message object
+among them: `content='Sunny' name='get_weather' tool_call_id='call_1'`, and the `repr()` of an
+object built of keyword fields, a dataclass's or a pydantic model's, nested in another's or in
+data: `Command(update={'messages': [ToolMessage(content='Sunny', tool_call_id='call_1')]})`. All
+are read without evaluating anything (`ast.literal_eval` on each field's value, the syntax tree of
+a repr of objects), within `MAX_LITERAL_CHARS`; text that is not certainly one of them stays text.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -19,6 +22,10 @@ _NEXT_FIELD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*=")
 _OPEN = "([{"
 _CLOSE = ")]}"
 _UNREAD = object()
+#: How the `repr()` of an object built of keyword fields begins: its class's name, a parenthesis.
+_CONSTRUCTED = re.compile(r"[A-Z][A-Za-z0-9_]*\(")
+#: Objects nested deeper in a repr are not read.
+_MAX_NESTING = 32
 #: Python's default text of an object that has none of its own (`<generator object f at 0x7f...>`):
 #: it names the object, not a value it holds.
 _DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: \S+)? at 0x[0-9a-fA-F]+>")
@@ -107,3 +114,40 @@ def is_default_repr(value: Any) -> bool:
     """`value` is Python's default text of an object (`<generator object f at 0x7f...>`): what a
     tool that returned a generator or an object without text of its own was recorded as."""
     return isinstance(value, str) and value[:1] == "<" and _DEFAULT_REPR.fullmatch(value) is not None
+
+
+def constructed_fields(text: str) -> dict[str, Any] | None:
+    """The fields of the `repr()` of an object built of keyword fields (`Name(field=value, ...)`,
+    a dataclass's or a pydantic model's), each nested object's as its fields too, or None when
+    `text` is not certainly one: too long, a positional argument, a value neither a literal nor
+    such an object. Its syntax tree is read; nothing is evaluated."""
+    if len(text) > MAX_LITERAL_CHARS or text[-1:] != ")" or _CONSTRUCTED.match(text) is None:
+        return None
+    try:
+        value = _tree_value(ast.parse(text, mode="eval").body, 0)
+    except (Exception, MemoryError, RecursionError):  # bad input stays text, never an error
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _tree_value(node: ast.expr, depth: int) -> Any:
+    """The value a node of a repr's syntax tree writes (`constructed_fields`); raises ValueError
+    on any other node."""
+    if depth > _MAX_NESTING:
+        raise ValueError("nested too deep")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+        keywords = node.keywords
+        if any(keyword.arg is None for keyword in keywords):
+            raise ValueError("not a keyword field")
+        return {str(keyword.arg): _tree_value(keyword.value, depth + 1) for keyword in keywords}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_tree_value(item, depth + 1) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        keys = [ast.literal_eval(key) if key is not None else None for key in node.keys]
+        if not all(isinstance(key, str) for key in keys):
+            raise ValueError("not a JSON object")
+        return {key: _tree_value(item, depth + 1) for key, item in zip(keys, node.values, strict=True)}
+    literal = ast.literal_eval(node)
+    if literal is None or isinstance(literal, (str, bool, int, float)):
+        return literal
+    raise ValueError("no JSON form")
