@@ -3,13 +3,15 @@ the key its reader reads is absent, whichever reader claimed it.
 
 A framework's next release, or another runtime of it, may write a call's input and output under
 the generic keys many tracers share (`input.value` / `output.value`, OpenInference's; bare
-`input` / `output`) instead of the key of its own that its reader knows. What a reader found
+`input` / `output`), or under a key of its own namespace shaped as a tool's
+(`acme.tool.call.arguments`), instead of the key its reader knows. What a reader found
 wins; where it found nothing, these keys are read, in this order: a tool's arguments and result
 (`tool_call_io`), a run's request and answer from the bare keys (`run_io`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -34,6 +36,13 @@ OUTPUT_KEYS = ("output.value", "output")
 #: reader's to judge (LlamaIndex's workflow state there is no request).
 RUN_INPUT_KEYS = ("input",)
 RUN_OUTPUT_KEYS = ("output",)
+#: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
+#: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
+#: tool span after the generic keys, when exactly one key of the span ends so.
+ARGUMENT_TAILS = frozenset({"arguments", "args"})
+RESULT_TAILS = frozenset({"result", "output"})
+#: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
+_TOOL_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:]([a-z]+)$")
 
 
 def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -44,6 +53,22 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
         if value is not None and value != "" and not is_placeholder(value):
             return value
     return None
+
+
+def _shaped_value(attributes: Mapping[str, Any], tails: frozenset[str]) -> Any:
+    """The value of the one key of the span whose last part is one of `tails` (lower case), not
+    a placeholder of content not captured; None when no key, or more than one, ends so, or when
+    a generic key says content was not captured."""
+    if any(is_placeholder(attributes.get(key)) for key in (*INPUT_KEYS, *OUTPUT_KEYS)):
+        return None
+    found: list[Any] = []
+    for key, value in attributes.items():
+        tail = _TOOL_KEY.match(key)
+        if tail is not None and tail.group(1).lower() in tails:
+            found.append(value)
+    if len(found) != 1 or found[0] is None or found[0] == "" or is_placeholder(found[0]):
+        return None
+    return found[0]
 
 
 def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
@@ -57,10 +82,14 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     attributes = span.attributes
     arguments = call.arguments
     if arguments is None:
-        arguments = decode_json(generic_value(attributes, INPUT_KEYS))
+        arguments = decode_json(
+            generic_value(attributes, INPUT_KEYS) or _shaped_value(attributes, ARGUMENT_TAILS)
+        )
     result = call.result
     if result is None and call.state == "ok":
-        result = decode_json(generic_value(attributes, OUTPUT_KEYS))
+        result = decode_json(
+            generic_value(attributes, OUTPUT_KEYS) or _shaped_value(attributes, RESULT_TAILS)
+        )
     if arguments is call.arguments and result is call.result:
         return _called_with(call)
     if result is not call.result and result_has_error(result):  # as a reader reads a result's error

@@ -141,3 +141,14 @@ def test_explain_says_the_reading_was_inferred_and_prints_the_description_that_r
     assert [(run.agent_name, run.input, run.output, run.tool_calls) for run in described] == [
         (run.agent_name, run.input, run.output, run.tool_calls) for run in inferred
     ]
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "dict_result"])
+def test_a_tool_span_a_reader_claims_reads_its_arguments_and_result_under_a_tool_key_of_another_namespace(
+    scenario: str,
+) -> None:
+    # Spring AI 2's `execute_tool` spans are the GenAI reader's, their arguments and result kept
+    # only in `spring.ai.tool.call.arguments` / `.result`: the shape of a tool's keys, read as such.
+    runs = rebuilt("spring-ai20", scenario)
+    assert runs and all(call.arguments is not None for run in runs for call in run.tool_calls)
+    assert_read_as_written("spring-ai20", scenario, runs)
