@@ -152,3 +152,15 @@ def test_a_tool_span_a_reader_claims_reads_its_arguments_and_result_under_a_tool
     runs = rebuilt("spring-ai20", scenario)
     assert runs and all(call.arguments is not None for run in runs for call in run.tool_calls)
     assert_read_as_written("spring-ai20", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool"])
+def test_a_kind_key_on_every_span_of_an_agent_s_work_leaves_its_calls_to_a_second_kind_key(
+    scenario: str,
+) -> None:
+    # VoltAgent's `entity.type = agent` is on the agent's span and on each step of it; its steps
+    # are told by `span.type` (llm, tool, memory): the run is the span it does not mark, and a
+    # call's name and model are under its kind's own word (`tool.name`, `llm.model`).
+    runs = rebuilt("voltagent", scenario)
+    assert runs and {run.convention for run in runs} == {"inferred:entity.type"}
+    assert_read_as_written("voltagent", scenario, runs)
