@@ -23,7 +23,8 @@ so one implementation reads both:
 - the keys that share its prefix (each leading part of the key, longest first): the input
   (`<prefix>input`, `<prefix>spanInputs`, `<prefix>input.value`...), the output, the name, a tool's
   arguments and result, a model's name, found on the spans of each kind (a call's under its
-  kind's own value first: `tool.name`, `llm.model`); values JSON-quoted on
+  kind's own value first: `tool.name`, `llm.model`; not a name under a run's kind,
+  `flow:name`, which names the run a call is in); values JSON-quoted on
   the kind key (`"AGENT"`) say every value is JSON;
 - the agent's name: the prefix's name key, else the run span's name unless it only labels the
   kind (`spring_ai chat_client`).
@@ -43,6 +44,7 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.inferred_kinds import (
+    ANY_RUN_KIND,
     KINDS,
     MODEL_KINDS,
     RUN_KINDS,
@@ -318,6 +320,8 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
         *prefixes(key),
     ]
     found: dict[str, Any] = {"when": {"attributes": {key: values}}}
+    # A name kept under a run's kind (`genkit:metadata:flow:name`) names the run the call is in.
+    keys = frozenset(key for key in keys if not _names_a_run(key))
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
@@ -334,3 +338,9 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     if model_name is not None:
         found["model"] = model_name
     return found
+
+
+def _names_a_run(key: str) -> bool:
+    """The key names the run a span is part of: its last part `name`, the one before a run's kind."""
+    parts = _SEPARATORS.split(key)
+    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND

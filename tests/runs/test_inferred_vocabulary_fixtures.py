@@ -164,3 +164,12 @@ def test_a_kind_key_on_every_span_of_an_agent_s_work_leaves_its_calls_to_a_secon
     runs = rebuilt("voltagent", scenario)
     assert runs and {run.convention for run in runs} == {"inferred:entity.type"}
     assert_read_as_written("voltagent", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "failing_tool", "dict_result"])
+def test_a_name_kept_under_a_run_s_kind_names_the_run_a_call_is_in_not_the_call(scenario: str) -> None:
+    # Genkit Go writes `genkit:metadata:flow:name` (the flow's) on its tool spans beside their own
+    # `genkit:name`: the tool is named by the latter.
+    runs = rebuilt("genkit-go", scenario)
+    assert runs and all(call.name != run.agent_name for run in runs for call in run.tool_calls)
+    assert_read_as_written("genkit-go", scenario, runs)
