@@ -30,12 +30,14 @@ from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
 #: The generic keys of what a span was given, and of what it gave, in the order they are read.
-INPUT_KEYS = ("input.value", "input")
-OUTPUT_KEYS = ("output.value", "output")
+#: The last are the GenAI conventions' own names, before their messages, for what a call was
+#: given and gave (`gen_ai.prompt` / `gen_ai.completion`), kept on the span whole.
+INPUT_KEYS = ("input.value", "input", "gen_ai.prompt")
+OUTPUT_KEYS = ("output.value", "output", "gen_ai.completion")
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
-RUN_INPUT_KEYS = ("input",)
-RUN_OUTPUT_KEYS = ("output",)
+RUN_INPUT_KEYS = ("input", "gen_ai.prompt")
+RUN_OUTPUT_KEYS = ("output", "gen_ai.completion")
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
 #: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
 #: tool span after the generic keys, when exactly one key of the span ends so.
