@@ -173,3 +173,26 @@ def test_a_name_kept_under_a_run_s_kind_names_the_run_a_call_is_in_not_the_call(
     runs = rebuilt("genkit-go", scenario)
     assert runs and all(call.name != run.agent_name for run in runs for call in run.tool_calls)
     assert_read_as_written("genkit-go", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "multi_turn", "two_tools"])
+def test_a_call_s_prompt_and_completion_kept_whole_under_the_genai_names_are_its_input_and_output(
+    scenario: str,
+) -> None:
+    # LangSmith's spans are the GenAI reader's (`gen_ai.operation.name`), a run's state and a
+    # tool's arguments and result kept whole in `gen_ai.prompt` / `gen_ai.completion`.
+    runs = rebuilt("langsmith-langchain", scenario)
+    truth = json.loads((TRACES / "langsmith-langchain" / f"{scenario}.truth.json").read_text())["runs"]
+    assert [(run.input, run.output) for run in runs] == [(run["input"], run["output"]) for run in truth]
+    assert [[(call.name, call.arguments, call.result) for call in run.tool_calls] for run in runs] == [
+        [(call["name"], call["arguments"], call["result"]) for call in run["tool_calls"]] for run in truth
+    ]
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "failing_tool_handled"])
+def test_an_agent_graph_its_framework_s_metadata_marks_is_named_as_its_span_is(scenario: str) -> None:
+    # LangSmith names a graph's span after the graph (`weather_agent`, its `lc_agent_name`); the
+    # GenAI reader that claims it names no agent.
+    runs = rebuilt("langsmith-langchain", scenario)
+    assert all(run.agent_name is not None for run in runs)
+    assert_read_as_written("langsmith-langchain", scenario, runs)
