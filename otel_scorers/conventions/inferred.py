@@ -26,8 +26,9 @@ so one implementation reads both:
   kind's own value first: `tool.name`, `llm.model`; not a name under a run's kind,
   `flow:name`, which names the run a call is in); values JSON-quoted on
   the kind key (`"AGENT"`) say every value is JSON;
-- the agent's name: the prefix's name key, else the run span's name unless it only labels the
-  kind (`spring_ai chat_client`).
+- the agent's name: the prefix's name key, else the run span's name (less the method, when each
+  run span is named after a traced method: `ReAct.forward`) unless it only labels the kind
+  (`spring_ai chat_client`).
 
 The description is named `inferred:<kind key>`: it is the reader of the runs it finds, as
 `runs --explain` and `AgentRun.convention` say. Inferred descriptions are remembered by what they
@@ -175,13 +176,25 @@ class VocabularyInference:
         }
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
         names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
+        methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
-        signature = (key, call_key, only, tuple(sorted(raw)), json_values, names_label, *keys.values())
+        signature = (
+            key,
+            call_key,
+            only,
+            methods,
+            tuple(sorted(raw)),
+            json_values,
+            names_label,
+            *keys.values(),
+        )
         try:
             return self._readers[signature]
         except KeyError:
             pass
-        description = inferred_description(key, raw, keys, json_values, names_label, (call_key, only))
+        description = inferred_description(
+            key, raw, keys, json_values, names_label, (call_key, only), methods
+        )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
             self._readers[signature] = reader
@@ -205,6 +218,17 @@ def _kind_key(values: dict[str, Counter[str]]) -> tuple[str, frozenset[str], boo
         return None
     _, calls, _, key, runs = max(found)
     return key, runs, calls
+
+
+#: A span named after the method a tracer traced: the object's class or name, then the method.
+_TRACED_METHOD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[a-z_]+)$")
+
+
+def traced_methods(runs: Sequence[SpanRecord]) -> tuple[str, ...]:
+    """The methods the run spans are named after (`.forward` of `ReAct.forward`), when each is
+    named so: a run is named by the object before it; otherwise none."""
+    found = [_TRACED_METHOD.match(span.name) for span in runs]
+    return tuple(sorted({match.group(1) for match in found if match})) if all(found) else ()
 
 
 def _turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
@@ -263,6 +287,7 @@ def inferred_description(
     json_values: bool,
     names_label: bool,
     calls_apart: tuple[str | None, str | None] = (None, None),
+    methods: tuple[str, ...] = (),
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -292,8 +317,8 @@ def inferred_description(
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
-    if not names_label:
-        names.append({"span": "name"})
+    if not names_label:  # a traced method's name (`ReAct.forward`) names its object
+        names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
     if names:
         run["agent_name"] = names
     for part in ("input", "output"):

@@ -196,3 +196,11 @@ def test_an_agent_graph_its_framework_s_metadata_marks_is_named_as_its_span_is(s
     runs = rebuilt("langsmith-langchain", scenario)
     assert all(run.agent_name is not None for run in runs)
     assert_read_as_written("langsmith-langchain", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "failing_tool"])
+def test_a_run_span_named_after_a_traced_method_names_the_object_before_it(scenario: str) -> None:
+    # MLflow's autolog names a DSPy module's span after the method it traced (`ReAct.forward`).
+    runs = rebuilt("mlflow-dspy", scenario)
+    assert runs and not any(run.agent_name.endswith(".forward") for run in runs if run.agent_name)
+    assert_read_as_written("mlflow-dspy", scenario, runs)
