@@ -14,7 +14,7 @@ so one implementation reads both:
   and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
   whose runs each have a model or tool span (of any reader) under them. A key naming tool and
   model calls but no run is read too, its runs those the rules every reader shares find
-  (LangChain's metadata). Any other key says too little: nothing is read (a wrong run is worse
+  (LangChain's metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key says too little: nothing is read (a wrong run is worse
   than none). When values of both tiers name runs (`agent` and `workflow`), only the agent is one;
   agent spans side by side taking turns (A, B, A) are a conversation: nothing is read. A key
   naming runs on every span of an agent's work (its steps too) leaves the calls' kinds to another
@@ -44,6 +44,7 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_kinds import (
     ANY_RUN_KIND,
     KINDS,
@@ -151,7 +152,7 @@ class VocabularyInference:
                 kind = normalised(span.attributes[key])
                 if kind is not None:
                     values.setdefault(key, Counter())[kind] += 1
-        chosen = _kind_key(values)
+        chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
         if chosen is None:
             return None
         key, runs, calls_named = chosen
@@ -201,18 +202,29 @@ class VocabularyInference:
         return reader
 
 
-def _kind_key(values: dict[str, Counter[str]]) -> tuple[str, frozenset[str], bool] | None:
+def _kind_key(
+    values: dict[str, Counter[str]], graph_marked: Callable[[], bool]
+) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
-    names their calls."""
+    names their calls. `graph_marked` says whether a framework's metadata marks one of the spans
+    as an agent's graph: a run the rules every reader share find, for a key naming calls of one
+    kind."""
     found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
+    marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
         tools = any(kind in TOOL_KINDS for kind in counts)
         models = any(kind in MODEL_KINDS for kind in counts)
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).
-        if runs or (tools and models):
+        # Naming calls of one kind (an agent that answered without a tool), it is read only where
+        # the framework's metadata marks a graph among the spans.
+        if not (runs or (tools and models)) and (tools or models):
+            marked = graph_marked() if marked is None else marked
+            if not marked:
+                continue
+        if runs or tools or models:
             found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
     if not found:
         return None

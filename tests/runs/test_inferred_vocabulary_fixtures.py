@@ -204,3 +204,14 @@ def test_a_run_span_named_after_a_traced_method_names_the_object_before_it(scena
     runs = rebuilt("mlflow-dspy", scenario)
     assert runs and not any(run.agent_name.endswith(".forward") for run in runs if run.agent_name)
     assert_read_as_written("mlflow-dspy", scenario, runs)
+
+
+@pytest.mark.parametrize("corpus", ["mlflow-langchain", "mlflow-langgraph", "langfuse-langchainjs"])
+def test_a_kind_key_naming_model_calls_alone_is_read_where_the_framework_s_metadata_marks_a_graph(
+    corpus: str,
+) -> None:
+    # An agent that answered without a tool: the kind key names model calls (`CHAT_MODEL`,
+    # `generation`) and no tool; LangChain's metadata marks the graph that is the run.
+    runs = rebuilt(corpus, "no_tool")
+    assert len(runs) == 1
+    assert_read_as_written(corpus, "no_tool", runs)
