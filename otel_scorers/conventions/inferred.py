@@ -26,7 +26,8 @@ so one implementation reads both:
   kind's own value first: `tool.name`, `llm.model`; not a name under a run's kind,
   `flow:name`, which names the run a call is in); values JSON-quoted on
   the kind key (`"AGENT"`) say every value is JSON;
-- the agent's name: the prefix's name key, else the run span's name (less the method, when each
+- the agent's name: the prefix's name key, else a field named for it in the output each run
+  recorded (`current_agent_name`), else the run span's name (less the method, when each
   run span is named after a traced method: `ReAct.forward`) unless it only labels the kind
   (`spring_ai chat_client`).
 
@@ -39,12 +40,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.inferred_kinds import (
     ANY_RUN_KIND,
     KINDS,
@@ -193,8 +195,10 @@ class VocabularyInference:
             return self._readers[signature]
         except KeyError:
             pass
+        output = _source(prefixes(key), keys["run"], "output") if runs else None
+        named = (output, recorded_name(kinds["run"], output)) if output else None
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -241,6 +245,28 @@ def traced_methods(runs: Sequence[SpanRecord]) -> tuple[str, ...]:
     named so: a run is named by the object before it; otherwise none."""
     found = [_TRACED_METHOD.match(span.name) for span in runs]
     return tuple(sorted({match.group(1) for match in found if match})) if all(found) else ()
+
+
+def recorded_name(runs: Sequence[SpanRecord], output: str) -> str | None:
+    """The path of a field named for the agent's name (`agent_name`, `current_agent_name`) in the
+    output every run span recorded, at its top or one level down; None when there is none."""
+    paths: set[str] | None = None
+    for span in runs:
+        value = decode_json(span.attributes.get(output))
+        found = set(_name_paths(value, "")) if isinstance(value, dict) else set()
+        for inner_key, inner in value.items() if isinstance(value, dict) else ():
+            if isinstance(inner, dict):
+                found.update(_name_paths(inner, f"{inner_key}."))
+        paths = found if paths is None else paths & found
+        if not paths:
+            return None
+    return min(paths) if paths else None
+
+
+def _name_paths(value: dict[str, Any], prefix: str) -> Iterator[str]:
+    for key, inner in value.items():
+        if isinstance(inner, str) and inner and key.lower().endswith("agent_name") and "." not in key:
+            yield prefix + key
 
 
 def _turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
@@ -300,6 +326,7 @@ def inferred_description(
     names_label: bool,
     calls_apart: tuple[str | None, str | None] = (None, None),
     methods: tuple[str, ...] = (),
+    named: tuple[str, str | None] | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -329,6 +356,8 @@ def inferred_description(
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
+    if named is not None and named[1] is not None:  # the agent's name its run recorded
+        names.append({"attribute": named[0], "path": named[1], "json_value": True})
     if not names_label:  # a traced method's name (`ReAct.forward`) names its object
         names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
     if names:

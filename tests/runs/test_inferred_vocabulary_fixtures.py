@@ -215,3 +215,18 @@ def test_a_kind_key_naming_model_calls_alone_is_read_where_the_framework_s_metad
     runs = rebuilt(corpus, "no_tool")
     assert len(runs) == 1
     assert_read_as_written(corpus, "no_tool", runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "multi_turn", "dict_result"])
+def test_the_agent_s_name_its_run_recorded_names_it_and_a_user_msg_argument_is_the_request(
+    scenario: str,
+) -> None:
+    # LlamaIndex's `FunctionAgent.run` under MLflow: the agent's name is only in the recorded
+    # result (`{"result": {"current_agent_name": ...}}`), the request the `user_msg` argument.
+    runs = rebuilt("mlflow-llamaindex", scenario)
+    assert runs and all(run.agent_name != "FunctionAgent" for run in runs)
+    assert_read_as_written("mlflow-llamaindex", scenario, runs)
+
+
+def test_a_message_argument_named_msg_is_the_request() -> None:
+    assert reduced_text('{"user_msg": "Hi", "chat_history": null, "memory": null}', "input") == "Hi"
