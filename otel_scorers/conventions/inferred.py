@@ -24,7 +24,7 @@ so one implementation reads both:
   (`<prefix>input`, `<prefix>spanInputs`, `<prefix>input.value`...), the output, the name, a tool's
   arguments and result, a model's name, found on the spans of each kind (a call's under its
   kind's own value first: `tool.name`, `llm.model`; not a name under a run's kind,
-  `flow:name`, which names the run a call is in); values JSON-quoted on
+  `acme:flow:name`, which names the run a call is in); values JSON-quoted on
   the kind key (`"AGENT"`) say every value is JSON;
 - the agent's name: the prefix's name key, else a field named for it in the output each run
   recorded (`current_agent_name`), else the run span's name (less the method, when each
@@ -353,7 +353,7 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
         *prefixes(key),
     ]
     found: dict[str, Any] = {"when": {"attributes": {key: values}}}
-    # A name kept under a run's kind (`genkit:metadata:flow:name`) names the run the call is in.
+    # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
     keys = frozenset(key for key in keys if not _names_a_run(key))
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name")
