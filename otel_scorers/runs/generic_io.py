@@ -44,7 +44,9 @@ RUN_OUTPUT_KEYS = ("output", "gen_ai.completion")
 ARGUMENT_TAILS = frozenset({"arguments", "args"})
 RESULT_TAILS = frozenset({"result", "output"})
 #: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
-_TOOL_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:]([a-z]+)$")
+_TOOL_KEY = re.compile(
+    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|result|output)$"
+)
 
 
 def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -61,16 +63,38 @@ def _shaped_value(attributes: Mapping[str, Any], tails: frozenset[str]) -> Any:
     """The value of the one key of the span whose last part is one of `tails` (lower case), not
     a placeholder of content not captured; None when no key, or more than one, ends so, or when
     a generic key says content was not captured."""
+    shaped = _shaped_keys(attributes)
+    if not shaped:  # most spans: a subset check and an intersection
+        return None
+    found = [key for key in shaped if _TOOL_KEY.match(key).group(1).lower() in tails]  # type: ignore[union-attr]
+    if len(found) != 1:
+        return None
+    value = attributes[found[0]]
+    if value is None or value == "" or is_placeholder(value):
+        return None
     if any(is_placeholder(attributes.get(key)) for key in (*INPUT_KEYS, *OUTPUT_KEYS)):
         return None
-    found: list[Any] = []
-    for key, value in attributes.items():
-        tail = _TOOL_KEY.match(key)
-        if tail is not None and tail.group(1).lower() in tails:
-            found.append(value)
-    if len(found) != 1 or found[0] is None or found[0] == "" or is_placeholder(found[0]):
-        return None
-    return found[0]
+    return value
+
+
+#: Attribute keys classified, and those of them shaped as a tool's: replaced, never changed in
+#: place, so that threads building runs at once each read a whole set; past
+#: `_MAX_REMEMBERED_KEYS` keys those classified are forgotten.
+_seen: frozenset[str] = frozenset()
+_shaped: frozenset[str] = frozenset()
+_MAX_REMEMBERED_KEYS = 8192
+
+
+def _shaped_keys(attributes: Mapping[str, Any]) -> Any:
+    """The span's keys shaped as a tool's: each key's name is looked at once."""
+    global _seen, _shaped
+    keys = attributes.keys()
+    if not _seen.issuperset(keys):
+        seen, shaped = (_seen, _shaped) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
+        new = keys - seen
+        _shaped = shaped | {key for key in new if _TOOL_KEY.match(key)}
+        _seen = seen | new
+    return keys & _shaped
 
 
 def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
