@@ -61,6 +61,8 @@ from otel_scorers.span_record import SpanRecord
 
 _SEPARATORS = re.compile(r"[.:]")
 _WORDS = re.compile(r"[\s.:/]+")
+#: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
+GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
 INFERRED = "inferred:"
 #: The namespace of the GenAI conventions, read by the GenAI reader.
@@ -195,7 +197,8 @@ class VocabularyInference:
             return self._readers[signature]
         except KeyError:
             pass
-        output = _source(prefixes(key), keys["run"], "output") if runs else None
+        # The output under the kind key's prefix, else under the generic bare key (`generic_io`).
+        output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
         named = (output, recorded_name(kinds["run"], output)) if output else None
         description = inferred_description(
             key, raw, keys, json_values, names_label, (call_key, only), methods, named

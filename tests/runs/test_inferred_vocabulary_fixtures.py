@@ -230,3 +230,13 @@ def test_the_agent_s_name_its_run_recorded_names_it_and_a_user_msg_argument_is_t
 
 def test_a_message_argument_named_msg_is_the_request() -> None:
     assert reduced_text('{"user_msg": "Hi", "chat_history": null, "memory": null}', "input") == "Hi"
+
+
+def test_the_agent_s_name_its_run_recorded_is_read_from_the_generic_output_key_too(tmp_path: Path) -> None:
+    # The same runs after a drift that keeps each run's output under the bare `output` key.
+    from bench.drifts import drifted
+
+    path, moved = drifted(TRACES / "mlflow-llamaindex" / "multi_turn.json", "bare-keys", tmp_path)
+    assert moved
+    runs = sorted(runs_from_files([path], []), key=lambda run: run.start_ns)
+    assert [run.agent_name for run in runs] == ["weather_agent", "weather_agent"]
