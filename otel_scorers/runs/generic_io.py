@@ -59,12 +59,19 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def _shaped_value(attributes: Mapping[str, Any], tails: frozenset[str]) -> Any:
+def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     """The value of the one key of the span whose last part is one of `tails` (lower case), not
     a placeholder of content not captured; None when no key, or more than one, ends so, or when
-    a generic key says content was not captured."""
+    a generic key says content was not captured. Decided once per kind of span (its scope, name
+    and number of keys) for the many that carry no such key."""
+    attributes = span.attributes
+    kind = (span.scope, span.name, len(attributes))
+    if _without_shaped.get(kind):
+        return None
     shaped = _shaped_keys(attributes)
-    if not shaped:  # most spans: a subset check and an intersection
+    if len(_without_shaped) < _MAX_REMEMBERED_KINDS:
+        _without_shaped[kind] = not shaped
+    if not shaped:
         return None
     found = [key for key in shaped if _TOOL_KEY.match(key).group(1).lower() in tails]  # type: ignore[union-attr]
     if len(found) != 1:
@@ -83,6 +90,9 @@ def _shaped_value(attributes: Mapping[str, Any], tails: frozenset[str]) -> Any:
 _seen: frozenset[str] = frozenset()
 _shaped: frozenset[str] = frozenset()
 _MAX_REMEMBERED_KEYS = 8192
+#: Kinds of tool span (scope, name, number of keys) seen carrying no key shaped as a tool's.
+_without_shaped: dict[tuple[str | None, str, int], bool] = {}
+_MAX_REMEMBERED_KINDS = 4096
 
 
 def _shaped_keys(attributes: Mapping[str, Any]) -> Any:
@@ -108,14 +118,10 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     attributes = span.attributes
     arguments = call.arguments
     if arguments is None:
-        arguments = decode_json(
-            generic_value(attributes, INPUT_KEYS) or _shaped_value(attributes, ARGUMENT_TAILS)
-        )
+        arguments = decode_json(generic_value(attributes, INPUT_KEYS) or _shaped_value(span, ARGUMENT_TAILS))
     result = call.result
     if result is None and call.state == "ok":
-        result = decode_json(
-            generic_value(attributes, OUTPUT_KEYS) or _shaped_value(attributes, RESULT_TAILS)
-        )
+        result = decode_json(generic_value(attributes, OUTPUT_KEYS) or _shaped_value(span, RESULT_TAILS))
     if arguments is call.arguments and result is call.result:
         return _called_with(call)
     if result is not call.result and result_has_error(result):  # as a reader reads a result's error
