@@ -14,15 +14,22 @@ so one implementation reads both:
   and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
   whose runs each have a model or tool span (of any reader) under them. A key naming tool and
   model calls but no run is read too, its runs those the rules every reader shares find
-  (LangChain's metadata). Any other key says too little: nothing is read (a wrong run is worse
+  (LangChain's metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key says too little: nothing is read (a wrong run is worse
   than none). When values of both tiers name runs (`agent` and `workflow`), only the agent is one;
-  agent spans side by side taking turns (A, B, A) are a conversation: nothing is read;
+  agent spans side by side taking turns (A, B, A) are a conversation: nothing is read. A key
+  naming runs on every span of an agent's work (its steps too) leaves the calls' kinds to another
+  kind key on the steps naming tools or models and no run; a run is then a span that key does
+  not mark, told from the steps by a key every run span carries and no step does;
 - the keys that share its prefix (each leading part of the key, longest first): the input
   (`<prefix>input`, `<prefix>spanInputs`, `<prefix>input.value`...), the output, the name, a tool's
-  arguments and result, a model's name, found on the spans of each kind; values JSON-quoted on
+  arguments and result, a model's name, found on the spans of each kind (a call's under its
+  kind's own value first: `tool.name`, `llm.model`; not a name under a run's kind,
+  `acme:flow:name`, which names the run a call is in); values JSON-quoted on
   the kind key (`"AGENT"`) say every value is JSON;
-- the agent's name: the prefix's name key, else the run span's name unless it only labels the
-  kind (`spring_ai chat_client`).
+- the agent's name: the prefix's name key, else a field named for it in the output each run
+  recorded (`current_agent_name`), else the run span's name (less the method, when each
+  run span is named after a traced method: `ReAct.forward`) unless it only labels the kind
+  (`spring_ai chat_client`).
 
 The description is named `inferred:<kind key>`: it is the reader of the runs it finds, as
 `runs --explain` and `AgentRun.convention` say. Inferred descriptions are remembered by what they
@@ -38,35 +45,24 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.inferred_kinds import (
+    ANY_RUN_KIND,
+    KINDS,
+    MODEL_KINDS,
+    RUN_KINDS,
+    TOOL_KINDS,
+    normalised,
+)
+from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
+from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
-#: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
-#: of the first tier are present, those of the second are steps or wrappers of it.
-RUN_KINDS: tuple[frozenset[str], ...] = (
-    frozenset({"agent", "agent_run", "invoke_agent", "run_agent"}),
-    frozenset({"flow", "workflow", "chat_client", "crew", "team"}),
-)
-TOOL_KINDS = frozenset({"tool", "tool_call", "function", "function_call", "execute_tool", "tool_use"})
-MODEL_KINDS = frozenset(
-    {
-        "llm",
-        "model",
-        "generation",
-        "chat",
-        "chat_model",
-        "generate",
-        "completion",
-        "chat_completion",
-        "call_llm",
-    }
-)
-#: Every kind value that names an agent run, of any tier.
-ANY_RUN_KIND: frozenset[str] = frozenset().union(*RUN_KINDS)
-#: Every kind value the inference reads.
-KINDS: frozenset[str] = ANY_RUN_KIND | TOOL_KINDS | MODEL_KINDS
 _SEPARATORS = re.compile(r"[.:]")
 _WORDS = re.compile(r"[\s.:/]+")
+#: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
+GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
 INFERRED = "inferred:"
 #: The namespace of the GenAI conventions, read by the GenAI reader.
@@ -91,14 +87,6 @@ _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
 
 
-def normalised(value: Any) -> str | None:
-    """A kind value as compared: JSON quotes off, lower case, `-` and spaces as `_`."""
-    if not isinstance(value, str) or len(value) > 64:
-        return None
-    text: str = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
-    return text.strip().lower().replace("-", "_").replace(" ", "_")
-
-
 def _squeezed(text: str) -> str:
     return text.lower().replace(".", "").replace(":", "").replace("_", "")
 
@@ -121,6 +109,16 @@ class VocabularyInference:
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
         return KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
+
+    def _kind_values(self, spans: Sequence[SpanRecord]) -> dict[str, Counter[str]]:
+        """How many of the spans carry each kind value, under each of their kind keys."""
+        values: dict[str, Counter[str]] = {}
+        for span in spans:
+            for key in self._kind_keys_of(span):
+                kind = normalised(span.attributes[key])
+                if kind is not None:
+                    values.setdefault(key, Counter())[kind] += 1
+        return values
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key, decided once per kind of span (its scope,
@@ -149,55 +147,83 @@ class VocabularyInference:
         None when they carry none that says which are agent runs and what they call. `works`
         says whether each of these span ids has a model or tool span (of any reader) under it:
         what a kind key naming runs alone, not what they call, needs to be believed."""
-        values: dict[str, Counter[str]] = {}
-        for span in spans:
-            for key in self._kind_keys_of(span):
-                kind = normalised(span.attributes[key])
-                if kind is not None:
-                    values.setdefault(key, Counter())[kind] += 1
-        chosen = _kind_key(values)
+        values = self._kind_values(spans)
+        chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
         if chosen is None:
             return None
         key, runs, calls_named = chosen
+        call_key = call_key_apart(values, key) if runs and not calls_named else None
         carrying = [span for span in spans if key in span.attributes]
-        kinds = {
-            kind: [span for span in carrying if normalised(span.attributes[key]) in kinds_of]
-            for kind, kinds_of in (("run", runs), ("tool", TOOL_KINDS), ("model", MODEL_KINDS))
-        }
+        kinds = spans_of_each_kind(carrying, key, runs, call_key)
+        only = key_of_runs_alone(kinds["run"], carrying, call_key)
+        if call_key is not None and only is None:
+            return None
+        calls_named = calls_named or call_key is not None
         if _turns_of_a_conversation(kinds["run"]):
             return None
         if not calls_named and not works({span.span_id for span in kinds["run"]}):
             return None
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
-        raw = {str(span.attributes[key]) for span in carrying}
+        raw = {
+            str(span.attributes[k])
+            for span in carrying
+            for k in (key, call_key or key)
+            if k in span.attributes
+        }
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
         names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
+        methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
-        signature = (key, tuple(sorted(raw)), json_values, names_label, *keys.values())
+        signature = (
+            key,
+            call_key,
+            only,
+            methods,
+            tuple(sorted(raw)),
+            json_values,
+            names_label,
+            *keys.values(),
+        )
         try:
             return self._readers[signature]
         except KeyError:
             pass
-        description = inferred_description(key, raw, keys, json_values, names_label)
+        # The output under the kind key's prefix, else under the generic bare key (`generic_io`).
+        output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
+        named = (output, recorded_name(kinds["run"], output)) if output else None
+        description = inferred_description(
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named
+        )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
             self._readers[signature] = reader
         return reader
 
 
-def _kind_key(values: dict[str, Counter[str]]) -> tuple[str, frozenset[str], bool] | None:
+def _kind_key(
+    values: dict[str, Counter[str]], graph_marked: Callable[[], bool]
+) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
-    names their calls."""
+    names their calls. `graph_marked` says whether a framework's metadata marks one of the spans
+    as an agent's graph: a run the rules every reader share find, for a key naming calls of one
+    kind."""
     found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
+    marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
         tools = any(kind in TOOL_KINDS for kind in counts)
         models = any(kind in MODEL_KINDS for kind in counts)
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).
-        if runs or (tools and models):
+        # Naming calls of one kind (an agent that answered without a tool), it is read only where
+        # the framework's metadata marks a graph among the spans.
+        if not (runs or (tools and models)) and (tools or models):
+            marked = graph_marked() if marked is None else marked
+            if not marked:
+                continue
+        if runs or tools or models:
             found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
     if not found:
         return None
@@ -255,10 +281,20 @@ def _messages(attribute: str | None, side: str) -> list[Any] | None:
 
 
 def inferred_description(
-    key: str, raw_values: Iterable[str], keys: dict[str, frozenset[str]], json_values: bool, names_label: bool
+    key: str,
+    raw_values: Iterable[str],
+    keys: dict[str, frozenset[str]],
+    json_values: bool,
+    names_label: bool,
+    calls_apart: tuple[str | None, str | None] = (None, None),
+    methods: tuple[str, ...] = (),
+    named: tuple[str, str | None] | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
-    written, `keys` the attribute keys on the spans of each kind (run, tool, model)."""
+    written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
+    `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
+    calls' kinds are read from the first, and a run is a span of a run kind carrying the second."""
+    call_key, only = calls_apart
     by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
     runs_tier = next(
         (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)), frozenset()
@@ -277,12 +313,15 @@ def inferred_description(
         if role is not None:
             by_kind[role].append(value[1:-1] if json_values else value)
     under = prefixes(key)
-    run_keys, tool_keys, model_keys = keys["run"], keys["tool"], keys["model"]
+    run_keys = keys["run"]
     name = _source([*under, ""], run_keys, "name")
-    run: dict[str, Any] = {"when": {"attributes": {key: by_kind["run"]}}} if by_kind["run"] else {}
+    run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
+    run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
-    if not names_label:
-        names.append({"span": "name"})
+    if named is not None and named[1] is not None:  # the agent's name its run recorded
+        names.append({"attribute": named[0], "path": named[1], "json_value": True})
+    if not names_label:  # a traced method's name (`ReAct.forward`) names its object
+        names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
     if names:
         run["agent_name"] = names
     for part in ("input", "output"):
@@ -294,23 +333,42 @@ def inferred_description(
         run["conversation_id"] = conversation
     document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
     document["json_values"] = json_values
-    if by_kind["tool"]:
-        tool: dict[str, Any] = {"when": {"attributes": {key: by_kind["tool"]}}}
-        tool_name = _source([*under, ""], tool_keys, "name")
-        tool["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
-        for part in ("arguments", "result"):
-            found = _source(under, tool_keys, part)
-            if found is not None:
-                tool[part] = {"attribute": found, "json_value": True}
-        document["tool"] = tool
-    if by_kind["model"]:
-        model: dict[str, Any] = {"when": {"attributes": {key: by_kind["model"]}}}
-        for part in ("input", "output"):
-            sources = _messages(_source(under, model_keys, part), part)
-            if sources is not None:
-                model[part] = sources
-        model_name = _source(under, model_keys, "model") or _source(under, model_keys, "name")
-        if model_name is not None:
-            model["model"] = model_name
-        document["model"] = model
+    for role in ("tool", "model"):
+        if by_kind[role]:
+            document[role] = _call(role, call_key or key, by_kind[role], keys[role])
     return ConventionDescription.model_validate(document)
+
+
+def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[str, Any]:
+    """A tool's or a model call's part of the description: its kind's values of `key`, and the
+    keys on its spans under its kind's own value (`tool.name`, `llm.model`), else under each
+    leading part of `key`."""
+    under = [
+        *dict.fromkeys(f"{name}." for value in values for name in (value, value.lower())),
+        *prefixes(key),
+    ]
+    found: dict[str, Any] = {"when": {"attributes": {key: values}}}
+    # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
+    keys = frozenset(key for key in keys if not _names_a_run(key))
+    if role == "tool":
+        tool_name = _source([*under, ""], keys, "name")
+        found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
+        for part in ("arguments", "result"):
+            source = _source(under, keys, part)
+            if source is not None:
+                found[part] = {"attribute": source, "json_value": True}
+        return found
+    for part in ("input", "output"):
+        sources = _messages(_source(under, keys, part), part)
+        if sources is not None:
+            found[part] = sources
+    model_name = _source(under, keys, "model") or _source(under, keys, "name")
+    if model_name is not None:
+        found["model"] = model_name
+    return found
+
+
+def _names_a_run(key: str) -> bool:
+    """The key names the run a span is part of: its last part `name`, the one before a run's kind."""
+    parts = _SEPARATORS.split(key)
+    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND

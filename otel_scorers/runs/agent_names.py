@@ -8,10 +8,13 @@ convention shares are read, then the span-name forms of an agent's run (GenAI's 
 its model calls) is named by the graph it ran in when no span around its calls names an agent: a
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
+A run whose reader named no agent, on a span its framework's metadata marks as an agent's graph,
+is named as its span is: LangChain names a graph's span after the graph.
 """
 
 from __future__ import annotations
 
+from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.genai import agent_named
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
@@ -25,7 +28,11 @@ def agent_name(span: SpanRecord, read: str | None) -> str | None:
     """The agent's name: what the span's reader read, unless that is only the span's own name
     (the reader's last resort), which the keys and span-name forms every convention shares may
     say better. A reader that read no name meant none (a conversation named after its turns)."""
-    if read is None or read != span.name:
+    if read is None:
+        # An agent graph its framework's metadata marks is named as its span is (LangChain names
+        # a graph's span after the graph), by whichever reader it was read.
+        return span.name if span.name and langchain.marks_agent_graph(span) else None
+    if read != span.name:
         return read
     return named_by_keys(span) or read
 

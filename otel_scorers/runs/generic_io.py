@@ -3,13 +3,15 @@ the key its reader reads is absent, whichever reader claimed it.
 
 A framework's next release, or another runtime of it, may write a call's input and output under
 the generic keys many tracers share (`input.value` / `output.value`, OpenInference's; bare
-`input` / `output`) instead of the key of its own that its reader knows. What a reader found
+`input` / `output`), or under a key of its own namespace shaped as a tool's
+(`acme.tool.call.arguments`), instead of the key its reader knows. What a reader found
 wins; where it found nothing, these keys are read, in this order: a tool's arguments and result
 (`tool_call_io`), a run's request and answer from the bare keys (`run_io`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -29,12 +31,23 @@ from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
 #: The generic keys of what a span was given, and of what it gave, in the order they are read.
-INPUT_KEYS = ("input.value", BARE_INPUT)
-OUTPUT_KEYS = ("output.value", BARE_OUTPUT)
+#: The last are the GenAI conventions' own names, before their messages, for what a call was
+#: given and gave (`gen_ai.prompt` / `gen_ai.completion`), kept on the span whole.
+INPUT_KEYS = ("input.value", BARE_INPUT, "gen_ai.prompt")
+OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion")
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
-RUN_INPUT_KEYS = (BARE_INPUT,)
-RUN_OUTPUT_KEYS = (BARE_OUTPUT,)
+RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
+RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
+#: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
+#: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
+#: tool span after the generic keys, when exactly one key of the span ends so.
+ARGUMENT_TAILS = frozenset({"arguments", "args"})
+RESULT_TAILS = frozenset({"result", "output"})
+#: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
+_TOOL_KEY = re.compile(
+    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|result|output)$"
+)
 
 
 def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -45,6 +58,54 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
         if value is not None and value != "" and not is_placeholder(value):
             return value
     return None
+
+
+def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
+    """The value of the one key of the span whose last part is one of `tails` (lower case), not
+    a placeholder of content not captured; None when no key, or more than one, ends so, or when
+    a generic key says content was not captured. Decided once per kind of span (its scope, name
+    and number of keys) for the many that carry no such key."""
+    attributes = span.attributes
+    kind = (span.scope, span.name, len(attributes))
+    if _without_shaped.get(kind):
+        return None
+    shaped = _shaped_keys(attributes)
+    if len(_without_shaped) < _MAX_REMEMBERED_KINDS:
+        _without_shaped[kind] = not shaped
+    if not shaped:
+        return None
+    found = [key for key in shaped if _TOOL_KEY.match(key).group(1).lower() in tails]  # type: ignore[union-attr]
+    if len(found) != 1:
+        return None
+    value = attributes[found[0]]
+    if value is None or value == "" or is_placeholder(value):
+        return None
+    if any(is_placeholder(attributes.get(key)) for key in (*INPUT_KEYS, *OUTPUT_KEYS)):
+        return None
+    return value
+
+
+#: Attribute keys classified, and those of them shaped as a tool's: replaced, never changed in
+#: place, so that threads building runs at once each read a whole set; past
+#: `_MAX_REMEMBERED_KEYS` keys those classified are forgotten.
+_seen: frozenset[str] = frozenset()
+_shaped: frozenset[str] = frozenset()
+_MAX_REMEMBERED_KEYS = 8192
+#: Kinds of tool span (scope, name, number of keys) seen carrying no key shaped as a tool's.
+_without_shaped: dict[tuple[str | None, str, int], bool] = {}
+_MAX_REMEMBERED_KINDS = 4096
+
+
+def _shaped_keys(attributes: Mapping[str, Any]) -> Any:
+    """The span's keys shaped as a tool's: each key's name is looked at once."""
+    global _seen, _shaped
+    keys = attributes.keys()
+    if not _seen.issuperset(keys):
+        seen, shaped = (_seen, _shaped) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
+        new = keys - seen
+        _shaped = shaped | {key for key in new if _TOOL_KEY.match(key)}
+        _seen = seen | new
+    return keys & _shaped
 
 
 def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
@@ -58,10 +119,10 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     attributes = span.attributes
     arguments = call.arguments
     if arguments is None:
-        arguments = decode_json(generic_value(attributes, INPUT_KEYS))
+        arguments = decode_json(generic_value(attributes, INPUT_KEYS) or _shaped_value(span, ARGUMENT_TAILS))
     result = call.result
     if result is None and call.state == "ok":
-        result = decode_json(generic_value(attributes, OUTPUT_KEYS))
+        result = decode_json(generic_value(attributes, OUTPUT_KEYS) or _shaped_value(span, RESULT_TAILS))
     if arguments is call.arguments and result is call.result:
         return _called_with(call)
     if result is not call.result and result_has_error(result):  # as a reader reads a result's error

@@ -4,7 +4,7 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`, either
-may be left out) its first argument, or its one keyword argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, a
+may be left out) its first argument, or its one keyword argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, `user_msg`, a
 wrapped value's `{"_value": ...}`) or, of a request's arguments by name, the one such text,
 beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
 alone, its text; the side's chat message held under a well-known key (a framework's result object,
@@ -52,6 +52,7 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
         "content",
         "text",
         "task",
+        "msg",
         WRAPPED_VALUE,
     ),
     "output": (

@@ -21,7 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers import conventions
 from otel_scorers.conventions import RUN_MARKER_KEYS, may_be_kind_key, may_start_run
-from otel_scorers.conventions.inferred import ANY_RUN_KIND, KINDS, normalised
+from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, KINDS, normalised
 from otel_scorers.conventions.kind_versions import versionless_kind
 
 #: The span says nothing of a run.

@@ -141,3 +141,102 @@ def test_explain_says_the_reading_was_inferred_and_prints_the_description_that_r
     assert [(run.agent_name, run.input, run.output, run.tool_calls) for run in described] == [
         (run.agent_name, run.input, run.output, run.tool_calls) for run in inferred
     ]
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "dict_result"])
+def test_a_tool_span_a_reader_claims_reads_its_arguments_and_result_under_a_tool_key_of_another_namespace(
+    scenario: str,
+) -> None:
+    # Spring AI 2's `execute_tool` spans are the GenAI reader's, their arguments and result kept
+    # only in `spring.ai.tool.call.arguments` / `.result`: the shape of a tool's keys, read as such.
+    runs = rebuilt("spring-ai20", scenario)
+    assert runs and all(call.arguments is not None for run in runs for call in run.tool_calls)
+    assert_read_as_written("spring-ai20", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool"])
+def test_a_kind_key_on_every_span_of_an_agent_s_work_leaves_its_calls_to_a_second_kind_key(
+    scenario: str,
+) -> None:
+    # VoltAgent's `entity.type = agent` is on the agent's span and on each step of it; its steps
+    # are told by `span.type` (llm, tool, memory): the run is the span it does not mark, and a
+    # call's name and model are under its kind's own word (`tool.name`, `llm.model`).
+    runs = rebuilt("voltagent", scenario)
+    assert runs and {run.convention for run in runs} == {"inferred:entity.type"}
+    assert_read_as_written("voltagent", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "failing_tool", "dict_result"])
+def test_a_name_kept_under_a_run_s_kind_names_the_run_a_call_is_in_not_the_call(scenario: str) -> None:
+    # Genkit Go writes `genkit:metadata:flow:name` (the flow's) on its tool spans beside their own
+    # `genkit:name`: the tool is named by the latter.
+    runs = rebuilt("genkit-go", scenario)
+    assert runs and all(call.name != run.agent_name for run in runs for call in run.tool_calls)
+    assert_read_as_written("genkit-go", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "multi_turn", "two_tools"])
+def test_a_call_s_prompt_and_completion_kept_whole_under_the_genai_names_are_its_input_and_output(
+    scenario: str,
+) -> None:
+    # LangSmith's spans are the GenAI reader's (`gen_ai.operation.name`), a run's state and a
+    # tool's arguments and result kept whole in `gen_ai.prompt` / `gen_ai.completion`.
+    runs = rebuilt("langsmith-langchain", scenario)
+    truth = json.loads((TRACES / "langsmith-langchain" / f"{scenario}.truth.json").read_text())["runs"]
+    assert [(run.input, run.output) for run in runs] == [(run["input"], run["output"]) for run in truth]
+    assert [[(call.name, call.arguments, call.result) for call in run.tool_calls] for run in runs] == [
+        [(call["name"], call["arguments"], call["result"]) for call in run["tool_calls"]] for run in truth
+    ]
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "failing_tool_handled"])
+def test_an_agent_graph_its_framework_s_metadata_marks_is_named_as_its_span_is(scenario: str) -> None:
+    # LangSmith names a graph's span after the graph (`weather_agent`, its `lc_agent_name`); the
+    # GenAI reader that claims it names no agent.
+    runs = rebuilt("langsmith-langchain", scenario)
+    assert all(run.agent_name is not None for run in runs)
+    assert_read_as_written("langsmith-langchain", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "failing_tool"])
+def test_a_run_span_named_after_a_traced_method_names_the_object_before_it(scenario: str) -> None:
+    # MLflow's autolog names a DSPy module's span after the method it traced (`ReAct.forward`).
+    runs = rebuilt("mlflow-dspy", scenario)
+    assert runs and not any(run.agent_name.endswith(".forward") for run in runs if run.agent_name)
+    assert_read_as_written("mlflow-dspy", scenario, runs)
+
+
+@pytest.mark.parametrize("corpus", ["mlflow-langchain", "mlflow-langgraph", "langfuse-langchainjs"])
+def test_a_kind_key_naming_model_calls_alone_is_read_where_the_framework_s_metadata_marks_a_graph(
+    corpus: str,
+) -> None:
+    # An agent that answered without a tool: the kind key names model calls (`CHAT_MODEL`,
+    # `generation`) and no tool; LangChain's metadata marks the graph that is the run.
+    runs = rebuilt(corpus, "no_tool")
+    assert len(runs) == 1
+    assert_read_as_written(corpus, "no_tool", runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "multi_turn", "dict_result"])
+def test_the_agent_s_name_its_run_recorded_names_it_and_a_user_msg_argument_is_the_request(
+    scenario: str,
+) -> None:
+    # LlamaIndex's `FunctionAgent.run` under MLflow: the agent's name is only in the recorded
+    # result (`{"result": {"current_agent_name": ...}}`), the request the `user_msg` argument.
+    runs = rebuilt("mlflow-llamaindex", scenario)
+    assert runs and all(run.agent_name != "FunctionAgent" for run in runs)
+    assert_read_as_written("mlflow-llamaindex", scenario, runs)
+
+
+def test_a_message_argument_named_msg_is_the_request() -> None:
+    assert reduced_text('{"user_msg": "Hi", "chat_history": null, "memory": null}', "input") == "Hi"
+
+
+def test_the_agent_s_name_its_run_recorded_is_read_from_the_generic_output_key_too(tmp_path: Path) -> None:
+    # The same runs after a drift that keeps each run's output under the bare `output` key.
+    from bench.drifts import drifted
+
+    path, moved = drifted(TRACES / "mlflow-llamaindex" / "multi_turn.json", "bare-keys", tmp_path)
+    assert moved
+    runs = sorted(runs_from_files([path], []), key=lambda run: run.start_ns)
+    assert [run.agent_name for run in runs] == ["weather_agent", "weather_agent"]

@@ -1,0 +1,48 @@
+"""How an inferred vocabulary names its runs' agent beyond a name key (`inferred.py`).
+
+A tracer of any code may name a run's span after the method it traced (`ReAct.forward`): the
+agent is the object before the method. The run's recorded output may hold the agent's name in a
+field named for it (`{"result": {"current_agent_name": "weather_agent"}}`): that names it before
+the span's name does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.span_record import SpanRecord
+
+#: A span named after the method a tracer traced: the object's class or name, then the method.
+_TRACED_METHOD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[a-z_]+)$")
+
+
+def traced_methods(runs: Sequence[SpanRecord]) -> tuple[str, ...]:
+    """The methods the run spans are named after (`.forward` of `ReAct.forward`), when each is
+    named so: a run is named by the object before it; otherwise none."""
+    found = [_TRACED_METHOD.match(span.name) for span in runs]
+    return tuple(sorted({match.group(1) for match in found if match})) if all(found) else ()
+
+
+def recorded_name(runs: Sequence[SpanRecord], output: str) -> str | None:
+    """The path of a field named for the agent's name (`agent_name`, `current_agent_name`) in the
+    output every run span recorded, at its top or one level down; None when there is none."""
+    paths: set[str] | None = None
+    for span in runs:
+        value = decode_json(span.attributes.get(output))
+        found = set(_name_paths(value, "")) if isinstance(value, dict) else set()
+        for inner_key, inner in value.items() if isinstance(value, dict) else ():
+            if isinstance(inner, dict):
+                found.update(_name_paths(inner, f"{inner_key}."))
+        paths = found if paths is None else paths & found
+        if not paths:
+            return None
+    return min(paths) if paths else None
+
+
+def _name_paths(value: dict[str, Any], prefix: str) -> Iterator[str]:
+    for key, inner in value.items():
+        if isinstance(inner, str) and inner and key.lower().endswith("agent_name") and "." not in key:
+            yield prefix + key

@@ -1,0 +1,62 @@
+"""Runs told from their steps by a second kind key.
+
+Some frameworks write the key that names an agent run on every span of the agent's work, its
+steps too (`entity.type = agent` on the agent's span, its model calls, its tool calls, its
+memory reads), and say each step's kind in another key (`span.type`: `llm`, `tool`, `memory`).
+The inference (`inferred.py`) then reads the calls' kinds from that key, and a run is a span of
+a run kind that key does not mark, told from its steps by a key every run span carries and no
+step does; without such a key, nothing is read (a wrong run is worse than none).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, MODEL_KINDS, TOOL_KINDS, normalised
+from otel_scorers.span_record import SpanRecord
+
+
+def call_key_apart(values: dict[str, Counter[str]], run_key: str) -> str | None:
+    """Another kind key naming tools or model calls and no run: where the key naming runs is on
+    every span of an agent's work (its calls too), the kind of each call is said by this one."""
+    found = [
+        (sum(counts.values()), key)
+        for key, counts in values.items()
+        if key != run_key
+        and not ANY_RUN_KIND & counts.keys()
+        and any(kind in TOOL_KINDS or kind in MODEL_KINDS for kind in counts)
+    ]
+    return max(found)[1] if found else None
+
+
+def spans_of_each_kind(
+    carrying: Sequence[SpanRecord], key: str, runs: frozenset[str], call_key: str | None
+) -> dict[str, list[SpanRecord]]:
+    """The spans of a run, a tool and a model kind: with a key naming the calls apart, which marks
+    each step of a run (a call, a memory read), a run's are those of a run kind it does not mark."""
+    calls = call_key or key
+    kinds = {
+        kind: [span for span in carrying if normalised(span.attributes.get(calls)) in kinds_of]
+        for kind, kinds_of in (("tool", TOOL_KINDS), ("model", MODEL_KINDS))
+    }
+    kinds["run"] = [
+        span
+        for span in carrying
+        if normalised(span.attributes[key]) in runs and (call_key is None or call_key not in span.attributes)
+    ]
+    return kinds
+
+
+def key_of_runs_alone(
+    runs: Sequence[SpanRecord], carrying: Sequence[SpanRecord], call_key: str | None
+) -> str | None:
+    """A key every run span carries and no span `call_key` marks: what tells a run from its steps
+    when the kind key's value is the same on both; None when no key does."""
+    if call_key is None or not runs:
+        return None
+    shared = frozenset(runs[0].attributes).intersection(*(span.attributes for span in runs[1:]))
+    for span in carrying:
+        if call_key in span.attributes:
+            shared = shared - span.attributes.keys()
+    return min(shared) if shared else None
