@@ -184,6 +184,13 @@ class Convention(Protocol):
         carries no agent label of its own: its metadata is the calling graph's)."""
         return False
 
+    def run_at_top(self, span: SpanRecord) -> bool:
+        """The span, which plays no role by itself and is its trace's root, is an agent run when
+        model calls no run holds are under it (`runs/top_runs.py`): its reader's vocabulary marks
+        no span as an agent's run (a description without the run's `when`: LangSmith's run types),
+        so the application's outermost unit of work around the calls is."""
+        return False
+
     def run_needs_work(self, span: SpanRecord) -> bool:
         """The run span marks a unit of work, whether or not an agent ran in it (OpenLLMetry's
         `workflow`, the outermost span of whatever was traced): it is a run only with spans under

@@ -284,6 +284,9 @@ class DescribedConvention(Convention):
             output_tokens=as_int(self._read(span, self._output_tokens)),
         )
 
+    def run_at_top(self, span: SpanRecord) -> bool:
+        return self._run_when is None
+
     def absorbs_turns(self, span: SpanRecord) -> bool:
         return self._conversation_when is not None and self._conversation_when.matches(span)
 

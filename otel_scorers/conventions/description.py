@@ -165,7 +165,8 @@ class RunReading(BaseModel):
     """The spans that are agent runs, and where the run's parts are read. Without `when` the
     instrumentation marks no span as an agent (LangSmith's run types are `chain`, `llm`, `tool`,
     ...): its runs are the spans the framework marks (LangChain's metadata) or that the rules
-    every reader shares find (an agent graph under a tool), read as the rest of `run` says."""
+    every reader shares find (an agent graph under a tool, a trace's root span around model calls
+    no run holds), read as the rest of `run` says."""
 
     model_config = _STRICT
     when: When | None = None

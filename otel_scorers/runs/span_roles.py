@@ -9,7 +9,8 @@ An agent graph invoked from a tool may carry nothing that marks it a run: its pl
 tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
 back under the invocation of the agent it names (`unended_parents`). In a trace in which no
 reader found a run, the spans none gives a role are read by the vocabulary they share, when the
-trace shows one (`conventions.inferred_reader`).
+trace shows one (`conventions.inferred_reader`). Last, a root span a reader claimed without a role
+is the run of the model calls it holds that no run holds (`top_runs`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS, LANGCHAIN_SCOPE
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
+from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
@@ -114,7 +116,8 @@ def _roles_by_place(
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's
     convention spoke: graphs flattened into one span, workflows' agents, agents named by unlisted
-    operations, runs under tool spans, runs with nothing of their own under them."""
+    operations, runs under tool spans, runs with nothing of their own under them, and last the
+    root span around model calls no run holds."""
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
@@ -122,13 +125,15 @@ def _roles_by_place(
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
         _unlisted_agent_operations(unlisted, by_id, roles, unroled)
-    # Only a span without a role may be a run by its place under a tool span: most traces'
-    # spans all play one, and need no walk.
+    # Only a span without a role may be a run by its place under a tool span or at the top of
+    # the trace: most traces' spans all play one, and need no walk.
     under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
+    if unroled:
+        top_level_runs(by_id, roles, unroled)
     return found
 
 

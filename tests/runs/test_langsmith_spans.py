@@ -95,3 +95,38 @@ def test_a_description_without_a_runs_when_makes_no_span_a_run() -> None:
     assert reader.detect(span)
     assert reader.role(span) is None
     assert reader.run_start_markers == () and reader.run_start_names == ()
+
+
+JS_CORPUS = "langsmith-openaijs"
+
+
+def test_a_traceable_at_the_top_of_a_trace_around_its_own_model_calls_is_the_run() -> None:
+    # LangSmith JS's `traceable` agent is a `chain`, a run type that marks no agent: the trace's
+    # root span, around model calls of its own, is the run.
+    assert attribute_values(JS_CORPUS, "no_tool", "weather_agent", "langsmith.span.kind") == ["chain"]
+    (run,) = runs_of(JS_CORPUS, "no_tool")
+    assert run.convention == "langsmith"
+    assert (run.agent_name, run.input) == ("weather_agent", "Say hello in French.")
+    assert [run.agent_name for run in runs_of(JS_CORPUS, "two_runs")] == ["weather_agent", "weather_agent"]
+
+
+def test_an_agent_a_top_level_traceable_runs_through_a_tool_is_a_run_of_its_own() -> None:
+    planner, expert = runs_of(JS_CORPUS, "nested")
+    assert (planner.agent_name, expert.agent_name) == ("trip_planner", "weather_agent")
+    assert [call.name for call in planner.tool_calls] == ["ask_weather_expert"]
+    assert [call.name for call in expert.tool_calls] == ["get_weather"]
+
+
+def test_what_a_traceable_returned_that_is_no_object_is_unwrapped_from_its_outputs() -> None:
+    recorded = attribute_values(JS_CORPUS, "tool_then_answer", "get_weather", "gen_ai.completion")
+    assert json.loads(recorded[0]) == {"outputs": "Sunny, 21°C"}
+    (run,) = runs_of(JS_CORPUS, "tool_then_answer")
+    assert run.output == "It is sunny and 21°C in Paris."
+    assert [(call.name, call.arguments, call.result, call.state) for call in run.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 21°C", "ok")
+    ]
+
+
+def test_a_traceable_tool_that_threw_is_a_failed_call_by_its_exception_event() -> None:
+    (run,) = runs_of(JS_CORPUS, "failing_tool")
+    assert [(call.name, call.state) for call in run.tool_calls] == [("get_weather", "error")]

@@ -1,0 +1,49 @@
+"""Run building, phase 1, last: the unit of work an application traced at the top of a trace.
+
+An instrumentation that traces an application's own functions in a vocabulary that marks no agent
+(LangSmith's `traceable`, whose run types are `chain`, `llm`, `tool`: a description without the
+run's `when`, `Convention.run_at_top`) writes the function that runs an agent's loop as the
+trace's root span, a kind of work its reader gives no role. Once every other rule spoke, such a
+root span is the agent's run when model calls are under it with no run or tool span between:
+calls no run holds are its own (an agent a tool runs is the tool's, found by its place under the
+tool span; the calls inside a run found otherwise stop at that run). Named, given its request and
+answer, by the reader that claimed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from otel_scorers.conventions import Convention, SpanRole
+from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.span_record import SpanRecord
+
+
+def top_level_runs(
+    by_id: Mapping[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+) -> None:
+    """Make a run of each root span whose reader marks no agent (`Convention.run_at_top`) that
+    holds model calls no run holds (see the module's docstring)."""
+    roots = {
+        span_id
+        for span_id, convention in unroled.items()
+        if by_id[span_id].parent_span_id is None and convention.run_at_top(by_id[span_id])
+    }
+    if not roots:
+        return
+    found: set[int] = set()
+    for span_id, (_, role) in roles.items():
+        if role != "model":
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current not in by_id or current in roles:
+                break  # the call is a run's or a tool's, or its root was not exported
+            if current in roots:
+                found.add(current)
+                break
+            current = by_id[current].parent_span_id
+    for span_id in found:
+        roles[span_id] = (unroled.pop(span_id), "run")
