@@ -14,7 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
-from otel_scorers.conventions.kind_versions import versionless_kind
+from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -155,12 +155,14 @@ _REST: tuple[tuple[Convention, Any], ...] = ()
 #: own: a span carrying none of them skips those readers, one check instead of a call to each
 #: (most spans are of the readers after them, plain GenAI's above all). None: each is asked.
 _FIRST_MARKERS: Markers | None = None
-#: A kind's convention among `_REST`, as first decided (`detect`). Kinds are few in a steady stream (span names
+#: A kind's convention among `_REST`, as first decided (`detect`), with the span's kind keys
+#: (`kind_versions.kind_keys`: the kind holds its attribute keys, so a span of a remembered kind
+#: needs no lookup of its own for them). Kinds are few in a steady stream (span names
 #: repeat); past this many, or for a span of more attribute keys than `MAX_KIND_KEYS` (a kind's
 #: key holds them all, and flattened messages make many), each span is detected anew.
 _MAX_REMEMBERED_KINDS = 1024
 MAX_KIND_KEYS = 64
-_detected: dict[tuple[Any, ...], Convention | None] = {}
+_detected: dict[tuple[Any, ...], tuple[Convention | None, KindKeys]] = {}
 #: The vocabulary of spans no reader in use gives a role (`inferred.py`), for the readers in use.
 _INFERENCE = VocabularyInference(())
 
@@ -286,12 +288,19 @@ def detect(span: SpanRecord) -> Convention | None:
     """The first convention whose markers the span carries. After the readers of its scope and
     the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
     attribute keys, and the values conventions declare they compare."""
+    return detect_with_kind_keys(span)[0]
+
+
+def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys | None]:
+    """`detect`, with the span's kind keys (`kind_versions.kind_keys`) when its kind is
+    remembered (None otherwise): run building reads them of each span its reader gives no role,
+    and a remembered kind spares it their lookup."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
     if described is not None:
         for convention, carries_markers in described:
             if carries_markers(span):
-                return convention
+                return convention, None
     attributes = span.attributes
     first = _FIRST_MARKERS
     # `Markers.carried_by`, inline: this runs for every span.
@@ -303,19 +312,19 @@ def detect(span: SpanRecord) -> Convention | None:
     ):
         for convention, carries_markers in _FIRST:
             if carries_markers(span):
-                return convention
+                return convention, None
     if len(attributes) > MAX_KIND_KEYS:
-        return _detect_rest(span)
+        return _detect_rest(span), None
     kind = (span.scope, span.name, tuple(map(attributes.get, _DETECTION_VALUES)), *attributes)
     try:
         return _detected[kind]
     except KeyError:
-        found = _detect_rest(span)
+        found = (_detect_rest(span), kind_keys(attributes))
         if len(_detected) < _MAX_REMEMBERED_KINDS:
             _detected[kind] = found
         return found
     except TypeError:  # a value that cannot be a key (a list): this span is detected anew
-        return _detect_rest(span)
+        return _detect_rest(span), None
 
 
 def _first_carrying(
@@ -374,6 +383,7 @@ __all__ = [
     "SpanRole",
     "classify",
     "detect",
+    "detect_with_kind_keys",
     "detection_values",
     "inferred_reader",
     "may_be_kind_key",

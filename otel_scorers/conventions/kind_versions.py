@@ -72,13 +72,16 @@ def versionless_kind(value: Any) -> str | None:
     return bare or None
 
 
-def versionless(span: SpanRecord) -> SpanRecord | None:
-    """The span with each versioned kind value as its kind, or None when it has none."""
+def versionless(span: SpanRecord, known: KindKeys | None = None) -> SpanRecord | None:
+    """The span with each versioned kind value as its kind, or None when it has none; `known`:
+    the span's kind keys when already found (`conventions.detect_with_kind_keys`)."""
     attributes = span.attributes
     # `kind_keys` and `versionless_kind`, inline: this runs for every span its reader gives no role.
-    keys = tuple(attributes)
-    found = _kind_keys.get(keys)
-    own = (found if found is not None else _remembered_kind_keys(keys)).own
+    if known is None:
+        keys = tuple(attributes)
+        found = _kind_keys.get(keys)
+        known = found if found is not None else _remembered_kind_keys(keys)
+    own = known.own
     if not own:
         return None
     changed: dict[str, Any] | None = None

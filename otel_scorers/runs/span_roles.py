@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from otel_scorers.conventions import Convention, SpanRole, detect, inferred_reader
+from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_kind_keys, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
@@ -60,10 +60,11 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             continue
         by_id[span.span_id] = span
         rooted = rooted or span.parent_span_id is None
-        if (found := detect(span)) is not None and found.name == OPENINFERENCE:
+        found, kind_keys = detect_with_kind_keys(span)
+        if found is not None and found.name == OPENINFERENCE:
             found = reader_as_written(found, span)  # a GenAI span relabelled?
         role = found.role(span) if found is not None else None
-        if role is None and (plain := versionless(span)) is not None:  # a newer version's kind
+        if role is None and (plain := versionless(span, kind_keys)) is not None:  # a newer version's kind
             span, found, role = _versionless_role(plain)
             by_id[span.span_id] = span
         if found is None:

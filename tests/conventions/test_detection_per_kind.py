@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from otel_scorers import conventions
+from otel_scorers.conventions.kind_versions import kind_keys
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_SYSTEM
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.span_record import SpanRecord
@@ -34,6 +35,28 @@ def test_every_fixture_span_is_detected_as_a_fresh_detection_would() -> None:
         for span in spans:
             fresh = conventions._detect(span)
             assert conventions.detect(span) is fresh, (span.scope, span.name, dict(span.attributes))
+
+
+def test_a_remembered_kind_gives_the_kind_keys_a_lookup_of_the_span_would() -> None:
+    problems: list[InputProblem] = []
+    spans = [
+        span
+        for path in sorted(TRACES.glob("*/*.json"))
+        if not path.name.endswith(".truth.json")
+        for span in read_spans(path, problems)
+    ]
+    # The same keys in another order: another kind, whose keys are in its own order.
+    spans += [replace(span, attributes=dict(reversed(span.attributes.items()))) for span in spans]
+    assert not problems
+    given = 0
+    for _ in range(2):  # the second pass answers from the kinds remembered by the first
+        for span in spans:
+            found, keys = conventions.detect_with_kind_keys(span)
+            assert found is conventions.detect(span)
+            if keys is not None:
+                given += 1
+                assert keys == kind_keys(span.attributes), (span.scope, span.name, list(span.attributes))
+    assert given > 1000
 
 
 def test_each_readers_detect_finds_the_markers_it_declares_on_every_fixture_span() -> None:
