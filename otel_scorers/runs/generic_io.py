@@ -154,8 +154,14 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     wants_input = content.input_text is None and not content.input.captured
     wants_output = content.output_text is None and not content.output.captured
-    wants_input = wants_input or _holds_more(content.input_text, attributes, RUN_INPUT_KEYS)
-    wants_output = wants_output or _holds_more(content.output_text, attributes, RUN_OUTPUT_KEYS)
+    # A text read is asked about (`_holds_more`) only when there is one: most run spans have none.
+    read_input, read_output = content.input_text, content.output_text
+    wants_input = wants_input or (
+        read_input is not None and _holds_more(read_input, attributes, RUN_INPUT_KEYS)
+    )
+    wants_output = wants_output or (
+        read_output is not None and _holds_more(read_output, attributes, RUN_OUTPUT_KEYS)
+    )
     if not (wants_input or wants_output):
         return content
     request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
@@ -169,10 +175,8 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     )
 
 
-def _holds_more(read: str | None, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
     """The text a reader read holds, and is more than, a bare key's text on the span."""
-    if read is None:
-        return False
     bare = generic_value(attributes, keys)
     return isinstance(bare, str) and bare.strip() != "" and len(bare) < len(read) and bare in read
 

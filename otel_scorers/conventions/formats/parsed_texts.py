@@ -57,6 +57,6 @@ def parsing_once(parsed: ParsedTexts | None, read: Callable[[_T], _R], what: _T)
         _parsed.reset(token)
 
 
-def parsed_so_far() -> ParsedTexts | None:
-    """The message texts the `parsed_once` block around the call remembers; None outside one."""
-    return _parsed.get()
+#: The message texts the `parsed_once` block around the call remembers; None outside one. The
+#: context variable's own method, not a function calling it: every message text read asks it.
+parsed_so_far: Callable[[], ParsedTexts | None] = _parsed.get
