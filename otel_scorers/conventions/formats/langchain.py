@@ -151,20 +151,23 @@ def tool_message(value: Any) -> Mapping[str, Any] | None:
     if isinstance(value, str):
         value = constructed_fields(value)
         if value is not None and "update" in value:
-            update = value["update"]
-            messages = update.get("messages") if is_mapping(update) else None
-            value = messages[-1] if isinstance(messages, list) and messages else None
+            value = _last_update_message(value)
         return value if is_mapping(value) and "content" in value and "tool_call_id" in value else None
     if is_mapping(value) and is_mapping(value.get("output")):
         value = value["output"]  # OpenLLMetry's {"output": ToolMessage, "kwargs": ...}
     if is_mapping(value) and "update" in value and _COMMAND_KEYS.issuperset(value):
-        update = value["update"]
-        messages = update.get("messages") if is_mapping(update) else None
-        value = messages[-1] if isinstance(messages, list) and messages else None
+        value = _last_update_message(value)
     fields = _fields(value) if is_mapping(value) else None
     if fields is None or fields[0] != "tool" or "tool_call_id" not in fields[1]:
         return None
     return fields[1]
+
+
+def _last_update_message(command: Mapping[str, Any]) -> Any:
+    """The last of the messages a `Command`'s update carries, if it carries any."""
+    update = command["update"]
+    messages = update.get("messages") if is_mapping(update) else None
+    return messages[-1] if isinstance(messages, list) and messages else None
 
 
 #: What LangChain's callbacks are given beside a chain's input (`on_chain_start`) or output
