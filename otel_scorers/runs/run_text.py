@@ -135,7 +135,7 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
         or "type" in text
         or '"role"' in text
         or '"_' in text
-        or text.count(":") == 1
+        or _one_key(text)
         or any(step in text for step in steps)
         # A request's arguments by name: a few of them (a state of many keys is not a call).
         or (
@@ -144,6 +144,13 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
             and any(key in text for key in _REQUEST_KEYS)
         )
     )
+
+
+def _one_key(text: str) -> bool:
+    """Whether a JSON object's text may be of one key: one colon, or one key's end (`":`) when its
+    text value has colons of its own (`{"output": "Sorry: the service is down."}`); a quote
+    escaped in a text (`\\"`) ends no key."""
+    return text.count(":") == 1 or text.count('":') - text.count('\\":') == 1
 
 
 def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
