@@ -4,6 +4,8 @@ a key-value is read anew or remembered from an earlier span, and what is remembe
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -75,6 +77,8 @@ def test_spans_read_from_their_attributes_bytes_are_the_records_protobuf_reads()
     first = bytes_records(payload)  # key-values read anew, the short ones remembered
     again = bytes_records(payload)  # the same spans, the short key-values remembered
     assert first == expected and again == expected
+    # Records are made through their slots: every field is set.
+    assert all(hasattr(record, field.name) for record in again for field in fields(SpanRecord))
     for record in again:
         for key, value in record.attributes.items():
             assert type(value) is type(expected[0].attributes[key]), key
