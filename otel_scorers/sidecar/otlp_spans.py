@@ -59,14 +59,18 @@ class Origin:
 @dataclass(slots=True, eq=False)
 class OtlpSpan:
     """A received span and its origin. In a scoring process, the span is read with
-    `span_bytes_schema` (`BytesSpan`: its attributes as bytes), which `trace_records` converts."""
+    `span_bytes_schema` (`BytesSpan`: its attributes as bytes), converted by its own function."""
 
     span: Span
     origin: Origin
 
     def record(self) -> SpanRecord:
         origin = self.origin
-        return span_record(self.span, origin.resource_attributes(), origin.scope_name())
+        span = self.span
+        if type(span) is BytesSpan:
+            trace_id = int.from_bytes(span.trace_id, "big")
+            return bytes_span_record(span, origin.resource_attributes(), origin.scope_name(), trace_id)
+        return span_record(span, origin.resource_attributes(), origin.scope_name())
 
 
 def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
