@@ -27,7 +27,8 @@ Workloads (all in-process work of a unit, every thread counted):
   processors over OTLP/gRPC to the same sink, metrics recorded, per run;
 - `sidecar_trace`: a trace of the sidecar bench (the example agent's runs) through a scoring
   process's work: its batch message decoded, the run built, the six checks, the scores exported
-  over OTLP/gRPC, per trace; `sidecar_run_build`: finding those traces' runs alone (a run is
+  over OTLP/gRPC, the reply to the receiving process (`worker_process`'s jobs and replies, in
+  tap mode), per trace; `sidecar_run_build`: finding those traces' runs alone (a run is
   read from its spans when first read, which nothing does there);
   `sidecar_emission`: emitting their runs' six scores alone (evaluation spans and events written
   and sent, metrics recorded), per run;
@@ -184,8 +185,9 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     from otel_scorers.metrics import PipelineMetrics
     from otel_scorers.otlp.telemetry import build_telemetry
     from otel_scorers.pipeline.scoring_pipeline import score_run_now
-    from otel_scorers.sidecar.jobs import build_trace_runs, run_span_attributes, sidecar_pipeline
+    from otel_scorers.sidecar.jobs import build_trace_runs, join_chains, sidecar_pipeline
     from otel_scorers.sidecar.trace_batches import decode_batch
+    from otel_scorers.sidecar.worker_process import ReceivedTraceJob, Replies
 
     quiet_engine_timers()
     document = {
@@ -201,34 +203,36 @@ def group_sidecar(regions: Regions, endpoint: str) -> None:
     }
     config = parse_config(document)
     telemetry = build_telemetry(config.sidecar.export)
-    built = sidecar_pipeline(config, telemetry, PipelineMetrics(telemetry.meter_provider))
+    metrics = PipelineMetrics(telemetry.meter_provider)
+    built = sidecar_pipeline(config, telemetry, metrics)
+    chains = join_chains(config.sidecar, metrics)
     done = threading.Semaphore(0)
+    dropped: list[int] = []
 
-    class Job:
-        """What the scoring process submits for a received trace (`worker_process`)."""
+    def send(message: tuple[Any, ...]) -> None:
+        """The scoring process's `("done", [(job id, scores), ...])` reply, pickled as it sends
+        it: in tap mode (the sidecar bench's), a scored trace's scores are an empty list."""
+        pickle.dumps(message)
+        finished = message[1]
+        dropped.extend(job_id for job_id, scores in finished if scores is None)
+        done.release(len(finished))
 
-        def __init__(self, spans: list[Any]) -> None:
-            self.spans = spans
-
-        def build(self) -> Any:
-            return build_trace_runs(self.spans)
-
-        def finished(self, results: Any) -> None:
-            pickle.dumps(run_span_attributes(results))  # the reply to the receiving process
-            done.release()
-
-        def dropped(self, reason: str) -> None:
-            raise SystemExit(f"a trace was dropped: {reason}")
+    # The scoring process's jobs and replies (`worker_process`), in tap mode.
+    replies = Replies(send, attributes=False)
 
     def score(messages: list[bytes]) -> int:
         traces = 0
         for message in messages:
             _, jobs, payload, places = pickle.loads(message)
-            for _, spans in decode_batch(jobs, payload, places):
-                built.engine.submit(Job(spans))
+            received = decode_batch(jobs, payload, places)
+            left = [len(received)]
+            for job_id, spans in received:
+                built.engine.submit(ReceivedTraceJob(job_id, spans, replies, left, built.runless, chains))
                 traces += 1
         for _ in range(traces):
             done.acquire()
+        if dropped:
+            raise SystemExit(f"{len(dropped)} traces were dropped")
         built.force_flush(600)
         telemetry.scores.force_flush(600_000)
         return traces

@@ -17,6 +17,8 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.otlp.decode import attributes, span_record
+from otel_scorers.otlp.span_bytes import bytes_span_record
+from otel_scorers.otlp.span_bytes_schema import BytesSpan
 from otel_scorers.span_record import SpanRecord
 
 
@@ -56,27 +58,39 @@ class Origin:
 
 @dataclass(slots=True, eq=False)
 class OtlpSpan:
+    """A received span and its origin. In a scoring process, the span is read with
+    `span_bytes_schema` (`BytesSpan`: its attributes as bytes), converted by its own function."""
+
     span: Span
     origin: Origin
 
     def record(self) -> SpanRecord:
         origin = self.origin
-        return span_record(self.span, origin.resource_attributes(), origin.scope_name())
+        span = self.span
+        if type(span) is BytesSpan:
+            trace_id = int.from_bytes(span.trace_id, "big")
+            return bytes_span_record(span, origin.resource_attributes(), origin.scope_name(), trace_id)
+        return span_record(span, origin.resource_attributes(), origin.scope_name())
 
 
 def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
     """The spans of one trace converted (`OtlpSpan.record`), a trace's at a time: its trace id is
     read from its first span alone, and its spans share one or a few origins, whose resource and
     scope are looked up once per run of spans of the same origin rather than by a call for each
-    span."""
-    records = []
+    span. Spans read with `span_bytes_schema` (a scoring process's) are converted from their
+    attributes' bytes."""
+    records: list[SpanRecord] = []
     last: Origin | None = None
     resource: Mapping[str, Any] = {}
     scope = ""
-    trace_id = int.from_bytes(spans[0].span.trace_id, "big") if spans else 0
+    if not spans:
+        return records
+    first = spans[0].span
+    trace_id = int.from_bytes(first.trace_id, "big")
+    convert = bytes_span_record if type(first) is BytesSpan else span_record
     for item in spans:
         origin = item.origin
         if origin is not last:
             last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
-        records.append(span_record(item.span, resource, scope, trace_id))
+        records.append(convert(item.span, resource, scope, trace_id))
     return records

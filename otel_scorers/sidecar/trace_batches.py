@@ -4,16 +4,18 @@ A batch is the job ids with their trace ids, and one OTLP request holding the sp
 runs' subtrees, whatever the number of traces: a message per trace costs a pickle, a pipe write
 and a wake-up of the child each, which at thousands of traces a second was most of the
 hand-over. With them goes the place of each span's trace among the jobs, in the request's
-order: the scoring process gives each span to its trace without reading its trace id.
+order: the scoring process gives each span to its trace without reading its trace id. The
+scoring process reads the request with `span_bytes_schema` (each span's attributes as bytes,
+converted by `trace_records`).
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
+from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
+from otel_scorers.otlp.span_bytes_schema import BytesRequest
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
 from otel_scorers.sidecar.jobs import job_spans
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
@@ -39,7 +41,7 @@ def decode_batch(
     """A `("jobs", jobs, payload, places)` message's traces: each job id with the spans of its
     trace. `places`: each span's job, by its place in `jobs`, in the request's order; without
     them (a request made elsewhere), a span's job is the one of its trace id."""
-    request = ExportTraceServiceRequest.FromString(payload)
+    request = BytesRequest.FromString(payload)
     batch = Batch(0)
     if places is not None:
         return _by_place(jobs, request, batch, places)
@@ -56,7 +58,7 @@ def decode_batch(
 
 
 def _by_place(
-    jobs: BatchJobs, request: ExportTraceServiceRequest, batch: Batch, places: Sequence[int]
+    jobs: BatchJobs, request: Any, batch: Batch, places: Sequence[int]
 ) -> list[tuple[int, list[OtlpSpan]]]:
     """The request's spans given to their jobs by `places`, no span's trace id read."""
     traces: list[list[OtlpSpan]] = [[] for _ in jobs]

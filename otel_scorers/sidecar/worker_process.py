@@ -54,7 +54,7 @@ logger = logging.getLogger("otel_scorers")
 _REPLY_WAIT_S = 0.02
 
 
-class _Replies:
+class Replies:
     """Finished jobs, sent back in batches: when the last job of a received batch is done, when
     `MAX_BATCH_TRACES` wait, and every `_REPLY_WAIT_S` (`flush`, on the engine's loop) for the
     rest (a trace waiting for a judge finishes after the others of its batch). With
@@ -68,7 +68,7 @@ class _Replies:
         # The engine's thread adds; a job dropped as it is submitted or at shutdown, the main one.
         self._lock = threading.Lock()
 
-    def add(self, job: _ReceivedTraceJob, results: Sequence[ScoredRun] | None) -> None:
+    def add(self, job: ReceivedTraceJob, results: Sequence[ScoredRun] | None) -> None:
         """`job` scored (`results`) or dropped (None)."""
         scores = None if results is None else run_span_attributes(results) if self._attributes else []
         with self._lock:
@@ -86,14 +86,14 @@ class _Replies:
 
 
 @dataclass(slots=True, eq=False)
-class _ReceivedTraceJob:
+class ReceivedTraceJob:
     """A received trace as a job for the `ScoringEngine`. Not frozen: one is made for every trace
     scored, and a frozen dataclass sets each field through `object.__setattr__`, about three times
     the cost of making one; nothing changes a job once made."""
 
     job_id: int
     spans: list[OtlpSpan]
-    replies: _Replies
+    replies: Replies
     #: How many jobs of the batch this one came in are not done yet (shared by them).
     batch: list[int]
     runless: RunlessTraces
@@ -158,7 +158,7 @@ def worker_main(config: Config, connection: Connection) -> None:
     engine = built.engine
     runless = built.runless
     chains = join_chains(settings, metrics)  # the receiving process sends this one every trace without a run
-    replies = _Replies(reply, attributes=settings.mode == "inline")
+    replies = Replies(reply, attributes=settings.mode == "inline")
     engine.call_every(_REPLY_WAIT_S, replies.flush)
     reply(("ready",))
     flush_s = min(2.0, settings.shutdown_timeout_s / 4)
@@ -175,7 +175,7 @@ def worker_main(config: Config, connection: Connection) -> None:
                 received = decode_batch(message[1], message[2], message[3])
                 left = [len(received)]
                 for job_id, spans in received:
-                    engine.submit(_ReceivedTraceJob(job_id, spans, replies, left, runless, chains))
+                    engine.submit(ReceivedTraceJob(job_id, spans, replies, left, runless, chains))
             elif kind == "metrics":
                 reply(("metrics", message[1], telemetry.prometheus_text()))
             elif kind == "stop":
@@ -194,7 +194,7 @@ def worker_main(config: Config, connection: Connection) -> None:
 
 
 def _stop_scoring(
-    built: BuiltPipeline, replies: _Replies, telemetry: Telemetry, timeout_s: float, flush_s: float
+    built: BuiltPipeline, replies: Replies, telemetry: Telemetry, timeout_s: float, flush_s: float
 ) -> None:
     """Finish scoring what was received within `timeout_s`, send the last replies, then export
     the scores within what is left of `timeout_s + flush_s`."""

@@ -16,8 +16,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_scorers.sidecar import span_marks
 from otel_scorers.sidecar.batch_assembler import BufferedTrace
-from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
+from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan, trace_records
 from otel_scorers.sidecar.trace_batches import decode_batch, encode_batch
+from otel_scorers.span_record import SpanRecord
 
 #: What a span is sent under and the span itself, each as its serialized bytes.
 Sent = tuple[bytes, bytes, str, bytes]
@@ -75,6 +76,10 @@ def buffered(request: ExportTraceServiceRequest) -> list[tuple[int, BufferedTrac
     return list(enumerate(traces.values()))
 
 
+def span_id(record: SpanRecord) -> int:
+    return record.span_id
+
+
 def test_a_batch_carries_each_span_under_its_own_resource_and_scope() -> None:
     sent = encode_spans(sent_spans())
     traces = buffered(ExportTraceServiceRequest.FromString(sent.SerializeToString()))
@@ -85,11 +90,15 @@ def test_a_batch_carries_each_span_under_its_own_resource_and_scope() -> None:
     assert sorted(received(handed)) == sorted(received(sent))
     assert len(handed.resource_spans) == 4  # one for each of the four origins
     by_trace = {trace.key: [item.span for item in trace.spans] for _, trace in traces}
+    by_trace_items = {trace.key: trace.spans for _, trace in traces}
     for given in (decode_batch(jobs, payload, places), decode_batch(jobs, payload)):
         assert [job_id for job_id, _ in given] == [job_id for job_id, _ in traces]
         for job_id, spans in given:
             expected = by_trace[traces[job_id][1].key]
-            assert sorted(item.span.SerializeToString() for item in spans) == sorted(
-                span.SerializeToString() for span in expected
+            assert sorted(item.span.span_id for item in spans) == sorted(span.span_id for span in expected)
+            # Read with the scoring process's schema, each span is the record it is read as by
+            # opentelemetry-proto's.
+            assert sorted(trace_records(spans), key=span_id) == sorted(
+                trace_records(by_trace_items[traces[job_id][1].key]), key=span_id
             )
             assert all(item.span.trace_id == traces[job_id][1].key for item in spans)

@@ -71,6 +71,8 @@ def test_received_attribute_values_are_the_ones_the_sdk_recorded() -> None:
                 assert type(value) is type(expected[key]), key
             converted += 1
     assert converted == len(spans) == 4
+    for _, received in traces:
+        assert [item.record() for item in received] == trace_records(received)
 
 
 def test_each_record_carries_its_own_traces_id() -> None:
