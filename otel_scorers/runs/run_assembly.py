@@ -38,27 +38,45 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     }
     if not runs:
         return []
-    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    parents = _ParentIds(by_id)
     _absorb_turns(runs, roles, parents)
     _name_within_parents(runs, by_id)
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     tools_asking: list[tuple[Convention, SpanRecord]] = []  # model calls directly in a tool span
     _give_roled_spans(runs, roles, by_id, parents, owners, tools_asking)
-    if tools_asking and tool_prompted_runs(runs, tools_asking, parents, owners):
+    if tools_asking and tool_prompted_runs(runs, tools_asking, parents(), owners):
         owners = {}  # more runs: walked anew
     unroled = found.unroled
     if unroled:  # steps, and spans around a run, are spans without a role
-        _give_steps(runs, unroled, by_id, parents, owners)
-    if one_run_per_invocation(runs, roles, by_id, parents):
+        _give_steps(runs, unroled, by_id, parents(), owners)
+    if len(runs) > 1 and one_run_per_invocation(runs, roles, by_id, parents()):
         owners = {}  # fewer runs: walked anew
     if unroled:
         _give_spans_around(runs, unroled, by_id)
     outer: dict[int, RunParts | None] = {}
     for span_id, parts in runs.items():
-        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        parent_id = parts.span.parent_span_id
+        outer[span_id] = nearest_marked(parent_id, parents(), runs, owners) if parent_id is not None else None
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
     return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, found)
+
+
+class _ParentIds:
+    """Each span's parent id, gathered when a rule first walks up the trace (called): the spans
+    of most traces sit directly in their run's span, which is at the top, and need no walk."""
+
+    __slots__ = ("_by_id", "_ids")
+
+    def __init__(self, by_id: Mapping[int, SpanRecord]) -> None:
+        self._by_id = by_id
+        self._ids: dict[int, int | None] | None = None
+
+    def __call__(self) -> dict[int, int | None]:
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = {span_id: span.parent_span_id for span_id, span in self._by_id.items()}
+        return ids
 
 
 def _name_within_parents(runs: Mapping[int, RunParts], by_id: Mapping[int, SpanRecord]) -> None:
@@ -74,7 +92,7 @@ def _give_roled_spans(
     runs: Mapping[int, RunParts],
     roles: Mapping[int, tuple[Convention, SpanRole]],
     by_id: Mapping[int, SpanRecord],
-    parents: Mapping[int, int | None],
+    parent_ids: _ParentIds,
     owners: dict[int, RunParts | None],
     tools_asking: list[tuple[Convention, SpanRecord]],
 ) -> None:
@@ -92,6 +110,7 @@ def _give_roled_spans(
         # Most such spans sit directly in their run's span: nothing lies between to walk.
         owner = runs.get(parent) if parent is not None else None
         if owner is None:
+            parents = parent_ids()
             owner = nearest_marked(parent, parents, runs, owners)
             if owner is None:
                 continue
@@ -193,15 +212,14 @@ def _give_steps(
 
 
 def _absorb_turns(
-    runs: dict[int, RunParts],
-    roles: Mapping[int, tuple[Convention, SpanRole]],
-    parents: Mapping[int, int | None],
+    runs: dict[int, RunParts], roles: Mapping[int, tuple[Convention, SpanRole]], parent_ids: _ParentIds
 ) -> None:
     """Runs nested in a conversation that absorbs its turns, not through a tool span, are turns
     of it: they leave `runs`, so their spans belong to the conversation."""
     conversations = {span_id for span_id, parts in runs.items() if parts.convention.absorbs_turns(parts.span)}
     if not conversations:
         return
+    parents = parent_ids()
     for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
         current = parts.span.parent_span_id
         walked = {span_id}  # parent ids that loop end the walk at the first span seen twice
@@ -228,6 +246,12 @@ def _join_handoffs(
     asked for the transfer): as the user sees it they are one run, that starts with the first
     agent and ends with the last one's answer. The later runs' spans join the first; they are not
     runs of their own."""
+    if len(ordered) == 1:
+        # A trace's only run (most traces'): no later run to hand to, so a handoff its tool spans
+        # record is to an agent that takes its turn inside the run span.
+        if _last_handoff(ordered[0]) is not None:
+            _handoffs_within(ordered[0])
+        return ordered
     by_id = found.by_id
     joined: set[int] = set()
     for index, head in enumerate(ordered):
