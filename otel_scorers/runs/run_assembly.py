@@ -54,7 +54,13 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
         parent_id = parts.span.parent_span_id
         outer[span_id] = nearest_marked(parent_id, parents(), runs, owners) if parent_id is not None else None
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
-    return join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, found)
+    # A sort calls its key for every item, even alone: most traces hold one run.
+    ordered = sorted(runs.values(), key=_started) if len(runs) > 1 else list(runs.values())
+    return join_handoffs(ordered, outer, found)
+
+
+def _started(parts: RunParts) -> int:
+    return parts.span.start_ns
 
 
 class _ParentIds:
@@ -93,48 +99,77 @@ def _give_roled_spans(
 ) -> None:
     """Each tool, model and retriever span to its nearest run; the model spans directly in a tool
     span, which belong to no run, to `tools_asking`."""
-    layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
-    in_model: dict[int, int | None] = {}
-    in_tool: dict[int, int | None] = {}
-    marking_checked: set[int] = set()
+    walks: _Walks | None = None  # made for the first span not directly in a run span
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
         span = by_id[span_id]
-        parent = span.parent_span_id
         # Most such spans sit directly in their run's span: nothing lies between to walk.
+        parent = span.parent_span_id
         owner = runs.get(parent) if parent is not None else None
         if owner is None:
-            parents = parent_ids()
-            owner = nearest_marked(parent, parents, runs, owners)
+            if walks is None:
+                walks = _Walks(runs, roles, by_id, parent_ids(), owners, tools_asking)
+            owner = walks.owner(convention, span, role)
             if owner is None:
-                continue
-            if role == "tool" and owner.span.span_id not in marking_checked:
-                # The span a framework's loop runs its calls under (Semantic Kernel's) may name
-                # the run's framework (when the run span names none): asked once per run, of the
-                # span around its first tool call not directly in it.
-                marking_checked.add(owner.span.span_id)
-                between = by_id.get(parent) if parent is not None else None
-                if between is not None:
-                    owner.inner_framework = framework_marking(between)
-            if layers is None:
-                layers = _layers(roles)
-            model_or_run, tool_or_run = layers
-            outer_model = nearest_marked(parent, parents, model_or_run, in_model) if role == "model" else None
-            if outer_model:
-                owner.model_layers.setdefault(outer_model, []).append((convention, span))
-                continue
-            outer_tool = nearest_marked(parent, parents, tool_or_run, in_tool)
-            # A model call a tool made (no agent run between) is the tool's work, not the agent's.
-            if role == "model" and outer_tool:
-                if outer_tool == parent:
-                    tools_asking.append((convention, span))
-                continue
-            if role == "tool" and outer_tool:
-                owner.executions.setdefault(outer_tool, []).append((convention, span))
                 continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
+
+
+class _Walks:
+    """The walks up from the spans not directly in a run span, and what they found."""
+
+    def __init__(
+        self,
+        runs: Mapping[int, RunParts],
+        roles: Mapping[int, tuple[Convention, SpanRole]],
+        by_id: Mapping[int, SpanRecord],
+        parents: Mapping[int, int | None],
+        owners: dict[int, RunParts | None],
+        tools_asking: list[tuple[Convention, SpanRecord]],
+    ) -> None:
+        self.runs, self.by_id, self.parents, self.owners = runs, by_id, parents, owners
+        self.tools_asking = tools_asking
+        self.model_or_run, self.tool_or_run = _layers(roles)
+        self.in_model: dict[int, int | None] = {}
+        self.in_tool: dict[int, int | None] = {}
+        self.marking_checked: set[int] = set()
+
+    def owner(self, convention: Convention, span: SpanRecord, role: SpanRole) -> RunParts | None:
+        """The run the span, not directly in its run's span, is one of the `role` spans of; None
+        when no run holds it, or it is a lower layer's view of a call (given to its run as such)
+        or a tool's own model call."""
+        parent = span.parent_span_id
+        owner = nearest_marked(parent, self.parents, self.runs, self.owners)
+        if owner is None:
+            return None
+        if role == "tool" and owner.span.span_id not in self.marking_checked:
+            # The span a framework's loop runs its calls under (Semantic Kernel's) may name
+            # the run's framework (when the run span names none): asked once per run, of the
+            # span around its first tool call not directly in it.
+            self.marking_checked.add(owner.span.span_id)
+            between = self.by_id.get(parent) if parent is not None else None
+            if between is not None:
+                owner.inner_framework = framework_marking(between)
+        outer_model = (
+            nearest_marked(parent, self.parents, self.model_or_run, self.in_model)
+            if role == "model"
+            else None
+        )
+        if outer_model:
+            owner.model_layers.setdefault(outer_model, []).append((convention, span))
+            return None
+        outer_tool = nearest_marked(parent, self.parents, self.tool_or_run, self.in_tool)
+        # A model call a tool made (no agent run between) is the tool's work, not the agent's.
+        if role == "model" and outer_tool:
+            if outer_tool == parent:
+                self.tools_asking.append((convention, span))
+            return None
+        if role == "tool" and outer_tool:
+            owner.executions.setdefault(outer_tool, []).append((convention, span))
+            return None
+        return owner
 
 
 def _layers(
@@ -211,6 +246,8 @@ def _absorb_turns(
 ) -> None:
     """Runs nested in a conversation that absorbs its turns, not through a tool span, are turns
     of it: they leave `runs`, so their spans belong to the conversation."""
+    if len(runs) < 2:  # a run alone has no turns inside it to absorb
+        return
     conversations = {span_id for span_id, parts in runs.items() if parts.convention.absorbs_turns(parts.span)}
     if not conversations:
         return
