@@ -75,7 +75,8 @@ def match_requested_calls(
     # asked for, and may be a handoff, or another run's.
     if not repeated:
         matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
-    matched.sort(key=lambda pair: (call_start(pair[0]), pair[1]))
+    if len(matched) > 1:  # a sort calls its key for every item, even alone
+        matched.sort(key=lambda pair: (call_start(pair[0]), pair[1]))
     return [call for call, _ in matched]
 
 

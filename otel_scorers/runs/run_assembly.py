@@ -2,29 +2,24 @@
 
 Each tool and model span belongs to its nearest run ancestor, so a sub-agent is its own run and
 the outer run sees only the tool call that started it. A run whose agent hands the conversation
-on goes on in the next agent's run, which joins it; runs nested in a conversation that absorbs
-its turns are turns of it. When the run span names no agent or holds no request or answer, the
-spans inside it that play no role may (`Convention.step_content`): the first one's agent and
-request, the last one's answer.
+on goes on in the next agent's run, which joins it (`joined_handoffs`); runs nested in a
+conversation that absorbs its turns are turns of it. When the run span names no agent or holds
+no request or answer, the spans inside it that play no role may (`Convention.step_content`):
+the first one's agent and request, the last one's answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
-from otel_scorers.conventions.base import UNNAMED_AGENT
-from otel_scorers.conventions.formats import llamaindex
-from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
 from otel_scorers.conventions.frameworks import framework_marking
-from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
-from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.invocations import one_run_per_invocation
-from otel_scorers.runs.run_parts import RunParts, agent_name_of
+from otel_scorers.runs.joined_handoffs import join_handoffs
+from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.span_roles import SpanRoles
 from otel_scorers.runs.tool_prompted_runs import tool_prompted_runs
-from otel_scorers.runs.untold_handoffs import untold_handoff
 from otel_scorers.span_record import SpanRecord
 
 
@@ -38,27 +33,51 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     }
     if not runs:
         return []
-    parents = {span_id: span.parent_span_id for span_id, span in by_id.items()}
+    parents = _ParentIds(by_id)
     _absorb_turns(runs, roles, parents)
     _name_within_parents(runs, by_id)
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     tools_asking: list[tuple[Convention, SpanRecord]] = []  # model calls directly in a tool span
     _give_roled_spans(runs, roles, by_id, parents, owners, tools_asking)
-    if tools_asking and tool_prompted_runs(runs, tools_asking, parents, owners):
+    if tools_asking and tool_prompted_runs(runs, tools_asking, parents(), owners):
         owners = {}  # more runs: walked anew
     unroled = found.unroled
     if unroled:  # steps, and spans around a run, are spans without a role
-        _give_steps(runs, unroled, by_id, parents, owners)
-    if one_run_per_invocation(runs, roles, by_id, parents):
+        _give_steps(runs, unroled, by_id, parents(), owners)
+    if len(runs) > 1 and one_run_per_invocation(runs, roles, by_id, parents()):
         owners = {}  # fewer runs: walked anew
     if unroled:
         _give_spans_around(runs, unroled, by_id)
     outer: dict[int, RunParts | None] = {}
     for span_id, parts in runs.items():
-        outer[span_id] = nearest_marked(parts.span.parent_span_id, parents, runs, owners)
+        parent_id = parts.span.parent_span_id
+        outer[span_id] = nearest_marked(parent_id, parents(), runs, owners) if parent_id is not None else None
         _add_sub_run_call(parts, by_id, roles, outer[span_id])
-    return _join_handoffs(sorted(runs.values(), key=lambda parts: parts.span.start_ns), outer, found)
+    # A sort calls its key for every item, even alone: most traces hold one run.
+    ordered = sorted(runs.values(), key=_started) if len(runs) > 1 else list(runs.values())
+    return join_handoffs(ordered, outer, found)
+
+
+def _started(parts: RunParts) -> int:
+    return parts.span.start_ns
+
+
+class _ParentIds:
+    """Each span's parent id, gathered when a rule first walks up the trace (called): the spans
+    of most traces sit directly in their run's span, which is at the top, and need no walk."""
+
+    __slots__ = ("_by_id", "_ids")
+
+    def __init__(self, by_id: Mapping[int, SpanRecord]) -> None:
+        self._by_id = by_id
+        self._ids: dict[int, int | None] | None = None
+
+    def __call__(self) -> dict[int, int | None]:
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = {span_id: span.parent_span_id for span_id, span in self._by_id.items()}
+        return ids
 
 
 def _name_within_parents(runs: Mapping[int, RunParts], by_id: Mapping[int, SpanRecord]) -> None:
@@ -74,53 +93,83 @@ def _give_roled_spans(
     runs: Mapping[int, RunParts],
     roles: Mapping[int, tuple[Convention, SpanRole]],
     by_id: Mapping[int, SpanRecord],
-    parents: Mapping[int, int | None],
+    parent_ids: _ParentIds,
     owners: dict[int, RunParts | None],
     tools_asking: list[tuple[Convention, SpanRecord]],
 ) -> None:
     """Each tool, model and retriever span to its nearest run; the model spans directly in a tool
     span, which belong to no run, to `tools_asking`."""
-    layers: tuple[dict[int, int | None], dict[int, int | None]] | None = None
-    in_model: dict[int, int | None] = {}
-    in_tool: dict[int, int | None] = {}
-    marking_checked: set[int] = set()
+    walks: _Walks | None = None  # made for the first span not directly in a run span
     for span_id, (convention, role) in roles.items():
         if role == "run":
             continue
         span = by_id[span_id]
-        parent = span.parent_span_id
         # Most such spans sit directly in their run's span: nothing lies between to walk.
+        parent = span.parent_span_id
         owner = runs.get(parent) if parent is not None else None
         if owner is None:
-            owner = nearest_marked(parent, parents, runs, owners)
+            if walks is None:
+                walks = _Walks(runs, roles, by_id, parent_ids(), owners, tools_asking)
+            owner = walks.owner(convention, span, role)
             if owner is None:
-                continue
-            if role == "tool" and owner.span.span_id not in marking_checked:
-                # The span a framework's loop runs its calls under (Semantic Kernel's) may name
-                # the run's framework (when the run span names none): asked once per run, of the
-                # span around its first tool call not directly in it.
-                marking_checked.add(owner.span.span_id)
-                between = by_id.get(parent) if parent is not None else None
-                if between is not None:
-                    owner.inner_framework = framework_marking(between)
-            if layers is None:
-                layers = _layers(roles)
-            model_or_run, tool_or_run = layers
-            outer_model = nearest_marked(parent, parents, model_or_run, in_model) if role == "model" else None
-            if outer_model:
-                owner.model_layers.setdefault(outer_model, []).append((convention, span))
-                continue
-            outer_tool = nearest_marked(parent, parents, tool_or_run, in_tool)
-            # A model call a tool made (no agent run between) is the tool's work, not the agent's.
-            if role == "model" and outer_tool:
-                if outer_tool == parent:
-                    tools_asking.append((convention, span))
-                continue
-            if role == "tool" and outer_tool:
-                owner.executions.setdefault(outer_tool, []).append((convention, span))
                 continue
         target = owner.tools if role == "tool" else owner.retrievers if role == "retriever" else owner.models
         target.append((convention, span))
+
+
+class _Walks:
+    """The walks up from the spans not directly in a run span, and what they found."""
+
+    def __init__(
+        self,
+        runs: Mapping[int, RunParts],
+        roles: Mapping[int, tuple[Convention, SpanRole]],
+        by_id: Mapping[int, SpanRecord],
+        parents: Mapping[int, int | None],
+        owners: dict[int, RunParts | None],
+        tools_asking: list[tuple[Convention, SpanRecord]],
+    ) -> None:
+        self.runs, self.by_id, self.parents, self.owners = runs, by_id, parents, owners
+        self.tools_asking = tools_asking
+        self.model_or_run, self.tool_or_run = _layers(roles)
+        self.in_model: dict[int, int | None] = {}
+        self.in_tool: dict[int, int | None] = {}
+        self.marking_checked: set[int] = set()
+
+    def owner(self, convention: Convention, span: SpanRecord, role: SpanRole) -> RunParts | None:
+        """The run the span, not directly in its run's span, is one of the `role` spans of; None
+        when no run holds it, or it is a lower layer's view of a call (given to its run as such)
+        or a tool's own model call."""
+        parent = span.parent_span_id
+        owner = nearest_marked(parent, self.parents, self.runs, self.owners)
+        if owner is None:
+            return None
+        if role == "tool" and owner.span.span_id not in self.marking_checked:
+            # The span a framework's loop runs its calls under (Semantic Kernel's) may name
+            # the run's framework (when the run span names none): asked once per run, of the
+            # span around its first tool call not directly in it.
+            self.marking_checked.add(owner.span.span_id)
+            between = self.by_id.get(parent) if parent is not None else None
+            if between is not None:
+                owner.inner_framework = framework_marking(between)
+        outer_model = (
+            nearest_marked(parent, self.parents, self.model_or_run, self.in_model)
+            if role == "model"
+            else None
+        )
+        if outer_model:
+            owner.model_layers.setdefault(outer_model, []).append((convention, span))
+            return None
+        outer_tool = nearest_marked(parent, self.parents, self.tool_or_run, self.in_tool)
+        # A model call a tool made (no agent run between) is the tool's work, not the agent's.
+        if role == "model" and outer_tool:
+            if outer_tool == parent:
+                self.tools_asking.append((convention, span))
+            return None
+        if role == "tool" and outer_tool:
+            owner.executions.setdefault(outer_tool, []).append((convention, span))
+            return None
+        return owner
 
 
 def _layers(
@@ -193,15 +242,16 @@ def _give_steps(
 
 
 def _absorb_turns(
-    runs: dict[int, RunParts],
-    roles: Mapping[int, tuple[Convention, SpanRole]],
-    parents: Mapping[int, int | None],
+    runs: dict[int, RunParts], roles: Mapping[int, tuple[Convention, SpanRole]], parent_ids: _ParentIds
 ) -> None:
     """Runs nested in a conversation that absorbs its turns, not through a tool span, are turns
     of it: they leave `runs`, so their spans belong to the conversation."""
+    if len(runs) < 2:  # a run alone has no turns inside it to absorb
+        return
     conversations = {span_id for span_id, parts in runs.items() if parts.convention.absorbs_turns(parts.span)}
     if not conversations:
         return
+    parents = parent_ids()
     for span_id, parts in sorted(runs.items(), key=lambda item: item[1].span.start_ns):
         current = parts.span.parent_span_id
         walked = {span_id}  # parent ids that loop end the walk at the first span seen twice
@@ -217,161 +267,6 @@ def _absorb_turns(
                     del runs[span_id]
                 break
             current = parents.get(current)
-
-
-def _join_handoffs(
-    ordered: list[RunParts], outer: Mapping[int, RunParts | None], found: SpanRoles
-) -> list[RunParts]:
-    """A run whose agent hands the conversation to another agent goes on in that agent's run
-    (the next run of that agent beside it, in the same outer run, or inside the handing run's
-    own spans, under no tool span: Google ADK 1.x runs the next agent inside the model call that
-    asked for the transfer): as the user sees it they are one run, that starts with the first
-    agent and ends with the last one's answer. The later runs' spans join the first; they are not
-    runs of their own."""
-    by_id = found.by_id
-    joined: set[int] = set()
-    for index, head in enumerate(ordered):
-        if head.span.span_id in joined:
-            continue
-        current = head
-        # Handoffs that no tool span records are found by the runs that follow: the last run
-        # (most traces' only one) has none to look for.
-        last = index + 1 == len(ordered)
-        while (
-            handoff := _last_handoff(current)
-            or (None if last else _requested_handoff(current, ordered[index + 1 :], outer))
-            or (None if last else _named_handoff(current, head, ordered[index + 1 :], outer))
-            or (None if last else untold_handoff(current, ordered[index + 1 :], outer, by_id))
-        ) is not None:
-            target, start_ns = handoff
-            follower = next(
-                (
-                    parts
-                    for parts in ordered[index + 1 :]
-                    if parts.span.span_id not in joined
-                    and parts is not current
-                    # Inside the same outer run (none, for top-level runs): siblings, or turns
-                    # the framework delivers through message spans of their own (AutoGen's
-                    # runtime); or inside the one handing over, under no tool span of it.
-                    and (
-                        outer.get(parts.span.span_id) is outer.get(current.span.span_id)
-                        or _handed_within(parts, current, outer, found)
-                    )
-                    and parts.span.start_ns >= start_ns
-                    and (target == UNNAMED_AGENT or agent_name_of(parts) == target)
-                ),
-                None,
-            )
-            if follower is None:
-                if current is head:
-                    _handoffs_within(head)
-                break
-            joined.add(follower.span.span_id)
-            if outer.get(follower.span.span_id) is current:
-                head.handed_within.append(follower.span.start_ns)
-            target = target or agent_name_of(follower) or UNNAMED_AGENT
-            head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
-            head.tools.extend(follower.tools)
-            head.models.extend(follower.models)
-            head.retrievers.extend(follower.retrievers)
-            head.sub_runs.extend(follower.sub_runs)
-            head.executions.update(follower.executions)
-            head.model_layers.update(follower.model_layers)
-            head.final = current = follower
-    return [parts for parts in ordered if parts.span.span_id not in joined]
-
-
-def _handed_within(
-    parts: RunParts, current: RunParts, outer: Mapping[int, RunParts | None], found: SpanRoles
-) -> bool:
-    """`parts` runs inside the spans of the run `current`, under no tool span of it (an agent a
-    tool runs is the tool's work, not a handoff)."""
-    if outer.get(parts.span.span_id) is not current:
-        return False
-    span_id = parts.span.parent_span_id
-    for _ in range(MAX_DEPTH):
-        if span_id is None or span_id == current.span.span_id:
-            return True
-        if found.roles.get(span_id, (None, None))[1] == "tool":
-            return False
-        span = found.by_id.get(span_id)
-        span_id = span.parent_span_id if span is not None else None
-    return False
-
-
-def _handoffs_within(parts: RunParts) -> None:
-    """Handoffs to agents that have no run of their own: the agents take turns inside the one
-    run span (LlamaIndex's `AgentWorkflow`). Each hands on from the agent handed to before."""
-    agent = agent_name_of(parts)
-    found = []
-    for convention, span in parts.tools:
-        target = convention.handoff_target(span)
-        if target:  # an unnamed agent has no turn inside the run span to hand to
-            found.append((span.start_ns, target))
-    for start_ns, target in sorted(found):
-        parts.handoffs.append(Handoff(agent, target, start_ns))
-        agent = target
-    if found:
-        parts.final_name = agent
-
-
-def _last_handoff(parts: RunParts) -> tuple[str, int] | None:
-    """(agent handed to, when) of the run's last handoff tool span, if it has one."""
-    found: tuple[str, int] | None = None
-    for convention, span in parts.tools:
-        target = convention.handoff_target(span)
-        if target is not None and (found is None or span.start_ns >= found[1]):
-            found = (target, span.start_ns)
-    return found
-
-
-def _requested_handoff(
-    parts: RunParts, later: Sequence[RunParts], outer: Mapping[int, RunParts | None]
-) -> tuple[str, int] | None:
-    """(agent handed to, when) of a handoff no tool span records: the run's last model call asked
-    for the tool its framework names after the agent (`transfer_to_{agent}`), and a run of that
-    agent starts later beside it (which of them follows it, `_join_handoffs` decides)."""
-    if not parts.models:
-        return None
-    around = outer.get(parts.span.span_id)
-    later = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
-    if not later:
-        return None
-    convention, span = max(parts.models, key=lambda pair: pair[1].start_ns)
-    asked = {part.get("name") for part in tool_call_parts(convention.model_call(span).output.items)}
-    asked.discard(None)
-    if not asked:
-        return None
-    for follower in later:
-        name = agent_name_of(follower)
-        if name and handoff_tool_name(name) in asked:
-            return name, span.start_ns
-    return None
-
-
-def _named_handoff(
-    parts: RunParts, head: RunParts, later: Sequence[RunParts], outer: Mapping[int, RunParts | None]
-) -> tuple[str, int] | None:
-    """(agent handed to, when) of a handoff its reader does not know: the run's last tool call
-    names an agent in its `agent_name` argument (Strands' `handoff_to_agent`, ADK's
-    `transfer_to_agent`) or is a LlamaIndex `AgentWorkflow`'s `handoff` naming it `to_agent`,
-    whoever wrote the span, and a run of that agent starts after it beside the run. The call is
-    machinery (`RunParts.handoff_tools` of the run it joins)."""
-    if not parts.tools:
-        return None
-    around = outer.get(parts.span.span_id)
-    beside = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
-    if not beside:
-        return None
-    convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
-    call = tool_call_io(convention.tool_call(span), span)
-    target = handoff_agent(call.arguments) or llamaindex.handoff_target(call.name, call.arguments)
-    if target is None or not any(
-        run.span.start_ns >= span.start_ns and agent_name_of(run) == target for run in beside
-    ):
-        return None
-    head.handoff_tools.add(span.span_id)
-    return target, span.start_ns
 
 
 def _add_sub_run_call(

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from otel_scorers.conventions.formats.parsed_texts import parsed_once
+from otel_scorers.conventions.formats.parsed_texts import ParsedTexts, parsing_once
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.run_assembly import assemble_runs
+from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_reading import read_run
 from otel_scorers.runs.span_roles import span_roles
 from otel_scorers.span_record import SpanRecord
@@ -28,9 +29,10 @@ def build_runs(spans: Iterable[SpanRecord], only: Iterable[int] | None = None) -
     wanted = set(only) if only is not None else None
     # The message texts parsed while the runs are found are remembered for their reading, which
     # happens when a scorer first reads a run (`lazy_run`).
-    with parsed_once() as parsed:
-        return [
-            read_run(parts, parsed)
-            for parts in assemble_runs(span_roles(spans))
-            if wanted is None or parts.span.span_id in wanted
-        ]
+    parsed: ParsedTexts = {}
+    found = parsing_once(parsed, _assembled, spans)
+    return [read_run(parts, parsed) for parts in found if wanted is None or parts.span.span_id in wanted]
+
+
+def _assembled(spans: Iterable[SpanRecord]) -> list[RunParts]:
+    return assemble_runs(span_roles(spans))

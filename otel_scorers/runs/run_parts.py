@@ -7,7 +7,7 @@ wrapping it gives when the run span names it only by its own name, its steps' re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import RunSpanContent
@@ -18,57 +18,81 @@ from otel_scorers.runs.generic_io import run_io
 from otel_scorers.span_record import SpanRecord
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class RunParts:
+    """A run's span and the spans given to it. Made for every run span of every trace built, by
+    its own `__init__`: the one a dataclass writes calls a factory for each list and dict and
+    compares each argument with its default marker, about three times the instructions."""
+
     span: SpanRecord
     convention: Convention
-    tools: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
-    models: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
-    retrievers: list[tuple[Convention, SpanRecord]] = field(default_factory=list)
+    tools: list[tuple[Convention, SpanRecord]]
+    models: list[tuple[Convention, SpanRecord]]
+    retrievers: list[tuple[Convention, SpanRecord]]
     #: Sub-agent runs started without a tool span, as the tool calls this run sees.
-    sub_runs: list[ToolCall] = field(default_factory=list)
+    sub_runs: list[ToolCall]
     #: Agents this run's conversation was handed to, in order, and the run that answered last.
-    handoffs: list[Handoff] = field(default_factory=list)
-    final: RunParts | None = None
+    handoffs: list[Handoff]
+    final: RunParts | None
     #: When each agent handed the run inside one of its model calls started (Google ADK 1.x):
     #: the calls after it are that agent's, not the enclosing call seen again.
-    handed_within: list[int] = field(default_factory=list)
+    handed_within: list[int]
     #: The agent of the first turn a conversation absorbed (`Convention.absorbs_turns`).
-    first_turn_agent: str | None = None
+    first_turn_agent: str | None
     #: What the run's own spans without a role said of it, in start order (`step_content`).
-    steps: list[tuple[int, RunSpanContent]] = field(default_factory=list)
+    steps: list[tuple[int, RunSpanContent]]
     #: The agent that answered last, when handoffs happened inside the run span itself.
-    final_name: str | None = None
+    final_name: str | None
     #: Tool spans inside a tool span of the run, by the outer one's span id: that call's
     #: execution seen by a lower layer, which may know that it failed.
-    executions: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    executions: dict[int, list[tuple[Convention, SpanRecord]]]
     #: Model spans inside a model span of the run, by the outer one's span id: the same call seen
     #: by a lower layer, which may name the model or count the tokens the outer one does not.
-    model_layers: dict[int, list[tuple[Convention, SpanRecord]]] = field(default_factory=dict)
+    model_layers: dict[int, list[tuple[Convention, SpanRecord]]]
     #: The agent's name as the span around the run gives it (`Convention.name_within`).
-    given_name: str | None = None
+    given_name: str | None
     #: The agent span that wraps this run and does nothing else (`invocations`): what it holds
     #: (request, answer, conversation id) stands for what the run span lacks.
-    wrapper: RunParts | None = None
+    wrapper: RunParts | None
     #: The span directly around the run, when the run has no model, tool or retriever span of
     #: its own and is all that span holds: the conversation it may keep is the run's
     #: (`run_reading`), read by the convention that claimed it.
-    around: tuple[Convention, SpanRecord] | None = None
+    around: tuple[Convention, SpanRecord] | None
     #: Tool spans that handed the conversation on by naming the next agent (`agent_name`), read
     #: by the rule every convention shares rather than by their reader: machinery, not calls.
-    handoff_tools: set[int] = field(default_factory=set)
+    handoff_tools: set[int]
     #: The framework a span between the run span and its own calls marks (Semantic Kernel's
     #: function loop), whatever its scope, when the run span names none: the run's framework.
-    inner_framework: Framework | None = None
+    inner_framework: Framework | None
     #: `content_of` as last read, with the name and the number of steps it was read with: the
     #: rules ask it often, and it changes only when a name is given or steps are added.
-    read: tuple[str | None, int, RunSpanContent] | None = None
+    read: tuple[str | None, int, RunSpanContent] | None
     #: The framework of the run span (`framework_of`), which reading the run asks for each of
     #: its tool calls, prompts and answers: decided once, when the run is found.
-    framework: Framework | None = field(init=False)
+    framework: Framework | None
 
-    def __post_init__(self) -> None:
-        self.framework = framework_of(self.span)
+    def __init__(self, span: SpanRecord, convention: Convention, given_name: str | None = None) -> None:
+        self.span = span
+        self.convention = convention
+        self.tools = []
+        self.models = []
+        self.retrievers = []
+        self.sub_runs = []
+        self.handoffs = []
+        self.final = None
+        self.handed_within = []
+        self.first_turn_agent = None
+        self.steps = []
+        self.final_name = None
+        self.executions = {}
+        self.model_layers = {}
+        self.given_name = given_name
+        self.wrapper = None
+        self.around = None
+        self.handoff_tools = set()
+        self.inner_framework = None
+        self.read = None
+        self.framework = framework_of(span)
 
 
 def framework_of_run(parts: RunParts) -> Framework | None:
