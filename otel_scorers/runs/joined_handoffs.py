@@ -52,41 +52,67 @@ def join_handoffs(
             or (None if last else untold_handoff(current, ordered[index + 1 :], outer, by_id))
         ) is not None:
             target, start_ns = handoff
-            follower = next(
-                (
-                    parts
-                    for parts in ordered[index + 1 :]
-                    if parts.span.span_id not in joined
-                    and parts is not current
-                    # Inside the same outer run (none, for top-level runs): siblings, or turns
-                    # the framework delivers through message spans of their own (AutoGen's
-                    # runtime); or inside the one handing over, under no tool span of it.
-                    and (
-                        outer.get(parts.span.span_id) is outer.get(current.span.span_id)
-                        or _handed_within(parts, current, outer, found)
-                    )
-                    and parts.span.start_ns >= start_ns
-                    and (target == UNNAMED_AGENT or agent_name_of(parts) == target)
-                ),
-                None,
-            )
+            follower = _follower(ordered[index + 1 :], current, target, start_ns, joined, outer, found)
             if follower is None:
                 if current is head:
                     _handoffs_within(head)
                 break
             joined.add(follower.span.span_id)
-            if outer.get(follower.span.span_id) is current:
-                head.handed_within.append(follower.span.start_ns)
-            target = target or agent_name_of(follower) or UNNAMED_AGENT
-            head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
-            head.tools.extend(follower.tools)
-            head.models.extend(follower.models)
-            head.retrievers.extend(follower.retrievers)
-            head.sub_runs.extend(follower.sub_runs)
-            head.executions.update(follower.executions)
-            head.model_layers.update(follower.model_layers)
-            head.final = current = follower
+            _absorb(head, current, follower, target, start_ns, outer)
+            current = follower
     return [parts for parts in ordered if parts.span.span_id not in joined]
+
+
+def _follower(
+    later: list[RunParts],
+    current: RunParts,
+    target: str,
+    start_ns: int,
+    joined: set[int],
+    outer: Mapping[int, RunParts | None],
+    found: SpanRoles,
+) -> RunParts | None:
+    """The run that takes over from `current`'s handoff to `target` at `start_ns`."""
+    return next(
+        (
+            parts
+            for parts in later
+            if parts.span.span_id not in joined
+            and parts is not current
+            # Inside the same outer run (none, for top-level runs): siblings, or turns the
+            # framework delivers through message spans of their own (AutoGen's runtime); or
+            # inside the one handing over, under no tool span of it.
+            and (
+                outer.get(parts.span.span_id) is outer.get(current.span.span_id)
+                or _handed_within(parts, current, outer, found)
+            )
+            and parts.span.start_ns >= start_ns
+            and (target == UNNAMED_AGENT or agent_name_of(parts) == target)
+        ),
+        None,
+    )
+
+
+def _absorb(
+    head: RunParts,
+    current: RunParts,
+    follower: RunParts,
+    target: str,
+    start_ns: int,
+    outer: Mapping[int, RunParts | None],
+) -> None:
+    """`follower`'s spans join `head`'s run, handed over from `current`."""
+    if outer.get(follower.span.span_id) is current:
+        head.handed_within.append(follower.span.start_ns)
+    target = target or agent_name_of(follower) or UNNAMED_AGENT
+    head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
+    head.tools.extend(follower.tools)
+    head.models.extend(follower.models)
+    head.retrievers.extend(follower.retrievers)
+    head.sub_runs.extend(follower.sub_runs)
+    head.executions.update(follower.executions)
+    head.model_layers.update(follower.model_layers)
+    head.final = follower
 
 
 def _handed_within(
