@@ -27,7 +27,7 @@ from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel, smolagents
+from otel_scorers.conventions.formats import ag2, crewai, haystack, qwen_agent, semantic_kernel, smolagents
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
@@ -49,8 +49,9 @@ class Framework:
     model's request of that name but are machinery, not the agent's tools. `request_in_prompt`:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
     None for other text. `tool_error`: the failure a result the framework sent the model for a
-    call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
-    Tool ...", AG2's "Error: ..."), None for a result.
+    call, or returned as the tool's result, says the call had (CrewAI's "Error executing tool:
+    ...", Haystack's "Failed to invoke Tool ...", AG2's "Error: ...", Qwen-Agent's "An error
+    occurred when calling tool ..."), None for a result.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
     (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
     the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
@@ -167,6 +168,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "ag2": Framework(tool_error=ag2.tool_error),
+    "qwen_agent": Framework(tool_error=qwen_agent.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name,
         added_arguments=semantic_kernel.ADDED_ARGUMENTS,
@@ -355,8 +357,8 @@ def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: 
 
 
 def sent_back_error(framework: Framework | None, response: Any) -> str | None:
-    """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework (`framework_of` its span); None when it reads as the call's result. When
+    """The failure that `response`, what the model was sent back for a call (or what the call's
+    span recorded it returned), says the call had in the run's framework (`framework_of` its span); None when it reads as the call's result. When
     the run's scope names no framework (a tracer of any code, such as MLflow's autolog), each
     listed framework's failure text is looked for: each says a failure, not a result."""
     if framework is not None:

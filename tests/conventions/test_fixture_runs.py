@@ -154,11 +154,6 @@ PENDING: dict[str, Pending] = {
         "text (`error: ...`), read as the call's result: nothing in the trace says the call failed",
         frozenset({RUNS, QUICK_CHECKS}),
     ),
-    "otel-qwen-agent/failing_tool": Pending(
-        "Qwen-Agent returns a tool's failure as its result (`An error occurred when calling tool ...`), "
-        "on an `execute_tool` span left unset",
-        frozenset({RUNS, QUICK_CHECKS}),
-    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
