@@ -103,7 +103,7 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
+        #: Kinds of span (scope, name, number of keys) seen carrying no key whose name may be a kind key.
         self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
 
     def may_be_kind(self, key: str) -> bool:
@@ -122,17 +122,20 @@ class VocabularyInference:
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key, decided once per kind of span (its scope,
-        name and number of keys) for the many that carry none."""
+        name and number of keys) for the many that carry none. Only a key whose value names a kind
+        of work counts (`messaging.message.type = request` does not), and a value is each span's
+        own: spans of one kind may hold a kind of work on one and none on another (MLflow names
+        a LangChain graph's `"CHAIN"` span and an agent's `"AGENT"` span after the agent)."""
         kind = (span.scope, span.name, len(span.attributes))
         if self._without_kind_keys.get(kind):
             return ()
+        named = self._kind_keys_in(span)
+        if not named:
+            if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
+                self._without_kind_keys[kind] = True
+            return ()
         attributes = span.attributes
-        # Only a key whose value names a kind of work counts (`messaging.message.type = request`
-        # does not): a span of such keys alone is decided once too.
-        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in KINDS]
-        if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
-            self._without_kind_keys[kind] = not found
-        return found
+        return [key for key in named if normalised(attributes[key]) in KINDS]
 
     def _kind_keys_in(self, span: SpanRecord) -> list[str]:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
