@@ -27,7 +27,7 @@ from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel, smolagents
+from otel_scorers.conventions.formats import ag2, crewai, haystack, qwen_agent, semantic_kernel, smolagents
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
@@ -49,8 +49,10 @@ class Framework:
     model's request of that name but are machinery, not the agent's tools. `request_in_prompt`:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
     None for other text. `tool_error`: the failure a result the framework sent the model for a
-    call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
-    Tool ...", AG2's "Error: ..."), None for a result.
+    call, or returned as the tool's result, says the call had (CrewAI's "Error executing tool:
+    ...", Haystack's "Failed to invoke Tool ...", AG2's "Error: ...", Qwen-Agent's "An error
+    occurred when calling tool ..."), None for a result; `tool_error_prefix`, how every such text
+    begins.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
     (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
     the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
@@ -81,6 +83,7 @@ class Framework:
     loop_tool_results: frozenset[tuple[str, str]] = frozenset()
     request_in_prompt: Callable[[str], str | None] | None = None
     tool_error: Callable[[Any], str | None] | None = None
+    tool_error_prefix: str | None = None
     result_key: str | None = None
     step_fields: frozenset[str] = frozenset()
     tool_name: Callable[[str], str] | None = None
@@ -160,13 +163,15 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "crewai": Framework(
         request_in_prompt=crewai.task_in_prompt,
         tool_error=crewai.tool_error,
+        tool_error_prefix=crewai.TOOL_ERROR_PREFIX,
         untraced_tools=True,
         mark_keys=crewai.INSTRUMENTATION_KEYS,
     ),
     "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
-    "haystack": Framework(tool_error=haystack.tool_error),
-    "ag2": Framework(tool_error=ag2.tool_error),
+    "haystack": Framework(tool_error=haystack.tool_error, tool_error_prefix=haystack.TOOL_ERROR_PREFIX),
+    "ag2": Framework(tool_error=ag2.tool_error, tool_error_prefix=ag2.TOOL_ERROR_PREFIX),
+    "qwen_agent": Framework(tool_error=qwen_agent.tool_error, tool_error_prefix=qwen_agent.TOOL_ERROR_PREFIX),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name,
         added_arguments=semantic_kernel.ADDED_ARGUMENTS,
@@ -176,6 +181,8 @@ FRAMEWORKS: Mapping[str, Framework] = {
 
 
 _TOOL_ERRORS = tuple(f.tool_error for f in FRAMEWORKS.values() if f.tool_error is not None)
+#: How every listed framework's failure text begins: a text beginning otherwise is none (one check).
+_TOOL_ERROR_PREFIXES = tuple(f.tool_error_prefix for f in FRAMEWORKS.values() if f.tool_error_prefix)
 _REQUESTS_IN_PROMPT = tuple(
     f.request_in_prompt for f in FRAMEWORKS.values() if f.request_in_prompt is not None
 )
@@ -355,8 +362,8 @@ def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: 
 
 
 def sent_back_error(framework: Framework | None, response: Any) -> str | None:
-    """The failure that `response`, what the model was sent back for a call, says the call had in
-    the run's framework (`framework_of` its span); None when it reads as the call's result. When
+    """The failure that `response`, what the model was sent back for a call (or what the call's
+    span recorded it returned), says the call had in the run's framework (`framework_of` its span); None when it reads as the call's result. When
     the run's scope names no framework (a tracer of any code, such as MLflow's autolog), each
     listed framework's failure text is looked for: each says a failure, not a result."""
     if framework is not None:
@@ -366,6 +373,16 @@ def sent_back_error(framework: Framework | None, response: Any) -> str | None:
         if error is not None:
             return error
     return None
+
+
+def returned_error(framework: Framework | None, result: Any) -> str | None:
+    """The failure that `result`, what a tool span recorded its call returned, says the call had:
+    the framework's text for a failure (`sent_back_error`: Qwen-Agent returns it from the tool it
+    ran). Asked of every tool span's result: one check for a result that begins as no listed
+    framework's failure text."""
+    if type(result) is not str or not result.startswith(_TOOL_ERROR_PREFIXES):
+        return None
+    return sent_back_error(framework, result)
 
 
 def step_fields(framework: Framework | None) -> frozenset[str]:

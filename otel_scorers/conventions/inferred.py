@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
@@ -85,6 +86,8 @@ _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
 }
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
+#: The longest text `normalised` reads as a kind value.
+_LONGEST_KIND = 64
 
 
 def _squeezed(text: str) -> str:
@@ -96,6 +99,17 @@ def prefixes(key: str) -> list[str]:
     return [key[: match.end()] for match in reversed(list(_SEPARATORS.finditer(key)))]
 
 
+def _names_kind(value: Any) -> bool:
+    """The value names a kind of work (`KINDS`), read once per text: kind values repeat, and
+    none is longer than `_LONGEST_KIND` (`normalised`)."""
+    return type(value) is str and len(value) <= _LONGEST_KIND and _text_names_kind(value)
+
+
+@lru_cache(maxsize=_MAX_REMEMBERED_KINDS)
+def _text_names_kind(value: str) -> bool:
+    return normalised(value) in KINDS
+
+
 class VocabularyInference:
     """Infers the vocabulary of the spans no reader gives a role, for the readers in use: keys
     of their namespaces are theirs, never inferred."""
@@ -103,8 +117,9 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
-        self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
+        #: Kinds of span (scope, name, number of keys) seen holding no kind of work: the keys
+        #: named as kind keys on it, and their values.
+        self._without_kinds: dict[tuple[str | None, str, int], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -121,17 +136,21 @@ class VocabularyInference:
         return values
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
-        """The keys of the span that may be a kind key, decided once per kind of span (its scope,
-        name and number of keys) for the many that carry none."""
+        """The keys of the span that may be a kind key and hold a kind of work, decided once per
+        kind of span (its scope, name and number of keys) for the many that carry none. Only a
+        key whose value names a kind of work counts (`messaging.message.type = request` does
+        not), and a value is each span's own: spans of one kind may hold a kind of work on one
+        and none on another (MLflow names a LangChain graph's `"CHAIN"` span and an agent's
+        `"AGENT"` span after the agent), so a kind of span is remembered with its values."""
         kind = (span.scope, span.name, len(span.attributes))
-        if self._without_kind_keys.get(kind):
-            return ()
         attributes = span.attributes
-        # Only a key whose value names a kind of work counts (`messaging.message.type = request`
-        # does not): a span of such keys alone is decided once too.
-        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in KINDS]
-        if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
-            self._without_kind_keys[kind] = not found
+        seen = self._without_kinds.get(kind)
+        if seen is not None and (not seen[0] or tuple(map(attributes.get, seen[0])) == seen[1]):
+            return ()
+        named = self._kind_keys_in(span)
+        found = [key for key in named if _names_kind(attributes[key])]
+        if not found and len(self._without_kinds) < _MAX_REMEMBERED_KINDS:
+            self._without_kinds[kind] = (tuple(named), tuple(map(attributes.get, named)))
         return found
 
     def _kind_keys_in(self, span: SpanRecord) -> list[str]:

@@ -30,6 +30,7 @@ from otel_scorers.conventions.frameworks import (
     framework_of_call,
     loop_tool,
     results_in_history,
+    returned_error,
     sent_back_error,
 )
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
@@ -140,7 +141,9 @@ def _tool_call(
     (its reader's, or one the shared rule read: `handed_off`), or a loop-ending tool of its
     framework (`Framework.loop_tools`). A call whose execution failed failed, though the caller's
     span may not say so (an MCP server's error, which the calling framework hands the model as a
-    result). Named, and its arguments read, as its framework calls it (`Framework.as_called`)."""
+    result), and so did one whose result is its framework's text for a failure
+    (`frameworks.returned_error`). Named, and its arguments read, as its framework calls it
+    (`Framework.as_called`)."""
     call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
@@ -148,6 +151,9 @@ def _tool_call(
     result = _returned(call, framework)
     if result is not call.result:
         call = changed_tool_call(call, result=result)
+    if call.state == "ok" and (error := returned_error(framework, result)):
+        # The framework's text for a tool that raised, returned as its result (Qwen-Agent's).
+        call = changed_tool_call(call, state="error", error=error)
     if call.state == "ok":
         for inner_convention, inner in executions:
             if mcp.records_tools_call(inner.attributes):  # asked whether it failed, not what it returned

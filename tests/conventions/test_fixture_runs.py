@@ -148,6 +148,12 @@ PENDING: dict[str, Pending] = {
         )
         for framework in ("loongsuite-agentscope", "loongsuite-autogen")
     },
+    "openllmetry-openaijs/failing_tool": Pending(
+        "OpenLLMetry JS's `withTool` does not end its span when the tool throws: no tool span "
+        "reaches the exporter, and the application's loop sends the model the failure as plain "
+        "text (`error: ...`), read as the call's result: nothing in the trace says the call failed",
+        frozenset({RUNS, QUICK_CHECKS}),
+    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from otel_scorers.conventions.frameworks import framework_name
+from otel_scorers.conventions.frameworks import FRAMEWORKS, framework_name
 from tests.runs.fixture_runs import runs_of
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
@@ -69,3 +69,14 @@ def test_a_sub_agents_function_response_is_its_answer() -> None:
         ("weather_specialist", "Paris: sunny, 21°C.")
     ]
     assert specialist.output == "Paris: sunny, 21°C."
+
+
+def test_each_frameworks_failure_text_begins_as_its_listed_prefix_says() -> None:
+    # A tool's recorded result is asked for a failure text only when it begins with one.
+    for name, framework in FRAMEWORKS.items():
+        if framework.tool_error is not None:
+            assert framework.tool_error_prefix is not None, name
+            assert (
+                framework.tool_error(f"{framework.tool_error_prefix}x`:\nRuntimeError: down") is not None
+            ), name
+            assert framework.tool_error("Sunny, 21°C") is None, name

@@ -7,10 +7,12 @@ wrote it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from otel_scorers.conventions.frameworks import framework_name
 
-from .fixture_runs import TRACES, runs_of
+from .fixture_runs import TRACES, runs_in, runs_of
+from .test_framework_facts_any_instrumentation import renamed_scope, rewritten
 
 
 def scopes_of(corpus: str, scenario: str, span_name: str) -> list[str]:
@@ -97,3 +99,27 @@ def test_a_run_joined_from_its_model_calls_is_named_by_the_graph_it_ran_in() -> 
         [run] = runs_of("loongsuite-langgraph", scenario)
         assert run.agent_name == "weather_agent"
         assert "agent_name" not in run.missing
+
+
+def test_the_failure_text_qwen_agent_returns_for_a_tool_that_raised_is_the_calls_error() -> None:
+    # Qwen-Agent catches the exception and returns `An error occurred when calling tool ...` as
+    # the tool's result: OpenTelemetry's instrumentation records it so, its span left unset.
+    [scope] = scopes_of("otel-qwen-agent", "failing_tool", "execute_tool get_weather")
+    assert framework_name(scope) == "qwen_agent"
+    [run] = runs_of("otel-qwen-agent", "failing_tool")
+    [call] = run.tool_calls
+    assert (call.name, call.state, call.result) == ("get_weather", "error", None)
+    assert call.error == "RuntimeError: weather service unavailable"
+
+
+def test_qwen_agents_failure_text_says_the_call_failed_under_a_scope_naming_no_framework(
+    tmp_path: Path,
+) -> None:
+    # Each listed framework's failure text is specific enough to be its own under any scope.
+    [run] = runs_in(rewritten("otel-qwen-agent", "failing_tool", renamed_scope("acme.tracer"), tmp_path))
+    [call] = run.tool_calls
+    assert (call.name, call.state, call.error) == (
+        "get_weather",
+        "error",
+        "RuntimeError: weather service unavailable",
+    )

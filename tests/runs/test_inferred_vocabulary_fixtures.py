@@ -240,3 +240,13 @@ def test_the_agent_s_name_its_run_recorded_is_read_from_the_generic_output_key_t
     assert moved
     runs = sorted(runs_from_files([path], []), key=lambda run: run.start_ns)
     assert [run.agent_name for run in runs] == ["weather_agent", "weather_agent"]
+
+
+def test_a_kind_of_span_whose_kind_value_named_no_work_before_is_read_by_its_own_value() -> None:
+    # MLflow names a LangChain graph's span and an agent's span after the agent: `weather_agent`,
+    # of the same scope and number of keys, `"CHAIN"` on one and `"AGENT"` on the other. What the
+    # first said is no reason to take the second for a span of no kind.
+    rebuilt("mlflow-langchain", "failing_tool")
+    runs = rebuilt("mlflow-litellm", "no_tool")
+    assert [run.convention for run in runs] == ["inferred:mlflow.spanType"]
+    assert_read_as_written("mlflow-litellm", "no_tool", runs)
