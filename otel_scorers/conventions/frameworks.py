@@ -48,11 +48,9 @@ class Framework:
     `final_answer` carry the answer, DSPy ReAct's `finish` says it is done): they answer the
     model's request of that name but are machinery, not the agent's tools. `request_in_prompt`:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
-    None for other text. `tool_error`: the failure a result the framework sent the model for a
-    call, or returned as the tool's result, says the call had (CrewAI's "Error executing tool:
-    ...", Haystack's "Failed to invoke Tool ...", AG2's "Error: ...", Qwen-Agent's "An error
-    occurred when calling tool ..."), None for a result; `tool_error_prefix`, how every such text
-    begins.
+    None for other text. `tool_error`: the failure a result sent the model for a call, or returned
+    as the tool's result, says the call had (CrewAI's "Error executing tool: ...", Qwen-Agent's
+    "An error occurred when calling tool ..."), None for a result; `tool_error_prefix` begins it.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
     (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
     the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
@@ -362,10 +360,10 @@ def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: 
 
 
 def sent_back_error(framework: Framework | None, response: Any) -> str | None:
-    """The failure that `response`, what the model was sent back for a call (or what the call's
-    span recorded it returned), says the call had in the run's framework (`framework_of` its span); None when it reads as the call's result. When
-    the run's scope names no framework (a tracer of any code, such as MLflow's autolog), each
-    listed framework's failure text is looked for: each says a failure, not a result."""
+    """The failure that `response` (what the model was sent back for a call, or what its span
+    recorded it returned) says the call had in the run's framework; None for a result. Under a
+    scope naming no framework (MLflow's autolog), each listed framework's failure text is looked
+    for: each says a failure, not a result."""
     if framework is not None:
         return framework.tool_error(response) if framework.tool_error else None
     for tool_error in _TOOL_ERRORS:
@@ -376,10 +374,8 @@ def sent_back_error(framework: Framework | None, response: Any) -> str | None:
 
 
 def returned_error(framework: Framework | None, result: Any) -> str | None:
-    """The failure that `result`, what a tool span recorded its call returned, says the call had:
-    the framework's text for a failure (`sent_back_error`: Qwen-Agent returns it from the tool it
-    ran). Asked of every tool span's result: one check for a result that begins as no listed
-    framework's failure text."""
+    """The failure that `result`, what a tool span recorded its call returned, says the call had
+    (Qwen-Agent returns its failure text from the tool it ran); one check for most results."""
     if type(result) is not str or not result.startswith(_TOOL_ERROR_PREFIXES):
         return None
     return sent_back_error(framework, result)
