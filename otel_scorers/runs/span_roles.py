@@ -24,7 +24,7 @@ from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
-from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS, LANGCHAIN_SCOPE
+from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
@@ -72,7 +72,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
-        if renamed := span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
+        if renamed := found.name == OPENINFERENCE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
             role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
