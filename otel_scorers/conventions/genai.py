@@ -148,7 +148,8 @@ def run_content(span: SpanRecord) -> RunSpanContent:
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
         or agent_named(span.name)
         or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
-        or _pipeline_component(attributes),
+        or _pipeline_component(attributes)
+        or _unit_of_work_name(span),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -268,6 +269,34 @@ class GenAIConvention(Convention):
 
     def internal_tool(self, span: SpanRecord) -> bool:
         return handoff_to(span) is not None
+
+    def run_at_top(self, span: SpanRecord) -> bool:
+        return unit_of_work(span.attributes)
+
+
+#: Operations that are no agent's unit of work: a workflow holds runs, creating an agent runs none.
+_NOT_RUNS = frozenset({WORKFLOW, "create_agent"})
+
+
+def _unit_of_work_name(span: SpanRecord) -> str | None:
+    """A unit of work's name: its span's, less the operation GenAI's span names begin with."""
+    if not unit_of_work(span.attributes):
+        return None
+    return name_suffix(span.name, span.attributes[OPERATION]) or span.name or None
+
+
+def unit_of_work(attributes: Mapping[str, Any]) -> bool:
+    """An operation no convention lists on a span that names no agent (`chain`, LangSmith's run
+    type): the application's own unit of work, at the top of a trace the run of the model calls
+    under it that no run holds (`runs/top_runs.py`), named as its span is (the function traced),
+    less the operation a GenAI span name begins with."""
+    operation = attributes.get(OPERATION)
+    return (
+        type(operation) is str
+        and operation not in OPERATION_ROLES
+        and operation not in _NOT_RUNS
+        and GEN_AI_AGENT_NAME not in attributes
+    )
 
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
