@@ -33,6 +33,7 @@ from otel_scorers.conventions.formats.messages import (
     is_placeholder,
     span_tool_call,
 )
+from otel_scorers.conventions.inferred_kinds import MODEL_KINDS
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
@@ -69,6 +70,9 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
     "text_completion": "model",
     "retrieval": "retriever",
 }
+#: The GenAI namespace's own output key, as a vocabulary's `{prefix}output` beside its kind key
+#: (`inferred.py`): what a span its reader claims gave, where no messages key holds it.
+NAMESPACE_OUTPUT = "gen_ai.output"
 #: Agents working together (a team, a graph, a crew) as one operation, named by
 #: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
 #: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
@@ -127,6 +131,8 @@ def role(span: SpanRecord) -> SpanRole | None:
         found = OPERATION_ROLES.get(operation)
         if found is not None:
             return found
+        if operation in MODEL_KINDS:
+            return "model"  # an operation no convention lists named as a model call (`call_llm`)
     elif operation is None:
         if span.name.startswith(TOOL_SPAN_PREFIX):
             return "tool"
@@ -304,6 +310,8 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     attributes = span.attributes
     raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
     raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES)
+    if raw_output is None:
+        raw_output = attributes.get(NAMESPACE_OUTPUT)
     if raw_input is None and raw_output is None:
         return event_messages(span)
     return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")
