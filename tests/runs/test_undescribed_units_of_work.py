@@ -17,7 +17,8 @@ __all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
 
 
 @pytest.mark.parametrize(
-    "scenario", ["tool_then_answer", "two_tools", "multi_turn", "two_runs", "nested", "failing_tool", "no_tool"]
+    "scenario",
+    ["tool_then_answer", "two_tools", "multi_turn", "two_runs", "nested", "failing_tool", "no_tool"],
 )
 def test_a_root_span_of_an_operation_no_convention_lists_is_the_run_of_the_model_calls_under_it(
     scenario: str,
