@@ -351,10 +351,13 @@ def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
     spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
     claimed the span, that read it too: what the claiming reader finds none of, their keys on the
     same span may hold. Not the claiming reader's own entry under any scope (of the same name),
-    which reads the same keys; most spans carry no such reader's markers: one check."""
-    if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
-        return ()
-    return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
+    which reads the same keys; most spans carry no such reader's markers: one check. Last, a
+    vocabulary nobody described, by a kind key on the span naming a model call (`inferred.py`)."""
+    if not span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
+        yield from (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
+    inferred = _INFERENCE.call_reader(span)
+    if inferred is not None:
+        yield inferred
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:

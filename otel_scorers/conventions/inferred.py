@@ -140,6 +140,23 @@ class VocabularyInference:
         known = self._known
         return [key for key in kind_keys(span.attributes).named if _SEPARATORS.split(key, 1)[0] not in known]
 
+    def call_reader(self, span: SpanRecord) -> DescribedConvention | None:
+        """The reader of a model call by a kind key on its span alone and the keys under its prefix
+        (`mlflow.spanType = "CHAT_MODEL"` on a span another library started, its messages in
+        `mlflow.spanInputs`); None when no kind key on the span names a model call."""
+        for key in self._kind_keys_of(span):
+            raw = str(span.attributes[key])
+            if normalised(raw) not in MODEL_KINDS:
+                continue
+            keys = {"run": frozenset(), "tool": frozenset(), "model": frozenset(span.attributes)}
+            signature = (key, raw, keys["model"])
+            if signature not in self._readers and len(self._readers) < _MAX_REMEMBERED_READERS:
+                quoted = len(raw) >= 2 and raw[0] == raw[-1] == '"'
+                described = inferred_description(key, [raw], keys, quoted, names_label=True)
+                self._readers[signature] = DescribedConvention(described) if described else None
+            return self._readers.get(signature)
+        return None
+
     def reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
     ) -> DescribedConvention | None:
