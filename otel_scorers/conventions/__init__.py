@@ -360,6 +360,13 @@ def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
         yield inferred
 
 
+def model_call_reader(span: SpanRecord) -> Convention | None:
+    """The reader of a span as a model call by a kind key on it alone, of a vocabulary nobody
+    described (`inferred.py`: `mlflow.spanType = "LLM"` with the descriptions withheld); None when
+    no kind key on it names a model call."""
+    return _INFERENCE.call_reader(span)
+
+
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
     """The span's convention and role, or None for spans that play no part in a run."""
     convention = detect(span)

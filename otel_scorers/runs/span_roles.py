@@ -27,6 +27,7 @@ from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -102,6 +103,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
+    elif roleless:  # a reader's runs: model calls in them no reader claims may say what they are
+        marked_model_calls(roleless, roles, unroled)
     return _roles_by_place(SpanRoles(by_id, roles, unroled), flattened, workflows, unlisted, idle)
 
 

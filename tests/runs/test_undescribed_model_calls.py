@@ -24,3 +24,15 @@ def test_a_kind_key_naming_a_model_call_gives_the_messages_its_reader_found_none
     runs = rebuilt("mlflow-semantic-kernel", scenario)
     assert runs and all(run.convention == "semantic_kernel" for run in runs)
     assert_read_as_written("mlflow-semantic-kernel", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "failing_tool", "swarm", "round_robin"]
+)
+def test_a_span_no_reader_claims_inside_a_readers_run_is_a_model_call_by_its_kind_key(scenario: str) -> None:
+    # AutoGen's own `invoke_agent` and `execute_tool` spans are its reader's runs and calls; the
+    # model calls in them are MLflow's client spans alone (`mlflow.spanType = "LLM"`), which no
+    # reader claims: by that kind key they are the runs' model calls, their messages AutoGen's.
+    runs = rebuilt("mlflow-autogen", scenario)
+    assert runs and all(run.convention == "autogen" for run in runs)
+    assert_read_as_written("mlflow-autogen", scenario, runs)

@@ -1,0 +1,27 @@
+"""Run building, phase 1: model calls of a vocabulary nobody described inside a reader's runs.
+
+In a trace in which a reader found runs, the spans no reader claims are not read by a vocabulary
+inferred from them (`conventions.inferred_reader`: the trace is that reader's). One that carries a
+kind key naming a model call (MLflow's autolog writing `mlflow.spanType = "LLM"` and its messages
+on the client spans it records inside AutoGen's own agent spans) is still a model call, read by
+the keys under the kind key's prefix (`conventions.model_call_reader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from otel_scorers.conventions import Convention, SpanRole, model_call_reader
+from otel_scorers.span_record import SpanRecord
+
+
+def marked_model_calls(
+    roleless: Sequence[SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    claimed: Mapping[int, Convention],
+) -> None:
+    """Give the model role to each span no reader claimed (not in `claimed`) whose kind key
+    names a model call."""
+    for span in roleless:
+        if span.span_id not in claimed and (reader := model_call_reader(span)) is not None:
+            roles[span.span_id] = (reader, "model")
