@@ -103,8 +103,8 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, number of keys) seen carrying no key that may be a kind key.
-        self._without_kind_keys: dict[tuple[str | None, str, int], bool] = {}
+        #: Kinds of span (scope, name, keys) seen carrying no key that may be a kind key.
+        self._without_kind_keys: dict[tuple[str | None, str, tuple[str, ...]], bool] = {}
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -122,8 +122,9 @@ class VocabularyInference:
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key, decided once per kind of span (its scope,
-        name and number of keys) for the many that carry none."""
-        kind = (span.scope, span.name, len(span.attributes))
+        name and keys: two instrumentations may share a scope's name and a span's) for the many
+        that carry none."""
+        kind = (span.scope, span.name, tuple(span.attributes))
         if self._without_kind_keys.get(kind):
             return ()
         attributes = span.attributes
@@ -150,11 +151,14 @@ class VocabularyInference:
                 continue
             keys = {"run": frozenset(), "tool": frozenset(), "model": frozenset(span.attributes)}
             signature = (key, raw, keys["model"])
-            if signature not in self._readers and len(self._readers) < _MAX_REMEMBERED_READERS:
-                quoted = len(raw) >= 2 and raw[0] == raw[-1] == '"'
-                described = inferred_description(key, [raw], keys, quoted, names_label=True)
-                self._readers[signature] = DescribedConvention(described) if described else None
-            return self._readers.get(signature)
+            if signature in self._readers:
+                return self._readers[signature]
+            quoted = len(raw) >= 2 and raw[0] == raw[-1] == '"'
+            described = inferred_description(key, [raw], keys, quoted, names_label=True)
+            reader = DescribedConvention(described) if described is not None else None
+            if len(self._readers) < _MAX_REMEMBERED_READERS:
+                self._readers[signature] = reader
+            return reader
         return None
 
     def reader(
