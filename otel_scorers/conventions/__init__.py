@@ -14,6 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.inferred_calls import MODEL_CALLS
 from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
@@ -351,20 +352,15 @@ def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
     spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
     claimed the span, that read it too: what the claiming reader finds none of, their keys on the
     same span may hold. Not the claiming reader's own entry under any scope (of the same name),
-    which reads the same keys; most spans carry no such reader's markers: one check. Last, a
-    vocabulary nobody described, by a kind key on the span naming a model call (`inferred.py`)."""
-    if not span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
-        yield from (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
-    inferred = _INFERENCE.call_reader(span)
-    if inferred is not None:
-        yield inferred
+    which reads the same keys; most spans carry no such reader's markers: one check."""
+    if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
+        return ()
+    return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
 
 
 def model_call_reader(span: SpanRecord) -> Convention | None:
-    """The reader of a span as a model call by a kind key on it alone, of a vocabulary nobody
-    described (`inferred.py`: `mlflow.spanType = "LLM"` with the descriptions withheld); None when
-    no kind key on it names a model call."""
-    return _INFERENCE.call_reader(span)
+    """The span's reader as a model call by a kind key on it alone (`inferred_calls.py`)."""
+    return MODEL_CALLS.reader(span, _INFERENCE)
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:

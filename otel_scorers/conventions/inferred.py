@@ -130,36 +130,16 @@ class VocabularyInference:
         attributes = span.attributes
         # Only a key whose value names a kind of work counts (`messaging.message.type = request`
         # does not): a span of such keys alone is decided once too.
-        found = [key for key in self._kind_keys_in(span) if normalised(attributes[key]) in KINDS]
+        found = [key for key in self.kind_keys_in(span) if normalised(attributes[key]) in KINDS]
         if len(self._without_kind_keys) < _MAX_REMEMBERED_KINDS:
             self._without_kind_keys[kind] = not found
         return found
 
-    def _kind_keys_in(self, span: SpanRecord) -> list[str]:
+    def kind_keys_in(self, span: SpanRecord) -> list[str]:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
         namespaces."""
         known = self._known
         return [key for key in kind_keys(span.attributes).named if _SEPARATORS.split(key, 1)[0] not in known]
-
-    def call_reader(self, span: SpanRecord) -> DescribedConvention | None:
-        """The reader of a model call by a kind key on its span alone and the keys under its prefix
-        (`mlflow.spanType = "CHAT_MODEL"` on a span another library started, its messages in
-        `mlflow.spanInputs`); None when no kind key on the span names a model call."""
-        for key in self._kind_keys_of(span):
-            raw = str(span.attributes[key])
-            if normalised(raw) not in MODEL_KINDS:
-                continue
-            keys = {"run": frozenset(), "tool": frozenset(), "model": frozenset(span.attributes)}
-            signature = (key, raw, keys["model"])
-            if signature in self._readers:
-                return self._readers[signature]
-            quoted = len(raw) >= 2 and raw[0] == raw[-1] == '"'
-            described = inferred_description(key, [raw], keys, quoted, names_label=True)
-            reader = DescribedConvention(described) if described is not None else None
-            if len(self._readers) < _MAX_REMEMBERED_READERS:
-                self._readers[signature] = reader
-            return reader
-        return None
 
     def reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
