@@ -18,6 +18,8 @@ from otel_scorers.conventions.inferred_kinds import MODEL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 
 _MAX_REMEMBERED = 4096
+#: What the readers remembered say of a kind value naming no model call, and of one not seen.
+_NO_CALL, _UNSEEN = object(), object()
 
 
 class ModelCallReaders:
@@ -29,7 +31,7 @@ class ModelCallReaders:
         #: The keys that may be a kind key, by kind of span (scope, name, keys).
         self._named: dict[tuple[Any, ...], tuple[str, ...]] = {}
         #: The reader, by kind key, its value and the span's keys; None: it reads no messages.
-        self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
+        self._readers: dict[tuple[Any, ...], DescribedConvention | object | None] = {}
 
     def reader(self, span: SpanRecord, inference: VocabularyInference) -> DescribedConvention | None:
         """The span's reader as a model call whose messages are under the prefix of a kind key
@@ -49,15 +51,18 @@ class ModelCallReaders:
                 self._named[kind] = named
         for key in named:
             raw = attributes[key]
-            if normalised(raw) not in MODEL_KINDS:
+            if type(raw) is not str:
                 continue
             signature = (key, raw, keys)
-            if signature in self._readers:
-                return self._readers[signature]
-            reader = _model_reader(key, str(raw), frozenset(keys))
-            if len(self._readers) < _MAX_REMEMBERED:
-                self._readers[signature] = reader
-            return reader
+            reader = self._readers.get(signature, _UNSEEN)
+            if reader is _UNSEEN:
+                reader = (
+                    _model_reader(key, raw, frozenset(keys)) if normalised(raw) in MODEL_KINDS else _NO_CALL
+                )
+                if len(self._readers) < _MAX_REMEMBERED:
+                    self._readers[signature] = reader
+            if reader is not _NO_CALL:
+                return reader if isinstance(reader, DescribedConvention) else None
         return None
 
 
