@@ -309,9 +309,7 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     """Input and output messages: the span's attributes when it has them, else its events."""
     attributes = span.attributes
     raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
-    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES)
-    if raw_output is None:
-        raw_output = attributes.get(NAMESPACE_OUTPUT)
+    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
     if raw_input is None and raw_output is None:
         return event_messages(span)
     return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")

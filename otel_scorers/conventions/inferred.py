@@ -103,8 +103,8 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, keys) seen carrying no key that may be a kind key.
-        self._without_kind_keys: dict[tuple[str | None, str, tuple[str, ...]], bool] = {}
+        #: Kinds of span (scope, name, number of keys, first key) seen carrying no possible kind key.
+        self._without_kind_keys: dict[tuple[str | None, str, int, str | None], bool] = {}
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -122,9 +122,9 @@ class VocabularyInference:
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key, decided once per kind of span (its scope,
-        name and keys: two instrumentations may share a scope's name and a span's) for the many
-        that carry none."""
-        kind = (span.scope, span.name, tuple(span.attributes))
+        name, number of keys and first key: two instrumentations may share a scope's name and a
+        span's) for the many that carry none."""
+        kind = (span.scope, span.name, len(span.attributes), next(iter(span.attributes), None))
         if self._without_kind_keys.get(kind):
             return ()
         attributes = span.attributes

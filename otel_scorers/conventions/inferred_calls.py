@@ -5,7 +5,7 @@ A library may write its keys onto spans another started, or its own spans inside
 model spans, `"LLM"` client spans inside AutoGen's agent spans). With no description of it, a kind
 key on such a span naming a model call (`inferred.py` finds kind keys) says it is one, and the keys
 under that key's prefix hold its messages, as an inferred vocabulary reads them. Decided once per
-kind of span (its scope, name and keys) and kind value.
+kind of span (its scope, name, number of keys and first key) and kind value.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ class ModelCallReaders:
 
     def __init__(self) -> None:
         self._inference: VocabularyInference | None = None
-        #: The keys that may be a kind key, by kind of span (scope, name, keys).
+        #: The keys that may be a kind key, by kind of span (scope, name, number of keys, first key).
         self._named: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        #: The reader, by kind key, its value and the span's keys; None: it reads no messages.
+        #: The reader, by kind key, its value and kind of span; None: it reads no messages.
         self._readers: dict[tuple[Any, ...], DescribedConvention | object | None] = {}
 
     def reader(self, span: SpanRecord, inference: VocabularyInference) -> DescribedConvention | None:
@@ -42,23 +42,23 @@ class ModelCallReaders:
             self._named.clear()
             self._readers.clear()
         attributes = span.attributes
-        keys = tuple(attributes)
-        kind = (span.scope, span.name, keys)
+        kind = (span.scope, span.name, len(attributes), next(iter(attributes), None))
         named = self._named.get(kind)
-        if named is None:
+        if not named:
+            if named is not None:
+                return None  # most spans: no key that may say their kind
             named = tuple(inference.kind_keys_in(span))
             if len(self._named) < _MAX_REMEMBERED:
                 self._named[kind] = named
         for key in named:
-            raw = attributes[key]
+            raw = attributes.get(key)
             if type(raw) is not str:
                 continue
-            signature = (key, raw, keys)
+            signature = (key, raw, kind)
             reader = self._readers.get(signature, _UNSEEN)
             if reader is _UNSEEN:
-                reader = (
-                    _model_reader(key, raw, frozenset(keys)) if normalised(raw) in MODEL_KINDS else _NO_CALL
-                )
+                model = normalised(raw) in MODEL_KINDS
+                reader = _model_reader(key, raw, frozenset(attributes)) if model else _NO_CALL
                 if len(self._readers) < _MAX_REMEMBERED:
                     self._readers[signature] = reader
             if reader is not _NO_CALL:

@@ -64,11 +64,11 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
 def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     """The value of the one key of the span whose last part is one of `tails` (lower case), not
     a placeholder of content not captured; None when no key, or more than one, ends so, or when
-    a generic key says content was not captured. Decided once per kind of span (its scope, name
-    and keys: two instrumentations may share a scope's name and a span's) for the many that carry
-    no such key."""
+    a generic key says content was not captured. Decided once per kind of span (its scope, name,
+    number of keys and first key: two instrumentations may share a scope's name and a span's) for
+    the many that carry no such key."""
     attributes = span.attributes
-    kind = (span.scope, span.name, tuple(attributes))
+    kind = (span.scope, span.name, len(attributes), next(iter(attributes), None))
     if _without_shaped.get(kind):
         return None
     shaped = _shaped_keys(attributes)
@@ -93,8 +93,8 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
 _seen: frozenset[str] = frozenset()
 _shaped: frozenset[str] = frozenset()
 _MAX_REMEMBERED_KEYS = 8192
-#: Kinds of tool span (scope, name, keys) seen carrying no key shaped as a tool's.
-_without_shaped: dict[tuple[str | None, str, tuple[str, ...]], bool] = {}
+#: Kinds of tool span (scope, name, number of keys, first key) seen carrying no key shaped as a tool's.
+_without_shaped: dict[tuple[str | None, str, int, str | None], bool] = {}
 _MAX_REMEMBERED_KINDS = 4096
 
 

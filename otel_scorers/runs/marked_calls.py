@@ -9,19 +9,25 @@ the keys under the kind key's prefix (`conventions.model_call_reader`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from otel_scorers.conventions import Convention, SpanRole, model_call_reader
 from otel_scorers.span_record import SpanRecord
 
 
 def marked_model_calls(
-    roleless: Sequence[SpanRecord],
+    by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     claimed: Mapping[int, Convention],
 ) -> None:
-    """Give the model role to each span no reader claimed (not in `claimed`) whose kind key
-    names a model call."""
-    for span in roleless:
-        if span.span_id not in claimed and (reader := model_call_reader(span)) is not None:
-            roles[span.span_id] = (reader, "model")
+    """In a trace whose readers found runs and no model call, give the model role to each span no
+    reader claimed (in neither `roles` nor `claimed`) whose kind key names a model call."""
+    if len(by_id) == len(roles) + len(claimed) or not roles:
+        return  # most traces: every span claimed
+    if any(role == "model" for _, role in roles.values()):
+        return  # the runs' model calls are their readers'
+    if not any(role == "run" for _, role in roles.values()):
+        return
+    for span_id, span in by_id.items():
+        if span_id not in roles and span_id not in claimed and (reader := model_call_reader(span)):
+            roles[span_id] = (reader, "model")

@@ -103,8 +103,6 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
-    elif roleless:  # a reader's runs: model calls in them no reader claims may say what they are
-        marked_model_calls(roleless, roles, unroled)
     return _roles_by_place(SpanRoles(by_id, roles, unroled), flattened, workflows, unlisted, idle)
 
 
@@ -123,6 +121,7 @@ def _roles_by_place(
     operations, runs under tool spans, runs with nothing of their own under them, and last the
     root span around model calls no run holds."""
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
+    marked_model_calls(by_id, roles, unroled)  # runs without model calls: unclaimed spans saying so?
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
