@@ -22,9 +22,7 @@ def marked_model_calls(
 ) -> None:
     """In a trace whose readers found runs and no model call, give the model role to each span no
     reader claimed (in neither `roles` nor `claimed`) whose kind key names a model call."""
-    if len(by_id) == len(roles) + len(claimed) or not roles:
-        return  # most traces: every span claimed
-    if any(role == "model" for _, role in roles.values()):
+    if not roles or any(role == "model" for _, role in roles.values()):
         return  # the runs' model calls are their readers'
     if not any(role == "run" for _, role in roles.values()):
         return

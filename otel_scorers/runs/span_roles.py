@@ -116,12 +116,12 @@ def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None,
 def _roles_by_place(
     found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
 ) -> SpanRoles:
-    """`found` with the roles the spans' places in the trace give or take, once each span's
-    convention spoke: graphs flattened into one span, workflows' agents, agents named by unlisted
-    operations, runs under tool spans, runs with nothing of their own under them, and last the
-    root span around model calls no run holds."""
+    """`found` with the roles the spans' places in the trace give or take, once each span's convention
+    spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
+    by unlisted operations, runs under tool spans or with nothing of their own, the root around calls."""
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
-    marked_model_calls(by_id, roles, unroled)  # runs without model calls: unclaimed spans saying so?
+    if len(by_id) > len(roles) + len(unroled):  # spans no reader claims
+        marked_model_calls(by_id, roles, unroled)
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:
