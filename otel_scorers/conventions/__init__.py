@@ -14,6 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.inferred_calls import MODEL_CALLS
 from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
@@ -355,6 +356,11 @@ def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
     if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
         return ()
     return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
+
+
+def model_call_reader(span: SpanRecord) -> Convention | None:
+    """The span's reader as a model call by a kind key on it alone (`inferred_calls.py`)."""
+    return MODEL_CALLS.reader(span, _INFERENCE)
 
 
 def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:

@@ -33,6 +33,7 @@ from otel_scorers.conventions.formats.messages import (
     is_placeholder,
     span_tool_call,
 )
+from otel_scorers.conventions.inferred_kinds import MODEL_KINDS
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
@@ -69,6 +70,9 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
     "text_completion": "model",
     "retrieval": "retriever",
 }
+#: The GenAI namespace's own output key, as a vocabulary's `{prefix}output` beside its kind key
+#: (`inferred.py`): what a span its reader claims gave, where no messages key holds it.
+NAMESPACE_OUTPUT = "gen_ai.output"
 #: Agents working together (a team, a graph, a crew) as one operation, named by
 #: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
 #: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
@@ -127,6 +131,8 @@ def role(span: SpanRecord) -> SpanRole | None:
         found = OPERATION_ROLES.get(operation)
         if found is not None:
             return found
+        if operation in MODEL_KINDS:
+            return "model"  # an operation no convention lists named as a model call (`call_llm`)
     elif operation is None:
         if span.name.startswith(TOOL_SPAN_PREFIX):
             return "tool"
@@ -148,7 +154,8 @@ def run_content(span: SpanRecord) -> RunSpanContent:
         agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
         or agent_named(span.name)
         or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
-        or _pipeline_component(attributes),
+        or _pipeline_component(attributes)
+        or _unit_of_work_name(span),
         input=input_messages,
         output=output_messages,
         model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
@@ -269,12 +276,40 @@ class GenAIConvention(Convention):
     def internal_tool(self, span: SpanRecord) -> bool:
         return handoff_to(span) is not None
 
+    def run_at_top(self, span: SpanRecord) -> bool:
+        return unit_of_work(span.attributes)
+
+
+#: Operations that are no agent's unit of work: a workflow holds runs, creating an agent runs none.
+_NOT_RUNS = frozenset({WORKFLOW, "create_agent"})
+
+
+def _unit_of_work_name(span: SpanRecord) -> str | None:
+    """A unit of work's name: its span's, less the operation GenAI's span names begin with."""
+    if not unit_of_work(span.attributes):
+        return None
+    return name_suffix(span.name, span.attributes[OPERATION]) or span.name or None
+
+
+def unit_of_work(attributes: Mapping[str, Any]) -> bool:
+    """An operation no convention lists on a span that names no agent (`chain`, LangSmith's run
+    type): the application's own unit of work, at the top of a trace the run of the model calls
+    under it that no run holds (`runs/top_runs.py`), named as its span is (the function traced),
+    less the operation a GenAI span name begins with."""
+    operation = attributes.get(OPERATION)
+    return (
+        type(operation) is str
+        and operation not in OPERATION_ROLES
+        and operation not in _NOT_RUNS
+        and GEN_AI_AGENT_NAME not in attributes
+    )
+
 
 def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     """Input and output messages: the span's attributes when it has them, else its events."""
     attributes = span.attributes
     raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
-    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES)
+    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
     if raw_input is None and raw_output is None:
         return event_messages(span)
     return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")

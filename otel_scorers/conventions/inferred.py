@@ -117,9 +117,12 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, number of keys) seen holding no kind of work: the keys
-        #: named as kind keys on it, and their values.
-        self._without_kinds: dict[tuple[str | None, str, int], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+        #: Kinds of span (scope, name, number of keys, first key: two instrumentations may share a
+        #: scope's name and a span's) seen holding no kind of work: the keys named as kind keys on
+        #: it, and their values.
+        self._without_kinds: dict[
+            tuple[str | None, str, int, str | None], tuple[tuple[str, ...], tuple[Any, ...]]
+        ] = {}
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -137,23 +140,24 @@ class VocabularyInference:
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key and hold a kind of work, decided once per
-        kind of span (its scope, name and number of keys) for the many that carry none. Only a
+        kind of span (its scope, name, number of keys and first key: two instrumentations may share
+        a scope's name and a span's) for the many that carry none. Only a
         key whose value names a kind of work counts (`messaging.message.type = request` does
         not), and a value is each span's own: spans of one kind may hold a kind of work on one
         and none on another (MLflow names a LangChain graph's `"CHAIN"` span and an agent's
         `"AGENT"` span after the agent), so a kind of span is remembered with its values."""
-        kind = (span.scope, span.name, len(span.attributes))
+        kind = (span.scope, span.name, len(span.attributes), next(iter(span.attributes), None))
         attributes = span.attributes
         seen = self._without_kinds.get(kind)
         if seen is not None and (not seen[0] or tuple(map(attributes.get, seen[0])) == seen[1]):
             return ()
-        named = self._kind_keys_in(span)
+        named = self.kind_keys_in(span)
         found = [key for key in named if _names_kind(attributes[key])]
         if not found and len(self._without_kinds) < _MAX_REMEMBERED_KINDS:
             self._without_kinds[kind] = (tuple(named), tuple(map(attributes.get, named)))
         return found
 
-    def _kind_keys_in(self, span: SpanRecord) -> list[str]:
+    def kind_keys_in(self, span: SpanRecord) -> list[str]:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
         namespaces."""
         known = self._known

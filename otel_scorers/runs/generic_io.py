@@ -27,6 +27,7 @@ from otel_scorers.conventions.formats.messages import (
     result_has_error,
 )
 from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, call_arguments
+from otel_scorers.conventions.genai import NAMESPACE_OUTPUT
 from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.span_record import SpanRecord
 
@@ -34,7 +35,7 @@ from otel_scorers.span_record import SpanRecord
 #: The last are the GenAI conventions' own names, before their messages, for what a call was
 #: given and gave (`gen_ai.prompt` / `gen_ai.completion`), kept on the span whole.
 INPUT_KEYS = ("input.value", BARE_INPUT, "gen_ai.prompt")
-OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion")
+OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion", NAMESPACE_OUTPUT)
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
 RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
@@ -63,10 +64,11 @@ def generic_value(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
 def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     """The value of the one key of the span whose last part is one of `tails` (lower case), not
     a placeholder of content not captured; None when no key, or more than one, ends so, or when
-    a generic key says content was not captured. Decided once per kind of span (its scope, name
-    and number of keys) for the many that carry no such key."""
+    a generic key says content was not captured. Decided once per kind of span (its scope, name,
+    number of keys and first key: two instrumentations may share a scope's name and a span's) for
+    the many that carry no such key."""
     attributes = span.attributes
-    kind = (span.scope, span.name, len(attributes))
+    kind = (span.scope, span.name, len(attributes), next(iter(attributes), None))
     if _without_shaped.get(kind):
         return None
     shaped = _shaped_keys(attributes)
@@ -91,8 +93,8 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
 _seen: frozenset[str] = frozenset()
 _shaped: frozenset[str] = frozenset()
 _MAX_REMEMBERED_KEYS = 8192
-#: Kinds of tool span (scope, name, number of keys) seen carrying no key shaped as a tool's.
-_without_shaped: dict[tuple[str | None, str, int], bool] = {}
+#: Kinds of tool span (scope, name, number of keys, first key) seen carrying no key shaped as a tool's.
+_without_shaped: dict[tuple[str | None, str, int, str | None], bool] = {}
 _MAX_REMEMBERED_KINDS = 4096
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
-from otel_scorers.conventions import Convention, also_reading
+from otel_scorers.conventions import Convention, also_reading, model_call_reader
 from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
 from otel_scorers.conventions.formats import langchain, tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
@@ -217,12 +217,13 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
 def _model_call(convention: Convention, span: SpanRecord) -> ModelCall:
     """The call as the reader that claimed its span reads it; when that finds no messages, with
     those another library's keys on the same span hold (`conventions.also_reading`: MLflow's
-    `mlflow.spanInputs` on a Semantic Kernel model span, whose own content goes to log records)."""
+    `mlflow.spanInputs` on a Semantic Kernel model span, whose own content goes to log records),
+    described or not (`conventions.model_call_reader`)."""
     call = convention.model_call(span)
     if call.input.captured or call.output.captured:
         return call
-    for other in also_reading(span, convention):
-        if other.role(span) == "model":
+    for other in (*also_reading(span, convention), model_call_reader(span)):
+        if other is not None and other.role(span) == "model":
             found = other.model_call(span)
             if found.input.captured or found.output.captured:
                 return replace(call, input=found.input, output=found.output)

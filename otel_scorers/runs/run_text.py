@@ -134,6 +134,7 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
         or "args" in text
         or "type" in text
         or '"role"' in text
+        or 'puts"' in text  # what LangChain's callbacks were given (`"inputs"`, `"outputs"`)
         or '"_' in text
         or _one_key(text)
         or any(step in text for step in steps)
@@ -165,7 +166,7 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         return _NOT_A_FORM
     given = langchain.callback_value(value)
     if given is not None:  # what LangChain's callbacks were given: the chain's input or output
-        return _reduce(given, side, steps, depth + 1)
+        return given if isinstance(given, str) else _reduce(given, side, steps, depth + 1)
     messages = langchain.messages_of(value) if isinstance(value.get("messages"), list) else None
     if messages is not None:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)

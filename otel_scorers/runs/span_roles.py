@@ -24,9 +24,10 @@ from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
-from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS, LANGCHAIN_SCOPE
+from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -72,7 +73,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
-        if renamed := span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
+        if renamed := found.name == OPENINFERENCE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
             role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
@@ -115,11 +116,12 @@ def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None,
 def _roles_by_place(
     found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
 ) -> SpanRoles:
-    """`found` with the roles the spans' places in the trace give or take, once each span's
-    convention spoke: graphs flattened into one span, workflows' agents, agents named by unlisted
-    operations, runs under tool spans, runs with nothing of their own under them, and last the
-    root span around model calls no run holds."""
+    """`found` with the roles the spans' places in the trace give or take, once each span's convention
+    spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
+    by unlisted operations, runs under tool spans or with nothing of their own, the root around calls."""
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
+    if len(by_id) > len(roles) + len(unroled):  # spans no reader claims
+        marked_model_calls(by_id, roles, unroled)
     if flattened:
         _flattened_graphs(flattened, by_id, roles, unroled, workflows, unlisted)
     if workflows:

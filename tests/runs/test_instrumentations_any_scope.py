@@ -107,3 +107,12 @@ def test_openllmetrys_haystack_pipeline_is_no_run_by_its_name_under_a_renamed_tr
     # OpenLLMetry names every Haystack pipeline's workflow span `haystack_pipeline`: read as a
     # run, it answered the pipeline's output keys ('replies') in place of its agents' runs.
     assert_same_runs_under_any_scope("openllmetry-haystack", tmp_path)
+
+
+def test_openllmetry_spans_bridged_to_openinference_keep_their_kinds_under_a_renamed_tracer(
+    tmp_path: Path,
+) -> None:
+    # OpenInference's processor for OpenLLMetry spans rewrites a workflow `{entity}.workflow` into
+    # a CHAIN and a task `{entity}.task` into a TOOL named after the entity: those say the kind the
+    # name kept, whatever the tracer's name. Read by the scope, the graphs were no runs (0 of 15).
+    assert_same_runs_under_any_scope("openinference-openllmetry-langgraph", tmp_path)

@@ -37,7 +37,7 @@ def call_arguments(value: Any) -> Any:
 #: The fields of a one-field object a tracer or a framework's release wraps a returned value in:
 #: smolagents' `AgentText`, and `{"result": ...}` / `{"output": ...}` (ADK's plain results, Genkit
 #: Go's tools, and any release that starts wrapping what a tool returned).
-WRAPPER_FIELDS = frozenset({WRAPPED_VALUE, "result", "output"})
+WRAPPER_FIELDS = frozenset({WRAPPED_VALUE, "result", "output", "outputs"})
 
 
 def first_argument(value: Any) -> Any:
