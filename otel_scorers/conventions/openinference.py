@@ -77,7 +77,7 @@ from otel_scorers.conventions.openinference_text import (
     run_output,
     tool_arguments,
 )
-from otel_scorers.conventions.openllmetry import rewritten_kind
+from otel_scorers.conventions.openllmetry_bridged import rewritten_kind
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 

@@ -3,7 +3,7 @@
 An exporter bridge (OpenInference's span processors for OpenLIT's and OpenLLMetry's spans)
 relabels each span as it ends: a GenAI span gets OpenInference's kind beside its GenAI keys
 (`openinference_frameworks.labels_genai_span`: read by the GenAI reader), and an OpenLLMetry span
-loses its kind key for OpenInference's, its name keeping the kind (`openllmetry.rewritten_kind`:
+loses its kind key for OpenInference's, its name keeping the kind (`openllmetry_bridged.rewritten_kind`:
 a workflow is a run, a task a step of it, no tool call).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from otel_scorers.conventions import SHIPPED, Convention, SpanRole
 from otel_scorers.conventions.openinference_frameworks import labels_genai_span
-from otel_scorers.conventions.openllmetry import rewritten_kind
+from otel_scorers.conventions.openllmetry_bridged import rewritten_kind
 from otel_scorers.span_record import SpanRecord
 
 _GENAI = next(convention for convention in SHIPPED if convention.name == "genai")

@@ -24,7 +24,7 @@ from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
-from otel_scorers.conventions.openllmetry import KIND_NAME_ENDS
+from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.marked_calls import marked_model_calls
