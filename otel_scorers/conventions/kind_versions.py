@@ -18,7 +18,7 @@ A kind key is one whose name says it holds a kind (`*.kind`, `*.type`, `*.spanTy
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -56,6 +56,9 @@ def versionless_value(value: Any) -> Any:
 #: costs one dict lookup; past `_MAX_REMEMBERED_VALUES` values, each is read anew.
 _versionless_kinds: dict[str, str] = {}
 _MAX_REMEMBERED_VALUES = 4096
+#: Those of them without a version: a span's kind values are all among them, most often, which
+#: `versionless` checks in one set operation.
+_plain_kinds: set[str] = set()
 
 
 def versionless_kind(value: Any) -> str | None:
@@ -69,6 +72,8 @@ def versionless_kind(value: Any) -> str | None:
         bare = versionless_value(value) or ""
         if len(_versionless_kinds) < _MAX_REMEMBERED_VALUES:
             _versionless_kinds[value] = bare
+            if not bare:
+                _plain_kinds.add(value)
     return bare or None
 
 
@@ -84,6 +89,11 @@ def versionless(span: SpanRecord, known: KindKeys | None = None) -> SpanRecord |
     own = known.own
     if not own:
         return None
+    try:
+        if _plain_kinds.issuperset(map(attributes.__getitem__, own)):
+            return None  # kind values seen before, none with a version
+    except TypeError:  # a value that cannot be in a set (a list): read below
+        pass
     changed: dict[str, Any] | None = None
     for key in own:
         value = attributes[key]
@@ -107,8 +117,27 @@ class KindKeys:
     #: key is looked for.
     named: tuple[str, ...]
     #: Those holding the span's own kind, whose versioned values are read as the kind (`versionless`):
-    #: the named ones but an indexed list's items' (`_INDEXED`), and `gen_ai.operation.name`.
+    #: the named ones but an indexed list's items' (`_INDEXED`), and `gen_ai.operation.name`. For
+    #: a kind of span remembered (`settled_for`), only those whose value a span of it has to have
+    #: read: a value its kind holds (a compared value) is read once, for all of them.
     own: tuple[str, ...]
+    #: Set for a kind of span remembered (`settled_for`) whose spans its reader reads as detected:
+    #: none of them holds a versioned kind value, nor was relabelled by a processor.
+    settled: bool = False
+
+
+def settled_for(keys: KindKeys, attributes: Mapping[str, Any], compared: Collection[str], relabelled: bool) -> KindKeys:
+    """The kind keys of a kind of span about to be remembered, the span one of that kind:
+    `compared`, the keys whose values its kind holds (`conventions.detection_values`);
+    `relabelled`, whether a processor relabelled spans of that kind (decided by their scope,
+    name and keys, which the kind holds too). A compared value is the same on every span of the
+    kind, so whether it carries a version is decided here, once: `own` keeps the other keys
+    (read on each span) and a compared one only when versioned; with none left and the kind not
+    relabelled, its spans are `settled`."""
+    own = tuple(key for key in keys.own if key not in compared or versionless_value(attributes[key]) is not None)
+    if own == keys.own and (own or relabelled):
+        return keys
+    return KindKeys(keys.named, own, settled=not own and not relabelled)
 
 
 _NO_KIND_KEYS = KindKeys((), ())

@@ -52,28 +52,37 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     unlisted: list[int] = []
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
-    rooted = False  # the trace holds its root: a part of a split trace has none
+    roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
-        rooted = rooted or span.parent_span_id is None
-        found, kind_keys = detect_with_kind_keys(span)
-        if found is not None and found.name == OPENINFERENCE:
-            found = reader_as_written(found, span)  # a GenAI span relabelled?
-        role = found.role(span) if found is not None else None
-        if role is None and (plain := versionless(span, kind_keys)) is not None:  # a newer version's kind
-            span, found, role = _versionless_role(plain)
-            by_id[span.span_id] = span
+        if span.parent_span_id is None:
+            roots.append(span.span_id)
+        found, kind = detect_with_kind_keys(span)
+        renamed = False
+        if kind is not None and kind.settled:
+            # A remembered kind of span that holds no versioned kind value and that no processor
+            # relabelled (`KindKeys.settled`): decided once for all its spans, read as detected.
+            role = found.role(span) if found is not None else None
+        else:
+            if found is not None and found.name == OPENINFERENCE:
+                found = reader_as_written(found, span)  # a GenAI span relabelled?
+            role = found.role(span) if found is not None else None
+            if role is None and (plain := versionless(span, kind)) is not None:  # a newer version's kind
+                span, found, role = _versionless_role(plain)
+                by_id[span.span_id] = span
+            # Renamed before `lists_tools` asks: a renamed span is under LangChain's scope, whose
+            # framework lists no server's tools.
+            if found is not None and span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):
+                role, renamed = role_as_named(span, role)  # relabelled?
         if found is None:
             roleless.append(span)
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
-        if renamed := span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
-            role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:
@@ -94,7 +103,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 workflows.append(span.span_id)
             elif operation is not None and _unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
-    if rooted and roles:
+    if roots and roles:
         reattach_unended_parents(by_id, roles)
     if roleless and roles and not read_runs:  # spans at work, none of them in a run
         read_runs = _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted))
@@ -102,7 +111,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
         if inferred is not None:
             _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(SpanRoles(by_id, roles, unroled), flattened, workflows, unlisted, idle)
+    return _roles_by_place(SpanRoles(by_id, roles, unroled), roots, flattened, workflows, unlisted, idle)
 
 
 def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
@@ -113,7 +122,12 @@ def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None,
 
 
 def _roles_by_place(
-    found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
+    found: SpanRoles,
+    roots: list[int],
+    flattened: list[int],
+    workflows: list[int],
+    unlisted: list[int],
+    idle: list[int],
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's
     convention spoke: graphs flattened into one span, workflows' agents, agents named by unlisted
@@ -133,8 +147,8 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if unroled:
-        top_level_runs(by_id, roles, unroled)
+    if unroled and roots:
+        top_level_runs(roots, by_id, roles, unroled)
     return found
 
 
