@@ -14,7 +14,7 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
-from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, settled_for, versionless_kind
+from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, of_kind, versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -295,8 +295,8 @@ def detect(span: SpanRecord) -> Convention | None:
 def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys | None]:
     """`detect`, with the span's kind keys (`kind_versions.kind_keys`) when its kind is
     remembered (None otherwise): run building reads them of each span its reader gives no role,
-    and a remembered kind spares it their lookup; a kind `settled` (`kind_versions.settled_for`)
-    spares its spans every check of a versioned or relabelled kind."""
+    and a remembered kind spares it their lookup, and its spans the checks decided once for the
+    kind (`kind_versions.of_kind`)."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
     if described is not None:
@@ -322,7 +322,7 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
         return _detected[kind]
     except KeyError:
         convention = _detect_rest(span)
-        keys = settled_for(kind_keys(attributes), attributes, _DETECTION_VALUES, relabelled(convention, span))
+        keys = of_kind(kind_keys(attributes), attributes, _DETECTION_VALUES, relabelled(convention, span))
         if len(_detected) < _MAX_REMEMBERED_KINDS:
             _detected[kind] = (convention, keys)
         return convention, keys

@@ -18,4 +18,4 @@ def relabelled(found: Convention | None, span: SpanRecord) -> bool:
     """A processor relabelled the span `found` claims: a GenAI span labelled with OpenInference's
     kind (`openinference_frameworks.labels_genai_span`), or an OpenLLMetry span whose kind key was
     rewritten, its name keeping the kind (`openllmetry.rewritten_kind`)."""
-    return found is not None and (labels_genai_span(found, span) or rewritten_kind(span) is not None)
+    return (found is not None and labels_genai_span(found, span)) or rewritten_kind(span) is not None

@@ -62,27 +62,24 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         if span.parent_span_id is None:
             roots.append(span.span_id)
         found, kind = detect_with_kind_keys(span)
-        renamed = False
-        if kind is not None and kind.settled:
-            # A remembered kind of span that holds no versioned kind value and that no processor
-            # relabelled (`KindKeys.settled`): decided once for all its spans, read as detected.
-            role = found.role(span) if found is not None else None
-        else:
-            if found is not None and found.name == OPENINFERENCE:
-                found = reader_as_written(found, span)  # a GenAI span relabelled?
-            role = found.role(span) if found is not None else None
-            if role is None and (plain := versionless(span, kind)) is not None:  # a newer version's kind
-                span, found, role = _versionless_role(plain)
-                by_id[span.span_id] = span
-            # Renamed before `lists_tools` asks: a renamed span is under LangChain's scope, whose
-            # framework lists no server's tools.
-            if found is not None and span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):
-                role, renamed = role_as_named(span, role)  # relabelled?
+        # A remembered kind of span says once for all its spans whether a processor relabelled
+        # them and which kind values may carry a version (`kind_versions.of_kind`): most kinds
+        # need neither check. A first reader's span, whose kind is not remembered, is checked.
+        as_written = kind is None or kind.relabelled
+        if as_written and found is not None and found.name == OPENINFERENCE:
+            found = reader_as_written(found, span)  # a GenAI span relabelled?
+        role = found.role(span) if found is not None else None
+        if role is None and (kind is None or kind.own) and (plain := versionless(span, kind)) is not None:
+            span, found, role = _versionless_role(plain)  # a newer version's kind
+            by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
+        renamed = False
+        if as_written and span.scope == LANGCHAIN_SCOPE and span.name.endswith(KIND_NAME_ENDS):  # relabelled?
+            role, renamed = role_as_named(span, role)
         if role is None:
             marked = langchain.metadata_marks_graph(span)
             if marked:
