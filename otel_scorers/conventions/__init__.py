@@ -321,11 +321,11 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
     try:
         return _detected[kind]
     except KeyError:
-        convention = _detect_rest(span)
-        keys = of_kind(kind_keys(attributes), attributes, _DETECTION_VALUES, relabelled(convention, span))
+        reader = _detect_rest(span)
+        keys = of_kind(kind_keys(attributes), attributes, _DETECTION_VALUES, relabelled(reader, span))
         if len(_detected) < _MAX_REMEMBERED_KINDS:
-            _detected[kind] = (convention, keys)
-        return convention, keys
+            _detected[kind] = (reader, keys)
+        return reader, keys
     except TypeError:  # a value that cannot be a key (a list): this span is detected anew
         return _detect_rest(span), None
 

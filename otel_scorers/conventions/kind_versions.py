@@ -56,9 +56,6 @@ def versionless_value(value: Any) -> Any:
 #: costs one dict lookup; past `_MAX_REMEMBERED_VALUES` values, each is read anew.
 _versionless_kinds: dict[str, str] = {}
 _MAX_REMEMBERED_VALUES = 4096
-#: Those of them without a version: a span's kind values are all among them, most often, which
-#: `versionless` checks in one set operation.
-_plain_kinds: set[str] = set()
 
 
 def versionless_kind(value: Any) -> str | None:
@@ -72,8 +69,6 @@ def versionless_kind(value: Any) -> str | None:
         bare = versionless_value(value) or ""
         if len(_versionless_kinds) < _MAX_REMEMBERED_VALUES:
             _versionless_kinds[value] = bare
-            if not bare:
-                _plain_kinds.add(value)
     return bare or None
 
 
@@ -89,11 +84,6 @@ def versionless(span: SpanRecord, known: KindKeys | None = None) -> SpanRecord |
     own = known.own
     if not own:
         return None
-    try:
-        if _plain_kinds.issuperset(map(attributes.__getitem__, own)):
-            return None  # kind values seen before, none with a version
-    except TypeError:  # a value that cannot be in a set (a list): read below
-        pass
     changed: dict[str, Any] | None = None
     for key in own:
         value = attributes[key]
