@@ -15,13 +15,14 @@ from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.inferred_calls import MODEL_CALLS
-from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless_kind
+from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, of_kind, versionless_kind
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
+from otel_scorers.conventions.relabelled import relabelled
 from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
@@ -293,9 +294,9 @@ def detect(span: SpanRecord) -> Convention | None:
 
 
 def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys | None]:
-    """`detect`, with the span's kind keys (`kind_versions.kind_keys`) when its kind is
-    remembered (None otherwise): run building reads them of each span its reader gives no role,
-    and a remembered kind spares it their lookup."""
+    """`detect`, with the span's kind keys (`kind_versions.kind_keys`) when its kind is remembered
+    (None otherwise): a remembered kind spares run building their lookup, and the checks decided
+    once for the kind (`kind_versions.of_kind`)."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
     if described is not None:
@@ -320,10 +321,11 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
     try:
         return _detected[kind]
     except KeyError:
-        found = (_detect_rest(span), kind_keys(attributes))
+        reader = _detect_rest(span)
+        keys = of_kind(kind_keys(attributes), attributes, _DETECTION_VALUES, relabelled(reader, span))
         if len(_detected) < _MAX_REMEMBERED_KINDS:
-            _detected[kind] = found
-        return found
+            _detected[kind] = (reader, keys)
+        return reader, keys
     except TypeError:  # a value that cannot be a key (a list): this span is detected anew
         return _detect_rest(span), None
 
@@ -348,11 +350,10 @@ def _detect(span: SpanRecord) -> Convention | None:
 
 
 def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
-    """The readers found by their attributes alone (descriptions of the keys a library writes on
-    spans another one started: MLflow's autolog on Semantic Kernel's), other than the one that
-    claimed the span, that read it too: what the claiming reader finds none of, their keys on the
-    same span may hold. Not the claiming reader's own entry under any scope (of the same name),
-    which reads the same keys; most spans carry no such reader's markers: one check."""
+    """The readers found by their attributes alone (descriptions of keys a library writes on spans
+    another one started: MLflow's autolog on Semantic Kernel's) that read the span too, its keys
+    holding what `claimed` finds none of; not `claimed`, nor its own entry under any scope (of the
+    same name, reading the same keys). Most spans carry no such reader's markers: one check."""
     if span.attributes.keys().isdisjoint(_BY_MARKERS_KEYS):
         return ()
     return (c for c in _BY_MARKERS if c.name != claimed.name and c.detect(span))
@@ -361,15 +362,6 @@ def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
 def model_call_reader(span: SpanRecord) -> Convention | None:
     """The span's reader as a model call by a kind key on it alone (`inferred_calls.py`)."""
     return MODEL_CALLS.reader(span, _INFERENCE)
-
-
-def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
-    """The span's convention and role, or None for spans that play no part in a run."""
-    convention = detect(span)
-    if convention is None:
-        return None
-    role = convention.role(span)
-    return (convention, role) if role is not None else None
 
 
 _derive(SHIPPED)
@@ -387,7 +379,6 @@ __all__ = [
     "Convention",
     "ConventionDescription",
     "SpanRole",
-    "classify",
     "detect",
     "detect_with_kind_keys",
     "detection_values",

@@ -18,7 +18,7 @@ A kind key is one whose name says it holds a kind (`*.kind`, `*.type`, `*.spanTy
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -107,8 +107,28 @@ class KindKeys:
     #: key is looked for.
     named: tuple[str, ...]
     #: Those holding the span's own kind, whose versioned values are read as the kind (`versionless`):
-    #: the named ones but an indexed list's items' (`_INDEXED`), and `gen_ai.operation.name`.
+    #: the named ones but an indexed list's items' (`_INDEXED`), and `gen_ai.operation.name`. For
+    #: a kind of span remembered (`of_kind`), only those whose value each span of it has to have
+    #: read: a value the kind holds (a compared one) is read once, for all of its spans.
     own: tuple[str, ...]
+    #: For a kind of span remembered (`of_kind`): a processor relabelled its spans
+    #: (`conventions.relabelled`), which are to be read as their instrumentation wrote them.
+    relabelled: bool = False
+
+
+def of_kind(
+    keys: KindKeys, attributes: Mapping[str, Any], compared: Collection[str], relabelled: bool
+) -> KindKeys:
+    """The kind keys of a kind of span about to be remembered, from one span of it: `compared`,
+    the keys whose values its kind holds (`conventions.detection_values`); `relabelled`, as
+    decided by the span's scope, name and keys, which its kind holds too. A compared value is
+    the same on every span of the kind, so whether it carries a version is decided here, once:
+    `own` keeps the other keys (read on each span) and a compared one only when versioned. A
+    kind with no `own` key left and not relabelled is read as detected: most are."""
+    own = tuple(
+        key for key in keys.own if key not in compared or versionless_value(attributes[key]) is not None
+    )
+    return keys if own == keys.own and not relabelled else KindKeys(keys.named, own, relabelled)
 
 
 _NO_KIND_KEYS = KindKeys((), ())

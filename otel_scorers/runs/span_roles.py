@@ -4,7 +4,7 @@ Each span is read by the first convention whose markers it carries (`conventions
 convention says its role. The project's own spans play none. A span that LangChain's metadata
 marks as an agent graph is a run whichever reader claimed it, a span a processor relabelled is
 read as written (`relabelled_spans`), and a span naming an agent by an operation no convention
-lists, around spans of its own, outside a run of that agent is a run (`_unlisted_agent_operations`).
+lists, around spans of its own, outside a run of that agent is a run (`unlisted_agents`).
 An agent graph invoked from a tool may carry nothing that marks it a run: its place under the
 tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
 back under the invocation of the agent it names (`unended_parents`). In a trace in which no
@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_kind_keys, inferred_reader
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
-from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, OPERATION_ROLES, WORKFLOW
+from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, WORKFLOW
 from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
-from otel_scorers.gen_ai_names import GEN_AI_AGENT_NAME
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.unended_parents import reattach_unended_parents
+from otel_scorers.runs.unlisted_agents import unlisted_agent_operation, unlisted_agent_operations
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 
@@ -53,20 +53,23 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     unlisted: list[int] = []
     flattened: list[int] = []
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
-    rooted = False  # the trace holds its root: a part of a split trace has none
+    roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
         by_id[span.span_id] = span
-        rooted = rooted or span.parent_span_id is None
-        found, kind_keys = detect_with_kind_keys(span)
-        if found is not None and found.name == OPENINFERENCE:
+        if span.parent_span_id is None:
+            roots.append(span.span_id)
+        found, kind = detect_with_kind_keys(span)
+        # Decided once for a remembered kind's spans (`kind_versions.of_kind`), else for each span.
+        as_written = kind is None or kind.relabelled
+        if as_written and found is not None and found.name == OPENINFERENCE:
             found = reader_as_written(found, span)  # a GenAI span relabelled?
         role = found.role(span) if found is not None else None
-        if role is None and (plain := versionless(span, kind_keys)) is not None:  # a newer version's kind
-            span, found, role = _versionless_role(plain)
+        if role is None and (kind is None or kind.own) and (plain := versionless(span, kind)) is not None:
+            span, found, role = _versionless_role(plain)  # a newer version's kind
             by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
@@ -93,17 +96,28 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
-            elif operation is not None and _unlisted_agent_operation(operation, span):
+            elif operation is not None and unlisted_agent_operation(operation, span):
                 unlisted.append(span.span_id)
-    if rooted and roles:
+    if roots and roles:
         reattach_unended_parents(by_id, roles)
-    if roleless and roles and not read_runs:  # spans at work, none of them in a run
-        read_runs = _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted))
+    trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
-        inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
-        if inferred is not None:
-            _inferred_roles(inferred, roleless, roles, unroled, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(SpanRoles(by_id, roles, unroled), flattened, workflows, unlisted, idle)
+        _roles_without_runs(roleless, trace, flattened, (workflows, unlisted, idle))
+    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
+
+
+def _roles_without_runs(
+    roleless: list[SpanRecord], found: SpanRoles, flattened: list[int], pending: tuple[list[int], ...]
+) -> None:
+    """In a trace in which no reader found a run, the runs spans named as agents' runs are
+    (`_runs_named_by_span`), else those of the vocabulary the spans without a role share."""
+    by_id, roles, unroled = found.by_id, found.roles, found.unroled
+    workflows, unlisted, _ = pending
+    if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
+        return  # spans at work, none of them in a run, named as runs
+    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
+    if inferred is not None:
+        _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
 
 
 def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None]:
@@ -114,7 +128,12 @@ def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None,
 
 
 def _roles_by_place(
-    found: SpanRoles, flattened: list[int], workflows: list[int], unlisted: list[int], idle: list[int]
+    found: SpanRoles,
+    roots: list[int],
+    flattened: list[int],
+    workflows: list[int],
+    unlisted: list[int],
+    idle: list[int],
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's convention
     spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
@@ -127,7 +146,7 @@ def _roles_by_place(
     if workflows:
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
-        _unlisted_agent_operations(unlisted, by_id, roles, unroled)
+        unlisted_agent_operations(unlisted, by_id, roles, unroled)
     # Only a span without a role may be a run by its place under a tool span or at the top of
     # the trace: most traces' spans all play one, and need no walk.
     under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
@@ -135,8 +154,8 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if unroled:
-        top_level_runs(by_id, roles, unroled)
+    if unroled and roots:
+        top_level_runs(roots, by_id, roles, unroled)
     return found
 
 
@@ -302,58 +321,6 @@ def _working_workflows(
     for span_id in workflows:
         if span_id in asking and not _inside_run(by_id[span_id], by_id, roles):
             roles[span_id] = (unroled.pop(span_id), "run")
-
-
-#: Operations that name an agent without invoking it: creating one is not running it.
-_NOT_INVOKING = frozenset({"create_agent", WORKFLOW})
-
-
-def _unlisted_agent_operation(operation: object, span: SpanRecord) -> bool:
-    """A GenAI operation no convention lists, on a span that names an agent."""
-    return (
-        isinstance(operation, str)
-        and operation not in OPERATION_ROLES
-        and operation not in _NOT_INVOKING
-        and isinstance(span.attributes.get(GEN_AI_AGENT_NAME), str)
-    )
-
-
-def _unlisted_agent_operations(
-    unlisted: list[int],
-    by_id: Mapping[int, SpanRecord],
-    roles: dict[int, tuple[Convention, SpanRole]],
-    unroled: dict[int, Convention],
-) -> None:
-    """A span naming an agent by an operation no convention lists (OpenLIT's Pydantic AI
-    `execute_task {agent}`) is that agent's run when it holds spans of its own and no span of
-    the same agent is around it: the spans inside naming the same agent (its graph, each model
-    request) are its steps, one naming another agent is that agent's own run (an agent it
-    delegated to). Without spans of its own it did nothing to read; holding only agents' runs
-    (LoongSuite's `enter` span of a CrewAI crew, named `crew`, around its tasks' `invoke_agent`
-    spans), it is what a workflow holding them is, the agents' work, not a run of its own."""
-    holding = {
-        span.parent_span_id
-        for span_id, span in by_id.items()
-        if span.parent_span_id is not None and (span_id not in roles or roles[span_id][1] != "run")
-    }
-    for span_id in unlisted:
-        span = by_id[span_id]
-        if span_id in holding and not _inside_agent(span, by_id):
-            roles[span_id] = (unroled.pop(span_id), "run")
-
-
-def _inside_agent(span: SpanRecord, by_id: Mapping[int, SpanRecord]) -> bool:
-    """A span above `span` names the same agent."""
-    name = span.attributes.get(GEN_AI_AGENT_NAME)
-    current = span.parent_span_id
-    for _ in range(MAX_DEPTH):
-        parent = by_id.get(current) if current is not None else None
-        if parent is None:
-            return False
-        if parent.attributes.get(GEN_AI_AGENT_NAME) == name:
-            return True
-        current = parent.parent_span_id
-    return False
 
 
 def _inside_run(

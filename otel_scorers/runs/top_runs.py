@@ -12,7 +12,7 @@ answer, by the reader that claimed it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.runs.ancestry import MAX_DEPTH
@@ -20,16 +20,20 @@ from otel_scorers.span_record import SpanRecord
 
 
 def top_level_runs(
+    roots: Iterable[int],
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
 ) -> None:
-    """Make a run of each root span whose reader marks no agent (`Convention.run_at_top`) that
-    holds model calls no run holds (see the module's docstring)."""
+    """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
+    a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
+    model calls no run holds (see the module's docstring)."""
     roots = {
         span_id
-        for span_id, convention in unroled.items()
-        if by_id[span_id].parent_span_id is None and convention.run_at_top(by_id[span_id])
+        for span_id in roots
+        if span_id in unroled
+        and by_id[span_id].parent_span_id is None
+        and unroled[span_id].run_at_top(by_id[span_id])
     }
     if not roots:
         return
