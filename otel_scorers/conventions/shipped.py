@@ -26,6 +26,7 @@ SHIPPED_FILES = (
     "genkit.yaml",
     "griptape.yaml",
     "voltagent.yaml",
+    "monocle.yaml",
 )
 
 
