@@ -90,10 +90,17 @@ class _When:
     #: attribute -> accepted values (None: any value).
     attributes: tuple[tuple[str, frozenset[Any] | None], ...]
     name_prefixes: tuple[str, ...]
+    #: Sources that must each find a value (`When.holds`), asked last.
+    holds: tuple[_Source, ...] = ()
 
     def matches(self, span: SpanRecord) -> bool:
         if self.name_prefixes and not span.name.startswith(self.name_prefixes):
             return False
+        if not self._attributes_match(span):
+            return False
+        return not self.holds or all(_found(span, source) for source in self.holds)
+
+    def _attributes_match(self, span: SpanRecord) -> bool:
         attributes = span.attributes
         for key, values in self.attributes:
             value = attributes.get(key, _MISSING)
@@ -125,7 +132,7 @@ def _when(when: When, json_values: bool) -> _When:
             continue
         accepted = {orjson.dumps(item).decode() if json_values else item for item in values}
         attributes.append((key, frozenset(accepted)))
-    return _When(tuple(attributes), tuple(_listed(when.name_prefix)))
+    return _When(tuple(attributes), tuple(_listed(when.name_prefix)), _sources(when.holds))
 
 
 def _listed(value: str | list[str] | None) -> list[str]:
@@ -370,6 +377,16 @@ def _raw(span: SpanRecord, source: _Source) -> Any:
         if event.name == source.event:
             return event.attributes.get(source.attribute, _MISSING)
     return _MISSING
+
+
+def _found(span: SpanRecord, source: _Source) -> bool:
+    """The source finds a value on the span (its path, when it has one, in the value's JSON)."""
+    value = _raw(span, source)
+    if value is None or value is _MISSING:
+        return False
+    if source.path:
+        value = _walk(decode_json(value), source.path, decode_json)
+    return value is not None and value != ""
 
 
 def _walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any]) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, TypeGuard
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.formats import ag2, crewai, haystack, semantic_kernel, smolagents
+from otel_scorers.conventions.formats import ag2, crewai, haystack, qwen_agent, semantic_kernel, smolagents
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
@@ -50,7 +50,8 @@ class Framework:
     the user's request in the prompt the framework made of it (CrewAI's "Current Task: ..."),
     None for other text. `tool_error`: the failure a result the framework sent the model for a
     call says the call had (CrewAI's "Error executing tool: ...", Haystack's "Failed to invoke
-    Tool ...", AG2's "Error: ..."), None for a result.
+    Tool ...", AG2's "Error: ...", Qwen-Agent's "An error occurred when calling tool ..."), None
+    for a result; a tool span whose result is that text failed.
     `loop_tool_descriptions`: the descriptions it gives those tools, which its tool spans carry
     (smolagents' `FinalAnswerTool`, BeeAI's): by them a loop tool is known whichever scope wrote
     the span. `loop_tool_results`: what such a tool returns, by its name, when its span keeps no
@@ -167,6 +168,7 @@ FRAMEWORKS: Mapping[str, Framework] = {
     "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
     "haystack": Framework(tool_error=haystack.tool_error),
     "ag2": Framework(tool_error=ag2.tool_error),
+    "qwen_agent": Framework(tool_error=qwen_agent.tool_error),
     "semantic_kernel": Framework(
         tool_name=semantic_kernel.function_name,
         added_arguments=semantic_kernel.ADDED_ARGUMENTS,

@@ -27,6 +27,7 @@ SHIPPED_FILES = (
     "griptape.yaml",
     "voltagent.yaml",
     "monocle.yaml",
+    "laminar.yaml",
 )
 
 

@@ -39,6 +39,11 @@ OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion")
 #: reader's to judge (LlamaIndex's workflow state there is no request).
 RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
 RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
+#: A key of a namespace's own record of the span it is written on (`<namespace>.observation.input`,
+#: `<namespace>.span.output`): what a tracer's exporter writes on every span it converts (Mastra's
+#: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span.
+#: Read for a run after the bare keys.
+_RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|span)\.(input|output)$")
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
 #: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
 #: tool span after the generic keys, when exactly one key of the span ends so.
@@ -164,8 +169,14 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     )
     if not (wants_input or wants_output):
         return content
-    request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
-    answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
+    request = (
+        (generic_value(attributes, RUN_INPUT_KEYS) or _recorded(attributes, "input")) if wants_input else None
+    )
+    answer = (
+        (generic_value(attributes, RUN_OUTPUT_KEYS) or _recorded(attributes, "output"))
+        if wants_output
+        else None
+    )
     if request is None and answer is None:
         return content
     return replace(
@@ -173,6 +184,21 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
         input_text=_text(request) if request is not None else content.input_text,
         output_text=_text(answer) if answer is not None else content.output_text,
     )
+
+
+def _recorded(attributes: Mapping[str, Any], side: str) -> Any:
+    """The one value the span's record keys (`_RECORD_KEY`) of that side hold; None when none
+    does, or when two of them differ."""
+    values = {
+        value
+        for key, value in attributes.items()
+        if isinstance(value, str)
+        and value != ""
+        and not is_placeholder(value)
+        and (match := _RECORD_KEY.match(key)) is not None
+        and match.group(1).lower() == side
+    }
+    return values.pop() if len(values) == 1 else None
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:

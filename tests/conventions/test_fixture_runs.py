@@ -148,45 +148,6 @@ PENDING: dict[str, Pending] = {
         )
         for framework in ("loongsuite-agentscope", "loongsuite-autogen")
     },
-    "loongsuite-qwen-agent/failing_tool": Pending(
-        "LoongSuite records Qwen-Agent's tool that raised as one that returned the error text Qwen-Agent "
-        "sends the model (`An error occurred when calling tool ...`)",
-        frozenset({RUNS, QUICK_CHECKS}),
-    ),
-    "loongsuite-qwen-agent/nested": Pending(
-        "the sub-agent's tool result is not read", frozenset({RUNS, TOOL_RESULTS})
-    ),
-    "mastra-langfuse": Pending(
-        "Mastra's run span keeps its request only in Langfuse's `langfuse.observation.input`",
-        frozenset({RUNS}),
-    ),
-    # Without content, the truth holds no request either.
-    "mastra-langfuse/no_content": Pending("", frozenset()),
-    "lmnr-openai-agents": Pending(
-        "Laminar marks no span an agent: its agent spans are `DEFAULT` spans",
-        frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS}),
-    ),
-    **{
-        f"lmnr-openai-agents/{scenario}": Pending(
-            "Laminar marks no span an agent: its agent spans are `DEFAULT` spans",
-            frozenset({RUNS, TOOL_RESULTS}),
-        )
-        for scenario in (
-            "agent_as_tool",
-            "handoff_after_tool",
-            "report",
-            "responses_api",
-            "search_then_summarize",
-            "two_runs",
-        )
-    },
-    **{
-        f"lmnr-openai-agents/{scenario}": Pending(
-            "Laminar marks no span an agent: its agent spans are `DEFAULT` spans",
-            frozenset({RUNS, QUICK_CHECKS}),
-        )
-        for scenario in ("failing_tool", "no_tool")
-    },
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
