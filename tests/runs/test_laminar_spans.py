@@ -3,6 +3,8 @@ SDK agents under lmnr 0.8 (tests/fixtures/traces/lmnr-openai-agents)."""
 
 from __future__ import annotations
 
+from otel_scorers import conventions
+from otel_scorers.conventions.formats.messages import genai_messages, text_of
 from otel_scorers.model import AgentRun
 
 from .fixture_runs import attribute_values, runs_of
@@ -48,3 +50,33 @@ def test_a_laminar_handoff_span_joins_the_agents_into_one_run() -> None:
 def test_a_responses_api_answer_in_output_text_blocks_is_the_run_s_answer() -> None:
     (run,) = runs_of("lmnr-openai-agents", "responses_api")
     assert run.output == "It is sunny and 21°C in Paris."
+
+
+def test_responses_api_call_items_among_messages_are_the_model_s_tool_calls_and_their_results() -> None:
+    # The GenAI messages of Laminar's Responses API model span hold the API's items as they are.
+    first, second = attribute_values(
+        "lmnr-openai-agents", "responses_api", "agents.response", "gen_ai.input.messages"
+    )
+    asked = genai_messages(
+        attribute_values("lmnr-openai-agents", "responses_api", "agents.response", "gen_ai.output.messages")[
+            0
+        ]
+    )
+    assert [part["type"] for part in asked.items[0]["parts"]] == ["tool_call"]
+    sent = genai_messages(second).items
+    assert [(message["role"], message["parts"][0]["type"]) for message in sent[-2:]] == [
+        ("assistant", "tool_call"),
+        ("tool", "tool_call_response"),
+    ]
+    assert text_of(genai_messages(first).items[0]) == "You answer questions about the weather. Use the tools."
+
+
+def test_without_laminar_s_description_its_model_calls_make_one_run_not_two() -> None:
+    # Read by the GenAI reader alone, the second call continues the first with its tool's result.
+    try:
+        conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+        runs = runs_of("lmnr-openai-agents", "responses_api")
+    finally:
+        conventions.use_descriptions(())
+    assert len(runs) == 1
+    assert runs[0].output == "It is sunny and 21°C in Paris."

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.formats import autogen, haystack, langchain
+from otel_scorers.conventions.formats import autogen, haystack, langchain, responses_api
 from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
@@ -239,7 +239,7 @@ def _looks_like_blocks(decoded: list[Any] | Mapping[str, Any]) -> bool:
 
 
 #: A block of text: chat content's, the OpenAI Responses API's input's and output's.
-_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+_TEXT_BLOCKS = frozenset({"text"}) | responses_api.TEXT_BLOCKS
 _BLOCK_KEYS = frozenset({"text", "toolUse", "toolResult", "reasoningContent", "json", "image", "document"})
 
 
