@@ -238,8 +238,6 @@ def _looks_like_blocks(decoded: list[Any] | Mapping[str, Any]) -> bool:
     )
 
 
-#: A block of text: chat content's, the OpenAI Responses API's input's and output's.
-_TEXT_BLOCKS = frozenset({"text"}) | responses_api.TEXT_BLOCKS
 _BLOCK_KEYS = frozenset({"text", "toolUse", "toolResult", "reasoningContent", "json", "image", "document"})
 
 
@@ -249,7 +247,11 @@ def _part(block: Any) -> dict[str, Any] | None:
     if not is_mapping(block):
         return None
     kind = block.get("type")
-    if kind in _TEXT_BLOCKS and "content" not in block and isinstance(block.get("text"), str):
+    if (
+        (kind == "text" or responses_api.is_text_block(block))
+        and "content" not in block
+        and isinstance(block.get("text"), str)
+    ):
         return {"type": "text", "content": block["text"]}
     if kind == "tool_use":
         return {

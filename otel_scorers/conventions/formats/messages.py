@@ -206,7 +206,7 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
             if isinstance(content, str)
             else responses_api.text_blocks(content)
         )
-    elif parts is None and message.get("type") in responses_api.CALL_ITEMS:
+    elif parts is None and responses_api.is_call_item(message):
         # An OpenAI Responses API item, in a list of messages: a call the model asked for, or
         # what it was sent back for one.
         parts, role = responses_api.call_parts(message)

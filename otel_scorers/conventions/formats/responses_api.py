@@ -18,6 +18,18 @@ CALL_ITEMS = frozenset({"function_call", "function_call_output"})
 TEXT_BLOCKS = frozenset({"input_text", "output_text"})
 
 
+def is_call_item(item: Mapping[str, Any]) -> bool:
+    """The item is a call's (`CALL_ITEMS`)."""
+    kind = item.get("type")
+    return type(kind) is str and kind in CALL_ITEMS
+
+
+def is_text_block(block: Any) -> bool:
+    """The block is one of the Responses API's blocks of text (`TEXT_BLOCKS`)."""
+    kind = block.get("type") if type(block) is dict else None
+    return type(kind) is str and kind in TEXT_BLOCKS
+
+
 def call_parts(item: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """A Responses API call item as a message's parts and role."""
     if item.get("type") == "function_call":
@@ -28,13 +40,8 @@ def call_parts(item: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
 
 def text_blocks(content: Any) -> Any:
     """A content list with the Responses API's blocks of text as text parts."""
-    if type(content) is not list or not any(
-        type(block) is dict and block.get("type") in TEXT_BLOCKS for block in content
-    ):
+    if type(content) is not list or not any(is_text_block(block) for block in content):
         return content
     return [
-        {"type": "text", "content": block.get("text")}
-        if type(block) is dict and block.get("type") in TEXT_BLOCKS
-        else block
-        for block in content
+        {"type": "text", "content": block.get("text")} if is_text_block(block) else block for block in content
     ]
