@@ -370,6 +370,17 @@ def sent_back_error(framework: Framework | None, response: Any) -> str | None:
     return None
 
 
+#: How each listed framework's failure text begins: a result that begins otherwise (most) is none.
+_TOOL_ERROR_PREFIXES = tuple(f.TOOL_ERROR_PREFIX for f in (ag2, crewai, haystack, qwen_agent))
+
+
+def failed_result(framework: Framework | None, result: str) -> str | None:
+    """The failure a tool span's result says, as its framework's failure text (Qwen-Agent's)."""
+    if not result.startswith(_TOOL_ERROR_PREFIXES):
+        return None
+    return sent_back_error(framework, result)
+
+
 def step_fields(framework: Framework | None) -> frozenset[str]:
     """The fields of a result the run's framework (`framework_of` its span) holds beside the
     answer (`Framework.step_fields`). When the run's scope names no framework (a tracer of any

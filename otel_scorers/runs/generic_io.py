@@ -191,14 +191,36 @@ def _recorded(attributes: Mapping[str, Any], side: str) -> Any:
     does, or when two of them differ."""
     values = {
         value
-        for key, value in attributes.items()
-        if isinstance(value, str)
+        for key in _record_keys(attributes)
+        if key.endswith(_RECORD_TAILS[side])
+        and isinstance(value := attributes[key], str)
         and value != ""
         and not is_placeholder(value)
-        and (match := _RECORD_KEY.match(key)) is not None
-        and match.group(1).lower() == side
     }
     return values.pop() if len(values) == 1 else None
+
+
+#: How a record key of each side ends.
+_RECORD_TAILS = {"input": ".input", "output": ".output"}
+#: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`).
+_record_seen: frozenset[str] = frozenset()
+_record: frozenset[str] = frozenset()
+
+
+def _record_keys(attributes: Mapping[str, Any]) -> Any:
+    """The span's record keys: each key's name is looked at once."""
+    global _record_seen, _record
+    keys = attributes.keys()
+    if not _record_seen.issuperset(keys):
+        seen, record = (
+            (_record_seen, _record)
+            if len(_record_seen) < _MAX_REMEMBERED_KEYS
+            else (frozenset(), frozenset())
+        )
+        new = keys - seen
+        _record = record | {key for key in new if _RECORD_KEY.match(key)}
+        _record_seen = seen | new
+    return keys & _record
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:

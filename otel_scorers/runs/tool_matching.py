@@ -27,6 +27,7 @@ from otel_scorers.conventions.formats.python_repr import decoded_value, is_defau
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.frameworks import (
     Framework,
+    failed_result,
     framework_of_call,
     loop_tool,
     results_in_history,
@@ -151,7 +152,7 @@ def _tool_call(
     result = _returned(call, framework)
     if result is not call.result:
         call = changed_tool_call(call, result=result)
-    if call.state == "ok" and isinstance(result, str) and (failure := sent_back_error(framework, result)):
+    if call.state == "ok" and isinstance(result, str) and (failure := failed_result(framework, result)):
         # The framework caught the tool's exception and returned its failure text (Qwen-Agent's).
         call = changed_tool_call(call, result=None, state="error", error=failure)
     if call.state == "ok":

@@ -24,8 +24,11 @@ def answered_in_place(
     calls: list[ToolCall], models: Sequence[ModelCall], framework: Framework | None
 ) -> list[ToolCall]:
     """`calls` with each unanswered call without an id finished by the response in its place."""
-    if not any(call.call_id is None and call.state == "incomplete" for call in calls):
-        return calls  # most runs
+    for call in calls:
+        if call.call_id is None and call.state == "incomplete":
+            break
+    else:
+        return calls  # most runs: a loop, not a generator, for them
     responses = _responses_in_place(models)
     if not responses:
         return calls
