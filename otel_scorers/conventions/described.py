@@ -96,11 +96,6 @@ class _When:
     def matches(self, span: SpanRecord) -> bool:
         if self.name_prefixes and not span.name.startswith(self.name_prefixes):
             return False
-        if not self._attributes_match(span):
-            return False
-        return not self.holds or all(_found(span, source) for source in self.holds)
-
-    def _attributes_match(self, span: SpanRecord) -> bool:
         attributes = span.attributes
         for key, values in self.attributes:
             value = attributes.get(key, _MISSING)
@@ -116,7 +111,7 @@ class _When:
                 except TypeError:  # a list: one of its items is one of the values named
                     if not isinstance(value, list) or values.isdisjoint(_hashable(value)):
                         return False
-        return True
+        return not self.holds or all(_found(span, source) for source in self.holds)
 
 
 def _hashable(items: list[Any]) -> list[Any]:

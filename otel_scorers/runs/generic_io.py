@@ -189,9 +189,12 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
 def _recorded(attributes: Mapping[str, Any], side: str) -> Any:
     """The one value the span's record keys (`_RECORD_KEY`) of that side hold; None when none
     does, or when two of them differ."""
+    keys = _record_keys(attributes)
+    if not keys:
+        return None  # most spans
     values = {
         value
-        for key in _record_keys(attributes)
+        for key in keys
         if key.endswith(_RECORD_TAILS[side])
         and isinstance(value := attributes[key], str)
         and value != ""
