@@ -169,14 +169,14 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     )
     if not (wants_input or wants_output):
         return content
-    request = (
-        (generic_value(attributes, RUN_INPUT_KEYS) or _recorded(attributes, "input")) if wants_input else None
-    )
-    answer = (
-        (generic_value(attributes, RUN_OUTPUT_KEYS) or _recorded(attributes, "output"))
-        if wants_output
-        else None
-    )
+    request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
+    answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
+    if (wants_input and request is None) or (wants_output and answer is None):
+        kind = (span.scope, span.name, len(attributes))
+        recorded = None if _without_record.get(kind) else _record_keys(attributes, kind)
+        if recorded:
+            request = _recorded(attributes, recorded, "input") if wants_input and request is None else request
+            answer = _recorded(attributes, recorded, "output") if wants_output and answer is None else answer
     if request is None and answer is None:
         return content
     return replace(
@@ -186,12 +186,9 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     )
 
 
-def _recorded(attributes: Mapping[str, Any], side: str) -> Any:
+def _recorded(attributes: Mapping[str, Any], keys: Any, side: str) -> Any:
     """The one value the span's record keys (`_RECORD_KEY`) of that side hold; None when none
     does, or when two of them differ."""
-    keys = _record_keys(attributes)
-    if not keys:
-        return None  # most spans
     values = {
         value
         for key in keys
@@ -205,13 +202,16 @@ def _recorded(attributes: Mapping[str, Any], side: str) -> Any:
 
 #: How a record key of each side ends.
 _RECORD_TAILS = {"input": ".input", "output": ".output"}
-#: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`).
+#: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`),
+#: and the kinds of run span (scope, name, number of keys) seen carrying none.
 _record_seen: frozenset[str] = frozenset()
 _record: frozenset[str] = frozenset()
+_without_record: dict[tuple[str | None, str, int], bool] = {}
 
 
-def _record_keys(attributes: Mapping[str, Any]) -> Any:
-    """The span's record keys: each key's name is looked at once."""
+def _record_keys(attributes: Mapping[str, Any], kind: tuple[str | None, str, int]) -> Any:
+    """The span's record keys, each key's name looked at once; a kind of span seen without any
+    is remembered (within `_MAX_REMEMBERED_KINDS`)."""
     global _record_seen, _record
     keys = attributes.keys()
     if not _record_seen.issuperset(keys):
@@ -223,7 +223,10 @@ def _record_keys(attributes: Mapping[str, Any]) -> Any:
         new = keys - seen
         _record = record | {key for key in new if _RECORD_KEY.match(key)}
         _record_seen = seen | new
-    return keys & _record
+    found = keys & _record
+    if not found and len(_without_record) < _MAX_REMEMBERED_KINDS:
+        _without_record[kind] = True
+    return found
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
