@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -19,14 +17,19 @@ import orjson
 from otel_scorers.conventions import described_text as text
 from otel_scorers.conventions.bare_keys import bare_keys_of
 from otel_scorers.conventions.base import Convention, Markers, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.described_sources import (
+    MISSING,
+    CompiledSource,
+    compiled_sources,
+    compiled_when,
+    listed,
+    path_missed,
+    raw_value,
+    walk,
+)
 from otel_scorers.conventions.described_text import decoded_value, run_text, scalar_text
 from otel_scorers.conventions.description import (
-    ANY_VALUE,
-    FIRST_VALUE,
     ConventionDescription,
-    Source,
-    When,
-    parse_path,
 )
 from otel_scorers.conventions.formats.genai_events import listed_messages
 from otel_scorers.conventions.formats.messages import (
@@ -34,103 +37,12 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_json,
     handoff_tool_name,
-    is_mapping,
     is_placeholder,
     span_tool_call,
     tool_state,
 )
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
-
-_MISSING: Any = object()
-#: While `runs --explain` reads a span (only then): each source whose JSON `path` matched nothing.
-PATH_MISSES: ContextVar[list[str] | None] = ContextVar("otel_scorers_path_misses", default=None)
-
-
-@dataclass(frozen=True, slots=True)
-class _Source:
-    attribute: str | None
-    event: str | None
-    span_name: bool
-    path: tuple[str | int, ...]
-    strip_prefix: str | None
-    strip_suffixes: tuple[str, ...]
-    #: The path as the description wrote it, for `runs --explain`.
-    path_text: str | None = None
-    #: A fixed text (`value`), read from nowhere (with `attribute`: on a span that carries it).
-    value: str | None = None
-    json_value: bool = False
-
-
-def _sources(spec: Sequence[Source] | None, bare: Mapping[str, str] | None = None) -> tuple[_Source, ...]:
-    """`spec` compiled; with `bare` (`bare_keys_of`), each source of an attribute in it followed
-    by the same source in that attribute's bare key."""
-    compiled: list[_Source] = []
-    for source in spec or ():
-        item = _Source(
-            source.attribute,
-            source.event,
-            source.span == "name",
-            parse_path(source.path) if source.path is not None else (),
-            source.strip_prefix,
-            text.suffixes(source.strip_suffix),
-            source.path,
-            source.value,
-            source.json_value,
-        )
-        compiled.append(item)
-        moved = bare.get(item.attribute) if bare and item.attribute and item.event is None else None
-        if moved is not None:
-            compiled.append(replace(item, attribute=moved))
-    return tuple(compiled)
-
-
-@dataclass(frozen=True, slots=True)
-class _When:
-    #: attribute -> accepted values (None: any value).
-    attributes: tuple[tuple[str, frozenset[Any] | None], ...]
-    name_prefixes: tuple[str, ...]
-
-    def matches(self, span: SpanRecord) -> bool:
-        if self.name_prefixes and not span.name.startswith(self.name_prefixes):
-            return False
-        attributes = span.attributes
-        for key, values in self.attributes:
-            value = attributes.get(key, _MISSING)
-            if value is _MISSING:
-                return False
-            if values is not None:
-                try:
-                    if value not in values:
-                        if not isinstance(value, tuple):
-                            return False
-                        if values.isdisjoint(value):  # a list attribute holds one of them
-                            return False
-                except TypeError:  # a list: one of its items is one of the values named
-                    if not isinstance(value, list) or values.isdisjoint(_hashable(value)):
-                        return False
-        return True
-
-
-def _hashable(items: list[Any]) -> list[Any]:
-    return [item for item in items if isinstance(item, str | int | float | bool)]
-
-
-def _when(when: When, json_values: bool) -> _When:
-    attributes: list[tuple[str, frozenset[Any] | None]] = []
-    for key, value in when.attributes.items():
-        values = value if isinstance(value, list) else [value]
-        if ANY_VALUE in values:
-            attributes.append((key, None))
-            continue
-        accepted = {orjson.dumps(item).decode() if json_values else item for item in values}
-        attributes.append((key, frozenset(accepted)))
-    return _When(tuple(attributes), tuple(_listed(when.name_prefix)))
-
-
-def _listed(value: str | list[str] | None) -> list[str]:
-    """A description's one-or-many field as a list of what it names (empty, when nothing)."""
-    return [item for item in (value if isinstance(value, list) else [value]) if item]
 
 
 class DescribedConvention(Convention):
@@ -139,11 +51,11 @@ class DescribedConvention(Convention):
     def __init__(self, description: ConventionDescription) -> None:
         self.description = description
         self.name = description.name
-        self._scopes = frozenset(_listed(description.scope))
+        self._scopes = frozenset(listed(description.scope))
         #: The instrumentation scopes it reads (none: it is found by its marker attributes).
         self.scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self._markers = tuple(description.marker_attributes or ())
-        self._name_suffixes = tuple(_listed(description.marker_name_suffix))
+        self._name_suffixes = tuple(listed(description.marker_name_suffix))
         # Without scopes and name endings, its marker attributes are all `detect` reads.
         self.markers = (
             Markers(keys=frozenset(self._markers))
@@ -153,41 +65,41 @@ class DescribedConvention(Convention):
         self._json = description.json_values
         run = description.run
         # Without `when`, no span is a run by this reader's say (`RunReading`).
-        self._run_when = _when(run.when, self._json) if run.when is not None else None
+        self._run_when = compiled_when(run.when, self._json) if run.when is not None else None
         bare = bare_keys_of(run)
-        self._agent_name = _sources(run.agent_name, bare)
-        self._name_within = _sources(run.name_within)
-        self._run_input = _sources(run.input, bare)
-        self._run_output = _sources(run.output, bare)
+        self._agent_name = compiled_sources(run.agent_name, bare)
+        self._name_within = compiled_sources(run.name_within)
+        self._run_input = compiled_sources(run.input, bare)
+        self._run_output = compiled_sources(run.output, bare)
         talk = run.conversation
-        self._conversation_when = _when(talk.when, self._json) if talk else None
+        self._conversation_when = compiled_when(talk.when, self._json) if talk else None
         if talk:  # a conversation's sources, each else the run's
-            sources = (_sources(talk.agent_name), _sources(talk.input), _sources(talk.output))
+            sources = map(compiled_sources, (talk.agent_name, talk.input, talk.output))
             self._talk = tuple(a or b for a, b in zip(sources, self._run_sources(), strict=True))
-        self._conversation = _sources(run.conversation_id, bare)
+        self._conversation = compiled_sources(run.conversation_id, bare)
         self._handoff_when = None
         if description.handoff is not None:
-            self._handoff_when = _when(description.handoff.when, self._json)
-            self._handoff_target = _sources(description.handoff.target)
-            self._handoff_name = _sources(description.handoff.name)
+            self._handoff_when = compiled_when(description.handoff.when, self._json)
+            self._handoff_target = compiled_sources(description.handoff.target)
+            self._handoff_name = compiled_sources(description.handoff.name)
         self._tool_when = None
         if description.tool is not None:
             tool = description.tool
-            self._tool_when = _when(tool.when, self._json)
-            self._tool_name = _sources(tool.name)
-            self._call_id = _sources(tool.call_id)
-            self._arguments = _sources(tool.arguments)
-            self._result = _sources(tool.result)
-            self._error = _sources(tool.error)
+            self._tool_when = compiled_when(tool.when, self._json)
+            self._tool_name = compiled_sources(tool.name)
+            self._call_id = compiled_sources(tool.call_id)
+            self._arguments = compiled_sources(tool.arguments)
+            self._result = compiled_sources(tool.result)
+            self._error = compiled_sources(tool.error)
         self._model_when = None
         if description.model is not None:
             model = description.model
-            self._model_when = _when(model.when, self._json)
-            self._model_input = _sources(model.input)
-            self._model_output = _sources(model.output)
-            self._model_name = _sources(model.model)
-            self._input_tokens = _sources(model.input_tokens)
-            self._output_tokens = _sources(model.output_tokens)
+            self._model_when = compiled_when(model.when, self._json)
+            self._model_input = compiled_sources(model.input)
+            self._model_output = compiled_sources(model.output)
+            self._model_name = compiled_sources(model.model)
+            self._input_tokens = compiled_sources(model.input_tokens)
+            self._output_tokens = compiled_sources(model.output_tokens)
         self.run_start_names, self.run_start_markers = self._run_start()
         self.run_start_scopes: tuple[str, ...] = tuple(sorted(self._scopes))
         self.handoff_start_names: tuple[str, ...] = ()
@@ -220,7 +132,7 @@ class DescribedConvention(Convention):
         # One set operation, in C: a span of many keys (flattened messages) is asked anew.
         return not span.attributes.keys().isdisjoint(self._markers)
 
-    def _run_sources(self) -> tuple[tuple[_Source, ...], ...]:
+    def _run_sources(self) -> tuple[tuple[CompiledSource, ...], ...]:
         return (self._agent_name, self._run_input, self._run_output)
 
     def role(self, span: SpanRecord) -> SpanRole | None:
@@ -298,24 +210,24 @@ class DescribedConvention(Convention):
             return None
         return as_str(scalar_text(self._read(span, self._handoff_target))) or ""
 
-    def _read(self, span: SpanRecord, sources: Sequence[_Source]) -> Any:
+    def _read(self, span: SpanRecord, sources: Sequence[CompiledSource]) -> Any:
         """The first of `sources` that holds a value on the span; None when none does."""
         decode = self._decoder(span)
         # Sources tried in turn often read one attribute by several paths: decoded once.
-        raw: Any = _MISSING
+        raw: Any = MISSING
         decoded: Any = None
         for source in sources:
-            value = _raw(span, source)
-            if value is None or value is _MISSING:
+            value = raw_value(span, source)
+            if value is None or value is MISSING:
                 continue
             if self._json or source.path or source.json_value:
                 if value is not raw:
                     raw, decoded = value, decode(value)
                 value = decoded
             if source.path:
-                value = _walk(value, source.path, decode)
+                value = walk(value, source.path, decode)
                 if value is None:
-                    _path_missed(source)
+                    path_missed(source)
                     continue
             if source.strip_prefix and isinstance(value, str) and value.startswith(source.strip_prefix):
                 value = value[len(source.strip_prefix) :]
@@ -347,46 +259,6 @@ class DescribedConvention(Convention):
 
 #: Shorter texts are decoded as often as they are read: remembering them would cost more.
 _DECODE_ONCE_CHARS = 256
-
-
-def _path_missed(source: _Source) -> None:
-    misses = PATH_MISSES.get()
-    if misses is not None:
-        where = f"event {source.event}: {source.attribute}" if source.event else str(source.attribute)
-        misses.append(f"{where}: path {source.path_text!r} matched nothing in its value")
-
-
-def _raw(span: SpanRecord, source: _Source) -> Any:
-    if source.value is not None:
-        if source.attribute is not None and source.attribute not in span.attributes:
-            return _MISSING
-        return source.value
-    if source.span_name:
-        return span.name
-    assert source.attribute is not None  # checked by `Source`
-    if source.event is None:
-        return span.attributes.get(source.attribute, _MISSING)
-    for event in span.events:
-        if event.name == source.event:
-            return event.attributes.get(source.attribute, _MISSING)
-    return _MISSING
-
-
-def _walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any]) -> Any:
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(value, list) or not -len(value) <= step < len(value):
-                return None
-            value = value[step]
-        elif not is_mapping(value):
-            return None
-        elif step == FIRST_VALUE:
-            value = next(iter(value.values()), None)
-        else:
-            value = value.get(step)
-        if isinstance(value, str) and value[:1] in ("{", "["):
-            value = decode(value)  # JSON inside JSON: a message's encoded arguments
-    return value
 
 
 def described(

@@ -141,12 +141,17 @@ SourceSpec = Annotated[tuple[Source, ...], BeforeValidator(_as_sources)]
 
 class When(BaseModel):
     """Which spans play a role: every attribute named holds one of its values (`"*"`: any; an
-    attribute holding a list, one of its items), and the span's name starts with one of
-    `name_prefix`; an empty `when` takes every span."""
+    attribute holding a list, one of its items), the span's name starts with one of
+    `name_prefix`, and each of `holds` finds a value; an empty `when` takes every span."""
 
     model_config = _STRICT
     attributes: dict[str, Value | list[Value]] = Field(default_factory=dict)
     name_prefix: str | list[str] | None = None
+    #: Sources that must each hold a value on the span (a path found in an attribute's JSON), for
+    #: a kind the instrumentation writes no key of, only its record (Laminar's agent span: a
+    #: `DEFAULT` span whose input is the agent's `{name, tools, output_type}`). Asked only of the
+    #: spans the attributes and name take.
+    holds: SourceSpec = ()
 
 
 class ConversationReading(BaseModel):

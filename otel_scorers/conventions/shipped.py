@@ -26,6 +26,8 @@ SHIPPED_FILES = (
     "genkit.yaml",
     "griptape.yaml",
     "voltagent.yaml",
+    "monocle.yaml",
+    "laminar.yaml",
 )
 
 

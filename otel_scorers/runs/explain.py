@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 
 from otel_scorers.conventions import SpanRole, detect
-from otel_scorers.conventions.described import PATH_MISSES, DescribedConvention
+from otel_scorers.conventions.described import DescribedConvention
+from otel_scorers.conventions.described_sources import PATH_MISSES
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import mcp
 from otel_scorers.conventions.formats.bounded_json import within_depth

@@ -40,6 +40,11 @@ OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion", NAMESPACE_OUTPU
 #: reader's to judge (LlamaIndex's workflow state there is no request).
 RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
 RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
+#: A key of a namespace's own record of the span it is written on (`<namespace>.observation.input`,
+#: `<namespace>.span.output`): what a tracer's exporter writes on every span it converts (Mastra's
+#: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span.
+#: Read for a run after the bare keys.
+_RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|span)\.(input|output)$")
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
 #: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
 #: tool span after the generic keys, when exactly one key of the span ends so.
@@ -168,6 +173,12 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
         return content
     request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
     answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
+    if (wants_input and request is None) or (wants_output and answer is None):
+        kind = (span.scope, span.name, len(attributes))
+        recorded = None if _without_record.get(kind) else _record_keys(attributes, kind)
+        if recorded:
+            request = _recorded(attributes, recorded, "input") if wants_input and request is None else request
+            answer = _recorded(attributes, recorded, "output") if wants_output and answer is None else answer
     if request is None and answer is None:
         return content
     return replace(
@@ -175,6 +186,49 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
         input_text=_text(request) if request is not None else content.input_text,
         output_text=_text(answer) if answer is not None else content.output_text,
     )
+
+
+def _recorded(attributes: Mapping[str, Any], keys: Any, side: str) -> Any:
+    """The one value the span's record keys (`_RECORD_KEY`) of that side hold; None when none
+    does, or when two of them differ."""
+    values = {
+        value
+        for key in keys
+        if key.endswith(_RECORD_TAILS[side])
+        and isinstance(value := attributes[key], str)
+        and value != ""
+        and not is_placeholder(value)
+    }
+    return values.pop() if len(values) == 1 else None
+
+
+#: How a record key of each side ends.
+_RECORD_TAILS = {"input": ".input", "output": ".output"}
+#: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`),
+#: and the kinds of run span (scope, name, number of keys) seen carrying none.
+_record_seen: frozenset[str] = frozenset()
+_record: frozenset[str] = frozenset()
+_without_record: dict[tuple[str | None, str, int], bool] = {}
+
+
+def _record_keys(attributes: Mapping[str, Any], kind: tuple[str | None, str, int]) -> Any:
+    """The span's record keys, each key's name looked at once; a kind of span seen without any
+    is remembered (within `_MAX_REMEMBERED_KINDS`)."""
+    global _record_seen, _record
+    keys = attributes.keys()
+    if not _record_seen.issuperset(keys):
+        seen, record = (
+            (_record_seen, _record)
+            if len(_record_seen) < _MAX_REMEMBERED_KEYS
+            else (frozenset(), frozenset())
+        )
+        new = keys - seen
+        _record = record | {key for key in new if _RECORD_KEY.match(key)}
+        _record_seen = seen | new
+    found = keys & _record
+    if not found and len(_without_record) < _MAX_REMEMBERED_KINDS:
+        _without_record[kind] = True
+    return found
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:

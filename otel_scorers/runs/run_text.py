@@ -137,6 +137,7 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
         or 'puts"' in text  # what LangChain's callbacks were given (`"inputs"`, `"outputs"`)
         or '"_' in text
         or _one_key(text)
+        or '":[]' in text  # a field holding nothing beside the text
         or any(step in text for step in steps)
         # A request's arguments by name: a few of them (a state of many keys is not a call).
         or (
@@ -176,13 +177,17 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         if first is None and is_mapping(kwargs) and len(kwargs) == 1:
             first = next(iter(kwargs.values()))
         return first if isinstance(first, str) else _reduce(first, side, steps, depth + 1)
-    if value and all(key == "type" or key.endswith("_type") for key in value):
-        return None  # a type descriptor: says what the answer's type is, not what it says
+    if _describes(value):
+        return None  # a type descriptor, or an agent's declaration: what it is, not what it says
     public = _public_fields(value, steps)
     if len(public) == 1:
         key, inner = next(iter(public.items()))
         if _text_key(key, side):
-            return inner if isinstance(inner, str) else _reduce(inner, side, steps, depth + 1)
+            if isinstance(inner, str):
+                return inner
+            reduced = _reduce(inner, side, steps, depth + 1)
+            if reduced is not _NOT_A_FORM:
+                return reduced
     elif side == "input":
         # A function's arguments by name (`{"user_prompt": ..., "message_history": [...]}`): the
         # one text argument whose name says it is the request.
@@ -190,6 +195,15 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         if len(named) == 1:
             return named[0]
     return _held_message(value, side)
+
+
+def _describes(value: Mapping[str, Any]) -> bool:
+    """The object says what an answer's type is (`{"output_type": "str"}`), with what an agent
+    has beside it when it declares the agent (`_DECLARATION`), not what anything says."""
+    typed = [key == "type" or key.endswith("_type") for key in value]
+    return any(typed) and all(
+        is_type or key in _DECLARATION for key, is_type in zip(value, typed, strict=True)
+    )
 
 
 def _text_key(key: str, side: Side) -> bool:
@@ -200,16 +214,24 @@ def _text_key(key: str, side: Side) -> bool:
 
 def _public_fields(value: Mapping[str, Any], steps: frozenset[str]) -> Mapping[str, Any]:
     """An object's fields without its private ones (`_state`, `_output_tool_name`: a result
-    object serialised with its internals, Pydantic AI's `AgentRunResult`) and the steps its
+    object serialised with its internals, Pydantic AI's `AgentRunResult`), the steps its
     framework records beside the answer (DSPy's `trajectory`, `reasoning`), which are never the
-    text; the wrapped value's own field is kept."""
-    if not any((key.startswith("_") and key != WRAPPED_VALUE) or key in steps for key in value):
+    text, and those that hold nothing (Mastra's `{"text": ..., "files": []}`); the wrapped
+    value's own field is kept."""
+    if not any(_left_out(key, inner, steps) for key, inner in value.items()):
         return value
-    return {
-        key: inner
-        for key, inner in value.items()
-        if (not key.startswith("_") or key == WRAPPED_VALUE) and key not in steps
-    }
+    return {key: inner for key, inner in value.items() if not _left_out(key, inner, steps)}
+
+
+def _left_out(key: str, inner: Any, steps: frozenset[str]) -> bool:
+    return (key.startswith("_") and key != WRAPPED_VALUE) or key in steps or inner in _NOTHING
+
+
+#: What an agent's declaration holds beside the type of its answer (the OpenAI Agents SDK's record
+#: of an agent: `{"name", "handoffs", "tools", "output_type"}`): no request, no answer.
+_DECLARATION = frozenset({"name", "tools", "handoffs"})
+#: A field's value that holds nothing.
+_NOTHING: tuple[Any, ...] = (None, [], {})
 
 
 def _held_message(value: Mapping[str, Any], side: Side) -> Any:

@@ -39,6 +39,7 @@ from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
 from otel_scorers.runs.run_text import reduced_answer
+from otel_scorers.runs.unnamed_responses import answered_in_place
 from otel_scorers.span_record import SpanRecord
 
 #: The keys of a function response (Gemini's `FunctionResponse`): the call's id and tool, and
@@ -71,7 +72,9 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
         for call in _results_sent_back(
-            match_requested_calls(tools, models, internal_parts, handoff_names),
+            answered_in_place(
+                match_requested_calls(tools, models, internal_parts, handoff_names), models, parts.framework
+            ),
             models,
             parts,
         )

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
-from otel_scorers.conventions.formats import autogen, haystack, langchain
+from otel_scorers.conventions.formats import autogen, haystack, langchain, responses_api
 from otel_scorers.conventions.formats.messages import (
     carries_content,
     decode_json,
@@ -247,7 +247,11 @@ def _part(block: Any) -> dict[str, Any] | None:
     if not is_mapping(block):
         return None
     kind = block.get("type")
-    if kind == "text" and "content" not in block and isinstance(block.get("text"), str):
+    if (
+        (kind == "text" or responses_api.is_text_block(block))
+        and "content" not in block
+        and isinstance(block.get("text"), str)
+    ):
         return {"type": "text", "content": block["text"]}
     if kind == "tool_use":
         return {

@@ -12,6 +12,7 @@ import orjson
 from typing_extensions import TypeIs
 
 from otel_scorers.conventions.base import Message, Messages
+from otel_scorers.conventions.formats import responses_api
 from otel_scorers.conventions.formats.bounded_json import too_deep
 from otel_scorers.conventions.formats.parsed_texts import parsed_so_far
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_ERROR_TYPE
@@ -196,11 +197,19 @@ _SHAPE_KEYS = frozenset({"type", "id", "name"})
 
 def _normalize_message(message: Mapping[str, Any]) -> Message:
     parts = message.get("parts")
+    role = message.get("role")
     if parts is None and "content" in message:
         # Older single-content shape: {"role", "content": str | [parts]}.
         content = message.get("content")
-        parts = [{"type": "text", "content": content}] if isinstance(content, str) else content
-    role = message.get("role")
+        parts = (
+            [{"type": "text", "content": content}]
+            if isinstance(content, str)
+            else responses_api.text_blocks(content)
+        )
+    elif parts is None and responses_api.is_call_item(message):
+        # An OpenAI Responses API item, in a list of messages: a call the model asked for, or
+        # what it was sent back for one.
+        parts, role = responses_api.call_parts(message)
     normalized: dict[str, Any] = {
         "role": role if type(role) is str else str(role or ""),
         "parts": [part for part in parts if type(part) is dict or is_mapping(part)]
