@@ -127,6 +127,4 @@ def emit_evaluation(
         span.set_status(Status(StatusCode.ERROR, error_description(score)))
     span.end(end_time=end_ns)
     if logger is not None:
-        logger.emit(
-            timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes
-        )
+        logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)

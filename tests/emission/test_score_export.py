@@ -161,9 +161,7 @@ def test_written_spans_and_events_over_grpc_equal_the_sdk_encoding_of_sdk_spans_
 def test_runs_of_verdicts_seen_before_are_written_as_the_sdk_encodes_them() -> None:
     """Runs of the same verdicts, written from remembered parts run after run: the same messages
     as the SDK's, each span with an id of its own."""
-    runs = [
-        replace(RUN, trace_id=RUN.trace_id + number, span_id=RUN.span_id + number) for number in range(5)
-    ]
+    runs = [replace(RUN, trace_id=RUN.trace_id + number, span_id=RUN.span_id + number) for number in range(5)]
     scores = SCORES
     with OtlpCapture() as capture:
         written(OtlpScoreExport(capture.endpoint, resource=RESOURCE), runs, scores)
