@@ -2,7 +2,7 @@
 the GIL is released: `time.sleep(0)` (what the engine does), `os.sched_yield()`, or not at all.
 
 A worker thread computes in small steps (about 10 µs of Python each), calling a `HostYield` after
-each (a release after every half millisecond of work, as the engine between two runs); the main
+each (a release after every fifth of a millisecond of work, as the engine's); the main
 thread, an agent waiting for its model, sleeps 1 ms again and again and records how late each
 sleep returns: past the timer's own lateness, that is the wait for the GIL. Variants alternate,
 each the median of its rounds; the worker's CPU per step shows what the releases cost it.

@@ -21,7 +21,7 @@ includes the final drain (the last run scored and the providers flushed, once a 
 apart: one run's scoring over a round of 125 runs, about 1 % of the figure on a loaded machine,
 so the ratio is what every run pays. What scoring can add to a run is the time the agent's
 thread, woken from its model call, waits for the GIL while the engine scores (the engine gives
-it up after each half millisecond of work) or for a core the engine's thread is using: on a
+it up after each fifth of a millisecond of work) or for a core the engine's thread is using: on a
 machine whose cores are busy with other work the engine's CPU per run grows several times and
 the ratio with it. The load average is printed with every figure for that reason.
 

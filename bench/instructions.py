@@ -118,8 +118,8 @@ def quiet_engine_timers() -> None:
     metrics would be recorded in batches of whatever size it left. The roots are counted, and
     the metrics recorded, by the flush that ends a region instead (and the metrics by every
     full batch of runs), the same work the timers do. The engine's safe points give the GIL up
-    each time, as under callgrind nearly all of them would (half a millisecond of real time is a
-    ten microseconds of work there), so that how many do is not left to the clock either."""
+    each time, as under callgrind nearly all of them would (a fifth of a millisecond of real
+    time is about four microseconds of work there), so that how many do is not left to the clock either."""
     from otel_scorers.inprocess import processor as inprocess
     from otel_scorers.pipeline import scoring_pipeline
 

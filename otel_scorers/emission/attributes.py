@@ -81,14 +81,30 @@ def evaluation_attributes(run: AgentRun, score: Score) -> dict[str, Any]:
 
 
 def score_attributes(scores: Sequence[Score]) -> dict[str, Any]:
-    """`otel_scorers.score.<scorer>` and `otel_scorers.label.<scorer>` for the run's own span."""
+    """`otel_scorers.score.<scorer>` and `otel_scorers.label.<scorer>` for the run's own span.
+    Each scorer's two keys are made once (`_run_span_keys`): the same strings run after run,
+    their hashes kept, and pickled once per message to the receiving process (its memo)."""
     attributes: dict[str, Any] = {}
+    keys_of = _RUN_SPAN_KEYS
     for score in scores:
+        keys = keys_of.get(score.scorer) or _run_span_keys(score.scorer)
         if score.value is not None:
-            attributes[SCORE_ATTRIBUTE_PREFIX + score.scorer] = score.value
+            attributes[keys[0]] = score.value
         if score.label is not None:
-            attributes[LABEL_ATTRIBUTE_PREFIX + score.scorer] = score.label
+            attributes[keys[1]] = score.label
     return attributes
+
+
+#: Each scorer's `score_attributes` keys, by its name (bindings' names: a few).
+_RUN_SPAN_KEYS: dict[str, tuple[str, str]] = {}
+_MAX_RUN_SPAN_KEYS = 4096
+
+
+def _run_span_keys(scorer: str) -> tuple[str, str]:
+    if len(_RUN_SPAN_KEYS) >= _MAX_RUN_SPAN_KEYS:
+        _RUN_SPAN_KEYS.clear()
+    keys = _RUN_SPAN_KEYS[scorer] = (SCORE_ATTRIBUTE_PREFIX + scorer, LABEL_ATTRIBUTE_PREFIX + scorer)
+    return keys
 
 
 def error_description(score: Score) -> str:

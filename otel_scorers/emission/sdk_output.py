@@ -62,17 +62,19 @@ class SdkOutput:
     def emit(self, run: AgentRun, scores: Sequence[Score]) -> None:
         tracer, logger = self.instruments()
         context = run_span_context(run)
+        events = _events_wanted(logger, context)
         now = time.time_ns()
         safe_point = self._safe_point
         for score in scores:
             if safe_point is not None:
                 safe_point()
-            emit_evaluation(tracer, logger, context, score, evaluation_attributes(run, score), now)
+            emit_evaluation(tracer, events, context, score, evaluation_attributes(run, score), now)
 
     def emit_conversation(self, conversation: Conversation, scores: Sequence[Score]) -> None:
         """In the trace of the conversation's last run, each span linked to every kept turn's run."""
         tracer, logger = self.instruments()
         context = run_span_context(conversation_run(conversation))
+        events = _events_wanted(logger, context)
         links = [Link(span_context) for span_context in turn_links(conversation)]
         now = time.time_ns()
         safe_point = self._safe_point
@@ -80,7 +82,7 @@ class SdkOutput:
             if safe_point is not None:
                 safe_point()
             attributes = conversation_attributes(conversation, score)
-            emit_evaluation(tracer, logger, context, score, attributes, now, links)
+            emit_evaluation(tracer, events, context, score, attributes, now, links)
 
     def flush(self) -> None:
         """Nothing held here: the providers' processors batch."""
@@ -89,9 +91,21 @@ class SdkOutput:
         return self._backlog is not None and self._backlog() > 0.5
 
 
+def _events_wanted(logger: Logger, context: Context) -> Logger | None:
+    """The logger, unless it says no `gen_ai.evaluation.result` event in `context` would go
+    anywhere (the Logs API's `enabled`, asked once per run: an SDK logger provider without
+    processors, a disabled logger). An event made through the SDK costs about as much as a
+    third of its score's span; one nothing receives is not made. A logger of an API without
+    `enabled` takes every event."""
+    enabled = getattr(logger, "enabled", None)
+    if enabled is None or enabled(context=context, event_name=EVALUATION_EVENT):
+        return logger
+    return None
+
+
 def emit_evaluation(
     tracer: Tracer,
-    logger: Logger,
+    logger: Logger | None,
     context: Context,
     score: Score,
     attributes: Mapping[str, Any],
@@ -99,7 +113,7 @@ def emit_evaluation(
     links: Sequence[Link] | None = None,
 ) -> None:
     """One score through the SDK: its `evaluate {scorer}` span (a child of `context`'s span,
-    timed as the score was) and its `gen_ai.evaluation.result` event."""
+    timed as the score was) and its `gen_ai.evaluation.result` event (none without `logger`)."""
     start_ns, end_ns = span_timing(score, now_ns)
     span = tracer.start_span(
         f"evaluate {score.scorer}",
@@ -112,4 +126,5 @@ def emit_evaluation(
     if score.error is not None:
         span.set_status(Status(StatusCode.ERROR, error_description(score)))
     span.end(end_time=end_ns)
-    logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)
+    if logger is not None:
+        logger.emit(timestamp=end_ns, context=context, event_name=EVALUATION_EVENT, attributes=attributes)

@@ -32,12 +32,13 @@ ScoredRun = tuple[AgentRun, list[Score]]
 DEFAULT_MAX_JUDGE_RUNS = 256
 #: How long after its last run the pipeline records the histogram measurements it held back.
 _METRICS_FLUSH_DELAY_S = 0.25
-#: Longest stretch of scoring work between two chances for a host thread to take the GIL.
-_YIELD_EVERY_S = 0.0005
+#: Longest stretch of scoring work between two chances for a host thread to take the GIL: a host
+#: thread woken meanwhile waits for the rest of it (docs/performance.md has the figures).
+_YIELD_EVERY_S = 0.0002
 
 
 class HostYield:
-    """Hands the GIL to a host thread that wants it, after every half millisecond of work.
+    """Hands the GIL to a host thread that wants it, after every fifth of a millisecond of work.
 
     Scoring is CPU-bound Python. Without a voluntary release, an agent thread that wakes from I/O
     (a model reply, say) while the engine works waits for the interpreter's switch interval (5 ms)

@@ -158,6 +158,24 @@ def test_written_spans_and_events_over_grpc_equal_the_sdk_encoding_of_sdk_spans_
     assert span.status.code == 2 and span.status.message == "timeout: scorer did not finish within 30s"
 
 
+def test_runs_of_verdicts_seen_before_are_written_as_the_sdk_encodes_them() -> None:
+    """Runs of the same verdicts, written from remembered parts run after run: the same messages
+    as the SDK's, each span with an id of its own."""
+    runs = [replace(RUN, trace_id=RUN.trace_id + number, span_id=RUN.span_id + number) for number in range(5)]
+    scores = SCORES
+    with OtlpCapture() as capture:
+        written(OtlpScoreExport(capture.endpoint, resource=RESOURCE), runs, scores)
+        got = comparable(
+            merged(capture.traces, ExportTraceServiceRequest), merged(capture.logs, ExportLogsServiceRequest)
+        )
+    expected = comparable(*through_sdk(runs, scores))
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
+    request = merged(capture.traces, ExportTraceServiceRequest)
+    ids = [span.span_id for span in request.resource_spans[0].scope_spans[0].spans]
+    assert len(ids) == len(runs) * len(scores) == len(set(ids))
+
+
 def test_written_scores_reach_a_collector_unavailable_at_first_as_the_sdk_encodes_them() -> None:
     """The SDK's gRPC exporter makes its channel again after UNAVAILABLE, then retries."""
     with OtlpCapture() as capture:
