@@ -250,8 +250,7 @@ def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
     )
 
 
-#: The names of the shipped descriptions (`descriptions/*.yaml`), which `use_descriptions` may
-#: withhold.
+#: The names of the shipped descriptions (`descriptions/*.yaml`): `use_descriptions` may withhold them.
 SHIPPED_DESCRIPTION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(c.name for c in _SHIPPED_DESCRIBED))
 
 
@@ -364,6 +363,15 @@ def model_call_reader(span: SpanRecord) -> Convention | None:
     return MODEL_CALLS.reader(span, _INFERENCE)
 
 
+def classify(span: SpanRecord) -> tuple[Convention, SpanRole] | None:
+    """The span's convention and role, or None for spans that play no part in a run."""
+    convention = detect(span)
+    if convention is None:
+        return None
+    role = convention.role(span)
+    return (convention, role) if role is not None else None
+
+
 _derive(SHIPPED)
 
 __all__ = [
@@ -379,6 +387,7 @@ __all__ = [
     "Convention",
     "ConventionDescription",
     "SpanRole",
+    "classify",
     "detect",
     "detect_with_kind_keys",
     "detection_values",
