@@ -117,12 +117,10 @@ class VocabularyInference:
     def __init__(self, known_namespaces: Iterable[str]) -> None:
         self._known = frozenset(known_namespaces) | {GEN_AI_NAMESPACE}
         self._readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-        #: Kinds of span (scope, name, number of keys, first key: two instrumentations may share a
+        #: Kinds of span (scope, name, keys: two instrumentations may share a
         #: scope's name and a span's) seen holding no kind of work: the keys named as kind keys on
         #: it, and their values.
-        self._without_kinds: dict[
-            tuple[str | None, str, int, str | None], tuple[tuple[str, ...], tuple[Any, ...]]
-        ] = {}
+        self._without_kinds: dict[tuple[str | None, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -140,13 +138,13 @@ class VocabularyInference:
 
     def _kind_keys_of(self, span: SpanRecord) -> Any:
         """The keys of the span that may be a kind key and hold a kind of work, decided once per
-        kind of span (its scope, name, number of keys and first key: two instrumentations may share
+        kind of span (its scope, name, keys: two instrumentations may share
         a scope's name and a span's) for the many that carry none. Only a
         key whose value names a kind of work counts (`messaging.message.type = request` does
         not), and a value is each span's own: spans of one kind may hold a kind of work on one
         and none on another (MLflow names a LangChain graph's `"CHAIN"` span and an agent's
         `"AGENT"` span after the agent), so a kind of span is remembered with its values."""
-        kind = (span.scope, span.name, len(span.attributes), next(iter(span.attributes), None))
+        kind = (span.scope, span.name, *span.attributes)
         attributes = span.attributes
         seen = self._without_kinds.get(kind)
         if seen is not None and (not seen[0] or tuple(map(attributes.get, seen[0])) == seen[1]):

@@ -5,7 +5,7 @@ A library may write its keys onto spans another started, or its own spans inside
 model spans, `"LLM"` client spans inside AutoGen's agent spans). With no description of it, a kind
 key on such a span naming a model call (`inferred.py` finds kind keys) says it is one, and the keys
 under that key's prefix hold its messages, as an inferred vocabulary reads them. Decided once per
-kind of span (its scope, name, number of keys and first key) and kind value.
+kind of span (its scope, name, keys) and kind value.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class ModelCallReaders:
 
     def __init__(self) -> None:
         self._inference: VocabularyInference | None = None
-        #: The keys that may be a kind key, by kind of span (scope, name, number of keys, first key).
+        #: The keys that may be a kind key, by kind of span (scope, name, keys).
         self._named: dict[tuple[Any, ...], tuple[str, ...]] = {}
         #: The reader, by kind key, its value and kind of span; None: it reads no messages.
         self._readers: dict[tuple[Any, ...], DescribedConvention | object | None] = {}
@@ -42,7 +42,7 @@ class ModelCallReaders:
             self._named.clear()
             self._readers.clear()
         attributes = span.attributes
-        kind = (span.scope, span.name, len(attributes), next(iter(attributes), None))
+        kind = (span.scope, span.name, *attributes)
         named = self._named.get(kind)
         if not named:
             if named is not None:

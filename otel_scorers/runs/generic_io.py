@@ -70,10 +70,10 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     """The value of the one key of the span whose last part is one of `tails` (lower case), not
     a placeholder of content not captured; None when no key, or more than one, ends so, or when
     a generic key says content was not captured. Decided once per kind of span (its scope, name,
-    number of keys and first key: two instrumentations may share a scope's name and a span's) for
-    the many that carry no such key."""
+    keys: two instrumentations may share a scope's name and a span's) for the many that carry
+    no such key."""
     attributes = span.attributes
-    kind = (span.scope, span.name, len(attributes), next(iter(attributes), None))
+    kind = (span.scope, span.name, *attributes)
     if _without_shaped.get(kind):
         return None
     shaped = _shaped_keys(attributes)
@@ -98,8 +98,8 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
 _seen: frozenset[str] = frozenset()
 _shaped: frozenset[str] = frozenset()
 _MAX_REMEMBERED_KEYS = 8192
-#: Kinds of tool span (scope, name, number of keys, first key) seen carrying no key shaped as a tool's.
-_without_shaped: dict[tuple[str | None, str, int, str | None], bool] = {}
+#: Kinds of tool span (scope, name, keys) seen carrying no key shaped as a tool's.
+_without_shaped: dict[tuple[str | None, ...], bool] = {}
 _MAX_REMEMBERED_KINDS = 4096
 
 
@@ -174,7 +174,7 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
     answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
     if (wants_input and request is None) or (wants_output and answer is None):
-        kind = (span.scope, span.name, len(attributes))
+        kind = (span.scope, span.name, *attributes)  # its keys decide: two tracers may share names
         recorded = None if _without_record.get(kind) else _record_keys(attributes, kind)
         if recorded:
             request = _recorded(attributes, recorded, "input") if wants_input and request is None else request
@@ -205,13 +205,13 @@ def _recorded(attributes: Mapping[str, Any], keys: Any, side: str) -> Any:
 #: How a record key of each side ends.
 _RECORD_TAILS = {"input": ".input", "output": ".output"}
 #: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`),
-#: and the kinds of run span (scope, name, number of keys) seen carrying none.
+#: and the kinds of run span (scope, name, keys) seen carrying none.
 _record_seen: frozenset[str] = frozenset()
 _record: frozenset[str] = frozenset()
-_without_record: dict[tuple[str | None, str, int], bool] = {}
+_without_record: dict[tuple[str | None, ...], bool] = {}
 
 
-def _record_keys(attributes: Mapping[str, Any], kind: tuple[str | None, str, int]) -> Any:
+def _record_keys(attributes: Mapping[str, Any], kind: tuple[str | None, ...]) -> Any:
     """The span's record keys, each key's name looked at once; a kind of span seen without any
     is remembered (within `_MAX_REMEMBERED_KINDS`)."""
     global _record_seen, _record

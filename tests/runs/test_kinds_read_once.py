@@ -5,10 +5,11 @@ relabelled, is still read as such, whichever span of its kind came first."""
 from __future__ import annotations
 
 from otel_scorers import conventions
-from otel_scorers.conventions.openllmetry import LANGCHAIN_SCOPE
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.runs.run_builder import build_runs
 from otel_scorers.span_record import SpanRecord
+
+LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"  # OpenLLMetry's LangChain instrumentation
 
 #: Genkit's own keys under a tracer of another name: read by its description's second entry,
 #: among the readers asked once per kind of span.
