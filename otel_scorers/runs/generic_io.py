@@ -72,15 +72,10 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     a generic key says content was not captured. Decided once per kind of span (its scope, name,
     keys: two instrumentations may share a scope's name and a span's) for the many that carry
     no such key."""
-    attributes = span.attributes
-    kind = (span.scope, span.name, *attributes)
-    if _without_shaped.get(kind):
-        return None
-    shaped = _shaped_keys(attributes)
-    if len(_without_shaped) < _MAX_REMEMBERED_KINDS:
-        _without_shaped[kind] = not shaped
+    shaped = _TOOL_KEYS.of(span)
     if not shaped:
         return None
+    attributes = span.attributes
     found = [key for key in shaped if _TOOL_KEY.match(key).group(1).lower() in tails]  # type: ignore[union-attr]
     if len(found) != 1:
         return None
@@ -92,27 +87,45 @@ def _shaped_value(span: SpanRecord, tails: frozenset[str]) -> Any:
     return value
 
 
-#: Attribute keys classified, and those of them shaped as a tool's: replaced, never changed in
-#: place, so that threads building runs at once each read a whole set; past
-#: `_MAX_REMEMBERED_KEYS` keys those classified are forgotten.
-_seen: frozenset[str] = frozenset()
-_shaped: frozenset[str] = frozenset()
+class _KeysMatching:
+    """The attribute keys of a span that match a pattern, each key's name looked at once: the sets
+    of keys classified and of those matching are replaced, never changed in place, so that threads
+    building runs at once each read a whole set; past `_MAX_REMEMBERED_KEYS` keys those classified
+    are forgotten. Kinds of span (scope, name, keys: two instrumentations may share a scope's name
+    and a span's) seen carrying none are remembered, within `_MAX_REMEMBERED_KINDS`."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._pattern = pattern
+        self._seen: frozenset[str] = frozenset()
+        self._matching: frozenset[str] = frozenset()
+        self._kinds_without: dict[tuple[str | None, ...], bool] = {}
+
+    def of(self, span: SpanRecord) -> Any:
+        """The span's keys that match (a set view: empty for most spans)."""
+        attributes = span.attributes
+        kind = (span.scope, span.name, *attributes)
+        if self._kinds_without.get(kind):
+            return ()
+        keys = attributes.keys()
+        if not self._seen.issuperset(keys):
+            if len(self._seen) < _MAX_REMEMBERED_KEYS:
+                seen, matching = self._seen, self._matching
+            else:
+                seen, matching = frozenset(), frozenset()
+            new = keys - seen
+            self._matching = matching | {key for key in new if self._pattern.match(key)}
+            self._seen = seen | new
+        found = keys & self._matching
+        if not found and len(self._kinds_without) < _MAX_REMEMBERED_KINDS:
+            self._kinds_without[kind] = True
+        return found
+
+
 _MAX_REMEMBERED_KEYS = 8192
-#: Kinds of tool span (scope, name, keys) seen carrying no key shaped as a tool's.
-_without_shaped: dict[tuple[str | None, ...], bool] = {}
 _MAX_REMEMBERED_KINDS = 4096
-
-
-def _shaped_keys(attributes: Mapping[str, Any]) -> Any:
-    """The span's keys shaped as a tool's: each key's name is looked at once."""
-    global _seen, _shaped
-    keys = attributes.keys()
-    if not _seen.issuperset(keys):
-        seen, shaped = (_seen, _shaped) if len(_seen) < _MAX_REMEMBERED_KEYS else (frozenset(), frozenset())
-        new = keys - seen
-        _shaped = shaped | {key for key in new if _TOOL_KEY.match(key)}
-        _seen = seen | new
-    return keys & _shaped
+#: Keys shaped as a tool's, and a namespace's record keys of its span.
+_TOOL_KEYS = _KeysMatching(_TOOL_KEY)
+_RECORD_KEYS = _KeysMatching(_RECORD_KEY)
 
 
 def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
@@ -174,8 +187,7 @@ def run_io(content: RunSpanContent, span: SpanRecord) -> RunSpanContent:
     request = generic_value(attributes, RUN_INPUT_KEYS) if wants_input else None
     answer = generic_value(attributes, RUN_OUTPUT_KEYS) if wants_output else None
     if (wants_input and request is None) or (wants_output and answer is None):
-        kind = (span.scope, span.name, *attributes)  # its keys decide: two tracers may share names
-        recorded = None if _without_record.get(kind) else _record_keys(attributes, kind)
+        recorded = _RECORD_KEYS.of(span)
         if recorded:
             request = _recorded(attributes, recorded, "input") if wants_input and request is None else request
             answer = _recorded(attributes, recorded, "output") if wants_output and answer is None else answer
@@ -204,31 +216,6 @@ def _recorded(attributes: Mapping[str, Any], keys: Any, side: str) -> Any:
 
 #: How a record key of each side ends.
 _RECORD_TAILS = {"input": ".input", "output": ".output"}
-#: Attribute keys classified as record keys or not, and those that are (as `_seen`, `_shaped`),
-#: and the kinds of run span (scope, name, keys) seen carrying none.
-_record_seen: frozenset[str] = frozenset()
-_record: frozenset[str] = frozenset()
-_without_record: dict[tuple[str | None, ...], bool] = {}
-
-
-def _record_keys(attributes: Mapping[str, Any], kind: tuple[str | None, ...]) -> Any:
-    """The span's record keys, each key's name looked at once; a kind of span seen without any
-    is remembered (within `_MAX_REMEMBERED_KINDS`)."""
-    global _record_seen, _record
-    keys = attributes.keys()
-    if not _record_seen.issuperset(keys):
-        seen, record = (
-            (_record_seen, _record)
-            if len(_record_seen) < _MAX_REMEMBERED_KEYS
-            else (frozenset(), frozenset())
-        )
-        new = keys - seen
-        _record = record | {key for key in new if _RECORD_KEY.match(key)}
-        _record_seen = seen | new
-    found = keys & _record
-    if not found and len(_without_record) < _MAX_REMEMBERED_KINDS:
-        _without_record[kind] = True
-    return found
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
