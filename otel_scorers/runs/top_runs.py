@@ -29,11 +29,7 @@ def top_level_runs(
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
     model calls no run holds (see the module's docstring)."""
     roots = {
-        span_id
-        for span_id in roots
-        if span_id in unroled
-        and by_id[span_id].parent_span_id is None
-        and unroled[span_id].run_at_top(by_id[span_id])
+        span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
     }
     if not roots:
         return
