@@ -14,6 +14,7 @@ from otel_scorers.otlp.decode import (
     utf8_replaced,
 )
 from otel_scorers.otlp.salvage import salvage
+from otel_scorers.otlp.span_bytes_schema import BytesRequest
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
 
 Encoding = Literal["protobuf", "json"]
@@ -78,12 +79,22 @@ def decode_salvaging(
     """`decode`, except that a protobuf request whose only fault is some spans that do not parse
     is taken without them: the request, how many spans were left out, and why. With
     `trace_ids_first`, a protobuf request is read as a `TraceIdRequest` (its spans' trace ids
-    alone; `request_scan.scan` parses the sampled spans), or as above when that fails."""
-    if trace_ids_first and encoding == "protobuf":
-        try:
-            return TraceIdRequest.FromString(data), 0, ""
-        except Exception:  # as in parse_protobuf_request; the whole parse below says what is wrong
-            pass
+    alone; `request_scan.scan` parses the sampled spans), or as above when that fails. Else a
+    protobuf request that parses whole is read again with `span_bytes_schema` (`BytesRequest`:
+    each span's key-values kept as bytes), which is what is kept of it: its spans are screened
+    by those bytes and handed to a scoring process as they are, which reads them so."""
+    if encoding == "protobuf":
+        if trace_ids_first:
+            try:
+                return TraceIdRequest.FromString(data), 0, ""
+            except Exception:  # as in parse_protobuf_request; the whole parse below says what is wrong
+                pass
+        else:
+            try:
+                decode(data, encoding)  # every string's UTF-8 checked, as the spans kept are not
+                return BytesRequest.FromString(data), 0, ""
+            except PayloadError:
+                pass  # salvaged below
     try:
         return decode(data, encoding), 0, ""
     except PayloadError:

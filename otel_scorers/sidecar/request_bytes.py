@@ -24,6 +24,7 @@ _SCOPE_SPANS = b"\x12"  # ResourceSpans.scope_spans = 2
 _SCOPE = b"\x0a"  # ScopeSpans.scope = 1
 _SPAN = b"\x12"  # ScopeSpans.spans = 2
 _SCHEMA_URL = b"\x1a"  # ScopeSpans.schema_url = 3
+_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
 
 
 def request_bytes(traces: Iterable[Iterable[OtlpSpan]]) -> tuple[bytes, list[int]]:
@@ -46,7 +47,16 @@ def request_bytes(traces: Iterable[Iterable[OtlpSpan]]) -> tuple[bytes, list[int
         scope = origin.scope.SerializeToString()
         head = [_SCOPE, varint(len(scope)), scope]
         for span in serialized:
-            head += (_SPAN, varint(len(span)), span)
+            length = len(span)
+            # A span's length in one or two bytes (under 16 KiB), written in line.
+            size = (
+                _ONE_BYTE[length]
+                if length < 0x80
+                else bytes((length & 0x7F | 0x80, length >> 7))
+                if length < 0x4000
+                else varint(length)
+            )
+            head += (_SPAN, size, span)
         if origin.schema_url:
             url = origin.schema_url.encode()
             head += (_SCHEMA_URL, varint(len(url)), url)
