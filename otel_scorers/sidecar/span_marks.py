@@ -48,6 +48,10 @@ _kind_keys: set[str] = set()
 #: length in one byte (under 128) and its bytes; for spans read with `span_bytes_schema`, whose
 #: key-values of a plain key are stepped over by those bytes alone.
 _plain_bytes: set[bytes] = set()
+#: The marks of spans read with `span_bytes_schema`, by their name and key-values of keys not
+#: plain, those short enough to repeat (markers, kind keys); as many as keys remembered at most.
+_marks: dict[tuple[Any, ...], int] = {}
+_MAX_REMEMBERED_MARK_BYTES = 512
 _found_with: tuple[Any, ...] = ()
 
 
@@ -65,6 +69,7 @@ def remembered_keys() -> int:
 
 
 def _forget() -> None:
+    _marks.clear()
     _plain.clear()
     _kind_keys.clear()
     _plain_bytes.clear()
@@ -125,6 +130,22 @@ def _bytes_mark(name: str, serialized: list[bytes]) -> int:
         others = [kv for kv in serialized if kv[: 2 + kv[1]] not in plain]
     except IndexError:  # an empty key-value (no key, no value)
         others = [kv for kv in serialized if not kv or kv[: 2 + kv[1]] not in plain]
+    if not others:
+        return NO_MARK
+    # Spans of a kind repeat their name, markers and kind keys: what they say is remembered.
+    kind = (name, *others)
+    mark = _marks.get(kind)
+    if mark is None:
+        mark = _read_mark(name, others)
+        if sum(map(len, others)) <= _MAX_REMEMBERED_MARK_BYTES:
+            if len(_marks) >= MAX_REMEMBERED_KEYS:
+                _marks.clear()
+            _marks[kind] = mark
+    return mark
+
+
+def _read_mark(name: str, others: list[bytes]) -> int:
+    """What a span says of a run by its name and its key-values of keys not plain."""
     markers: dict[str, str] | None = None
     mark = NO_MARK
     for kv in others:
