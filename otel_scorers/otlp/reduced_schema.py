@@ -10,7 +10,7 @@ opentelemetry-proto's own messages. Field numbers: `ExportTraceServiceRequest.re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -22,9 +22,13 @@ Field = descriptor_pb2.FieldDescriptorProto
 Fields = Sequence[tuple[str, int, int, int, str]]
 
 
-def request_classes(package: str, span: Fields, *dependencies: str) -> tuple[Any, Any]:
+def request_classes(
+    package: str, span: Fields, *dependencies: str, present: Collection[str] = ()
+) -> tuple[Any, Any]:
     """The classes of a request (`Request`) and of its spans (`Span`, of the fields `span`) in
-    `package`, a schema of its own; `dependencies`, the files of the other messages it names."""
+    `package`, a schema of its own; `dependencies`, the files of the other messages it names.
+    `present`: the span's fields read as a scalar that keep whether they were written, empty or
+    not (proto3's `optional`), as a message field does: one written empty is written again."""
     repeated, optional = Field.LABEL_REPEATED, Field.LABEL_OPTIONAL
     message, string = Field.TYPE_MESSAGE, Field.TYPE_STRING
     messages: dict[str, Fields] = {
@@ -42,7 +46,7 @@ def request_classes(package: str, span: Fields, *dependencies: str) -> tuple[Any
         "Span": span,
     }
     schema = _schema(
-        package, messages, (resource_pb2.DESCRIPTOR.name, common_pb2.DESCRIPTOR.name, *dependencies)
+        package, messages, (resource_pb2.DESCRIPTOR.name, common_pb2.DESCRIPTOR.name, *dependencies), present
     )
     pool = descriptor_pool.Default()
     try:
@@ -57,7 +61,7 @@ def request_classes(package: str, span: Fields, *dependencies: str) -> tuple[Any
 
 
 def _schema(
-    package: str, messages: Mapping[str, Fields], dependencies: Sequence[str]
+    package: str, messages: Mapping[str, Fields], dependencies: Sequence[str], present: Collection[str]
 ) -> descriptor_pb2.FileDescriptorProto:
     schema = descriptor_pb2.FileDescriptorProto(
         name=f"{package.replace('.', '/')}.proto", package=package, syntax="proto3", dependency=dependencies
@@ -68,4 +72,9 @@ def _schema(
             field = described.field.add(name=field_name, number=number, type=kind, label=label)
             if type_name:
                 field.type_name = type_name
+            if name == "Span" and field_name in present:
+                # proto3 `optional`: a field of a oneof of its own, which holds its presence.
+                field.proto3_optional = True
+                field.oneof_index = len(described.oneof_decl)
+                described.oneof_decl.add(name=f"_{field_name}")
     return schema

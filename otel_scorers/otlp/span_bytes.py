@@ -62,6 +62,33 @@ def _key_value(serialized: bytes) -> tuple[str, Any]:
     return pair
 
 
+def key_value(serialized: bytes) -> tuple[str, Any]:
+    """One key-value's key and value from its bytes (remembered when short and seen before)."""
+    return _remembered.get(serialized) or _key_value(serialized)
+
+
+def key_bytes(serialized: bytes) -> bytes | None:
+    """A key-value's key as the bytes it is written with, read without parsing the key-value
+    when it comes first (field 1, `0x0a`) with a length under 128 (one byte), as every SDK
+    writes it; else None."""
+    if serialized[:1] == b"\n" and len(serialized) > 1:
+        length = serialized[1]
+        if length < 0x80:
+            return serialized[2 : 2 + length]
+    return None
+
+
+def key_of(serialized: bytes) -> str:
+    """A key-value's key, its value not read when its key comes first (`key_bytes`)."""
+    key = key_bytes(serialized)
+    return key.decode() if key is not None else key_value(serialized)[0]
+
+
+def text_value(value: Any) -> str:
+    """A value as `AnyValue.string_value` reads it: its text, or empty when it is no text."""
+    return value if type(value) is str else ""
+
+
 def bytes_attributes(serialized: Sequence[bytes]) -> dict[str, Any]:
     """The attributes of a span read with `span_bytes_schema`, from each key-value's bytes."""
     converted = {}

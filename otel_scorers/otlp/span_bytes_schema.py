@@ -35,9 +35,12 @@ _SPAN = [
     # Each a `KeyValue`, serialized.
     ("attributes", 9, _BYTES, _REPEATED, ""),
     ("events", 11, _MESSAGE, _REPEATED, ".opentelemetry.proto.trace.v1.Span.Event"),
-    # A `Status`, serialized: empty for most spans (unset, no message).
+    # A `Status`, serialized: empty for most spans (unset, no message). Its presence is kept
+    # (`present`), so that a span written again holds it as received.
     ("status", 15, _BYTES, _OPTIONAL, ""),
 ]
 
 #: The request read with this schema (`BytesRequest.FromString(payload)`), and its spans' class.
-BytesRequest, BytesSpan = request_classes("otel_scorers.otlp.span_bytes", _SPAN, trace_pb2.DESCRIPTOR.name)
+BytesRequest, BytesSpan = request_classes(
+    "otel_scorers.otlp.span_bytes", _SPAN, trace_pb2.DESCRIPTOR.name, present=("status",)
+)

@@ -142,11 +142,12 @@ class GrpcReceiver:
         intake = self._intake
 
         def unpack() -> tuple[ExportTraceServiceRequest | Any, int, str, Scan | None]:
-            request, unparsed, why = decode_salvaging(body, "protobuf", intake.trace_ids_first)
+            request, unparsed, why = decode_salvaging(body, "protobuf", intake.trace_ids_first, room)
             return request, unparsed, why, (intake.sort_out(request, len(body)) if sort else None)
 
         big = len(body) >= OFFLOAD_BYTES
-        sort = big and intake.has_room()
+        room = intake.has_room()
+        sort = big and room
         try:
             request, unparsed, why, sorted_out = await self._offload.run(unpack) if big else unpack()
         except PayloadError as exc:

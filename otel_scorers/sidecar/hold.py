@@ -11,6 +11,7 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_scorers.emission.hold_queue import HoldQueue
 from otel_scorers.metrics import REASON, PipelineMetrics
@@ -53,7 +54,11 @@ def encode_spans(items: Iterable[tuple[OtlpSpan, Mapping[str, Any]]]) -> bytes:
             scope_spans.schema_url = origin.schema_url
             by_origin[id(origin)] = scope_spans
         span = scope_spans.spans.add()
-        span.CopyFrom(item.span)
+        received = item.span
+        if type(received) is Span:
+            span.CopyFrom(received)
+        else:  # read with `span_bytes_schema`: the same bytes on the wire
+            span.MergeFromString(received.SerializeToString())
         for key, value in extra.items():
             attribute = span.attributes.add()
             attribute.key = key

@@ -281,10 +281,13 @@ class HttpReceiver:
             # Inflating is quick C code; decoding and sorting out a large body is slow Python.
             data = decompress(raw, request.headers.get("Content-Encoding"), self._max_bytes)
             big = len(data) >= OFFLOAD_BYTES
-            sort = big and intake.has_room()
+            room = intake.has_room()
+            sort = big and room
 
             def unpack() -> tuple[ExportTraceServiceRequest | Any, int, str, Scan | None]:
-                otlp_request, unparsed, problem = decode_salvaging(data, encoding, intake.trace_ids_first)
+                otlp_request, unparsed, problem = decode_salvaging(
+                    data, encoding, intake.trace_ids_first, room
+                )
                 sorted_out = intake.sort_out(otlp_request, len(data)) if sort else None
                 return otlp_request, unparsed, problem, sorted_out
 

@@ -143,10 +143,16 @@ def run_span_attributes(results: Sequence[ScoredRun]) -> list[RunSpanAttributes]
 def run_subtrees(spans: Sequence[OtlpSpan], run_spans: Sequence[OtlpSpan]) -> list[OtlpSpan]:
     """The run spans and their descendants: the only spans a run is built from. Reads ids only."""
     runs: dict[bytes, bool] = {item.span.span_id: True for item in run_spans}
-    # An empty parent id is a root's: the walk ends there.
-    parents = {item.span.span_id: item.span.parent_span_id or None for item in spans}
+    # Each span's ids read once. An empty parent id is a root's: the walk ends there.
+    ids = [(span.span_id, span.parent_span_id or None) for span in [item.span for item in spans]]
+    parents = dict(ids)
     inside: dict[bytes, bool | None] = {}
-    return [item for item in spans if nearest_marked(item.span.span_id, parents, runs, inside)]
+    # A run span, and a span directly in one (most of a run's), is kept without a walk up.
+    return [
+        item
+        for item, (span_id, parent) in zip(spans, ids, strict=True)
+        if span_id in runs or parent in runs or nearest_marked(span_id, parents, runs, inside)
+    ]
 
 
 def build_trace_runs(

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_scorers import conventions
+from otel_scorers.otlp.span_bytes import key_of, key_value, text_value
+from otel_scorers.otlp.span_bytes_schema import BytesSpan
 from otel_scorers.sidecar.otlp_spans import OtlpSpan
 
 #: Kinds of span whose verdict is remembered (kinds are few in a steady stream: span names
@@ -41,12 +43,20 @@ def holds_convention_span(spans: Iterable[OtlpSpan]) -> bool:
         span = item.span
         # Sliced: walking a repeated protobuf field to its end raises an IndexError upb formats.
         pairs = span.attributes[:]
-        keys = [kv.key for kv in pairs]
+        as_bytes = type(span) is BytesSpan  # key-values kept as bytes (`span_bytes_schema`)
+        keys = [key_of(kv) for kv in pairs] if as_bytes else [kv.key for kv in pairs]
         if len(keys) > conventions.MAX_KIND_KEYS:  # as `conventions.detect` remembers kinds
             if conventions.detect(item.record()) is not None:
                 return True
             continue
-        compared = tuple(pairs[index].value.string_value for index, key in enumerate(keys) if key in values)
+        if as_bytes:
+            compared = tuple(
+                text_value(key_value(pairs[index])[1]) for index, key in enumerate(keys) if key in values
+            )
+        else:
+            compared = tuple(
+                pairs[index].value.string_value for index, key in enumerate(keys) if key in values
+            )
         kind = (item.origin.scope.name, span.name, compared, *keys)
         verdict = _verdicts.get(kind)
         if verdict is None:

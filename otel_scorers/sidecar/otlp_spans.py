@@ -58,8 +58,10 @@ class Origin:
 
 @dataclass(slots=True, eq=False)
 class OtlpSpan:
-    """A received span and its origin. In a scoring process, the span is read with
-    `span_bytes_schema` (`BytesSpan`: its attributes as bytes), converted by its own function."""
+    """A received span and its origin. A span of a protobuf request is read with
+    `span_bytes_schema` (`BytesSpan`: its attributes as bytes), converted by its own function;
+    one of an OTLP/JSON request, or of a request read for its trace ids first, is
+    opentelemetry-proto's `Span`."""
 
     span: Span
     origin: Origin
@@ -87,10 +89,13 @@ def trace_records(spans: Sequence[OtlpSpan]) -> list[SpanRecord]:
         return records
     first = spans[0].span
     trace_id = int.from_bytes(first.trace_id, "big")
-    convert = bytes_span_record if type(first) is BytesSpan else span_record
+    convert: Any = span_record
     for item in spans:
         origin = item.origin
         if origin is not last:
+            # An origin's spans came in one request, read with one schema; a trace's requests
+            # may differ (OTLP/JSON, protobuf).
             last, resource, scope = origin, origin.resource_attributes(), origin.scope_name()
+            convert = bytes_span_record if type(item.span) is BytesSpan else span_record
         records.append(convert(item.span, resource, scope, trace_id))
     return records

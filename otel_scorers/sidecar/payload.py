@@ -14,6 +14,7 @@ from otel_scorers.otlp.decode import (
     utf8_replaced,
 )
 from otel_scorers.otlp.salvage import salvage
+from otel_scorers.otlp.span_bytes_schema import BytesRequest
 from otel_scorers.otlp.trace_id_schema import TraceIdRequest
 
 Encoding = Literal["protobuf", "json"]
@@ -73,19 +74,24 @@ def decode(data: bytes, encoding: Encoding) -> ExportTraceServiceRequest:
 
 
 def decode_salvaging(
-    data: bytes, encoding: Encoding, trace_ids_first: bool = False
+    data: bytes, encoding: Encoding, trace_ids_first: bool = False, kept: bool = True
 ) -> tuple[ExportTraceServiceRequest | Any, int, str]:
     """`decode`, except that a protobuf request whose only fault is some spans that do not parse
     is taken without them: the request, how many spans were left out, and why. With
     `trace_ids_first`, a protobuf request is read as a `TraceIdRequest` (its spans' trace ids
-    alone; `request_scan.scan` parses the sampled spans), or as above when that fails."""
+    alone; `request_scan.scan` parses the sampled spans), or as above when that fails. Else a
+    protobuf request that parses whole is read again with `span_bytes_schema` (`BytesRequest`:
+    each span's key-values kept as bytes), which is what is kept of it: its spans are screened
+    by those bytes and handed to a scoring process as they are, which reads them so. `kept`
+    false: the request is about to be refused whole (the buffers are full), read once, only to
+    say what is wrong with it or count its spans."""
     if trace_ids_first and encoding == "protobuf":
         try:
             return TraceIdRequest.FromString(data), 0, ""
         except Exception:  # as in parse_protobuf_request; the whole parse below says what is wrong
             pass
     try:
-        return decode(data, encoding), 0, ""
+        request = decode(data, encoding)
     except PayloadError:
         if encoding == "json":
             # bytes that are not UTF-8 (a span's name) are replaced, as a protobuf request's
@@ -98,3 +104,7 @@ def decode_salvaging(
         if salvaged is None:
             raise
         return salvaged.request, salvaged.rejected, salvaged.problem
+    if kept and encoding == "protobuf" and not trace_ids_first:
+        # Every string's UTF-8 was checked by the whole parse, as the key-values kept are not.
+        return BytesRequest.FromString(data), 0, ""
+    return request, 0, ""

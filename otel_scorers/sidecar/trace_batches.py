@@ -21,6 +21,8 @@ from otel_scorers.sidecar.jobs import job_spans
 from otel_scorers.sidecar.otlp_spans import Batch, Origin, OtlpSpan
 from otel_scorers.sidecar.request_bytes import request_bytes
 
+_new_item = object.__new__
+
 #: Traces at most in one message to a scoring process, and replies in one message back.
 MAX_BATCH_TRACES = 256
 
@@ -63,9 +65,12 @@ def _by_place(
     """The request's spans given to their jobs by `places`, no span's trace id read."""
     traces: list[list[OtlpSpan]] = [[] for _ in jobs]
     place = iter(places)
-    for resource_spans in request.resource_spans:
-        for scope_spans in resource_spans.scope_spans:
+    for resource_spans in request.resource_spans[:]:
+        for scope_spans in resource_spans.scope_spans[:]:
             origin = Origin(resource_spans.resource, scope_spans.scope, scope_spans.schema_url, batch)
             for span in scope_spans.spans[:]:
-                traces[next(place)].append(OtlpSpan(span, origin))
+                # Made through its slots: calling the class costs about 1,000 instructions more.
+                item = _new_item(OtlpSpan)
+                item.span, item.origin = span, origin
+                traces[next(place)].append(item)
     return [(job_id, spans) for (job_id, _), spans in zip(jobs, traces, strict=True)]
