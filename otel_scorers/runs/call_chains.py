@@ -43,7 +43,7 @@ from otel_scorers.model import AgentRun
 from otel_scorers.runs.agent_names import graph_name, named_by_keys
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.held_bytes import held_bytes
-from otel_scorers.runs.open_chains import OpenChains
+from otel_scorers.runs.open_chains import OpenChains, entry_bytes
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_reading import read_run
 from otel_scorers.runs.span_roles import SpanRoles
@@ -136,7 +136,7 @@ class CallChains:
 
     @property
     def open_bytes(self) -> int:
-        """What the open chains hold, as counted (never more than `max_bytes` between calls)."""
+        """What the open chains hold, as counted (never more than `max_bytes`)."""
         return self._open.bytes
 
     def add(self, found: SpanRoles) -> Iterator[AgentRun]:
@@ -155,6 +155,13 @@ class CallChains:
                 yield from self._built(chain)
                 continue
             chain.size += held_bytes(call.span, call.call, call.asked, call.agent)
+            # Room is made before the chain is put back, so that the open chains never hold more
+            # than `max_bytes`, even to a reader on another thread between two calls' work.
+            incoming = entry_bytes(chain.size, call.asked)
+            yield from self._within_bytes(incoming)
+            if incoming > self.max_bytes:
+                yield from self._closed_for_bytes(chain)
+                continue
             self._open.put(call.span.span_id, chain, call.asked, chain.size)
             if len(self._open) > self.max_open:
                 self._closed_early("chain_limit")
@@ -165,21 +172,24 @@ class CallChains:
                     self.max_open,
                 )
                 yield from self._built(self._open.take_oldest())
-            yield from self._within_bytes()
         yield from self.due()
 
-    def _within_bytes(self) -> Iterator[AgentRun]:
-        """Read the least recently continued chains as they are until the rest fit `max_bytes`."""
-        while self._open.bytes > self.max_bytes and len(self._open):
-            self._closed_early("chain_bytes")
-            self.tally.closed_for_bytes += 1
-            throttled.warning(
-                "chain_bytes",
-                "otel_scorers: the chains of model calls waiting for their tools' results hold more "
-                "than %d bytes; the oldest is read as the run it makes so far",
-                self.max_bytes,
-            )
-            yield from self._built(self._open.take_oldest())
+    def _within_bytes(self, incoming: int) -> Iterator[AgentRun]:
+        """Read the least recently continued chains as they are until the rest and a chain of
+        `incoming` bytes fit `max_bytes`."""
+        while self._open.bytes + incoming > self.max_bytes and len(self._open):
+            yield from self._closed_for_bytes(self._open.take_oldest())
+
+    def _closed_for_bytes(self, chain: _Chain) -> Iterator[AgentRun]:
+        self._closed_early("chain_bytes")
+        self.tally.closed_for_bytes += 1
+        throttled.warning(
+            "chain_bytes",
+            "otel_scorers: the chains of model calls waiting for their tools' results hold more "
+            "than %d bytes; the oldest is read as the run it makes so far",
+            self.max_bytes,
+        )
+        yield from self._built(chain)
 
     def _closed_early(self, reason: str) -> None:
         self.tally.closed_early += 1

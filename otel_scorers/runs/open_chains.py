@@ -30,6 +30,11 @@ class _Open(Generic[T]):
     order: int
 
 
+def entry_bytes(size: int, asked: frozenset[str]) -> int:
+    """What a chain of `size` bytes asking for `asked` holds once open, its index entries counted."""
+    return size + INDEX_ENTRY_BYTES * len(asked)
+
+
 class OpenChains(Generic[T]):
     """Open chains by their last call's span id, oldest first, with the bytes they hold."""
 
@@ -51,7 +56,7 @@ class OpenChains(Generic[T]):
         if key in self._open:
             self.take(key)
         self._order += 1
-        size += INDEX_ENTRY_BYTES * len(asked)
+        size = entry_bytes(size, asked)
         self._open[key] = _Open(chain, asked, size, self._order)
         for tool_call_id in asked:
             self._by_asked.setdefault(tool_call_id, {})[key] = None

@@ -71,6 +71,19 @@ def test_chains_past_the_byte_bound_are_read_oldest_first_and_counted() -> None:
     assert "chain_start_unseen" in dropped
 
 
+def test_open_chains_hold_no_more_than_the_bound_even_while_a_chain_is_closed_for_it() -> None:
+    # The sidecar's engine counts each chain closed for the bytes (a metric's callback) and hands
+    # its run on while another thread may read what the chains hold: room is made before a chain
+    # is put back, so no reader sees the bound passed.
+    bound = 200_000
+    seen: list[int] = []
+    chains = CallChains(max_bytes=bound, on_dropped=lambda _: seen.append(chains.open_bytes))
+    # Then a conversation whose first call is larger than several open chains together.
+    fed(chains, [*stream(20, 6, 2_000), chain_call(99, 0, 60_000)])
+    assert chains.tally.closed_for_bytes > 0 and seen
+    assert max(seen) <= bound
+
+
 def test_a_call_finds_the_chain_it_continues_among_thousands_open() -> None:
     chains = CallChains()
     fed(chains, stream(2_000, 1, 10))
