@@ -48,14 +48,13 @@ from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_kinds import (
-    ANY_RUN_KIND,
     KINDS,
     MODEL_KINDS,
     RUN_KINDS,
     TOOL_KINDS,
     normalised,
 )
-from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
+from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
@@ -78,6 +77,7 @@ _TAILS: dict[str, tuple[str, ...]] = {
     "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
     "model": ("modelname", "model", "requestmodel"),
     "conversation": ("conversationid", "sessionid", "threadid"),
+    "error": ("statusmessage", "errormessage", "error"),
 }
 #: Where a model call's messages are under a well-known key (an OpenAI response's first choice).
 _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
@@ -335,7 +335,8 @@ def inferred_description(
             by_kind[role].append(value[1:-1] if json_values else value)
     under = prefixes(key)
     run_keys = keys["run"]
-    name = _source([*under, ""], run_keys, "name")
+    # A run's own name before one kept under a run's kind (`acme:flow:name`: the run it is in).
+    name = _source([*under, ""], not_naming_runs(run_keys), "name") or _source([*under, ""], run_keys, "name")
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
@@ -370,11 +371,11 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     ]
     found: dict[str, Any] = {"when": {"attributes": {key: values}}}
     # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
-    keys = frozenset(key for key in keys if not _names_a_run(key))
+    keys = not_naming_runs(keys)
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
-        for part in ("arguments", "result"):
+        for part in ("arguments", "result", "error"):  # a failure's message says the call failed
             source = _source(under, keys, part)
             if source is not None:
                 found[part] = {"attribute": source, "json_value": True}
@@ -387,9 +388,3 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     if model_name is not None:
         found["model"] = model_name
     return found
-
-
-def _names_a_run(key: str) -> bool:
-    """The key names the run a span is part of: its last part `name`, the one before a run's kind."""
-    parts = _SEPARATORS.split(key)
-    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND
