@@ -52,6 +52,7 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
         "content",
         "text",
         "task",
+        "description",
         "msg",
         WRAPPED_VALUE,
     ),
@@ -194,6 +195,13 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         named = [inner for key, inner in public.items() if _text_key(key, side) and isinstance(inner, str)]
         if len(named) == 1:
             return named[0]
+        # The one argument named for the request holding an object (a task given to an agent,
+        # `{"task": {"description": ...}, "context": ...}`): the request that object holds.
+        held = [inner for key, inner in public.items() if _text_key(key, side) and is_mapping(inner)]
+        if not named and len(held) == 1:
+            reduced = _reduce(held[0], side, steps, depth + 1)
+            if reduced is not _NOT_A_FORM:
+                return reduced
     return _held_message(value, side)
 
 

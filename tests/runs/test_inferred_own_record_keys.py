@@ -14,6 +14,7 @@ from otel_scorers import conventions
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
+from otel_scorers.runs.run_text import reduced_text
 from tests.conventions.test_fixture_runs import assert_runs_match
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
@@ -65,3 +66,23 @@ def test_a_run_is_named_by_its_own_name_key_not_by_the_one_naming_the_run_it_is_
     runs = rebuilt("genkit-go", "nested")
     assert [run.agent_name for run in runs] == ["trip_planner", "weather_agent"]
     assert_runs_match(truth("genkit-go", "nested"), "genkit-go", runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_agents", "failing_tool", "dict_result"])
+def test_agent_runs_recording_their_request_and_answer_under_the_kind_key_s_prefix_are_believed(
+    scenario: str,
+) -> None:
+    # MLflow's CrewAI autolog marks the agent's span AGENT beside `mlflow.spanInputs` and
+    # `mlflow.spanOutputs`, with no model or tool span under it (its calls are in the conversation
+    # its task's span keeps); CrewAI's own `entity_type` field names the crew and the agent too.
+    runs = rebuilt("mlflow-crewai", scenario)
+    assert runs and {run.convention for run in runs} == {"inferred:mlflow.spanType"}
+    assert_runs_match(truth("mlflow-crewai", scenario), "mlflow-crewai", runs)
+
+
+def test_the_one_argument_named_for_the_request_holding_an_object_gives_the_request_it_holds() -> None:
+    task = '{"task": {"description": "What is the weather?", "id": "t-1", "name": null}, "context": ""}'
+    assert reduced_text(task, "input") == "What is the weather?"
+    # Two objects that may each hold the request: kept as it is.
+    both = '{"task": {"description": "a"}, "query": {"text": "b"}}'
+    assert reduced_text(both, "input") == both
