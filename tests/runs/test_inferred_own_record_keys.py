@@ -86,3 +86,15 @@ def test_the_one_argument_named_for_the_request_holding_an_object_gives_the_requ
     # Two objects that may each hold the request: kept as it is.
     both = '{"task": {"description": "a"}, "query": {"text": "b"}}'
     assert reduced_text(both, "input") == both
+
+
+def test_the_one_field_of_a_result_named_for_the_answer_is_the_answer() -> None:
+    # AG2's agent under MLflow records what it replied as `{"message", "sender", "valid"}`.
+    assert reduced_text('{"message": "Bonjour !", "sender": "weather_agent", "valid": true}', "output") == (
+        "Bonjour !"
+    )
+    both = '{"message": "a", "answer": "b"}'
+    assert reduced_text(both, "output") == both
+    runs = rebuilt("mlflow-ag2", "no_tool")
+    assert [run.output for run in runs] == ["Bonjour !"]
+    assert_runs_match(truth("mlflow-ag2", "no_tool"), "mlflow-ag2", runs)
