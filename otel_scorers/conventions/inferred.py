@@ -188,7 +188,7 @@ class VocabularyInference:
             return None
         if not (
             calls_named
-            or recorded_runs(runs, kinds["run"], lambda keys, part: _source(prefixes(key), keys, part))
+            or recorded_runs(runs, kinds["run"], spans, lambda keys, part: _source(prefixes(key), keys, part))
             or works({span.span_id for span in kinds["run"]})
         ):
             return None

@@ -98,3 +98,12 @@ def test_the_one_field_of_a_result_named_for_the_answer_is_the_answer() -> None:
     runs = rebuilt("mlflow-ag2", "no_tool")
     assert [run.output for run in runs] == ["Bonjour !"]
     assert_runs_match(truth("mlflow-ag2", "no_tool"), "mlflow-ag2", runs)
+
+
+@pytest.mark.parametrize("corpus", ["haystack-builtin", "mlflow-haystack"])
+def test_an_agent_span_with_unread_spans_under_it_is_not_believed_by_what_it_records(corpus: str) -> None:
+    # A Haystack pipeline's component marked `haystack.component.type = Agent` (and `"AGENT"` by
+    # MLflow) records its input and output; its agent's steps under it carry no kind key: its work
+    # is there, unread, and its run is not read from the component's records alone.
+    runs = rebuilt(corpus, "in_pipeline")
+    assert not [run for run in runs if run.convention.startswith("inferred:") and not run.tool_calls]
