@@ -208,11 +208,12 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
 
 
 def _sent_message(fields: Mapping[str, Any]) -> bool:
-    """The answer's fields are a message sent: beside the texts named for the answer, only texts
-    saying who sent it (`_SENDERS`); an answer of other texts (`{"output": ..., "note": ...}`) is
-    the agent's JSON, kept."""
-    return all(
-        _text_key(key, "output") or key in _SENDERS for key, inner in fields.items() if isinstance(inner, str)
+    """The answer's fields are a message sent: who sent it (`_SENDERS`) beside the texts named for
+    the answer, no other text; an answer of other fields (`{"answer": ..., "confidence": 0.9}`,
+    `{"output": ..., "note": ...}`) is the agent's JSON, kept."""
+    texts = [key for key, inner in fields.items() if isinstance(inner, str)]
+    return any(key in _SENDERS for key in texts) and all(
+        key in _SENDERS or _text_key(key, "output") for key in texts
     )
 
 
