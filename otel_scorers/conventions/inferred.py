@@ -13,7 +13,7 @@ so one implementation reads both:
   values on the trace's spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
   and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
   whose runs each have a model or tool span (of any reader) under them, or, agents', each record
-  their request and answer under its prefix (`inferred_records`). A key naming tool and model
+  their request and answer under its prefix (`inferred_recorded_runs`). A key naming tool and model
   calls but no run is read too, its runs those the rules every reader shares find (LangChain's
   metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key
   says too little: nothing is read (a wrong run is worse than none). A key in a namespace comes
@@ -58,7 +58,7 @@ from otel_scorers.conventions.inferred_kinds import (
     normalised,
 )
 from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
-from otel_scorers.conventions.inferred_records import recorded_runs
+from otel_scorers.conventions.inferred_recorded_runs import recorded_runs
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
