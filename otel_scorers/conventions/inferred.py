@@ -12,10 +12,13 @@ so one implementation reads both:
   outside the namespace of every reader in use (theirs and `gen_ai.*` are read already), whose
   values on the trace's spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
   and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
-  whose runs each have a model or tool span (of any reader) under them. A key naming tool and
-  model calls but no run is read too, its runs those the rules every reader shares find
-  (LangChain's metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key says too little: nothing is read (a wrong run is worse
-  than none). When values of both tiers name runs (`agent` and `workflow`), only the agent is one;
+  whose runs each have a model or tool span (of any reader) under them, or, agents', each record
+  their request and answer under its prefix (`inferred_recorded_runs`). A key naming tool and model
+  calls but no run is read too, its runs those the rules every reader shares find (LangChain's
+  metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key
+  says too little: nothing is read (a wrong run is worse than none). A key in a namespace comes
+  before a bare field (`entity_type`: an object's, recorded whole). When values of both tiers name
+  runs (`agent` and `workflow`), only the agent is one;
   agent spans side by side taking turns (A, B, A) are a conversation: nothing is read. A key
   naming runs on every span of an agent's work (its steps too) leaves the calls' kinds to another
   kind key on the steps naming tools or models and no run; a run is then a span that key does
@@ -48,14 +51,14 @@ from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_kinds import (
-    ANY_RUN_KIND,
     KINDS,
     MODEL_KINDS,
     RUN_KINDS,
     TOOL_KINDS,
     normalised,
 )
-from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
+from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
+from otel_scorers.conventions.inferred_recorded_runs import recorded_runs
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
@@ -78,6 +81,7 @@ _TAILS: dict[str, tuple[str, ...]] = {
     "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
     "model": ("modelname", "model", "requestmodel"),
     "conversation": ("conversationid", "sessionid", "threadid"),
+    "error": ("statusmessage", "errormessage", "error"),
 }
 #: Where a model call's messages are under a well-known key (an OpenAI response's first choice).
 _MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
@@ -182,7 +186,11 @@ class VocabularyInference:
         calls_named = calls_named or call_key is not None
         if _turns_of_a_conversation(kinds["run"]):
             return None
-        if not calls_named and not works({span.span_id for span in kinds["run"]}):
+        if not (
+            calls_named
+            or recorded_runs(runs, kinds["run"], spans, lambda keys, part: _source(prefixes(key), keys, part))
+            or works({span.span_id for span in kinds["run"]})
+        ):
             return None
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
@@ -230,7 +238,7 @@ def _kind_key(
     names their calls. `graph_marked` says whether a framework's metadata marks one of the spans
     as an agent's graph: a run the rules every reader share find, for a key naming calls of one
     kind."""
-    found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
+    found: list[tuple[bool, bool, bool, int, str, frozenset[str]]] = []
     marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
@@ -245,10 +253,11 @@ def _kind_key(
             if not marked:
                 continue
         if runs or tools or models:
-            found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
+            named = (bool(runs), tools or models, _SEPARATORS.search(key) is not None)  # in a namespace
+            found.append((*named, sum(counts.values()), key, frozenset(runs)))
     if not found:
         return None
-    _, calls, _, key, runs = max(found)
+    _, calls, _, _, key, runs = max(found)
     return key, runs, calls
 
 
@@ -335,7 +344,8 @@ def inferred_description(
             by_kind[role].append(value[1:-1] if json_values else value)
     under = prefixes(key)
     run_keys = keys["run"]
-    name = _source([*under, ""], run_keys, "name")
+    # A run's own name before one kept under a run's kind (`acme:flow:name`: the run it is in).
+    name = _source([*under, ""], not_naming_runs(run_keys), "name") or _source([*under, ""], run_keys, "name")
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
     names: list[Any] = [name] if name is not None else []
@@ -370,11 +380,11 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     ]
     found: dict[str, Any] = {"when": {"attributes": {key: values}}}
     # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
-    keys = frozenset(key for key in keys if not _names_a_run(key))
+    keys = not_naming_runs(keys)
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
-        for part in ("arguments", "result"):
+        for part in ("arguments", "result", "error"):  # a failure's message says the call failed
             source = _source(under, keys, part)
             if source is not None:
                 found[part] = {"attribute": source, "json_value": True}
@@ -387,9 +397,3 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     if model_name is not None:
         found["model"] = model_name
     return found
-
-
-def _names_a_run(key: str) -> bool:
-    """The key names the run a span is part of: its last part `name`, the one before a run's kind."""
-    parts = _SEPARATORS.split(key)
-    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND

@@ -13,10 +13,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.span_record import SpanRecord
 
 #: A span named after the method a tracer traced: the object's class or name, then the method.
 _TRACED_METHOD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[a-z_]+)$")
+_SEPARATORS = re.compile(r"[.:]")
 
 
 def traced_methods(runs: Sequence[SpanRecord]) -> tuple[str, ...]:
@@ -46,3 +48,16 @@ def _name_paths(value: dict[str, Any], prefix: str) -> Iterator[str]:
     for key, inner in value.items():
         if isinstance(inner, str) and inner and key.lower().endswith("agent_name") and "." not in key:
             yield prefix + key
+
+
+def not_naming_runs(keys: frozenset[str]) -> frozenset[str]:
+    """The keys but those naming the run a span is part of (`names_a_run`): a call's own name, and
+    a run's, are looked for among these first."""
+    return frozenset(key for key in keys if not names_a_run(key))
+
+
+def names_a_run(key: str) -> bool:
+    """The key names the run a span is part of: its last part `name`, the one before a run's kind
+    (`acme:metadata:flow:name` on a flow's tool span, and on a flow run inside another flow)."""
+    parts = _SEPARATORS.split(key)
+    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND

@@ -35,6 +35,13 @@ _KEYS = tuple(key for key, _ in CONVERSATION_KEYS)
 #: OpenInference over LangGraph keeps the run's metadata as one JSON object: its thread id.
 _METADATA = "metadata"
 _METADATA_KEYS = ("thread_id", "session_id", "conversation_id")
+#: A tracer of its own keeps the metadata it was given one key per entry (`<tracer>.metadata.thread_id`):
+#: an entry named as a conversation's id is one, whichever tracer wrote it (after the keys above).
+_METADATA_ENTRIES = tuple(
+    f".{_METADATA}.{name}"
+    for key in _METADATA_KEYS
+    for name in (key, key.split("_")[0] + key.split("_")[1].capitalize())
+)
 
 
 def _as_id(value: Any) -> str | None:
@@ -65,6 +72,18 @@ def conversation_id_of(attributes: Mapping[str, Any]) -> str | None:
             found = _as_id(metadata.get(key))
             if found is not None:
                 return found
+    return _metadata_entry(attributes)
+
+
+def _metadata_entry(attributes: Mapping[str, Any]) -> str | None:
+    """The id a metadata entry of a tracer's own keys names as the conversation's (`_METADATA_ENTRIES`),
+    in the order of `_METADATA_KEYS`."""
+    found = [key for key in attributes if key.endswith(_METADATA_ENTRIES)]
+    for entry in _METADATA_ENTRIES if found else ():
+        for key in found:
+            value = _as_id(attributes[key]) if key.endswith(entry) else None
+            if value is not None:
+                return value
     return None
 
 

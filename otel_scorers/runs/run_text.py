@@ -5,7 +5,8 @@ structure instead, one reduction serves every convention: a message list (or a f
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`, either
 may be left out) its first argument, or its one keyword argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, `user_msg`, a
-wrapped value's `{"_value": ...}`) or, of a request's arguments by name, the one such text,
+wrapped value's `{"_value": ...}`) or, of a request's arguments by name or a message's fields
+beside who sent it, the one such text (of a request, else the one such object's request),
 beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
 alone, its text; the side's chat message held under a well-known key (a framework's result object,
 `{"response": {"role": "assistant", ...}, ...}`) its text; a type descriptor
@@ -52,6 +53,7 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
         "content",
         "text",
         "task",
+        "description",
         "msg",
         WRAPPED_VALUE,
     ),
@@ -69,8 +71,12 @@ _TEXT_KEYS: dict[Side, tuple[str, ...]] = {
     ),
 }
 #: A request's argument named for its text ends so in JSON (`"prompt"`, `"user_prompt"`).
-_REQUEST_KEYS = tuple(f'{key}"' for key in _TEXT_KEYS["input"])
+_NAMED_KEYS: dict[Side, tuple[str, ...]] = {
+    side: tuple(f'{key}"' for key in keys) for side, keys in _TEXT_KEYS.items()
+}
 _MAX_NAMED_ARGUMENTS = 8
+#: A message's fields that say who sent it, beside its text.
+_SENDERS = frozenset({"sender", "source", "role", "name"})
 #: The role of the message that, held under a well-known key, is the request or the answer.
 _ROLES: dict[Side, tuple[str, ...]] = {"input": ("user", "human"), "output": ("assistant", "ai", "model")}
 #: Where derived text came from, as `AgentRun.text_sources` and `--explain` say it.
@@ -140,11 +146,7 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
         or '":[]' in text  # a field holding nothing beside the text
         or any(step in text for step in steps)
         # A request's arguments by name: a few of them (a state of many keys is not a call).
-        or (
-            side == "input"
-            and text.count(":") <= _MAX_NAMED_ARGUMENTS
-            and any(key in text for key in _REQUEST_KEYS)
-        )
+        or (text.count(":") <= _MAX_NAMED_ARGUMENTS and any(key in text for key in _NAMED_KEYS[side]))
     )
 
 
@@ -188,13 +190,31 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
             reduced = _reduce(inner, side, steps, depth + 1)
             if reduced is not _NOT_A_FORM:
                 return reduced
-    elif side == "input":
-        # A function's arguments by name (`{"user_prompt": ..., "message_history": [...]}`): the
-        # one text argument whose name says it is the request.
+    elif side == "input" or _sent_message(public):
+        # A function's arguments by name (`{"user_prompt": ..., "message_history": [...]}`), a
+        # message sent (`{"message": ..., "sender": ..., "valid": true}`): the one text whose name
+        # says it is the request, or the answer.
         named = [inner for key, inner in public.items() if _text_key(key, side) and isinstance(inner, str)]
         if len(named) == 1:
             return named[0]
+        # The one argument named for the request holding an object (a task given to an agent,
+        # `{"task": {"description": ...}, "context": ...}`): the request that object holds.
+        held = [inner for key, inner in public.items() if _text_key(key, side) and is_mapping(inner)]
+        if side == "input" and not named and len(held) == 1:
+            reduced = _reduce(held[0], side, steps, depth + 1)
+            if reduced is not _NOT_A_FORM:
+                return reduced
     return _held_message(value, side)
+
+
+def _sent_message(fields: Mapping[str, Any]) -> bool:
+    """The answer's fields are a message sent: who sent it (`_SENDERS`) beside the texts named for
+    the answer, no other text; an answer of other fields (`{"answer": ..., "confidence": 0.9}`,
+    `{"output": ..., "note": ...}`) is the agent's JSON, kept."""
+    texts = [key for key, inner in fields.items() if isinstance(inner, str)]
+    return any(key in _SENDERS for key in texts) and all(
+        key in _SENDERS or _text_key(key, "output") for key in texts
+    )
 
 
 def _describes(value: Mapping[str, Any]) -> bool:

@@ -137,11 +137,12 @@ def test_a_kind_key_naming_a_run_makes_its_trace_ready_once_quiet_not_at_max_wai
 
 
 def test_a_trace_neither_a_reader_nor_the_inference_reads_is_counted_as_no_run(capture: OtlpCapture) -> None:
-    # CrewAI's spans under MLflow name agents (`AGENT`, `CHAIN`) with no model span under them:
-    # the kind key is screened in, the trace built, no run read. Beside it, plain HTTP work.
-    crew = TRACES / "mlflow-crewai" / "tool_then_answer.json"
-    assert read_from_files([crew]) == []
-    request = parse_json_request(crew.read_bytes())
+    # AG2's chat under MLflow names its agents' turns (`AGENT`) side by side, coming back to an
+    # agent after another's: the kind key is screened in, the trace built, no run read (which turn
+    # is the run the kinds do not say). Beside it, plain HTTP work.
+    chat = TRACES / "mlflow-ag2" / "tool_then_answer.json"
+    assert read_from_files([chat]) == []
+    request = parse_json_request(chat.read_bytes())
     scopes = {scope.scope.name for resource in request.resource_spans for scope in resource.scope_spans}
     with sidecar_without_descriptions(capture.endpoint, decision_wait_s=0.1, max_wait_s=0.5) as sidecar:
         send_grpc(sidecar.grpc_endpoint, request.SerializeToString())
@@ -153,5 +154,5 @@ def test_a_trace_neither_a_reader_nor_the_inference_reads_is_counted_as_no_run(c
             )
 
         wait_until(lambda: no_run("opentelemetry.instrumentation.fastapi") == 1, 60, "the HTTP trace counted")
-        wait_until(lambda: sum(no_run(scope) for scope in scopes) >= 1, 60, "the CrewAI trace counted")
+        wait_until(lambda: sum(no_run(scope) for scope in scopes) >= 1, 60, "the AG2 trace counted")
     assert EMITTED == []
