@@ -252,9 +252,12 @@ class HttpReceiver:
         finally:
             self._assembler.reading_bytes -= reading.reserved
 
-    async def _take(self, request: web.Request, encoding: Encoding, reading: _Reading) -> web.Response:
+    async def _received(
+        self, request: web.Request, encoding: Encoding, reading: _Reading
+    ) -> bytes | web.Response:
+        """The request's body, or the reply to a body refused, late or cut short."""
         try:
-            raw = await asyncio.wait_for(self._read_body(request, reading), self._read_timeout_s)
+            return await asyncio.wait_for(self._read_body(request, reading), self._read_timeout_s)
         except _BodyRefused as refused:
             if refused.status == 429:
                 return _reply(429, encoding, refused.message, {"Retry-After": self._retry_after})
@@ -273,6 +276,11 @@ class HttpReceiver:
                 type(exc).__name__,
             )
             return web.Response(status=400)  # nobody is there to read it
+
+    async def _take(self, request: web.Request, encoding: Encoding, reading: _Reading) -> web.Response:
+        raw = await self._received(request, encoding, reading)
+        if isinstance(raw, web.Response):
+            return raw
         # The body is decoded now: from here the buffers account for it, at its parsed size.
         self._assembler.reading_bytes -= reading.reserved
         reading.reserved = 0

@@ -119,11 +119,8 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                 if not sampled:
                     continue  # the common case at low sampling rates: nothing else is read
                 if by_ids:
-                    try:
-                        span = full_span(span)
-                    except DecodeError as exc:
-                        result.rejected.append((r_index, s_index, p_index))
-                        result.problem = result.problem or f"a span does not parse: {exc}"
+                    span = _parsed(result, span, (r_index, s_index, p_index))
+                    if span is None:
                         continue
                 span_id, parent = span.span_id, span.parent_span_id
                 # `invalid_span_ids` asked only of a span that fails its checks made in line.
@@ -131,26 +128,40 @@ def scan(request: ExportTraceServiceRequest | Any, size: int, min_threshold: int
                     len(span_id) != SPAN_ID_BYTES
                     or span_id == _ZERO_SPAN_ID
                     or (parent and len(parent) != SPAN_ID_BYTES)
-                ):
-                    invalid = invalid_span_ids(span_id, parent)
-                    if invalid is not None:
-                        _reject(result, (r_index, s_index, p_index), span, invalid, False)
-                        continue
+                ) and _ids_rejected(result, span, (r_index, s_index, p_index)):
+                    continue
                 if origin is None:
                     origin = Origin(resource, scope_spans.scope, scope_spans.schema_url, result.batch)
                 # Made through its slots: calling the class costs about 1,000 instructions more.
                 item = _new_item(OtlpSpan)
                 item.span, item.origin = span, origin
-                group = groups.get(trace_id)
-                if group is None:
-                    group = groups[trace_id] = []
-                group.append(item)
+                groups.setdefault(trace_id, []).append(item)
                 mark = span_mark(span)
                 if mark:
                     _note_mark(result, mark, trace_id, item, (r_index, s_index, p_index))
     result.total = total
     _account(result, by_ids)
     return result
+
+
+def _parsed(result: Scan, span: Any, position: tuple[int, int, int]) -> Any:
+    """A sampled span read by its trace id alone, parsed in full; None, rejected, if it does not
+    parse."""
+    try:
+        return full_span(span)
+    except DecodeError as exc:
+        result.rejected.append(position)
+        result.problem = result.problem or f"a span does not parse: {exc}"
+        return None
+
+
+def _ids_rejected(result: Scan, span: Any, position: tuple[int, int, int]) -> bool:
+    """Whether a span whose ids failed the checks made in line is rejected for them."""
+    invalid = invalid_span_ids(span.span_id, span.parent_span_id)
+    if invalid is None:
+        return False
+    _reject(result, position, span, invalid, False)
+    return True
 
 
 def _note_mark(
