@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -166,7 +167,11 @@ def decode_any_value(value: AnyValue) -> Any:
 
 
 def attributes(kvs: Any) -> dict[str, Any]:
+    """The key-values as a dict, each key interned: the same key on every span is then one
+    string, which the conventions' lookups and the tuples of keys they remember (a kind of
+    span) compare by identity rather than character by character."""
     converted = {}
+    intern = sys.intern
     # Walked as a slice (a list): iterating a repeated protobuf field itself ends on an
     # IndexError whose message upb formats, which costs as much as reading a key.
     for kv in kvs[:]:
@@ -175,11 +180,11 @@ def attributes(kvs: Any) -> dict[str, Any]:
         # (an empty string is also what every other kind of value reads as).
         text = value.string_value
         if text:
-            converted[kv.key] = text
+            converted[intern(kv.key)] = text
         else:
             # Next most are integers (token counts): a non-zero one is set, without a call.
             number = value.int_value
-            converted[kv.key] = number if number else decode_any_value(value)
+            converted[intern(kv.key)] = number if number else decode_any_value(value)
     return converted
 
 

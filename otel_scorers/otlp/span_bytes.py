@@ -14,6 +14,7 @@ parsed as a `KeyValue` each and read as `decode.attributes` reads them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,7 +55,7 @@ def _key_value(serialized: bytes) -> tuple[str, Any]:
     value = kv.value
     # As `decode.attributes` reads a value: a non-empty text, a non-zero integer, else its kind.
     text = value.string_value
-    pair = (kv.key, text if text else value.int_value or decode_any_value(value))
+    pair = (sys.intern(kv.key), text if text else value.int_value or decode_any_value(value))
     if len(serialized) <= MAX_REMEMBERED_BYTES and type(pair[1]) not in (list, dict):
         if len(_remembered) >= MAX_REMEMBERED:
             _remembered.clear()

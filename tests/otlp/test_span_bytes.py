@@ -105,3 +105,15 @@ def test_remembered_key_values_are_bounded() -> None:
         f"call_{number}" for number in range(span_bytes.MAX_REMEMBERED + 10)
     ]
     assert 0 < span_bytes.remembered_count() <= span_bytes.MAX_REMEMBERED
+
+
+def test_a_key_is_one_string_on_every_span_however_it_is_read() -> None:
+    # Read through opentelemetry-proto's classes and from the key-values' bytes, a key-value too
+    # long to be remembered (the messages) included: the conventions compare keys by identity first.
+    payload = encode_spans(sdk_spans(2)).SerializeToString()
+    for one, other in (expected_records(payload), bytes_records(payload)):
+        assert set(one.attributes) == set(other.attributes)
+        for key in ("gen_ai.input.messages", "gen_ai.operation.name", "texts"):
+            ours = next(found for found in one.attributes if found == key)
+            theirs = next(found for found in other.attributes if found == key)
+            assert ours is theirs, key
