@@ -154,6 +154,11 @@ PENDING: dict[str, Pending] = {
         "text (`error: ...`), read as the call's result: nothing in the trace says the call failed",
         frozenset({RUNS, QUICK_CHECKS}),
     ),
+    "honeyhive-openai": Pending(
+        "HoneyHive's own vocabulary (`honeyhive_event_type`, a run's arguments flattened into "
+        "`honeyhive_inputs.<parameter>`) is read by no reader and not inferred",
+        frozenset({RUNS, QUICK_CHECKS}),
+    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
