@@ -159,11 +159,13 @@ IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
     if case_id(path) not in PENDING and case_id(path) != "openlit-haystack/in_pipeline"
 } | {
     **{
-        ("judgeval-openai", path.name.removesuffix(".truth.json")): (
-            "judgeval's vocabulary is read by inference (`inferred:judgment.span_kind`), which the "
+        (framework, path.name.removesuffix(".truth.json")): (
+            "the framework's vocabulary is read by inference (`inferred:<kind key>`), which the "
             "in-process processor does not run (docs/conventions.md)"
         )
-        for path in (TRACES / "judgeval-openai").glob("*.truth.json")
+        for framework in ("judgeval-openai", "honeyhive-openai")
+        for path in (TRACES / framework).glob("*.truth.json")
+        if case_id(path) not in PENDING
     },
     ("loongsuite-strands", "swarm_handoff"): (
         "each agent of the swarm is a trace of its own, joined by the handoff across traces only when "
