@@ -58,6 +58,7 @@ from otel_scorers.conventions.inferred_kinds import (
     TOOL_KINDS,
     normalised,
 )
+from otel_scorers.conventions.inferred_messages import message_sources
 from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
 from otel_scorers.conventions.inferred_turns import turns_of_a_conversation
@@ -82,11 +83,6 @@ _TAILS: dict[str, tuple[str, ...]] = {
     "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
     "model": ("modelname", "model", "requestmodel"),
     "conversation": ("conversationid", "sessionid", "threadid"),
-}
-#: Where a model call's messages are under a well-known key (an OpenAI response's first choice).
-_MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
-    "input": ("messages",),
-    "output": ("choices[0].message", "message", "messages"),
 }
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
@@ -306,12 +302,6 @@ def _record(prefix_list: list[str], keys: frozenset[str], part: str) -> dict[str
     return preferred_source(key, whole, prefix_list, keys, part)
 
 
-def _messages(attribute: str | None, side: str) -> list[Any] | None:
-    if attribute is None:
-        return None
-    return [*({"attribute": attribute, "path": path} for path in _MESSAGE_PATHS[side]), attribute]
-
-
 def inferred_description(
     key: str,
     raw_values: Iterable[str],
@@ -391,7 +381,7 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
                 found[part] = source
         return found
     for part in ("input", "output"):
-        sources = _messages(_source(under, keys, part), part)
+        sources = message_sources(_source(under, keys, part), part)
         if sources is not None:
             found[part] = sources
     model_name = _source(under, keys, "model") or _source(under, keys, "name")
