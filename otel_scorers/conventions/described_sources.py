@@ -35,6 +35,8 @@ class CompiledSource:
     #: A fixed text (`value`), read from nowhere (with `attribute`: on a span that carries it).
     value: str | None = None
     json_value: bool = False
+    #: A record flattened into the keys that start with this (`attributes_under`).
+    under: str | None = None
 
 
 def compiled_sources(
@@ -54,6 +56,7 @@ def compiled_sources(
             source.path,
             source.value,
             source.json_value,
+            source.attributes_under,
         )
         compiled.append(item)
         moved = bare.get(item.attribute) if bare and item.attribute and item.event is None else None
@@ -126,6 +129,8 @@ def raw_value(span: SpanRecord, source: CompiledSource) -> Any:
         return source.value
     if source.span_name:
         return span.name
+    if source.under is not None:
+        return flattened_record(span, source.under)
     assert source.attribute is not None  # checked by `Source`
     if source.event is None:
         return span.attributes.get(source.attribute, MISSING)
@@ -133,6 +138,17 @@ def raw_value(span: SpanRecord, source: CompiledSource) -> Any:
         if event.name == source.event:
             return event.attributes.get(source.attribute, MISSING)
     return MISSING
+
+
+def flattened_record(span: SpanRecord, start: str) -> Any:
+    """The attributes whose key starts with `start`, as one object keyed by the rest of the key."""
+    size = len(start)
+    record = {
+        key[size:]: value
+        for key, value in span.attributes.items()
+        if key.startswith(start) and len(key) > size
+    }
+    return record or MISSING
 
 
 def found_on(span: SpanRecord, source: CompiledSource) -> bool:

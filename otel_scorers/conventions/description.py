@@ -94,6 +94,9 @@ class Source(BaseModel):
     value: str | None = None
     #: The attribute's value is JSON (a string with its quotes): decoded before it is read.
     json_value: bool = False
+    #: A record flattened into keys (`acme_inputs.city`, `acme_inputs.date`): every attribute whose
+    #: key starts with this, as one object keyed by the rest of the key (`{"city": ..., "date": ...}`).
+    attributes_under: str | None = None
 
     @field_validator("path")
     @classmethod
@@ -107,6 +110,12 @@ class Source(BaseModel):
         if self.value is not None:
             if self.span is not None or self.event is not None or self.path is not None:
                 raise ValueError("a fixed 'value' is read from nowhere: leave out span, event and path")
+            return self
+        if self.attributes_under is not None:
+            if self.attribute is not None or self.event is not None or self.span is not None:
+                raise ValueError(
+                    "'attributes_under' reads attributes by their start: leave out attribute, event and span"
+                )
             return self
         if self.span is not None and (self.attribute is not None or self.event is not None):
             raise ValueError("read either the span's name (span: name) or an attribute, not both")
@@ -129,7 +138,7 @@ def _as_sources(value: Any) -> Any:
         else:
             raise ValueError(
                 "should be an attribute name, a source {attribute, event, span, path, strip_prefix, "
-                "strip_suffix, value, json_value}, "
+                "strip_suffix, value, json_value, attributes_under}, "
                 f"or a list of them; got {item!r}"
             )
     return found

@@ -16,8 +16,8 @@ so one implementation reads both:
   their request and answer under its prefix (`inferred_recorded_runs`). A key naming tool and model
   calls but no run is read too, its runs those the rules every reader shares find (LangChain's
   metadata); one naming calls of one kind only, where that metadata marks a graph. Any other key
-  says too little: nothing is read (a wrong run is worse than none). A key in a namespace comes
-  before a bare field (`entity_type`: an object's, recorded whole). When values of both tiers name
+  says too little: nothing is read (a wrong run is worse than none). Of two keys naming as much,
+  the one on more spans, then the shorter (not a copy). When values of both tiers name
   runs (`agent` and `workflow`), only the agent is one;
   agent spans side by side taking turns (A, B, A) are a conversation: nothing is read. A key
   naming runs on every span of an agent's work (its steps too) leaves the calls' kinds to another
@@ -50,16 +50,21 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.inferred_belief import believed
+from otel_scorers.conventions.inferred_flat import preferred_source
 from otel_scorers.conventions.inferred_kinds import (
+    CHAIN_KINDS,
     KINDS,
     MODEL_KINDS,
     RUN_KINDS,
     TOOL_KINDS,
     normalised,
 )
+from otel_scorers.conventions.inferred_messages import message_sources
 from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
 from otel_scorers.conventions.inferred_recorded_runs import recorded_runs
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
+from otel_scorers.conventions.inferred_turns import turns_of_a_conversation
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
@@ -83,13 +88,9 @@ _TAILS: dict[str, tuple[str, ...]] = {
     "conversation": ("conversationid", "sessionid", "threadid"),
     "error": ("statusmessage", "errormessage", "error"),
 }
-#: Where a model call's messages are under a well-known key (an OpenAI response's first choice).
-_MESSAGE_PATHS: dict[str, tuple[str, ...]] = {
-    "input": ("messages",),
-    "output": ("choices[0].message", "message", "messages"),
-}
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
+_READ_KINDS = KINDS | CHAIN_KINDS
 #: The longest text `normalised` reads as a kind value.
 _LONGEST_KIND = 64
 
@@ -99,8 +100,10 @@ def _squeezed(text: str) -> str:
 
 
 def prefixes(key: str) -> list[str]:
-    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`."""
-    return [key[: match.end()] for match in reversed(list(_SEPARATORS.finditer(key)))]
+    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`
+    (without `.` or `:`, at its underscores: `acme_event_type` -> `acme_event_`, `acme_`)."""
+    found = list(_SEPARATORS.finditer(key)) or list(re.finditer("_", key))
+    return [key[: match.end()] for match in reversed(found)]
 
 
 def _names_kind(value: Any) -> bool:
@@ -111,7 +114,7 @@ def _names_kind(value: Any) -> bool:
 
 @lru_cache(maxsize=_MAX_REMEMBERED_KINDS)
 def _text_names_kind(value: str) -> bool:
-    return normalised(value) in KINDS
+    return normalised(value) in _READ_KINDS
 
 
 class VocabularyInference:
@@ -125,6 +128,8 @@ class VocabularyInference:
         #: scope's name and a span's) seen holding no kind of work: the keys named as kind keys on
         #: it, and their values.
         self._without_kinds: dict[tuple[str | None, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+        #: Kind keys seen naming runs and the calls they make (`believed`).
+        self._believed: set[tuple[str, frozenset[str]]] = set()
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -173,7 +178,9 @@ class VocabularyInference:
         says whether each of these span ids has a model or tool span (of any reader) under it:
         what a kind key naming runs alone, not what they call, needs to be believed."""
         values = self._kind_values(spans)
-        chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
+        chosen = _kind_key(
+            values, lambda: any(langchain.marks_agent_graph(span) for span in spans), self._believed
+        )
         if chosen is None:
             return None
         key, runs, calls_named = chosen
@@ -184,14 +191,17 @@ class VocabularyInference:
         if call_key is not None and only is None:
             return None
         calls_named = calls_named or call_key is not None
-        if _turns_of_a_conversation(kinds["run"]):
+        if turns_of_a_conversation(kinds["run"]):
             return None
         if not (
             calls_named
+            or (key, runs) in self._believed
             or recorded_runs(runs, kinds["run"], spans, lambda keys, part: _source(prefixes(key), keys, part))
             or works({span.span_id for span in kinds["run"]})
         ):
             return None
+        if runs and calls_named:
+            believed(self._believed, (key, runs))
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
         raw = {
@@ -221,8 +231,9 @@ class VocabularyInference:
         # The output under the kind key's prefix, else under the generic bare key (`generic_io`).
         output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
         named = (output, recorded_name(kinds["run"], output)) if output else None
+        chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods, named
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named, chain_runs
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -231,19 +242,25 @@ class VocabularyInference:
 
 
 def _kind_key(
-    values: dict[str, Counter[str]], graph_marked: Callable[[], bool]
+    values: dict[str, Counter[str]],
+    graph_marked: Callable[[], bool],
+    believed: Collection[tuple[str, frozenset[str]]] = (),
 ) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
     names their calls. `graph_marked` says whether a framework's metadata marks one of the spans
     as an agent's graph: a run the rules every reader share find, for a key naming calls of one
     kind."""
-    found: list[tuple[bool, bool, bool, int, str, frozenset[str]]] = []
+    found: list[tuple[bool, bool, int, int, str, frozenset[str]]] = []
     marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
         tools = any(kind in TOOL_KINDS for kind in counts)
         models = any(kind in MODEL_KINDS for kind in counts)
+        chains = frozenset(CHAIN_KINDS & counts.keys())
+        if not runs and not models and chains and (tools or (key, chains) in believed):
+            marked = graph_marked() if marked is None else marked
+            runs = frozenset() if marked else chains
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).
         # Naming calls of one kind (an agent that answered without a tool), it is read only where
@@ -253,33 +270,13 @@ def _kind_key(
             if not marked:
                 continue
         if runs or tools or models:
-            named = (bool(runs), tools or models, _SEPARATORS.search(key) is not None)  # in a namespace
-            found.append((*named, sum(counts.values()), key, frozenset(runs)))
+            # Of two keys on as many spans, the shorter: not a copy (`acme_metadata.event_type` of
+            # `acme_event_type`).
+            found.append((bool(runs), tools or models, sum(counts.values()), -len(key), key, frozenset(runs)))
     if not found:
         return None
     _, calls, _, _, key, runs = max(found)
     return key, runs, calls
-
-
-def _turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
-    """Spans of a run kind side by side that an agent's name comes back to after another's
-    (A, B, A): the turns of a conversation between agents, not invocations; which of them is
-    the run the trace does not say, so none is read."""
-    siblings: dict[int | None, list[SpanRecord]] = {}
-    for span in runs:
-        siblings.setdefault(span.parent_span_id, []).append(span)
-    for group in siblings.values():
-        if len(group) < 3:
-            continue
-        seen: set[str] = set()
-        last = None
-        for span in sorted(group, key=lambda span: span.start_ns):
-            if span.name != last:
-                if span.name in seen:
-                    return True
-                seen.add(span.name)
-                last = span.name
-    return False
 
 
 def _labels_kind(name: str, runs: frozenset[str]) -> bool:
@@ -304,10 +301,13 @@ def _source(prefix_list: list[str], keys: frozenset[str], part: str) -> str | No
     return None
 
 
-def _messages(attribute: str | None, side: str) -> list[Any] | None:
-    if attribute is None:
-        return None
-    return [*({"attribute": attribute, "path": path} for path in _MESSAGE_PATHS[side]), attribute]
+def _record(prefix_list: list[str], keys: frozenset[str], part: str) -> dict[str, Any] | None:
+    """The source of `part` (`inferred_flat.preferred_source`): its key, whole tail or last part."""
+    key = _source(prefix_list, keys, part)
+    whole = key is not None and any(
+        key.startswith(p) and _squeezed(key[len(p) :]) in _TAILS[part] for p in prefix_list
+    )
+    return preferred_source(key, whole, prefix_list, keys, part)
 
 
 def inferred_description(
@@ -319,6 +319,7 @@ def inferred_description(
     calls_apart: tuple[str | None, str | None] = (None, None),
     methods: tuple[str, ...] = (),
     named: tuple[str, str | None] | None = None,
+    chain_runs: bool = False,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -327,7 +328,8 @@ def inferred_description(
     call_key, only = calls_apart
     by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
     runs_tier = next(
-        (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)), frozenset()
+        (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)),
+        CHAIN_KINDS if chain_runs else frozenset(),
     )
     for value in sorted(raw_values):
         kind = normalised(value)
@@ -356,9 +358,8 @@ def inferred_description(
     if names:
         run["agent_name"] = names
     for part in ("input", "output"):
-        found = _source(under, run_keys, part)
-        if found is not None:  # a JSON text (a string with its quotes) is decoded
-            run[part] = {"attribute": found, "json_value": True}
+        if (source := _record(under, run_keys, part)) is not None:  # JSON texts decoded, records whole
+            run[part] = source
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
@@ -384,13 +385,15 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
-        for part in ("arguments", "result", "error"):  # a failure's message says the call failed
-            source = _source(under, keys, part)
-            if source is not None:
-                found[part] = {"attribute": source, "json_value": True}
+        for part in ("arguments", "result"):
+            if (source := _record(under, keys, part)) is not None:
+                found[part] = source
+        error = _source(under, keys, "error")  # a failure's message says the call failed
+        if error is not None:
+            found["error"] = {"attribute": error, "json_value": True}
         return found
     for part in ("input", "output"):
-        sources = _messages(_source(under, keys, part), part)
+        sources = message_sources(_source(under, keys, part), part)
         if sources is not None:
             found[part] = sources
     model_name = _source(under, keys, "model") or _source(under, keys, "name")

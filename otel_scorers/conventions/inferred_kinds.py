@@ -11,6 +11,12 @@ RUN_KINDS: tuple[frozenset[str], ...] = (
     frozenset({"agent", "agent_run", "invoke_agent", "run_agent"}),
     frozenset({"flow", "workflow", "chat_client", "crew", "team"}),
 )
+#: Kind values naming a composed unit of work (LangChain's chain, a traced function's `chain`
+#: type): an agent run only where a kind key names no run of `RUN_KINDS` and no model call, names
+#: tool calls, and no framework's metadata marks an agent's graph among the spans
+#: (`inferred._kind_key`); a key naming model calls too leaves its runs to the rules every reader
+#: shares (the span whose model calls are its own).
+CHAIN_KINDS = frozenset({"chain"})
 TOOL_KINDS = frozenset({"tool", "tool_call", "function", "function_call", "execute_tool", "tool_use"})
 MODEL_KINDS = frozenset(
     {

@@ -41,6 +41,9 @@ class Pending:
 
     reason: str
     aspects: frozenset[str]
+    #: False where the case is read right or not by what was read before it in the process (a
+    #: kind key believed from an earlier trace, `conventions/inferred_belief.py`).
+    strict: bool = True
 
 
 _NO_RUN_SPAN = (
@@ -153,6 +156,17 @@ PENDING: dict[str, Pending] = {
         "reaches the exporter, and the application's loop sends the model the failure as plain "
         "text (`error: ...`), read as the call's result: nothing in the trace says the call failed",
         frozenset({RUNS, QUICK_CHECKS}),
+    ),
+    "honeyhive-openai/failing_tool": Pending(
+        "HoneyHive records a tool that raised twice: its span, failed, and after it a sibling tool "
+        "span of its own (`get_weather_error`, holding the error and no arguments), read as a second call",
+        frozenset({RUNS}),
+    ),
+    "honeyhive-openai/no_tool": Pending(
+        "the trace holds one `chain` span and nothing it called: alone, nothing says it is an agent's "
+        "run (read once an earlier trace in the process showed the key naming runs and their calls)",
+        frozenset({RUNS, QUICK_CHECKS}),
+        strict=False,
     ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
@@ -373,7 +387,7 @@ def pending_marks(truth_path: Path, aspect: str) -> list[Any]:
     pending = PENDING.get(case_id(truth_path)) or PENDING.get(truth_path.parent.name)
     if pending is None or aspect not in pending.aspects:
         return []
-    return [pytest.mark.xfail(reason=pending.reason, strict=True)]
+    return [pytest.mark.xfail(reason=pending.reason, strict=pending.strict)]
 
 
 def rebuilt_runs(truth_path: Path) -> list[AgentRun]:

@@ -158,10 +158,19 @@ IN_PROCESS_LIMITS: dict[tuple[str, str], str] = {
     # OpenLIT marks a Haystack pipeline's run with a span of its own: only its agents' are joined.
     if case_id(path) not in PENDING and case_id(path) != "openlit-haystack/in_pipeline"
 } | {
+    **{
+        (framework, path.name.removesuffix(".truth.json")): (
+            "the framework's vocabulary is read by inference (`inferred:<kind key>`), which the "
+            "in-process processor does not run (docs/conventions.md)"
+        )
+        for framework in ("judgeval-openai", "honeyhive-openai")
+        for path in (TRACES / framework).glob("*.truth.json")
+        if case_id(path) not in PENDING
+    },
     ("loongsuite-strands", "swarm_handoff"): (
         "each agent of the swarm is a trace of its own, joined by the handoff across traces only when "
         "read from files (docs/limits.md, runs joined across traces by a handoff)"
-    )
+    ),
 }
 
 
