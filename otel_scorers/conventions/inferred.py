@@ -46,7 +46,6 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
-from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_kinds import (
     ANY_RUN_KIND,
     KINDS,
@@ -57,6 +56,7 @@ from otel_scorers.conventions.inferred_kinds import (
 )
 from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
+from otel_scorers.conventions.inferred_tops import OneKindKeys
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
@@ -169,10 +169,12 @@ class VocabularyInference:
         says whether each of these span ids has a model or tool span (of any reader) under it:
         what a kind key naming runs alone, not what they call, needs to be believed."""
         values = self._kind_values(spans)
-        chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
+        one_kind = OneKindKeys(spans, lambda key, keys: _source(prefixes(key), keys, "input"))
+        chosen = _kind_key(values, one_kind.read)
         if chosen is None:
             return None
         key, runs, calls_named = chosen
+        top = (one_kind.top_inputs[key],) if not runs and key in one_kind.top_inputs else ()
         call_key = call_key_apart(values, key) if runs and not calls_named else None
         carrying = [span for span in spans if key in span.attributes]
         kinds = spans_of_each_kind(carrying, key, runs, call_key)
@@ -198,6 +200,7 @@ class VocabularyInference:
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         signature = (
             key,
+            top,
             call_key,
             only,
             methods,
@@ -214,7 +217,7 @@ class VocabularyInference:
         output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
         named = (output, recorded_name(kinds["run"], output)) if output else None
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods, named
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named, top
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -223,7 +226,7 @@ class VocabularyInference:
 
 
 def _kind_key(
-    values: dict[str, Counter[str]], graph_marked: Callable[[], bool]
+    values: dict[str, Counter[str]], graph_marked: Callable[[str], bool]
 ) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
@@ -231,7 +234,6 @@ def _kind_key(
     as an agent's graph: a run the rules every reader share find, for a key naming calls of one
     kind."""
     found: list[tuple[bool, bool, int, str, frozenset[str]]] = []
-    marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
         tools = any(kind in TOOL_KINDS for kind in counts)
@@ -239,11 +241,10 @@ def _kind_key(
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).
         # Naming calls of one kind (an agent that answered without a tool), it is read only where
-        # the framework's metadata marks a graph among the spans.
-        if not (runs or (tools and models)) and (tools or models):
-            marked = graph_marked() if marked is None else marked
-            if not marked:
-                continue
+        # the framework's metadata marks a graph among the spans, or where the trace's root is
+        # the key's untyped unit of work around them (`inferred_tops`).
+        if not (runs or (tools and models)) and (tools or models) and not graph_marked(key):
+            continue
         if runs or tools or models:
             found.append((bool(runs), tools or models, sum(counts.values()), key, frozenset(runs)))
     if not found:
@@ -310,6 +311,7 @@ def inferred_description(
     calls_apart: tuple[str | None, str | None] = (None, None),
     methods: tuple[str, ...] = (),
     named: tuple[str, str | None] | None = None,
+    top: tuple[str, ...] = (),
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -352,7 +354,8 @@ def inferred_description(
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
-    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
+    # An untyped unit of work at the top (`inferred_tops`) is the vocabulary's by its input's key.
+    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
     document["json_values"] = json_values
     for role in ("tool", "model"):
         if by_kind[role]:

@@ -6,10 +6,14 @@ real package (tests/fixtures/traces/lmnr-openaijs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from otel_scorers.runs.run_text import reduced_text
-from tests.runs.fixture_runs import attribute_values
+from tests.runs.fixture_runs import attribute_values, runs_in
+from tests.runs.test_framework_facts_any_instrumentation import TRACES, rewritten, view
 from tests.runs.test_inferred_vocabulary_fixtures import assert_read_as_written, rebuilt
 
 SCENARIOS = ["tool_then_answer", "two_tools", "multi_turn", "two_runs", "nested", "failing_tool", "no_tool"]
@@ -47,3 +51,17 @@ def _has(scenario: str, span_name: str, key: str) -> bool:
     except AssertionError:
         return False
     return True
+
+
+def renamed_laminar_scope(scope: dict[str, Any], span: dict[str, Any]) -> None:
+    if scope.get("name") == "lmnr.tracer":
+        scope["name"] = "acme.tracer"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_under_a_renamed_tracer_the_untyped_root_is_laminars_by_its_record_of_its_input(
+    scenario: str, tmp_path: Path
+) -> None:
+    seen = [view(run) for run in runs_in(TRACES / "lmnr-openaijs" / f"{scenario}.json")]
+    renamed = rewritten("lmnr-openaijs", scenario, renamed_laminar_scope, tmp_path)
+    assert [view(run) for run in runs_in(renamed)] == seen
