@@ -25,6 +25,7 @@ from otel_scorers.conventions.described_sources import (
     listed,
     path_missed,
     raw_value,
+    untyped,
     walk,
 )
 from otel_scorers.conventions.described_text import decoded_value, run_text, scalar_text
@@ -197,7 +198,10 @@ class DescribedConvention(Convention):
         )
 
     def run_at_top(self, span: SpanRecord) -> bool:
-        return self._run_when is None
+        # A run `when` that names the kind of a span by a key the span does not carry leaves it
+        # untyped: another runtime of the instrumentation writes the default kind as no key at
+        # all, and such a root span is the application's unit of work as well.
+        return self._run_when is None or untyped(self._run_when, span)
 
     def absorbs_turns(self, span: SpanRecord) -> bool:
         return self._conversation_when is not None and self._conversation_when.matches(span)

@@ -94,6 +94,13 @@ class CompiledWhen:
         return not self.holds or all(found_on(span, source) for source in self.holds)
 
 
+def untyped(when: CompiledWhen, span: SpanRecord) -> bool:
+    """The span carries none of the keys `when` names a kind by (a key with listed values): its
+    vocabulary left it untyped."""
+    kinds = [key for key, values in when.attributes if values is not None]
+    return bool(kinds) and not any(key in span.attributes for key in kinds)
+
+
 def _hashable(items: list[Any]) -> list[Any]:
     return [item for item in items if isinstance(item, str | int | float | bool)]
 

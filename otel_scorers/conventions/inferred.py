@@ -49,7 +49,6 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
-from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_belief import believed
 from otel_scorers.conventions.inferred_flat import preferred_source
 from otel_scorers.conventions.inferred_kinds import (
@@ -64,6 +63,7 @@ from otel_scorers.conventions.inferred_messages import message_sources
 from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
 from otel_scorers.conventions.inferred_recorded_runs import recorded_runs
 from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
+from otel_scorers.conventions.inferred_tops import OneKindKeys
 from otel_scorers.conventions.inferred_turns import turns_of_a_conversation
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
@@ -178,12 +178,12 @@ class VocabularyInference:
         says whether each of these span ids has a model or tool span (of any reader) under it:
         what a kind key naming runs alone, not what they call, needs to be believed."""
         values = self._kind_values(spans)
-        chosen = _kind_key(
-            values, lambda: any(langchain.marks_agent_graph(span) for span in spans), self._believed
-        )
+        one_kind = OneKindKeys(spans, lambda key, keys: _source(prefixes(key), keys, "input"))
+        chosen = _kind_key(values, one_kind, self._believed)
         if chosen is None:
             return None
         key, runs, calls_named = chosen
+        top = (one_kind.top_inputs[key],) if not runs and key in one_kind.top_inputs else ()
         call_key = call_key_apart(values, key) if runs and not calls_named else None
         carrying = [span for span in spans if key in span.attributes]
         kinds = spans_of_each_kind(carrying, key, runs, call_key)
@@ -216,6 +216,7 @@ class VocabularyInference:
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         signature = (
             key,
+            top,
             call_key,
             only,
             methods,
@@ -233,7 +234,7 @@ class VocabularyInference:
         named = (output, recorded_name(kinds["run"], output)) if output else None
         chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods, named, chain_runs
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named, chain_runs, top
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -243,32 +244,29 @@ class VocabularyInference:
 
 def _kind_key(
     values: dict[str, Counter[str]],
-    graph_marked: Callable[[], bool],
+    one_kind: OneKindKeys,
     believed: Collection[tuple[str, frozenset[str]]] = (),
 ) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
-    names their calls. `graph_marked` says whether a framework's metadata marks one of the spans
-    as an agent's graph: a run the rules every reader share find, for a key naming calls of one
-    kind."""
+    names their calls. `one_kind` says whether a framework's metadata marks one of the spans
+    as an agent's graph (a run the rules every reader share find) and whether a key naming calls
+    of one kind is read (`inferred_tops`)."""
     found: list[tuple[bool, bool, int, int, str, frozenset[str]]] = []
-    marked: bool | None = None
     for key, counts in values.items():
         runs = next((tier & counts.keys() for tier in RUN_KINDS if tier & counts.keys()), frozenset())
         tools = any(kind in TOOL_KINDS for kind in counts)
         models = any(kind in MODEL_KINDS for kind in counts)
         chains = frozenset(CHAIN_KINDS & counts.keys())
         if not runs and not models and chains and (tools or (key, chains) in believed):
-            marked = graph_marked() if marked is None else marked
-            runs = frozenset() if marked else chains
+            runs = frozenset() if one_kind.graph_marked() else chains
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).
         # Naming calls of one kind (an agent that answered without a tool), it is read only where
-        # the framework's metadata marks a graph among the spans.
-        if not (runs or (tools and models)) and (tools or models):
-            marked = graph_marked() if marked is None else marked
-            if not marked:
-                continue
+        # the framework's metadata marks a graph among the spans, or where the trace's root is
+        # the key's untyped unit of work around them (`inferred_tops`).
+        if not (runs or (tools and models)) and (tools or models) and not one_kind.read(key):
+            continue
         if runs or tools or models:
             # Of two keys on as many spans, the shorter: not a copy (`acme_metadata.event_type` of
             # `acme_event_type`).
@@ -320,6 +318,7 @@ def inferred_description(
     methods: tuple[str, ...] = (),
     named: tuple[str, str | None] | None = None,
     chain_runs: bool = False,
+    top: tuple[str, ...] = (),
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -363,7 +362,8 @@ def inferred_description(
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
-    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
+    # An untyped unit of work at the top (`inferred_tops`) is the vocabulary's by its input's key.
+    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
     document["json_values"] = json_values
     for role in ("tool", "model"):
         if by_kind[role]:

@@ -4,7 +4,8 @@ The run span's text when it holds the user's request and the agent's answer. Whe
 structure instead, one reduction serves every convention: a message list (or a framework's
 state holding one, `{"messages": [...]}`) gives its last user message as the request and its
 last assistant message as the answer; a function's recorded call (`{"args", "kwargs"}`, either
-may be left out) its first argument, or its one keyword argument; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, `user_msg`, a
+may be left out) its first argument, or its one keyword argument; a request recorded as the
+list of a function's arguments holding one text (`["..."]`) that text; a single well-known key (`{"output": "..."}`, a parameter ending in one, `user_prompt`, `user_msg`, a
 wrapped value's `{"_value": ...}`) or, of a request's arguments by name or a message's fields
 beside who sent it, the one such text (of a request, else the one such object's request),
 beside an object's private fields (`_state`) and its framework's steps (DSPy's `reasoning`) or
@@ -134,7 +135,7 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
     form has words of its own (an object of one key has one colon outside its value's nesting,
     at least as a first approximation)."""
     if text[0] == "[":
-        return "role" in text or "type" in text or "content=" in text
+        return "role" in text or "type" in text or "content=" in text or _one_text_listed(text, side)
     return (
         "messages" in text
         or "args" in text
@@ -150,6 +151,12 @@ def _may_be_a_form(text: str, side: Side, steps: frozenset[str]) -> bool:
     )
 
 
+def _one_text_listed(text: str, side: Side) -> bool:
+    """Whether a request may be a function's arguments recorded as a list holding one text
+    (`["What is the weather?"]`): one quoted item, nothing around it."""
+    return side == "input" and text.startswith('["') and text.endswith('"]')
+
+
 def _one_key(text: str) -> bool:
     """Whether a JSON object's text may be of one key: one colon, or one key's end (`":`) when its
     text value has colons of its own (`{"output": "Sorry: the service is down."}`); a quote
@@ -161,6 +168,8 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
     if depth > 3:
         return _NOT_A_FORM
     if isinstance(value, list):
+        if side == "input" and len(value) == 1 and isinstance(value[0], str):
+            return value[0]  # a function's arguments, listed: its one argument, the request
         messages = _messages(value)
         if messages is None:
             return _NOT_A_FORM
