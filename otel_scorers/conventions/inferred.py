@@ -56,7 +56,13 @@ from otel_scorers.conventions.inferred_kinds import (
     normalised,
 )
 from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
-from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
+from otel_scorers.conventions.inferred_records import records_of
+from otel_scorers.conventions.inferred_steps import (
+    call_key_apart,
+    key_of_runs_alone,
+    spans_of_each_kind,
+    turns_of_a_conversation,
+)
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
@@ -180,7 +186,7 @@ class VocabularyInference:
         if call_key is not None and only is None:
             return None
         calls_named = calls_named or call_key is not None
-        if _turns_of_a_conversation(kinds["run"]):
+        if turns_of_a_conversation(kinds["run"]):
             return None
         if not calls_named and not works({span.span_id for span in kinds["run"]}):
             return None
@@ -196,7 +202,9 @@ class VocabularyInference:
         names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
+        records = records_of(kinds, _TAILS)
         signature = (
+            repr(records),
             key,
             call_key,
             only,
@@ -214,7 +222,7 @@ class VocabularyInference:
         output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
         named = (output, recorded_name(kinds["run"], output)) if output else None
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods, named
+            key, raw, keys, json_values, names_label, (call_key, only), methods, named, records
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -250,27 +258,6 @@ def _kind_key(
         return None
     _, calls, _, key, runs = max(found)
     return key, runs, calls
-
-
-def _turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
-    """Spans of a run kind side by side that an agent's name comes back to after another's
-    (A, B, A): the turns of a conversation between agents, not invocations; which of them is
-    the run the trace does not say, so none is read."""
-    siblings: dict[int | None, list[SpanRecord]] = {}
-    for span in runs:
-        siblings.setdefault(span.parent_span_id, []).append(span)
-    for group in siblings.values():
-        if len(group) < 3:
-            continue
-        seen: set[str] = set()
-        last = None
-        for span in sorted(group, key=lambda span: span.start_ns):
-            if span.name != last:
-                if span.name in seen:
-                    return True
-                seen.add(span.name)
-                last = span.name
-    return False
 
 
 def _labels_kind(name: str, runs: frozenset[str]) -> bool:
@@ -310,12 +297,16 @@ def inferred_description(
     calls_apart: tuple[str | None, str | None] = (None, None),
     methods: tuple[str, ...] = (),
     named: tuple[str, str | None] | None = None,
+    records: dict[str, dict[str, Any]] | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
     `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
-    calls' kinds are read from the first, and a run is a span of a run kind carrying the second."""
+    calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
+    `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`)."""
     call_key, only = calls_apart
+    records = records or {}
+    in_records = records.get("run", {})
     by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
     runs_tier = next(
         (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)), frozenset()
@@ -338,7 +329,7 @@ def inferred_description(
     name = _source([*under, ""], run_keys, "name")
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
-    names: list[Any] = [name] if name is not None else []
+    names: list[Any] = [name or in_records["name"]] if name or "name" in in_records else []
     if named is not None and named[1] is not None:  # the agent's name its run recorded
         names.append({"attribute": named[0], "path": named[1], "json_value": True})
     if not names_label:  # a traced method's name (`ReAct.forward`) names its object
@@ -349,6 +340,8 @@ def inferred_description(
         found = _source(under, run_keys, part)
         if found is not None:  # a JSON text (a string with its quotes) is decoded
             run[part] = {"attribute": found, "json_value": True}
+        elif part in in_records:
+            run[part] = in_records[part]
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
@@ -356,11 +349,13 @@ def inferred_description(
     document["json_values"] = json_values
     for role in ("tool", "model"):
         if by_kind[role]:
-            document[role] = _call(role, call_key or key, by_kind[role], keys[role])
+            document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
     return ConventionDescription.model_validate(document)
 
 
-def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[str, Any]:
+def _call(
+    role: str, key: str, values: list[str], keys: frozenset[str], records: dict[str, Any]
+) -> dict[str, Any]:
     """A tool's or a model call's part of the description: its kind's values of `key`, and the
     keys on its spans under its kind's own value (`tool.name`, `llm.model`), else under each
     leading part of `key`."""
@@ -372,18 +367,20 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
     keys = frozenset(key for key in keys if not _names_a_run(key))
     if role == "tool":
-        tool_name = _source([*under, ""], keys, "name")
+        tool_name = _source([*under, ""], keys, "name") or records.get("name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
         for part in ("arguments", "result"):
             source = _source(under, keys, part)
             if source is not None:
                 found[part] = {"attribute": source, "json_value": True}
+            elif part in records:
+                found[part] = records[part]
         return found
     for part in ("input", "output"):
         sources = _messages(_source(under, keys, part), part)
         if sources is not None:
             found[part] = sources
-    model_name = _source(under, keys, "model") or _source(under, keys, "name")
+    model_name = _source(under, keys, "model") or _source(under, keys, "name") or records.get("model")
     if model_name is not None:
         found["model"] = model_name
     return found
