@@ -47,6 +47,7 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_kinds import (
     ANY_RUN_KIND,
     KINDS,
@@ -176,8 +177,8 @@ class VocabularyInference:
         what a kind key naming runs alone, not what they call, needs to be believed."""
         values = self._kind_values(spans)
         chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
-        if chosen is None:
-            return None
+        if chosen is None:  # a kind key naming no run may leave runs recording their agent
+            return defined_runs_reader(spans, self.kind_keys_in, works)
         key, runs, calls_named = chosen
         call_key = call_key_apart(values, key) if runs and not calls_named else None
         carrying = [span for span in spans if key in span.attributes]
