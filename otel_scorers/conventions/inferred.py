@@ -58,6 +58,7 @@ from otel_scorers.conventions.inferred_kinds import (
 )
 from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
 from otel_scorers.conventions.inferred_records import records_of
+from otel_scorers.conventions.inferred_span_names import span_names_reader
 from otel_scorers.conventions.inferred_steps import (
     call_key_apart,
     key_of_runs_alone,
@@ -174,11 +175,22 @@ class VocabularyInference:
         """The reader of the vocabulary these spans (one trace's, none with a role) share, or
         None when they carry none that says which are agent runs and what they call. `works`
         says whether each of these span ids has a model or tool span (of any reader) under it:
-        what a kind key naming runs alone, not what they call, needs to be believed."""
+        what a kind key naming runs alone, not what they call, needs to be believed. Where no kind
+        key says which spans are runs, runs recording their agent's definition are read
+        (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`)."""
+        return (
+            self._kind_key_reader(spans, works)
+            or defined_runs_reader(spans, self.kind_keys_in, works)
+            or span_names_reader(spans, works)
+        )
+
+    def _kind_key_reader(
+        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+    ) -> DescribedConvention | None:
         values = self._kind_values(spans)
         chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
-        if chosen is None:  # a kind key naming no run may leave runs recording their agent
-            return defined_runs_reader(spans, self.kind_keys_in, works)
+        if chosen is None:
+            return None
         key, runs, calls_named = chosen
         call_key = call_key_apart(values, key) if runs and not calls_named else None
         carrying = [span for span in spans if key in span.attributes]
