@@ -49,14 +49,13 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_kinds import (
-    ANY_RUN_KIND,
     KINDS,
     MODEL_KINDS,
     RUN_KINDS,
     TOOL_KINDS,
     normalised,
 )
-from otel_scorers.conventions.inferred_names import recorded_name, traced_methods
+from otel_scorers.conventions.inferred_names import labels_kind, names_a_run, recorded_name, traced_methods
 from otel_scorers.conventions.inferred_records import records_of
 from otel_scorers.conventions.inferred_span_names import span_names_reader
 from otel_scorers.conventions.inferred_steps import (
@@ -69,7 +68,6 @@ from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
 _SEPARATORS = re.compile(r"[.:]")
-_WORDS = re.compile(r"[\s.:/]+")
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
 GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
@@ -212,7 +210,7 @@ class VocabularyInference:
             if k in span.attributes
         }
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
-        names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
+        names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         records = records_of(kinds, _TAILS)
@@ -271,11 +269,6 @@ def _kind_key(
         return None
     _, calls, _, key, runs = max(found)
     return key, runs, calls
-
-
-def _labels_kind(name: str, runs: frozenset[str]) -> bool:
-    """The span's name only says the kind (`spring_ai chat_client`, `agent`), not which agent."""
-    return any(word in runs for word in _WORDS.split(name.lower().replace("-", "_")))
 
 
 def _source(prefix_list: list[str], keys: frozenset[str], part: str) -> str | None:
@@ -378,7 +371,7 @@ def _call(
     ]
     found: dict[str, Any] = {"when": {"attributes": {key: values}}}
     # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
-    keys = frozenset(key for key in keys if not _names_a_run(key))
+    keys = frozenset(key for key in keys if not names_a_run(key))
     if role == "tool":
         tool_name = _source([*under, ""], keys, "name") or records.get("name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
@@ -397,9 +390,3 @@ def _call(
     if model_name is not None:
         found["model"] = model_name
     return found
-
-
-def _names_a_run(key: str) -> bool:
-    """The key names the run a span is part of: its last part `name`, the one before a run's kind."""
-    parts = _SEPARATORS.split(key)
-    return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND
