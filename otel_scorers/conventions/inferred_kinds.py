@@ -1,9 +1,13 @@
 """The kind values an inferred vocabulary reads: which name an agent run, a tool call, a model
-call (`inferred.py` reads a trace's kind keys by them; the sidecar's screen, `span_marks`, too)."""
+call (`inferred.py` reads a trace's kind keys by them; the sidecar's screen, `span_marks`, too).
+A value of dotted parts names the kind of the part before an act (`agentic.invocation`: an
+agent's run; `agentic.tool.invocation`: a tool call), else of a first part naming one, qualified
+(`workflow.langgraph`, `inference.framework`)."""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 #: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
@@ -41,9 +45,15 @@ _PARTS = re.compile(r"[.:/]")
 
 def normalised(value: Any) -> str | None:
     """A kind value as compared: JSON quotes off, lower case, `-` and spaces as `_`; a value of
-    dotted parts as the kind it names (`dotted_kind`), else as written."""
+    dotted parts as the kind it names (`dotted_kind`), else as written. Read once per text: kind
+    values repeat."""
     if not isinstance(value, str) or len(value) > 64:
         return None
+    return _normalised_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _normalised_text(value: str) -> str:
     text: str = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
     text = text.strip().lower().replace("-", "_").replace(" ", "_")
     if text in KINDS or not _PARTS.search(text):
