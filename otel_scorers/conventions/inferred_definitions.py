@@ -33,6 +33,9 @@ _LAST_PART = re.compile(r"[.:]([^.:]+)$")
 _MAX_REMEMBERED = 64
 #: A key naming the agent a call hands the conversation to: `<prefix>handoff.to`, `handoff_to`.
 _HANDOFF_TO = re.compile(r"(?i)(?:^|[.:_])handoff[.:_](?:to|target)$")
+_MAX_REMEMBERED_KEYS = 4096
+#: The keys that may hold a span's input, by the keys of a kind of span.
+_input_keys_of: dict[tuple[str, ...], tuple[str, ...]] = {}
 #: The readers inferred so, by what they were inferred from.
 _readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
 
@@ -44,7 +47,7 @@ def _tail(key: str) -> str | None:
 
 def _definition(value: Any) -> bool:
     """The value is an agent's definition: an object with a `name` text and a `tools` list."""
-    if type(value) is not str or '"tools"' not in value:
+    if type(value) is not str or value[:1] != "{" or '"tools"' not in value:
         return False
     decoded = decode_json(value)
     return (
@@ -54,12 +57,23 @@ def _definition(value: Any) -> bool:
     )
 
 
+def _input_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of `keys` (a kind of span's) that may hold its input, remembered per kind of span."""
+    found = _input_keys_of.get(keys)
+    if found is None:
+        found = tuple(key for key in keys if _tail(key) in _INPUT_TAILS)
+        if len(_input_keys_of) < _MAX_REMEMBERED_KEYS:
+            _input_keys_of[keys] = found
+    return found
+
+
 def _defining(spans: Sequence[SpanRecord]) -> tuple[str, list[SpanRecord]] | None:
     """The key holding an agent's definition on some of `spans` (one key for all), with those spans."""
     found: dict[str, list[SpanRecord]] = {}
     for span in spans:
-        for key, value in span.attributes.items():
-            if type(value) is str and value[:1] == "{" and _definition(value) and _tail(key) in _INPUT_TAILS:
+        attributes = span.attributes
+        for key in _input_keys(tuple(attributes)):
+            if _definition(attributes[key]):
                 found.setdefault(key, []).append(span)
     if len(found) != 1:
         return None

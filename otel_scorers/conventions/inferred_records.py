@@ -73,24 +73,30 @@ def last_of_texts(spans: Sequence[SpanRecord], source: Mapping[str, Any]) -> boo
 
 def typed_name(spans: Sequence[SpanRecord], kinds: Collection[str]) -> str | None:
     """The name key of an entity whose type key names one of `kinds` on every one of `spans`
-    (`entity.1.name` where `entity.1.type = agent.langgraph`); None when none does."""
+    (`entity.1.name` where `entity.1.type = agent.langgraph`); None when none does. The first
+    span's keys give the candidates, the others are asked of them alone."""
     if not spans:
         return None
-    found: set[str] | None = None
-    for span in spans:
-        attributes = span.attributes
-        names = set()
-        for key, value in attributes.items():
+    attributes = spans[0].attributes
+    candidates = []
+    for key in attributes:
+        if key.endswith(("type", "kind")):
             match = _TYPE_KEY.match(key)
-            if match is None or normalised(value) not in kinds:
-                continue
-            name = match.group(1) + "name"
-            if isinstance(attributes.get(name), str) and attributes[name]:
-                names.add(name)
-        found = names if found is None else found & names
-        if not found:
-            return None
+            if match is not None:
+                candidates.append((key, match.group(1) + "name"))
+    found = [
+        name
+        for key, name in candidates
+        if all(
+            normalised(span.attributes.get(key)) in kinds and _names(span.attributes.get(name))
+            for span in spans
+        )
+    ]
     return min(found) if found else None
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def records_of(kinds: Mapping[str, Sequence[SpanRecord]], tails: Mapping[str, tuple[str, ...]]) -> Any:
