@@ -132,17 +132,20 @@ class VocabularyInference:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
         return KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
-    def _kind_values(self, spans: Sequence[SpanRecord]) -> dict[str, Counter[str]]:
-        """How many of the spans carry each kind value, under each of their kind keys."""
+    def _kind_values(
+        self, spans: Sequence[SpanRecord], named: list[SpanRecord] | None = None
+    ) -> dict[str, Counter[str]]:
+        """How many of the spans carry each kind value, under each of their kind keys; `named`
+        gets the spans carrying a key named as a kind key, whatever its value."""
         values: dict[str, Counter[str]] = {}
         for span in spans:
-            for key in self._kind_keys_of(span):
+            for key in self._kind_keys_of(span, named):
                 kind = normalised(span.attributes[key])
                 if kind is not None:
                     values.setdefault(key, Counter())[kind] += 1
         return values
 
-    def _kind_keys_of(self, span: SpanRecord) -> Any:
+    def _kind_keys_of(self, span: SpanRecord, named_spans: list[SpanRecord] | None = None) -> Any:
         """The keys of the span that may be a kind key and hold a kind of work, decided once per
         kind of span (its scope, name, keys: two instrumentations may share
         a scope's name and a span's) for the many that carry none. Only a
@@ -154,8 +157,12 @@ class VocabularyInference:
         attributes = span.attributes
         seen = self._without_kinds.get(kind)
         if seen is not None and (not seen[0] or tuple(map(attributes.get, seen[0])) == seen[1]):
+            if seen[0] and named_spans is not None:
+                named_spans.append(span)
             return ()
         named = self.kind_keys_in(span)
+        if named and named_spans is not None:
+            named_spans.append(span)
         found = [key for key in named if _names_kind(attributes[key])]
         if not found and len(self._without_kinds) < _MAX_REMEMBERED_KINDS:
             self._without_kinds[kind] = (tuple(named), tuple(map(attributes.get, named)))
@@ -176,16 +183,17 @@ class VocabularyInference:
         what a kind key naming runs alone, not what they call, needs to be believed. Where no kind
         key says which spans are runs, runs recording their agent's definition are read
         (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`)."""
+        keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
         return (
-            self._kind_key_reader(spans, works)
-            or defined_runs_reader(spans, self.kind_keys_in, works)
+            self._kind_key_reader(spans, works, keyed)
+            or defined_runs_reader(keyed, self.kind_keys_in, works)
             or span_names_reader(spans, works)
         )
 
     def _kind_key_reader(
-        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool], keyed: list[SpanRecord]
     ) -> DescribedConvention | None:
-        values = self._kind_values(spans)
+        values = self._kind_values(spans, keyed)
         chosen = _kind_key(values, lambda: any(langchain.marks_agent_graph(span) for span in spans))
         if chosen is None:
             return None

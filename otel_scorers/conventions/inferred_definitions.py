@@ -8,8 +8,9 @@ definition: an object naming the agent (`name`) and listing its tools (`tools`).
 runs when each has a model or tool span (of any reader) under it; the agent's name is the one its
 definition holds, its request and answer its model calls'. A tool call is a span of the kind key's
 tool value, its arguments and result under the same prefix; one carrying a key that names the
-agent it hands the conversation to (`<prefix>handoff.to`) is a handoff. Decided per trace, from the spans no
-reader gave a role; most traces hold no such definition and pay one look at each key's value.
+agent it hands the conversation to (`<prefix>handoff.to`) is a handoff. Decided per trace, from
+the spans no reader gave a role that carry a key named as a kind key (`inferred.py` finds them
+while reading kind values): a trace without one pays nothing more.
 """
 
 from __future__ import annotations
