@@ -75,9 +75,12 @@ def span_names_reader(
     """The reader of the vocabulary these spans' names say (one trace's, none with a role), or
     None when their names name no run, or the runs are believed neither by calls named beside
     them nor by model or tool spans under them."""
+    said = {name: found for name in {span.name for span in spans} if (found := name_kind(name)) is not None}
+    if not any(role == "run" for role, _ in said.values()):
+        return None  # most traces: one look at each name, none names a run
     kinds: dict[str, dict[str, list[SpanRecord]]] = {"run": {}, "tool": {}, "model": {}}
     for span in spans:
-        found = name_kind(span.name)
+        found = said.get(span.name)
         if found is not None:
             kinds[found[0]].setdefault(span.name, []).append(span)
     runs = [span for group in kinds["run"].values() for span in group]
