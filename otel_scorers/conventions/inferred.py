@@ -50,6 +50,7 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.inferred_belief import believed
+from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_flat import preferred_source
 from otel_scorers.conventions.inferred_kinds import (
     CHAIN_KINDS,
@@ -60,16 +61,26 @@ from otel_scorers.conventions.inferred_kinds import (
     normalised,
 )
 from otel_scorers.conventions.inferred_messages import message_sources
-from otel_scorers.conventions.inferred_names import not_naming_runs, recorded_name, traced_methods
+from otel_scorers.conventions.inferred_names import (
+    labels_kind,
+    not_naming_runs,
+    recorded_name,
+    traced_methods,
+)
 from otel_scorers.conventions.inferred_recorded_runs import recorded_runs
-from otel_scorers.conventions.inferred_steps import call_key_apart, key_of_runs_alone, spans_of_each_kind
+from otel_scorers.conventions.inferred_records import records_of
+from otel_scorers.conventions.inferred_span_names import span_names_reader
+from otel_scorers.conventions.inferred_steps import (
+    call_key_apart,
+    key_of_runs_alone,
+    spans_of_each_kind,
+    turns_of_a_conversation,
+)
 from otel_scorers.conventions.inferred_tops import OneKindKeys
-from otel_scorers.conventions.inferred_turns import turns_of_a_conversation
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
 _SEPARATORS = re.compile(r"[.:]")
-_WORDS = re.compile(r"[\s.:/]+")
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
 GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
@@ -135,17 +146,20 @@ class VocabularyInference:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
         return KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
 
-    def _kind_values(self, spans: Sequence[SpanRecord]) -> dict[str, Counter[str]]:
-        """How many of the spans carry each kind value, under each of their kind keys."""
+    def _kind_values(
+        self, spans: Sequence[SpanRecord], named: list[SpanRecord] | None = None
+    ) -> dict[str, Counter[str]]:
+        """How many of the spans carry each kind value, under each of their kind keys; `named`
+        gets the spans carrying a key named as a kind key, whatever its value."""
         values: dict[str, Counter[str]] = {}
         for span in spans:
-            for key in self._kind_keys_of(span):
+            for key in self._kind_keys_of(span, named):
                 kind = normalised(span.attributes[key])
                 if kind is not None:
                     values.setdefault(key, Counter())[kind] += 1
         return values
 
-    def _kind_keys_of(self, span: SpanRecord) -> Any:
+    def _kind_keys_of(self, span: SpanRecord, named_spans: list[SpanRecord] | None = None) -> Any:
         """The keys of the span that may be a kind key and hold a kind of work, decided once per
         kind of span (its scope, name, keys: two instrumentations may share
         a scope's name and a span's) for the many that carry none. Only a
@@ -157,8 +171,12 @@ class VocabularyInference:
         attributes = span.attributes
         seen = self._without_kinds.get(kind)
         if seen is not None and (not seen[0] or tuple(map(attributes.get, seen[0])) == seen[1]):
+            if seen[0] and named_spans is not None:
+                named_spans.append(span)
             return ()
         named = self.kind_keys_in(span)
+        if named and named_spans is not None:
+            named_spans.append(span)
         found = [key for key in named if _names_kind(attributes[key])]
         if not found and len(self._without_kinds) < _MAX_REMEMBERED_KINDS:
             self._without_kinds[kind] = (tuple(named), tuple(map(attributes.get, named)))
@@ -176,8 +194,20 @@ class VocabularyInference:
         """The reader of the vocabulary these spans (one trace's, none with a role) share, or
         None when they carry none that says which are agent runs and what they call. `works`
         says whether each of these span ids has a model or tool span (of any reader) under it:
-        what a kind key naming runs alone, not what they call, needs to be believed."""
-        values = self._kind_values(spans)
+        what a kind key naming runs alone, not what they call, needs to be believed. Where no kind
+        key says which spans are runs, runs recording their agent's definition are read
+        (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`)."""
+        keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
+        return (
+            self._kind_key_reader(spans, works, keyed)
+            or defined_runs_reader(keyed, self.kind_keys_in, works)
+            or span_names_reader(spans, works)
+        )
+
+    def _kind_key_reader(
+        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool], keyed: list[SpanRecord]
+    ) -> DescribedConvention | None:
+        values = self._kind_values(spans, keyed)
         one_kind = OneKindKeys(spans, lambda key, keys: _source(prefixes(key), keys, "input"))
         chosen = _kind_key(values, one_kind, self._believed)
         if chosen is None:
@@ -211,10 +241,12 @@ class VocabularyInference:
             if k in span.attributes
         }
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
-        names_label = bool(runs) and all(_labels_kind(span.name, runs) for span in kinds["run"])
+        names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
+        records = records_of(kinds, _TAILS)
         signature = (
+            repr(records),
             key,
             top,
             call_key,
@@ -234,7 +266,17 @@ class VocabularyInference:
         named = (output, recorded_name(kinds["run"], output)) if output else None
         chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key, raw, keys, json_values, names_label, (call_key, only), methods, named, chain_runs, top
+            key,
+            raw,
+            keys,
+            json_values,
+            names_label,
+            (call_key, only),
+            methods,
+            named,
+            chain_runs,
+            top,
+            records,
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -277,11 +319,6 @@ def _kind_key(
     return key, runs, calls
 
 
-def _labels_kind(name: str, runs: frozenset[str]) -> bool:
-    """The span's name only says the kind (`spring_ai chat_client`, `agent`), not which agent."""
-    return any(word in runs for word in _WORDS.split(name.lower().replace("-", "_")))
-
-
 def _source(prefix_list: list[str], keys: frozenset[str], part: str) -> str | None:
     """The key among `keys` under the longest prefix whose tail says it holds `part`."""
     for prefix in prefix_list:
@@ -319,12 +356,16 @@ def inferred_description(
     named: tuple[str, str | None] | None = None,
     chain_runs: bool = False,
     top: tuple[str, ...] = (),
+    records: dict[str, dict[str, Any]] | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
     `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
-    calls' kinds are read from the first, and a run is a span of a run kind carrying the second."""
+    calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
+    `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`)."""
     call_key, only = calls_apart
+    records = records or {}
+    in_records = records.get("run", {})
     by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
     runs_tier = next(
         (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)),
@@ -349,7 +390,7 @@ def inferred_description(
     name = _source([*under, ""], not_naming_runs(run_keys), "name") or _source([*under, ""], run_keys, "name")
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
-    names: list[Any] = [name] if name is not None else []
+    names: list[Any] = [name or in_records["name"]] if name or "name" in in_records else []
     if named is not None and named[1] is not None:  # the agent's name its run recorded
         names.append({"attribute": named[0], "path": named[1], "json_value": True})
     if not names_label:  # a traced method's name (`ReAct.forward`) names its object
@@ -359,6 +400,8 @@ def inferred_description(
     for part in ("input", "output"):
         if (source := _record(under, run_keys, part)) is not None:  # JSON texts decoded, records whole
             run[part] = source
+        elif part in in_records:
+            run[part] = in_records[part]
     conversation = _source([*under, ""], run_keys, "conversation")
     if conversation is not None:
         run["conversation_id"] = conversation
@@ -367,11 +410,13 @@ def inferred_description(
     document["json_values"] = json_values
     for role in ("tool", "model"):
         if by_kind[role]:
-            document[role] = _call(role, call_key or key, by_kind[role], keys[role])
+            document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
     return ConventionDescription.model_validate(document)
 
 
-def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[str, Any]:
+def _call(
+    role: str, key: str, values: list[str], keys: frozenset[str], records: dict[str, Any]
+) -> dict[str, Any]:
     """A tool's or a model call's part of the description: its kind's values of `key`, and the
     keys on its spans under its kind's own value (`tool.name`, `llm.model`), else under each
     leading part of `key`."""
@@ -383,11 +428,13 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
     # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
     keys = not_naming_runs(keys)
     if role == "tool":
-        tool_name = _source([*under, ""], keys, "name")
+        tool_name = _source([*under, ""], keys, "name") or records.get("name")
         found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
         for part in ("arguments", "result"):
             if (source := _record(under, keys, part)) is not None:
                 found[part] = source
+            elif part in records:
+                found[part] = records[part]
         error = _source(under, keys, "error")  # a failure's message says the call failed
         if error is not None:
             found["error"] = {"attribute": error, "json_value": True}
@@ -396,7 +443,7 @@ def _call(role: str, key: str, values: list[str], keys: frozenset[str]) -> dict[
         sources = message_sources(_source(under, keys, part), part)
         if sources is not None:
             found[part] = sources
-    model_name = _source(under, keys, "model") or _source(under, keys, "name")
+    model_name = _source(under, keys, "model") or _source(under, keys, "name") or records.get("model")
     if model_name is not None:
         found["model"] = model_name
     return found

@@ -1,8 +1,13 @@
 """The kind values an inferred vocabulary reads: which name an agent run, a tool call, a model
-call (`inferred.py` reads a trace's kind keys by them; the sidecar's screen, `span_marks`, too)."""
+call (`inferred.py` reads a trace's kind keys by them; the sidecar's screen, `span_marks`, too).
+A value of dotted parts names the kind of the part before an act (`agentic.invocation`: an
+agent's run; `agentic.tool.invocation`: a tool call), else of a first part naming one, qualified
+(`workflow.langgraph`, `inference.framework`)."""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Any
 
 #: Kind values (lower case, `-` and spaces as `_`) that name an agent run, in tiers: where values
@@ -29,6 +34,7 @@ MODEL_KINDS = frozenset(
         "completion",
         "chat_completion",
         "call_llm",
+        "inference",
     }
 )
 #: Every kind value that names an agent run, of any tier.
@@ -37,9 +43,37 @@ ANY_RUN_KIND: frozenset[str] = frozenset().union(*RUN_KINDS)
 KINDS: frozenset[str] = ANY_RUN_KIND | TOOL_KINDS | MODEL_KINDS
 
 
+#: The last part of a dotted kind value that says the part before it is invoked, not a kind of its
+#: own (`agentic.tool.invocation`).
+ACTS = frozenset({"invocation", "invoke", "call", "run", "execution", "execute"})
+_PARTS = re.compile(r"[.:/]")
+
+
 def normalised(value: Any) -> str | None:
-    """A kind value as compared: JSON quotes off, lower case, `-` and spaces as `_`."""
+    """A kind value as compared: JSON quotes off, lower case, `-` and spaces as `_`; a value of
+    dotted parts as the kind it names (`dotted_kind`), else as written. Read once per text: kind
+    values repeat."""
     if not isinstance(value, str) or len(value) > 64:
         return None
+    return _normalised_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _normalised_text(value: str) -> str:
     text: str = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
-    return text.strip().lower().replace("-", "_").replace(" ", "_")
+    text = text.strip().lower().replace("-", "_").replace(" ", "_")
+    if text in KINDS or not _PARTS.search(text):
+        return text
+    return dotted_kind(_PARTS.split(text)) or text
+
+
+def dotted_kind(parts: list[str]) -> str | None:
+    """The kind a value of parts names: the part before an act (`agentic.invocation`,
+    `agentic.tool.invocation`: the agent's, the tool's, an adjective read as its noun), else a
+    first part naming a kind, qualified (`workflow.langgraph`, `inference.framework`); None for any
+    other (`agentic.turn` says no kind of work)."""
+    if len(parts) >= 2 and parts[-1] in ACTS:
+        before = parts[-2]
+        noun = before[:-2] if before.endswith("ic") else before
+        return before if before in KINDS else noun if noun in KINDS else None
+    return parts[0] if parts[0] in KINDS else None

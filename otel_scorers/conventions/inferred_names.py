@@ -3,7 +3,9 @@
 A tracer of any code may name a run's span after the method it traced (`ReAct.forward`): the
 agent is the object before the method. The run's recorded output may hold the agent's name in a
 field named for it (`{"result": {"current_agent_name": "weather_agent"}}`): that names it before
-the span's name does.
+the span's name does. A run span's name that only says its kind (`spring_ai chat_client`) names
+no agent; a key whose last part is `name` after a run's kind (`acme:flow:name`) names the run a
+span is in, not the span.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.span_record import SpanRecord
 
+_SEPARATORS = re.compile(r"[.:]")
+_WORDS = re.compile(r"[\s.:/]+")
 #: A span named after the method a tracer traced: the object's class or name, then the method.
 _TRACED_METHOD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[a-z_]+)$")
 _SEPARATORS = re.compile(r"[.:]")
@@ -48,6 +52,11 @@ def _name_paths(value: dict[str, Any], prefix: str) -> Iterator[str]:
     for key, inner in value.items():
         if isinstance(inner, str) and inner and key.lower().endswith("agent_name") and "." not in key:
             yield prefix + key
+
+
+def labels_kind(name: str, runs: frozenset[str]) -> bool:
+    """The span's name only says the kind (`spring_ai chat_client`, `agent`), not which agent."""
+    return any(word in runs for word in _WORDS.split(name.lower().replace("-", "_")))
 
 
 def not_naming_runs(keys: frozenset[str]) -> frozenset[str]:

@@ -6,6 +6,9 @@ memory reads), and say each step's kind in another key (`span.type`: `llm`, `too
 The inference (`inferred.py`) then reads the calls' kinds from that key, and a run is a span of
 a run kind that key does not mark, told from its steps by a key every run span carries and no
 step does; without such a key, nothing is read (a wrong run is worse than none).
+
+Spans of a run kind side by side that an agent's name comes back to (A, B, A) are the turns of a
+conversation between agents, not runs: nothing is read either.
 """
 
 from __future__ import annotations
@@ -60,3 +63,24 @@ def key_of_runs_alone(
         if call_key in span.attributes:
             shared = shared - span.attributes.keys()
     return min(shared) if shared else None
+
+
+def turns_of_a_conversation(runs: Sequence[SpanRecord]) -> bool:
+    """Spans of a run kind side by side that an agent's name comes back to after another's
+    (A, B, A): the turns of a conversation between agents, not invocations; which of them is
+    the run the trace does not say, so none is read."""
+    siblings: dict[int | None, list[SpanRecord]] = {}
+    for span in runs:
+        siblings.setdefault(span.parent_span_id, []).append(span)
+    for group in siblings.values():
+        if len(group) < 3:
+            continue
+        seen: set[str] = set()
+        last = None
+        for span in sorted(group, key=lambda span: span.start_ns):
+            if span.name != last:
+                if span.name in seen:
+                    return True
+                seen.add(span.name)
+                last = span.name
+    return False

@@ -1,0 +1,31 @@
+"""A tracer's own vocabulary read with its shipped description withheld, where its kind key names
+tool and model calls and every other span one catch-all value (`DEFAULT`): a run is a span of
+that value whose input records the agent's definition (its name, its tools), its handoffs the
+calls naming the agent they hand to. Laminar's corpus, read by the fixture tests' own comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from otel_scorers import conventions
+from tests.runs.test_inferred_vocabulary_fixtures import assert_read_as_written, rebuilt
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_descriptions() -> Iterator[None]:
+    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+    yield
+    conventions.use_descriptions(())
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "no_tool", "agent_as_tool", "failing_tool", "handoff_after_tool"]
+)
+def test_runs_recording_their_agents_definition_are_read_without_a_description(scenario: str) -> None:
+    # The run is the `DEFAULT` span whose `lmnr.span.input` is `{"name", "tools", ...}`; the
+    # `agents.task` and `agents.turn` spans around and in it record no agent's definition.
+    runs = rebuilt("lmnr-openai-agents", scenario)
+    assert {run.convention for run in runs} == {"inferred:lmnr.span.type"}
+    assert_read_as_written("lmnr-openai-agents", scenario, runs)

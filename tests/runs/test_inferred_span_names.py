@@ -1,0 +1,44 @@
+"""A tracer's own vocabulary read with its shipped description withheld, where no key says a span's
+kind and its name does (`haystack.agent.run`, `haystack.agent.step.llm`,
+`haystack.agent.step.tool`), each span's input and output kept in keys under its name: Haystack's
+own tracing, read by the fixture tests' own comparison."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from otel_scorers import conventions
+from tests.runs.test_inferred_vocabulary_fixtures import TRACES, assert_read_as_written, rebuilt
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_descriptions() -> Iterator[None]:
+    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+    yield
+    conventions.use_descriptions(())
+
+
+@pytest.mark.parametrize("scenario", ["in_pipeline", "two_agents_in_pipeline"])
+def test_runs_named_by_their_spans_names_take_the_name_the_component_around_them_gives(scenario: str) -> None:
+    # The pipeline's component span around each run is a typed entity naming an agent
+    # (`haystack.component.type = Agent`): its `haystack.component.name` names the run.
+    runs = rebuilt("haystack-builtin", scenario)
+    assert {run.convention for run in runs} == {"inferred:haystack.agent.run"}
+    assert_read_as_written("haystack-builtin", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "no_tool", "two_runs"])
+def test_runs_named_by_their_spans_names_read_their_text_and_tool_calls(scenario: str) -> None:
+    # A lone agent's span names no agent (its class is nowhere in the trace): the run is found,
+    # its request, answer and tool calls read from the keys under its spans' names.
+    truth = json.loads((TRACES / "haystack-builtin" / f"{scenario}.truth.json").read_text())["runs"]
+    runs = rebuilt("haystack-builtin", scenario)
+    assert len(runs) == len(truth)
+    for run, expected in zip(runs, truth, strict=True):
+        assert run.input == expected["input"]
+        assert run.output == expected["output"]
+        calls = [(call.name, call.arguments, call.result) for call in run.tool_calls]
+        assert calls == [(call["name"], call["arguments"], call["result"]) for call in expected["tool_calls"]]
