@@ -41,17 +41,22 @@ were inferred from, so a stream of traces of one framework builds one reader.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
-from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.inferred_belief import believed
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
-from otel_scorers.conventions.inferred_flat import preferred_source
+from otel_scorers.conventions.inferred_description import (
+    GENERIC_OUTPUT,
+    SEPARATORS,
+    TAILS,
+    inferred_description,
+    prefixes,
+    source_key,
+)
 from otel_scorers.conventions.inferred_kinds import (
     CHAIN_KINDS,
     KINDS,
@@ -60,10 +65,8 @@ from otel_scorers.conventions.inferred_kinds import (
     TOOL_KINDS,
     normalised,
 )
-from otel_scorers.conventions.inferred_messages import message_sources
 from otel_scorers.conventions.inferred_names import (
     labels_kind,
-    not_naming_runs,
     recorded_name,
     traced_methods,
 )
@@ -80,41 +83,13 @@ from otel_scorers.conventions.inferred_tops import OneKindKeys
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
 from otel_scorers.span_record import SpanRecord
 
-_SEPARATORS = re.compile(r"[.:]")
-#: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
-GENERIC_OUTPUT = "output"
-#: The name of an inferred description starts so; the kind key follows.
-INFERRED = "inferred:"
 #: The namespace of the GenAI conventions, read by the GenAI reader.
 GEN_AI_NAMESPACE = "gen_ai"
-#: Where each part is kept, by the key's tail after the prefix (lower case, without `.`, `:`,
-#: `_`), in order of preference: the whole tail, else its last part.
-_TAILS: dict[str, tuple[str, ...]] = {
-    "input": ("input", "inputs", "spaninputs", "inputvalue", "request"),
-    "output": ("output", "outputs", "spanoutputs", "outputvalue", "response"),
-    "name": ("name", "agentname"),
-    "arguments": ("arguments", "args", "input", "inputs", "spaninputs", "inputvalue"),
-    "result": ("result", "output", "outputs", "spanoutputs", "outputvalue"),
-    "model": ("modelname", "model", "requestmodel"),
-    "conversation": ("conversationid", "sessionid", "threadid"),
-    "error": ("statusmessage", "errormessage", "error"),
-}
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
 _READ_KINDS = KINDS | CHAIN_KINDS
 #: The longest text `normalised` reads as a kind value.
 _LONGEST_KIND = 64
-
-
-def _squeezed(text: str) -> str:
-    return text.lower().replace(".", "").replace(":", "").replace("_", "")
-
-
-def prefixes(key: str) -> list[str]:
-    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`
-    (without `.` or `:`, at its underscores: `acme_event_type` -> `acme_event_`, `acme_`)."""
-    found = list(_SEPARATORS.finditer(key)) or list(re.finditer("_", key))
-    return [key[: match.end()] for match in reversed(found)]
 
 
 def _names_kind(value: Any) -> bool:
@@ -144,7 +119,7 @@ class VocabularyInference:
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
-        return KIND_KEY.search(key) is not None and _SEPARATORS.split(key, 1)[0] not in self._known
+        return KIND_KEY.search(key) is not None and SEPARATORS.split(key, 1)[0] not in self._known
 
     def _kind_values(
         self, spans: Sequence[SpanRecord], named: list[SpanRecord] | None = None
@@ -186,7 +161,7 @@ class VocabularyInference:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
         namespaces."""
         known = self._known
-        return [key for key in kind_keys(span.attributes).named if _SEPARATORS.split(key, 1)[0] not in known]
+        return [key for key in kind_keys(span.attributes).named if SEPARATORS.split(key, 1)[0] not in known]
 
     def reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
@@ -204,11 +179,33 @@ class VocabularyInference:
             or span_names_reader(spans, works)
         )
 
+    def _runs_believed(
+        self,
+        key: str,
+        runs: frozenset[str],
+        calls_named: bool,
+        run_spans: Sequence[SpanRecord],
+        spans: Sequence[SpanRecord],
+        works: Callable[[Collection[int]], bool],
+    ) -> bool:
+        """Whether the spans `key` names runs are runs: it names their calls too (then remembered,
+        `believed`), or did in an earlier trace, or they record their request and answer
+        (`inferred_recorded_runs`), or each has work under it."""
+        if calls_named:
+            if runs:
+                believed(self._believed, (key, runs))
+            return True
+        return (
+            (key, runs) in self._believed
+            or recorded_runs(runs, run_spans, spans, lambda keys, part: source_key(prefixes(key), keys, part))
+            or works({span.span_id for span in run_spans})
+        )
+
     def _kind_key_reader(
         self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool], keyed: list[SpanRecord]
     ) -> DescribedConvention | None:
         values = self._kind_values(spans, keyed)
-        one_kind = OneKindKeys(spans, lambda key, keys: _source(prefixes(key), keys, "input"))
+        one_kind = OneKindKeys(spans, lambda key, keys: source_key(prefixes(key), keys, "input"))
         chosen = _kind_key(values, one_kind, self._believed)
         if chosen is None:
             return None
@@ -223,60 +220,55 @@ class VocabularyInference:
         calls_named = calls_named or call_key is not None
         if turns_of_a_conversation(kinds["run"]):
             return None
-        if not (
-            calls_named
-            or (key, runs) in self._believed
-            or recorded_runs(runs, kinds["run"], spans, lambda keys, part: _source(prefixes(key), keys, part))
-            or works({span.span_id for span in kinds["run"]})
-        ):
+        if not self._runs_believed(key, runs, calls_named, kinds["run"], spans, works):
             return None
-        if runs and calls_named:
-            believed(self._believed, (key, runs))
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
+        return self._described(key, runs, (call_key, only), top, carrying, kinds)
+
+    def _described(
+        self,
+        key: str,
+        runs: frozenset[str],
+        calls_apart: tuple[str | None, str | None],
+        top: tuple[str, ...],
+        carrying: Sequence[SpanRecord],
+        kinds: dict[str, list[SpanRecord]],
+    ) -> DescribedConvention | None:
+        """The reader of the vocabulary of kind key `key` over these spans of each kind, made once
+        for what it is inferred from."""
         raw = {
             str(span.attributes[k])
             for span in carrying
-            for k in (key, call_key or key)
+            for k in (key, calls_apart[0] or key)
             if k in span.attributes
         }
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
         names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
-        records = records_of(kinds, _TAILS)
-        signature = (
+        records = records_of(kinds, TAILS)
+        signature: tuple[Any, ...] = (
             repr(records),
             key,
             top,
-            call_key,
-            only,
+            calls_apart,
             methods,
             tuple(sorted(raw)),
             json_values,
             names_label,
-            *keys.values(),
         )
+        signature += tuple(keys.values())
         try:
             return self._readers[signature]
         except KeyError:
             pass
         # The output under the kind key's prefix, else under the generic bare key (`generic_io`).
-        output = (_source(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
+        output = (source_key(prefixes(key), keys["run"], "output") or GENERIC_OUTPUT) if runs else None
         named = (output, recorded_name(kinds["run"], output)) if output else None
         chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key,
-            raw,
-            keys,
-            json_values,
-            names_label,
-            (call_key, only),
-            methods,
-            named,
-            chain_runs,
-            top,
-            records,
+            key, raw, keys, json_values, names_label, calls_apart, methods, named, chain_runs, top, records
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
@@ -317,133 +309,3 @@ def _kind_key(
         return None
     _, calls, _, _, key, runs = max(found)
     return key, runs, calls
-
-
-def _source(prefix_list: list[str], keys: frozenset[str], part: str) -> str | None:
-    """The key among `keys` under the longest prefix whose tail says it holds `part`."""
-    for prefix in prefix_list:
-        tails: dict[str, str] = {}
-        for key in sorted(keys):
-            if key.startswith(prefix) and len(key) > len(prefix):
-                tail = key[len(prefix) :]
-                tails.setdefault(_squeezed(tail), key)
-                if prefix:  # outside any prefix, only a key that is all one name (`session.id`)
-                    tails.setdefault("last:" + _squeezed(_SEPARATORS.split(tail)[-1]), key)
-        for wanted in _TAILS[part]:
-            found = tails.get(wanted) or tails.get("last:" + wanted)
-            if found is not None:
-                return found
-    return None
-
-
-def _record(prefix_list: list[str], keys: frozenset[str], part: str) -> dict[str, Any] | None:
-    """The source of `part` (`inferred_flat.preferred_source`): its key, whole tail or last part."""
-    key = _source(prefix_list, keys, part)
-    whole = key is not None and any(
-        key.startswith(p) and _squeezed(key[len(p) :]) in _TAILS[part] for p in prefix_list
-    )
-    return preferred_source(key, whole, prefix_list, keys, part)
-
-
-def inferred_description(
-    key: str,
-    raw_values: Iterable[str],
-    keys: dict[str, frozenset[str]],
-    json_values: bool,
-    names_label: bool,
-    calls_apart: tuple[str | None, str | None] = (None, None),
-    methods: tuple[str, ...] = (),
-    named: tuple[str, str | None] | None = None,
-    chain_runs: bool = False,
-    top: tuple[str, ...] = (),
-    records: dict[str, dict[str, Any]] | None = None,
-) -> ConventionDescription | None:
-    """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
-    written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
-    `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
-    calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
-    `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`)."""
-    call_key, only = calls_apart
-    records = records or {}
-    in_records = records.get("run", {})
-    by_kind: dict[str, list[str]] = {"run": [], "tool": [], "model": []}
-    runs_tier = next(
-        (tier for tier in RUN_KINDS if any(normalised(value) in tier for value in raw_values)),
-        CHAIN_KINDS if chain_runs else frozenset(),
-    )
-    for value in sorted(raw_values):
-        kind = normalised(value)
-        role = (
-            "run"
-            if kind in runs_tier
-            else "tool"
-            if kind in TOOL_KINDS
-            else "model"
-            if kind in MODEL_KINDS
-            else None
-        )
-        if role is not None:
-            by_kind[role].append(value[1:-1] if json_values else value)
-    under = prefixes(key)
-    run_keys = keys["run"]
-    # A run's own name before one kept under a run's kind (`acme:flow:name`: the run it is in).
-    name = _source([*under, ""], not_naming_runs(run_keys), "name") or _source([*under, ""], run_keys, "name")
-    run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
-    run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
-    names: list[Any] = [name or in_records["name"]] if name or "name" in in_records else []
-    if named is not None and named[1] is not None:  # the agent's name its run recorded
-        names.append({"attribute": named[0], "path": named[1], "json_value": True})
-    if not names_label:  # a traced method's name (`ReAct.forward`) names its object
-        names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
-    if names:
-        run["agent_name"] = names
-    for part in ("input", "output"):
-        if (source := _record(under, run_keys, part)) is not None:  # JSON texts decoded, records whole
-            run[part] = source
-        elif part in in_records:
-            run[part] = in_records[part]
-    conversation = _source([*under, ""], run_keys, "conversation")
-    if conversation is not None:
-        run["conversation_id"] = conversation
-    # An untyped unit of work at the top (`inferred_tops`) is the vocabulary's by its input's key.
-    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
-    document["json_values"] = json_values
-    for role in ("tool", "model"):
-        if by_kind[role]:
-            document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
-    return ConventionDescription.model_validate(document)
-
-
-def _call(
-    role: str, key: str, values: list[str], keys: frozenset[str], records: dict[str, Any]
-) -> dict[str, Any]:
-    """A tool's or a model call's part of the description: its kind's values of `key`, and the
-    keys on its spans under its kind's own value (`tool.name`, `llm.model`), else under each
-    leading part of `key`."""
-    under = [
-        *dict.fromkeys(f"{name}." for value in values for name in (value, value.lower())),
-        *prefixes(key),
-    ]
-    found: dict[str, Any] = {"when": {"attributes": {key: values}}}
-    # A name kept under a run's kind (`acme:metadata:flow:name`) names the run the call is in.
-    keys = not_naming_runs(keys)
-    if role == "tool":
-        tool_name = _source([*under, ""], keys, "name") or records.get("name")
-        found["name"] = [tool_name, {"span": "name"}] if tool_name else [{"span": "name"}]
-        for part in ("arguments", "result"):
-            if (source := _record(under, keys, part)) is not None:
-                found[part] = source
-            elif part in records:
-                found[part] = records[part]
-        error = _source(under, keys, "error")  # a failure's message says the call failed
-        if error is not None:
-            found["error"] = {"attribute": error, "json_value": True}
-        return found
-    for part in ("input", "output"):
-        sources = message_sources(_source(under, keys, part), part)
-        if sources is not None:
-            found[part] = sources
-    model_name = _source(under, keys, "model") or _source(under, keys, "name") or records.get("model")
-    if model_name is not None:
-        found["model"] = model_name
-    return found

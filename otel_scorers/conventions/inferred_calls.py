@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
-from otel_scorers.conventions.inferred import VocabularyInference, inferred_description
+from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.inferred_description import inferred_description
 from otel_scorers.conventions.inferred_kinds import MODEL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 

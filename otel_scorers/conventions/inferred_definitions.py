@@ -22,11 +22,10 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.inferred_description import INFERRED
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 
-#: The name an inferred description starts with (`inferred.INFERRED`).
-_INFERRED = "inferred:"
 #: The last part of a key that holds a span's input, and of one that holds its output.
 _INPUT_TAILS = frozenset({"input", "inputs", "spaninputs"})
 _OUTPUT_TAILS = ("output", "outputs", "spanoutputs", "result", "response")
@@ -130,7 +129,7 @@ def _description(
         "when": {"attributes": {key: [run_value]}, "holds": {"attribute": input_key, "path": "tools"}},
         "agent_name": [{"attribute": input_key, "path": "name"}, {"span": "name"}],
     }
-    document: dict[str, Any] = {"name": f"{_INFERRED}{key}", "marker_attributes": [key], "run": run}
+    document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key], "run": run}
     if handoff is not None:  # a call handing the conversation to another agent, named in it
         document["handoff"] = {"when": {"attributes": {handoff: "*"}}, "target": handoff}
     if tool_values:

@@ -28,7 +28,7 @@ class OneKindKeys:
         self, spans: Sequence[SpanRecord], input_under: Callable[[str, frozenset[str]], str | None]
     ) -> None:
         self._spans = spans
-        #: The key under a kind key's prefix holding an input, among a span's keys (`inferred._source`).
+        #: The key under a kind key's prefix holding an input, among a span's keys (`inferred_description.source_key`).
         self._input_under = input_under
         self._graph: bool | None = None
         self.top_inputs: dict[str, str] = {}
