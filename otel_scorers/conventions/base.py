@@ -143,6 +143,10 @@ class Convention(Protocol):
     #: a span carrying none of the first readers' markers is not asked of them one by one
     #: (`conventions.detect`). None when `detect` reads more than markers.
     markers: Markers | None = None
+    #: The name keys every convention shares (`gen_ai.agent.name`, `agent.name`) name the agent
+    #: of a run span its reader named after the span (`runs/agent_names`). False for an
+    #: instrumentation that writes them meaning something else (the graph node a span ran in).
+    agent_name_keys: bool = True
 
     def detect(self, span: SpanRecord) -> bool:
         """The span carries this convention's markers. Cheap: a few key lookups. Decided by the

@@ -70,6 +70,7 @@ class DescribedConvention(Convention):
         bare = bare_keys_of(run)
         self._agent_name = compiled_sources(run.agent_name, bare)
         self._name_within = compiled_sources(run.name_within)
+        self.agent_name_keys = run.name_keys
         self._run_input = compiled_sources(run.input, bare)
         self._run_output = compiled_sources(run.output, bare)
         talk = run.conversation

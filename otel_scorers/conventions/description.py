@@ -190,6 +190,10 @@ class RunReading(BaseModel):
     #: the agent wins over `agent_name` (a pipeline's name for its component, a tool's for the
     #: agent it runs).
     name_within: SourceSpec | None = None
+    #: False: the name keys every reader shares (`gen_ai.agent.name`, `agent.name`) do not name
+    #: the run's agent where `agent_name` reads the span's own name (the instrumentation writes
+    #: them for something else, as the graph node a span ran in).
+    name_keys: bool = True
     input: SourceSpec | None = None
     output: SourceSpec | None = None
     conversation_id: SourceSpec | None = None

@@ -127,7 +127,12 @@ def content_of(parts: RunParts) -> RunSpanContent:
     else:
         content = _content_of(parts)
         parts.read = (parts.given_name, len(parts.steps), content)
-    if parts.wrapper is not None and parts.given_name is None and content.agent_name == parts.span.name:
+    if (
+        parts.wrapper is not None
+        and parts.given_name is None
+        and content.agent_name == parts.span.name
+        and parts.convention.agent_name_keys
+    ):
         # Given a wrapper once the run was read: its name, if it has one, is kept with the rest.
         name = named_by_keys(parts.wrapper.span)
         if name is not None:
@@ -140,7 +145,7 @@ def _content_of(parts: RunParts) -> RunSpanContent:
     content = run_io(parts.convention.run_content(parts.span), parts.span)
     if parts.given_name is not None:
         content = replace(content, agent_name=parts.given_name)
-    else:
+    elif content.agent_name is None or parts.convention.agent_name_keys:
         name = agent_name(parts.span, content.agent_name)
         if name != content.agent_name:
             content = replace(content, agent_name=name)

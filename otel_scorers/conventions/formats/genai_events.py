@@ -203,6 +203,11 @@ def listed_messages(value: Any, default_role: str) -> Messages:
             if serialised is not None:  # LangChain's, by whatever recorded its model's call
                 messages.append(serialised)
                 continue
+            parts = item.get("parts")
+            if isinstance(parts, list) and isinstance(item.get("role"), str) and "content" not in item:
+                # Already in the GenAI conventions' shape (`{role, parts}`): kept as it is.
+                messages.append({"role": item["role"], "parts": [p for p in parts if is_mapping(p)]})
+                continue
             call_id = item.get("tool_call_id")
             if isinstance(call_id, str) and item.get("role") == "tool":
                 response = {"type": "tool_call_response", "id": call_id, "response": item.get("content")}
