@@ -67,10 +67,12 @@ def _units_within_wrappers(
             children[span.parent_span_id].append(span.span_id)
     units = roots - wrappers
     for span_id in wrappers:
-        inside = children[span_id]
-        only = inside[0] if len(inside) == 1 else None
-        unit = only is not None and unroled.get(only) is unroled[span_id]
-        units.add(only if unit and not _records_nothing(unroled[span_id], by_id[only]) else span_id)
+        reader, inside = unroled[span_id], children[span_id]
+        only = inside[0] if len(inside) == 1 else span_id
+        wrapped = (
+            only != span_id and unroled.get(only) is reader and not _records_nothing(reader, by_id[only])
+        )
+        units.add(only if wrapped else span_id)
     return units
 
 
