@@ -57,22 +57,20 @@ def _units_within_wrappers(
     roots: set[int], by_id: Mapping[int, SpanRecord], unroled: dict[int, Convention]
 ) -> set[int]:
     """`roots` with each root that wraps one span of its reader only (see the module's docstring)
-    replaced by that span."""
-    wrappers = {span_id for span_id in roots if _records_nothing(unroled[span_id], by_id[span_id])}
-    if not wrappers:
-        return roots
-    children: dict[int, list[int]] = {span_id: [] for span_id in wrappers}
+    replaced by that span. What the spans record is read last, for the few roots around one span."""
+    inside: dict[int, list[int]] = {span_id: [] for span_id in roots}
     for span in by_id.values():
-        if span.parent_span_id in children:
-            children[span.parent_span_id].append(span.span_id)
-    units = roots - wrappers
-    for span_id in wrappers:
-        reader, inside = unroled[span_id], children[span_id]
-        only = inside[0] if len(inside) == 1 else span_id
-        wrapped = (
-            only != span_id and unroled.get(only) is reader and not _records_nothing(reader, by_id[only])
-        )
-        units.add(only if wrapped else span_id)
+        if span.parent_span_id in inside:
+            inside[span.parent_span_id].append(span.span_id)
+    units = set(roots)
+    for span_id, children in inside.items():
+        reader = unroled[span_id]
+        if len(children) != 1 or unroled.get(children[0]) is not reader:
+            continue
+        only = by_id[children[0]]
+        if _records_nothing(reader, by_id[span_id]) and not _records_nothing(reader, only):
+            units.discard(span_id)
+            units.add(only.span_id)
     return units
 
 
