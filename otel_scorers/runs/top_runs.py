@@ -9,7 +9,8 @@ calls no run holds are its own (an agent a tool runs is the tool's, found by its
 tool span; the calls inside a run found otherwise stop at that run). Named, given its request and
 answer, by the reader that claimed it. A root span that records neither a request nor an answer
 around one span only, of the same reader and given no role either, that records them, is the
-application's wrapper of that span (a trace opened around one call of the agent): the span inside is the unit of work.
+application's wrapper of that span (a trace opened around one call of the agent): the span
+inside is the unit of work.
 """
 
 from __future__ import annotations
