@@ -29,6 +29,7 @@ SHIPPED_FILES = (
     "monocle.yaml",
     "laminar.yaml",
     "fiddler.yaml",
+    "langwatch.yaml",
 )
 
 

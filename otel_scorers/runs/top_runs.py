@@ -7,7 +7,10 @@ trace's root span, a kind of work its reader gives no role. Once every other rul
 root span is the agent's run when model calls are under it with no run or tool span between:
 calls no run holds are its own (an agent a tool runs is the tool's, found by its place under the
 tool span; the calls inside a run found otherwise stop at that run). Named, given its request and
-answer, by the reader that claimed it.
+answer, by the reader that claimed it. A root span that records neither a request nor an answer
+around one span only, of the same reader and given no role either, that records them, is the
+application's wrapper of that span (a trace opened around one call of the agent): the span
+inside is the unit of work.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
+from otel_scorers.conventions.base import NOT_CAPTURED
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.span_record import SpanRecord
 
@@ -33,6 +37,7 @@ def top_level_runs(
     }
     if not roots:
         return
+    roots = _units_within_wrappers(roots, by_id, unroled)
     found: set[int] = set()
     for span_id, (_, role) in roles.items():
         if role != "model":
@@ -47,3 +52,34 @@ def top_level_runs(
             current = by_id[current].parent_span_id
     for span_id in found:
         roles[span_id] = (unroled.pop(span_id), "run")
+
+
+def _units_within_wrappers(
+    roots: set[int], by_id: Mapping[int, SpanRecord], unroled: dict[int, Convention]
+) -> set[int]:
+    """`roots` with each root that wraps one span of its reader only (see the module's docstring)
+    replaced by that span. What the spans record is read last, for the few roots around one span."""
+    inside: dict[int, list[int]] = {span_id: [] for span_id in roots}
+    for span in by_id.values():
+        if span.parent_span_id in inside:
+            inside[span.parent_span_id].append(span.span_id)
+    units = set(roots)
+    for span_id, children in inside.items():
+        reader = unroled[span_id]
+        if len(children) != 1 or unroled.get(children[0]) is not reader:
+            continue
+        only = by_id[children[0]]
+        if _records_nothing(reader, by_id[span_id]) and not _records_nothing(reader, only):
+            units.discard(span_id)
+            units.add(only.span_id)
+    return units
+
+
+def _records_nothing(reader: Convention, span: SpanRecord) -> bool:
+    content = reader.run_content(span)
+    return (
+        content.input is NOT_CAPTURED
+        and content.output is NOT_CAPTURED
+        and content.input_text is None
+        and content.output_text is None
+    )
