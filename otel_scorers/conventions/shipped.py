@@ -28,6 +28,7 @@ SHIPPED_FILES = (
     "voltagent.yaml",
     "monocle.yaml",
     "laminar.yaml",
+    "agentops.yaml",
 )
 
 
