@@ -32,7 +32,9 @@ def give_displaced_layers(runs: Iterable[RunParts], unheld: Sequence[tuple[Conve
         holding = [
             (parts, model)
             for parts, model in outer
-            if model.span_id != span.span_id and model.start_ns <= span.start_ns and end <= (model.end_ns or 0)
+            if model.span_id != span.span_id
+            and model.start_ns <= span.start_ns
+            and end <= (model.end_ns or 0)
         ]
         if not holding or any(parts is not holding[0][0] for parts, _ in holding):
             continue
