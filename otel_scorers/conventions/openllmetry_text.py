@@ -12,6 +12,7 @@ from otel_scorers.conventions.base import (
     Messages,
 )
 from otel_scorers.conventions.formats import langchain
+from otel_scorers.conventions.formats.genai_events import listed_messages
 from otel_scorers.conventions.formats.messages import (
     decode_json,
     last_assistant_text,
@@ -86,7 +87,25 @@ def indexed_messages(attributes: Mapping[str, Any], prefix: str) -> Messages:
             found.setdefault(int(match.group(1)), {})[match.group(2)] = value
     if not found:
         return Messages()
+    if len(found) == 1:
+        whole = _conversation_in_content(next(iter(found.values())).get("content"))
+        if whole is not None:
+            return whole
     return Messages(tuple(_indexed_message(found[index]) for index in sorted(found)), captured=True)
+
+
+def _conversation_in_content(content: Any) -> Messages | None:
+    """The messages one indexed message's content holds when that content is itself a JSON list
+    of chat messages, each with its role: the whole request written as a single prompt (AgentOps'
+    OpenAI Agents spans write the SDK's input so). None for any other content."""
+    if not isinstance(content, str) or content[:2] != "[{":
+        return None
+    decoded = decode_json(content)
+    if not isinstance(decoded, list) or not all(
+        isinstance(item, Mapping) and isinstance(item.get("role"), str) for item in decoded
+    ):
+        return None
+    return listed_messages(decoded, "user")
 
 
 def _indexed_message(fields: Mapping[str, Any]) -> Message:

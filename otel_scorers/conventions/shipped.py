@@ -30,6 +30,7 @@ SHIPPED_FILES = (
     "laminar.yaml",
     "fiddler.yaml",
     "langwatch.yaml",
+    "agentops.yaml",
 )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.frameworks import framework_marking
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts, nearest_marked
+from otel_scorers.runs.displaced_layers import give_displaced_layers
 from otel_scorers.runs.invocations import one_run_per_invocation
 from otel_scorers.runs.joined_handoffs import join_handoffs
 from otel_scorers.runs.run_parts import RunParts
@@ -39,7 +40,9 @@ def assemble_runs(found: SpanRoles) -> list[RunParts]:
     # Each span's nearest run, shared by every walk up the tree below.
     owners: dict[int, RunParts | None] = {}
     tools_asking: list[tuple[Convention, SpanRecord]] = []  # model calls directly in a tool span
-    _give_roled_spans(runs, roles, by_id, parents, owners, tools_asking)
+    unheld: list[tuple[Convention, SpanRecord]] = []  # model calls no run holds
+    _give_roled_spans(runs, roles, by_id, parents, owners, tools_asking, unheld)
+    give_displaced_layers(runs.values(), unheld)
     if tools_asking and tool_prompted_runs(runs, tools_asking, parents(), owners):
         owners = {}  # more runs: walked anew
     unroled = found.unroled
@@ -96,9 +99,10 @@ def _give_roled_spans(
     parent_ids: _ParentIds,
     owners: dict[int, RunParts | None],
     tools_asking: list[tuple[Convention, SpanRecord]],
+    unheld: list[tuple[Convention, SpanRecord]],
 ) -> None:
     """Each tool, model and retriever span to its nearest run; the model spans directly in a tool
-    span, which belong to no run, to `tools_asking`."""
+    span, which belong to no run, to `tools_asking`; those no run holds to `unheld`."""
     walks: _Walks | None = None  # made for the first span not directly in a run span
     for span_id, (convention, role) in roles.items():
         if role == "run":
@@ -109,7 +113,7 @@ def _give_roled_spans(
         owner = runs.get(parent) if parent is not None else None
         if owner is None:
             if walks is None:
-                walks = _Walks(runs, roles, by_id, parent_ids(), owners, tools_asking)
+                walks = _Walks(runs, roles, by_id, parent_ids(), owners, tools_asking, unheld)
             owner = walks.owner(convention, span, role)
             if owner is None:
                 continue
@@ -128,9 +132,10 @@ class _Walks:
         parents: Mapping[int, int | None],
         owners: dict[int, RunParts | None],
         tools_asking: list[tuple[Convention, SpanRecord]],
+        unheld: list[tuple[Convention, SpanRecord]],
     ) -> None:
         self.runs, self.by_id, self.parents, self.owners = runs, by_id, parents, owners
-        self.tools_asking = tools_asking
+        self.tools_asking, self.unheld = tools_asking, unheld
         self.model_or_run, self.tool_or_run = _layers(roles)
         self.in_model: dict[int, int | None] = {}
         self.in_tool: dict[int, int | None] = {}
@@ -143,6 +148,8 @@ class _Walks:
         parent = span.parent_span_id
         owner = nearest_marked(parent, self.parents, self.runs, self.owners)
         if owner is None:
+            if role == "model":
+                self.unheld.append((convention, span))
             return None
         if role == "tool" and owner.span.span_id not in self.marking_checked:
             # The span a framework's loop runs its calls under (Semantic Kernel's) may name

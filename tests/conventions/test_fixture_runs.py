@@ -168,6 +168,12 @@ PENDING: dict[str, Pending] = {
         frozenset({RUNS, QUICK_CHECKS}),
         strict=False,
     ),
+    "agentops-agno/team": Pending(
+        "AgentOps' Agno team span holds no answer, its delegation's result is the default text of "
+        "the generator the tool returned, and the member's span is beside that call, given no request: "
+        "no model span records what either was sent or answered",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
