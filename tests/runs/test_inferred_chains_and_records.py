@@ -7,7 +7,6 @@ all the same, as a framework nobody described would be read)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,13 @@ from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from tests.conventions.test_fixture_runs import assert_runs_match
+from tests.runs.test_inferred_vocabulary_fixtures import no_shipped_descriptions
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 CORPUS = "honeyhive-openai"
 
 
-@pytest.fixture(autouse=True)
-def no_shipped_descriptions() -> Iterator[None]:
-    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
-    yield
-    conventions.use_descriptions(())
+__all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
 
 
 def rebuilt(scenario: str) -> list[AgentRun]:

@@ -5,26 +5,21 @@ by the fixture tests' own comparison."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from otel_scorers import conventions
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.conversation_id import conversation_id_of
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
 from otel_scorers.runs.run_text import reduced_text
 from tests.conventions.test_fixture_runs import assert_runs_match
+from tests.runs.test_inferred_vocabulary_fixtures import no_shipped_descriptions
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 
 
-@pytest.fixture(autouse=True)
-def no_shipped_descriptions() -> Iterator[None]:
-    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
-    yield
-    conventions.use_descriptions(())
+__all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
 
 
 def rebuilt(corpus: str, scenario: str) -> list[AgentRun]:

@@ -6,19 +6,17 @@ own tracing, read by the fixture tests' own comparison."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from otel_scorers import conventions
-from tests.runs.test_inferred_vocabulary_fixtures import TRACES, assert_read_as_written, rebuilt
+from tests.runs.test_inferred_vocabulary_fixtures import (
+    TRACES,
+    assert_read_as_written,
+    no_shipped_descriptions,
+    rebuilt,
+)
 
-
-@pytest.fixture(autouse=True)
-def no_shipped_descriptions() -> Iterator[None]:
-    conventions.use_descriptions((), withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
-    yield
-    conventions.use_descriptions(())
+__all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
 
 
 @pytest.mark.parametrize("scenario", ["in_pipeline", "two_agents_in_pipeline"])
