@@ -51,7 +51,6 @@ from otel_scorers.conventions.inferred_belief import believed
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_description import (
     GENERIC_OUTPUT,
-    SEPARATORS,
     TAILS,
     inferred_description,
     prefixes,
@@ -66,6 +65,7 @@ from otel_scorers.conventions.inferred_kinds import (
     normalised,
 )
 from otel_scorers.conventions.inferred_names import (
+    SEPARATORS,
     labels_kind,
     recorded_name,
     traced_methods,

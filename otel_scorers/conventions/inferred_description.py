@@ -20,9 +20,8 @@ from otel_scorers.conventions.inferred_kinds import (
     normalised,
 )
 from otel_scorers.conventions.inferred_messages import message_sources
-from otel_scorers.conventions.inferred_names import not_naming_runs
+from otel_scorers.conventions.inferred_names import SEPARATORS, not_naming_runs
 
-SEPARATORS = re.compile(r"[.:]")
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
 GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.

@@ -18,11 +18,11 @@ from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.span_record import SpanRecord
 
-_SEPARATORS = re.compile(r"[.:]")
+#: What separates the parts of a key (`acme.span.type`, `genkit:metadata:flow:name`).
+SEPARATORS = re.compile(r"[.:]")
 _WORDS = re.compile(r"[\s.:/]+")
 #: A span named after the method a tracer traced: the object's class or name, then the method.
 _TRACED_METHOD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[a-z_]+)$")
-_SEPARATORS = re.compile(r"[.:]")
 
 
 def traced_methods(runs: Sequence[SpanRecord]) -> tuple[str, ...]:
@@ -68,5 +68,5 @@ def not_naming_runs(keys: frozenset[str]) -> frozenset[str]:
 def names_a_run(key: str) -> bool:
     """The key names the run a span is part of: its last part `name`, the one before a run's kind
     (`acme:metadata:flow:name` on a flow's tool span, and on a flow run inside another flow)."""
-    parts = _SEPARATORS.split(key)
+    parts = SEPARATORS.split(key)
     return len(parts) >= 2 and parts[-1].lower() == "name" and normalised(parts[-2]) in ANY_RUN_KIND
