@@ -47,7 +47,6 @@ from functools import lru_cache
 from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
-from otel_scorers.conventions.inferred_belief import believed
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_description import (
     GENERIC_OUTPUT,
@@ -114,8 +113,6 @@ class VocabularyInference:
         #: scope's name and a span's) seen holding no kind of work: the keys named as kind keys on
         #: it, and their values.
         self._without_kinds: dict[tuple[str | None, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
-        #: Kind keys seen naming runs and the calls they make (`believed`).
-        self._believed: set[tuple[str, frozenset[str]]] = set()
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
@@ -188,15 +185,11 @@ class VocabularyInference:
         spans: Sequence[SpanRecord],
         works: Callable[[Collection[int]], bool],
     ) -> bool:
-        """Whether the spans `key` names runs are runs: it names their calls too (then remembered,
-        `believed`), or did in an earlier trace, or they record their request and answer
-        (`inferred_recorded_runs`), or each has work under it."""
-        if calls_named:
-            if runs:
-                believed(self._believed, (key, runs))
-            return True
+        """Whether the spans `key` names runs are runs: it names their calls too, or they record
+        their request and answer (`inferred_recorded_runs`), or each has work under it. What other
+        traces showed of the key counts for nothing: a trace is read the same whatever came before."""
         return (
-            (key, runs) in self._believed
+            calls_named
             or recorded_runs(runs, run_spans, spans, lambda keys, part: source_key(prefixes(key), keys, part))
             or works({span.span_id for span in run_spans})
         )
@@ -206,7 +199,7 @@ class VocabularyInference:
     ) -> DescribedConvention | None:
         values = self._kind_values(spans, keyed)
         one_kind = OneKindKeys(spans, lambda key, keys: source_key(prefixes(key), keys, "input"))
-        chosen = _kind_key(values, one_kind, self._believed)
+        chosen = _kind_key(values, one_kind)
         if chosen is None:
             return None
         key, runs, calls_named = chosen
@@ -279,7 +272,6 @@ class VocabularyInference:
 def _kind_key(
     values: dict[str, Counter[str]],
     one_kind: OneKindKeys,
-    believed: Collection[tuple[str, frozenset[str]]] = (),
 ) -> tuple[str, frozenset[str], bool] | None:
     """The key whose values name runs (the one naming the tools or models they call too, on most
     spans, first), with the values that name its runs (the first tier present) and whether it
@@ -292,7 +284,7 @@ def _kind_key(
         tools = any(kind in TOOL_KINDS for kind in counts)
         models = any(kind in MODEL_KINDS for kind in counts)
         chains = frozenset(CHAIN_KINDS & counts.keys())
-        if not runs and not models and chains and (tools or (key, chains) in believed):
+        if not runs and not models and chains and tools:
             runs = frozenset() if one_kind.graph_marked() else chains
         # Without a run kind, a key naming both tools and model calls is a vocabulary of kinds:
         # its runs are the ones the rules every reader shares find (a framework's own mark).

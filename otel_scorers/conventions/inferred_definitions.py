@@ -22,14 +22,13 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats.messages import decode_json
-from otel_scorers.conventions.inferred_description import INFERRED
+from otel_scorers.conventions.inferred_description import INFERRED, TAILS, last_part, longest_prefix
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 
-#: The last part of a key that holds a span's input, and of one that holds its output.
-_INPUT_TAILS = frozenset({"input", "inputs", "spaninputs"})
-_OUTPUT_TAILS = ("output", "outputs", "spanoutputs", "result", "response")
-_LAST_PART = re.compile(r"[.:]([^.:]+)$")
+#: The last part of a key that holds a span's input, and of one that holds a tool's result.
+_INPUT_TAILS = frozenset(TAILS["input"])
+_OUTPUT_TAILS = frozenset((*TAILS["output"], *TAILS["result"]))
 _MAX_REMEMBERED = 64
 #: A key naming the agent a call hands the conversation to: `<prefix>handoff.to`, `handoff_to`.
 _HANDOFF_TO = re.compile(r"(?i)(?:^|[.:_])handoff[.:_](?:to|target)$")
@@ -38,11 +37,6 @@ _MAX_REMEMBERED_KEYS = 4096
 _input_keys_of: dict[tuple[str, ...], tuple[str, ...]] = {}
 #: The readers inferred so, by what they were inferred from.
 _readers: dict[tuple[Any, ...], DescribedConvention | None] = {}
-
-
-def _tail(key: str) -> str | None:
-    found = _LAST_PART.search(key)
-    return found.group(1).lower().replace("_", "") if found else None
 
 
 def _definition(value: Any) -> bool:
@@ -61,7 +55,7 @@ def _input_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
     """Those of `keys` (a kind of span's) that may hold its input, remembered per kind of span."""
     found = _input_keys_of.get(keys)
     if found is None:
-        found = tuple(key for key in keys if _tail(key) in _INPUT_TAILS)
+        found = tuple(key for key in keys if last_part(key) in _INPUT_TAILS)
         if len(_input_keys_of) < _MAX_REMEMBERED_KEYS:
             _input_keys_of[keys] = found
     return found
@@ -93,16 +87,16 @@ def defined_runs_reader(
     if defining is None:
         return None
     input_key, runs = defining
-    keys = [key for key in kind_keys_in(runs[0]) if input_key.startswith(_prefix(key))]
+    keys = [key for key in kind_keys_in(runs[0]) if input_key.startswith(longest_prefix(key))]
     run_values = {span.attributes.get(key) for key in keys[:1] for span in runs}
     if not keys or len(run_values) != 1 or not works({span.span_id for span in runs}):
         return None
     key, run_value = keys[0], next(iter(run_values))
     tools = [span for span in spans if normalised(span.attributes.get(key)) in TOOL_KINDS]
     tool_values = sorted({str(span.attributes[key]) for span in tools})
-    prefix = _prefix(input_key)
+    prefix = longest_prefix(input_key)
     outputs = sorted(
-        k for span in tools for k in span.attributes if k.startswith(prefix) and _tail(k) in _OUTPUT_TAILS
+        k for span in tools for k in span.attributes if k.startswith(prefix) and last_part(k) in _OUTPUT_TAILS
     )
     handoff = min((k for span in tools for k in span.attributes if _HANDOFF_TO.search(k)), default=None)
     signature = (key, run_value, input_key, tuple(tool_values), tuple(outputs[:1]), handoff)
@@ -114,12 +108,6 @@ def defined_runs_reader(
     if len(_readers) < _MAX_REMEMBERED:
         _readers[signature] = reader
     return reader
-
-
-def _prefix(key: str) -> str:
-    """The key's leading parts with the separator after them: `lmnr.span.` of `lmnr.span.type`."""
-    found = _LAST_PART.search(key)
-    return key[: found.start() + 1] if found else ""
 
 
 def _description(

@@ -51,6 +51,18 @@ def prefixes(key: str) -> list[str]:
     return [key[: match.end()] for match in reversed(found)]
 
 
+def longest_prefix(key: str) -> str:
+    """The first of `prefixes(key)`, or empty for a key of one part."""
+    found = prefixes(key)
+    return found[0] if found else ""
+
+
+def last_part(key: str) -> str | None:
+    """The key's last part after a `.` or `:` as tails are compared (`TAILS`), or None for a key
+    without either: `input` of `acme.span.Input`, `spaninputs` of `mlflow:span_inputs`."""
+    return _squeezed(SEPARATORS.split(key)[-1]) if SEPARATORS.search(key) else None
+
+
 def source_key(prefix_list: list[str], keys: frozenset[str], part: str) -> str | None:
     """The key among `keys` under the longest prefix whose tail says it holds `part`."""
     for prefix in prefix_list:

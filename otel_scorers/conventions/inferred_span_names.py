@@ -23,6 +23,7 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conventions.inferred_description import TAILS
 from otel_scorers.conventions.inferred_kinds import ACTS, ANY_RUN_KIND, KINDS, RUN_KINDS, TOOL_KINDS
 from otel_scorers.conventions.inferred_records import typed_name
 from otel_scorers.conventions.inferred_steps import turns_of_a_conversation
@@ -30,9 +31,11 @@ from otel_scorers.span_record import SpanRecord
 
 #: A span name of dotted lower-case words, possibly written as a call (`acme.agent.run()`).
 _DOTTED = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?$")
+#: The rest of a key under a name's prefix that holds what a span was given, what it gave: a
+#: run's or a model call's input and output, else a tool call's arguments and result (`TAILS`).
 _TAILS = {
-    "input": ("input", "inputs", "request", "arguments", "args"),
-    "output": ("output", "outputs", "response", "result"),
+    side: tuple(dict.fromkeys((*TAILS[side], *TAILS[call])))
+    for side, call in (("input", "arguments"), ("output", "result"))
 }
 _MAX_REMEMBERED = 64
 _readers: dict[tuple[Any, ...], DescribedConvention | None] = {}

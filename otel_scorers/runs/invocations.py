@@ -282,12 +282,8 @@ def _only_child(
 
 
 def _merge(step: RunParts, outer: RunParts) -> None:
-    outer.tools.extend(step.tools)
-    outer.models.extend(step.models)
-    outer.retrievers.extend(step.retrievers)
+    outer.take_work(step)
     outer.steps.extend(step.steps)
-    outer.executions.update(step.executions)
-    outer.model_layers.update(step.model_layers)
 
 
 def _works(parts: RunParts) -> bool:

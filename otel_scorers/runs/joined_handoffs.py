@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import UNNAMED_AGENT
 from otel_scorers.conventions.formats import llamaindex
 from otel_scorers.conventions.formats.messages import handoff_agent, handoff_tool_name, tool_call_parts
@@ -19,6 +20,7 @@ from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
 from otel_scorers.runs.untold_handoffs import untold_handoff
+from otel_scorers.span_record import SpanRecord
 
 
 def join_handoffs(
@@ -106,12 +108,8 @@ def _absorb(
         head.handed_within.append(follower.span.start_ns)
     target = target or agent_name_of(follower) or UNNAMED_AGENT
     head.handoffs.append(Handoff(agent_name_of(current), target, start_ns))
-    head.tools.extend(follower.tools)
-    head.models.extend(follower.models)
-    head.retrievers.extend(follower.retrievers)
+    head.take_work(follower)
     head.sub_runs.extend(follower.sub_runs)
-    head.executions.update(follower.executions)
-    head.model_layers.update(follower.model_layers)
     head.final = follower
 
 
@@ -165,13 +163,10 @@ def _requested_handoff(
     """(agent handed to, when) of a handoff no tool span records: the run's last model call asked
     for the tool its framework names after the agent (`transfer_to_{agent}`), and a run of that
     agent starts later beside it (which of them follows it, `_join_handoffs` decides)."""
-    if not parts.models:
+    last = _last_call_beside(parts.models, parts, later, outer)
+    if last is None:
         return None
-    around = outer.get(parts.span.span_id)
-    later = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
-    if not later:
-        return None
-    convention, span = max(parts.models, key=lambda pair: pair[1].start_ns)
+    (convention, span), later = last
     asked = {part.get("name") for part in tool_call_parts(convention.model_call(span).output.items)}
     asked.discard(None)
     if not asked:
@@ -191,13 +186,10 @@ def _named_handoff(
     `transfer_to_agent`) or is a LlamaIndex `AgentWorkflow`'s `handoff` naming it `to_agent`,
     whoever wrote the span, and a run of that agent starts after it beside the run. The call is
     machinery (`RunParts.handoff_tools` of the run it joins)."""
-    if not parts.tools:
+    last = _last_call_beside(parts.tools, parts, later, outer)
+    if last is None:
         return None
-    around = outer.get(parts.span.span_id)
-    beside = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
-    if not beside:
-        return None
-    convention, span = max(parts.tools, key=lambda pair: pair[1].start_ns)
+    (convention, span), beside = last
     call = tool_call_io(convention.tool_call(span), span)
     target = handoff_agent(call.arguments) or llamaindex.handoff_target(call.name, call.arguments)
     if target is None or not any(
@@ -206,3 +198,20 @@ def _named_handoff(
         return None
     head.handoff_tools.add(span.span_id)
     return target, span.start_ns
+
+
+def _last_call_beside(
+    calls: Sequence[tuple[Convention, SpanRecord]],
+    parts: RunParts,
+    later: Sequence[RunParts],
+    outer: Mapping[int, RunParts | None],
+) -> tuple[tuple[Convention, SpanRecord], list[RunParts]] | None:
+    """The last of the run's `calls` to start, with the `later` runs beside the run (inside the
+    same run, or at the top as it is), or None when it has no call or nothing runs beside it."""
+    if not calls:
+        return None
+    around = outer.get(parts.span.span_id)
+    beside = [run for run in later if run is not parts and outer.get(run.span.span_id) is around]
+    if not beside:
+        return None
+    return max(calls, key=lambda pair: pair[1].start_ns), beside

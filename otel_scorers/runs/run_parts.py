@@ -94,6 +94,15 @@ class RunParts:
         self.read = None
         self.framework = framework_of(span)
 
+    def take_work(self, other: RunParts) -> None:
+        """Take `other`'s calls as this run's: its tool, model and retriever spans, with the lower
+        layers' view of each (`executions`, `model_layers`)."""
+        self.tools.extend(other.tools)
+        self.models.extend(other.models)
+        self.retrievers.extend(other.retrievers)
+        self.executions.update(other.executions)
+        self.model_layers.update(other.model_layers)
+
 
 def framework_of_run(parts: RunParts) -> Framework | None:
     """The framework of the run: its span's (`framework_of`), else the one a span between the run

@@ -27,7 +27,7 @@ from otel_scorers.sidecar.batch_assembler import BatchAssembler, Limits
 from tests.sidecar.test_sidecar_assembly import SETTINGS, Clock, commit, counter_total
 
 from ..conftest import Telemetry
-from .test_conventions_described import CONFIG, SCOPE, Acme, acme_trace
+from .acme_instrumentation import CONFIG, SCOPE, Acme, acme_trace
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 METRIC = "otel_scorers.traces.no_run"

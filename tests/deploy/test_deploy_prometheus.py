@@ -35,7 +35,7 @@ import yaml
 from otel_scorers.demos.example_agent import DEMO_RUNS, ScriptedRun
 from otel_scorers.demos.example_traffic import send_traffic
 from otel_scorers.metrics import REASON
-from tests.conventions.test_conventions_described import acme_trace
+from tests.conventions.acme_instrumentation import acme_trace
 from tests.judge_server import JudgeServer, judge_server
 from tests.otlp_capture import OtlpCapture, attrs
 from tests.sidecar_harness import ServeProcess, agent_spans, encode, send_grpc
