@@ -22,6 +22,7 @@ from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.offloaded_check import OffloadedCheck
 from otel_scorers.scorers.protocol import ScoreResult
+from otel_scorers.scorers.quick_check import Check
 from otel_scorers.selection.binding import Binding
 
 T = TypeVar("T")
@@ -54,11 +55,14 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         given = binding.context(run)
         if given is not None:
             run = replace(run, context=given)
-    if binding.lane != "inline" and not isinstance(binding.scorer, OffloadedCheck):
+    scorer = binding.scorer
+    if type(scorer) is Check:  # a quick check's own function, without the method around it
+        return call(binding, scorer.score_run, run)
+    if binding.lane != "inline" and not isinstance(scorer, OffloadedCheck):
         # A user's code or a judge's prompt, which may write values out whole; the checks bound
         # what they read themselves (`bounded_schema.check_size`: a document too deep is an error).
         run = tool_values_within_depth(run)
-    return call(binding, binding.scorer.score, run)
+    return call(binding, scorer.score, run)
 
 
 def call(binding: Binding, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
@@ -119,6 +123,17 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
         if result.value is None and result.error is None and result.skipped is None:
             return _invalid_value(binding, "Score has no value", start_ns)
         verdict = result.label or (label(binding, result.value) if result.value is not None else None)
+        scorer = binding.scorer
+        if type(scorer) is Check and scorer.fresh_scores and type(result) is Score:
+            # A score made for this call alone (`Check.fresh_scores`): made the binding's in place.
+            result.scorer = binding.name
+            result.label = verdict
+            result.duration_s = result.duration_s or duration_s
+            result.start_ns = result.start_ns or start_ns
+            result.sampling_probability = binding.fixed_probability
+            result.evaluator_version = binding.evaluator_version
+            result.binary = scorer.binary
+            return result
         if type(result) is not Score:
             return _own_subclass(binding, result, verdict, duration_s, start_ns)
         # As `replace` does, without its per-call walk over the fields (twice per check and run).
@@ -135,7 +150,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
             result.start_ns or start_ns,
             binding.fixed_probability,
             binding.evaluator_version,
-            binding.scorer.binary,
+            scorer.binary,
         )
     if isinstance(result, bool):
         value = 1.0 if result else 0.0

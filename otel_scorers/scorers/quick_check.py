@@ -29,7 +29,9 @@ class Check:
     """A quick check bound to its arguments. Fast and synchronous: the engine runs it inline.
 
     `retime` rebuilds a check whose cost depends on user input (a regular expression) with a
-    time limit, so that `bind` can hold it to the binding's timeout.
+    time limit, so that `bind` can hold it to the binding's timeout. `fresh_scores`: each call of
+    `score_run` returns a `Score` made for it and kept by nothing else (the checks' own factories),
+    so the binding's labels and timing are written into it rather than into a copy.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Check:
     binary: bool = True
     args: Mapping[str, Any] = field(default_factory=dict)
     retime: Callable[[float], Check] | None = field(default=None, repr=False, compare=False)
+    fresh_scores: bool = field(default=False, repr=False, compare=False)
     lane: ClassVar[Lane] = "inline"
 
     def score(self, run: AgentRun) -> Score:
