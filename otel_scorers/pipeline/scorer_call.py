@@ -87,10 +87,24 @@ def call(binding: Binding, score: Callable[[S], Any], subject: S) -> Score | Awa
         )
     except Exception as exc:
         return error_of(binding, exc, time.perf_counter() - started, start_ns)
+    duration_s = time.perf_counter() - started
+    if type(result) is Score:
+        scorer = binding.scorer
+        if type(scorer) is Check and scorer.fresh_scores and result.value is not None:
+            # A quick check's score, made for this call alone (`Check.fresh_scores`): made the
+            # binding's in place, as `to_score` makes a copy of any other.
+            result.scorer = binding.name
+            result.label = result.label or label(binding, result.value)
+            result.duration_s = result.duration_s or duration_s
+            result.start_ns = result.start_ns or start_ns
+            result.sampling_probability = binding.fixed_probability
+            result.evaluator_version = binding.evaluator_version
+            result.binary = scorer.binary
+            return result
     # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
-    if type(result) is not Score and type(result) is not float and inspect.isawaitable(result):
+    elif type(result) is not float and inspect.isawaitable(result):
         return _finish(binding, Unawaited(result), started, start_ns)
-    return to_score(binding, result, time.perf_counter() - started, start_ns)
+    return to_score(binding, result, duration_s, start_ns)
 
 
 async def _finish(
@@ -123,17 +137,6 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
         if result.value is None and result.error is None and result.skipped is None:
             return _invalid_value(binding, "Score has no value", start_ns)
         verdict = result.label or (label(binding, result.value) if result.value is not None else None)
-        scorer = binding.scorer
-        if type(scorer) is Check and scorer.fresh_scores and type(result) is Score:
-            # A score made for this call alone (`Check.fresh_scores`): made the binding's in place.
-            result.scorer = binding.name
-            result.label = verdict
-            result.duration_s = result.duration_s or duration_s
-            result.start_ns = result.start_ns or start_ns
-            result.sampling_probability = binding.fixed_probability
-            result.evaluator_version = binding.evaluator_version
-            result.binary = scorer.binary
-            return result
         if type(result) is not Score:
             return _own_subclass(binding, result, verdict, duration_s, start_ns)
         # As `replace` does, without its per-call walk over the fields (twice per check and run).
@@ -150,7 +153,7 @@ def to_score(binding: Binding, result: Any, duration_s: float, start_ns: int = 0
             result.start_ns or start_ns,
             binding.fixed_probability,
             binding.evaluator_version,
-            scorer.binary,
+            binding.scorer.binary,
         )
     if isinstance(result, bool):
         value = 1.0 if result else 0.0
