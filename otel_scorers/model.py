@@ -269,10 +269,11 @@ class Score:
     of its scorer's type, arguments, prompt version and judge model (`evaluator_version`).
 
     Not frozen, unlike the run it judges: a run is handed to every scorer, a score only goes on to
-    be written; and two are made per scorer and run (the scorer's, then the binding's with label
-    and timing), where a frozen dataclass would cost 1.6 times as much to make. Nothing hashes a
-    score (its `details` is a dict): what writes scores caches by its fields, and of those the
-    error and the judge usage are records of their own, frozen so that they hash.
+    be written; a scorer's own is made its binding's with label and timing (in place for a quick
+    check's, `Check.fresh_scores`, else as a copy), where a frozen dataclass would cost 1.6 times
+    as much to make. Nothing hashes a score (its `details` is a dict): what writes scores caches
+    by its fields, and of those the error and the judge usage are records of their own, frozen so
+    that they hash.
     """
 
     scorer: str

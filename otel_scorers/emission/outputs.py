@@ -84,7 +84,11 @@ class Emission:
                 _failed(output, "flush")
 
     def behind(self) -> bool:
-        return any(output.behind() for output in self.outputs)
+        # A loop rather than `any` over a generator: asked before every job the engine takes.
+        for output in self.outputs:  # noqa: SIM110
+            if output.behind():
+                return True
+        return False
 
 
 def _failed(output: ScoreOutput, what: str) -> None:

@@ -22,6 +22,7 @@ from otel_scorers.scorers.judge import provider
 from otel_scorers.scorers.judge.errors import JudgeError, redact
 from otel_scorers.scorers.offloaded_check import OffloadedCheck
 from otel_scorers.scorers.protocol import ScoreResult
+from otel_scorers.scorers.quick_check import Check
 from otel_scorers.selection.binding import Binding
 
 T = TypeVar("T")
@@ -54,11 +55,14 @@ def evaluate(binding: Binding, run: AgentRun) -> Score | Awaitable[Score]:
         given = binding.context(run)
         if given is not None:
             run = replace(run, context=given)
-    if binding.lane != "inline" and not isinstance(binding.scorer, OffloadedCheck):
+    scorer = binding.scorer
+    if type(scorer) is Check:  # a quick check's own function, without the method around it
+        return call(binding, scorer.score_run, run)
+    if binding.lane != "inline" and not isinstance(scorer, OffloadedCheck):
         # A user's code or a judge's prompt, which may write values out whole; the checks bound
         # what they read themselves (`bounded_schema.check_size`: a document too deep is an error).
         run = tool_values_within_depth(run)
-    return call(binding, binding.scorer.score, run)
+    return call(binding, scorer.score, run)
 
 
 def call(binding: Binding, score: Callable[[S], Any], subject: S) -> Score | Awaitable[Score]:
@@ -83,10 +87,24 @@ def call(binding: Binding, score: Callable[[S], Any], subject: S) -> Score | Awa
         )
     except Exception as exc:
         return error_of(binding, exc, time.perf_counter() - started, start_ns)
+    duration_s = time.perf_counter() - started
+    if type(result) is Score:
+        scorer = binding.scorer
+        if type(scorer) is Check and scorer.fresh_scores and result.value is not None:
+            # A quick check's score, made for this call alone (`Check.fresh_scores`): made the
+            # binding's in place, as `to_score` makes a copy of any other.
+            result.scorer = binding.name
+            result.label = result.label or label(binding, result.value)
+            result.duration_s = result.duration_s or duration_s
+            result.start_ns = result.start_ns or start_ns
+            result.sampling_probability = binding.fixed_probability
+            result.evaluator_version = binding.evaluator_version
+            result.binary = scorer.binary
+            return result
     # A check's `Score` first: `isawaitable` walks ABCs, and most results are scores.
-    if type(result) is not Score and type(result) is not float and inspect.isawaitable(result):
+    elif type(result) is not float and inspect.isawaitable(result):
         return _finish(binding, Unawaited(result), started, start_ns)
-    return to_score(binding, result, time.perf_counter() - started, start_ns)
+    return to_score(binding, result, duration_s, start_ns)
 
 
 async def _finish(

@@ -52,21 +52,23 @@ def _case_note(ignore_case: bool) -> str:
     return "" if ignore_case else " (case-sensitive)"
 
 
-def _output(run: AgentRun) -> str:
-    return run.output or ""
-
-
 def includes(expected: str, *, ignore_case: bool = True) -> Check:
     """1 if `expected` is a substring of the output."""
     wanted = expected.lower() if ignore_case else expected
     quoted = _quote(expected) + _case_note(ignore_case)
 
     def score(run: AgentRun) -> Score:
-        out = _output(run)
+        out = run.output or ""
         found = wanted in (out.lower() if ignore_case else out)
         return _verdict("includes", found, f"output {'contains' if found else 'does not contain'} {quoted}")
 
-    return Check("includes", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
+    return Check(
+        "includes",
+        score,
+        _NEEDS_OUTPUT,
+        args={"expected": expected, "ignore_case": ignore_case},
+        fresh_scores=True,
+    )
 
 
 def excludes(unwanted: str, *, ignore_case: bool = True) -> Check:
@@ -75,13 +77,19 @@ def excludes(unwanted: str, *, ignore_case: bool = True) -> Check:
     quoted = _quote(unwanted) + _case_note(ignore_case)
 
     def score(run: AgentRun) -> Score:
-        out = _output(run)
+        out = run.output or ""
         found = avoided in (out.lower() if ignore_case else out)
         return _verdict(
             "excludes", not found, f"output {'contains' if found else 'does not contain'} {quoted}"
         )
 
-    return Check("excludes", score, _NEEDS_OUTPUT, args={"unwanted": unwanted, "ignore_case": ignore_case})
+    return Check(
+        "excludes",
+        score,
+        _NEEDS_OUTPUT,
+        args={"unwanted": unwanted, "ignore_case": ignore_case},
+        fresh_scores=True,
+    )
 
 
 def equals(expected: str, *, ignore_case: bool = True) -> Check:
@@ -90,7 +98,7 @@ def equals(expected: str, *, ignore_case: bool = True) -> Check:
     quoted = _quote(expected) + _case_note(ignore_case)
 
     def score(run: AgentRun) -> Score:
-        out = _output(run)
+        out = run.output or ""
         seen = out.lower() if ignore_case else out
         if seen == wanted:
             return _verdict("equals", True, f"output equals {quoted}")
@@ -98,7 +106,13 @@ def equals(expected: str, *, ignore_case: bool = True) -> Check:
         where = f"first difference at character {at + 1}" if at is not None else f"length {len(out)}"
         return _verdict("equals", False, f"output differs from {quoted} ({where})")
 
-    return Check("equals", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
+    return Check(
+        "equals",
+        score,
+        _NEEDS_OUTPUT,
+        args={"expected": expected, "ignore_case": ignore_case},
+        fresh_scores=True,
+    )
 
 
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}
@@ -141,7 +155,7 @@ def matches(
     how = " as a whole" if exact else ""
 
     def score(run: AgentRun) -> Score:
-        found = bounded_search(compiled, _output(run), timeout_s) is not None
+        found = bounded_search(compiled, run.output or "", timeout_s) is not None
         return _verdict("matches", found, f"output {'matches' if found else 'does not match'} {shown}{how}")
 
     return Check(
@@ -150,6 +164,7 @@ def matches(
         _NEEDS_OUTPUT,
         args={"pattern": pattern, "flags": flags, "exact": exact},
         retime=lambda limit: matches(pattern, flags=flags, exact=exact, timeout_s=min(limit, timeout_s)),
+        fresh_scores=True,
     )
 
 
@@ -176,7 +191,7 @@ def similarity(expected: str, *, threshold: float | None = None, ignore_case: bo
     quoted = _quote(expected)
 
     def score(run: AgentRun) -> Score:
-        value = dice_similarity(_output(run), expected, ignore_case)
+        value = dice_similarity(run.output or "", expected, ignore_case)
         reason = f"bigram similarity {value:.2f} to {quoted}"
         if threshold is None:
             return Score("similarity", value=value, reason=reason)
@@ -189,6 +204,7 @@ def similarity(expected: str, *, threshold: float | None = None, ignore_case: bo
         _NEEDS_OUTPUT,
         binary=threshold is not None,
         args={"expected": expected, "threshold": threshold, "ignore_case": ignore_case},
+        fresh_scores=True,
     )
 
 
@@ -213,7 +229,9 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
             "called_tool", passed, f"{tool} called {_times(count)}, wanted at least {_times(times)}"
         )
 
-    return Check("called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times})
+    return Check(
+        "called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times}, fresh_scores=True
+    )
 
 
 def did_not_call(tool: str) -> Check:
@@ -228,7 +246,7 @@ def did_not_call(tool: str) -> Check:
             return _verdict("did_not_call", False, f"{tool} called {_times(count)}, wanted never")
         return _verdict("did_not_call", True, f"{tool} not called")
 
-    return Check("did_not_call", score, _NEEDS_TOOL_CALLS, args={"tool": tool})
+    return Check("did_not_call", score, _NEEDS_TOOL_CALLS, args={"tool": tool}, fresh_scores=True)
 
 
 def _names(calls: Sequence[ToolCall], limit: int = 8) -> str:
@@ -258,7 +276,7 @@ def tool_order(order: Sequence[str]) -> Check:
             f"{step} (step {position + 1} of {len(wanted)}) not called{after}; calls: {_names(run.tool_calls)}",
         )
 
-    return Check("tool_order", score, _NEEDS_TOOL_CALLS, args={"order": list(wanted)})
+    return Check("tool_order", score, _NEEDS_TOOL_CALLS, args={"order": list(wanted)}, fresh_scores=True)
 
 
 def max_tool_calls(max: int) -> Check:
@@ -269,7 +287,7 @@ def max_tool_calls(max: int) -> Check:
         count = len(run.tool_calls)
         return _verdict("max_tool_calls", count <= limit, f"{_calls(count)}, at most {limit} allowed")
 
-    return Check("max_tool_calls", score, _NEEDS_TOOL_CALLS, args={"max": limit})
+    return Check("max_tool_calls", score, _NEEDS_TOOL_CALLS, args={"max": limit}, fresh_scores=True)
 
 
 def used_no_tools() -> Check:
@@ -281,7 +299,7 @@ def used_no_tools() -> Check:
         count = len(run.tool_calls)
         return _verdict("used_no_tools", False, f"{_calls(count)} ({_names(run.tool_calls)}), wanted none")
 
-    return Check("used_no_tools", score, _NEEDS_TOOL_CALLS)
+    return Check("used_no_tools", score, _NEEDS_TOOL_CALLS, fresh_scores=True)
 
 
 _FAILURE_WORDS = {"error": "failed", "incomplete": "did not finish", "result_error": "returned an error"}
@@ -302,4 +320,4 @@ def no_tool_errors() -> Check:
         count = len(run.tool_calls)
         return _verdict("no_tool_errors", True, f"{_calls(count)}, none failed" if count else "no tool calls")
 
-    return Check("no_tool_errors", score, _NEEDS_TOOL_ERRORS)
+    return Check("no_tool_errors", score, _NEEDS_TOOL_ERRORS, fresh_scores=True)

@@ -29,7 +29,9 @@ class Check:
     """A quick check bound to its arguments. Fast and synchronous: the engine runs it inline.
 
     `retime` rebuilds a check whose cost depends on user input (a regular expression) with a
-    time limit, so that `bind` can hold it to the binding's timeout.
+    time limit, so that `bind` can hold it to the binding's timeout. `fresh_scores`: each call of
+    `score_run` returns a `Score` made for it and kept by nothing else (the checks' own factories),
+    so the binding's labels and timing are written into it rather than into a copy.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Check:
     binary: bool = True
     args: Mapping[str, Any] = field(default_factory=dict)
     retime: Callable[[float], Check] | None = field(default=None, repr=False, compare=False)
+    fresh_scores: bool = field(default=False, repr=False, compare=False)
     lane: ClassVar[Lane] = "inline"
 
     def score(self, run: AgentRun) -> Score:
@@ -59,9 +62,11 @@ def bounded_search(compiled: regex.Pattern[str], text: str, timeout_s: float) ->
     `concurrent=False` is spelled out: left to its default, `regex` may release the lock during a
     search too (measured in the sidecar's scoring work, searches of a 41-character answer: 98 µs
     of wall time on average with the timeout and the default, 26 µs with `concurrent=False`)."""
+    # By position (string, pos, endpos, concurrent, partial, timeout): keywords cost `regex` a
+    # dict of them to parse, on every search.
     try:
-        return compiled.search(text, timeout=min(timeout_s, _HOLDING_LOCK_S), concurrent=False)
+        return compiled.search(text, None, None, False, False, min(timeout_s, _HOLDING_LOCK_S))
     except TimeoutError:
         if timeout_s <= _HOLDING_LOCK_S:
             raise
-    return compiled.search(text, timeout=timeout_s - _HOLDING_LOCK_S, concurrent=True)
+    return compiled.search(text, None, None, True, False, timeout_s - _HOLDING_LOCK_S)

@@ -15,8 +15,10 @@ from typing import Any
 from otel_scorers import AgentRun, bind, checks, scorer
 from otel_scorers.emission import standard_emission
 from otel_scorers.metrics import PipelineMetrics
-from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline, score_run
+from otel_scorers.model import Score
+from otel_scorers.pipeline.scoring_pipeline import ScoredRun, ScoringPipeline, score_run, score_run_now
 from otel_scorers.runs.run_builder import build_runs
+from otel_scorers.scorers.quick_check import Check
 from tests.conftest import Telemetry
 from tests.spans import span
 
@@ -155,3 +157,18 @@ def test_scores_cancelled_before_they_start_leave_no_coroutine_never_awaited() -
         asyncio.run(cancelled_at_once())
         gc.collect()
     assert [str(warning.message) for warning in caught if "never awaited" in str(warning.message)] == []
+
+
+def test_a_checks_score_is_its_bindings_and_a_hand_made_checks_shared_score_is_left_alone() -> None:
+    # A check of this package makes a score for each call: the binding's name, label and timing
+    # go into it. A hand-made `Check` may hand back one score it keeps: the binding's is a copy.
+    shared = Score("kept", 1.0, None, "the same object every call")
+    hand_made = bind(Check("kept", lambda run: shared), name="mine")
+    own = bind(checks.includes("sunny"), name="says-sunny")
+    first, second = score_run_now([hand_made, own], RUNS[0])
+    assert (shared.scorer, shared.label, shared.duration_s, shared.start_ns) == ("kept", None, 0.0, 0)
+    assert first is not shared
+    assert (first.scorer, first.value, first.label, first.binary) == ("mine", 1.0, "pass", True)
+    assert (second.scorer, second.value, second.label) == ("says-sunny", 1.0, "pass")
+    assert second.binary and second.evaluator_version == own.evaluator_version is not None
+    assert second.duration_s > 0 and second.start_ns > 0
