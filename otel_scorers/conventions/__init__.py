@@ -223,12 +223,14 @@ def _namespaces(conventions: tuple[Convention, ...]) -> set[str]:
 
 
 def inferred_reader(
-    spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+    spans: Sequence[SpanRecord],
+    works: Callable[[Collection[int]], bool],
+    keyed: Sequence[SpanRecord] | None = None,
 ) -> Convention | None:
     """The reader of a vocabulary of its own shared by these spans of one trace, none of which a
-    reader in use gives a role (`inferred.py`), or None when they carry none; `works` as for
-    `VocabularyInference.reader`."""
-    return _INFERENCE.reader(spans, works)
+    reader in use gives a role (`inferred.py`), or None when they carry none; `works` and `keyed`
+    as for `VocabularyInference.reader`."""
+    return _INFERENCE.reader(spans, works, keyed)
 
 
 def may_be_kind_key(key: str) -> bool:

@@ -161,18 +161,23 @@ class VocabularyInference:
         return [key for key in kind_keys(span.attributes).named if SEPARATORS.split(key, 1)[0] not in known]
 
     def reader(
-        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+        self,
+        spans: Sequence[SpanRecord],
+        works: Callable[[Collection[int]], bool],
+        may_be_keyed: Sequence[SpanRecord] | None = None,
     ) -> DescribedConvention | None:
         """The reader of the vocabulary these spans (one trace's, none with a role) share, or
         None when they carry none that says which are agent runs and what they call. `works`
         says whether each of these span ids has a model or tool span (of any reader) under it:
         what a kind key naming runs alone, not what they call, needs to be believed. Where no kind
         key says which spans are runs, runs recording their agent's definition are read
-        (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`)."""
+        (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`).
+        `may_be_keyed`: those of the spans that may carry a kind key, in their order, when known
+        (their kind's keys, as detection found them): only those are looked at for one."""
         keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
         return (
-            self._kind_key_reader(spans, works, keyed)
-            or defined_runs_reader(keyed, self.kind_keys_in, works)
+            self._kind_key_reader(spans, works, keyed, spans if may_be_keyed is None else may_be_keyed)
+            or (defined_runs_reader(keyed, self.kind_keys_in, works) if keyed else None)
             or span_names_reader(spans, works)
         )
 
@@ -195,9 +200,15 @@ class VocabularyInference:
         )
 
     def _kind_key_reader(
-        self, spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool], keyed: list[SpanRecord]
+        self,
+        spans: Sequence[SpanRecord],
+        works: Callable[[Collection[int]], bool],
+        keyed: list[SpanRecord],
+        may_be_keyed: Sequence[SpanRecord],
     ) -> DescribedConvention | None:
-        values = self._kind_values(spans, keyed)
+        values = self._kind_values(may_be_keyed, keyed) if may_be_keyed else None
+        if not values:
+            return None  # most traces: no kind value on their spans
         one_kind = OneKindKeys(spans, lambda key, keys: source_key(prefixes(key), keys, "input"))
         chosen = _kind_key(values, one_kind)
         if chosen is None:

@@ -59,6 +59,13 @@ def name_kind(name: str) -> tuple[str, str] | None:
     return role, prefix
 
 
+@lru_cache(maxsize=4096)
+def _names_run(name: str) -> bool:
+    """The span's name names a run (`name_kind`): asked of every name of a trace without a run."""
+    found = name_kind(name)
+    return found is not None and found[0] == "run"
+
+
 def _key(spans: Sequence[SpanRecord], prefix: str, tails: Sequence[str]) -> str | None:
     """The key under `prefix`, on the spans, whose rest is one of `tails` (the first found)."""
     found = {key[len(prefix) :]: key for span in spans for key in span.attributes if key.startswith(prefix)}
@@ -78,9 +85,10 @@ def span_names_reader(
     """The reader of the vocabulary these spans' names say (one trace's, none with a role), or
     None when their names name no run, or the runs are believed neither by calls named beside
     them nor by model or tool spans under them."""
-    said = {name: found for name in {span.name for span in spans} if (found := name_kind(name)) is not None}
-    if not any(role == "run" for role, _ in said.values()):
+    names = {span.name for span in spans}
+    if not any(map(_names_run, names)):
         return None  # most traces: one look at each name, none names a run
+    said = {name: found for name in names if (found := name_kind(name)) is not None}
     kinds: dict[str, dict[str, list[SpanRecord]]] = {"run": {}, "tool": {}, "model": {}}
     for span in spans:
         found = said.get(span.name)

@@ -55,6 +55,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     idle: list[int] = []  # runs only with spans under them (`Convention.run_needs_work`)
     roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
+    keyed: list[SpanRecord] = []  # those of them that may carry a kind key (`KindKeys.named`)
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
     for span in spans:
         if span.scope == OWN_SCOPE:
@@ -73,6 +74,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
             by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
+            if kind is None or kind.named:
+                keyed.append(span)
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
@@ -93,6 +96,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         else:
             unroled[span.span_id] = found
             roleless.append(span)
+            if kind is None or kind.named:
+                keyed.append(span)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
@@ -102,20 +107,25 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         reattach_unended_parents(by_id, roles)
     trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
-        _roles_without_runs(roleless, trace, flattened, (workflows, unlisted, idle))
+        _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
     return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
 
 
 def _roles_without_runs(
-    roleless: list[SpanRecord], found: SpanRoles, flattened: list[int], pending: tuple[list[int], ...]
+    spans: tuple[list[SpanRecord], list[SpanRecord]],
+    found: SpanRoles,
+    flattened: list[int],
+    pending: tuple[list[int], ...],
 ) -> None:
     """In a trace in which no reader found a run, the runs spans named as agents' runs are
-    (`_runs_named_by_span`), else those of the vocabulary the spans without a role share."""
+    (`_runs_named_by_span`), else those of the vocabulary the spans without a role share. `spans`:
+    those spans, and those of them that may carry a kind key (their kind's, as detected)."""
+    roleless, keyed = spans
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
     workflows, unlisted, _ = pending
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
         return  # spans at work, none of them in a run, named as runs
-    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles))
+    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
 
