@@ -210,6 +210,11 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     _handoff_names.clear()
 
 
+def reader_namespaces(convention: Convention) -> frozenset[str]:
+    """The namespaces of one reader's keys (`_namespaces`)."""
+    return frozenset(_namespaces((convention,)))
+
+
 def _namespaces(conventions: tuple[Convention, ...]) -> set[str]:
     """The first part (before `.` or `:`) of every key the readers mark their spans or runs by:
     a vocabulary of those namespaces is theirs, never inferred."""
@@ -395,6 +400,7 @@ __all__ = [
     "may_be_kind_key",
     "may_hand_off",
     "may_start_run",
+    "reader_namespaces",
     "use_descriptions",
     "user_descriptions",
 ]
