@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from bench.drifts import FORK, FORKS, drifted
+from bench.fidelity import scenario_tally
+from otel_scorers import conventions
 from tests.conventions.test_fixture_runs import TRACES
 
 #: Corpora of the largest families: OpenInference's (generic and indexed keys unprefixed),
@@ -62,3 +64,33 @@ def test_a_fork_moves_the_reader_s_keys_under_an_unknown_namespace_keeping_every
         )
     else:
         assert forked_keys == plain_keys
+
+
+#: Corpora of the largest families whose forks read as their plain traces, scope unknown too:
+#: OpenInference's (smolagents, DSPy, LlamaIndex, LangGraph) and OpenLLMetry's (OpenAI Agents).
+READ_AS_PLAIN = (
+    "smolagents",
+    "dspy-openinference",
+    "llamaindex-openinference",
+    "langgraph-openinference",
+    "openllmetry052-openai-agents",
+)
+
+
+@pytest.mark.parametrize("corpus", READ_AS_PLAIN)
+def test_a_fork_of_a_known_vocabulary_reads_as_the_known_one(corpus: str) -> None:
+    for truth_path in sorted((TRACES / corpus).glob("*.truth.json")):
+        plain = scenario_tally(truth_path, corpus)
+        forked = scenario_tally(truth_path, corpus, rename_scope="", drifts=("forked-keys",))
+        scenario = truth_path.name.removesuffix(".truth.json")
+        assert forked.moved, scenario
+        assert (forked.right, forked.phantom) == (plain.right, 0), (scenario, forked.findings)
+
+
+def test_a_key_of_one_word_after_an_unknown_namespace_is_no_fork() -> None:
+    # `error.type` is OpenTelemetry's, not a fork of `span.type` or `entity.type`.
+    assert conventions.forks_of({"error.type": "ValueError"}) == ()
+    targets = {fork.target() for fork in conventions.forks_of({"acme.span.kind": "AGENT"})}
+    assert frozenset({"openinference"}) in targets and frozenset({"traceloop"}) in targets
+    vendor = conventions.forks_of({"acme.gen_ai.operation.name": "invoke_agent"})
+    assert any(fork.prefix == "acme." and fork.namespace == "" for fork in vendor)
