@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from otel_scorers.conventions.inferred import GEN_AI_NAMESPACE
 from otel_scorers.span_record import SpanRecord
 
 #: Where a key's first part ends (`.` or `:`), the separator kept with the rest.
@@ -32,8 +33,9 @@ _MAX_REMEMBERED_KEY_SETS = 4096
 @dataclass(frozen=True, slots=True)
 class Fork:
     """Keys under `prefix` (`acme.`) read under `namespace` (`openinference.`, or `""`: dropped);
-    each also read without the prefix when its first part is no reader's namespace or the forked
-    reader's own (`bare`: OpenInference's unprefixed `input.value`, OpenLLMetry's `gen_ai.*`)."""
+    each also read without the prefix when its first part is no reader's namespace, the forked
+    reader's own or the GenAI conventions' (`bare`: OpenInference's unprefixed `input.value`,
+    `gen_ai.*` under a vendor's prefix)."""
 
     prefix: str
     namespace: str
@@ -60,7 +62,7 @@ class Fork:
 
     def bare(self, tail: str) -> bool:
         first = _SEPARATOR.split(tail, maxsplit=1)[0]
-        return first in self.own or first not in self.known
+        return first in self.own or first == GEN_AI_NAMESPACE or first not in self.known
 
 
 class Forks:

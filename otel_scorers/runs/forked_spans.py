@@ -5,16 +5,19 @@ A fork or a look-alike of an instrumentation keeps its shape under a namespace o
 spans without a role carry is tried on the whole trace (every span gains the forked keys under the
 reader's namespace, its own kept), and the reading whose reader gives the most forked spans a
 role, a run among them, is the trace's, unless another reader's gives as many; a reading that
-finds no run is no fork's, and the trace goes on to the vocabularies inferred from it.
+finds no run, or a run its reader's kind values do not mark (another framework's vocabulary
+sharing a key's shape: LangSmith's `chain` under `*.span.kind`) or whose agent it does not name
+(AgentOps' fork of OpenLLMetry's keys), is no fork's, and the trace goes on to the vocabularies inferred from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
-from otel_scorers.conventions import forks_of, reader_namespaces
+from otel_scorers.conventions import RUN_MARKERS, forks_of, reader_namespaces
 from otel_scorers.conventions.base import Convention, SpanRole
+from otel_scorers.conventions.forked import Fork
 from otel_scorers.span_record import SpanRecord
 
 
@@ -31,29 +34,60 @@ def read_as_fork(
     spans: Sequence[SpanRecord], roleless: Sequence[SpanRecord], read: Callable[[list[SpanRecord]], R]
 ) -> R | None:
     """The roles of the trace read as the fork, of those its spans without a role carry, whose
-    reader gives the most of the forked spans a role, a run among them; None when none does, or
-    when two forks of different readers give as many (`acme.span.kind` may be OpenInference's or
+    reader gives the most of the forked spans a role, a run among them, each forked run marked as
+    its reader marks runs (`conventions.RUN_MARKERS`: a fork keeps its reader's kind values too)
+    and named by it (a fork keeping the agent's name elsewhere is read by what the trace shows);
+    a fork under a reader's namespace before one dropping a vendor's prefix. None when none does,
+    or when forks of two readers give as many (`acme.span.kind` may be OpenInference's or
     OpenLLMetry's: the shape alone does not say)."""
     forks = dict.fromkeys(fork for span in roleless for fork in forks_of(span.attributes))
-    if not forks:
-        return None
-    scores: dict[frozenset[str], tuple[int, R]] = {}
-    for fork in forks:
-        unforked = [fork.unforked(span) for span in spans]
-        forked = {after.span_id for before, after in zip(spans, unforked, strict=True) if after is not before}
-        found = read(unforked)
-        target = fork.target()
-        given = [
-            role
-            for span_id, (convention, role) in found.roles.items()
-            if span_id in forked and not target.isdisjoint(_namespaces(convention))
-        ]
-        if "run" in given and len(given) > scores.get(target, (0, found))[0]:
-            scores[target] = (len(given), found)
-    ranked = sorted((score for score, _ in scores.values()), reverse=True)
-    if not ranked or (len(ranked) > 1 and ranked[0] == ranked[1]):
-        return None
-    return next(found for score, found in scores.values() if score == ranked[0])
+    for under_namespace in (True, False):
+        scores: dict[frozenset[str], tuple[int, R]] = {}
+        for fork in forks:
+            if bool(fork.namespace) == under_namespace:
+                _score(fork, spans, read, scores)
+        if scores:
+            ranked = sorted((score for score, _ in scores.values()), reverse=True)
+            if len(ranked) > 1 and ranked[0] == ranked[1]:
+                return None
+            return next(found for score, found in scores.values() if score == ranked[0])
+    return None
+
+
+def _score(
+    fork: Fork,
+    spans: Sequence[SpanRecord],
+    read: Callable[[list[SpanRecord]], R],
+    scores: dict[frozenset[str], tuple[int, R]],
+) -> None:
+    """Read the trace as `fork`'s; keep the reading in `scores` when it is its reader's best."""
+    unforked = {span.span_id: (span, fork.unforked(span)) for span in spans}
+    found = read([after for _, after in unforked.values()])
+    target = fork.target()
+    given: list[SpanRole] = []
+    for span_id, (convention, role) in found.roles.items():
+        pair = unforked.get(span_id)
+        if pair is None or pair[1] is pair[0]:
+            continue
+        before, after = pair
+        if role == "run" and not (
+            _marked_run(before.attributes, after.attributes) and convention.run_content(after).agent_name
+        ):
+            return  # a run the fork's kind values do not mark, or whose agent it does not name
+        if not target.isdisjoint(_namespaces(convention)):
+            given.append(role)
+    if "run" in given and len(given) > scores.get(target, (0, found))[0]:
+        scores[target] = (len(given), found)
+
+
+def _marked_run(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    markers = RUN_MARKERS
+    for key in after.keys() - before.keys():
+        if key in markers:
+            values = markers[key]
+            if values is None or after[key] in values:
+                return True
+    return False
 
 
 _NAMESPACES: dict[str, frozenset[str]] = {}
