@@ -5,19 +5,19 @@ A fork or a look-alike of an instrumentation keeps its shape under a namespace o
 spans without a role carry is tried on the whole trace (every span gains the forked keys under the
 reader's namespace, its own kept), and the reading whose reader gives the most forked spans a
 role, a run among them, is the trace's, unless another reader's gives as many; a reading that
-finds no run, or a run its reader's kind values do not mark (another framework's vocabulary
-sharing a key's shape: LangSmith's `chain` under `*.span.kind`) or whose agent it does not name
-(AgentOps' fork of OpenLLMetry's keys), is no fork's, and the trace goes on to the vocabularies inferred from it.
+finds no run, or a run whose agent it does not name (AgentOps' fork of OpenLLMetry's keys), is
+no fork's, and the trace goes on to the vocabularies inferred from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
-from otel_scorers.conventions import RUN_MARKERS, forks_of, reader_namespaces
+from otel_scorers.conventions import forks_of, reader_namespaces
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.forked import Fork
+from otel_scorers.runs.agent_names import agent_name
 from otel_scorers.span_record import SpanRecord
 
 
@@ -34,9 +34,8 @@ def read_as_fork(
     spans: Sequence[SpanRecord], roleless: Sequence[SpanRecord], read: Callable[[list[SpanRecord]], R]
 ) -> R | None:
     """The roles of the trace read as the fork, of those its spans without a role carry, whose
-    reader gives the most of the forked spans a role, a run among them, each forked run marked as
-    its reader marks runs (`conventions.RUN_MARKERS`: a fork keeps its reader's kind values too)
-    and named by it (a fork keeping the agent's name elsewhere is read by what the trace shows);
+    reader gives the most of the forked spans a role, a run among them, each forked run's agent
+    named (`agent_names`: a fork keeping the name elsewhere is read by what the trace shows);
     a fork under a reader's namespace before one dropping a vendor's prefix. None when none does,
     or when forks of two readers give as many (`acme.span.kind` may be OpenInference's or
     OpenLLMetry's: the shape alone does not say)."""
@@ -69,25 +68,13 @@ def _score(
         pair = unforked.get(span_id)
         if pair is None or pair[1] is pair[0]:
             continue
-        before, after = pair
-        if role == "run" and not (
-            _marked_run(before.attributes, after.attributes) and convention.run_content(after).agent_name
-        ):
-            return  # a run the fork's kind values do not mark, or whose agent it does not name
+        after = pair[1]
+        if role == "run" and not agent_name(after, convention.run_content(after).agent_name):
+            return  # a run whose agent the fork does not name: it keeps the name elsewhere
         if not target.isdisjoint(_namespaces(convention)):
             given.append(role)
     if "run" in given and len(given) > scores.get(target, (0, found))[0]:
         scores[target] = (len(given), found)
-
-
-def _marked_run(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-    markers = RUN_MARKERS
-    for key in after.keys() - before.keys():
-        if key in markers:
-            values = markers[key]
-            if values is None or after[key] in values:
-                return True
-    return False
 
 
 _NAMESPACES: dict[str, frozenset[str]] = {}

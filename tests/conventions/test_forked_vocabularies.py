@@ -67,13 +67,14 @@ def test_a_fork_moves_the_reader_s_keys_under_an_unknown_namespace_keeping_every
 
 
 #: Corpora of the largest families whose forks read as their plain traces, scope unknown too:
-#: OpenInference's (smolagents, DSPy, LlamaIndex, LangGraph) and OpenLLMetry's (OpenAI Agents).
+#: OpenInference's (smolagents, DSPy, LangGraph, BeeAI) and OpenLLMetry's (OpenAI Agents, Agno).
 READ_AS_PLAIN = (
     "smolagents",
     "dspy-openinference",
-    "llamaindex-openinference",
     "langgraph-openinference",
+    "beeai-openinference",
     "openllmetry052-openai-agents",
+    "agno-openllmetry",
 )
 
 
