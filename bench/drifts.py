@@ -16,6 +16,17 @@ the moved fact is still in the span, whole, so the generator's truth stays the t
   text request as its one positional argument, a tool's arguments as keyword arguments.
 - `bare-keys`: a run's request and answer and a tool's arguments and result are kept under the
   bare keys `input` / `output` instead of the namespaced key their reader reads.
+
+Forked vocabularies (`FORKS`, read with `--drift NAME` alone: a measure, not a guard) keep the
+shape of a known instrumentation under a namespace no reader knows, as a fork or a look-alike of it
+writes: on the spans that play a role and the other spans of their readers, every key of the reader's own namespace (the first part of
+each key it marks its spans by, `conventions.reader_namespaces`, and the unprefixed keys of its
+family, `UNPREFIXED`) is moved under `acme` with the rest of the key and its value kept
+(`openinference.span.kind` -> `acme.span.kind`, `traceloop.entity.input` -> `acme.entity.input`,
+`input.value` -> `acme.input.value`).
+
+- `forked-keys`: the reader's namespace; the GenAI conventions' `gen_ai.*` keys are kept.
+- `forked-genai`: the same, and `gen_ai.*` keys under a vendor's prefix too (`acme.gen_ai.*`).
 """
 
 from __future__ import annotations
@@ -29,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otel_scorers.conventions import Convention, SpanRole
+from otel_scorers.conventions import Convention, SpanRole, detect, reader_namespaces
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
-from otel_scorers.runs.span_roles import span_roles
+from otel_scorers.runs.span_roles import SpanRoles, span_roles
 from otel_scorers.span_record import SpanRecord
 
 #: A key whose name says it holds a kind (the inferred vocabularies' notion), or the GenAI
@@ -64,12 +75,13 @@ VERSION_SUFFIX = ".v2"
 @dataclass
 class Span:
     """One OTLP/JSON span as a drift sees it: its attributes (OTLP key-values, changed in place),
-    the record the run builder read, the reader that claimed it and the role it gave."""
+    the record the run builder read, the reader that claimed it and the role it gave (None on a
+    span of that reader that plays none, which only a fork rewrites)."""
 
     attributes: list[dict[str, Any]]
     record: SpanRecord
     convention: Convention
-    role: SpanRole
+    role: SpanRole | None
 
     def strings(self) -> Iterator[tuple[dict[str, Any], str]]:
         for item in self.attributes:
@@ -170,6 +182,46 @@ def bare_keys(span: Span, index: int) -> int:
     return _moved(span, span.holding(request), "input") + _moved(span, span.holding(answer), "output")
 
 
+#: The word a forked vocabulary's keys are kept under: no reader's namespace.
+FORK = "acme"
+#: The unprefixed keys' first parts of a reader's family, by reader: OpenInference's generic and
+#: indexed keys (`input.value`, `llm.input_messages.0.message.content`, `tool.name`), OpenLLMetry's
+#: `llm.*`.
+UNPREFIXED: dict[str, frozenset[str]] = {
+    "openinference": frozenset(
+        {"input", "output", "llm", "tool", "tool_call", "session", "user", "metadata", "agent", "graph"}
+    ),
+    "openllmetry": frozenset({"llm"}),
+}
+_GEN_AI = "gen_ai"
+_SEPARATOR = re.compile(r"(?=[.:])")
+
+
+def _forked(span: Span, genai: bool) -> int:
+    namespaces = reader_namespaces(span.convention) - {_GEN_AI}
+    unprefixed = UNPREFIXED.get(span.convention.name, frozenset())
+    changed = 0
+    for item in span.attributes:
+        key = item["key"]
+        first, *split = _SEPARATOR.split(key, maxsplit=1)
+        if first in namespaces and split:
+            forked = FORK + "".join(split)
+        elif first in unprefixed or (genai and first == _GEN_AI):
+            forked = f"{FORK}.{key}"
+        else:
+            continue
+        changed += _moved(span, item, forked)
+    return changed
+
+
+def forked_keys(span: Span, index: int) -> int:
+    return _forked(span, genai=False)
+
+
+def forked_genai(span: Span, index: int) -> int:
+    return _forked(span, genai=True)
+
+
 DRIFTS: dict[str, Callable[[Span, int], int]] = {
     "kind-version": kind_version,
     "wrapped-result": wrapped_result,
@@ -177,6 +229,7 @@ DRIFTS: dict[str, Callable[[Span, int], int]] = {
     "recorded-call": recorded_call,
     "bare-keys": bare_keys,
 }
+FORKS: dict[str, Callable[[Span, int], int]] = {"forked-keys": forked_keys, "forked-genai": forked_genai}
 
 
 def _span_id(text: str) -> int:
@@ -188,9 +241,22 @@ def _span_id(text: str) -> int:
         return -1
 
 
+def _spans_drifted(found: SpanRoles, fork: bool) -> Iterator[tuple[int, tuple[Convention, SpanRole | None]]]:
+    """The spans a drift rewrites, with their reader and role: those that play a role; for a
+    fork, every span of a reader that gives one a role (a fork writes its keys on all its spans)."""
+    yield from found.roles.items()
+    if not fork:
+        return
+    readers = {convention.name for convention, _ in found.roles.values()}
+    for span_id, record in found.by_id.items():
+        convention = detect(record) if span_id not in found.roles else None
+        if convention is not None and convention.name in readers:
+            yield span_id, (convention, None)
+
+
 def drifted(trace_path: Path, drift: str, directory: Path) -> tuple[Path, int]:
     """A copy of the trace in `directory` with `drift` applied, and how many facts it moved."""
-    apply = DRIFTS[drift]
+    apply = DRIFTS.get(drift) or FORKS[drift]
     document = json.loads(trace_path.read_text())
     spans: dict[tuple[int, int], dict[str, Any]] = {}
     for resource_spans in document["resourceSpans"]:
@@ -205,7 +271,7 @@ def drifted(trace_path: Path, drift: str, directory: Path) -> tuple[Path, int]:
     index = 0
     for trace_id, records in traces.items():
         found = span_roles(records)
-        for span_id, (convention, role) in found.roles.items():
+        for span_id, (convention, role) in _spans_drifted(found, drift in FORKS):
             written = spans.get((trace_id, span_id))
             if written is None:
                 continue

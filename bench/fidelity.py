@@ -27,7 +27,10 @@ framework whose vocabulary the project never saw, read from what the trace itsel
 `--drift kind-version,wrapped-result` (or `all`, each alone), each trace is read after those
 version drifts (bench/drifts.py), applied in turn: a fact kept slightly elsewhere than where the
 readers look, as the next release of a framework keeps it, the truth unchanged; `moved` counts
-the facts each moved.
+the facts each moved. `--drift forked-keys` (or `forked-genai`, alone) reads each trace with its
+reader's keys under a namespace no reader knows (`FORKS`): how much of a known instrumentation's
+shape is read from the shape alone, as a fork of it is; combine it with `--rename-scope ""` (a
+fork has a scope of its own).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.drifts import DRIFTS, drifted
+from bench.drifts import DRIFTS, FORKS, drifted
 from otel_scorers import conventions
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.otlp_files import InputProblem, runs_from_files
@@ -196,7 +199,7 @@ def main() -> None:
         "--drift",
         metavar="NAMES",
         help="read each trace after these version drifts, in turn (comma-separated, or all: "
-        "each alone): " + ", ".join(DRIFTS),
+        "each alone): " + ", ".join(DRIFTS) + "; or a forked vocabulary: " + ", ".join(FORKS),
     )
     args = parser.parse_args()
     if args.without_descriptions:
@@ -216,9 +219,10 @@ def main() -> None:
     if drifts == ("all",):
         drift_table(corpora, args.rename_scope)
         return
-    unknown = [name for name in drifts if name not in DRIFTS]
+    unknown = [name for name in drifts if name not in DRIFTS and name not in FORKS]
     if unknown:
-        raise SystemExit(f"--drift: no drift named {', '.join(unknown)} (known: {', '.join(DRIFTS)})")
+        known = ", ".join((*DRIFTS, *FORKS))
+        raise SystemExit(f"--drift: no drift named {', '.join(unknown)} (known: {known})")
     corpora_table(corpora, args.rename_scope, drifts, args.verbose)
 
 

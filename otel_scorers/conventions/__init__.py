@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -11,6 +10,7 @@ from otel_scorers.conventions.autogen import AutoGenConvention
 from otel_scorers.conventions.base import Convention, Markers, SpanRole
 from otel_scorers.conventions.described import DescribedConvention, described
 from otel_scorers.conventions.description import ConventionDescription
+from otel_scorers.conventions.forked import Fork, Forks
 from otel_scorers.conventions.genai import GenAIConvention
 from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
@@ -19,6 +19,9 @@ from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, of_kind,
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
+from otel_scorers.conventions.namespaces import namespaces as _namespaces
+from otel_scorers.conventions.namespaces import reader_forks as _forks
+from otel_scorers.conventions.namespaces import reader_namespaces
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
@@ -167,12 +170,13 @@ MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], tuple[Convention | None, KindKeys]] = {}
 #: The vocabulary of spans no reader in use gives a role (`inferred.py`), for the readers in use.
 _INFERENCE = VocabularyInference(())
+_FORKS = Forks((), frozenset())
 
 
 def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
-    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE
+    global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE, _FORKS
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -205,21 +209,15 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
     _INFERENCE = VocabularyInference(_namespaces(conventions))
+    _FORKS = _forks(conventions)
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
 
 
-def _namespaces(conventions: tuple[Convention, ...]) -> set[str]:
-    """The first part (before `.` or `:`) of every key the readers mark their spans or runs by:
-    a vocabulary of those namespaces is theirs, never inferred."""
-    keys: set[str] = set()
-    for convention in conventions:
-        keys.update(key for key, _ in convention.run_start_markers)
-        keys.update(convention.detection_values)
-        if convention.markers is not None:
-            keys.update(convention.markers.keys)
-    return {re.split(r"[.:]", key, maxsplit=1)[0] for key in keys}
+def forks_of(attributes: Mapping[str, Any]) -> tuple[Fork, ...]:
+    """The readers' vocabularies a span's keys under an unknown namespace read as (`forked.py`)."""
+    return _FORKS.of(attributes)
 
 
 def inferred_reader(
@@ -393,10 +391,12 @@ __all__ = [
     "detect",
     "detect_with_kind_keys",
     "detection_values",
+    "forks_of",
     "inferred_reader",
     "may_be_kind_key",
     "may_hand_off",
     "may_start_run",
+    "reader_namespaces",
     "use_descriptions",
     "user_descriptions",
 ]

@@ -8,8 +8,9 @@ lists, around spans of its own, outside a run of that agent is a run (`unlisted_
 An agent graph invoked from a tool may carry nothing that marks it a run: its place under the
 tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
 back under the invocation of the agent it names (`unended_parents`). In a trace in which no
-reader found a run, the spans none gives a role are read by the vocabulary they share, when the
-trace shows one (`conventions.inferred_reader`). Last, a root span a reader claimed without a role
+reader found a run, spans whose keys are a known reader's under a namespace of their own are read
+as that reader's (`forked_spans`), else the spans none gives a role are read by the vocabulary
+they share, when the trace shows one (`conventions.inferred_reader`). Last, a root span a reader claimed without a role
 is the run of the model calls it holds that no run holds (`top_runs`).
 """
 
@@ -26,6 +27,7 @@ from otel_scorers.conventions.kind_versions import versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.forked_spans import read_as_fork
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
@@ -44,8 +46,9 @@ class SpanRoles:
     unroled: dict[int, Convention]
 
 
-def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
-    """The role of each span of one trace (`SpanRoles`)."""
+def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
+    """The role of each span of one trace (`SpanRoles`); `forks`: a trace in which no reader found
+    a run is read again as a fork of a reader's vocabulary (`forked_spans`) before any other."""
     by_id: dict[int, SpanRecord] = {}
     roles: dict[int, tuple[Convention, SpanRole]] = {}
     unroled: dict[int, Convention] = {}
@@ -107,8 +110,14 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
         reattach_unended_parents(by_id, roles)
     trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
+        if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked_roles)) is not None:
+            return forked
         _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
     return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
+
+
+def _unforked_roles(spans: list[SpanRecord]) -> SpanRoles:
+    return span_roles(spans, forks=False)
 
 
 def _roles_without_runs(
