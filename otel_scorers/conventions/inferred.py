@@ -67,6 +67,7 @@ from otel_scorers.conventions.inferred_kinds import (
 from otel_scorers.conventions.inferred_names import (
     SEPARATORS,
     labels_kind,
+    name_keys_name_steps,
     recorded_name,
     traced_methods,
 )
@@ -246,6 +247,7 @@ class VocabularyInference:
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
         names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
+        name_keys = not name_keys_name_steps(carrying)
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         records = records_of(kinds, TAILS)
         signature: tuple[Any, ...] = (
@@ -257,6 +259,7 @@ class VocabularyInference:
             tuple(sorted(raw)),
             json_values,
             names_label,
+            name_keys,
         )
         signature += tuple(keys.values())
         try:
@@ -268,7 +271,18 @@ class VocabularyInference:
         named = (output, recorded_name(kinds["run"], output)) if output else None
         chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key, raw, keys, json_values, names_label, calls_apart, methods, named, chain_runs, top, records
+            key,
+            raw,
+            keys,
+            json_values,
+            names_label,
+            calls_apart,
+            methods,
+            named,
+            chain_runs,
+            top,
+            records,
+            name_keys,
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:
