@@ -23,6 +23,7 @@ from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.inferred_description import INFERRED
+from otel_scorers.conventions.inferred_handoffs import HANDOFF_TO
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 
@@ -31,8 +32,6 @@ _INPUT_TAILS = frozenset({"input", "inputs", "spaninputs"})
 _OUTPUT_TAILS = ("output", "outputs", "spanoutputs", "result", "response")
 _LAST_PART = re.compile(r"[.:]([^.:]+)$")
 _MAX_REMEMBERED = 64
-#: A key naming the agent a call hands the conversation to: `<prefix>handoff.to`, `handoff_to`.
-_HANDOFF_TO = re.compile(r"(?i)(?:^|[.:_])handoff[.:_](?:to|target)$")
 _MAX_REMEMBERED_KEYS = 4096
 #: The keys that may hold a span's input, by the keys of a kind of span.
 _input_keys_of: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -104,7 +103,7 @@ def defined_runs_reader(
     outputs = sorted(
         k for span in tools for k in span.attributes if k.startswith(prefix) and _tail(k) in _OUTPUT_TAILS
     )
-    handoff = min((k for span in tools for k in span.attributes if _HANDOFF_TO.search(k)), default=None)
+    handoff = min((k for span in tools for k in span.attributes if HANDOFF_TO.search(k)), default=None)
     signature = (key, run_value, input_key, tuple(tool_values), tuple(outputs[:1]), handoff)
     if signature in _readers:
         return _readers[signature]

@@ -90,13 +90,15 @@ def inferred_description(
     top: tuple[str, ...] = (),
     records: dict[str, dict[str, Any]] | None = None,
     name_keys: bool = True,
+    handoff: str | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
     `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
     calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
     `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`).
-    `name_keys` False: the name keys every reader shares name a step, not the run's agent."""
+    `name_keys` False: the name keys every reader shares name a step, not the run's agent.
+    `handoff`: the key naming the agent a span hands the conversation to (`inferred_handoffs`)."""
     call_key, only = calls_apart
     records = records or {}
     in_records = records.get("run", {})
@@ -129,6 +131,9 @@ def inferred_description(
     # An untyped unit of work at the top (`inferred_tops`) is the vocabulary's by its input's key.
     document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
     document["json_values"] = json_values
+    if handoff is not None:  # a span handing the conversation to another run's agent
+        document["marker_attributes"].append(handoff)
+        document["handoff"] = {"when": {"attributes": {handoff: "*"}}, "target": handoff}
     for role in ("tool", "model"):
         if by_kind[role]:
             document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
