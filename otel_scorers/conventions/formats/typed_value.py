@@ -26,9 +26,12 @@ _RESULT_MESSAGE_FIELDS = frozenset({"role", "content", "name", "tool_call_id"})
 
 
 def is_typed(value: Any) -> bool:
-    """`value` is a typed value: an object of a type's name and a value, nothing else."""
+    """`value` is a typed value: an object of a type's name and a value, nothing else. Decoded
+    JSON: a dict, so the cheap checks (its type, its size) are most of the work for the many
+    values that are not."""
     return (
-        is_mapping(value)
+        type(value) is dict
+        and len(value) == 2
         and value.keys() == TYPED_FIELDS
         and isinstance(kind := value["type"], str)
         and _TYPE_NAME.fullmatch(kind) is not None
@@ -38,13 +41,15 @@ def is_typed(value: Any) -> bool:
 def typed_value(value: Any) -> Any:
     """The value a typed value holds, at any nesting, JSON text decoded; any other value as it is.
     Text is decoded first when it may be a typed value (`{"type": ...}` or `{"value": ...}`)."""
-    if isinstance(value, str):
+    if type(value) is str:
         if not value.startswith(('{"type"', '{"value"')):  # the cheap check, for the many texts
             return value
         decoded = decode_json(value)
         if not is_typed(decoded):
             return value
         value = decoded
+    elif type(value) is not dict or len(value) != 2:  # most values: no typed value
+        return value
     for _ in range(_MAX_NESTING):
         if not is_typed(value):
             return value
