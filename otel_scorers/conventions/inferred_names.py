@@ -13,7 +13,7 @@ another span of its trace, which names itself so, not the run's agent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NAME_KEYS
@@ -82,7 +82,15 @@ def name_keys_name_steps(spans: Sequence[SpanRecord]) -> bool:
     its work each ran in rather than an agent: each span holding one is that step's, named so
     (`model` naming itself), or is in it (the model call inside the node `model`), or is around it
     (`gen_ai.agent.name = model` on the graph's span around its node `model`), as one span is."""
-    named = {span.span_id: (span, name) for span in spans if (name := _key_name(span)) is not None}
+    named: dict[int, tuple[SpanRecord, str]] = {}
+    for span in spans:
+        attributes = span.attributes
+        if NAME_KEYS[0] in attributes or NAME_KEYS[1] in attributes:  # most spans: neither, two lookups
+            name = _key_name(attributes)
+            if name is not None:
+                named[span.span_id] = (span, name)
+    if not named:
+        return False
     steps = {span.name: span for span, name in named.values() if span.name == name}
     if not all(name in steps for _, name in named.values()):
         return False
@@ -103,8 +111,7 @@ def _inside(span: SpanRecord, outer: int, spans: dict[int, tuple[SpanRecord, str
     return False
 
 
-def _key_name(span: SpanRecord) -> str | None:
-    attributes = span.attributes
+def _key_name(attributes: Mapping[str, Any]) -> str | None:
     for key in NAME_KEYS:
         value = attributes.get(key)
         if isinstance(value, str) and value:
