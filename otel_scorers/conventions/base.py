@@ -16,6 +16,10 @@ from otel_scorers.conventions.formats.tool_definitions import span_tool_definiti
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
+#: Attributes that name the agent a span runs, most specific first (GenAI, OpenInference): the
+#: name keys every convention shares (`Convention.agent_name_keys`, `runs/agent_names`).
+NAME_KEYS = ("gen_ai.agent.name", "agent.name")
+
 SpanRole = Literal["run", "tool", "model", "retriever"]
 
 #: Instrumentation scopes that write no tool spans for the framework they trace, whichever reader

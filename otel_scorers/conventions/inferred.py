@@ -55,6 +55,7 @@ from otel_scorers.conventions.inferred_description import (
     prefixes,
     source_key,
 )
+from otel_scorers.conventions.inferred_handoffs import handoff_key
 from otel_scorers.conventions.inferred_kinds import (
     CHAIN_KINDS,
     KINDS,
@@ -66,6 +67,7 @@ from otel_scorers.conventions.inferred_kinds import (
 from otel_scorers.conventions.inferred_names import (
     SEPARATORS,
     labels_kind,
+    name_keys_name_steps,
     recorded_name,
     traced_methods,
 )
@@ -226,9 +228,11 @@ class VocabularyInference:
             return None
         if not self._runs_believed(key, runs, calls_named, kinds["run"], spans, works):
             return None
+        # A span of no kind naming the agent of another run as the one handed to (`inferred_handoffs`).
+        handoff = handoff_key(spans, kinds["run"]) if runs else None
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
-        return self._described(key, runs, (call_key, only), top, carrying, kinds)
+        return self._described(key, runs, (call_key, only), top, carrying, kinds, handoff)
 
     def _described(
         self,
@@ -238,6 +242,7 @@ class VocabularyInference:
         top: tuple[str, ...],
         carrying: Sequence[SpanRecord],
         kinds: dict[str, list[SpanRecord]],
+        handoff: str | None = None,
     ) -> DescribedConvention | None:
         """The reader of the vocabulary of kind key `key` over these spans of each kind, made once
         for what it is inferred from."""
@@ -250,6 +255,7 @@ class VocabularyInference:
         json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
         names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
+        name_keys = not name_keys_name_steps(carrying)
         keys = {kind: frozenset(k for s in found for k in s.attributes) for kind, found in kinds.items()}
         records = records_of(kinds, TAILS)
         signature: tuple[Any, ...] = (
@@ -261,6 +267,8 @@ class VocabularyInference:
             tuple(sorted(raw)),
             json_values,
             names_label,
+            name_keys,
+            handoff,
         )
         signature += tuple(keys.values())
         try:
@@ -272,7 +280,19 @@ class VocabularyInference:
         named = (output, recorded_name(kinds["run"], output)) if output else None
         chain_runs = bool(runs) and runs <= CHAIN_KINDS
         description = inferred_description(
-            key, raw, keys, json_values, names_label, calls_apart, methods, named, chain_runs, top, records
+            key,
+            raw,
+            keys,
+            json_values,
+            names_label,
+            calls_apart,
+            methods,
+            named,
+            chain_runs,
+            top,
+            records,
+            name_keys,
+            handoff,
         )
         reader = DescribedConvention(description) if description is not None else None
         if len(self._readers) < _MAX_REMEMBERED_READERS:

@@ -15,7 +15,6 @@ while reading kind values): a trace without one pays nothing more.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.inferred_description import INFERRED, TAILS, last_part, longest_prefix
+from otel_scorers.conventions.inferred_handoffs import HANDOFF_TO
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised
 from otel_scorers.span_record import SpanRecord
 
@@ -30,8 +30,6 @@ from otel_scorers.span_record import SpanRecord
 _INPUT_TAILS = frozenset(TAILS["input"])
 _OUTPUT_TAILS = frozenset((*TAILS["output"], *TAILS["result"]))
 _MAX_REMEMBERED = 64
-#: A key naming the agent a call hands the conversation to: `<prefix>handoff.to`, `handoff_to`.
-_HANDOFF_TO = re.compile(r"(?i)(?:^|[.:_])handoff[.:_](?:to|target)$")
 _MAX_REMEMBERED_KEYS = 4096
 #: The keys that may hold a span's input, by the keys of a kind of span.
 _input_keys_of: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -98,7 +96,7 @@ def defined_runs_reader(
     outputs = sorted(
         k for span in tools for k in span.attributes if k.startswith(prefix) and last_part(k) in _OUTPUT_TAILS
     )
-    handoff = min((k for span in tools for k in span.attributes if _HANDOFF_TO.search(k)), default=None)
+    handoff = min((k for span in tools for k in span.attributes if HANDOFF_TO.search(k)), default=None)
     signature = (key, run_value, input_key, tuple(tool_values), tuple(outputs[:1]), handoff)
     if signature in _readers:
         return _readers[signature]

@@ -19,7 +19,7 @@ from otel_scorers.conventions.inferred_kinds import (
     TOOL_KINDS,
     normalised,
 )
-from otel_scorers.conventions.inferred_messages import message_sources
+from otel_scorers.conventions.inferred_messages import genai_message_source, message_sources
 from otel_scorers.conventions.inferred_names import SEPARATORS, not_naming_runs
 
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
@@ -101,12 +101,16 @@ def inferred_description(
     chain_runs: bool = False,
     top: tuple[str, ...] = (),
     records: dict[str, dict[str, Any]] | None = None,
+    name_keys: bool = True,
+    handoff: str | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
     `calls_apart` (the key naming the calls, and a key on every run span and no call's), the
     calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
-    `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`)."""
+    `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`).
+    `name_keys` False: the name keys every reader shares name a step, not the run's agent.
+    `handoff`: the key naming the agent a span hands the conversation to (`inferred_handoffs`)."""
     call_key, only = calls_apart
     records = records or {}
     in_records = records.get("run", {})
@@ -126,6 +130,8 @@ def inferred_description(
         names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
     if names:
         run["agent_name"] = names
+    if not name_keys:
+        run["name_keys"] = False
     for part in ("input", "output"):
         if (source := _record(under, run_keys, part)) is not None:  # JSON texts decoded, records whole
             run[part] = source
@@ -137,6 +143,9 @@ def inferred_description(
     # An untyped unit of work at the top (`inferred_tops`) is the vocabulary's by its input's key.
     document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
     document["json_values"] = json_values
+    if handoff is not None:  # a span handing the conversation to another run's agent
+        document["marker_attributes"].append(handoff)
+        document["handoff"] = {"when": {"attributes": {handoff: "*"}}, "target": handoff}
     for role in ("tool", "model"):
         if by_kind[role]:
             document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
@@ -191,7 +200,7 @@ def _call(
             found["error"] = {"attribute": error, "json_value": True}
         return found
     for part in ("input", "output"):
-        sources = message_sources(source_key(under, keys, part), part)
+        sources = message_sources(source_key(under, keys, part), part) or genai_message_source(keys, part)
         if sources is not None:
             found[part] = sources
     model_name = source_key(under, keys, "model") or source_key(under, keys, "name") or records.get("model")

@@ -11,7 +11,7 @@ whose last part says it holds that part; a tool's name from a key naming it besi
 (`acme.tool.name`). The agent's name is the one a typed entity on the run's span gives
 (`inferred_records.typed_name`), else the one the span around it gives: a typed entity naming an
 agent there (`acme.component.name` beside `acme.component.type = Agent`), or the tool that runs
-it.
+it; else the class of the object the run span's name says ran (`acme.agent.run`: an `Agent`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,13 @@ def _names_run(name: str) -> bool:
     """The span's name names a run (`name_kind`): asked of every name of a trace without a run."""
     found = name_kind(name)
     return found is not None and found[0] == "run"
+
+
+def _class_named(name: str) -> str | None:
+    """The class of the object a run span's name says ran, before its act (`acme.agent.run`: an
+    `Agent`), as classes are named; None for a name without an act."""
+    parts = name.removesuffix("()").split(".")
+    return parts[-2].title().replace("_", "") if len(parts) >= 3 and parts[-1] in ACTS else None
 
 
 def _key(spans: Sequence[SpanRecord], prefix: str, tails: Sequence[str]) -> str | None:
@@ -134,8 +141,12 @@ def _description(
     names = sorted(kinds["run"])
     run: dict[str, Any] = {"when": {"name_prefix": names}}
     named = typed_name(runs, ANY_RUN_KIND)
-    if named is not None:
-        run["agent_name"] = named
+    agent_names: list[Any] = [named] if named is not None else []
+    classes = {_class_named(name) for name in names}
+    if len(classes) == 1 and None not in classes:  # the class of the object that ran, by nothing else
+        agent_names.append({"value": classes.pop()})
+    if agent_names:
+        run["agent_name"] = agent_names
     if within:
         run["name_within"] = within
     document: dict[str, Any] = {"name": f"inferred:{names[0]}", "marker_name_suffix": suffixes, "run": run}

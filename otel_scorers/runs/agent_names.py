@@ -14,14 +14,12 @@ is named as its span is: LangChain names a graph's span after the graph.
 
 from __future__ import annotations
 
+from otel_scorers.conventions.base import NAME_KEYS
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.genai import agent_named
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
-
-#: Attributes that name the agent a span runs, most specific first (GenAI, OpenInference).
-NAME_KEYS = ("gen_ai.agent.name", "agent.name")
 
 
 def agent_name(span: SpanRecord, read: str | None) -> str | None:

@@ -39,6 +39,7 @@ from otel_scorers.conventions.formats.messages import (
 from otel_scorers.conventions.formats.python_repr import object_fields
 from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, WRAPPED_VALUE
 from otel_scorers.conventions.formats.swarm_context import swarm_request
+from otel_scorers.conventions.formats.typed_value import is_typed, typed_value
 
 Side = Literal["input", "output"]
 
@@ -176,6 +177,12 @@ def _reduce(value: Any, side: Side, steps: frozenset[str], depth: int) -> Any:
         return last_user_text(messages) if side == "input" else last_assistant_text(messages)
     if not is_mapping(value):
         return _NOT_A_FORM
+    if is_typed(value):  # a value tagged with its type (`{"type": "json", "value": ...}`)
+        inner = typed_value(value)
+        if isinstance(inner, str):
+            reduced = reduce_structure(inner, side, steps)
+            return inner if reduced is _NOT_A_FORM else reduced
+        return _reduce(inner, side, steps, depth + 1)
     given = langchain.callback_value(value)
     if given is not None:  # what LangChain's callbacks were given: the chain's input or output
         return given if isinstance(given, str) else _reduce(given, side, steps, depth + 1)

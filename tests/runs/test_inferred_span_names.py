@@ -30,8 +30,7 @@ def test_runs_named_by_their_spans_names_take_the_name_the_component_around_them
 
 @pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "no_tool", "two_runs"])
 def test_runs_named_by_their_spans_names_read_their_text_and_tool_calls(scenario: str) -> None:
-    # A lone agent's span names no agent (its class is nowhere in the trace): the run is found,
-    # its request, answer and tool calls read from the keys under its spans' names.
+    # The request, answer and tool calls are read from the keys under the spans' names.
     truth = json.loads((TRACES / "haystack-builtin" / f"{scenario}.truth.json").read_text())["runs"]
     runs = rebuilt("haystack-builtin", scenario)
     assert len(runs) == len(truth)
@@ -40,3 +39,21 @@ def test_runs_named_by_their_spans_names_read_their_text_and_tool_calls(scenario
         assert run.output == expected["output"]
         calls = [(call.name, call.arguments, call.result) for call in run.tool_calls]
         assert calls == [(call["name"], call["arguments"], call["result"]) for call in expected["tool_calls"]]
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"),
+    [
+        ("haystack-builtin", "tool_then_answer"),
+        ("haystack-builtin", "two_runs"),
+        ("haystack-builtin", "dict_result"),
+        ("mlflow-haystack", "two_tools"),
+        ("mlflow-haystack", "search_then_summarize"),
+    ],
+)
+def test_a_lone_agent_is_named_by_the_class_its_span_s_name_says_ran(corpus: str, scenario: str) -> None:
+    # Nothing names a lone agent: `haystack.agent.run` says an agent ran, an `Agent`; a component
+    # or a tool around it names it as in the tests above.
+    runs = rebuilt(corpus, scenario)
+    assert {run.agent_name for run in runs} == {"Agent"}
+    assert_read_as_written(corpus, scenario, runs)

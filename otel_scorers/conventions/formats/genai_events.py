@@ -33,6 +33,7 @@ from otel_scorers.conventions.formats.messages import (
     is_mapping,
     is_placeholder,
 )
+from otel_scorers.conventions.formats.typed_value import typed_value
 from otel_scorers.gen_ai_names import (
     GEN_AI_ASSISTANT_MESSAGE,
     GEN_AI_CHOICE,
@@ -185,11 +186,12 @@ def listed_messages(value: Any, default_role: str) -> Messages:
     message LangChain serialised with its class (`langchain.serialised_message`) is read as one."""
     if value is None or is_placeholder(value):
         return NOT_CAPTURED
-    decoded = decode_json(value)
+    # The messages a tracer recorded tagged with their type (`{"type": "chat_messages", "value": [...]}`).
+    decoded = typed_value(decode_json(value))
     if is_mapping(decoded):
         decoded = [decoded]
-    elif isinstance(decoded, list) and len(decoded) == 1 and isinstance(decoded[0], list):
-        decoded = decoded[0]  # a batch of one conversation (what a LangChain chat model is given)
+    elif isinstance(decoded, list) and len(decoded) == 1 and isinstance(one := typed_value(decoded[0]), list):
+        decoded = one  # a batch of one conversation (what a LangChain chat model is given)
     if not isinstance(decoded, list):
         # Haystack's tracer writes what it cannot serialise as its Python repr.
         written = haystack.repr_messages(decoded)
