@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otel_scorers.conventions import Convention, SpanRole, detect, reader_namespaces
+from otel_scorers.conventions import Convention, SpanRole, detect
+from otel_scorers.conventions.namespaces import reader_namespaces
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.runs.span_roles import SpanRoles, span_roles
 from otel_scorers.span_record import SpanRecord

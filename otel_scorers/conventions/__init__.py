@@ -21,7 +21,6 @@ from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsCo
 from otel_scorers.conventions.mastra import MastraConvention
 from otel_scorers.conventions.namespaces import namespaces as _namespaces
 from otel_scorers.conventions.namespaces import reader_forks as _forks
-from otel_scorers.conventions.namespaces import reader_namespaces
 from otel_scorers.conventions.openinference import OpenInferenceConvention
 from otel_scorers.conventions.openllmetry import OpenLLMetryConvention
 from otel_scorers.conventions.pydantic_ai import PydanticAIConvention
@@ -396,7 +395,6 @@ __all__ = [
     "may_be_kind_key",
     "may_hand_off",
     "may_start_run",
-    "reader_namespaces",
     "use_descriptions",
     "user_descriptions",
 ]

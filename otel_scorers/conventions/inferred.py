@@ -246,13 +246,7 @@ class VocabularyInference:
     ) -> DescribedConvention | None:
         """The reader of the vocabulary of kind key `key` over these spans of each kind, made once
         for what it is inferred from."""
-        raw = {
-            str(span.attributes[k])
-            for span in carrying
-            for k in (key, calls_apart[0] or key)
-            if k in span.attributes
-        }
-        json_values = all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
+        raw, json_values = _kind_values(key, calls_apart[0], carrying)
         names_label = bool(runs) and all(labels_kind(span.name, runs) for span in kinds["run"])
         methods = traced_methods(kinds["run"]) if runs else ()
         name_keys = not name_keys_name_steps(carrying)
@@ -298,6 +292,14 @@ class VocabularyInference:
         if len(self._readers) < _MAX_REMEMBERED_READERS:
             self._readers[signature] = reader
         return reader
+
+
+def _kind_values(key: str, calls_key: str | None, carrying: Sequence[SpanRecord]) -> tuple[set[str], bool]:
+    """The values the kind keys hold on these spans, and whether each is written as a JSON string."""
+    raw = {
+        str(span.attributes[k]) for span in carrying for k in (key, calls_key or key) if k in span.attributes
+    }
+    return raw, all(len(value) >= 2 and value[0] == value[-1] == '"' for value in raw)
 
 
 def _kind_key(

@@ -117,18 +117,9 @@ def inferred_description(
     by_kind = _values_by_role(raw_values, json_values, chain_runs)
     under = prefixes(key)
     run_keys = keys["run"]
-    # A run's own name before one kept under a run's kind (`acme:flow:name`: the run it is in).
-    name = source_key([*under, ""], not_naming_runs(run_keys), "name") or source_key(
-        [*under, ""], run_keys, "name"
-    )
     run_when: dict[str, Any] = {key: by_kind["run"], **({only: "*"} if only else {})}
     run: dict[str, Any] = {"when": {"attributes": run_when}} if by_kind["run"] else {}
-    names: list[Any] = [name or in_records["name"]] if name or "name" in in_records else []
-    if named is not None and named[1] is not None:  # the agent's name its run recorded
-        names.append({"attribute": named[0], "path": named[1], "json_value": True})
-    if not names_label:  # a traced method's name (`ReAct.forward`) names its object
-        names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
-    if names:
+    if names := _agent_names(under, run_keys, in_records, named, None if names_label else methods):
         run["agent_name"] = names
     if not name_keys:
         run["name_keys"] = False
@@ -150,6 +141,28 @@ def inferred_description(
         if by_kind[role]:
             document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))
     return ConventionDescription.model_validate(document)
+
+
+def _agent_names(
+    under: list[str],
+    run_keys: frozenset[str],
+    in_records: dict[str, Any],
+    named: tuple[str, str | None] | None,
+    methods: tuple[str, ...] | None,
+) -> list[Any]:
+    """Where a run's agent is named: its own name key, before one kept under a run's kind
+    (`acme:flow:name`: the run it is in), else its records'; the name its run recorded (`named`);
+    the span's name when labels do not name the kind (`methods` not None), a traced method's
+    (`ReAct.forward`) naming its object."""
+    name = source_key([*under, ""], not_naming_runs(run_keys), "name") or source_key(
+        [*under, ""], run_keys, "name"
+    )
+    names: list[Any] = [name or in_records["name"]] if name or "name" in in_records else []
+    if named is not None and named[1] is not None:
+        names.append({"attribute": named[0], "path": named[1], "json_value": True})
+    if methods is not None:
+        names.append({"span": "name", "strip_suffix": list(methods)} if methods else {"span": "name"})
+    return names
 
 
 def _values_by_role(raw_values: Iterable[str], json_values: bool, chain_runs: bool) -> dict[str, list[str]]:

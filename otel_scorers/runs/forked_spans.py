@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from otel_scorers.conventions import forks_of, reader_namespaces
+from otel_scorers.conventions import forks_of
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.forked import Fork
+from otel_scorers.conventions.namespaces import reader_namespaces
 from otel_scorers.runs.agent_names import agent_name
 from otel_scorers.span_record import SpanRecord
 

@@ -23,7 +23,7 @@ from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_k
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, WORKFLOW
-from otel_scorers.conventions.kind_versions import versionless
+from otel_scorers.conventions.kind_versions import KindKeys, versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.runs.ancestry import MAX_DEPTH
@@ -63,18 +63,10 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
+        span, found, role, kind = _detected(span)
         by_id[span.span_id] = span
         if span.parent_span_id is None:
             roots.append(span.span_id)
-        found, kind = detect_with_kind_keys(span)
-        # Decided once for a remembered kind's spans (`kind_versions.of_kind`), else for each span.
-        as_written = kind is None or kind.relabelled
-        if as_written and found is not None and found.name == OPENINFERENCE:
-            found = reader_as_written(found, span)  # a GenAI span relabelled?
-        role = found.role(span) if found is not None else None
-        if role is None and (kind is None or kind.own) and (plain := versionless(span, kind)) is not None:
-            span, found, role = _versionless_role(plain)  # a newer version's kind
-            by_id[span.span_id] = span
         if found is None:
             roleless.append(span)
             if kind is None or kind.named:
@@ -137,6 +129,20 @@ def _roles_without_runs(
     inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
+
+
+def _detected(span: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None, KindKeys | None]:
+    """The span's reader, its role and its kind's keys (`detect_with_kind_keys`); the span read
+    with its versioned kind values as their kinds when its reader gives it no role."""
+    found, kind = detect_with_kind_keys(span)
+    # Decided once for a remembered kind's spans (`kind_versions.of_kind`), else for each span.
+    as_written = kind is None or kind.relabelled
+    if as_written and found is not None and found.name == OPENINFERENCE:
+        found = reader_as_written(found, span)  # a GenAI span relabelled?
+    role = found.role(span) if found is not None else None
+    if role is None and (kind is None or kind.own) and (plain := versionless(span, kind)) is not None:
+        span, found, role = _versionless_role(plain)  # a newer version's kind
+    return span, found, role, kind
 
 
 def _versionless_role(plain: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None]:

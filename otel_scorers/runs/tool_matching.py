@@ -25,7 +25,7 @@ from otel_scorers.conventions.formats.messages import (
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
-from otel_scorers.conventions.formats.typed_value import message_carried, typed_value
+from otel_scorers.conventions.formats.typed_value import typed_call_values
 from otel_scorers.conventions.frameworks import (
     Framework,
     framework_of_call,
@@ -177,7 +177,9 @@ def _unwrapped_result(call: ToolCall) -> ToolCall:
     """The call with the value its result wraps in a one-field object (`{"result": ...}`,
     `{"output": ...}`: `recorded_call.unwrapped`), before any reading of what the tool returned,
     whichever reader claimed the span; an error the wrapped value holds is the result's error."""
-    call = _typed_values_read(call)
+    arguments, result = typed_call_values(call.arguments, call.result)  # whichever reader claimed it
+    if arguments is not call.arguments or result is not call.result:
+        call = changed_tool_call(call, arguments=arguments, result=result)
     result = call.result
     if isinstance(result, str):
         if not result.startswith('{"'):  # the cheap check, for the many results of text
@@ -189,18 +191,6 @@ def _unwrapped_result(call: ToolCall) -> ToolCall:
     if call.state == "ok" and result_has_error(inner):  # as its reader reads a result's error
         return changed_tool_call(call, result=inner, state="result_error", error=result_error_text(inner))
     return changed_tool_call(call, result=inner)
-
-
-def _typed_values_read(call: ToolCall) -> ToolCall:
-    """The call with the values its arguments and result hold when its tracer recorded them typed
-    (`typed_value`), and the content of the one message a typed result was carried back in
-    (`message_carried`), whichever reader claimed the span."""
-    arguments, result = typed_value(call.arguments), typed_value(call.result)
-    if result is not call.result:
-        result = message_carried(result)
-    if arguments is call.arguments and result is call.result:
-        return call
-    return changed_tool_call(call, arguments=arguments, result=result)
 
 
 #: The keys one of which a serialised ToolMessage, or a `Command` carrying one, has at its top

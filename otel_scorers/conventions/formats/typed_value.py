@@ -76,3 +76,11 @@ def message_carried(value: Any) -> Any:
     ):
         return value
     return decode_json(message["content"])
+
+
+def typed_call_values(arguments: Any, result: Any) -> tuple[Any, Any]:
+    """A tool call's arguments and result as the values their tracer recorded typed hold
+    (`typed_value`), a typed result carried back in one message read as its content
+    (`message_carried`); each value not typed as it is."""
+    typed_result = typed_value(result)
+    return typed_value(arguments), message_carried(typed_result) if typed_result is not result else result
