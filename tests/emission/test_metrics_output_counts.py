@@ -151,3 +151,26 @@ def test_a_quick_check_s_duration_is_measured_for_one_evaluation_in_sixteen_a_ju
     # The 1st, 17th, ..., 97th of 100 evaluations (docs/emission.md: one in 16).
     assert timed("says-sunny") == timed("no-apology") == 7
     assert timed("relevancy") == 100
+
+
+def test_a_quick_check_is_timed_by_its_own_evaluations_whatever_the_verdicts_around_it() -> None:
+    reader = InMemoryMetricReader()
+    metrics = PipelineMetrics(MeterProvider(metric_readers=[reader]))
+    metrics.time_sparsely(["says-sunny", "no-apology"])
+    output = MetricsOutput(metrics)
+    failed = Score("no-apology", 0.0, "fail", binary=True)
+    for number in range(100):
+        # Runs of three kinds, in runs of different lengths: the checks' evaluations are counted
+        # each on its own, whichever kind of run they are in.
+        kind = (number // 3 + number // 7) % 3
+        scores = [passed("says-sunny"), passed("no-apology") if kind else failed]
+        output.emit(run(number), scores if kind < 2 else scores[:1])
+    found = collected(reader)
+
+    def timed(scorer: str) -> float:
+        return found["otel_scorers.scorer.duration", (("gen_ai.evaluation.name", scorer),)]
+
+    # docs/emission.md: a quick check is timed on its first evaluation, then on one in 16.
+    no_apology = sum(1 for number in range(100) if (number // 3 + number // 7) % 3 < 2)
+    assert timed("says-sunny") == 7  # the 1st, 17th, ..., 97th of 100
+    assert timed("no-apology") == (no_apology + 15) // 16
