@@ -31,6 +31,7 @@ SHIPPED_FILES = (
     "fiddler.yaml",
     "langwatch.yaml",
     "agentops.yaml",
+    "trulens.yaml",
 )
 
 
