@@ -32,6 +32,7 @@ SHIPPED_FILES = (
     "langwatch.yaml",
     "agentops.yaml",
     "trulens.yaml",
+    "promptflow.yaml",
 )
 
 

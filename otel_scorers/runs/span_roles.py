@@ -147,14 +147,14 @@ def _roles_by_place(
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
         unlisted_agent_operations(unlisted, by_id, roles, unroled)
-    # Only a span without a role may be a run by its place under a tool span or at the top of
-    # the trace: most traces' spans all play one, and need no walk.
+    # Only a span without a role may be a run by its place under a tool span, and at the top of
+    # the trace only one without a role or read as a tool: most traces' spans need no walk.
     under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if unroled and roots:
+    if roots:
         top_level_runs(roots, by_id, roles, unroled)
     return found
 
