@@ -95,14 +95,14 @@ PENDING: dict[str, Pending] = {
             "TruLens writes a graph a tool runs as an `unknown` span with no record keys (its "
             "agent named, if at all, only in the messages it returned): the inner run is not told "
             "from the tool's work",
-            frozenset({RUNS}),
+            frozenset({RUNS, TOOL_RESULTS}),
         )
         for scenario in ("nested", "agent_in_tool")
     },
     "promptflow-openai/nested": Pending(
         "Prompt flow marks an agent's function and a tool's alike (`Function`): the agent a tool's "
         "function runs is read as a call inside the tool, not as a run of its own",
-        frozenset({RUNS}),
+        frozenset({RUNS, TOOL_RESULTS}),
     ),
     "mlflow-llamaindex/handoff": Pending(
         "an AgentWorkflow's span is a CHAIN span: not read as a run", frozenset({RUNS, TOOL_RESULTS})
