@@ -154,7 +154,7 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if roots:
+    if roots and (unroled or any(roles.get(root, (None, None))[1] == "tool" for root in roots)):
         top_level_runs(roots, by_id, roles, unroled)
     return found
 
