@@ -58,6 +58,8 @@ def top_level_runs(
     for span_id in found:
         reader = unroled.pop(span_id) if span_id in unroled else roles[span_id][0]
         roles[span_id] = (reader, "run")
+    if found & tools:
+        _loops_under_tools(by_id, roles)
 
 
 def _top_tool(
@@ -99,3 +101,25 @@ def _records_nothing(reader: Convention, span: SpanRecord) -> bool:
         and content.input_text is None
         and content.output_text is None
     )
+
+
+def _loops_under_tools(
+    by_id: Mapping[int, SpanRecord], roles: dict[int, tuple[Convention, SpanRole]]
+) -> None:
+    """In a trace whose unit of work its reader read as a tool call (a vocabulary that marks an
+    agent's function and a tool's alike), a span read as a tool call directly under another,
+    around model calls and tool calls of its own (a loop), is the agent that tool ran."""
+    nested = {
+        span_id
+        for span_id, (reader, role) in roles.items()
+        if role == "tool"
+        and reader.run_at_top(by_id[span_id])
+        and roles.get(by_id[span_id].parent_span_id or 0, (None, None))[1] == "tool"
+    }
+    holds: dict[SpanRole, set[int]] = {"model": set(), "tool": set()}
+    for span_id, (_, role) in roles.items():
+        parent = by_id[span_id].parent_span_id
+        if role in holds and parent in nested:
+            holds[role].add(parent)
+    for span_id in holds["model"] & holds["tool"]:
+        roles[span_id] = (roles[span_id][0], "run")

@@ -99,11 +99,6 @@ PENDING: dict[str, Pending] = {
         )
         for scenario in ("nested", "agent_in_tool")
     },
-    "promptflow-openai/nested": Pending(
-        "Prompt flow marks an agent's function and a tool's alike (`Function`): the agent a tool's "
-        "function runs is read as a call inside the tool, not as a run of its own",
-        frozenset({RUNS, TOOL_RESULTS}),
-    ),
     "mlflow-llamaindex/handoff": Pending(
         "an AgentWorkflow's span is a CHAIN span: not read as a run", frozenset({RUNS, TOOL_RESULTS})
     ),
