@@ -56,6 +56,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
+    tool_roots = False  # a root span read as a tool call: the unit of work? (`top_runs`)
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -90,6 +91,8 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
                 read_runs = True
                 if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
+            elif role == "tool" and span.parent_span_id is None:
+                tool_roots = True
         else:
             unroled[span.span_id] = found
             roleless.append(span)
@@ -103,7 +106,7 @@ def span_roles(spans: Iterable[SpanRecord]) -> SpanRoles:
     trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
         _roles_without_runs(roleless, trace, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
+    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
 
 
 def _roles_without_runs(
@@ -134,6 +137,7 @@ def _roles_by_place(
     workflows: list[int],
     unlisted: list[int],
     idle: list[int],
+    tool_roots: bool = False,
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's convention
     spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
@@ -154,8 +158,8 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if roots and (unroled or any(roles.get(root, (None, None))[1] == "tool" for root in roots)):
-        top_level_runs(roots, by_id, roles, unroled)
+    if roots and (unroled or tool_roots):
+        top_level_runs(roots, by_id, roles, unroled, tool_roots)
     return found
 
 

@@ -16,7 +16,7 @@ marks an agent's function and a tool's alike) was called by no model: it is the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import NOT_CAPTURED
@@ -25,16 +25,17 @@ from otel_scorers.span_record import SpanRecord
 
 
 def top_level_runs(
-    roots: Iterable[int],
+    roots: Collection[int],
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    tool_roots: bool = False,
 ) -> None:
     """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
-    model calls no run holds (see the module's docstring)."""
-    roots = set(roots)
-    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)}
+    model calls no run holds (see the module's docstring); with `tool_roots`, one of them is
+    read as a tool call."""
+    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)} if tool_roots else set()
     roots = {
         span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
     }
