@@ -267,7 +267,14 @@ def decoded_data(value: Any) -> Any:
     """A value decoded as JSON, or as the Python repr of data, objects in it read as their fields
     (a framework's `{'messages': [ToolMessage(...)]}`); anything else as it is."""
     found = decode_json(value)
-    if found is value and isinstance(value, str) and value[:1] in ("{", "["):
+    # Not JSON nor a literal: an object's repr inside is a class's call with keyword fields.
+    if (
+        found is value
+        and isinstance(value, str)
+        and value[:1] in ("{", "[")
+        and "=" in value
+        and "(" in value
+    ):
         read = data_with_objects(value)
         return value if read is None else read
     return found
