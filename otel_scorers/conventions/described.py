@@ -42,6 +42,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
+from otel_scorers.conventions.formats.python_repr import data_with_objects
 from otel_scorers.model import ToolCall
 from otel_scorers.span_record import SpanRecord
 
@@ -253,13 +254,30 @@ class DescribedConvention(Convention):
 
         def decode(value: Any) -> Any:
             if not isinstance(value, (str, bytes)) or len(value) < _DECODE_ONCE_CHARS:
-                return decode_json(value)
+                return decoded_data(value)
             known = decoded.get(id(value))
             if known is None or known[0] is not value:
-                known = decoded[id(value)] = (value, decode_json(value))
+                known = decoded[id(value)] = (value, decoded_data(value))
             return known[1]
 
         return decode
+
+
+def decoded_data(value: Any) -> Any:
+    """A value decoded as JSON, or as the Python repr of data, objects in it read as their fields
+    (a framework's `{'messages': [ToolMessage(...)]}`); anything else as it is."""
+    found = decode_json(value)
+    # Not JSON nor a literal: an object's repr inside is a class's call with keyword fields.
+    if (
+        found is value
+        and isinstance(value, str)
+        and value[:1] in ("{", "[")
+        and "=" in value
+        and "(" in value
+    ):
+        read = data_with_objects(value)
+        return value if read is None else read
+    return found
 
 
 #: Shorter texts are decoded as often as they are read: remembering them would cost more.

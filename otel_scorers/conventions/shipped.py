@@ -32,6 +32,8 @@ SHIPPED_FILES = (
     "langwatch.yaml",
     "agentops.yaml",
     "sentry.yaml",
+    "trulens.yaml",
+    "promptflow.yaml",
 )
 
 

@@ -9,9 +9,9 @@ An agent graph invoked from a tool may carry nothing that marks it a run: its pl
 tool span does (`Convention.run_under_tool`). A span whose parent was never exported is first put
 back under the invocation of the agent it names (`unended_parents`). In a trace in which no
 reader found a run, spans whose keys are a known reader's under a namespace of their own are read
-as that reader's (`forked_spans`), else the spans none gives a role are read by the vocabulary
-they share, when the trace shows one (`conventions.inferred_reader`). Last, a root span a reader claimed without a role
-is the run of the model calls it holds that no run holds (`top_runs`).
+as that reader's (`forked_spans`), else the spans none gives a role are read by the vocabulary they
+share (`conventions.inferred_reader`). Last, a root span a reader claimed without a role is the
+run of the model calls it holds that no run holds (`top_runs`).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     keyed: list[SpanRecord] = []  # those of them that may carry a kind key (`KindKeys.named`)
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
+    tool_roots = False  # a root span read as a tool call: the unit of work? (`top_runs`)
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -68,9 +69,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if span.parent_span_id is None:
             roots.append(span.span_id)
         if found is None:
-            roleless.append(span)
-            if kind is None or kind.named:
-                keyed.append(span)
+            _without_role(span, kind, roleless, keyed)
             continue
         if role == "tool" and lists_tools(span, found.tool_call):
             continue  # a framework listing a server's tools: no call of the run, no work
@@ -88,11 +87,11 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
                 read_runs = True
                 if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
+            elif role == "tool" and span.parent_span_id is None:
+                tool_roots = True
         else:
             unroled[span.span_id] = found
-            roleless.append(span)
-            if kind is None or kind.named:
-                keyed.append(span)
+            _without_role(span, kind, roleless, keyed)
             operation = span.attributes.get(OPERATION)
             if operation == WORKFLOW:
                 workflows.append(span.span_id)
@@ -102,14 +101,23 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         reattach_unended_parents(by_id, roles)
     trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
-        if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked_roles)) is not None:
+        if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked)) is not None:
             return forked
         _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
+    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
 
 
-def _unforked_roles(spans: list[SpanRecord]) -> SpanRoles:
+def _unforked(spans: list[SpanRecord]) -> SpanRoles:
     return span_roles(spans, forks=False)
+
+
+def _without_role(
+    span: SpanRecord, kind: KindKeys | None, roleless: list[SpanRecord], keyed: list[SpanRecord]
+) -> None:
+    """A span no reader gives a role, in `roleless`, and in `keyed` when it may carry a kind key."""
+    roleless.append(span)
+    if kind is None or kind.named:
+        keyed.append(span)
 
 
 def _roles_without_runs(
@@ -159,6 +167,7 @@ def _roles_by_place(
     workflows: list[int],
     unlisted: list[int],
     idle: list[int],
+    tool_roots: bool = False,
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's convention
     spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
@@ -172,15 +181,15 @@ def _roles_by_place(
         _working_workflows(workflows, by_id, roles, unroled)
     if unlisted:
         unlisted_agent_operations(unlisted, by_id, roles, unroled)
-    # Only a span without a role may be a run by its place under a tool span or at the top of
-    # the trace: most traces' spans all play one, and need no walk.
+    # Only a span without a role may be a run by its place under a tool span, and at the top of
+    # the trace only one without a role or read as a tool: most traces' spans need no walk.
     under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
     if under_tool:
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if unroled and roots:
-        top_level_runs(roots, by_id, roles, unroled)
+    if roots and (unroled or tool_roots):
+        top_level_runs(roots, by_id, roles, unroled, tool_roots)
     return found
 
 

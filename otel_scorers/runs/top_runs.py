@@ -10,12 +10,13 @@ tool span; the calls inside a run found otherwise stop at that run). Named, give
 answer, by the reader that claimed it. A root span that records neither a request nor an answer
 around one span only, of the same reader and given no role either, that records them, is the
 application's wrapper of that span (a trace opened around one call of the agent): the span
-inside is the unit of work.
+inside is the unit of work. A root span such a reader reads as a tool call (a vocabulary that
+marks an agent's function and a tool's alike) was called by no model: it is the unit of work too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.conventions.base import NOT_CAPTURED
@@ -24,34 +25,52 @@ from otel_scorers.span_record import SpanRecord
 
 
 def top_level_runs(
-    roots: Iterable[int],
+    roots: Collection[int],
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    tool_roots: bool = False,
 ) -> None:
     """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
-    model calls no run holds (see the module's docstring)."""
+    model calls no run holds (see the module's docstring); with `tool_roots`, one of them is
+    read as a tool call."""
+    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)} if tool_roots else set()
     roots = {
         span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
     }
-    if not roots:
+    if not roots and not tools:
         return
-    roots = _units_within_wrappers(roots, by_id, unroled)
+    roots = _units_within_wrappers(roots, by_id, unroled) | tools
     found: set[int] = set()
     for span_id, (_, role) in roles.items():
         if role != "model":
             continue
         current = by_id[span_id].parent_span_id
         for _ in range(MAX_DEPTH):
-            if current is None or current not in by_id or current in roles:
-                break  # the call is a run's or a tool's, or its root was not exported
+            if current is None or current not in by_id:
+                break  # its root was not exported
             if current in roots:
                 found.add(current)
                 break
+            if current in roles:
+                break  # the call is a run's or a tool's
             current = by_id[current].parent_span_id
     for span_id in found:
-        roles[span_id] = (unroled.pop(span_id), "run")
+        reader = unroled.pop(span_id) if span_id in unroled else roles[span_id][0]
+        roles[span_id] = (reader, "run")
+    if found & tools:
+        _loops_under_tools(by_id, roles)
+
+
+def _top_tool(
+    span_id: int, by_id: Mapping[int, SpanRecord], roles: Mapping[int, tuple[Convention, SpanRole]]
+) -> bool:
+    """A root span read as a tool call by a reader that marks no agent: nothing called it, so
+    it is no tool's call but the application's function at the top of the trace (Prompt flow's
+    `@trace` marks every function alike), the run when it holds model calls."""
+    reader, role = roles.get(span_id, (None, None))
+    return role == "tool" and reader is not None and reader.run_at_top(by_id[span_id])
 
 
 def _units_within_wrappers(
@@ -83,3 +102,25 @@ def _records_nothing(reader: Convention, span: SpanRecord) -> bool:
         and content.input_text is None
         and content.output_text is None
     )
+
+
+def _loops_under_tools(
+    by_id: Mapping[int, SpanRecord], roles: dict[int, tuple[Convention, SpanRole]]
+) -> None:
+    """In a trace whose unit of work its reader read as a tool call (a vocabulary that marks an
+    agent's function and a tool's alike), a span read as a tool call directly under another,
+    around model calls and tool calls of its own (a loop), is the agent that tool ran."""
+    nested = {
+        span_id
+        for span_id, (reader, role) in roles.items()
+        if role == "tool"
+        and reader.run_at_top(by_id[span_id])
+        and roles.get(by_id[span_id].parent_span_id or 0, (None, None))[1] == "tool"
+    }
+    holds: dict[SpanRole, set[int]] = {"model": set(), "tool": set()}
+    for span_id, (_, role) in roles.items():
+        parent = by_id[span_id].parent_span_id
+        if role in holds and parent in nested:
+            holds[role].add(parent)
+    for span_id in holds["model"] & holds["tool"]:
+        roles[span_id] = (roles[span_id][0], "run")

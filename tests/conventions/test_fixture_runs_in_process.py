@@ -250,6 +250,14 @@ MARKED_LATE_LIMITS: dict[tuple[str, str], str] = {
         for path in (TRACES / "crewai-openllmetry-alone").glob("*.truth.json")
     },
     **{
+        ("livekit-agents", path.name.removesuffix(".truth.json")): (
+            "every span of a turn carries a GenAI key that marks a run (`gen_ai.operation.name`, "
+            "`gen_ai.agent.name`), so each is replayed marked after it starts, and nothing else "
+            "starts inside the turn"
+        )
+        for path in (TRACES / "livekit-agents").glob("*.truth.json")
+    },
+    **{
         ("openllmetry-openaijs", path.name.removesuffix(".truth.json")): (
             "each model call names its agent (`gen_ai.agent.name`, a run's marker with any value), so "
             "every span of the run is replayed marked after it starts, and nothing else starts inside it"

@@ -130,6 +130,19 @@ def constructed_fields(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def data_with_objects(text: str) -> Any:
+    """The `repr()` of data (a dict or a list) holding objects built of keyword fields
+    (`{'messages': [ToolMessage(content='Sunny', status='error')]}`), each object as its fields;
+    None when `text` is not certainly one. Its syntax tree is read; nothing is evaluated."""
+    if len(text) > MAX_LITERAL_CHARS or text[:1] not in ("{", "[") or text[-1:] not in ("}", "]"):
+        return None
+    try:
+        value = _tree_value(ast.parse(text, mode="eval").body, 0)
+    except (Exception, MemoryError, RecursionError):  # bad input stays text, never an error
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
 def _tree_value(node: ast.expr, depth: int) -> Any:
     """The value a node of a repr's syntax tree writes (`constructed_fields`); raises ValueError
     on any other node."""
