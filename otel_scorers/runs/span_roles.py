@@ -310,9 +310,8 @@ def _idle_work_units(
     unroled: dict[int, Convention],
 ) -> None:
     """A run span that marks a unit of work rather than an agent (`Convention.run_needs_work`)
-    with no span under it is no run: an instrumentation that loses the parent of each callback
-    (OpenLLMetry's LangChain.js one) writes every step of an agent as such a span, each a trace of
-    its own."""
+    with no span under it is no run: an instrumentation losing the parent of each callback
+    (OpenLLMetry's LangChain.js) writes every step of an agent as such a span, a trace of its own."""
     parents = {span.parent_span_id for span in by_id.values()}
     for span_id in idle:
         if span_id not in parents and roles.get(span_id, (None, None))[1] == "run":
