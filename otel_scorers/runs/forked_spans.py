@@ -65,6 +65,7 @@ def _score(
     found = read([after for _, after in unforked.values()])
     target = fork.target()
     given: list[SpanRole] = []
+    by_values = False  # the reader itself gives a forked span a role, by the values it carries
     for span_id, (convention, role) in found.roles.items():
         pair = unforked.get(span_id)
         if pair is None or pair[1] is pair[0]:
@@ -74,7 +75,8 @@ def _score(
             return  # a run whose agent the fork does not name: it keeps the name elsewhere
         if not target.isdisjoint(_namespaces(convention)):
             given.append(role)
-    if "run" in given and len(given) > scores.get(target, (0, found))[0]:
+            by_values = by_values or convention.role(after) is not None
+    if by_values and "run" in given and len(given) > scores.get(target, (0, found))[0]:
         scores[target] = (len(given), found)
 
 
