@@ -85,10 +85,6 @@ SPRING_AI = corpora_running("spring-ai")
 #: Frameworks (or single `framework/scenario` cases, which win) not read right yet: the aspects
 #: named are expected to fail, and to pass would fail them (strict).
 PENDING: dict[str, Pending] = {
-    "mastra-laminar": Pending(
-        "no reader knows the `@mastra/laminar` exporter's spans yet: their run is not read",
-        frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS}),
-    ),
     "mlflow-smolagents/code_agent": Pending(
         "a CodeAgent's tools run outside the run's trace under MLflow's smolagents autolog",
         frozenset({RUNS, TOOL_RESULTS}),
