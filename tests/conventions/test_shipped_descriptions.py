@@ -44,6 +44,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "monocle",
         "monocle",
         "laminar",
+        "laminar-mastra",
         "laminar",
         "fiddler",
         "fiddler",
