@@ -171,7 +171,7 @@ def found_on(span: SpanRecord, source: CompiledSource) -> bool:
 def walk(value: Any, path: tuple[str | int, ...], decode: Callable[[Any], Any]) -> Any:
     for step in path:
         if isinstance(step, int):
-            if not isinstance(value, list) or not -len(value) <= step < len(value):
+            if not isinstance(value, (list, tuple)) or not -len(value) <= step < len(value):
                 return None
             value = value[step]
         elif not is_mapping(value):

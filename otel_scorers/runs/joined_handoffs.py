@@ -133,8 +133,9 @@ def _handed_within(
 
 def _handoffs_within(parts: RunParts) -> None:
     """Handoffs to agents that have no run of their own: the agents take turns inside the one
-    run span (LlamaIndex's `AgentWorkflow`). Each hands on from the agent handed to before."""
-    agent = agent_name_of(parts)
+    run span (LlamaIndex's `AgentWorkflow`). Each hands on from the agent handed to before, the
+    first from the run's agent (a conversation's: its first turn's)."""
+    agent = agent_name_of(parts) or parts.first_turn_agent
     found = []
     for convention, span in parts.tools:
         target = convention.handoff_target(span)
