@@ -34,6 +34,7 @@ SHIPPED_FILES = (
     "sentry.yaml",
     "trulens.yaml",
     "promptflow.yaml",
+    "mcp_agent.yaml",
 )
 
 
