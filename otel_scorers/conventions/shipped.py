@@ -35,6 +35,7 @@ SHIPPED_FILES = (
     "trulens.yaml",
     "promptflow.yaml",
     "traceai.yaml",
+    "mcp_agent.yaml",
 )
 
 
