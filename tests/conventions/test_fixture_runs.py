@@ -135,7 +135,7 @@ PENDING: dict[str, Pending] = {
     "monocle-openai-agents/agent_as_tool": Pending(
         "Monocle writes no turn span around an agent run as a tool: its turns under the tool's "
         "span are not joined into one run",
-        frozenset({RUNS}),
+        frozenset({RUNS, TOOL_RESULTS}),
     ),
     "openinference-beeaijs": Pending(_BEEAIJS, frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS})),
     # Without a tool, no tool's name is wrong: the quick checks agree.
@@ -183,8 +183,8 @@ PENDING: dict[str, Pending] = {
         _HONEYHIVE_LONE_CHAIN,
         frozenset({RUNS, QUICK_CHECKS}),
     ),
-    "honeyhive-openai/multi_turn": Pending(_HONEYHIVE_LONE_CHAIN, frozenset({RUNS})),
-    "honeyhive-openai/two_runs": Pending(_HONEYHIVE_LONE_CHAIN, frozenset({RUNS})),
+    "honeyhive-openai/multi_turn": Pending(_HONEYHIVE_LONE_CHAIN, frozenset({RUNS, TOOL_RESULTS})),
+    "honeyhive-openai/two_runs": Pending(_HONEYHIVE_LONE_CHAIN, frozenset({RUNS, TOOL_RESULTS})),
     "agentops-agno/team": Pending(
         "AgentOps' Agno team span holds no answer, its delegation's result is the default text of "
         "the generator the tool returned, and the member's span is beside that call, given no request: "
