@@ -181,7 +181,8 @@ def labels() -> list[Label]:
 
 
 def judge(server: JudgeServer) -> Judge:
-    return Judge(JudgeConfig(model=MODEL, api_base=server.url, api_key="k", timeout_s=10.0, concurrency=16))
+    # Timeouts far above a call's time: the test counts pairs, and a loaded machine must not drop one.
+    return Judge(JudgeConfig(model=MODEL, api_base=server.url, api_key="k", timeout_s=120.0, concurrency=16))
 
 
 def run_labels(finished: list[Any]) -> list[Label]:
@@ -229,13 +230,13 @@ def test_two_hundred_labelled_runs_through_the_processor(
     server: JudgeServer, telemetry: Telemetry, labels_first: bool
 ) -> None:
     toxicity = scorers.toxicity(judge=judge(server), threshold=0.5)
-    processor = ScoringSpanProcessor([bind(toxicity)], labels=True, **telemetry.providers())
+    processor = ScoringSpanProcessor([bind(toxicity, timeout_s=120)], labels=True, **telemetry.providers())
     try:
         if labels_first:
             # labels for runs whose spans have not ended yet: addressed by conversation id
             processor.add_labels(labels())
         spans = agent_traffic(processor)
-        assert processor.force_flush(30_000)
+        assert processor.force_flush(120_000)
         if not labels_first:
             processor.add_labels(run_labels(spans))
         assert gauge(telemetry, "otel_scorers.agreement.pairs") == RUNS
