@@ -5,11 +5,10 @@ reader knows are a fork's (`forked.py`)."""
 
 from __future__ import annotations
 
-import re
-
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.forked import Forks
 from otel_scorers.conventions.inferred import GEN_AI_NAMESPACE
+from otel_scorers.conventions.inferred_names import SEPARATORS
 
 
 def marker_keys(convention: Convention) -> set[str]:
@@ -24,7 +23,7 @@ def marker_keys(convention: Convention) -> set[str]:
 def namespaces(conventions: tuple[Convention, ...]) -> set[str]:
     """The namespaces of these readers' keys."""
     keys = {key for convention in conventions for key in marker_keys(convention)}
-    return {re.split(r"[.:]", key, maxsplit=1)[0] for key in keys}
+    return {SEPARATORS.split(key, maxsplit=1)[0] for key in keys}
 
 
 def reader_namespaces(convention: Convention) -> frozenset[str]:
