@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Any
 
 import regex
 
@@ -35,6 +36,18 @@ _NEEDS_TOOL_ERRORS = frozenset({"tool_errors"})
 #: skipped, or a run that called tools would pass `used_no_tools`.
 _NEEDS_TOOL_CALLS = frozenset({"tool_calls"})
 _FAILED_STATES = frozenset({"error", "incomplete", "result_error"})
+
+
+def _check(
+    name: str,
+    score: Callable[[AgentRun], Score],
+    needs: frozenset[str],
+    args: dict[str, object] | None = None,
+    **fields: Any,
+) -> Check:
+    # Every check here makes a new `Score` on each call (`_verdict`), so the pipeline may keep it
+    # as it is rather than copy it (`Check.fresh_scores`).
+    return Check(name, score, needs, args=args or {}, fresh_scores=True, **fields)
 
 
 def _verdict(name: str, passed: bool, reason: str) -> Score:
@@ -62,13 +75,7 @@ def includes(expected: str, *, ignore_case: bool = True) -> Check:
         found = wanted in (out.lower() if ignore_case else out)
         return _verdict("includes", found, f"output {'contains' if found else 'does not contain'} {quoted}")
 
-    return Check(
-        "includes",
-        score,
-        _NEEDS_OUTPUT,
-        args={"expected": expected, "ignore_case": ignore_case},
-        fresh_scores=True,
-    )
+    return _check("includes", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
 
 
 def excludes(unwanted: str, *, ignore_case: bool = True) -> Check:
@@ -83,13 +90,7 @@ def excludes(unwanted: str, *, ignore_case: bool = True) -> Check:
             "excludes", not found, f"output {'contains' if found else 'does not contain'} {quoted}"
         )
 
-    return Check(
-        "excludes",
-        score,
-        _NEEDS_OUTPUT,
-        args={"unwanted": unwanted, "ignore_case": ignore_case},
-        fresh_scores=True,
-    )
+    return _check("excludes", score, _NEEDS_OUTPUT, args={"unwanted": unwanted, "ignore_case": ignore_case})
 
 
 def equals(expected: str, *, ignore_case: bool = True) -> Check:
@@ -106,13 +107,7 @@ def equals(expected: str, *, ignore_case: bool = True) -> Check:
         where = f"first difference at character {at + 1}" if at is not None else f"length {len(out)}"
         return _verdict("equals", False, f"output differs from {quoted} ({where})")
 
-    return Check(
-        "equals",
-        score,
-        _NEEDS_OUTPUT,
-        args={"expected": expected, "ignore_case": ignore_case},
-        fresh_scores=True,
-    )
+    return _check("equals", score, _NEEDS_OUTPUT, args={"expected": expected, "ignore_case": ignore_case})
 
 
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL}
@@ -158,13 +153,12 @@ def matches(
         found = bounded_search(compiled, run.output or "", timeout_s) is not None
         return _verdict("matches", found, f"output {'matches' if found else 'does not match'} {shown}{how}")
 
-    return Check(
+    return _check(
         "matches",
         score,
         _NEEDS_OUTPUT,
         args={"pattern": pattern, "flags": flags, "exact": exact},
         retime=lambda limit: matches(pattern, flags=flags, exact=exact, timeout_s=min(limit, timeout_s)),
-        fresh_scores=True,
     )
 
 
@@ -198,13 +192,12 @@ def similarity(expected: str, *, threshold: float | None = None, ignore_case: bo
         passed = value >= threshold
         return _verdict("similarity", passed, f"{reason}, {'at least' if passed else 'below'} {threshold:g}")
 
-    return Check(
+    return _check(
         "similarity",
         score,
         _NEEDS_OUTPUT,
         binary=threshold is not None,
         args={"expected": expected, "threshold": threshold, "ignore_case": ignore_case},
-        fresh_scores=True,
     )
 
 
@@ -229,9 +222,7 @@ def called_tool(tool: str, *, times: int = 1) -> Check:
             "called_tool", passed, f"{tool} called {_times(count)}, wanted at least {_times(times)}"
         )
 
-    return Check(
-        "called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times}, fresh_scores=True
-    )
+    return _check("called_tool", score, _NEEDS_TOOL_CALLS, args={"tool": tool, "times": times})
 
 
 def did_not_call(tool: str) -> Check:
@@ -246,7 +237,7 @@ def did_not_call(tool: str) -> Check:
             return _verdict("did_not_call", False, f"{tool} called {_times(count)}, wanted never")
         return _verdict("did_not_call", True, f"{tool} not called")
 
-    return Check("did_not_call", score, _NEEDS_TOOL_CALLS, args={"tool": tool}, fresh_scores=True)
+    return _check("did_not_call", score, _NEEDS_TOOL_CALLS, args={"tool": tool})
 
 
 def _names(calls: Sequence[ToolCall], limit: int = 8) -> str:
@@ -276,7 +267,7 @@ def tool_order(order: Sequence[str]) -> Check:
             f"{step} (step {position + 1} of {len(wanted)}) not called{after}; calls: {_names(run.tool_calls)}",
         )
 
-    return Check("tool_order", score, _NEEDS_TOOL_CALLS, args={"order": list(wanted)}, fresh_scores=True)
+    return _check("tool_order", score, _NEEDS_TOOL_CALLS, args={"order": list(wanted)})
 
 
 def max_tool_calls(max: int) -> Check:
@@ -287,7 +278,7 @@ def max_tool_calls(max: int) -> Check:
         count = len(run.tool_calls)
         return _verdict("max_tool_calls", count <= limit, f"{_calls(count)}, at most {limit} allowed")
 
-    return Check("max_tool_calls", score, _NEEDS_TOOL_CALLS, args={"max": limit}, fresh_scores=True)
+    return _check("max_tool_calls", score, _NEEDS_TOOL_CALLS, args={"max": limit})
 
 
 def used_no_tools() -> Check:
@@ -299,7 +290,7 @@ def used_no_tools() -> Check:
         count = len(run.tool_calls)
         return _verdict("used_no_tools", False, f"{_calls(count)} ({_names(run.tool_calls)}), wanted none")
 
-    return Check("used_no_tools", score, _NEEDS_TOOL_CALLS, fresh_scores=True)
+    return _check("used_no_tools", score, _NEEDS_TOOL_CALLS)
 
 
 _FAILURE_WORDS = {"error": "failed", "incomplete": "did not finish", "result_error": "returned an error"}
@@ -320,4 +311,4 @@ def no_tool_errors() -> Check:
         count = len(run.tool_calls)
         return _verdict("no_tool_errors", True, f"{_calls(count)}, none failed" if count else "no tool calls")
 
-    return Check("no_tool_errors", score, _NEEDS_TOOL_ERRORS, fresh_scores=True)
+    return _check("no_tool_errors", score, _NEEDS_TOOL_ERRORS)
