@@ -178,14 +178,21 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     attributes = span.attributes
     if mcp.records_tools_call(attributes):
         return mcp.tool_call(span)
-    name = as_str(attributes.get(GEN_AI_TOOL_NAME))
+    # `as_str` in line for the name and the id, which most tool spans hold: one is read for
+    # every tool call of every run.
+    name = attributes.get(GEN_AI_TOOL_NAME)
+    if type(name) is not str or not name:
+        name = as_str(name)
     if name is None:
         named = _tool_named(span)
         name = named if named is not None else span.name
+    call_id = attributes.get(GEN_AI_TOOL_CALL_ID)
+    if type(call_id) is not str or not call_id:
+        call_id = as_str(call_id)
     return span_tool_call(
         span,
         name=name,
-        call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
+        call_id=call_id,
         arguments=decode_content(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, raw_arguments)),
         result=decode_content(attributes.get(GEN_AI_TOOL_CALL_RESULT, raw_result)),
     )
@@ -226,15 +233,19 @@ def names_no_tool(name: str) -> bool:
 def model_call(span: SpanRecord) -> ModelCall:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
-    return ModelCall(
-        span_id=span.span_id,
-        start_ns=span.start_ns,
-        input=input_messages,
-        output=output_messages,
-        model=answering_model(attributes),
-        input_tokens=input_tokens(attributes),
-        output_tokens=output_tokens(attributes),
-    )
+    # The values most model spans hold, read in line: a model's name and two token counts
+    # (`answering_model`, `input_tokens`, `output_tokens` decide every other value, three calls
+    # each, for every model call of every run).
+    model = attributes.get(GEN_AI_RESPONSE_MODEL)
+    if type(model) is not str or not model:
+        model = answering_model(attributes)
+    used = attributes.get(GEN_AI_USAGE_INPUT_TOKENS)
+    if type(used) is not int:
+        used = input_tokens(attributes)
+    answered = attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)
+    if type(answered) is not int:
+        answered = output_tokens(attributes)
+    return ModelCall(span.span_id, span.start_ns, input_messages, output_messages, model, used, answered)
 
 
 def documents(span: SpanRecord) -> tuple[Document, ...]:

@@ -165,7 +165,9 @@ def _messages(value: Any) -> Messages:
         if is_mapping(item):
             messages.append(_normalize_message(item))
     found = tuple(messages)
-    return Messages(found, carries_content(found))
+    # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call, and one is
+    # made for every message text read.
+    return tuple.__new__(Messages, (found, carries_content(found)))
 
 
 def is_mapping(value: Any) -> TypeIs[Mapping[Any, Any]]:
@@ -323,7 +325,7 @@ def result_error_text(result: Mapping[str, Any]) -> str:
 
 
 def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
-    if not span.ended:
+    if span.end_ns is None:  # `SpanRecord.ended`, without the property's call
         return "incomplete", None
     failure = span_failed(span)
     if failure is not None:
