@@ -119,12 +119,13 @@ def genai_messages(value: Any) -> Messages:
         if parsed is not None:
             found = parsed.get(value)
             if found is None:
-                found = parsed[value] = _messages(value)
+                found = parsed[value] = decode_messages(value)
             return found
-    return _messages(value)
+    return decode_messages(value)
 
 
-def _messages(value: Any) -> Messages:
+def decode_messages(value: Any) -> Messages:
+    """The messages `value` holds, decoded: `genai_messages` without remembering the text."""
     if (
         type(value) is str
         and len(value) > _LONGEST_PLACEHOLDER
@@ -145,6 +146,9 @@ def _messages(value: Any) -> Messages:
             return Messages()
         decoded = [decoded]
     messages: list[Message] = []
+    # `carries_content`, decided in the same walk while every message has the GenAI shape and
+    # every part is a dict (`shaped`): whether any part holds more than its shape, any part at all.
+    shaped, carried, no_parts = True, False, True
     for item in decoded:
         if type(item) is dict:
             # The shape the GenAI conventions write, normalized without a call: a role and a
@@ -154,7 +158,14 @@ def _messages(value: Any) -> Messages:
                 for part in parts:
                     if type(part) is not dict:  # decoded JSON: only a malformed part is no dict
                         parts = [part for part in parts if type(part) is dict or is_mapping(part)]
+                        shaped = False
                         break
+                    no_parts = False
+                    if not carried and not part.keys() <= _SHAPE_KEYS:
+                        carried = True
+                if len(item) == 2 and parts is item["parts"] and next(iter(item)) == "role":
+                    messages.append(item)  # the message as normalized, its keys in that order
+                    continue
                 # The decoded item is let go: its list of parts is the message's own.
                 normalized = {"role": role, "parts": parts}
                 name = item.get("name")
@@ -163,11 +174,12 @@ def _messages(value: Any) -> Messages:
                 messages.append(normalized)
                 continue
         if is_mapping(item):
+            shaped = False
             messages.append(_normalize_message(item))
     found = tuple(messages)
     # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call, and one is
     # made for every message text read.
-    return tuple.__new__(Messages, (found, carries_content(found)))
+    return tuple.__new__(Messages, (found, (carried or no_parts) if shaped else carries_content(found)))
 
 
 def is_mapping(value: Any) -> TypeIs[Mapping[Any, Any]]:
