@@ -85,8 +85,13 @@ def _requested(
 ) -> tuple[list[tuple[int, Mapping[str, Any]]], bool]:
     """The tool-call parts the model calls asked for, with when, and whether they were read
     from the requests' history (no call's output records what it asked for)."""
+    # `tool_call_parts` of each call's output, in line: asked of every run.
     requested: list[tuple[int, Mapping[str, Any]]] = [
-        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+        (model.start_ns, part)
+        for model in models
+        for message in model.output.items
+        for part in message.get("parts", ())
+        if part.get("type") == "tool_call"
     ]
     # Only spans that miss what a request holds are worth reading every request's history for.
     if requested or not any(

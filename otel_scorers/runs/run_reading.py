@@ -45,7 +45,11 @@ def _fields(parts: RunParts) -> ReadFields:
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
-    unnamed = any(names_no_tool(call.name) for call in tool_calls)
+    unnamed = False
+    for call in tool_calls:  # a loop, not `any` over a generator: asked of every run
+        if names_no_tool(call.name):
+            unnamed = True
+            break
     if unnamed:  # tool spans that do not say which tool ran: the run's calls are not known
         tool_calls = [call for call in tool_calls if not names_no_tool(call.name)]
     agent_name = content.agent_name or parts.first_turn_agent

@@ -20,7 +20,6 @@ from otel_scorers.conventions.formats.messages import (
     is_mapping,
     result_error_text,
     result_has_error,
-    tool_response_parts,
     tool_response_value,
 )
 from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
@@ -303,15 +302,25 @@ def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts
     failed when the run's framework sends a failure that way (`frameworks.sent_back_error`).
     Where the framework writes its steps into the request as text instead of parts (smolagents'
     `Observation:` messages), that text answers such a call, or fails it (`_from_history`)."""
-    if all(call.call_id is None for call in calls):
+    # Loops rather than calls of `all`, `any` and `tool_response_parts`: asked of every run.
+    for call in calls:
+        if call.call_id is not None:
+            break
+    else:
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
     for model in models:
-        for response_part in tool_response_parts(model.input.items):
-            if isinstance(response_part.get("id"), str):
-                sent.setdefault(response_part["id"], response_part)
-    unanswered = [call for call in calls if call.state == "incomplete" and call.call_id not in sent]
-    failures = _from_history(sent, models, parts) if unanswered else []
+        for message in model.input.items:
+            for response_part in message.get("parts", ()):
+                if response_part.get("type") == "tool_call_response" and isinstance(
+                    response_part.get("id"), str
+                ):
+                    sent.setdefault(response_part["id"], response_part)
+    failures: list[tuple[str, Any, str]] = []
+    for call in calls:
+        if call.state == "incomplete" and call.call_id not in sent:  # a call left unanswered
+            failures = _from_history(sent, models, parts)
+            break
     found = []
     for call in calls:
         part = sent.get(call.call_id) if call.call_id is not None else None

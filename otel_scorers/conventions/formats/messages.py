@@ -247,7 +247,11 @@ def text_of(message: Message) -> str:
 
 
 def has_text(message: Message) -> bool:
-    return any(part.get("type") == "text" for part in message.get("parts", ()))
+    # A loop, not `any` over a generator (a frame of its own): asked of every run's messages.
+    for part in message.get("parts", ()):  # noqa: SIM110
+        if part.get("type") == "text":
+            return True
+    return False
 
 
 def last_user_text(messages: Sequence[Message]) -> str | None:
