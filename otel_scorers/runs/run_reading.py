@@ -204,10 +204,15 @@ def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
     if parts.models or parts.around is None:
         layers = parts.model_layers
         if not layers:  # most runs: no lower layer completes any of their calls
-            return [
-                _model_call(convention, span)
-                for convention, span in one_per_call(parts.models, parts.handed_within)
-            ]
+            # A loop, each call's reader asked in line: most calls hold their messages, and need
+            # no other reader (`_model_call`).
+            calls = []
+            for convention, span in one_per_call(parts.models, parts.handed_within):
+                call = convention.model_call(span)
+                calls.append(
+                    call if call.input.captured or call.output.captured else _model_call(convention, span)
+                )
+            return calls
         return [
             _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
             for convention, span in one_per_call(parts.models, parts.handed_within)

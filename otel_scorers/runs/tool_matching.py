@@ -161,11 +161,33 @@ def _tool_call(
     result), and so did one whose result is its framework's text for a failure
     (`frameworks.returned_error`). Named, and its arguments read, as its framework calls it
     (`Framework.as_called`)."""
-    call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
+    call = convention.tool_call(span)
+    arguments, result = call.arguments, call.result
+    # `tool_call_io`'s and `_unwrapped_result`'s cheap checks in line, for the many calls whose
+    # reader found arguments that are an object of no recorded call (no `kwargs`), not typed
+    # (`typed_call_values`), and a result of text that is no object, or none.
+    if not (
+        isinstance(arguments, dict)
+        and "kwargs" not in arguments
+        and (type(arguments) is not dict or len(arguments) != 2)
+        and (result is not None or call.state != "ok")
+        and (result is None or (type(result) is str and not result.startswith('{"')))
+    ):
+        call = _unwrapped_result(tool_call_io(call, span))
+        arguments, result = call.arguments, call.result
+    # `_langchain_recorded`'s and `_returned`'s cheap checks in line: most calls are neither.
+    if (
+        (isinstance(arguments, dict) and "input_str" in arguments)
+        or (isinstance(result, dict) and not _MESSAGE_KEYS.isdisjoint(result))
+        or (isinstance(result, str) and "tool_call_id" in result)
+    ):
+        call = _langchain_recorded(call)
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
-    result = _returned(call, framework)
+    result = call.result
+    if framework is not None or isinstance(result, dict):
+        result = _returned(call, framework)
     if result is not call.result:
         call = changed_tool_call(call, result=result)
     if call.state == "ok" and (error := returned_error(framework, result)):

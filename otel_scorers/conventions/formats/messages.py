@@ -238,11 +238,10 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
 
 def text_of(message: Message) -> str:
     """The message's text parts joined (reasoning and tool parts excluded)."""
-    texts = [
-        part.get("content")
-        for part in message.get("parts", ())
-        if part.get("type") == "text" and isinstance(part.get("content"), str)
-    ]
+    texts = []
+    for part in message.get("parts", ()):  # a loop, not a comprehension (a call of its own)
+        if part.get("type") == "text" and isinstance(part.get("content"), str):
+            texts.append(part.get("content"))
     return "".join(texts)
 
 
