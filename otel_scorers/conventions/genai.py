@@ -17,31 +17,32 @@ from otel_scorers.conventions.base import (
     UNNAMED_AGENT,
     Convention,
     Document,
-    Messages,
     ModelCall,
     RunSpanContent,
     SpanRole,
 )
 from otel_scorers.conventions.formats import haystack, mcp
-from otel_scorers.conventions.formats.genai_events import event_messages
 from otel_scorers.conventions.formats.messages import (
-    as_int,
     as_str,
     decode_content,
-    genai_messages,
     handoff_tool_name,
-    is_placeholder,
     span_tool_call,
 )
+
+# Read here and by the other readers as this module's (`genai_values` holds them).
+from otel_scorers.conventions.genai_values import NAMESPACE_OUTPUT as NAMESPACE_OUTPUT
+from otel_scorers.conventions.genai_values import answering_model as answering_model
+from otel_scorers.conventions.genai_values import input_tokens as input_tokens
+from otel_scorers.conventions.genai_values import output_tokens as output_tokens
+from otel_scorers.conventions.genai_values import span_messages as span_messages
+from otel_scorers.conventions.genai_values import token_count
 from otel_scorers.conventions.inferred_kinds import MODEL_KINDS
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
     GEN_AI_HANDOFF_FROM_AGENT,
     GEN_AI_HANDOFF_TO_AGENT,
-    GEN_AI_INPUT_MESSAGES,
     GEN_AI_OPERATION_NAME,
-    GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_REQUEST_MODEL,
     GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_MODEL,
@@ -70,9 +71,6 @@ OPERATION_ROLES: Mapping[str, SpanRole] = {
     "text_completion": "model",
     "retrieval": "retriever",
 }
-#: The GenAI namespace's own output key, as a vocabulary's `{prefix}output` beside its kind key
-#: (`inferred.py`): what a span its reader claims gave, where no messages key holds it.
-NAMESPACE_OUTPUT = "gen_ai.output"
 #: Agents working together (a team, a graph, a crew) as one operation, named by
 #: `gen_ai.workflow.name`. It plays no role by itself: a workflow that asks a model itself,
 #: outside any run, is a run (`runs.span_roles`); one that only holds agents' runs is not.
@@ -150,18 +148,33 @@ def role(span: SpanRecord) -> SpanRole | None:
 def run_content(span: SpanRecord) -> RunSpanContent:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
+    # Each value as `as_str` and the token counts read it, the common ones in line: a run span
+    # names its agent, and holds no token counts or conversation id more often than not.
+    agent_name = attributes.get(GEN_AI_AGENT_NAME)
+    if type(agent_name) is not str or not agent_name:
+        agent_name = (
+            as_str(agent_name)
+            or agent_named(span.name)
+            or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
+            or _pipeline_component(attributes)
+            or _unit_of_work_name(span)
+        )
+    model = attributes.get(GEN_AI_REQUEST_MODEL)
+    if type(model) is not str or not model:
+        model = as_str(model)
+    conversation_id = attributes.get(GEN_AI_CONVERSATION_ID)
+    if conversation_id is not None:
+        conversation_id = as_str(conversation_id)
     return RunSpanContent(
-        agent_name=as_str(attributes.get(GEN_AI_AGENT_NAME))
-        or agent_named(span.name)
-        or as_str(attributes.get(GEN_AI_WORKFLOW_NAME))
-        or _pipeline_component(attributes)
-        or _unit_of_work_name(span),
-        input=input_messages,
-        output=output_messages,
-        model=as_str(attributes.get(GEN_AI_REQUEST_MODEL)),
-        input_tokens=input_tokens(attributes),
-        output_tokens=output_tokens(attributes),
-        conversation_id=as_str(attributes.get(GEN_AI_CONVERSATION_ID)),
+        agent_name,
+        input_messages,
+        output_messages,
+        None,
+        None,
+        model,
+        token_count(attributes, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_PROMPT_TOKENS, input_tokens),
+        token_count(attributes, GEN_AI_USAGE_OUTPUT_TOKENS, GEN_AI_USAGE_COMPLETION_TOKENS, output_tokens),
+        conversation_id,
     )
 
 
@@ -178,14 +191,21 @@ def tool_call(span: SpanRecord, raw_arguments: Any = None, raw_result: Any = Non
     attributes = span.attributes
     if mcp.records_tools_call(attributes):
         return mcp.tool_call(span)
-    name = as_str(attributes.get(GEN_AI_TOOL_NAME))
+    # `as_str` in line for the name and the id, which most tool spans hold: one is read for
+    # every tool call of every run.
+    name = attributes.get(GEN_AI_TOOL_NAME)
+    if type(name) is not str or not name:
+        name = as_str(name)
     if name is None:
         named = _tool_named(span)
         name = named if named is not None else span.name
+    call_id = attributes.get(GEN_AI_TOOL_CALL_ID)
+    if type(call_id) is not str or not call_id:
+        call_id = as_str(call_id)
     return span_tool_call(
         span,
         name=name,
-        call_id=as_str(attributes.get(GEN_AI_TOOL_CALL_ID)),
+        call_id=call_id,
         arguments=decode_content(attributes.get(GEN_AI_TOOL_CALL_ARGUMENTS, raw_arguments)),
         result=decode_content(attributes.get(GEN_AI_TOOL_CALL_RESULT, raw_result)),
     )
@@ -226,15 +246,19 @@ def names_no_tool(name: str) -> bool:
 def model_call(span: SpanRecord) -> ModelCall:
     attributes = span.attributes
     input_messages, output_messages = span_messages(span)
-    return ModelCall(
-        span_id=span.span_id,
-        start_ns=span.start_ns,
-        input=input_messages,
-        output=output_messages,
-        model=answering_model(attributes),
-        input_tokens=input_tokens(attributes),
-        output_tokens=output_tokens(attributes),
-    )
+    # The values most model spans hold, read in line: a model's name and two token counts
+    # (`answering_model`, `input_tokens`, `output_tokens` decide every other value, three calls
+    # each, for every model call of every run).
+    model = attributes.get(GEN_AI_RESPONSE_MODEL)
+    if type(model) is not str or not model:
+        model = answering_model(attributes)
+    used = attributes.get(GEN_AI_USAGE_INPUT_TOKENS)
+    if type(used) is not int:
+        used = input_tokens(attributes)
+    answered = attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)
+    if type(answered) is not int:
+        answered = output_tokens(attributes)
+    return ModelCall(span.span_id, span.start_ns, input_messages, output_messages, model, used, answered)
 
 
 def documents(span: SpanRecord) -> tuple[Document, ...]:
@@ -305,30 +329,6 @@ def unit_of_work(attributes: Mapping[str, Any]) -> bool:
     )
 
 
-def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
-    """Input and output messages: the span's attributes when it has them, else its events."""
-    attributes = span.attributes
-    raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
-    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
-    if raw_input is None and raw_output is None:
-        return event_messages(span)
-    return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")
-
-
-def _or_plain_text(raw: Any, role: str) -> Messages:
-    """The messages `raw` holds; plain text in their place (OpenLIT's Pydantic AI run span writes
-    the agent's answer so) is one message of that text from `role` (the user's request, the
-    agent's answer). Text that is JSON, or starts as JSON would, is not one."""
-    found = genai_messages(raw)
-    if found.items or type(raw) is not str or is_placeholder(raw):
-        return found
-    text = raw.strip()
-    # JSON cut short (a size limit) is messages unread, not prose.
-    if not text or text[0] in "[{":
-        return found
-    return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
-
-
 #: The finish reasons of a response that asks for tools: the GenAI conventions' `tool_call`, and
 #: the providers' own as instrumentations copy them (OpenAI's `tool_calls` and `function_call`,
 #: Anthropic's and Bedrock's `tool_use`).
@@ -344,27 +344,6 @@ def finished_for_tools(attributes: Mapping[str, Any]) -> bool:
     if not isinstance(reasons, (list, tuple)):
         return False
     return any(isinstance(reason, str) and reason.lower() in TOOL_CALL_FINISH_REASONS for reason in reasons)
-
-
-def answering_model(
-    attributes: Mapping[str, Any],
-    response: str = GEN_AI_RESPONSE_MODEL,
-    request: str = GEN_AI_REQUEST_MODEL,
-) -> str | None:
-    """The model a model span names: the one that answered (`response`), else the one asked for
-    (`request`); the GenAI keys unless the instrumentation has its own."""
-    return as_str(attributes.get(response)) or as_str(attributes.get(request))
-
-
-def input_tokens(attributes: Mapping[str, Any]) -> int | None:
-    # `prompt_tokens` / `completion_tokens` are the names before semantic conventions v1.27.
-    found = as_int(attributes.get(GEN_AI_USAGE_INPUT_TOKENS))
-    return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_PROMPT_TOKENS))
-
-
-def output_tokens(attributes: Mapping[str, Any]) -> int | None:
-    found = as_int(attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS))
-    return found if found is not None else as_int(attributes.get(GEN_AI_USAGE_COMPLETION_TOKENS))
 
 
 def agent_named(span_name: str) -> str | None:

@@ -18,7 +18,16 @@ def one_per_call(
     if len(spans) < 2:
         return list(spans)
     kept: list[tuple[Convention, SpanRecord]] = []
-    for pair in sorted(spans, key=lambda pair: pair[1].start_ns):
+    # Sorted by start, unless they are already in that order, as a run's spans mostly are (the
+    # sort calls its key for each span).
+    ordered = spans
+    previous = spans[0][1].start_ns
+    for _, span in spans:
+        if span.start_ns < previous:
+            ordered = sorted(spans, key=lambda pair: pair[1].start_ns)
+            break
+        previous = span.start_ns
+    for pair in ordered:
         start, last = pair[1].start_ns, kept[-1][1] if kept else None
         if (
             last

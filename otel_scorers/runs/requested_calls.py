@@ -61,11 +61,18 @@ def match_requested_calls(
                 internal_parts.add(index)
             continue
         part = requested[index][1]
-        arguments = decode_json(part.get("arguments"))
+        arguments = part.get("arguments")
+        if isinstance(arguments, (str, bytes)):  # `decode_json`'s own check, in line
+            arguments = decode_json(arguments)
         # The model's arguments are an object; a tool span may hold a bare value (a LangChain
-        # one-argument tool) or nothing: the object says more.
+        # one-argument tool) or nothing: the object says more. (`is_mapping` asked only of
+        # what is not a dict, as decoded JSON's objects are.)
         if arguments is not None and (
-            call.arguments is None or (is_mapping(arguments) and not is_mapping(call.arguments))
+            call.arguments is None
+            or (
+                (type(arguments) is dict or is_mapping(arguments))
+                and not (type(call.arguments) is dict or is_mapping(call.arguments))
+            )
         ):
             call = changed_tool_call(call, arguments=arguments)
         if call.call_id is None and isinstance(part.get("id"), str):
@@ -85,8 +92,13 @@ def _requested(
 ) -> tuple[list[tuple[int, Mapping[str, Any]]], bool]:
     """The tool-call parts the model calls asked for, with when, and whether they were read
     from the requests' history (no call's output records what it asked for)."""
+    # `tool_call_parts` of each call's output, in line: asked of every run.
     requested: list[tuple[int, Mapping[str, Any]]] = [
-        (model.start_ns, part) for model in models for part in tool_call_parts(model.output.items)
+        (model.start_ns, part)
+        for model in models
+        for message in model.output.items
+        for part in message.get("parts", ())
+        if part.get("type") == "tool_call"
     ]
     # Only spans that miss what a request holds are worth reading every request's history for.
     if requested or not any(

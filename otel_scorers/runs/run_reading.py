@@ -8,12 +8,11 @@ model spans; tool calls from its tool spans matched to the model's requests (`to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 
-from otel_scorers.conventions import Convention, also_reading, model_call_reader
-from otel_scorers.conventions.base import Document, Messages, ModelCall, RunSpanContent
-from otel_scorers.conventions.formats import langchain, tool_definitions
+from otel_scorers.conventions import Convention
+from otel_scorers.conventions.base import Document, ModelCall, RunSpanContent
+from otel_scorers.conventions.formats import tool_definitions
 from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text, tool_call_parts
 from otel_scorers.conventions.formats.parsed_texts import ParsedTexts, parsed_so_far, parsing_once
 from otel_scorers.conventions.frameworks import request_in_prompt, step_fields
@@ -23,9 +22,9 @@ from otel_scorers.runs.called_handoffs import called_handoffs
 from otel_scorers.runs.context import run_context
 from otel_scorers.runs.conversation_id import run_conversation_id
 from otel_scorers.runs.lazy_run import LaterParts, ReadFields, lazy_run
-from otel_scorers.runs.model_spans import one_per_call
+from otel_scorers.runs.model_calls import model_calls
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run, untraced_calls
-from otel_scorers.runs.run_text import FROM_CONVERSATION_AROUND, FROM_MODEL_CALLS, span_text
+from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
 from otel_scorers.span_record import SpanRecord
 
@@ -40,12 +39,16 @@ def read_run(parts: RunParts, parsed: ParsedTexts | None = None) -> AgentRun:
 def _fields(parts: RunParts) -> ReadFields:
     content = content_of(parts)
     sources: dict[str, str] = {}
-    models = _model_calls(parts, sources)
+    models = model_calls(parts, sources)
     tool_calls, internal_parts = run_tool_calls(parts, models)
     run_input = _input_text(content, models, parts, sources)
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
     tool_calls = without_answer_call(tool_calls, models, run_output)
-    unnamed = any(names_no_tool(call.name) for call in tool_calls)
+    unnamed = False
+    for call in tool_calls:  # a loop, not `any` over a generator: asked of every run
+        if names_no_tool(call.name):
+            unnamed = True
+            break
     if unnamed:  # tool spans that do not say which tool ran: the run's calls are not known
         tool_calls = [call for call in tool_calls if not names_no_tool(call.name)]
     agent_name = content.agent_name or parts.first_turn_agent
@@ -192,88 +195,6 @@ def _missing(
     ) and not any(m.output.captured for m in models):
         missing |= {"tool_calls", "tool_errors"}
     return missing
-
-
-def _model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
-    """The run's model calls in start order, one per call (`one_per_call`); when it has none, those
-    of the conversation the span around it keeps (`sources` then says its tool calls came from it)."""
-    if parts.models or parts.around is None:
-        layers = parts.model_layers
-        if not layers:  # most runs: no lower layer completes any of their calls
-            return [
-                _model_call(convention, span)
-                for convention, span in one_per_call(parts.models, parts.handed_within)
-            ]
-        return [
-            _with_lower_layers(_model_call(convention, span), layers.get(span.span_id, ()))
-            for convention, span in one_per_call(parts.models, parts.handed_within)
-        ]
-    models = _held_conversation(parts.around)
-    if any(tool_call_parts(model.output.items) for model in models):
-        sources["tool_calls"] = FROM_CONVERSATION_AROUND
-    return models
-
-
-def _model_call(convention: Convention, span: SpanRecord) -> ModelCall:
-    """The call as the reader that claimed its span reads it; when that finds no messages, with
-    those another library's keys on the same span hold (`conventions.also_reading`: MLflow's
-    `mlflow.spanInputs` on a Semantic Kernel model span, whose own content goes to log records),
-    described or not (`conventions.model_call_reader`)."""
-    call = convention.model_call(span)
-    if call.input.captured or call.output.captured:
-        return call
-    for other in (*also_reading(span, convention), model_call_reader(span)):
-        if other is not None and other.role(span) == "model":
-            found = other.model_call(span)
-            if found.input.captured or found.output.captured:
-                return replace(call, input=found.input, output=found.output)
-    return call
-
-
-def _with_lower_layers(call: ModelCall, layers: Sequence[tuple[Convention, SpanRecord]]) -> ModelCall:
-    """The call as its outer span says it, with the model, the token counts and the messages it
-    does not hold taken from the same call seen by a lower layer (DSPy's `Predict` module over
-    its `LM`; a framework's generator component, recorded without messages, over the client's
-    call)."""
-    if not layers or (
-        None not in (call.model, call.input_tokens, call.output_tokens)
-        and call.input.captured
-        and call.output.captured
-    ):
-        return call
-    for convention, span in layers:
-        lower = convention.model_call(span)
-        call = replace(
-            call,
-            model=call.model or lower.model,
-            input_tokens=call.input_tokens if call.input_tokens is not None else lower.input_tokens,
-            output_tokens=call.output_tokens if call.output_tokens is not None else lower.output_tokens,
-            input=call.input if call.input.captured else lower.input,
-            output=call.output if call.output.captured else lower.output,
-        )
-    return call
-
-
-def _held_conversation(around: tuple[Convention, SpanRecord]) -> list[ModelCall]:
-    """The model calls of the conversation the span around a run keeps as its output (a
-    framework's task result, `{"messages": [...]}`), when the run has none of its own: one per
-    assistant turn, sent what came before it. Their tool requests, answered by the tool messages
-    that follow, are the run's tool calls (`tool_matching`)."""
-    convention, span = around
-    output = convention.run_content(span).output_text
-    messages = langchain.messages_of(output) if output and "messages" in output else None
-    if not messages:
-        return []
-    return [
-        ModelCall(
-            span.span_id,
-            span.start_ns + index,  # the turns' order: the conversation records no times
-            input=Messages(tuple(messages[:index]), captured=True),
-            output=Messages((message,), captured=True),
-        )
-        for index, message in enumerate(messages)
-        if message.get("role") == "assistant"
-    ]
 
 
 def _retrievals(parts: RunParts) -> list[tuple[int, str, tuple[Document, ...]]]:

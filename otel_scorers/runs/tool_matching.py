@@ -14,32 +14,27 @@ from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats import ag2, converse, langchain, llamaindex, mcp
 from otel_scorers.conventions.formats.messages import (
-    decode_content,
     decode_json,
     handoff_tool_name,
     is_mapping,
     result_error_text,
     result_has_error,
-    tool_response_parts,
-    tool_response_value,
 )
-from otel_scorers.conventions.formats.python_repr import decoded_value, is_default_repr
+from otel_scorers.conventions.formats.python_repr import decoded_value
 from otel_scorers.conventions.formats.recorded_call import call_arguments, unwrapped
 from otel_scorers.conventions.formats.typed_value import typed_call_values
 from otel_scorers.conventions.frameworks import (
     Framework,
     framework_of_call,
     loop_tool,
-    results_in_history,
     returned_error,
-    sent_back_error,
 )
-from otel_scorers.model import ToolCall, ToolState, changed_tool_call
+from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
-from otel_scorers.runs.run_text import reduced_answer
+from otel_scorers.runs.sent_back import results_sent_back
 from otel_scorers.runs.unnamed_responses import answered_in_place
 from otel_scorers.span_record import SpanRecord
 
@@ -72,7 +67,7 @@ def run_tool_calls(parts: RunParts, models: Sequence[ModelCall]) -> tuple[list[T
     internal_parts: set[int] = set()
     tool_calls = [
         _failed_without_result(_as_the_tool_saw_it(call))
-        for call in _results_sent_back(
+        for call in results_sent_back(
             answered_in_place(
                 match_requested_calls(tools, models, internal_parts, handoff_names), models, parts.framework
             ),
@@ -111,6 +106,24 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     function's call (`recorded_call`), a LlamaIndex `ToolOutput` (whose `is_error` says the
     call failed) or AG2's `execute_function` (the model's request in, `[success, {content}]`
     out: `formats/ag2.py`), whichever reader claimed the span."""
+    arguments, result = call.arguments, call.result
+    # Most calls, as the tool saw them already: no text as a result that could be a repr, a
+    # message object or JSON (`decoded_value`), and arguments that are none of the shapes read
+    # below (a recorded call's `args` and `kwargs`, AG2's request's `arguments`): no reading
+    # below changes them.
+    if (
+        result is None
+        or (type(result) is str and result[:1] not in ("{", "[", "") and "tool_call_id=" not in result)
+    ) and (
+        arguments is None
+        or (
+            type(arguments) is dict
+            and "args" not in arguments
+            and "kwargs" not in arguments
+            and "arguments" not in arguments
+        )
+    ):
+        return call
     arguments = decoded_value(call.arguments) if isinstance(call.arguments, str) else call.arguments
     arguments = ag2.tool_arguments(call_arguments(arguments), call.name)
     result = decoded_value(call.result) if call.result is not None else None
@@ -148,11 +161,33 @@ def _tool_call(
     result), and so did one whose result is its framework's text for a failure
     (`frameworks.returned_error`). Named, and its arguments read, as its framework calls it
     (`Framework.as_called`)."""
-    call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
+    call = convention.tool_call(span)
+    arguments, result = call.arguments, call.result
+    # `tool_call_io`'s and `_unwrapped_result`'s cheap checks in line, for the many calls whose
+    # reader found arguments that are an object of no recorded call (no `kwargs`), not typed
+    # (`typed_call_values`), and a result of text that is no object, or none.
+    if not (
+        isinstance(arguments, dict)
+        and "kwargs" not in arguments
+        and (type(arguments) is not dict or len(arguments) != 2)
+        and (result is not None or call.state != "ok")
+        and (result is None or (type(result) is str and not result.startswith('{"')))
+    ):
+        call = _unwrapped_result(tool_call_io(call, span))
+        arguments, result = call.arguments, call.result
+    # `_langchain_recorded`'s and `_returned`'s cheap checks in line: most calls are neither.
+    if (
+        (isinstance(arguments, dict) and "input_str" in arguments)
+        or (isinstance(result, dict) and not _MESSAGE_KEYS.isdisjoint(result))
+        or (isinstance(result, str) and "tool_call_id" in result)
+    ):
+        call = _langchain_recorded(call)
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)
-    result = _returned(call, framework)
+    result = call.result
+    if framework is not None or isinstance(result, dict):
+        result = _returned(call, framework)
     if result is not call.result:
         call = changed_tool_call(call, result=result)
     if call.state == "ok" and (error := returned_error(framework, result)):
@@ -281,108 +316,22 @@ def without_answer_call(
 def missing_tool_content(calls: Sequence[ToolCall]) -> set[str]:
     """Tool arguments and results the trace did not carry: none of the finished calls has any
     (one call without arguments or result is just a tool that takes or returns nothing)."""
-    finished = [call for call in calls if call.state != "incomplete"]
+    # One walk, not lists and `all` over generators: asked of every run with tool calls.
+    finished = succeeded = with_arguments = with_results = False
+    for call in calls:
+        if call.state == "incomplete":
+            continue
+        finished = True
+        with_arguments = with_arguments or call.arguments is not None
+        if call.state == "ok":
+            succeeded = True
+            with_results = with_results or call.result is not None
     missing = set()
-    if finished and all(call.arguments is None for call in finished):
+    if finished and not with_arguments:
         missing.add("tool_arguments")
-    succeeded = [call for call in finished if call.state == "ok"]
-    if succeeded and all(call.result is None for call in succeeded):
+    if succeeded and not with_results:
         missing.add("tool_results")
     return missing
-
-
-def _results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts: RunParts) -> list[ToolCall]:
-    """What the model was sent back for a call (the `tool_call_response` part with its call id
-    in a later model call's input; JSON text decoded, as a tool span's own result is: a
-    chat-completions `tool` message holds the text the tool's value was sent as) is its result
-    when the tool span carries none (AutoGen's) or
-    only the default text of what the tool returned (a generator OpenLIT's Agno spans record),
-    and a failure when the part says the call failed (OpenInference's AgentChat TOOL spans stay
-    OK when the tool raised). A call that no tool span recorded but whose response the model
-    got has run (OpenLLMetry's CrewAI instrumentation writes no tool spans): it is finished,
-    failed when the run's framework sends a failure that way (`frameworks.sent_back_error`).
-    Where the framework writes its steps into the request as text instead of parts (smolagents'
-    `Observation:` messages), that text answers such a call, or fails it (`_from_history`)."""
-    if all(call.call_id is None for call in calls):
-        return calls
-    sent: dict[str, Mapping[str, Any]] = {}
-    for model in models:
-        for response_part in tool_response_parts(model.input.items):
-            if isinstance(response_part.get("id"), str):
-                sent.setdefault(response_part["id"], response_part)
-    unanswered = [call for call in calls if call.state == "incomplete" and call.call_id not in sent]
-    failures = _from_history(sent, models, parts) if unanswered else []
-    found = []
-    for call in calls:
-        part = sent.get(call.call_id) if call.call_id is not None else None
-        if part is None:
-            failure = _failure_of(call, failures) if call.state == "incomplete" and failures else None
-            found.append(
-                changed_tool_call(call, state="error", error=failure) if failure is not None else call
-            )
-            continue
-        if call.state == "incomplete":
-            response = tool_response_value(part)
-            error = sent_back_error(parts.framework, response)
-            state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
-            found.append(
-                changed_tool_call(
-                    call,
-                    state=state,
-                    result=decode_content(response) if state == "ok" else None,
-                    error=(error or str(response)) if state == "error" else None,
-                )
-            )
-            continue
-        # A generator's or an object's default text is not what the tool gave the model, nor is
-        # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
-        if call.result is None or is_default_repr(call.result) or _answer_sent(call.result, part):
-            call = changed_tool_call(call, result=decode_content(tool_response_value(part)))
-        # A result object with an error (Haystack's `{"error": ...}` on its tool span) that the
-        # framework sent the model as a failure is the call's failure.
-        if call.state in ("ok", "result_error") and (
-            part.get("error") is True
-            or (call.state == "result_error" and sent_back_error(parts.framework, tool_response_value(part)))
-        ):
-            response = tool_response_value(part)
-            call = changed_tool_call(call, state="error", error=str(response) if response else "error")
-        found.append(call)
-    return found
-
-
-def _from_history(
-    sent: dict[str, Mapping[str, Any]], models: Sequence[ModelCall], parts: RunParts
-) -> list[tuple[str, Any, str]]:
-    """What the run's framework wrote into later requests' text of the calls before them
-    (`frameworks.results_in_history`: smolagents' `Observation:` messages), for calls no part
-    answered: each result into `sent` as the part it stands for; the failures, (tool, arguments,
-    error), returned."""
-    failures: list[tuple[str, Any, str]] = []
-    framework = framework_of_run(parts)
-    for model in models:
-        for found in results_in_history(framework, model.input.items):
-            for call_id, text in found.by_id.items():
-                sent.setdefault(call_id, {"type": "tool_call_response", "id": call_id, "response": text})
-            failures.extend(found.failures)
-    return failures
-
-
-def _failure_of(call: ToolCall, failures: list[tuple[str, Any, str]]) -> str | None:
-    """The error the framework told the model of a call of this tool given these arguments (each
-    told failure is one call's: taken from the list once found)."""
-    for index, (name, arguments, error) in enumerate(failures):
-        if name == call.name and arguments == call.arguments:
-            del failures[index]
-            return error
-    return None
-
-
-def _answer_sent(result: Any, part: Mapping[str, Any]) -> bool:
-    """The model was sent, as the call's result, the answer the structure the span recorded holds."""
-    if not is_mapping(result) or "messages" not in result:
-        return False
-    response = tool_response_value(part)
-    return isinstance(response, str) and reduced_answer(result) == response
 
 
 def _failed_without_result(call: ToolCall) -> ToolCall:

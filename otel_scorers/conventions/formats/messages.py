@@ -119,12 +119,13 @@ def genai_messages(value: Any) -> Messages:
         if parsed is not None:
             found = parsed.get(value)
             if found is None:
-                found = parsed[value] = _messages(value)
+                found = parsed[value] = decode_messages(value)
             return found
-    return _messages(value)
+    return decode_messages(value)
 
 
-def _messages(value: Any) -> Messages:
+def decode_messages(value: Any) -> Messages:
+    """The messages `value` holds, decoded: `genai_messages` without remembering the text."""
     if (
         type(value) is str
         and len(value) > _LONGEST_PLACEHOLDER
@@ -145,6 +146,9 @@ def _messages(value: Any) -> Messages:
             return Messages()
         decoded = [decoded]
     messages: list[Message] = []
+    # `carries_content`, decided in the same walk while every message has the GenAI shape and
+    # every part is a dict (`shaped`): whether any part holds more than its shape, any part at all.
+    shaped, carried, no_parts = True, False, True
     for item in decoded:
         if type(item) is dict:
             # The shape the GenAI conventions write, normalized without a call: a role and a
@@ -154,7 +158,14 @@ def _messages(value: Any) -> Messages:
                 for part in parts:
                     if type(part) is not dict:  # decoded JSON: only a malformed part is no dict
                         parts = [part for part in parts if type(part) is dict or is_mapping(part)]
+                        shaped = False
                         break
+                    no_parts = False
+                    if not carried and not part.keys() <= _SHAPE_KEYS:
+                        carried = True
+                if len(item) == 2 and parts is item["parts"] and next(iter(item)) == "role":
+                    messages.append(item)  # the message as normalized, its keys in that order
+                    continue
                 # The decoded item is let go: its list of parts is the message's own.
                 normalized = {"role": role, "parts": parts}
                 name = item.get("name")
@@ -163,9 +174,12 @@ def _messages(value: Any) -> Messages:
                 messages.append(normalized)
                 continue
         if is_mapping(item):
+            shaped = False
             messages.append(_normalize_message(item))
     found = tuple(messages)
-    return Messages(found, carries_content(found))
+    # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call, and one is
+    # made for every message text read.
+    return tuple.__new__(Messages, (found, (carried or no_parts) if shaped else carries_content(found)))
 
 
 def is_mapping(value: Any) -> TypeIs[Mapping[Any, Any]]:
@@ -224,16 +238,19 @@ def _normalize_message(message: Mapping[str, Any]) -> Message:
 
 def text_of(message: Message) -> str:
     """The message's text parts joined (reasoning and tool parts excluded)."""
-    texts = [
-        part.get("content")
-        for part in message.get("parts", ())
-        if part.get("type") == "text" and isinstance(part.get("content"), str)
-    ]
+    texts = []
+    for part in message.get("parts", ()):  # a loop, not a comprehension (a call of its own)
+        if part.get("type") == "text" and isinstance(part.get("content"), str):
+            texts.append(part.get("content"))
     return "".join(texts)
 
 
 def has_text(message: Message) -> bool:
-    return any(part.get("type") == "text" for part in message.get("parts", ()))
+    # A loop, not `any` over a generator (a frame of its own): asked of every run's messages.
+    for part in message.get("parts", ()):  # noqa: SIM110
+        if part.get("type") == "text":
+            return True
+    return False
 
 
 def last_user_text(messages: Sequence[Message]) -> str | None:
@@ -323,7 +340,7 @@ def result_error_text(result: Mapping[str, Any]) -> str:
 
 
 def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
-    if not span.ended:
+    if span.end_ns is None:  # `SpanRecord.ended`, without the property's call
         return "incomplete", None
     failure = span_failed(span)
     if failure is not None:

@@ -21,6 +21,8 @@ TYPED_FIELDS = frozenset({"type", "value"})
 _TYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{0,31}")
 #: Typed values held inside each other no deeper than this are read.
 _MAX_NESTING = 4
+#: How the text of a typed value starts.
+_TYPED_TEXTS = ('{"type"', '{"value"')
 #: The fields of a message carrying a tool's result back to the model.
 _RESULT_MESSAGE_FIELDS = frozenset({"role", "content", "name", "tool_call_id"})
 
@@ -42,7 +44,7 @@ def typed_value(value: Any) -> Any:
     """The value a typed value holds, at any nesting, JSON text decoded; any other value as it is.
     Text is decoded first when it may be a typed value (`{"type": ...}` or `{"value": ...}`)."""
     if type(value) is str:
-        if not value.startswith(('{"type"', '{"value"')):  # the cheap check, for the many texts
+        if not value.startswith(_TYPED_TEXTS):  # the cheap check, for the many texts
             return value
         decoded = decode_json(value)
         if not is_typed(decoded):
@@ -58,7 +60,7 @@ def typed_value(value: Any) -> Any:
 
 
 def _typed_text(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(('{"type"', '{"value"'))
+    return isinstance(value, str) and value.startswith(_TYPED_TEXTS)
 
 
 def message_carried(value: Any) -> Any:
@@ -82,5 +84,13 @@ def typed_call_values(arguments: Any, result: Any) -> tuple[Any, Any]:
     """A tool call's arguments and result as the values their tracer recorded typed hold
     (`typed_value`), a typed result carried back in one message read as its content
     (`message_carried`); each value not typed as it is."""
+    # Most calls: neither value may be typed (`typed_value`'s cheap checks, in line).
+    if (
+        (type(arguments) is not dict or len(arguments) != 2)
+        and (type(arguments) is not str or not arguments.startswith(_TYPED_TEXTS))
+        and (type(result) is not dict or len(result) != 2)
+        and (type(result) is not str or not result.startswith(_TYPED_TEXTS))
+    ):
+        return arguments, result
     typed_result = typed_value(result)
     return typed_value(arguments), message_carried(typed_result) if typed_result is not result else result
