@@ -124,8 +124,9 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
     if is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
-        # Message parts of text (the GenAI conventions'), else AG2's `[success, {content}]`.
-        result, succeeded = ag2.tool_result(mcp.text_parts_value(result))
+        # Message parts of text (the GenAI conventions', MCP's items), else AG2's `[success, {content}]`.
+        text = mcp.text_parts_value(result)
+        result, succeeded = ag2.tool_result(decoded_value(text) if isinstance(text, str) else text)
         failed = succeeded is False
     if arguments is call.arguments and result is call.result:
         return call

@@ -1,0 +1,27 @@
+"""A run's parts kept where no key a reader knows holds them, read with the shipped descriptions
+withheld: each corpus stands for a tracer whose vocabulary the project never saw, its runs found,
+their text, names and tool calls read from what the trace itself shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.runs.test_inferred_vocabulary_fixtures import (
+    assert_read_as_written,
+    no_shipped_descriptions,
+    rebuilt,
+)
+
+__all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "parallel_tools", "dict_result", "sub_agent", "two_runs"]
+)
+def test_a_result_sent_back_as_content_items_of_text_is_their_text(scenario: str) -> None:
+    # mcp-agent's tool spans lie outside its runs; the model was sent each result as MCP's content
+    # items (`[{"type": "text", "text": ...}]`): what the tool returned is their text, a Python
+    # repr of data read as that data.
+    runs = rebuilt("mcp-agent", scenario)
+    assert runs and all(run.convention == "genai" for run in runs)
+    assert_read_as_written("mcp-agent", scenario, runs)
