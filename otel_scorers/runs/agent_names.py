@@ -4,7 +4,8 @@ Readers know where their own instrumentation names an agent; a span that another
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
 convention shares are read, then the span-name forms of an agent's run (GenAI's `invoke_agent X`,
-`agent_run [X]`), on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
+`agent_run [X]`, a label and the name quoted: `agent run: 'X'`), on the run's span, then on the
+agent span wrapping the run. A run that no span marks (joined from
 its model calls) is named by the graph it ran in when no span around its calls names an agent: a
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
@@ -18,6 +19,7 @@ from otel_scorers.conventions.base import NAME_KEYS
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.genai import agent_named
+from otel_scorers.conventions.labelled_names import labelled_name
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
@@ -46,7 +48,7 @@ def named_by_keys(span: SpanRecord) -> str | None:
         value = attributes.get(key)
         if isinstance(value, str) and value:
             return value
-    return agent_named(span.name)
+    return agent_named(span.name) or labelled_name(span.name)
 
 
 #: How a graph's messages state begins, as JSON (`{"messages": [...]}`): a LangGraph graph's input.

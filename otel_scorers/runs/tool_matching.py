@@ -34,6 +34,7 @@ from otel_scorers.conventions.frameworks import (
     returned_error,
     sent_back_error,
 )
+from otel_scorers.conventions.labelled_names import labelled_call
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.generic_io import tool_call_io
@@ -149,7 +150,9 @@ def _tool_call(
     result), and so did one whose result is its framework's text for a failure
     (`frameworks.returned_error`). Named, and its arguments read, as its framework calls it
     (`Framework.as_called`)."""
-    call = _langchain_recorded(_unwrapped_result(tool_call_io(convention.tool_call(span), span)))
+    call = _langchain_recorded(
+        _unwrapped_result(tool_call_io(labelled_call(convention.tool_call(span), span), span))
+    )
     framework = framework_of_call(span, call, run_framework)
     if framework is not None:
         call = framework.as_called(call)

@@ -25,3 +25,12 @@ def test_a_result_sent_back_as_content_items_of_text_is_their_text(scenario: str
     runs = rebuilt("mcp-agent", scenario)
     assert runs and all(run.convention == "genai" for run in runs)
     assert_read_as_written("mcp-agent", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool", "stream"])
+def test_a_span_named_by_a_label_and_a_quoted_name_names_its_agent_and_its_tool_so(scenario: str) -> None:
+    # Mastra through Laminar's exporter names its spans `agent run: 'weather-agent'` and
+    # `tool: 'get_weather'`, and keeps no name key: the label says the kind, the quotes the name.
+    runs = rebuilt("mastra-laminar", scenario)
+    assert runs and all(run.convention.startswith("inferred:") for run in runs)
+    assert_read_as_written("mastra-laminar", scenario, runs)
