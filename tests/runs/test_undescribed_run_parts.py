@@ -27,10 +27,26 @@ def test_a_result_sent_back_as_content_items_of_text_is_their_text(scenario: str
     assert_read_as_written("mcp-agent", scenario, runs)
 
 
-@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool", "stream"])
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool", "stream"]
+)
 def test_a_span_named_by_a_label_and_a_quoted_name_names_its_agent_and_its_tool_so(scenario: str) -> None:
     # Mastra through Laminar's exporter names its spans `agent run: 'weather-agent'` and
     # `tool: 'get_weather'`, and keeps no name key: the label says the kind, the quotes the name.
     runs = rebuilt("mastra-laminar", scenario)
     assert runs and all(run.convention.startswith("inferred:") for run in runs)
     assert_read_as_written("mastra-laminar", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "no_tool", "responses_api", "two_runs", "report"]
+)
+def test_a_run_named_after_a_qualified_function_is_named_by_the_agent_of_its_first_turn(
+    scenario: str,
+) -> None:
+    # Monocle's turn span is named after the function it traced (`agents.run.Runner.run_sync`)
+    # and names no agent; the invocations inside it, joined into it as its steps, name theirs
+    # (`entity.1.name`).
+    runs = rebuilt("monocle-openai-agents", scenario)
+    assert runs and all(run.convention.startswith("inferred:") for run in runs)
+    assert_read_as_written("monocle-openai-agents", scenario, runs)
