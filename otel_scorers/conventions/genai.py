@@ -28,11 +28,10 @@ from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_content,
-    genai_messages,
     handoff_tool_name,
-    is_placeholder,
     span_tool_call,
 )
+from otel_scorers.conventions.formats.plain_messages import RESPONSE_TEXT, or_plain_text
 from otel_scorers.conventions.inferred_kinds import MODEL_KINDS
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
@@ -310,23 +309,10 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     attributes = span.attributes
     raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
     raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
+    raw_output = raw_output if raw_output is not None else attributes.get(RESPONSE_TEXT)
     if raw_input is None and raw_output is None:
         return event_messages(span)
-    return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")
-
-
-def _or_plain_text(raw: Any, role: str) -> Messages:
-    """The messages `raw` holds; plain text in their place (OpenLIT's Pydantic AI run span writes
-    the agent's answer so) is one message of that text from `role` (the user's request, the
-    agent's answer). Text that is JSON, or starts as JSON would, is not one."""
-    found = genai_messages(raw)
-    if found.items or type(raw) is not str or is_placeholder(raw):
-        return found
-    text = raw.strip()
-    # JSON cut short (a size limit) is messages unread, not prose.
-    if not text or text[0] in "[{":
-        return found
-    return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
+    return or_plain_text(raw_input, "user"), or_plain_text(raw_output, "assistant")
 
 
 #: The finish reasons of a response that asks for tools: the GenAI conventions' `tool_call`, and

@@ -46,13 +46,14 @@ RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
 #: Read for a run after the bare keys.
 _RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|span)\.(input|output)$")
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
-#: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
-#: tool span after the generic keys, when exactly one key of the span ends so.
-ARGUMENT_TAILS = frozenset({"arguments", "args"})
+#: result (`acme.tool.call.arguments`, `acme.tool.args`, `acme.tool.input`; `acme.tool.call.result`,
+#: `acme.tool.output`): read on a tool span after the generic keys, when exactly one key of the
+#: span ends so.
+ARGUMENT_TAILS = frozenset({"arguments", "args", "input"})
 RESULT_TAILS = frozenset({"result", "output"})
 #: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
 _TOOL_KEY = re.compile(
-    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|result|output)$"
+    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|input|result|output)$"
 )
 
 

@@ -50,3 +50,16 @@ def test_a_run_named_after_a_qualified_function_is_named_by_the_agent_of_its_fir
     runs = rebuilt("monocle-openai-agents", scenario)
     assert runs and all(run.convention.startswith("inferred:") for run in runs)
     assert_read_as_written("monocle-openai-agents", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["tool_then_answer", "two_tools", "multi_turn", "failing_tool", "no_tool", "nested", "dict_result"],
+)
+def test_the_response_text_and_the_tools_input_of_the_genai_namespace_are_read(scenario: str) -> None:
+    # Sentry's spans name their operations as the GenAI conventions do, and keep a model call's
+    # answer as a JSON list of texts in `gen_ai.response.text`, a tool's arguments in
+    # `gen_ai.tool.input`: the namespace's response text, its tool's input.
+    runs = rebuilt("sentry-langchainjs", scenario)
+    assert runs and all(run.convention == "genai" for run in runs)
+    assert_read_as_written("sentry-langchainjs", scenario, runs)
