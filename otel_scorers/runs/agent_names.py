@@ -19,6 +19,7 @@ from otel_scorers.conventions.base import NAME_KEYS
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.genai import agent_named
+from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.conventions.labelled_names import labelled_name
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
@@ -26,13 +27,13 @@ from otel_scorers.span_record import SpanRecord
 
 def agent_name(span: SpanRecord, read: str | None) -> str | None:
     """The agent's name: what the span's reader read, unless that is only the span's own name
-    (the reader's last resort), which the keys and span-name forms every convention shares may
-    say better. A reader that read no name meant none (a conversation named after its turns)."""
+    (the reader's last resort) or a run's kind, which the keys and span-name forms every
+    convention shares may say better. A reader that read no name meant none (a conversation named after its turns)."""
     if read is None:
         # An agent graph its framework's metadata marks is named as its span is (LangChain names
         # a graph's span after the graph), by whichever reader it was read.
         return span.name if span.name and langchain.marks_agent_graph(span) else None
-    if read != span.name:
+    if read != span.name and normalised(read) not in ANY_RUN_KIND:
         return read
     return named_by_keys(span) or read
 

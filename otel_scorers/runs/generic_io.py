@@ -38,8 +38,9 @@ INPUT_KEYS = ("input.value", BARE_INPUT, "gen_ai.prompt")
 OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion", NAMESPACE_OUTPUT)
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
-RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
-RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
+#: Then the agent's, beside the name key every reader shares (`agent.name`, `NAME_KEYS`).
+RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt", "agent.input")
+RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion", "agent.output")
 #: A key of a namespace's own record of the span it is written on (`<namespace>.observation.input`,
 #: `<namespace>.span.output`): what a tracer's exporter writes on every span it converts (Mastra's
 #: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span.

@@ -63,3 +63,16 @@ def test_the_response_text_and_the_tools_input_of_the_genai_namespace_are_read(s
     runs = rebuilt("sentry-langchainjs", scenario)
     assert runs and all(run.convention == "genai" for run in runs)
     assert_read_as_written("sentry-langchainjs", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "multi_turn", "failing_tool", "no_tool", "dict_result"]
+)
+def test_an_entity_named_by_its_kind_is_named_and_read_by_the_keys_the_readers_share(scenario: str) -> None:
+    # AgentOps' Agno spans, read as a fork of OpenLLMetry's vocabulary (`agentops.span.kind`),
+    # name each entity by its kind (`agentops.entity.name = agent`, `tool`): the agent is
+    # `agent.name`, its answer `agent.output`; the tool `tool.name`, its arguments
+    # `tool.parameters`, its result `tool.result`, its failure `tool.error`.
+    runs = rebuilt("agentops-agno", scenario)
+    assert runs
+    assert_read_as_written("agentops-agno", scenario, runs)
