@@ -52,9 +52,12 @@ _RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|spa
 #: span ends so.
 ARGUMENT_TAILS = frozenset({"arguments", "args", "input"})
 RESULT_TAILS = frozenset({"result", "output"})
+#: The last part of a tool's key that says the call failed (`acme.tool.error`), read on every
+#: tool span: holding a value (true, a message), the call failed, whatever its result holds.
+ERROR_TAILS = frozenset({"error"})
 #: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
 _TOOL_KEY = re.compile(
-    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|input|result|output)$"
+    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|input|result|output|error)$"
 )
 
 
@@ -136,6 +139,8 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     arguments recorded as a function's keyword arguments (`{"args": [], "kwargs": {...}}`) are
     those (`recorded_call.call_arguments`), for the rules that read them before the call is
     read whole (a handoff's target)."""
+    if call.state in ("ok", "result_error"):
+        call = _failed_by_key(call, span)
     if call.arguments is not None and (call.result is not None or call.state != "ok"):
         return _called_with(call)  # most calls: their reader found both
     attributes = span.attributes
@@ -152,6 +157,16 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
             call, arguments=arguments, result=result, state="result_error", error=result_error_text(result)
         )
     return changed_tool_call(call, arguments=arguments, result=result)
+
+
+def _failed_by_key(call: ToolCall, span: SpanRecord) -> ToolCall:
+    """The call failed, without a result, when a key of its tool says so (`acme.tool.error`):
+    its error the key's message, else the one its result holds."""
+    failure = _shaped_value(span, ERROR_TAILS)
+    if failure is None or failure is False or failure == "false":
+        return call
+    error = failure if isinstance(failure, str) and failure != "true" else call.error or "error"
+    return changed_tool_call(call, result=None, state="error", error=error)
 
 
 def _called_with(call: ToolCall) -> ToolCall:

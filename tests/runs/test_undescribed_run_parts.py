@@ -76,3 +76,17 @@ def test_an_entity_named_by_its_kind_is_named_and_read_by_the_keys_the_readers_s
     runs = rebuilt("agentops-agno", scenario)
     assert runs
     assert_read_as_written("agentops-agno", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "scenario"), [("haystack-builtin", "failing_tool"), ("mlflow-haystack", "failing_tool")]
+)
+def test_a_tool_key_saying_the_call_failed_fails_it_whatever_its_result_holds(
+    corpus: str, scenario: str
+) -> None:
+    # Haystack's tool span records the error object it sent the model as the result
+    # (`{"error": ...}`) and says the call failed in `haystack.tool.error = true`: a key of the
+    # tool's, in its namespace, named for its failure.
+    runs = rebuilt(corpus, scenario)
+    assert runs
+    assert_read_as_written(corpus, scenario, runs)
