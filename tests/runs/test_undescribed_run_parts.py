@@ -90,3 +90,15 @@ def test_a_tool_key_saying_the_call_failed_fails_it_whatever_its_result_holds(
     runs = rebuilt(corpus, scenario)
     assert runs
     assert_read_as_written(corpus, scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["no_tool", "multi_turn"])
+def test_a_run_joined_from_model_calls_is_named_by_the_unit_of_work_that_recorded_its_request(
+    scenario: str,
+) -> None:
+    # Laminar's `observe()` root names the application's unit of work (`weather_agent`) and
+    # records the request in `lmnr.span.input`; a turn that calls no tool holds no kind key, and
+    # its run is joined from its model call alone.
+    runs = rebuilt("lmnr-openaijs", scenario)
+    assert runs
+    assert_read_as_written("lmnr-openaijs", scenario, runs)
