@@ -39,14 +39,15 @@ def test_a_span_named_by_a_label_and_a_quoted_name_names_its_agent_and_its_tool_
 
 
 @pytest.mark.parametrize(
-    "scenario", ["tool_then_answer", "two_tools", "no_tool", "responses_api", "two_runs", "report"]
+    "scenario",
+    ["tool_then_answer", "two_tools", "no_tool", "responses_api", "two_runs", "report", "handoff_after_tool"],
 )
 def test_a_run_named_after_a_qualified_function_is_named_by_the_agent_of_its_first_turn(
     scenario: str,
 ) -> None:
     # Monocle's turn span is named after the function it traced (`agents.run.Runner.run_sync`)
     # and names no agent; the invocations inside it, joined into it as its steps, name theirs
-    # (`entity.1.name`).
+    # (`entity.1.name`): the first names the run; a turn of another agent took it over.
     runs = rebuilt("monocle-openai-agents", scenario)
     assert runs and all(run.convention.startswith("inferred:") for run in runs)
     assert_read_as_written("monocle-openai-agents", scenario, runs)
