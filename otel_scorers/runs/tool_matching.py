@@ -122,12 +122,13 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
         result, failure = response
         if failure is not None:
             return changed_tool_call(call, arguments=arguments, result=None, state="error", error=failure)
-    if is_mapping(result):
+    if is_mapping(result) and "messages" in result and (answer := reduced_answer(result)) is not None:
+        result = answer  # an agent's whole state, returned by a tool that ran it: its answer
+    elif is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
         # Message parts of text (the GenAI conventions', MCP's items), else AG2's `[success, {content}]`.
-        text = mcp.text_parts_value(result)
-        result, succeeded = ag2.tool_result(decoded_value(text) if isinstance(text, str) else text)
+        result, succeeded = ag2.tool_result(mcp.text_parts_value(result))
         failed = succeeded is False
     if arguments is call.arguments and result is call.result:
         return call

@@ -103,3 +103,13 @@ def test_a_run_joined_from_model_calls_is_named_by_the_unit_of_work_that_recorde
     runs = rebuilt("lmnr-openaijs", scenario)
     assert runs
     assert_read_as_written("lmnr-openaijs", scenario, runs)
+
+
+@pytest.mark.parametrize("corpus", ["haystack-builtin", "mlflow-haystack"])
+def test_a_tool_returning_the_whole_state_of_the_agent_it_ran_returned_its_answer(corpus: str) -> None:
+    # Haystack's `ComponentTool` around an agent records the agent's whole state as the tool's
+    # result (`{"messages": [...]}`); the model is sent its last assistant message, read here
+    # without the model calls' messages (a Python repr of Haystack's objects).
+    runs = rebuilt(corpus, "nested")
+    assert runs
+    assert_read_as_written(corpus, "nested", runs)

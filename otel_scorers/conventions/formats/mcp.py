@@ -27,7 +27,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.formats.python_repr import object_fields
+from otel_scorers.conventions.formats.python_repr import decoded_value, object_fields
 from otel_scorers.gen_ai_names import (
     GEN_AI_TOOL_CALL_ARGUMENTS,
     GEN_AI_TOOL_CALL_ID,
@@ -193,11 +193,13 @@ def text_parts_value(value: list[Any]) -> Any:
     """What a tool returned when its result was written as message parts of text (the GenAI
     conventions' `[{"type": "text", "content": ...}]`; the providers' and MCP's content items,
     `[{"type": "text", "text": ...}]`): their text, decoded when it is JSON (a tool returning an
-    object is sent it as JSON text); `value` itself when any item is another."""
+    object is sent it as JSON text) or a Python repr of data; `value` itself when any item is
+    another."""
     texts = [text for item in value if (text := _part_text(item)) is not None]
     if not texts or len(texts) != len(value):
         return value
-    return decode_json("".join(texts))
+    decoded = decode_json("".join(texts))
+    return decoded_value(decoded) if isinstance(decoded, str) else decoded
 
 
 def _part_text(item: Any) -> str | None:
