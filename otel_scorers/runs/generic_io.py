@@ -52,8 +52,9 @@ _RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|spa
 #: span ends so.
 ARGUMENT_TAILS = frozenset({"arguments", "args", "input"})
 RESULT_TAILS = frozenset({"result", "output"})
-#: The last part of a tool's key that says the call failed (`acme.tool.error`), read on every
-#: tool span: holding a value (true, a message), the call failed, whatever its result holds.
+#: The last part of a tool's key that says the call failed (`acme.tool.error`), read on a tool
+#: span whose result holds an error: holding a value (true, a message), the call failed, its
+#: result only the error it sent back.
 ERROR_TAILS = frozenset({"error"})
 #: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
 _TOOL_KEY = re.compile(
@@ -139,7 +140,7 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     arguments recorded as a function's keyword arguments (`{"args": [], "kwargs": {...}}`) are
     those (`recorded_call.call_arguments`), for the rules that read them before the call is
     read whole (a handoff's target)."""
-    if call.state in ("ok", "result_error"):
+    if call.state == "result_error":  # few calls: a result holding an error
         call = _failed_by_key(call, span)
     if call.arguments is not None and (call.result is not None or call.state != "ok"):
         return _called_with(call)  # most calls: their reader found both
@@ -160,8 +161,8 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
 
 
 def _failed_by_key(call: ToolCall, span: SpanRecord) -> ToolCall:
-    """The call failed, without a result, when a key of its tool says so (`acme.tool.error`):
-    its error the key's message, else the one its result holds."""
+    """The call whose result holds an error failed, without a result, when a key of its tool
+    says so (`acme.tool.error`): its error the key's message, else the one its result holds."""
     failure = _shaped_value(span, ERROR_TAILS)
     if failure is None or failure is False or failure == "false":
         return call
