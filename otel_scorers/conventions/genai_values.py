@@ -12,10 +12,9 @@ from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
     decode_messages,
-    genai_messages,
-    is_placeholder,
 )
 from otel_scorers.conventions.formats.parsed_texts import parsed_so_far
+from otel_scorers.conventions.formats.plain_messages import RESPONSE_TEXT, or_plain_text
 from otel_scorers.gen_ai_names import (
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
@@ -38,13 +37,14 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
     attributes = span.attributes
     raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
     raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
+    raw_output = raw_output if raw_output is not None else attributes.get(RESPONSE_TEXT)
     if raw_input is None and raw_output is None:
         return event_messages(span)
     parsed = parsed_so_far()
     if parsed is not None and type(raw_input) is str and type(raw_output) is str:
         # Both sides as text, as most model and run spans hold them, read while a trace's runs
         # are: each text read once in the trace (`genai_messages`), in line, without the two
-        # calls a side that `_or_plain_text` costs; a side that holds no message goes that way.
+        # calls a side that `or_plain_text` costs; a side that holds no message goes that way.
         found_input = parsed.get(raw_input)
         if found_input is None:
             found_input = parsed[raw_input] = decode_messages(raw_input)
@@ -53,21 +53,7 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
             found_output = parsed[raw_output] = decode_messages(raw_output)
         if found_input.items and found_output.items:
             return found_input, found_output
-    return _or_plain_text(raw_input, "user"), _or_plain_text(raw_output, "assistant")
-
-
-def _or_plain_text(raw: Any, role: str) -> Messages:
-    """The messages `raw` holds; plain text in their place (OpenLIT's Pydantic AI run span writes
-    the agent's answer so) is one message of that text from `role` (the user's request, the
-    agent's answer). Text that is JSON, or starts as JSON would, is not one."""
-    found = genai_messages(raw)
-    if found.items or type(raw) is not str or is_placeholder(raw):
-        return found
-    text = raw.strip()
-    # JSON cut short (a size limit) is messages unread, not prose.
-    if not text or text[0] in "[{":
-        return found
-    return Messages(({"role": role, "parts": [{"type": "text", "content": raw}]},), captured=True)
+    return or_plain_text(raw_input, "user"), or_plain_text(raw_output, "assistant")
 
 
 def answering_model(

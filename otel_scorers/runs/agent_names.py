@@ -4,7 +4,8 @@ Readers know where their own instrumentation names an agent; a span that another
 also wrote on (OpenInference's span processor over Pydantic AI's GenAI spans) may name it where
 the reader does not look. When the reader fell back to the span's name, the keys every
 convention shares are read, then the span-name forms of an agent's run (GenAI's `invoke_agent X`,
-`agent_run [X]`), on the run's span, then on the agent span wrapping the run. A run that no span marks (joined from
+`agent_run [X]`, a label and the name quoted: `agent run: 'X'`), on the run's span, then on the
+agent span wrapping the run. A run that no span marks (joined from
 its model calls) is named by the graph it ran in when no span around its calls names an agent: a
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
@@ -18,19 +19,21 @@ from otel_scorers.conventions.base import NAME_KEYS
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.messages import decode_json
 from otel_scorers.conventions.genai import agent_named
+from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
+from otel_scorers.conventions.labelled_names import labelled_name
 from otel_scorers.gen_ai_names import GEN_AI_OPERATION_NAME
 from otel_scorers.span_record import SpanRecord
 
 
 def agent_name(span: SpanRecord, read: str | None) -> str | None:
     """The agent's name: what the span's reader read, unless that is only the span's own name
-    (the reader's last resort), which the keys and span-name forms every convention shares may
-    say better. A reader that read no name meant none (a conversation named after its turns)."""
+    (the reader's last resort) or a run's kind, which the keys and span-name forms every
+    convention shares may say better. A reader that read no name meant none (a conversation named after its turns)."""
     if read is None:
         # An agent graph its framework's metadata marks is named as its span is (LangChain names
         # a graph's span after the graph), by whichever reader it was read.
         return span.name if span.name and langchain.marks_agent_graph(span) else None
-    if read != span.name:
+    if read != span.name and normalised(read) not in ANY_RUN_KIND:
         return read
     return named_by_keys(span) or read
 
@@ -46,7 +49,7 @@ def named_by_keys(span: SpanRecord) -> str | None:
         value = attributes.get(key)
         if isinstance(value, str) and value:
             return value
-    return agent_named(span.name)
+    return agent_named(span.name) or labelled_name(span.name)
 
 
 #: How a graph's messages state begins, as JSON (`{"messages": [...]}`): a LangGraph graph's input.

@@ -37,13 +37,14 @@ from typing import Any
 
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import Message, ModelCall
-from otel_scorers.conventions.formats.messages import tool_call_parts, tool_response_parts
+from otel_scorers.conventions.formats.messages import last_user_text, tool_call_parts, tool_response_parts
 from otel_scorers.conventions.formats.parsed_texts import parsed_once
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.agent_names import graph_name, named_by_keys
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.held_bytes import held_bytes
 from otel_scorers.runs.open_chains import OpenChains, entry_bytes
+from otel_scorers.runs.recorded_units import unit_of_work_name
 from otel_scorers.runs.run_parts import RunParts
 from otel_scorers.runs.run_reading import read_run
 from otel_scorers.runs.span_roles import SpanRoles
@@ -287,14 +288,15 @@ def _loose_calls(found: SpanRoles) -> list[_Call]:
             continue  # a call whose request or answer is not in the trace joins nothing
         offered = bool(convention.tool_definitions(span))
         asked = _ids(tool_call_parts(call.output.items))
-        calls.append(_Call(convention, span, call, _agent_around(span, found), offered, asked))
+        calls.append(_Call(convention, span, call, _agent_around(span, found, call), offered, asked))
     return sorted(calls, key=lambda call: call.span.start_ns)
 
 
-def _agent_around(span: SpanRecord, found: SpanRoles) -> str | None:
+def _agent_around(span: SpanRecord, found: SpanRoles, call: ModelCall) -> str | None:
     """The agent a span around the call names by any convention's keys, else the graph the
     outermost span around it that runs a graph names (`agent_names.graph_name`), up to the tool
-    span that ran it, if any (a graph a tool runs is an agent of its own)."""
+    span that ran it, if any (a graph a tool runs is an agent of its own), else the unit of work
+    around it that recorded its request (`recorded_units`)."""
     graph: str | None = None
     parent = span.parent_span_id
     for _ in range(MAX_DEPTH):
@@ -309,7 +311,7 @@ def _agent_around(span: SpanRecord, found: SpanRoles) -> str | None:
             break
         graph = graph_name(around) or graph
         parent = around.parent_span_id
-    return graph
+    return graph or unit_of_work_name(span, found, last_user_text(call.input.items))
 
 
 def _continues(request: Sequence[Message], earlier_call: _Call) -> bool:

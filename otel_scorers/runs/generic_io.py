@@ -38,21 +38,27 @@ INPUT_KEYS = ("input.value", BARE_INPUT, "gen_ai.prompt")
 OUTPUT_KEYS = ("output.value", BARE_OUTPUT, "gen_ai.completion", NAMESPACE_OUTPUT)
 #: Those read for a run: OpenInference's `input.value` / `output.value` on a run span are its
 #: reader's to judge (LlamaIndex's workflow state there is no request).
-RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt")
-RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion")
+#: Then the agent's, beside the name key every reader shares (`agent.name`, `NAME_KEYS`).
+RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt", "agent.input")
+RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion", "agent.output")
 #: A key of a namespace's own record of the span it is written on (`<namespace>.observation.input`,
 #: `<namespace>.span.output`): what a tracer's exporter writes on every span it converts (Mastra's
 #: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span.
 #: Read for a run after the bare keys.
 _RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|span)\.(input|output)$")
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
-#: result (`acme.tool.call.arguments`, `acme.tool.args`; `acme.tool.call.result`): read on a
-#: tool span after the generic keys, when exactly one key of the span ends so.
-ARGUMENT_TAILS = frozenset({"arguments", "args"})
+#: result (`acme.tool.call.arguments`, `acme.tool.args`, `acme.tool.input`; `acme.tool.call.result`,
+#: `acme.tool.output`): read on a tool span after the generic keys, when exactly one key of the
+#: span ends so.
+ARGUMENT_TAILS = frozenset({"arguments", "args", "input"})
 RESULT_TAILS = frozenset({"result", "output"})
+#: The last part of a tool's key that says the call failed (`acme.tool.error`), read on a tool
+#: span whose result holds an error: holding a value (true, a message), the call failed, its
+#: result only the error it sent back.
+ERROR_TAILS = frozenset({"error"})
 #: A key of a namespace's tool: `<namespace>.tool.<tail>` or `<namespace>.tool.call.<tail>`.
 _TOOL_KEY = re.compile(
-    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|result|output)$"
+    r"(?i)^[a-z0-9_]+(?:[.:][a-z0-9_]+)*?[.:]tool(?:[.:_]call)?[.:](arguments|args|input|result|output|error)$"
 )
 
 
@@ -134,6 +140,8 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
     arguments recorded as a function's keyword arguments (`{"args": [], "kwargs": {...}}`) are
     those (`recorded_call.call_arguments`), for the rules that read them before the call is
     read whole (a handoff's target)."""
+    if call.state == "result_error":  # few calls: a result holding an error
+        call = _failed_by_key(call, span)
     if call.arguments is not None and (call.result is not None or call.state != "ok"):
         return _called_with(call)  # most calls: their reader found both
     attributes = span.attributes
@@ -150,6 +158,16 @@ def tool_call_io(call: ToolCall, span: SpanRecord) -> ToolCall:
             call, arguments=arguments, result=result, state="result_error", error=result_error_text(result)
         )
     return changed_tool_call(call, arguments=arguments, result=result)
+
+
+def _failed_by_key(call: ToolCall, span: SpanRecord) -> ToolCall:
+    """The call whose result holds an error failed, without a result, when a key of its tool
+    says so (`acme.tool.error`): its error the key's message, else the one its result holds."""
+    failure = _shaped_value(span, ERROR_TAILS)
+    if failure is None or failure is False or failure == "false":
+        return call
+    error = failure if isinstance(failure, str) and failure != "true" else call.error or "error"
+    return changed_tool_call(call, result=None, state="error", error=error)
 
 
 def _called_with(call: ToolCall) -> ToolCall:

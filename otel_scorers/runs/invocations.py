@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 from otel_scorers.conventions import Convention, SpanRole
 from otel_scorers.runs.ancestry import MAX_DEPTH, child_counts
+from otel_scorers.runs.code_named_runs import FirstJoined
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of
 from otel_scorers.runs.run_text import reduced_text, span_text
 from otel_scorers.span_record import SpanRecord
@@ -53,13 +54,16 @@ def one_run_per_invocation(
     nested = [parts for parts in runs.values() if scopes.run_around(parts) is not None]
     turns = _turns(nested, scopes) if len(nested) > 1 else set()
     nodes = _only_nodes(nested, scopes)
+    first = FirstJoined()
     for step in sorted(nested, key=lambda parts: parts.span.start_ns, reverse=True):
         outer = scopes.run_around(step)
         if outer is not None and (
             step.span.span_id in turns or step.span.span_id in nodes or _is_step(step, outer)
         ):
+            first.joined(step, outer)
             _merge(step, outer)
             scopes.remove(step, outer)
+    first.name(runs)
     idle = [parts for parts in runs.values() if not _works(parts)]
     children: dict[int, int] | None = None  # spans directly inside each span, counted when needed
     for empty in sorted(idle, key=lambda parts: parts.span.start_ns) if len(runs) > 1 else ():

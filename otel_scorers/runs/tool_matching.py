@@ -29,11 +29,13 @@ from otel_scorers.conventions.frameworks import (
     loop_tool,
     returned_error,
 )
+from otel_scorers.conventions.labelled_names import labelled_call
 from otel_scorers.model import ToolCall, changed_tool_call
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.generic_io import tool_call_io
 from otel_scorers.runs.requested_calls import call_start, match_requested_calls
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
+from otel_scorers.runs.run_text import reduced_answer
 from otel_scorers.runs.sent_back import results_sent_back
 from otel_scorers.runs.unnamed_responses import answered_in_place
 from otel_scorers.span_record import SpanRecord
@@ -134,10 +136,12 @@ def _as_the_tool_saw_it(call: ToolCall) -> ToolCall:
         result, failure = response
         if failure is not None:
             return changed_tool_call(call, arguments=arguments, result=None, state="error", error=failure)
-    if is_mapping(result):
+    if is_mapping(result) and "messages" in result and (answer := reduced_answer(result)) is not None:
+        result = answer  # an agent's whole state, returned by a tool that ran it: its answer
+    elif is_mapping(result):
         result, failed = llamaindex.tool_output(unwrapped(result))
     elif isinstance(result, list):
-        # Message parts of text (the GenAI conventions'), else AG2's `[success, {content}]`.
+        # Message parts of text (the GenAI conventions', MCP's items), else AG2's `[success, {content}]`.
         result, succeeded = ag2.tool_result(mcp.text_parts_value(result))
         failed = succeeded is False
     if arguments is call.arguments and result is call.result:
@@ -161,16 +165,17 @@ def _tool_call(
     result), and so did one whose result is its framework's text for a failure
     (`frameworks.returned_error`). Named, and its arguments read, as its framework calls it
     (`Framework.as_called`)."""
-    call = convention.tool_call(span)
+    call = labelled_call(convention.tool_call(span), span)
     arguments, result = call.arguments, call.result
     # `tool_call_io`'s and `_unwrapped_result`'s cheap checks in line, for the many calls whose
     # reader found arguments that are an object of no recorded call (no `kwargs`), not typed
-    # (`typed_call_values`), and a result of text that is no object, or none.
+    # (`typed_call_values`), and a result of text that is no object, or none, holding no error.
     if not (
         isinstance(arguments, dict)
         and "kwargs" not in arguments
         and (type(arguments) is not dict or len(arguments) != 2)
         and (result is not None or call.state != "ok")
+        and call.state != "result_error"
         and (result is None or (type(result) is str and not result.startswith('{"')))
     ):
         call = _unwrapped_result(tool_call_io(call, span))

@@ -27,7 +27,7 @@ from otel_scorers.conventions.formats.messages import (
     span_tool_call,
     tool_state,
 )
-from otel_scorers.conventions.formats.python_repr import object_fields
+from otel_scorers.conventions.formats.python_repr import decoded_value, object_fields
 from otel_scorers.gen_ai_names import (
     GEN_AI_TOOL_CALL_ARGUMENTS,
     GEN_AI_TOOL_CALL_ID,
@@ -191,16 +191,26 @@ def content_response(value: Any) -> tuple[Any, str | None] | None:
 
 def text_parts_value(value: list[Any]) -> Any:
     """What a tool returned when its result was written as message parts of text (the GenAI
-    conventions' `[{"type": "text", "content": ...}]`): their text, decoded when it is JSON (a
-    tool returning an object is sent it as JSON text); `value` itself when any item is another."""
-    texts = [
-        content
-        for item in value
-        if is_mapping(item) and item.get("type") == "text" and isinstance(content := item.get("content"), str)
-    ]
+    conventions' `[{"type": "text", "content": ...}]`; the providers' and MCP's content items,
+    `[{"type": "text", "text": ...}]`): their text, decoded when it is JSON (a tool returning an
+    object is sent it as JSON text) or a Python repr of data; `value` itself when any item is
+    another."""
+    texts = [text for item in value if (text := _part_text(item)) is not None]
     if not texts or len(texts) != len(value):
         return value
-    return decode_json("".join(texts))
+    decoded = decode_json("".join(texts))
+    return decoded_value(decoded) if isinstance(decoded, str) else decoded
+
+
+def _part_text(item: Any) -> str | None:
+    """The text of a message part of text, in the GenAI conventions' `content` or the `text`
+    of a provider's or MCP's item; None for any other item."""
+    if not is_mapping(item) or item.get("type") != "text":
+        return None
+    text = item.get("content")
+    if not isinstance(text, str):
+        text = item.get("text")
+    return text if isinstance(text, str) else None
 
 
 def execution_failure(span: SpanRecord) -> str | None:
