@@ -65,6 +65,26 @@ class SpanRecord:
         return self.end_ns is not None
 
 
+def with_attributes(span: SpanRecord, attributes: Mapping[str, Any]) -> SpanRecord:
+    """`span` with these attributes, every other field kept: `dataclasses.replace` without its
+    walk over the fields, for spans read again with keys added (a fork's, `conventions/forked.py`)."""
+    return SpanRecord(
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.kind,
+        span.start_ns,
+        span.end_ns,
+        span.status,
+        span.status_message,
+        attributes,
+        span.events,
+        span.resource,
+        span.scope,
+    )
+
+
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
     """A read-only view of an ended span's attributes over the SDK's plain dict: the SDK's own
     view goes through a lock-guarded mapping whose missed lookups raise and catch a KeyError,

@@ -12,18 +12,18 @@ keys and gains the mapped ones: every fact stays where it was.
 
 Forks are found from the keys each kind of span carries, once per set of keys (`Forks.of`): a
 span of a known reader, whose keys are all under known namespaces, costs a tuple of its keys and
-one lookup.
+one lookup; so do the keys a span gains as a fork's.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from otel_scorers.conventions.inferred import GEN_AI_NAMESPACE
-from otel_scorers.span_record import SpanRecord
+from otel_scorers.span_record import SpanRecord, with_attributes
 
 #: Where a key's first part ends (`.` or `:`), the separator kept with the rest.
 _SEPARATOR = re.compile(r"(?=[.:])")
@@ -45,16 +45,30 @@ class Fork:
     def unforked(self, span: SpanRecord) -> SpanRecord:
         """The span with each of its keys under the fork's prefix read as the forked reader's too."""
         attributes = span.attributes
-        added: dict[str, Any] = {}
+        keys = tuple(attributes)
+        mapped = _MAPPED.get((self, keys))
+        if mapped is None:
+            mapped = self._mapped(keys)
+            if len(_MAPPED) < _MAX_REMEMBERED_KEY_SETS:
+                _MAPPED[(self, keys)] = mapped
+        if not mapped:
+            return span
+        return with_attributes(span, {**attributes, **{new: attributes[key] for new, key in mapped}})
+
+    def _mapped(self, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """(forked reader's key, the span's key) of each key a span of these keys gains, the first
+        key mapped to it winning."""
+        present = set(keys)
+        added: dict[str, str] = {}
         cut = len(self.prefix)
-        for key, value in attributes.items():
+        for key in keys:
             if not key.startswith(self.prefix):
                 continue
             tail = key[cut:]
             for mapped in (self.namespace + tail, tail if self.namespace and self.bare(tail) else None):
-                if mapped is not None and mapped not in attributes:
-                    added.setdefault(mapped, value)
-        return replace(span, attributes={**attributes, **added}) if added else span
+                if mapped is not None and mapped not in present:
+                    added.setdefault(mapped, key)
+        return tuple(added.items())
 
     def target(self) -> frozenset[str]:
         """The namespaces of the forked reader: its namespace, or its own when the prefix is dropped."""
@@ -63,6 +77,12 @@ class Fork:
     def bare(self, tail: str) -> bool:
         first = _SEPARATOR.split(tail, maxsplit=1)[0]
         return first in self.own or first == GEN_AI_NAMESPACE or first not in self.known
+
+
+#: The keys a span of a set of keys gains as a fork's (`Fork.unforked`), by fork and set of keys:
+#: spans of a kind carry the same keys, so a span read again as a fork costs a tuple of its keys
+#: and one lookup.
+_MAPPED: dict[tuple[Fork, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
 
 
 class Forks:

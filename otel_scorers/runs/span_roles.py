@@ -101,7 +101,8 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         reattach_unended_parents(by_id, roles)
     trace = SpanRoles(by_id, roles, unroled)
     if roleless and not read_runs:
-        if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked)) is not None:
+        forked = read_as_fork(list(by_id.values()), roleless, _unforked, _reader_role) if forks else None
+        if forked is not None:
             return forked
         _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
     return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
@@ -109,6 +110,11 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:
     return span_roles(spans, forks=False)
+
+
+def _reader_role(span: SpanRecord) -> tuple[Convention | None, SpanRole | None]:
+    """The span's reader and the role it gives it, as detected (`_detected`)."""
+    return _detected(span)[1:3]
 
 
 def _without_role(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ import pytest
 from bench.drifts import FORK, FORKS, drifted
 from bench.fidelity import scenario_tally
 from otel_scorers import conventions
+from otel_scorers.runs import span_roles
+from otel_scorers.runs.otlp_files import read_spans
+from otel_scorers.span_record import SpanEvent, SpanRecord
 from tests.conventions.test_fixture_runs import TRACES
 
 #: Corpora of the largest families: OpenInference's (generic and indexed keys unprefixed),
@@ -95,3 +99,56 @@ def test_a_key_of_one_word_after_an_unknown_namespace_is_no_fork() -> None:
     assert frozenset({"openinference"}) in targets and frozenset({"traceloop"}) in targets
     vendor = conventions.forks_of({"acme.gen_ai.operation.name": "invoke_agent"})
     assert any(fork.prefix == "acme." and fork.namespace == "" for fork in vendor)
+
+
+def test_a_trace_whose_forked_spans_no_reader_gives_a_role_is_not_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # OpenLIT's MCP spans write `mcp.operation.name` as GenAI's `gen_ai.operation.name` under a
+    # namespace of their own, with values (`tools/list`) no GenAI reader gives a role: the fork
+    # is looked at on the forked spans, and the trace is never read again as its fork's.
+    reread: list[int] = []
+    read_again = span_roles._unforked
+
+    def counted(spans: list[SpanRecord]) -> span_roles.SpanRoles:
+        reread.append(len(spans))
+        return read_again(spans)
+
+    monkeypatch.setattr(span_roles, "_unforked", counted)
+    forked_traces = 0
+    for path in sorted((TRACES / "openlit-mcp").glob("*.json")):
+        if path.name.endswith(".truth.json"):
+            continue
+        traces: dict[int, list[SpanRecord]] = {}
+        for span in read_spans(path, []):
+            traces.setdefault(span.trace_id, []).append(span)
+        for spans in traces.values():
+            found = span_roles.span_roles(spans)
+            if not any(role == "run" for _, role in found.roles.values()):
+                forked_traces += any(conventions.forks_of(span.attributes) for span in spans)
+    assert forked_traces > 0
+    assert reread == []
+
+
+def test_a_span_read_as_a_fork_s_keeps_every_field_but_its_keys() -> None:
+    span = SpanRecord(
+        trace_id=1,
+        span_id=2,
+        parent_span_id=3,
+        name="invoke_agent helper",
+        kind="client",
+        start_ns=4,
+        end_ns=5,
+        status="error",
+        status_message="boom",
+        attributes={"acme.gen_ai.operation.name": "invoke_agent"},
+        events=(SpanEvent("event", 6),),
+        resource={"service.name": "agent"},
+        scope="acme.tracer",
+    )
+    fork = next(f for f in conventions.forks_of(span.attributes) if f.prefix == "acme.")
+    read = fork.unforked(span)
+    assert read.attributes == {**span.attributes, "gen_ai.operation.name": "invoke_agent"}
+    for field in fields(SpanRecord):
+        if field.name != "attributes":
+            assert getattr(read, field.name) == getattr(span, field.name), field.name
