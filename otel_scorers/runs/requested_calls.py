@@ -31,9 +31,8 @@ def match_requested_calls(
     """Pair tool spans with the model's tool-call parts; unanswered parts become incomplete calls.
 
     `tools` pairs each call with whether it is framework machinery (`Convention.internal_tool`): such a
-    call answers its part, then is left out (its part's index goes into `internal_parts`).
-    Calls that start together keep the order in which the model asked for them. An unanswered
-    part that names one of the run's `handoffs` is machinery too.
+    call answers its part, then is left out (its part's index into `internal_parts`), as is an unanswered
+    part naming one of the run's `handoffs`. Calls that start together keep the model's order.
     """
     requested, repeated = _requested(tools, models)
     if not requested:
@@ -65,8 +64,7 @@ def match_requested_calls(
         if isinstance(arguments, (str, bytes)):  # `decode_json`'s own check, in line
             arguments = decode_json(arguments)
         # The model's arguments are an object; a tool span may hold a bare value (a LangChain
-        # one-argument tool) or nothing: the object says more. (`is_mapping` asked only of
-        # what is not a dict, as decoded JSON's objects are.)
+        # one-argument tool) or nothing: the object says more (`is_mapping` only of a non-dict).
         if arguments is not None and (
             call.arguments is None
             or (
@@ -78,8 +76,7 @@ def match_requested_calls(
         if call.call_id is None and isinstance(part.get("id"), str):
             call = changed_tool_call(call, call_id=part["id"])
         matched.append((call, index))
-    # Requests read from the history answer tool spans only: what no span answered was not seen
-    # asked for, and may be a handoff, or another run's.
+    # Requests read from the history answer tool spans only: what none answered may be another's.
     if not repeated:
         matched.extend(_unanswered(requested, unmatched, handoffs, internal_parts))
     if len(matched) > 1:  # a sort calls its key for every item, even alone

@@ -56,17 +56,7 @@ def results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts:
             )
             continue
         if call.state == "incomplete":
-            response = tool_response_value(part)
-            error = sent_back_error(parts.framework, response)
-            state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
-            found.append(
-                changed_tool_call(
-                    call,
-                    state=state,
-                    result=decode_content(response) if state == "ok" else None,
-                    error=(error or str(response)) if state == "error" else None,
-                )
-            )
+            found.append(_answered(call, part, parts))
             continue
         # A generator's or an object's default text is not what the tool gave the model, nor is
         # the whole state of an agent run as a tool (Haystack's `AgentTool`) whose answer it was.
@@ -82,6 +72,20 @@ def results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts:
             call = changed_tool_call(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
+
+
+def _answered(call: ToolCall, part: Mapping[str, Any], parts: RunParts) -> ToolCall:
+    """A call no tool span recorded, finished by the response the model was sent for it: its
+    result, or its failure when the part or the run's framework says it failed."""
+    response = tool_response_value(part)
+    error = sent_back_error(parts.framework, response)
+    state: ToolState = "error" if error is not None or part.get("error") is True else "ok"
+    return changed_tool_call(
+        call,
+        state=state,
+        result=decode_content(response) if state == "ok" else None,
+        error=(error or str(response)) if state == "error" else None,
+    )
 
 
 def _from_history(

@@ -90,8 +90,6 @@ def decode_json_strict(value: Any) -> Any:
 
 #: What instrumentations write in place of content when capture is off.
 PLACEHOLDERS = frozenset({"[REDACTED]", "__REDACTED__"})
-
-
 #: No placeholder is longer: a longer string that neither starts nor ends with whitespace is not one.
 _LONGEST_PLACEHOLDER = max(len(placeholder) for placeholder in PLACEHOLDERS)
 
@@ -177,8 +175,7 @@ def decode_messages(value: Any) -> Messages:
             shaped = False
             messages.append(_normalize_message(item))
     found = tuple(messages)
-    # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call, and one is
-    # made for every message text read.
+    # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call (one a text).
     return tuple.__new__(Messages, (found, (carried or no_parts) if shaped else carries_content(found)))
 
 
@@ -351,11 +348,9 @@ def tool_state(span: SpanRecord, result: Any) -> tuple[ToolState, str | None]:
 
 
 def as_int(value: Any) -> int | None:
-    if value is None:
-        return None
     if type(value) is int:  # what token counts are: no further checks
         return value
-    if isinstance(value, bool):
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
