@@ -22,6 +22,8 @@ from otel_scorers.conventions.inferred_kinds import (
 from otel_scorers.conventions.inferred_messages import genai_message_source, message_sources
 from otel_scorers.conventions.inferred_names import SEPARATORS, not_naming_runs
 
+#: The GenAI conventions' namespace, as a prefix.
+GEN_AI_PREFIX = "gen_ai."
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
 GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
@@ -45,10 +47,15 @@ def _squeezed(text: str) -> str:
 
 
 def prefixes(key: str) -> list[str]:
-    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`
-    (without `.` or `:`, at its underscores: `acme_event_type` -> `acme_event_`, `acme_`)."""
+    """Each leading part of `key` with its separator, longest first, then none (the bare keys):
+    `a.b.kind` -> `a.b.`, `a.`, `` (without `.` or `:`, at its underscores: `acme_event_type` ->
+    `acme_event_`, `acme_`, ``). Not `gen_ai.`: the GenAI keys there mean what the conventions
+    say (`gen_ai.provider.name` names no agent), for a kind key of a tracer's own under it."""
     found = list(SEPARATORS.finditer(key)) or list(re.finditer("_", key))
-    return [key[: match.end()] for match in reversed(found)]
+    leading = [key[: match.end()] for match in reversed(found)]
+    if leading and leading[-1] == GEN_AI_PREFIX:
+        leading.pop()
+    return [*leading, ""]
 
 
 def longest_prefix(key: str) -> str:

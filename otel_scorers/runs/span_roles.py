@@ -60,7 +60,6 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     keyed: list[SpanRecord] = []  # those of them that may carry a kind key (`KindKeys.named`)
     read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
-    tool_roots = False  # a root span read as a tool call: the unit of work? (`top_runs`)
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -87,8 +86,6 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
                 read_runs = True
                 if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
-            elif role == "tool" and span.parent_span_id is None:
-                tool_roots = True
         else:
             unroled[span.span_id] = found
             _without_role(span, kind, roleless, keyed)
@@ -104,7 +101,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked)) is not None:
             return forked
         _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
+    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
 
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:
@@ -134,7 +131,9 @@ def _roles_without_runs(
     workflows, unlisted, _ = pending
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
         return  # spans at work, none of them in a run, named as runs
-    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed)
+    # The calls other readers took (a model call its GenAI keys claimed) say their kinds too.
+    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"]
+    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
 
@@ -167,7 +166,6 @@ def _roles_by_place(
     workflows: list[int],
     unlisted: list[int],
     idle: list[int],
-    tool_roots: bool = False,
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's convention
     spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
@@ -188,8 +186,8 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if roots and (unroled or tool_roots):
-        top_level_runs(roots, by_id, roles, unroled, tool_roots)
+    if roots:  # a root without a role, or one read as a tool call (an inferred vocabulary's too)
+        top_level_runs(roots, by_id, roles, unroled)
     return found
 
 

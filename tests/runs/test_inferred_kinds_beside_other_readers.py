@@ -1,0 +1,58 @@
+"""Tracers whose kind key sits beside the keys other readers read, read with the shipped
+descriptions withheld: a kind key under the GenAI namespace that the GenAI conventions do not
+define, the bare keys holding a span's input and output, a root the vocabulary reads as a tool
+call, and kind values on the calls another reader took, by the fixture tests' own comparison."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_scorers.conventions.inferred import VocabularyInference
+from tests.runs.test_inferred_vocabulary_fixtures import (
+    assert_read_as_written,
+    no_shipped_descriptions,
+    rebuilt,
+)
+
+__all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["tool_then_answer", "agent_as_tool", "failing_tool", "no_tool", "responses_api", "two_runs", "report"],
+)
+def test_a_kind_key_the_genai_conventions_do_not_define_is_the_tracer_s_own(scenario: str) -> None:
+    # traceAI writes OpenInference's kinds in `gen_ai.span.kind` (AGENT, TOOL, LLM, CHAIN), the
+    # spans' input and output in the bare `input.value` / `output.value`: the GenAI keys beside it
+    # (`gen_ai.provider.name`) keep their own meaning and name no run.
+    runs = rebuilt("traceai-openai-agents", scenario)
+    assert runs and {run.convention for run in runs} == {"inferred:gen_ai.span.kind"}
+    assert_read_as_written("traceai-openai-agents", scenario, runs)
+
+
+def test_the_kind_keys_the_genai_conventions_define_are_never_inferred() -> None:
+    inference = VocabularyInference(())
+    assert inference.may_be_kind("gen_ai.span.kind")
+    assert not inference.may_be_kind("gen_ai.tool.type")  # `function`: the GenAI tool's type
+    assert not inference.may_be_kind("gen_ai.output.type")
+    assert not inference.may_be_kind("gen_ai.operation.name")
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "multi_turn", "failing_tool", "no_tool"])
+def test_a_root_an_inferred_vocabulary_reads_as_a_tool_call_is_the_unit_of_work(scenario: str) -> None:
+    # Prompt flow's `span_type` is `Function` for an agent's function and a tool's alike, `LLM` for
+    # the model call; the function's arguments are in the bare `inputs`, its return in `output`.
+    runs = rebuilt("promptflow-openai", scenario)
+    assert runs and {run.convention for run in runs} == {"inferred:span_type"}
+    assert_read_as_written("promptflow-openai", scenario, runs)
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "nested", "multi_turn", "no_tool"])
+def test_kind_values_on_the_model_calls_another_reader_took_name_those_calls_too(scenario: str) -> None:
+    # LangWatch's TypeScript callback writes `langwatch.span.type` (chain, llm, tool); its model
+    # calls carry `gen_ai.request.model`, and the GenAI reader takes them. The key names model
+    # calls, so its chains are composed units, the run the graph at the top around them; without
+    # a tool call (no_tool) it names chains and model calls only, and reads so too.
+    runs = rebuilt("langwatch-langchainjs", scenario)
+    assert runs
+    assert_read_as_written("langwatch-langchainjs", scenario, runs)
