@@ -191,12 +191,14 @@ def content_response(value: Any) -> tuple[Any, str | None] | None:
 
 def text_parts_value(value: list[Any]) -> Any:
     """What a tool returned when its result was written as message parts of text (the GenAI
-    conventions' `[{"type": "text", "content": ...}]`): their text, decoded when it is JSON (a
+    conventions' `[{"type": "text", "content": ...}]`, OpenAI's and MCP's `"text"`): their text, decoded when it is JSON (a
     tool returning an object is sent it as JSON text); `value` itself when any item is another."""
     texts = [
         content
         for item in value
-        if is_mapping(item) and item.get("type") == "text" and isinstance(content := item.get("content"), str)
+        if is_mapping(item)
+        and item.get("type") == "text"
+        and isinstance(content := item.get("content", item.get("text")), str)
     ]
     if not texts or len(texts) != len(value):
         return value
