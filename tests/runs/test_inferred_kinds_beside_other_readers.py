@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from otel_scorers.conventions.formats.mcp import text_parts_value
 from otel_scorers.conventions.inferred import VocabularyInference
 from tests.runs.test_inferred_vocabulary_fixtures import (
     assert_read_as_written,
@@ -56,3 +57,31 @@ def test_kind_values_on_the_model_calls_another_reader_took_name_those_calls_too
     runs = rebuilt("langwatch-langchainjs", scenario)
     assert runs
     assert_read_as_written("langwatch-langchainjs", scenario, runs)
+
+
+@pytest.mark.parametrize(
+    "scenario", ["tool_then_answer", "two_tools", "dict_result", "sub_agent", "parallel_tools"]
+)
+def test_a_tool_message_of_text_parts_gives_their_text_as_the_result(scenario: str) -> None:
+    # mcp-agent's OpenAI calls carry each tool's `CallToolResult` content to the model as the tool
+    # message's content parts (`[{"type": "text", "text": "Sunny, 21°C"}]`); the GenAI reader reads
+    # the run, its tool calls from that conversation.
+    runs = rebuilt("mcp-agent", scenario)
+    assert runs and all(not isinstance(call.result, list) for run in runs for call in run.tool_calls)
+    assert_read_as_written("mcp-agent", scenario, runs)
+
+
+def test_text_parts_of_either_shape_are_their_text() -> None:
+    assert text_parts_value([{"type": "text", "text": "Sunny"}]) == "Sunny"
+    assert text_parts_value([{"type": "text", "content": '{"a": 1}'}]) == {"a": 1}
+    assert text_parts_value([{"type": "image", "url": "x"}]) == [{"type": "image", "url": "x"}]
+
+
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "no_tool", "dict_result", "two_tools"])
+def test_a_namespace_s_tool_input_and_response_text_are_read_as_the_generic_keys_are(scenario: str) -> None:
+    # Sentry's JavaScript SDK writes GenAI operations, a tool's arguments in `gen_ai.tool.input`
+    # and the agent's answer in `gen_ai.response.text`, keys the GenAI conventions do not define.
+    runs = rebuilt("sentry-langchainjs", scenario)
+    assert runs and all(run.output for run in runs)
+    assert all(call.arguments is not None for run in runs for call in run.tool_calls)
+    assert_read_as_written("sentry-langchainjs", scenario, runs)
