@@ -56,7 +56,7 @@ from otel_scorers.conventions.inferred_description import (
     prefixes,
     source_key,
 )
-from otel_scorers.conventions.inferred_handoffs import handoff_key
+from otel_scorers.conventions.inferred_handoffs import handoff_reading
 from otel_scorers.conventions.inferred_kinds import (
     CHAIN_KINDS,
     KINDS,
@@ -248,8 +248,8 @@ class VocabularyInference:
             return None
         if not self._runs_believed(key, runs, calls_named, kinds["run"], spans, works):
             return None
-        # A span of no kind naming the agent of another run as the one handed to (`inferred_handoffs`).
-        handoff = handoff_key(spans, kinds["run"]) if runs else None
+        # A span naming the agent of another run as the one handed to (`inferred_handoffs`).
+        handoff = handoff_reading(spans, kinds["run"]) if runs else None
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
         return self._described(key, runs, (call_key, only), top, carrying, kinds, handoff)
@@ -262,7 +262,7 @@ class VocabularyInference:
         top: tuple[str, ...],
         carrying: Sequence[SpanRecord],
         kinds: dict[str, list[SpanRecord]],
-        handoff: str | None = None,
+        handoff: dict[str, Any] | None = None,
     ) -> DescribedConvention | None:
         """The reader of the vocabulary of kind key `key` over these spans of each kind, made once
         for what it is inferred from."""
@@ -282,7 +282,7 @@ class VocabularyInference:
             json_values,
             names_label,
             name_keys,
-            handoff,
+            repr(handoff),
         )
         signature += tuple(keys.values())
         try:

@@ -9,6 +9,7 @@ import pytest
 
 from otel_scorers.conventions.formats.mcp import text_parts_value
 from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.inferred_handoffs import HANDOFF_NAME
 from tests.runs.test_inferred_vocabulary_fixtures import (
     assert_read_as_written,
     no_shipped_descriptions,
@@ -20,7 +21,16 @@ __all__ = ["no_shipped_descriptions"]  # the fixture, used by every test here
 
 @pytest.mark.parametrize(
     "scenario",
-    ["tool_then_answer", "agent_as_tool", "failing_tool", "no_tool", "responses_api", "two_runs", "report"],
+    [
+        "tool_then_answer",
+        "agent_as_tool",
+        "failing_tool",
+        "no_tool",
+        "responses_api",
+        "two_runs",
+        "report",
+        "handoff_after_tool",
+    ],
 )
 def test_a_kind_key_the_genai_conventions_do_not_define_is_the_tracer_s_own(scenario: str) -> None:
     # traceAI writes OpenInference's kinds in `gen_ai.span.kind` (AGENT, TOOL, LLM, CHAIN), the
@@ -85,3 +95,24 @@ def test_a_namespace_s_tool_input_and_response_text_are_read_as_the_generic_keys
     assert runs and all(run.output for run in runs)
     assert all(call.arguments is not None for run in runs for call in run.tool_calls)
     assert_read_as_written("sentry-langchainjs", scenario, runs)
+
+
+def test_a_span_named_for_a_handoff_to_another_run_s_agent_is_a_handoff() -> None:
+    # traceAI writes the SDK's handoff as a TOOL span named `handoff to {agent}`, and nothing else
+    # of it: the agent handed to goes on in the run.
+    runs = rebuilt("traceai-openai-agents", "handoff_after_tool")
+    assert [(handoff.from_agent, handoff.to_agent) for run in runs for handoff in run.handoffs] == [
+        ("triage_agent", "weather_agent")
+    ]
+    assert_read_as_written("traceai-openai-agents", "handoff_after_tool", runs)
+
+
+def test_a_handoff_s_name_says_it_before_the_agent_handed_to() -> None:
+    assert [
+        HANDOFF_NAME.sub("", name, count=1) for name in ("handoff to a", "transfer_to_b", "Hand_off: c")
+    ] == [
+        "a",
+        "b",
+        "c",
+    ]
+    assert HANDOFF_NAME.match("handoffs") is None and HANDOFF_NAME.match("transferred b") is None
