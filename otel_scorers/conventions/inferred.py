@@ -50,6 +50,7 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_description import (
+    GEN_AI_PREFIX,
     GENERIC_OUTPUT,
     TAILS,
     inferred_description,
@@ -83,7 +84,12 @@ from otel_scorers.conventions.inferred_steps import (
 )
 from otel_scorers.conventions.inferred_tops import OneKindKeys
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
-from otel_scorers.gen_ai_names import GEN_AI_OUTPUT_TYPE, GEN_AI_TOKEN_TYPE, GEN_AI_TOOL_TYPE
+from otel_scorers.gen_ai_names import (
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_TYPE,
+    GEN_AI_TOKEN_TYPE,
+    GEN_AI_TOOL_TYPE,
+)
 from otel_scorers.span_record import SpanRecord
 
 #: The namespace of the GenAI conventions, read by the GenAI reader.
@@ -169,8 +175,14 @@ class VocabularyInference:
 
     def kind_keys_in(self, span: SpanRecord) -> list[str]:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
-        namespaces."""
-        return [key for key in kind_keys(span.attributes).named if self._own_key(key)]
+        namespaces; on a span saying its operation the GenAI way (`gen_ai.operation.name`), none of
+        the GenAI namespace: the GenAI reader reads its kind."""
+        genai = GEN_AI_OPERATION_NAME in span.attributes
+        return [
+            key
+            for key in kind_keys(span.attributes).named
+            if self._own_key(key) and not (genai and key.startswith(GEN_AI_PREFIX))
+        ]
 
     def reader(
         self,
@@ -191,11 +203,11 @@ class VocabularyInference:
         neither the spans' own kind values nor agents' definitions say which are runs, their
         values of a kind key the spans carry count too (the key names those calls as well)."""
         keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
-        may_be_keyed = spans if may_be_keyed is None else may_be_keyed
+        values = self._kind_values(spans if may_be_keyed is None else may_be_keyed, keyed)
         return (
-            self._kind_key_reader(spans, works, keyed, may_be_keyed)
+            (self._kind_key_reader(spans, works, values) if values else None)
             or (defined_runs_reader(keyed, self.kind_keys_in, works) if keyed else None)
-            or (self._kind_key_reader(spans, works, [], may_be_keyed, called) if called and keyed else None)
+            or (self._kind_key_reader(spans, works, values, called) if values and called else None)
             or span_names_reader(spans, works)
         )
 
@@ -221,16 +233,16 @@ class VocabularyInference:
         self,
         spans: Sequence[SpanRecord],
         works: Callable[[Collection[int]], bool],
-        keyed: list[SpanRecord],
-        may_be_keyed: Sequence[SpanRecord],
+        values: dict[str, Counter[str]],
         called: Sequence[SpanRecord] = (),
     ) -> DescribedConvention | None:
-        values = self._kind_values(may_be_keyed, keyed) if may_be_keyed else None
-        if not values:
-            return None  # most traces: no kind value on their spans
-        for key, counts in self._kind_values(called).items():
-            if key in values:
-                values[key].update(counts)
+        """The reader of the kind key these `values` (the spans' kind values, by key) say; with
+        `called`, the values on those spans count too."""
+        if called:
+            values = {key: counts.copy() for key, counts in values.items()}
+            for key, counts in self._kind_values(called).items():
+                if key in values:
+                    values[key].update(counts)
         one_kind = OneKindKeys(spans, lambda key, keys: source_key(prefixes(key), keys, "input"))
         chosen = _kind_key(values, one_kind)
         if chosen is None:

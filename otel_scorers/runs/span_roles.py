@@ -59,7 +59,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     keyed: list[SpanRecord] = []  # those of them that may carry a kind key (`KindKeys.named`)
-    read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
+    read_runs = tool_roots = False  # a reader found runs (none inferred); a root read as a tool call
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -82,6 +82,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
                 flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
+            tool_roots = tool_roots or (role == "tool" and span.parent_span_id is None)
             if role == "run":
                 read_runs = True
                 if renamed or found.run_needs_work(span):
@@ -101,7 +102,8 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked)) is not None:
             return forked
         _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle)
+        tool_roots = True  # an inferred vocabulary may read a root as a tool call too (`top_runs`)
+    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
 
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:
@@ -131,8 +133,7 @@ def _roles_without_runs(
     workflows, unlisted, _ = pending
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
         return  # spans at work, none of them in a run, named as runs
-    # The calls other readers took (a model call its GenAI keys claimed) say their kinds too.
-    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"]
+    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"]  # their kinds count
     inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
@@ -166,6 +167,7 @@ def _roles_by_place(
     workflows: list[int],
     unlisted: list[int],
     idle: list[int],
+    tool_roots: bool = False,
 ) -> SpanRoles:
     """`found` with the roles the spans' places in the trace give or take, once each span's convention
     spoke: model calls by their kind key, graphs flattened into one span, workflows' agents, agents named
@@ -186,7 +188,7 @@ def _roles_by_place(
         _runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
-    if roots:  # a root without a role, or one read as a tool call (an inferred vocabulary's too)
+    if roots and (unroled or tool_roots):
         top_level_runs(roots, by_id, roles, unroled)
     return found
 

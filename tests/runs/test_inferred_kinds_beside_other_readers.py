@@ -10,6 +10,7 @@ import pytest
 from otel_scorers.conventions.formats.mcp import text_parts_value
 from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.inferred_handoffs import HANDOFF_NAME
+from otel_scorers.span_record import SpanRecord
 from tests.runs.test_inferred_vocabulary_fixtures import (
     assert_read_as_written,
     no_shipped_descriptions,
@@ -47,6 +48,13 @@ def test_the_kind_keys_the_genai_conventions_define_are_never_inferred() -> None
     assert not inference.may_be_kind("gen_ai.tool.type")  # `function`: the GenAI tool's type
     assert not inference.may_be_kind("gen_ai.output.type")
     assert not inference.may_be_kind("gen_ai.operation.name")
+    own = SpanRecord(1, 2, None, "triage_agent", attributes={"gen_ai.span.kind": "AGENT"})
+    assert inference.kind_keys_in(own) == ["gen_ai.span.kind"]
+    # A span saying its operation the GenAI way is the GenAI reader's: its kind is the operation.
+    genai = SpanRecord(
+        1, 3, None, "chat", attributes={"gen_ai.operation.name": "chat", "gen_ai.span.kind": "LLM"}
+    )
+    assert inference.kind_keys_in(genai) == []
 
 
 @pytest.mark.parametrize("scenario", ["tool_then_answer", "nested", "multi_turn", "failing_tool", "no_tool"])
