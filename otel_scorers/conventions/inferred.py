@@ -203,7 +203,8 @@ class VocabularyInference:
         neither the spans' own kind values nor agents' definitions say which are runs, their
         values of a kind key the spans carry count too (the key names those calls as well)."""
         keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
-        values = self._kind_values(spans if may_be_keyed is None else may_be_keyed, keyed)
+        may_be = spans if may_be_keyed is None else may_be_keyed
+        values = self._kind_values(may_be, keyed) if may_be else {}  # most traces: no kind value
         return (
             (self._kind_key_reader(spans, works, values) if values else None)
             or (defined_runs_reader(keyed, self.kind_keys_in, works) if keyed else None)

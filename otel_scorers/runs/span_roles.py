@@ -101,8 +101,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     if roleless and not read_runs:
         if forks and (forked := read_as_fork(list(by_id.values()), roleless, _unforked)) is not None:
             return forked
-        _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-        tool_roots = True  # an inferred vocabulary may read a root as a tool call too (`top_runs`)
+        tool_roots = _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
     return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
 
 
@@ -124,19 +123,20 @@ def _roles_without_runs(
     found: SpanRoles,
     flattened: list[int],
     pending: tuple[list[int], ...],
-) -> None:
+) -> bool:
     """In a trace in which no reader found a run, the runs spans named as agents' runs are
     (`_runs_named_by_span`), else those of the vocabulary the spans without a role share. `spans`:
-    those spans, and those of them that may carry a kind key (their kind's, as detected)."""
+    those spans, and those of them that may carry a kind key. Whether a vocabulary was inferred."""
     roleless, keyed = spans
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
     workflows, unlisted, _ = pending
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
-        return  # spans at work, none of them in a run, named as runs
-    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"]  # their kinds count
+        return False  # spans at work, none of them in a run, named as runs
+    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"] if keyed else []
     inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
+    return inferred is not None
 
 
 def _detected(span: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None, KindKeys | None]:
