@@ -223,11 +223,12 @@ def inferred_reader(
     spans: Sequence[SpanRecord],
     works: Callable[[Collection[int]], bool],
     keyed: Sequence[SpanRecord] | None = None,
+    called: Sequence[SpanRecord] = (),
 ) -> Convention | None:
     """The reader of a vocabulary of its own shared by these spans of one trace, none of which a
-    reader in use gives a role (`inferred.py`), or None when they carry none; `works` and `keyed`
-    as for `VocabularyInference.reader`."""
-    return _INFERENCE.reader(spans, works, keyed)
+    reader in use gives a role (`inferred.py`), or None when they carry none; `works`, `keyed`
+    and `called` as for `VocabularyInference.reader`."""
+    return _INFERENCE.reader(spans, works, keyed, called)
 
 
 def may_be_kind_key(key: str) -> bool:

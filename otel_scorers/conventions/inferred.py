@@ -9,8 +9,9 @@ finds such a vocabulary and writes its description, read by `DescribedConvention
 so one implementation reads both:
 
 - the kind key: a key whose name says kind (`*.kind`, `*.type`, `*.spanType`, `*:subtype`...),
-  outside the namespace of every reader in use (theirs and `gen_ai.*` are read already), whose
-  values on the trace's spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
+  outside the namespace of every reader in use (theirs and `gen_ai.*` are read already, but for a
+  kind key the GenAI conventions do not define: `gen_ai.span.kind`), whose values on the trace's
+  spans name an agent run (`agent`, `flow`, `workflow`, `chat_client`...)
   and a tool call or a model call beside it (`tool`, `tool_call`, `llm`, `generation`...), or
   whose runs each have a model or tool span (of any reader) under them, or, agents', each record
   their request and answer under its prefix (`inferred_recorded_runs`). A key naming tool and model
@@ -49,13 +50,14 @@ from typing import Any
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.inferred_definitions import defined_runs_reader
 from otel_scorers.conventions.inferred_description import (
+    GEN_AI_PREFIX,
     GENERIC_OUTPUT,
     TAILS,
     inferred_description,
     prefixes,
     source_key,
 )
-from otel_scorers.conventions.inferred_handoffs import handoff_key
+from otel_scorers.conventions.inferred_handoffs import handoff_reading
 from otel_scorers.conventions.inferred_kinds import (
     CHAIN_KINDS,
     KINDS,
@@ -82,10 +84,19 @@ from otel_scorers.conventions.inferred_steps import (
 )
 from otel_scorers.conventions.inferred_tops import OneKindKeys
 from otel_scorers.conventions.kind_versions import KIND_KEY, kind_keys
+from otel_scorers.gen_ai_names import (
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_TYPE,
+    GEN_AI_TOKEN_TYPE,
+    GEN_AI_TOOL_TYPE,
+)
 from otel_scorers.span_record import SpanRecord
 
 #: The namespace of the GenAI conventions, read by the GenAI reader.
 GEN_AI_NAMESPACE = "gen_ai"
+#: The keys of the GenAI conventions whose name says kind: the GenAI reader's (a tool's `function`
+#: type names no tool span), where another key of the namespace may be a tracer's own kind key.
+_GEN_AI_TYPE_KEYS = frozenset({GEN_AI_OUTPUT_TYPE, GEN_AI_TOKEN_TYPE, GEN_AI_TOOL_TYPE})
 _MAX_REMEMBERED_READERS = 64
 _MAX_REMEMBERED_KINDS = 4096
 _READ_KINDS = KINDS | CHAIN_KINDS
@@ -118,7 +129,13 @@ class VocabularyInference:
 
     def may_be_kind(self, key: str) -> bool:
         """Whether `key` may be a kind key: its name says kind, outside the readers' namespaces."""
-        return KIND_KEY.search(key) is not None and SEPARATORS.split(key, 1)[0] not in self._known
+        return KIND_KEY.search(key) is not None and self._own_key(key)
+
+    def _own_key(self, key: str) -> bool:
+        """Whether `key` is outside the readers' namespaces, or a GenAI key the conventions do not
+        define as a kind (`gen_ai.span.kind`)."""
+        first = SEPARATORS.split(key, 1)[0]
+        return first not in self._known or (first == GEN_AI_NAMESPACE and key not in _GEN_AI_TYPE_KEYS)
 
     def _kind_values(
         self, spans: Sequence[SpanRecord], named: list[SpanRecord] | None = None
@@ -158,15 +175,21 @@ class VocabularyInference:
 
     def kind_keys_in(self, span: SpanRecord) -> list[str]:
         """The span's keys whose name says kind (`kind_versions.kind_keys`), outside the readers'
-        namespaces."""
-        known = self._known
-        return [key for key in kind_keys(span.attributes).named if SEPARATORS.split(key, 1)[0] not in known]
+        namespaces; on a span saying its operation the GenAI way (`gen_ai.operation.name`), none of
+        the GenAI namespace: the GenAI reader reads its kind."""
+        genai = GEN_AI_OPERATION_NAME in span.attributes
+        return [
+            key
+            for key in kind_keys(span.attributes).named
+            if self._own_key(key) and not (genai and key.startswith(GEN_AI_PREFIX))
+        ]
 
     def reader(
         self,
         spans: Sequence[SpanRecord],
         works: Callable[[Collection[int]], bool],
         may_be_keyed: Sequence[SpanRecord] | None = None,
+        called: Sequence[SpanRecord] = (),
     ) -> DescribedConvention | None:
         """The reader of the vocabulary these spans (one trace's, none with a role) share, or
         None when they carry none that says which are agent runs and what they call. `works`
@@ -175,11 +198,17 @@ class VocabularyInference:
         key says which spans are runs, runs recording their agent's definition are read
         (`inferred_definitions`), else the kinds the spans' names say (`inferred_span_names`).
         `may_be_keyed`: those of the spans that may carry a kind key, in their order, when known
-        (their kind's keys, as detection found them): only those are looked at for one."""
+        (their kind's keys, as detection found them): only those are looked at for one. `called`:
+        the trace's spans another reader read as calls (a model call by its GenAI keys): where
+        neither the spans' own kind values nor agents' definitions say which are runs, their
+        values of a kind key the spans carry count too (the key names those calls as well)."""
         keyed: list[SpanRecord] = []  # the spans with a kind key, whatever its value
+        may_be = spans if may_be_keyed is None else may_be_keyed
+        values = self._kind_values(may_be, keyed) if may_be else {}  # most traces: no kind value
         return (
-            self._kind_key_reader(spans, works, keyed, spans if may_be_keyed is None else may_be_keyed)
+            (self._kind_key_reader(spans, works, values) if values else None)
             or (defined_runs_reader(keyed, self.kind_keys_in, works) if keyed else None)
+            or (self._kind_key_reader(spans, works, values, called) if values and called else None)
             or span_names_reader(spans, works)
         )
 
@@ -205,12 +234,16 @@ class VocabularyInference:
         self,
         spans: Sequence[SpanRecord],
         works: Callable[[Collection[int]], bool],
-        keyed: list[SpanRecord],
-        may_be_keyed: Sequence[SpanRecord],
+        values: dict[str, Counter[str]],
+        called: Sequence[SpanRecord] = (),
     ) -> DescribedConvention | None:
-        values = self._kind_values(may_be_keyed, keyed) if may_be_keyed else None
-        if not values:
-            return None  # most traces: no kind value on their spans
+        """The reader of the kind key these `values` (the spans' kind values, by key) say; with
+        `called`, the values on those spans count too."""
+        if called:
+            values = {key: counts.copy() for key, counts in values.items()}
+            for key, counts in self._kind_values(called).items():
+                if key in values:
+                    values[key].update(counts)
         one_kind = OneKindKeys(spans, lambda key, keys: source_key(prefixes(key), keys, "input"))
         chosen = _kind_key(values, one_kind)
         if chosen is None:
@@ -228,8 +261,8 @@ class VocabularyInference:
             return None
         if not self._runs_believed(key, runs, calls_named, kinds["run"], spans, works):
             return None
-        # A span of no kind naming the agent of another run as the one handed to (`inferred_handoffs`).
-        handoff = handoff_key(spans, kinds["run"]) if runs else None
+        # A span naming the agent of another run as the one handed to (`inferred_handoffs`).
+        handoff = handoff_reading(spans, kinds["run"]) if runs else None
         if not runs:  # the runs the shared rules find are read from the keys every span has
             kinds["run"] = carrying
         return self._described(key, runs, (call_key, only), top, carrying, kinds, handoff)
@@ -242,7 +275,7 @@ class VocabularyInference:
         top: tuple[str, ...],
         carrying: Sequence[SpanRecord],
         kinds: dict[str, list[SpanRecord]],
-        handoff: str | None = None,
+        handoff: dict[str, Any] | None = None,
     ) -> DescribedConvention | None:
         """The reader of the vocabulary of kind key `key` over these spans of each kind, made once
         for what it is inferred from."""
@@ -262,7 +295,7 @@ class VocabularyInference:
             json_values,
             names_label,
             name_keys,
-            handoff,
+            repr(handoff),
         )
         signature += tuple(keys.values())
         try:
@@ -324,7 +357,7 @@ def _kind_key(
         # Naming calls of one kind (an agent that answered without a tool), it is read only where
         # the framework's metadata marks a graph among the spans, or where the trace's root is
         # the key's untyped unit of work around them (`inferred_tops`).
-        if not (runs or (tools and models)) and (tools or models) and not one_kind.read(key):
+        if not (runs or ((tools or chains) and models)) and (tools or models) and not one_kind.read(key):
             continue
         if runs or tools or models:
             # Of two keys on as many spans, the shorter: not a copy (`acme_metadata.event_type` of

@@ -22,6 +22,8 @@ from otel_scorers.conventions.inferred_kinds import (
 from otel_scorers.conventions.inferred_messages import genai_message_source, message_sources
 from otel_scorers.conventions.inferred_names import SEPARATORS, not_naming_runs
 
+#: The GenAI conventions' namespace, as a prefix.
+GEN_AI_PREFIX = "gen_ai."
 #: The generic bare key of what a run span gave (`runs/generic_io.py` reads it for every reader).
 GENERIC_OUTPUT = "output"
 #: The name of an inferred description starts so; the kind key follows.
@@ -45,10 +47,15 @@ def _squeezed(text: str) -> str:
 
 
 def prefixes(key: str) -> list[str]:
-    """Each leading part of `key` with its separator, longest first: `a.b.kind` -> `a.b.`, `a.`
-    (without `.` or `:`, at its underscores: `acme_event_type` -> `acme_event_`, `acme_`)."""
+    """Each leading part of `key` with its separator, longest first, then none (the bare keys):
+    `a.b.kind` -> `a.b.`, `a.`, `` (without `.` or `:`, at its underscores: `acme_event_type` ->
+    `acme_event_`, `acme_`, ``). Not `gen_ai.`: the GenAI keys there mean what the conventions
+    say (`gen_ai.provider.name` names no agent), for a kind key of a tracer's own under it."""
     found = list(SEPARATORS.finditer(key)) or list(re.finditer("_", key))
-    return [key[: match.end()] for match in reversed(found)]
+    leading = [key[: match.end()] for match in reversed(found)]
+    if leading and leading[-1] == GEN_AI_PREFIX:
+        leading.pop()
+    return [*leading, ""]
 
 
 def longest_prefix(key: str) -> str:
@@ -102,7 +109,7 @@ def inferred_description(
     top: tuple[str, ...] = (),
     records: dict[str, dict[str, Any]] | None = None,
     name_keys: bool = True,
-    handoff: str | None = None,
+    handoff: dict[str, Any] | None = None,
 ) -> ConventionDescription | None:
     """The description of the vocabulary whose kind key is `key`: `raw_values` its values as
     written, `keys` the attribute keys on the spans of each kind (run, tool, model). With
@@ -110,7 +117,7 @@ def inferred_description(
     calls' kinds are read from the first, and a run is a span of a run kind carrying the second.
     `records`: per kind, the sources of parts no key under the prefix holds (`inferred_records`).
     `name_keys` False: the name keys every reader shares name a step, not the run's agent.
-    `handoff`: the key naming the agent a span hands the conversation to (`inferred_handoffs`)."""
+    `handoff`: how a span handing the conversation to another agent is read (`inferred_handoffs`)."""
     call_key, only = calls_apart
     records = records or {}
     in_records = records.get("run", {})
@@ -135,8 +142,8 @@ def inferred_description(
     document: dict[str, Any] = {"name": f"{INFERRED}{key}", "marker_attributes": [key, *top], "run": run}
     document["json_values"] = json_values
     if handoff is not None:  # a span handing the conversation to another run's agent
-        document["marker_attributes"].append(handoff)
-        document["handoff"] = {"when": {"attributes": {handoff: "*"}}, "target": handoff}
+        document["marker_attributes"].extend(handoff["when"].get("attributes", ()))
+        document["handoff"] = handoff
     for role in ("tool", "model"):
         if by_kind[role]:
             document[role] = _call(role, call_key or key, by_kind[role], keys[role], records.get(role, {}))

@@ -43,9 +43,13 @@ RUN_INPUT_KEYS = (BARE_INPUT, "gen_ai.prompt", "agent.input")
 RUN_OUTPUT_KEYS = (BARE_OUTPUT, "gen_ai.completion", "agent.output")
 #: A key of a namespace's own record of the span it is written on (`<namespace>.observation.input`,
 #: `<namespace>.span.output`): what a tracer's exporter writes on every span it converts (Mastra's
-#: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span.
-#: Read for a run after the bare keys.
-_RECORD_KEY = re.compile(r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:observation|span)\.(input|output)$")
+#: `LangfuseExporter`: Langfuse's `langfuse.observation.input`), whatever reader claimed the span;
+#: and the text of its answer (`<namespace>.response.text`: an AI SDK's `ai.response.text`, a
+#: tracer's `gen_ai.response.text`, which the GenAI conventions do not define). Read for a run
+#: after the bare keys.
+_RECORD_KEY = re.compile(
+    r"(?i)^[a-z0-9_]+(?:\.[a-z0-9_]+)*?\.(?:(?:observation|span)\.(?:input|output)|response\.text)$"
+)
 #: The last part of a tool's key, in any namespace, that holds a tool call's arguments, and its
 #: result (`acme.tool.call.arguments`, `acme.tool.args`, `acme.tool.input`; `acme.tool.call.result`,
 #: `acme.tool.output`): read on a tool span after the generic keys, when exactly one key of the
@@ -233,7 +237,7 @@ def _recorded(attributes: Mapping[str, Any], keys: Any, side: str) -> Any:
 
 
 #: How a record key of each side ends.
-_RECORD_TAILS = {"input": ".input", "output": ".output"}
+_RECORD_TAILS = {"input": (".input",), "output": (".output", ".response.text")}
 
 
 def _holds_more(read: str, attributes: Mapping[str, Any], keys: tuple[str, ...]) -> bool:

@@ -59,8 +59,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
     roots: list[int] = []  # the trace's root spans: a part of a split trace has none
     roleless: list[SpanRecord] = []  # no reader gives them a role: a vocabulary of their own?
     keyed: list[SpanRecord] = []  # those of them that may carry a kind key (`KindKeys.named`)
-    read_runs = False  # a reader found runs: the trace is theirs, no vocabulary is inferred
-    tool_roots = False  # a root span read as a tool call: the unit of work? (`top_runs`)
+    read_runs = tool_roots = False  # a reader found runs (none inferred); a root read as a tool call
     for span in spans:
         if span.scope == OWN_SCOPE:
             continue
@@ -83,12 +82,11 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
                 flattened.append(span.span_id)
         if role is not None:
             roles[span.span_id] = (found, role)
+            tool_roots = tool_roots or (role == "tool" and span.parent_span_id is None)
             if role == "run":
                 read_runs = True
                 if renamed or found.run_needs_work(span):
                     idle.append(span.span_id)
-            elif role == "tool" and span.parent_span_id is None:
-                tool_roots = True
         else:
             unroled[span.span_id] = found
             _without_role(span, kind, roleless, keyed)
@@ -104,7 +102,7 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         forked = read_as_fork(list(by_id.values()), roleless, _unforked, _reader_role) if forks else None
         if forked is not None:
             return forked
-        _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
+        tool_roots = _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
     return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
 
 
@@ -131,18 +129,20 @@ def _roles_without_runs(
     found: SpanRoles,
     flattened: list[int],
     pending: tuple[list[int], ...],
-) -> None:
+) -> bool:
     """In a trace in which no reader found a run, the runs spans named as agents' runs are
     (`_runs_named_by_span`), else those of the vocabulary the spans without a role share. `spans`:
-    those spans, and those of them that may carry a kind key (their kind's, as detected)."""
+    those spans, and those of them that may carry a kind key. Whether a vocabulary was inferred."""
     roleless, keyed = spans
     by_id, roles, unroled = found.by_id, found.roles, found.unroled
     workflows, unlisted, _ = pending
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
-        return  # spans at work, none of them in a run, named as runs
-    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed)
+        return False  # spans at work, none of them in a run, named as runs
+    called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"] if keyed else []
+    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
+    return inferred is not None
 
 
 def _detected(span: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole | None, KindKeys | None]:
@@ -195,7 +195,7 @@ def _roles_by_place(
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
     if roots and (unroled or tool_roots):
-        top_level_runs(roots, by_id, roles, unroled, tool_roots)
+        top_level_runs(roots, by_id, roles, unroled)
     return found
 
 

@@ -29,13 +29,12 @@ def top_level_runs(
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
-    tool_roots: bool = False,
 ) -> None:
     """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
-    model calls no run holds (see the module's docstring); with `tool_roots`, one of them is
-    read as a tool call."""
-    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)} if tool_roots else set()
+    model calls no run holds (see the module's docstring), or that reader reads as a tool call
+    (whichever reader: one inferred from the trace too)."""
+    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)}
     roots = {
         span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
     }
