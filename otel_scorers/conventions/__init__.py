@@ -28,6 +28,7 @@ from otel_scorers.conventions.relabelled import relabelled
 from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
+from otel_scorers.conventions.unscoped import described_of, found_by_markers, with_twins
 from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.span_record import SpanRecord
 
@@ -143,7 +144,7 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
 #: Described instrumentations found by their marker attributes alone, in detection order
 #: (`also_reading`).
-_BY_MARKERS: tuple[Convention, ...] = ()
+_BY_MARKERS: tuple[DescribedConvention, ...] = ()
 _BY_MARKERS_KEYS: frozenset[str] = frozenset()
 #: The attribute keys whose values some convention's `detect` compares
 #: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
@@ -176,6 +177,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
     global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE, _FORKS
+    given, conventions = conventions, with_twins(conventions)
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -196,7 +198,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
             for scope in convention.scopes:
                 by_scope.setdefault(scope, []).append((convention, convention.detect))
     _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
-    _BY_MARKERS = tuple(c for c in conventions if isinstance(c, DescribedConvention) and not c.scopes)
+    _BY_MARKERS = found_by_markers(conventions)
     _BY_MARKERS_KEYS = frozenset(key for c in _BY_MARKERS if c.markers is not None for key in c.markers.keys)
     _DETECTORS = tuple(
         (convention, convention.detect)
@@ -207,8 +209,8 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
-    _INFERENCE = VocabularyInference(_namespaces(conventions))
-    _FORKS = _forks(conventions)
+    _INFERENCE = VocabularyInference(_namespaces(given))
+    _FORKS = _forks(given)
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
@@ -273,9 +275,7 @@ def use_descriptions(
 
 def user_descriptions() -> tuple[ConventionDescription, ...]:
     """The descriptions in use (`use_descriptions`), in their order."""
-    return tuple(
-        c.description for c in CONVENTIONS if isinstance(c, DescribedConvention) and c not in SHIPPED
-    )
+    return tuple(c.description for c in described_of(CONVENTIONS) if c not in SHIPPED)
 
 
 def detection_values() -> tuple[str, ...]:
