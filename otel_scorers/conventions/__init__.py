@@ -30,6 +30,7 @@ from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
 from otel_scorers.conventions.unscoped import described_of, found_by_markers, with_twins
 from otel_scorers.conventions.vercel import VercelAIConvention
+from otel_scorers.conventions.withheld_runs import RunsWithheld, without_runs
 from otel_scorers.span_record import SpanRecord
 
 #: The readers shipped with the project, in detection order (docs/conventions.md): the most
@@ -206,7 +207,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
     _FIRST, _REST = _DETECTORS[:_ASKED_FIRST], _DETECTORS[_ASKED_FIRST:]
-    _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
+    _FIRST_MARKERS = Markers.together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
     _INFERENCE = VocabularyInference(_namespaces(given))
@@ -239,43 +240,35 @@ def may_be_kind_key(key: str) -> bool:
     return _INFERENCE.may_be_kind(key)
 
 
-def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
-    """These readers' markers as one (`_FIRST_MARKERS`); None when one of them declares none."""
-    if None in markers:
-        return None
-    declared = [found for found in markers if found is not None]
-    return Markers(
-        frozenset().union(*(found.keys for found in declared)),
-        frozenset().union(*(found.scopes for found in declared)),
-        frozenset().union(*(found.names for found in declared)),
-    )
-
-
 #: The names of the shipped descriptions (`descriptions/*.yaml`): `use_descriptions` may withhold them.
 SHIPPED_DESCRIPTION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(c.name for c in _SHIPPED_DESCRIBED))
 
 
 def use_descriptions(
-    descriptions: Sequence[ConventionDescription | Mapping[str, Any]], withheld: Collection[str] = ()
+    descriptions: Sequence[ConventionDescription | Mapping[str, Any]],
+    withheld: Collection[str] = (),
+    runs_withheld: Collection[str] = (),
 ) -> None:
     """Read spans with these descriptions of instrumentations (the `conventions:` section) before
     the shipped readers, in their order; they replace the descriptions given before. Process-wide,
     as the shipped readers are: the processor, the sidecar and the CLI call it with their config's.
     Call it before spans flow: a trace already buffered was sorted by the readers of then.
-    `withheld`: names of shipped descriptions left out (to measure what is read without them)."""
-    unknown = set(withheld) - set(SHIPPED_DESCRIPTION_NAMES)
+    `withheld`: names of shipped descriptions left out (to measure what is read without them);
+    `runs_withheld`: read without their run-finding clauses (`withheld_runs.py`)."""
+    unknown = {*withheld, *runs_withheld} - set(SHIPPED_DESCRIPTION_NAMES)
     if unknown:
         raise ValueError(
             f"no shipped description named {', '.join(sorted(unknown))}: "
             f"they are {', '.join(SHIPPED_DESCRIPTION_NAMES)}"
         )
     shipped = tuple(c for c in SHIPPED if not (isinstance(c, DescribedConvention) and c.name in withheld))
-    _derive((*described(descriptions), *shipped))
+    _derive((*described(descriptions), *without_runs(shipped, runs_withheld)))
 
 
 def user_descriptions() -> tuple[ConventionDescription, ...]:
     """The descriptions in use (`use_descriptions`), in their order."""
-    return tuple(c.description for c in described_of(CONVENTIONS) if c not in SHIPPED)
+    shipped = (*SHIPPED, *(c for c in CONVENTIONS if isinstance(c, RunsWithheld)))
+    return tuple(c.description for c in described_of(CONVENTIONS) if c not in shipped)
 
 
 def detection_values() -> tuple[str, ...]:
