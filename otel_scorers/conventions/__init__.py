@@ -28,7 +28,7 @@ from otel_scorers.conventions.relabelled import relabelled
 from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
-from otel_scorers.conventions.unscoped import described_of, found_by_markers, with_twins
+from otel_scorers.conventions.unscoped import described_of, found_by_markers, inference_without, with_twins
 from otel_scorers.conventions.vercel import VercelAIConvention
 from otel_scorers.conventions.withheld_runs import RunsWithheld, without_runs
 from otel_scorers.span_record import SpanRecord
@@ -231,6 +231,13 @@ def inferred_reader(
     reader in use gives a role (`inferred.py`), or None when they carry none; `works` and `keyed`
     as for `VocabularyInference.reader`."""
     return _INFERENCE.reader(spans, works, keyed)
+
+
+def inferred_reader_without(
+    names: frozenset[str], spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+) -> Convention | None:
+    """`inferred_reader` as if the readers `names` were not in use (`runs/unrun_descriptions.py`)."""
+    return inference_without(CONVENTIONS, names).reader(spans, works)
 
 
 def may_be_kind_key(key: str) -> bool:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.described import DescribedConvention
+from otel_scorers.conventions.inferred import VocabularyInference
+from otel_scorers.conventions.namespaces import namespaces
 from otel_scorers.span_record import SpanRecord
 
 
@@ -125,3 +127,22 @@ def described_of(conventions: Sequence[Convention]) -> tuple[DescribedConvention
 def found_by_markers(conventions: Sequence[Convention]) -> tuple[DescribedConvention, ...]:
     """The descriptions' own scope-free entries, found by their marker attributes alone."""
     return tuple(c for c in described_of(conventions) if not c.scopes)
+
+
+_WITHOUT: dict[tuple[int, frozenset[str]], VocabularyInference] = {}
+
+
+def inference_without(conventions: tuple[Convention, ...], names: frozenset[str]) -> VocabularyInference:
+    """The inference of vocabularies for `conventions` but those named `names` (their twins too):
+    their namespaces taken as unknown. Remembered for the readers in use."""
+    key = (id(conventions), names)
+    found = _WITHOUT.get(key)
+    if found is None:
+        if len(_WITHOUT) > _MAX_WITHOUT:
+            _WITHOUT.clear()
+        kept = tuple(c for c in conventions if c.name not in names)
+        found = _WITHOUT[key] = VocabularyInference(namespaces(kept))
+    return found
+
+
+_MAX_WITHOUT = 64

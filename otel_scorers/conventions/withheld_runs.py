@@ -10,10 +10,16 @@ from collections.abc import Collection
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import RunReading
+from otel_scorers.span_record import SpanRecord
 
 
 class RunsWithheld(DescribedConvention):
-    """A shipped description without its run-finding clauses."""
+    """A shipped description without its run-finding clauses: its run clause, written for another
+    framework, finds no run, nor counts a root span of its vocabulary as one (`run_at_top`, the
+    rule for a description that states no run clause)."""
+
+    def run_at_top(self, span: SpanRecord) -> bool:
+        return False
 
 
 def without_runs(conventions: tuple[Convention, ...], names: Collection[str]) -> tuple[Convention, ...]:

@@ -49,3 +49,19 @@ def test_a_description_without_its_run_clauses_keeps_its_tools_and_models(corpus
 def test_an_unknown_name_is_refused() -> None:
     with pytest.raises(ValueError, match="no shipped description named acme"):
         conventions.use_descriptions((), runs_withheld=["acme"])
+
+
+@pytest.mark.parametrize(
+    ("corpus", "name"), [("mlflow-crewai", "mlflow"), ("agentops-openai-agents", "agentops")]
+)
+def test_runs_its_run_clauses_do_not_find_are_found_by_the_vocabulary_the_trace_shows(
+    corpus: str, name: str
+) -> None:
+    # The tracer known, the framework's run shape not: the runs of its spans are found as a
+    # vocabulary nobody described is read, and match the generator's truth.
+    from bench.fidelity import scenario_tally
+
+    conventions.use_descriptions((), runs_withheld=[name])
+    for truth_path in sorted((TRACES / corpus).glob("*.truth.json")):
+        tally = scenario_tally(truth_path, corpus)
+        assert (tally.right, tally.phantom) == (tally.truth, 0), tally.findings
