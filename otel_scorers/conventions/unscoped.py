@@ -129,13 +129,13 @@ def found_by_markers(conventions: Sequence[Convention]) -> tuple[DescribedConven
     return tuple(c for c in described_of(conventions) if not c.scopes)
 
 
-_WITHOUT: dict[tuple[int, frozenset[str]], VocabularyInference] = {}
+_WITHOUT: dict[tuple[tuple[Convention, ...], frozenset[str]], VocabularyInference] = {}
 
 
 def inference_without(conventions: tuple[Convention, ...], names: frozenset[str]) -> VocabularyInference:
     """The inference of vocabularies for `conventions` but those named `names` (their twins too):
     their namespaces taken as unknown. Remembered for the readers in use."""
-    key = (id(conventions), names)
+    key = (conventions, names)
     found = _WITHOUT.get(key)
     if found is None:
         if len(_WITHOUT) > _MAX_WITHOUT:
