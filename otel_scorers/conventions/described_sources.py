@@ -73,18 +73,12 @@ class CompiledWhen:
     #: Sources that must each find a value (`When.holds`), asked last.
     holds: tuple[CompiledSource, ...] = ()
 
-    def matches(self, span: SpanRecord) -> bool:
-        return self.matches_kind(span) and (
-            not self.holds or all(found_on(span, source) for source in self.holds)
-        )
-
     @property
     def specificity(self) -> int:
         """How many conditions of the span's attributes and name it states."""
         return len(self.attributes) + bool(self.name_prefixes)
 
-    def matches_kind(self, span: SpanRecord) -> bool:
-        """The span's attributes and name are as stated (what its values hold not asked)."""
+    def matches(self, span: SpanRecord) -> bool:
         if self.name_prefixes and not span.name.startswith(self.name_prefixes):
             return False
         attributes = span.attributes
@@ -102,7 +96,7 @@ class CompiledWhen:
                 except TypeError:  # a list: one of its items is one of the values named
                     if not isinstance(value, list) or values.isdisjoint(_hashable(value)):
                         return False
-        return True
+        return not self.holds or all(found_on(span, source) for source in self.holds)
 
 
 def untyped(when: CompiledWhen, span: SpanRecord) -> bool:

@@ -15,6 +15,7 @@ it a role.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.described import DescribedConvention
@@ -73,16 +74,17 @@ class Rivals:
 
     def __init__(self, members: Sequence[DescribedConvention]) -> None:
         self.members = tuple(members)
+        # Each member's role conditions on the span's attributes and name alone (what its values
+        # hold not asked).
+        self._kinds = tuple(tuple(replace(when, holds=()) for when in c.role_whens()) for c in self.members)
 
     def claims(self, member: DescribedConvention, span: SpanRecord) -> bool:
         chosen: DescribedConvention | None = None
         best = -2
-        for other in self.members:
+        for other, whens in zip(self.members, self._kinds, strict=True):
             if other is not member and not _carries(other, span):
                 continue
-            closeness = max(
-                (when.specificity for when in other.role_whens() if when.matches_kind(span)), default=-1
-            )
+            closeness = max((when.specificity for when in whens if when.matches(span)), default=-1)
             if closeness > best:
                 chosen, best = other, closeness
         return chosen is member

@@ -76,7 +76,7 @@ def _score(
             return  # a run whose agent the fork does not name: it keeps the name elsewhere
         # A tracer read under a scope no reader knows by the keys the fork gained is no reading
         # of the fork as the reader whose keys they are.
-        if not target.isdisjoint(_namespaces(convention)) and not isinstance(convention, UnscopedTwin):
+        if not target.isdisjoint(_namespaces(convention)) and type(convention) is not UnscopedTwin:
             given.append(role)
             by_values = by_values or convention.role(after) is not None
     if by_values and "run" in given and len(given) > scores.get(target, (0, found))[0]:

@@ -30,8 +30,12 @@ R = TypeVar("R", bound=Roles)
 def runs_of_described_spans(trace: R) -> R:
     """`trace`, with the runs found in the described readers' spans by the vocabulary they show
     (module doc) when it holds none."""
-    if not any(role == "run" for _, role in trace.roles.values()):
-        _read_by_inference(trace.by_id, trace.roles, trace.unroled)
+    # The (reader, role) pairs, few, gathered in C: asked once each what they are (a protocol's
+    # `isinstance` is slow), on every trace.
+    given = set(trace.roles.values())
+    if not any(role == "run" for _, role in given):
+        claimed = {c for c, _ in given}.union(trace.unroled.values())
+        _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
     return trace
 
 
@@ -39,9 +43,9 @@ def _read_by_inference(
     by_id: dict[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    claimed: set[Convention],
 ) -> None:
-    claimed = [c for c, _ in roles.values()] + list(unroled.values())
-    readers = {c.name: c for c in claimed if isinstance(c, DescribedConvention)}
+    readers = {c.name: c for c in claimed if DescribedConvention in type(c).__mro__}
     if not readers:
         return
     names = frozenset(readers)
