@@ -15,7 +15,8 @@ the right ones are the longest in-order pairing of rebuilt and truth runs that m
 phantom run in front does not make every later run wrong.
 
     python bench/fidelity.py [CORPUS_DIR ...] [--verbose] [--rename-scope PREFIX]
-                             [--without-descriptions NAME,... | all] [--drift NAME,...]
+                             [--without-descriptions NAME,... | all] [--without-runs NAME,... | all]
+                             [--drift NAME,...]
 
 Default corpora: tests/fixtures/held-out/* (traces no rule was written from). With
 `--rename-scope mlflow`, every span whose instrumentation scope starts with `mlflow` is read under
@@ -24,6 +25,11 @@ the trace itself holds rather than from the name of the tracer that wrote it. Wi
 `--without-descriptions spring_ai,genkit` (or `all`), those shipped descriptions
 (otel_scorers/conventions/descriptions/*.yaml) are withheld: the corpora they read stand for a
 framework whose vocabulary the project never saw, read from what the trace itself says. With
+`--without-runs laminar,monocle` (or `all`), those shipped descriptions are read without their
+run-finding clauses (`run`, its `conversation`, and `handoff`), their vocabulary kept (scope,
+markers, `tool` and `model`): the corpora they read stand for a tracer the project knows over a
+framework whose run shape its description was not written from (Laminar's over Mastra, Monocle's
+over the OpenAI Agents SDK), its runs found and read by the rules every reader shares. With
 `--drift kind-version,wrapped-result` (or `all`, each alone), each trace is read after those
 version drifts (bench/drifts.py), applied in turn: a fact kept slightly elsewhere than where the
 readers look, as the next release of a framework keeps it, the truth unchanged; `moved` counts
@@ -196,19 +202,24 @@ def main() -> None:
         + ", ".join(conventions.SHIPPED_DESCRIPTION_NAMES),
     )
     parser.add_argument(
+        "--without-runs",
+        metavar="NAMES",
+        help="read these shipped descriptions without their run, conversation and handoff clauses "
+        "(comma-separated names, or all)",
+    )
+    parser.add_argument(
         "--drift",
         metavar="NAMES",
         help="read each trace after these version drifts, in turn (comma-separated, or all: "
         "each alone): " + ", ".join(DRIFTS) + "; or a forked vocabulary: " + ", ".join(FORKS),
     )
     args = parser.parse_args()
-    if args.without_descriptions:
-        names = args.without_descriptions.split(",")
-        withheld = conventions.SHIPPED_DESCRIPTION_NAMES if names == ["all"] else names
+    withheld, runs_withheld = named(args.without_descriptions), named(args.without_runs)
+    if withheld or runs_withheld:
         try:
-            conventions.use_descriptions((), withheld=withheld)
+            conventions.use_descriptions((), withheld=withheld, runs_withheld=runs_withheld)
         except ValueError as error:
-            raise SystemExit(f"--without-descriptions: {error}") from None
+            raise SystemExit(f"--without-descriptions / --without-runs: {error}") from None
     corpora: list[Path] = args.corpora or sorted(path for path in HELD_OUT.iterdir() if path.is_dir())
     if not corpora:
         raise SystemExit(f"no corpus directories given and none under {HELD_OUT}")
@@ -224,6 +235,14 @@ def main() -> None:
         known = ", ".join((*DRIFTS, *FORKS))
         raise SystemExit(f"--drift: no drift named {', '.join(unknown)} (known: {known})")
     corpora_table(corpora, args.rename_scope, drifts, args.verbose)
+
+
+def named(option: str | None) -> tuple[str, ...]:
+    """The shipped descriptions an option names (comma-separated, or `all`)."""
+    if not option:
+        return ()
+    names = tuple(option.split(","))
+    return conventions.SHIPPED_DESCRIPTION_NAMES if names == ("all",) else names
 
 
 def corpora_table(

@@ -28,7 +28,9 @@ from otel_scorers.conventions.relabelled import relabelled
 from otel_scorers.conventions.semantic_kernel import SemanticKernelConvention
 from otel_scorers.conventions.shipped import SHIPPED_DESCRIPTIONS
 from otel_scorers.conventions.strands import StrandsConvention
+from otel_scorers.conventions.unscoped import described_of, found_by_markers, inference_without, with_twins
 from otel_scorers.conventions.vercel import VercelAIConvention
+from otel_scorers.conventions.withheld_runs import RunsWithheld, without_runs
 from otel_scorers.span_record import SpanRecord
 
 #: The readers shipped with the project, in detection order (docs/conventions.md): the most
@@ -143,7 +145,7 @@ _DETECTORS: tuple[tuple[Convention, Any], ...] = ()
 _BY_SCOPE: dict[str, tuple[tuple[Convention, Any], ...]] = {}
 #: Described instrumentations found by their marker attributes alone, in detection order
 #: (`also_reading`).
-_BY_MARKERS: tuple[Convention, ...] = ()
+_BY_MARKERS: tuple[DescribedConvention, ...] = ()
 _BY_MARKERS_KEYS: frozenset[str] = frozenset()
 #: The attribute keys whose values some convention's `detect` compares
 #: (`Convention.detection_values`): with a span's scope, name and attribute keys, its kind,
@@ -176,6 +178,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
     """Set the detection order and everything derived from it."""
     global CONVENTIONS, RUN_NAME_PREFIXES, RUN_START_SCOPES, HANDOFF_NAME_PREFIXES, _DETECTORS, _BY_SCOPE
     global _DETECTION_VALUES, _FIRST, _REST, _FIRST_MARKERS, _BY_MARKERS, _BY_MARKERS_KEYS, _INFERENCE, _FORKS
+    given, conventions = conventions, with_twins(conventions)
     markers: dict[str, frozenset[str] | None] = {}
     for convention in conventions:
         for key, value in convention.run_start_markers:
@@ -196,7 +199,7 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
             for scope in convention.scopes:
                 by_scope.setdefault(scope, []).append((convention, convention.detect))
     _BY_SCOPE = {scope: tuple(found) for scope, found in by_scope.items()}
-    _BY_MARKERS = tuple(c for c in conventions if isinstance(c, DescribedConvention) and not c.scopes)
+    _BY_MARKERS = found_by_markers(conventions)
     _BY_MARKERS_KEYS = frozenset(key for c in _BY_MARKERS if c.markers is not None for key in c.markers.keys)
     _DETECTORS = tuple(
         (convention, convention.detect)
@@ -204,11 +207,11 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
         if not (isinstance(convention, DescribedConvention) and convention.scopes)
     )
     _FIRST, _REST = _DETECTORS[:_ASKED_FIRST], _DETECTORS[_ASKED_FIRST:]
-    _FIRST_MARKERS = _together(tuple(convention.markers for convention, _ in _FIRST))
+    _FIRST_MARKERS = Markers.together(tuple(convention.markers for convention, _ in _FIRST))
     _DETECTION_VALUES = tuple(dict.fromkeys(key for c in conventions for key in c.detection_values))
     CONVENTIONS = conventions
-    _INFERENCE = VocabularyInference(_namespaces(conventions))
-    _FORKS = _forks(conventions)
+    _INFERENCE = VocabularyInference(_namespaces(given))
+    _FORKS = _forks(given)
     _detected.clear()
     _run_names.clear()
     _handoff_names.clear()
@@ -231,6 +234,13 @@ def inferred_reader(
     return _INFERENCE.reader(spans, works, keyed, called)
 
 
+def inferred_reader_without(
+    names: frozenset[str], spans: Sequence[SpanRecord], works: Callable[[Collection[int]], bool]
+) -> Convention | None:
+    """`inferred_reader` as if the readers `names` were not in use (`runs/unrun_descriptions.py`)."""
+    return inference_without(CONVENTIONS, names).reader(spans, works)
+
+
 def may_be_kind_key(key: str) -> bool:
     """Whether `key` may be the kind key of a vocabulary inferred for the readers in use
     (`inferred.py`): its name says kind, outside their namespaces. The sidecar's screen of the
@@ -238,45 +248,35 @@ def may_be_kind_key(key: str) -> bool:
     return _INFERENCE.may_be_kind(key)
 
 
-def _together(markers: tuple[Markers | None, ...]) -> Markers | None:
-    """These readers' markers as one (`_FIRST_MARKERS`); None when one of them declares none."""
-    if None in markers:
-        return None
-    declared = [found for found in markers if found is not None]
-    return Markers(
-        frozenset().union(*(found.keys for found in declared)),
-        frozenset().union(*(found.scopes for found in declared)),
-        frozenset().union(*(found.names for found in declared)),
-    )
-
-
 #: The names of the shipped descriptions (`descriptions/*.yaml`): `use_descriptions` may withhold them.
 SHIPPED_DESCRIPTION_NAMES: tuple[str, ...] = tuple(dict.fromkeys(c.name for c in _SHIPPED_DESCRIBED))
 
 
 def use_descriptions(
-    descriptions: Sequence[ConventionDescription | Mapping[str, Any]], withheld: Collection[str] = ()
+    descriptions: Sequence[ConventionDescription | Mapping[str, Any]],
+    withheld: Collection[str] = (),
+    runs_withheld: Collection[str] = (),
 ) -> None:
     """Read spans with these descriptions of instrumentations (the `conventions:` section) before
     the shipped readers, in their order; they replace the descriptions given before. Process-wide,
     as the shipped readers are: the processor, the sidecar and the CLI call it with their config's.
     Call it before spans flow: a trace already buffered was sorted by the readers of then.
-    `withheld`: names of shipped descriptions left out (to measure what is read without them)."""
-    unknown = set(withheld) - set(SHIPPED_DESCRIPTION_NAMES)
+    `withheld`: names of shipped descriptions left out (to measure what is read without them);
+    `runs_withheld`: read without their run-finding clauses (`withheld_runs.py`)."""
+    unknown = {*withheld, *runs_withheld} - set(SHIPPED_DESCRIPTION_NAMES)
     if unknown:
         raise ValueError(
             f"no shipped description named {', '.join(sorted(unknown))}: "
             f"they are {', '.join(SHIPPED_DESCRIPTION_NAMES)}"
         )
     shipped = tuple(c for c in SHIPPED if not (isinstance(c, DescribedConvention) and c.name in withheld))
-    _derive((*described(descriptions), *shipped))
+    _derive((*described(descriptions), *without_runs(shipped, runs_withheld)))
 
 
 def user_descriptions() -> tuple[ConventionDescription, ...]:
     """The descriptions in use (`use_descriptions`), in their order."""
-    return tuple(
-        c.description for c in CONVENTIONS if isinstance(c, DescribedConvention) and c not in SHIPPED
-    )
+    shipped = (*SHIPPED, *(c for c in CONVENTIONS if isinstance(c, RunsWithheld)))
+    return tuple(c.description for c in described_of(CONVENTIONS) if c not in shipped)
 
 
 def detection_values() -> tuple[str, ...]:

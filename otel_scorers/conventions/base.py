@@ -115,6 +115,18 @@ class Markers:
             or not span.attributes.keys().isdisjoint(self.keys)
         )
 
+    @staticmethod
+    def together(markers: tuple[Markers | None, ...]) -> Markers | None:
+        """These readers' markers as one; None when one of them declares none."""
+        if None in markers:
+            return None
+        declared = [found for found in markers if found is not None]
+        return Markers(
+            frozenset().union(*(found.keys for found in declared)),
+            frozenset().union(*(found.scopes for found in declared)),
+            frozenset().union(*(found.names for found in declared)),
+        )
+
 
 class Convention(Protocol):
     """One instrumentation convention (OTel GenAI, OpenInference, ...).

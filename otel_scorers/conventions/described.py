@@ -20,6 +20,7 @@ from otel_scorers.conventions.base import Convention, Markers, ModelCall, RunSpa
 from otel_scorers.conventions.described_sources import (
     MISSING,
     CompiledSource,
+    CompiledWhen,
     compiled_sources,
     compiled_when,
     listed,
@@ -134,6 +135,22 @@ class DescribedConvention(Convention):
             return not self._name_suffixes
         # One set operation, in C: a span of many keys (flattened messages) is asked anew.
         return not span.attributes.keys().isdisjoint(self._markers)
+
+    @property
+    def marker_keys(self) -> tuple[str, ...]:
+        """The attribute keys that mark its spans (`marker_attributes`)."""
+        return self._markers
+
+    def role_whens(self) -> tuple[CompiledWhen, ...]:
+        """The conditions of its roles (run, conversation, handoff, tool, model) it states."""
+        whens = (
+            self._run_when,
+            self._conversation_when,
+            self._handoff_when,
+            self._tool_when,
+            self._model_when,
+        )
+        return tuple(when for when in whens if when is not None)
 
     def _run_sources(self) -> tuple[tuple[CompiledSource, ...], ...]:
         return (self._agent_name, self._run_input, self._run_output)

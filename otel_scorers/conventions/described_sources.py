@@ -73,6 +73,11 @@ class CompiledWhen:
     #: Sources that must each find a value (`When.holds`), asked last.
     holds: tuple[CompiledSource, ...] = ()
 
+    @property
+    def specificity(self) -> int:
+        """How many conditions of the span's attributes and name it states."""
+        return len(self.attributes) + bool(self.name_prefixes)
+
     def matches(self, span: SpanRecord) -> bool:
         if self.name_prefixes and not span.name.startswith(self.name_prefixes):
             return False

@@ -23,6 +23,7 @@ from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.forked import Fork
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES
 from otel_scorers.conventions.namespaces import reader_namespaces
+from otel_scorers.conventions.unscoped import UnscopedTwin
 from otel_scorers.runs.agent_names import agent_name
 from otel_scorers.span_record import SpanRecord
 
@@ -87,7 +88,9 @@ def _score(
         after = pair[1]
         if role == "run" and not agent_name(after, convention.run_content(after).agent_name):
             return  # a run whose agent the fork does not name: it keeps the name elsewhere
-        if not target.isdisjoint(_namespaces(convention)):
+        # A tracer read under a scope no reader knows by the keys the fork gained is no reading
+        # of the fork as the reader whose keys they are.
+        if not target.isdisjoint(_namespaces(convention)) and type(convention) is not UnscopedTwin:
             given.append(role)
             by_values = by_values or convention.role(after) is not None
     if by_values and "run" in given and len(given) > scores.get(target, (0, found))[0]:

@@ -11,12 +11,13 @@ back under the invocation of the agent it names (`unended_parents`). In a trace 
 reader found a run, spans whose keys are a known reader's under a namespace of their own are read
 as that reader's (`forked_spans`), else the spans none gives a role are read by the vocabulary they
 share (`conventions.inferred_reader`). Last, a root span a reader claimed without a role is the
-run of the model calls it holds that no run holds (`top_runs`).
+run of the model calls it holds that no run holds (`top_runs`); in a trace still without a run,
+the described readers' spans are read by the vocabulary they show (`unrun_descriptions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_kind_keys, inferred_reader
@@ -33,6 +34,7 @@ from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.runs.unlisted_agents import unlisted_agent_operation, unlisted_agent_operations
+from otel_scorers.runs.unrun_descriptions import all_working, runs_of_described_spans
 from otel_scorers.span_record import OWN_SCOPE, SpanRecord
 
 
@@ -103,7 +105,9 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if forked is not None:
             return forked
         tool_roots = _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    return _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
+    return runs_of_described_spans(
+        _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
+    )
 
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:
@@ -139,7 +143,7 @@ def _roles_without_runs(
     if roles and _runs_named_by_span(roleless, by_id, roles, unroled, (flattened, workflows, unlisted)):
         return False  # spans at work, none of them in a run, named as runs
     called = [by_id[span_id] for span_id, (_, role) in roles.items() if role != "run"] if keyed else []
-    inferred = inferred_reader(roleless, lambda ids: _all_working(ids, by_id, roles), keyed, called)
+    inferred = inferred_reader(roleless, lambda ids: all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
     return inferred is not None
@@ -262,27 +266,6 @@ def _inferred_roles(
         for waiting in (flattened, *pending):
             if span_id in waiting:
                 waiting.remove(span_id)
-
-
-def _all_working(
-    span_ids: Collection[int],
-    by_id: Mapping[int, SpanRecord],
-    roles: Mapping[int, tuple[Convention, SpanRole]],
-) -> bool:
-    """Each of these spans has a model or tool span under it."""
-    working: set[int] = set()
-    for span_id, (_, role) in roles.items():
-        if role not in ("model", "tool"):
-            continue
-        current = by_id[span_id].parent_span_id
-        for _ in range(MAX_DEPTH):
-            if current is None or current in working:
-                break
-            if current in span_ids:
-                working.add(current)
-            parent = by_id.get(current)
-            current = parent.parent_span_id if parent is not None else None
-    return working >= set(span_ids)
 
 
 def _unroled_under_tools(

@@ -1,0 +1,90 @@
+"""A described tracer over a framework its description was not written from: in a trace in which
+no rule found a run, though described readers claimed spans (their tool and model clauses read
+the tracer's vocabulary, their run clauses found nothing), those readers' spans are read by the
+vocabulary the trace itself shows (`conventions.inferred_reader_without`): the rules that read a
+vocabulary nobody described, applied to the described one's spans, its namespace taken as
+unknown. The reading stands only when it finds runs; else the trace keeps its roles."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Protocol, TypeVar
+
+from otel_scorers.conventions import Convention, SpanRole, inferred_reader_without
+from otel_scorers.conventions.described import DescribedConvention
+from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.span_record import SpanRecord
+
+
+class Roles(Protocol):
+    """A trace's roles as `span_roles` gives them."""
+
+    by_id: dict[int, SpanRecord]
+    roles: dict[int, tuple[Convention, SpanRole]]
+    unroled: dict[int, Convention]
+
+
+R = TypeVar("R", bound=Roles)
+
+
+def runs_of_described_spans(trace: R) -> R:
+    """`trace`, with the runs found in the described readers' spans by the vocabulary they show
+    (module doc) when it holds none."""
+    # The (reader, role) pairs, few, gathered in C: asked once each what they are (a protocol's
+    # `isinstance` is slow), on every trace.
+    given = set(trace.roles.values())
+    if not any(role == "run" for _, role in given):
+        claimed = {c for c, _ in given}.union(trace.unroled.values())
+        _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
+    return trace
+
+
+def _read_by_inference(
+    by_id: dict[int, SpanRecord],
+    roles: dict[int, tuple[Convention, SpanRole]],
+    unroled: dict[int, Convention],
+    claimed: set[Convention],
+) -> None:
+    readers = {c.name: c for c in claimed if DescribedConvention in type(c).__mro__}
+    if not readers:
+        return
+    names = frozenset(readers)
+    spans = [
+        span
+        for span_id, span in by_id.items()
+        if (found := roles.get(span_id, (unroled.get(span_id), None))[0]) is None or found.name in names
+    ]
+    inferred = inferred_reader_without(names, spans, lambda ids: all_working(ids, by_id, roles))
+    if inferred is None:
+        return
+    given = {span.span_id: inferred.role(span) for span in spans if inferred.detect(span)}
+    if "run" not in given.values():
+        return
+    for span_id, role in given.items():
+        if role is None:
+            if span_id not in roles:
+                unroled[span_id] = inferred
+            continue
+        roles[span_id] = (inferred, role)
+        unroled.pop(span_id, None)
+
+
+def all_working(
+    span_ids: Collection[int],
+    by_id: Mapping[int, SpanRecord],
+    roles: Mapping[int, tuple[Convention, SpanRole]],
+) -> bool:
+    """Each of these spans has a model or tool span under it."""
+    working: set[int] = set()
+    for span_id, (_, role) in roles.items():
+        if role not in ("model", "tool"):
+            continue
+        current = by_id[span_id].parent_span_id
+        for _ in range(MAX_DEPTH):
+            if current is None or current in working:
+                break
+            if current in span_ids:
+                working.add(current)
+            parent = by_id.get(current)
+            current = parent.parent_span_id if parent is not None else None
+    return working >= set(span_ids)
