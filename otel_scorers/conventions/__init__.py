@@ -229,8 +229,7 @@ def inferred_reader(
     called: Sequence[SpanRecord] = (),
 ) -> Convention | None:
     """The reader of a vocabulary of its own shared by these spans of one trace, none of which a
-    reader in use gives a role (`inferred.py`), or None when they carry none; `works`, `keyed`
-    and `called` as for `VocabularyInference.reader`."""
+    reader in use gives a role (`inferred.py`), or None; the rest as `VocabularyInference.reader`."""
     return _INFERENCE.reader(spans, works, keyed, called)
 
 
