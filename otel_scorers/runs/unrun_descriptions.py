@@ -30,12 +30,20 @@ R = TypeVar("R", bound=Roles)
 def runs_of_described_spans(trace: R) -> R:
     """`trace`, with the runs found in the described readers' spans by the vocabulary they show
     (module doc) when it holds none."""
-    # The (reader, role) pairs, few, gathered in C: asked once each what they are (a protocol's
-    # `isinstance` is slow), on every trace.
+    # On every trace, so in loops rather than calls (each a frame): the (reader, role) pairs, few,
+    # gathered in C, asked whether one is a run, then whether a described reader (a class test:
+    # a protocol's `isinstance` is slow) claimed a span.
     given = set(trace.roles.values())
-    if not any(role == "run" for _, role in given):
-        claimed = {c for c, _ in given}.union(trace.unroled.values())
-        _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
+    for _, role in given:
+        if role == "run":
+            return trace
+    claimed = set(trace.unroled.values())
+    for reader, _ in given:
+        claimed.add(reader)
+    for reader in claimed:
+        if DescribedConvention in type(reader).__mro__:
+            _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
+            break
     return trace
 
 
