@@ -138,8 +138,15 @@ PENDING: dict[str, Pending] = {
         frozenset({RUNS, TOOL_RESULTS}),
     ),
     "openinference-beeaijs": Pending(_BEEAIJS, frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS})),
-    "wayflow": Pending(
-        "WayFlow's own spans are not read yet", frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS, TOOL_RESULTS})
+    "wayflow/failing_tool": Pending(
+        "WayFlow sends a tool's failure back as its result and its spans mark nothing: the "
+        "failure is read as the result",
+        frozenset({RUNS, QUICK_CHECKS}),
+    ),
+    "wayflow/sub_agent": Pending(
+        "an expert agent's execution is a span directly under its caller's, no tool span around "
+        "it: the call is not read",
+        frozenset({RUNS, TOOL_RESULTS}),
     ),
     # Without a tool, no tool's name is wrong: the quick checks agree.
     "openinference-beeaijs/no_tool": Pending(_BEEAIJS, frozenset({RUNS})),

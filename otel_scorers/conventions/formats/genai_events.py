@@ -215,7 +215,9 @@ def listed_messages(value: Any, default_role: str) -> Messages:
                 response = {"type": "tool_call_response", "id": call_id, "response": item.get("content")}
                 messages.append({"role": "tool", "parts": [response]})
                 continue
-            parts = content_parts(item.get("content")) + _tool_call_parts(item.get("tool_calls"))
+            # Its content, or its list of content blocks under `contents`.
+            content = item.get("content") if "content" in item else item.get("contents")
+            parts = content_parts(content) + _tool_call_parts(item.get("tool_calls"))
             role = item.get("role") or autogen.message_role(item) or default_role
             messages.append({"role": str(role), "parts": parts})
     return Messages(tuple(messages), captured=True)
@@ -305,6 +307,8 @@ def _part(block: Any) -> dict[str, Any] | None:
         serialized = autogen.serialized_part(block)
     if serialized is not None:
         return serialized
+    if isinstance(block.get("content"), str):  # a block of text with no type: its text
+        return {"type": "text", "content": block["content"]}
     key = next(iter(block), None)
     return {"type": str(key), "content": block[key]} if key is not None else None
 
