@@ -143,11 +143,6 @@ PENDING: dict[str, Pending] = {
         "failure is read as the result",
         frozenset({RUNS, QUICK_CHECKS}),
     ),
-    "wayflow/sub_agent": Pending(
-        "an expert agent's execution is a span directly under its caller's, no tool span around "
-        "it: the call is not read",
-        frozenset({RUNS, TOOL_RESULTS}),
-    ),
     # Without a tool, no tool's name is wrong: the quick checks agree.
     "openinference-beeaijs/no_tool": Pending(_BEEAIJS, frozenset({RUNS})),
     **{

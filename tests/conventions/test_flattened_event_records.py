@@ -55,7 +55,7 @@ def rebuilt(scenario: str) -> list[AgentRun]:
     return sorted(runs, key=lambda run: run.start_ns)
 
 
-@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn"])
+@pytest.mark.parametrize("scenario", ["tool_then_answer", "two_tools", "multi_turn", "sub_agent"])
 def test_a_description_reads_messages_and_arguments_flattened_into_an_event(scenario: str) -> None:
     conventions.use_descriptions([ConventionDescription.model_validate(DESCRIPTION)])
     runs = rebuilt(scenario)
