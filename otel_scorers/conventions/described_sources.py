@@ -14,6 +14,7 @@ import orjson
 
 from otel_scorers.conventions import described_text as text
 from otel_scorers.conventions.description import ANY_VALUE, FIRST_VALUE, Source, When, parse_path
+from otel_scorers.conventions.flat_records import nested_record
 from otel_scorers.conventions.formats.messages import decode_json, is_mapping
 from otel_scorers.span_record import SpanRecord
 
@@ -37,6 +38,8 @@ class CompiledSource:
     json_value: bool = False
     #: A record flattened into the keys that start with this (`attributes_under`).
     under: str | None = None
+    #: The flattened record's keys are paths into it (`nested`).
+    nested: bool = False
 
 
 def compiled_sources(
@@ -57,6 +60,7 @@ def compiled_sources(
             source.value,
             source.json_value,
             source.attributes_under,
+            source.nested,
         )
         compiled.append(item)
         moved = bare.get(item.attribute) if bare and item.attribute and item.event is None else None
@@ -141,26 +145,28 @@ def raw_value(span: SpanRecord, source: CompiledSource) -> Any:
         return source.value
     if source.span_name:
         return span.name
+    attributes = span.attributes
+    if source.event is not None:
+        event = next((event for event in span.events if event.name == source.event), None)
+        if event is None:
+            return MISSING
+        attributes = event.attributes
     if source.under is not None:
-        return flattened_record(span, source.under)
+        return flattened_record(attributes, source.under, source.nested)
     assert source.attribute is not None  # checked by `Source`
-    if source.event is None:
-        return span.attributes.get(source.attribute, MISSING)
-    for event in span.events:
-        if event.name == source.event:
-            return event.attributes.get(source.attribute, MISSING)
-    return MISSING
+    return attributes.get(source.attribute, MISSING)
 
 
-def flattened_record(span: SpanRecord, start: str) -> Any:
-    """The attributes whose key starts with `start`, as one object keyed by the rest of the key."""
+def flattened_record(attributes: Mapping[str, Any], start: str, nested: bool = False) -> Any:
+    """The attributes whose key starts with `start`, as one object keyed by the rest of the key
+    (with `nested`, the rest a path into the object: `nested_record`)."""
     size = len(start)
     record = {
-        key[size:]: value
-        for key, value in span.attributes.items()
-        if key.startswith(start) and len(key) > size
+        key[size:]: value for key, value in attributes.items() if key.startswith(start) and len(key) > size
     }
-    return record or MISSING
+    if not record:
+        return MISSING
+    return nested_record(record) if nested else record
 
 
 def found_on(span: SpanRecord, source: CompiledSource) -> bool:

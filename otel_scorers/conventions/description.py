@@ -97,6 +97,9 @@ class Source(BaseModel):
     #: A record flattened into keys (`acme_inputs.city`, `acme_inputs.date`): every attribute whose
     #: key starts with this, as one object keyed by the rest of the key (`{"city": ..., "date": ...}`).
     attributes_under: str | None = None
+    #: With `attributes_under`: the rest of each key is a path into the record (`0.role`,
+    #: `0.contents.0.content`), its numbered steps items of lists: `[{"role": ..., "contents": [...]}]`.
+    nested: bool = False
 
     @field_validator("path")
     @classmethod
@@ -112,11 +115,13 @@ class Source(BaseModel):
                 raise ValueError("a fixed 'value' is read from nowhere: leave out span, event and path")
             return self
         if self.attributes_under is not None:
-            if self.attribute is not None or self.event is not None or self.span is not None:
+            if self.attribute is not None or self.span is not None:
                 raise ValueError(
-                    "'attributes_under' reads attributes by their start: leave out attribute, event and span"
+                    "'attributes_under' reads attributes by their start: leave out attribute and span"
                 )
             return self
+        if self.nested:
+            raise ValueError("'nested' reads a record flattened into keys: give it 'attributes_under'")
         if self.span is not None and (self.attribute is not None or self.event is not None):
             raise ValueError("read either the span's name (span: name) or an attribute, not both")
         if self.span is None and self.attribute is None:
@@ -138,7 +143,7 @@ def _as_sources(value: Any) -> Any:
         else:
             raise ValueError(
                 "should be an attribute name, a source {attribute, event, span, path, strip_prefix, "
-                "strip_suffix, value, json_value, attributes_under}, "
+                "strip_suffix, value, json_value, attributes_under, nested}, "
                 f"or a list of them; got {item!r}"
             )
     return found

@@ -36,6 +36,7 @@ SHIPPED_FILES = (
     "promptflow.yaml",
     "traceai.yaml",
     "mcp_agent.yaml",
+    "wayflow.yaml",
 )
 
 

@@ -60,6 +60,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "promptflow",
         "traceai",
         "mcp_agent",
+        "wayflow",
     ]
     for name in ("langfuse", "haystack", "mlflow", "langsmith"):
         assert len(names) - 1 - names[::-1].index(name) < names.index("genai")

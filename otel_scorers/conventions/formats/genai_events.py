@@ -215,7 +215,20 @@ def listed_messages(value: Any, default_role: str) -> Messages:
                 response = {"type": "tool_call_response", "id": call_id, "response": item.get("content")}
                 messages.append({"role": "tool", "parts": [response]})
                 continue
-            parts = content_parts(item.get("content")) + _tool_call_parts(item.get("tool_calls"))
+            result = item.get("tool_result")
+            if is_mapping(result) and isinstance(result.get("tool_request_id"), str):
+                # A tool's result as a message of its own, under the id of the call it answers.
+                response = {
+                    "type": "tool_call_response",
+                    "id": result["tool_request_id"],
+                    "response": result.get("content"),
+                }
+                messages.append({"role": "tool", "parts": [response]})
+                continue
+            # Its content, or its list of content blocks under `contents`.
+            content = item.get("content") if "content" in item else item.get("contents")
+            calls = item.get("tool_calls") if "tool_calls" in item else item.get("tool_requests")
+            parts = content_parts(content) + _tool_call_parts(calls)
             role = item.get("role") or autogen.message_role(item) or default_role
             messages.append({"role": str(role), "parts": parts})
     return Messages(tuple(messages), captured=True)
@@ -305,6 +318,8 @@ def _part(block: Any) -> dict[str, Any] | None:
         serialized = autogen.serialized_part(block)
     if serialized is not None:
         return serialized
+    if isinstance(block.get("content"), str):  # a block of text with no type: its text
+        return {"type": "text", "content": block["content"]}
     key = next(iter(block), None)
     return {"type": str(key), "content": block[key]} if key is not None else None
 
@@ -320,9 +335,11 @@ def _tool_call_parts(tool_calls: Any) -> list[dict[str, Any]]:
             continue
         function = call.get("function")
         function = function if is_mapping(function) else call
-        part = {"type": "tool_call", "id": call.get("id"), "name": function.get("name")}
+        call_id = call.get("id") if "id" in call else call.get("tool_request_id")
+        part = {"type": "tool_call", "id": call_id, "name": function.get("name")}
         # Without content capture the call keeps its id and name only.
-        if function.get("arguments") is not None:
-            part["arguments"] = decode_json(function.get("arguments"))
+        arguments = function.get("arguments") if "arguments" in function else function.get("args")
+        if arguments is not None:
+            part["arguments"] = decode_json(arguments)
         parts.append(part)
     return parts
