@@ -293,6 +293,23 @@ def _part(block: Any) -> dict[str, Any] | None:
         return {"type": str(block["kind"])}
     if isinstance(block.get("text"), str):
         return {"type": "text", "content": block["text"]}
+    converse_part = _converse_part(block)
+    if converse_part is not None:
+        return converse_part
+    serialized = haystack.serialized_part(block)
+    if serialized is None:
+        serialized = autogen.serialized_part(block)
+    if serialized is not None:
+        return serialized
+    if isinstance(block.get("content"), str):  # a block of text with no type: its text
+        return {"type": "text", "content": block["content"]}
+    key = next(iter(block), None)
+    return {"type": str(key), "content": block[key]} if key is not None else None
+
+
+def _converse_part(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A block of Bedrock's Converse shape, keyed by what it holds (`toolUse`, `toolResult`,
+    `reasoningContent`), as a part; None for any other block."""
     if is_mapping(block.get("toolUse")):
         use = block["toolUse"]
         return {
@@ -313,15 +330,7 @@ def _part(block: Any) -> dict[str, Any] | None:
         text = block["reasoningContent"].get("reasoningText")
         content = text.get("text") if is_mapping(text) else None
         return {"type": "reasoning", "content": content}
-    serialized = haystack.serialized_part(block)
-    if serialized is None:
-        serialized = autogen.serialized_part(block)
-    if serialized is not None:
-        return serialized
-    if isinstance(block.get("content"), str):  # a block of text with no type: its text
-        return {"type": "text", "content": block["content"]}
-    key = next(iter(block), None)
-    return {"type": str(key), "content": block[key]} if key is not None else None
+    return None
 
 
 def _tool_call_parts(tool_calls: Any) -> list[dict[str, Any]]:
