@@ -297,12 +297,12 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
     once for the kind (`kind_versions.of_kind`)."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
-    if described is not None:
-        for convention, carries_markers in described:
-            if carries_markers(span):
-                return convention, None
     attributes = span.attributes
     first = _FIRST_MARKERS
+    if described is not None:
+        for convention, carries_markers in described:
+            if carries_markers(span) and not _lent_out(convention, span, first):
+                return convention, None
     # `Markers.carried_by`, inline: this runs for every span.
     if (
         first is None
@@ -326,6 +326,15 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
         return reader, keys
     except TypeError:  # a value that cannot be a key (a list): this span is detected anew
         return _detect_rest(span), None
+
+
+def _lent_out(convention: Convention, span: SpanRecord, first: Markers | None) -> bool:
+    """Whether a span of a described scope is another reader's: the scope's tracer was lent to a
+    library that writes its own vocabulary (a tracer handed to the Vercel AI SDK's telemetry), so
+    the span carries a first reader's marker key and the description gives it no role."""
+    if first is None or span.attributes.keys().isdisjoint(first.keys):
+        return False
+    return convention.role(span) is None and _first_carrying(_FIRST, span) is not None
 
 
 def _first_carrying(
