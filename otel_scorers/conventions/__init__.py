@@ -16,6 +16,7 @@ from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.inferred_calls import MODEL_CALLS
 from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, of_kind, versionless_kind
+from otel_scorers.conventions.lent_scopes import lent_out
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -297,11 +298,10 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
     once for the kind (`kind_versions.of_kind`)."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
-    attributes = span.attributes
-    first = _FIRST_MARKERS
+    attributes, first = span.attributes, _FIRST_MARKERS
     if described is not None:
         for convention, carries_markers in described:
-            if carries_markers(span) and not _lent_out(convention, span, first):
+            if carries_markers(span) and not lent_out(convention, span, first, _FIRST):
                 return convention, None
     # `Markers.carried_by`, inline: this runs for every span.
     if (
@@ -326,15 +326,6 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
         return reader, keys
     except TypeError:  # a value that cannot be a key (a list): this span is detected anew
         return _detect_rest(span), None
-
-
-def _lent_out(convention: Convention, span: SpanRecord, first: Markers | None) -> bool:
-    """Whether a span of a described scope is another reader's: the scope's tracer was lent to a
-    library that writes its own vocabulary (a tracer handed to the Vercel AI SDK's telemetry), so
-    the span carries a first reader's marker key and the description gives it no role."""
-    if first is None or span.attributes.keys().isdisjoint(first.keys):
-        return False
-    return convention.role(span) is None and _first_carrying(_FIRST, span) is not None
 
 
 def _first_carrying(
