@@ -286,9 +286,8 @@ def detection_values() -> tuple[str, ...]:
 
 
 def detect(span: SpanRecord) -> Convention | None:
-    """The first convention whose markers the span carries. After the readers of its scope and
-    the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
-    attribute keys, and the values conventions declare they compare."""
+    """The first convention whose markers the span carries (its scope's unless lent: `lent_scopes.py`). Past
+    the first few (`_ASKED_FIRST`), decided once per kind: scope, name, keys and compared values."""
     return detect_with_kind_keys(span)[0]
 
 
@@ -344,7 +343,8 @@ def _detect_rest(span: SpanRecord) -> Convention | None:
 
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
-    return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
+    scoped = [r for r in _BY_SCOPE.get(span.scope, ()) if not lent_out(r[0], span, _FIRST_MARKERS, _FIRST)]
+    return _first_carrying(scoped, span) or _first_carrying(_DETECTORS, span)
 
 
 def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
