@@ -16,6 +16,7 @@ from otel_scorers.conventions.google_adk import GoogleADKConvention
 from otel_scorers.conventions.inferred import VocabularyInference
 from otel_scorers.conventions.inferred_calls import MODEL_CALLS
 from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, of_kind, versionless_kind
+from otel_scorers.conventions.lent_scopes import lent_out
 from otel_scorers.conventions.litellm import LiteLLMConvention
 from otel_scorers.conventions.logfire_openai_agents import LogfireOpenAIAgentsConvention
 from otel_scorers.conventions.mastra import MastraConvention
@@ -285,9 +286,8 @@ def detection_values() -> tuple[str, ...]:
 
 
 def detect(span: SpanRecord) -> Convention | None:
-    """The first convention whose markers the span carries. After the readers of its scope and
-    the first few (`_ASKED_FIRST`), decided once per kind of span: its scope, its name, its
-    attribute keys, and the values conventions declare they compare."""
+    """The first convention whose markers the span carries (its scope's unless lent: `lent_scopes.py`). Past
+    the first few (`_ASKED_FIRST`), decided once per kind: scope, name, keys and compared values."""
     return detect_with_kind_keys(span)[0]
 
 
@@ -297,12 +297,11 @@ def detect_with_kind_keys(span: SpanRecord) -> tuple[Convention | None, KindKeys
     once for the kind (`kind_versions.of_kind`)."""
     # Asked inline, not through `_first_carrying`: this runs for every span the host ends.
     described = _BY_SCOPE.get(span.scope)
+    attributes, first = span.attributes, _FIRST_MARKERS
     if described is not None:
         for convention, carries_markers in described:
-            if carries_markers(span):
+            if carries_markers(span) and not lent_out(convention, span, first, _FIRST):
                 return convention, None
-    attributes = span.attributes
-    first = _FIRST_MARKERS
     # `Markers.carried_by`, inline: this runs for every span.
     if (
         first is None
@@ -344,7 +343,8 @@ def _detect_rest(span: SpanRecord) -> Convention | None:
 
 def _detect(span: SpanRecord) -> Convention | None:
     """`detect` without remembering: every reader asked, in order."""
-    return _first_carrying(_BY_SCOPE.get(span.scope, ()), span) or _first_carrying(_DETECTORS, span)
+    scoped = [r for r in _BY_SCOPE.get(span.scope, ()) if not lent_out(r[0], span, _FIRST_MARKERS, _FIRST)]
+    return _first_carrying(scoped, span) or _first_carrying(_DETECTORS, span)
 
 
 def also_reading(span: SpanRecord, claimed: Convention) -> Iterable[Convention]:
