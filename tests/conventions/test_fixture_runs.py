@@ -68,6 +68,10 @@ _HONEYHIVE_LONE_CHAIN = (
 )
 
 
+_AGENTOPS_SMOLAGENTS = "AgentOps' smolagents spans are not read yet"
+_QUICK = frozenset({"failing_tool", "no_tool", "tool_then_answer", "two_tools"})
+
+
 def corpora_running(package: str) -> frozenset[str]:
     """The corpora whose generator ran `package` (the `versions` of their truth): what a trace is,
     whatever its corpus is called."""
@@ -191,6 +195,26 @@ PENDING: dict[str, Pending] = {
         "no model span records what either was sent or answered",
         frozenset({RUNS, TOOL_RESULTS}),
     ),
+    **{
+        f"agentops-smolagents/{scenario}": Pending(
+            _AGENTOPS_SMOLAGENTS,
+            frozenset(
+                {RUNS}
+                | ({QUICK_CHECKS} if scenario in _QUICK else set())
+                | ({TOOL_RESULTS} if scenario not in ("failing_tool", "no_tool") else set())
+            ),
+        )
+        for scenario in (
+            "code_agent",
+            "failing_tool",
+            "multi_turn",
+            "nested",
+            "no_tool",
+            "tool_then_answer",
+            "two_runs",
+            "two_tools",
+        )
+    },
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
