@@ -53,7 +53,6 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "agentops",
         "agentops",
         "agentops",
-        "agentops",
         "sentry",
         "sentry",
         "trulens",
