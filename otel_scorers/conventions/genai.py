@@ -229,15 +229,18 @@ def _tool_named(span: SpanRecord) -> str | None:
 #: The name of a tool call whose span does not say which tool ran (`runs.run_reading` leaves
 #: such calls out, and lists the run's tool calls as missing).
 UNNAMED_TOOL = ""
+#: What a tracer writes for a tool's name when it did not find one (AgentOps' `tool.name`).
+_PLACEHOLDER_NAMES = frozenset({UNNAMED_TOOL, "unknown"})
 
 
 def names_no_tool(name: str) -> bool:
-    """The call's name does not say which tool ran: none (`UNNAMED_TOOL`), or a Python special
+    """The call's name does not say which tool ran: none (`UNNAMED_TOOL`), a tracer's placeholder
+    for a name it did not find (`unknown`), or a Python special
     method of the object that implements it (`SimpleTool.__call__`: a function tracer such as
     MLflow's autolog names the span after the method it wrapped, and a class such as smolagents'
     `SimpleTool` implements every tool made from a function), unless a model's request gave it
     the tool's name (`runs.requested_calls`)."""
-    if name == UNNAMED_TOOL:
+    if name in _PLACEHOLDER_NAMES:
         return True
     method = name.rpartition(".")[2]
     return "." in name and len(method) > 4 and method.startswith("__") and method.endswith("__")

@@ -74,6 +74,13 @@ _TRACEAI_LANGCHAIN = (
 )
 
 
+_AGENTOPS_SMOLAGENTS = (
+    "AgentOps' smolagents instrumentation records no run's request (neither on the agent's span "
+    "nor in the messages its model spans hold) and names every tool `unknown` with no arguments: "
+    "the runs list both as missing"
+)
+
+
 def corpora_running(package: str) -> frozenset[str]:
     """The corpora whose generator ran `package` (the `versions` of their truth): what a trace is,
     whatever its corpus is called."""
@@ -201,6 +208,22 @@ PENDING: dict[str, Pending] = {
         "AgentOps' Agno team span holds no answer, its delegation's result is the default text of "
         "the generator the tool returned, and the member's span is beside that call, given no request: "
         "no model span records what either was sent or answered",
+        frozenset({RUNS, TOOL_RESULTS}),
+    ),
+    **{
+        f"agentops-smolagents/{scenario}": Pending(_AGENTOPS_SMOLAGENTS, frozenset({RUNS}))
+        for scenario in (
+            "failing_tool",
+            "multi_turn",
+            "nested",
+            "no_tool",
+            "tool_then_answer",
+            "two_runs",
+            "two_tools",
+        )
+    },
+    "agentops-smolagents/code_agent": Pending(
+        _AGENTOPS_SMOLAGENTS + "; a CodeAgent's tool calls have no span, and its model spans record none",
         frozenset({RUNS, TOOL_RESULTS}),
     ),
     "loongsuite-crewai/agent_kickoff": Pending(

@@ -52,6 +52,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "langwatch",
         "agentops",
         "agentops",
+        "agentops",
         "sentry",
         "sentry",
         "trulens",

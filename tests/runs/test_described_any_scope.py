@@ -55,7 +55,22 @@ def test_the_corpora_of_every_described_scope_are_measured() -> None:
     )
 
 
-@pytest.mark.parametrize("corpus", CORPORA)
+#: Corpora whose tracer's spans are not read under another scope, and why.
+UNREAD_RENAMED = {
+    "agentops-smolagents": "AgentOps' smolagents spans carry no kind, only the ids it gives agents and "
+    "tool calls (`agent.id`, `tool.id`), keys other tracers' forks write too",
+}
+
+
+@pytest.mark.parametrize(
+    "corpus",
+    [
+        pytest.param(
+            c, marks=[pytest.mark.xfail(reason=UNREAD_RENAMED[c], strict=True)] if c in UNREAD_RENAMED else []
+        )
+        for c in CORPORA
+    ],
+)
 def test_a_described_tracer_under_a_renamed_scope_yields_the_runs_it_yields_under_its_own(
     corpus: str, tmp_path: Path
 ) -> None:
