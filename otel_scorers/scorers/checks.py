@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import Any
 
 import regex
 
@@ -43,11 +42,13 @@ def _check(
     score: Callable[[AgentRun], Score],
     needs: frozenset[str],
     args: dict[str, object] | None = None,
-    **fields: Any,
+    *,
+    binary: bool = True,
+    retime: Callable[[float], Check] | None = None,
 ) -> Check:
     # Every check here makes a new `Score` on each call (`_verdict`), so the pipeline may keep it
     # as it is rather than copy it (`Check.fresh_scores`).
-    return Check(name, score, needs, args=args or {}, fresh_scores=True, **fields)
+    return Check(name, score, needs, binary, args or {}, retime, fresh_scores=True)
 
 
 def _verdict(name: str, passed: bool, reason: str) -> Score:
