@@ -285,14 +285,12 @@ def _unroled_under_tools(
     Spans directly under a tool span that their convention says are runs there become runs; the
     other unroled ones there are returned, for `_runs_under_tools` to look at."""
     under_tool: dict[int, Convention] = {}
-    for _, role in roles.values():
-        if role == "tool":
-            break
-    else:
-        return under_tool  # no tool span: nothing is under one
+    # The tool spans first (a run made below is no tool span): most traces' spans are under none.
+    tools = {span_id for span_id, (_, role) in roles.items() if role == "tool"}
+    if not tools:
+        return under_tool
     for span_id, span in by_id.items():
-        parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
-        if span_id in roles or parent_role is None or parent_role[1] != "tool":
+        if span.parent_span_id not in tools or span_id in roles:
             continue
         convention = unroled.get(span_id)
         if convention is None:
