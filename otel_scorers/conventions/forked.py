@@ -28,6 +28,9 @@ from otel_scorers.span_record import SpanRecord, with_attributes
 #: Where a key's first part ends (`.` or `:`), the separator kept with the rest.
 _SEPARATOR = re.compile(r"(?=[.:])")
 _MAX_REMEMBERED_KEY_SETS = 4096
+#: Sets of keys a fork remembers what its spans gain for (`Fork.remembered`): a fork's spans are
+#: of its vocabulary's few kinds, and forks are many (one per prefix and reader a span's keys read as).
+_MAX_REMEMBERED_BY_FORK = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ class Fork:
         if mapped is None:
             pairs = self._mapped(keys)
             mapped = (tuple(new for new, _ in pairs), tuple(key for _, key in pairs))
-            if len(remembered) < _MAX_REMEMBERED_KEY_SETS:
+            if len(remembered) < _MAX_REMEMBERED_BY_FORK:
                 remembered[keys] = mapped
         gained, read_from = mapped
         if not gained:
