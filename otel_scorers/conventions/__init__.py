@@ -167,7 +167,7 @@ _FIRST_MARKERS: Markers | None = None
 #: needs no lookup of its own for them). Kinds are few in a steady stream (span names
 #: repeat); past this many, or for a span of more attribute keys than `MAX_KIND_KEYS` (a kind's
 #: key holds them all, and flattened messages make many), each span is detected anew.
-_MAX_REMEMBERED_KINDS = 1024
+_MAX_REMEMBERED_KINDS = 4096
 MAX_KIND_KEYS = 64
 _detected: dict[tuple[Any, ...], tuple[Convention | None, KindKeys]] = {}
 #: The vocabulary of spans no reader in use gives a role (`inferred.py`), for the readers in use.
@@ -221,6 +221,11 @@ def _derive(conventions: tuple[Convention, ...]) -> None:
 def forks_of(attributes: Mapping[str, Any]) -> tuple[Fork, ...]:
     """The readers' vocabularies a span's keys under an unknown namespace read as (`forked.py`)."""
     return _FORKS.of(attributes)
+
+
+def forks_of_spans(spans: Iterable[SpanRecord]) -> dict[Fork, None]:
+    """`forks_of` each of these spans, the forks in their order, once each."""
+    return _FORKS.of_spans(spans)
 
 
 def inferred_reader(
@@ -391,6 +396,7 @@ __all__ = [
     "detect_with_kind_keys",
     "detection_values",
     "forks_of",
+    "forks_of_spans",
     "inferred_reader",
     "may_be_kind_key",
     "may_hand_off",

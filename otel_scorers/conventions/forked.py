@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from otel_scorers.conventions.inferred import GEN_AI_NAMESPACE
@@ -28,6 +28,9 @@ from otel_scorers.span_record import SpanRecord, with_attributes
 #: Where a key's first part ends (`.` or `:`), the separator kept with the rest.
 _SEPARATOR = re.compile(r"(?=[.:])")
 _MAX_REMEMBERED_KEY_SETS = 4096
+#: Sets of keys a fork remembers what its spans gain for (`Fork.remembered`): a fork's spans are
+#: of its vocabulary's few kinds, and forks are many (one per prefix and reader a span's keys read as).
+_MAX_REMEMBERED_BY_FORK = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +44,31 @@ class Fork:
     namespace: str
     own: frozenset[str]
     known: frozenset[str]
+    #: The keys a span of a set of keys gains as the fork's (`unforked`), by set of keys, kept on
+    #: the fork (`Forks.of` gives the same forks for the same keys): spans of a kind carry the
+    #: same keys, so a span read again as a fork costs a tuple of its keys and one lookup.
+    #: (the keys gained, the span's keys they are read from) in the same order.
+    remembered: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def unforked(self, span: SpanRecord) -> SpanRecord:
         """The span with each of its keys under the fork's prefix read as the forked reader's too."""
         attributes = span.attributes
         keys = tuple(attributes)
-        mapped = _MAPPED.get((self, keys))
+        remembered = self.remembered
+        mapped = remembered.get(keys)
         if mapped is None:
-            mapped = self._mapped(keys)
-            if len(_MAPPED) < _MAX_REMEMBERED_KEY_SETS:
-                _MAPPED[(self, keys)] = mapped
-        if not mapped:
+            pairs = self._mapped(keys)
+            mapped = (tuple(new for new, _ in pairs), tuple(key for _, key in pairs))
+            if len(remembered) < _MAX_REMEMBERED_BY_FORK:
+                remembered[keys] = mapped
+        gained, read_from = mapped
+        if not gained:
             return span
-        return with_attributes(span, {**attributes, **{new: attributes[key] for new, key in mapped}})
+        forked = dict(attributes)  # the gained keys set in C: a fork's span gains many
+        forked.update(zip(gained, map(attributes.__getitem__, read_from), strict=True))
+        return with_attributes(span, forked)
 
     def _mapped(self, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         """(forked reader's key, the span's key) of each key a span of these keys gains, the first
@@ -79,12 +94,6 @@ class Fork:
         return first in self.own or first == GEN_AI_NAMESPACE or first not in self.known
 
 
-#: The keys a span of a set of keys gains as a fork's (`Fork.unforked`), by fork and set of keys:
-#: spans of a kind carry the same keys, so a span read again as a fork costs a tuple of its keys
-#: and one lookup.
-_MAPPED: dict[tuple[Fork, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
-
-
 class Forks:
     """The forks of the readers in use, found from a span's keys."""
 
@@ -106,6 +115,20 @@ class Forks:
                     if (first + rest[0][0], namespaces) not in found:
                         found.append((first + rest[0][0], namespaces))
         self._by_keys: dict[tuple[str, ...], tuple[Fork, ...]] = {}
+
+    def of_spans(self, spans: Iterable[SpanRecord]) -> dict[Fork, None]:
+        """The forks these spans' keys read as, in their order (`of`, in line: asked of the
+        spans without a role of every trace in which no reader found a run)."""
+        forks: dict[Fork, None] = {}
+        by_keys = self._by_keys
+        for span in spans:
+            attributes = span.attributes
+            found = by_keys.get(tuple(attributes))
+            if found is None:
+                found = self.of(attributes)
+            for fork in found:
+                forks[fork] = None
+        return forks
 
     def of(self, attributes: Mapping[str, Any]) -> tuple[Fork, ...]:
         """The forks a span's keys read as, remembered per set of keys."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from otel_scorers.conventions import forks_of
+from otel_scorers.conventions import forks_of_spans
 from otel_scorers.conventions.base import Convention, SpanRole
 from otel_scorers.conventions.forked import Fork
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES
@@ -52,7 +52,7 @@ def read_as_fork(
     a fork under a reader's namespace before one dropping a vendor's prefix. None when none does,
     or when forks of two readers give as many (`acme.span.kind` may be OpenInference's or
     OpenLLMetry's: the shape alone does not say). `detected`: a span's reader and role as detected."""
-    forks = dict.fromkeys(fork for span in roleless for fork in forks_of(span.attributes))
+    forks = forks_of_spans(roleless)
     for under_namespace in (True, False):
         scores: dict[frozenset[str], tuple[int, R]] = {}
         for fork in forks:

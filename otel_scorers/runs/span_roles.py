@@ -24,7 +24,7 @@ from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_k
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, WORKFLOW
-from otel_scorers.conventions.kind_versions import KindKeys, versionless
+from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.runs.ancestry import MAX_DEPTH
@@ -153,13 +153,21 @@ def _detected(span: SpanRecord) -> tuple[SpanRecord, Convention | None, SpanRole
     """The span's reader, its role and its kind's keys (`detect_with_kind_keys`); the span read
     with its versioned kind values as their kinds when its reader gives it no role."""
     found, kind = detect_with_kind_keys(span)
-    # Decided once for a remembered kind's spans (`kind_versions.of_kind`), else for each span.
-    as_written = kind is None or kind.relabelled
-    if as_written and found is not None and found.name == OPENINFERENCE:
+    # Decided once for a remembered kind's spans (`kind_versions.of_kind`), else for each span;
+    # only a span with GenAI's operation may be a relabelled GenAI span (`labels_genai_span`).
+    if (
+        (kind is None or kind.relabelled)
+        and found is not None
+        and found.name == OPENINFERENCE
+        and OPERATION in span.attributes
+    ):
         found = reader_as_written(found, span)  # a GenAI span relabelled?
     role = found.role(span) if found is not None else None
-    if role is None and (kind is None or kind.own) and (plain := versionless(span, kind)) is not None:
-        span, found, role = _versionless_role(plain)  # a newer version's kind
+    if role is None:
+        if kind is None:  # not remembered: its keys read once, for `versionless` and `_without_role`
+            kind = kind_keys(span.attributes)
+        if kind.own and (plain := versionless(span, kind)) is not None:
+            span, found, role = _versionless_role(plain)  # a newer version's kind
     return span, found, role, kind
 
 
@@ -277,9 +285,12 @@ def _unroled_under_tools(
     Spans directly under a tool span that their convention says are runs there become runs; the
     other unroled ones there are returned, for `_runs_under_tools` to look at."""
     under_tool: dict[int, Convention] = {}
+    # The tool spans first (a run made below is no tool span): most traces' spans are under none.
+    tools = {span_id for span_id, (_, role) in roles.items() if role == "tool"}
+    if not tools:
+        return under_tool
     for span_id, span in by_id.items():
-        parent_role = roles.get(span.parent_span_id) if span.parent_span_id is not None else None
-        if span_id in roles or parent_role is None or parent_role[1] != "tool":
+        if span.parent_span_id not in tools or span_id in roles:
             continue
         convention = unroled.get(span_id)
         if convention is None:

@@ -34,13 +34,19 @@ def top_level_runs(
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
     model calls no run holds (see the module's docstring), or that reader reads as a tool call
     (whichever reader: one inferred from the trace too)."""
-    tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)}
-    roots = {
-        span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
-    }
-    if not roots and not tools:
+    # One walk of the trace's few roots, in line: this runs for most traces, whose roots are none.
+    tools: set[int] = set()
+    tops: set[int] = set()
+    for span_id in roots:
+        given = roles.get(span_id)
+        if given is not None and given[1] == "tool" and given[0].run_at_top(by_id[span_id]):
+            tools.add(span_id)
+        reader = unroled.get(span_id)
+        if reader is not None and reader.run_at_top(by_id[span_id]):
+            tops.add(span_id)
+    if not tops and not tools:
         return
-    roots = _units_within_wrappers(roots, by_id, unroled) | tools
+    roots = _units_within_wrappers(tops, by_id, unroled) | tools
     found: set[int] = set()
     for span_id, (_, role) in roles.items():
         if role != "model":
@@ -60,16 +66,6 @@ def top_level_runs(
         roles[span_id] = (reader, "run")
     if found & tools:
         _loops_under_tools(by_id, roles)
-
-
-def _top_tool(
-    span_id: int, by_id: Mapping[int, SpanRecord], roles: Mapping[int, tuple[Convention, SpanRole]]
-) -> bool:
-    """A root span read as a tool call by a reader that marks no agent: nothing called it, so
-    it is no tool's call but the application's function at the top of the trace (Prompt flow's
-    `@trace` marks every function alike), the run when it holds model calls."""
-    reader, role = roles.get(span_id, (None, None))
-    return role == "tool" and reader is not None and reader.run_at_top(by_id[span_id])
 
 
 def _units_within_wrappers(
