@@ -191,6 +191,7 @@ _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _HISTORY_READERS = tuple(f.history_results for f in FRAMEWORKS.values() if f.history_results is not None)
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
+_ADDED_ARGUMENTS = frozenset(key for f in _ADDING for key in f.added_arguments)
 _LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
 #: Where an OpenInference tool span keeps its tool's name (GenAI's: `gen_ai.tool.name`).
 _OPENINFERENCE_TOOL_NAME = "tool.name"
@@ -273,6 +274,8 @@ def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = 
     framework = framework_of(span)
     if framework is not None or not isinstance(call.arguments, dict):
         return framework or run
+    if _ADDED_ARGUMENTS.isdisjoint(call.arguments):  # most calls: one check, not one a framework
+        return run
     for adding in _ADDING:
         if _adds_to(call.arguments, adding):
             return adding

@@ -33,10 +33,11 @@ from otel_scorers.conventions.formats.messages import (
 from otel_scorers.conventions.genai_values import NAMESPACE_OUTPUT as NAMESPACE_OUTPUT
 from otel_scorers.conventions.genai_values import answering_model as answering_model
 from otel_scorers.conventions.genai_values import input_tokens as input_tokens
+from otel_scorers.conventions.genai_values import later_request, token_count
 from otel_scorers.conventions.genai_values import output_tokens as output_tokens
 from otel_scorers.conventions.genai_values import span_messages as span_messages
-from otel_scorers.conventions.genai_values import token_count
 from otel_scorers.conventions.inferred_kinds import MODEL_KINDS
+from otel_scorers.conventions.later_requests import deferred_call
 from otel_scorers.gen_ai_names import (
     GEN_AI_AGENT_NAME,
     GEN_AI_CONVERSATION_ID,
@@ -248,7 +249,9 @@ def names_no_tool(name: str) -> bool:
 
 def model_call(span: SpanRecord) -> ModelCall:
     attributes = span.attributes
-    input_messages, output_messages = span_messages(span)
+    # A request its trace has not read (a later call's: the conversation so far) is read when
+    # its messages are first read (`later_requests`).
+    later = later_request(span)
     # The values most model spans hold, read in line: a model's name and two token counts
     # (`answering_model`, `input_tokens`, `output_tokens` decide every other value, three calls
     # each, for every model call of every run).
@@ -261,6 +264,9 @@ def model_call(span: SpanRecord) -> ModelCall:
     answered = attributes.get(GEN_AI_USAGE_OUTPUT_TOKENS)
     if type(answered) is not int:
         answered = output_tokens(attributes)
+    if later is not None:
+        return deferred_call(span.span_id, span.start_ns, *later, model, used, answered)
+    input_messages, output_messages = span_messages(span)
     return ModelCall(span.span_id, span.start_ns, input_messages, output_messages, model, used, answered)
 
 

@@ -13,7 +13,7 @@ from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_messages,
 )
-from otel_scorers.conventions.formats.parsed_texts import parsed_so_far
+from otel_scorers.conventions.formats.parsed_texts import ParsedTexts, parsed_so_far
 from otel_scorers.conventions.formats.plain_messages import RESPONSE_TEXT, or_plain_text
 from otel_scorers.gen_ai_names import (
     GEN_AI_INPUT_MESSAGES,
@@ -54,6 +54,29 @@ def span_messages(span: SpanRecord) -> tuple[Messages, Messages]:
         if found_input.items and found_output.items:
             return found_input, found_output
     return or_plain_text(raw_input, "user"), or_plain_text(raw_output, "assistant")
+
+
+def later_request(span: SpanRecord) -> tuple[str, ParsedTexts, Messages] | None:
+    """A model span's request as its text, and its answer read (as `span_messages` reads both),
+    when the request is a text its trace has not read yet: a later call's request, the
+    conversation so far, read only when its messages are (`later_requests`). None for any other
+    span, or outside a trace's reading (`parsed_once`)."""
+    attributes = span.attributes
+    raw_input = attributes.get(GEN_AI_INPUT_MESSAGES)
+    if type(raw_input) is not str:
+        return None
+    parsed = parsed_so_far()
+    if parsed is None or raw_input in parsed:
+        return None
+    raw_output = attributes.get(GEN_AI_OUTPUT_MESSAGES) or attributes.get(NAMESPACE_OUTPUT)
+    raw_output = raw_output if raw_output is not None else attributes.get(RESPONSE_TEXT)
+    if type(raw_output) is str:
+        found = parsed.get(raw_output)
+        if found is None:
+            found = parsed[raw_output] = decode_messages(raw_output)
+        if found.items:
+            return raw_input, parsed, found
+    return raw_input, parsed, or_plain_text(raw_output, "assistant")
 
 
 def answering_model(

@@ -29,7 +29,8 @@ def model_calls(parts: RunParts, sources: dict[str, str]) -> list[ModelCall]:
                 call = convention.model_call(span)
                 calls.append(
                     call
-                    if call.input.captured or call.output.captured
+                    # The answer first: a later request is read only when asked (`later_requests`).
+                    if call.output.captured or call.input.captured
                     else _read_elsewhere(call, convention, span)
                 )
             return calls

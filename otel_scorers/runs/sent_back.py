@@ -10,6 +10,7 @@ from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats.messages import decode_content, is_mapping, tool_response_value
 from otel_scorers.conventions.formats.python_repr import is_default_repr
 from otel_scorers.conventions.frameworks import results_in_history, sent_back_error
+from otel_scorers.conventions.later_requests import unread_request
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 from otel_scorers.runs.run_parts import RunParts, framework_of_run
 from otel_scorers.runs.run_text import reduced_answer
@@ -32,6 +33,8 @@ def results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts:
         if call.call_id is not None:
             break
     else:
+        return calls
+    if _settled(calls) and not _may_fail(models):
         return calls
     sent: dict[str, Mapping[str, Any]] = {}
     for model in models:
@@ -72,6 +75,39 @@ def results_sent_back(calls: list[ToolCall], models: Sequence[ModelCall], parts:
             call = changed_tool_call(call, state="error", error=str(response) if response else "error")
         found.append(call)
     return found
+
+
+def _settled(calls: list[ToolCall]) -> bool:
+    """No call waits for what the model was sent back: none unanswered, and each with an id has
+    a result of its own that is the tool's (no default text, no agent's state): a part sent back
+    for it could only fail it (`"error": true`, `_may_fail`)."""
+    for call in calls:
+        state = call.state
+        if state == "incomplete" or state == "result_error":
+            return False
+        if call.call_id is None:
+            continue
+        result = call.result
+        if result is None or is_default_repr(result) or (is_mapping(result) and "messages" in result):
+            return False
+    return True
+
+
+def _may_fail(models: Sequence[ModelCall]) -> bool:
+    """A request may hold a response part that says its call failed (`"error": true`): a request
+    not read yet (`later_requests`) whose text holds a `true`, which JSON cannot escape, or a
+    request read whose parts hold one."""
+    for model in models:
+        text = unread_request(model)
+        if text is not None:
+            if "true" in text:
+                return True
+            continue
+        for message in model.input.items:
+            for part in message.get("parts", ()):
+                if part.get("error") is True and part.get("type") == "tool_call_response":
+                    return True
+    return False
 
 
 def _answered(call: ToolCall, part: Mapping[str, Any], parts: RunParts) -> ToolCall:
