@@ -193,6 +193,10 @@ PENDING: dict[str, Pending] = {
         "text (`error: ...`), read as the call's result: nothing in the trace says the call failed",
         frozenset({RUNS, QUICK_CHECKS}),
     ),
+    "traceai-smolagents": Pending("traceAI's smolagents spans are not read into runs yet", frozenset({RUNS})),
+    "lmnr-langchainjs": Pending(
+        "Laminar's LangChain.js spans are not read into runs yet", frozenset({RUNS, QUICK_CHECKS})
+    ),
     "honeyhive-openai/failing_tool": Pending(
         "HoneyHive records a tool that raised twice: its span, failed, and after it a sibling tool "
         "span of its own (`get_weather_error`, holding the error and no arguments), read as a second call",
