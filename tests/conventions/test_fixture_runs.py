@@ -204,7 +204,10 @@ PENDING: dict[str, Pending] = {
         frozenset({RUNS}),
     ),
     "lmnr-langchainjs": Pending(
-        "Laminar's LangChain.js spans are not read into runs yet", frozenset({RUNS, QUICK_CHECKS})
+        "Laminar's LangChain.js instrumentation (OpenLLMetry JS's) loses each LangChain.js "
+        "callback's parent: the graph, its nodes, model and tool calls are each a trace of its own, "
+        "and the model calls' messages keep no tool call: nothing joins them",
+        frozenset({RUNS, QUICK_CHECKS}),
     ),
     "honeyhive-openai/failing_tool": Pending(
         "HoneyHive records a tool that raised twice: its span, failed, and after it a sibling tool "
