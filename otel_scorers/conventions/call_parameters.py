@@ -6,7 +6,7 @@ Semantic Kernel's `instructions_override`), are not the model's.
 An instrumentation that records the bound arguments of the method a framework calls its tools
 through writes that method's own parameters beside the tool's (smolagents'
 `Tool.__call__(*args, sanitize_inputs_outputs=False, **kwargs)`: `{"args": {}, "city": "Paris",
-"sanitize_inputs_outputs": true}`). They are not the tool's arguments, and a call holding one is
+"sanitize_inputs_outputs": true}`). They are not the tool's arguments, and a call recorded so is
 the framework's whatever its scope (`Framework.call_parameters`).
 """
 
@@ -20,8 +20,15 @@ _NO_POSITIONAL: tuple[Any, ...] = ({}, [], None)
 
 
 def calls_with(arguments: Any, parameters: frozenset[str]) -> TypeGuard[dict[str, Any]]:
-    """The call's arguments (decoded JSON: a dict) hold one of the method's `parameters`."""
-    return bool(parameters) and isinstance(arguments, dict) and not parameters.isdisjoint(arguments)
+    """The call's arguments (decoded JSON: a dict) are the method's bound arguments written flat:
+    its positional `args` beside one of its `parameters` (a record that keeps the keyword
+    arguments apart, `{"kwargs": {...}}`, is read as such a record is)."""
+    return (
+        bool(parameters)
+        and isinstance(arguments, dict)
+        and _POSITIONAL in arguments
+        and not parameters.isdisjoint(arguments)
+    )
 
 
 def adds_to(arguments: Any, added: frozenset[str]) -> TypeGuard[dict[str, Any]]:
