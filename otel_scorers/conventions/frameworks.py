@@ -23,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import Any
 
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.base import Message
+from otel_scorers.conventions.call_parameters import adds_to, calls_with, without_framework_arguments
 from otel_scorers.conventions.formats import ag2, crewai, haystack, qwen_agent, semantic_kernel, smolagents
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
@@ -74,7 +75,8 @@ class Framework:
     messages), where the trace keeps them when no span records the tools. `untraced_tools`: its
     agents call their tools past the wrappers instrumentations trace tools by (CrewAI's native
     tool calls: only OpenInference's instrumentation writes a span for them), so a run of it with
-    no tool span and no model call holds nothing of its calls, not the absence of any."""
+    no tool span and no model call holds nothing of its calls, not the absence of any.
+    `call_parameters`: its tool-calling method's own, beside the tool's (`call_parameters.py`)."""
 
     loop_tools: frozenset[str] = frozenset()
     loop_tool_descriptions: frozenset[str] = frozenset()
@@ -92,6 +94,7 @@ class Framework:
     mark_name: Callable[[str], bool] | None = None
     history_results: Callable[[Sequence[Message]], smolagents.HistoryResults] | None = None
     untraced_tools: bool = False
+    call_parameters: frozenset[str] = frozenset()
 
     def marks(self, span: SpanRecord) -> bool:
         """The span carries what only this framework writes (`mark_keys`, `mark_name`)."""
@@ -112,12 +115,8 @@ class Framework:
         """The call named by its function's name, without the arguments the framework added."""
         name = self.tool_name(call.name) if self.tool_name is not None else call.name
         arguments = call.arguments
-        if _adds_to(arguments, self):
-            arguments = {
-                key: value
-                for key, value in arguments.items()
-                if not (key in self.added_arguments and value is None)
-            }
+        if adds_to(arguments, self.added_arguments) or calls_with(arguments, self.call_parameters):
+            arguments = without_framework_arguments(arguments, self.added_arguments, self.call_parameters)
         if name == call.name and arguments is call.arguments:
             return call
         return replace(call, name=name, arguments=arguments)
@@ -130,19 +129,12 @@ class Framework:
         return tuple(replace(tool, name=rename(tool.name)) for tool in tools)
 
 
-def _adds_to(arguments: Any, framework: Framework) -> TypeGuard[dict[str, Any]]:
-    """The call's arguments (decoded JSON: a dict) hold one the framework added, left unset (null)."""
-    added = framework.added_arguments
-    if not added or not isinstance(arguments, dict) or added.isdisjoint(arguments):
-        return False
-    return any(key in arguments and arguments[key] is None for key in framework.added_arguments)
-
-
 FRAMEWORKS: Mapping[str, Framework] = {
     "smolagents": Framework(
         loop_tools=frozenset({"final_answer"}),
         loop_tool_descriptions=frozenset({"Provides a final answer to the given problem."}),
         history_results=smolagents.history_results,
+        call_parameters=smolagents.CALL_PARAMETERS,
     ),
     "dspy": Framework(
         loop_tools=frozenset({"finish"}),
@@ -190,8 +182,9 @@ _LOOP_TOOL_RESULTS = frozenset(pair for f in FRAMEWORKS.values() for pair in f.l
 _TOOL_DESCRIPTION_KEYS = (GEN_AI_TOOL_DESCRIPTION, "tool.description")
 _HISTORY_READERS = tuple(f.history_results for f in FRAMEWORKS.values() if f.history_results is not None)
 _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_fields)
-_ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments)
-_ADDED_ARGUMENTS = frozenset(key for f in _ADDING for key in f.added_arguments)
+_ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments or f.call_parameters)
+#: Every key by which a call's arguments may be a listed framework's (one check for most calls).
+_ADDED_ARGUMENTS = frozenset(key for f in _ADDING for key in f.added_arguments | f.call_parameters)
 _LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
 #: Where an OpenInference tool span keeps its tool's name (GenAI's: `gen_ai.tool.name`).
 _OPENINFERENCE_TOOL_NAME = "tool.name"
@@ -269,7 +262,8 @@ def _marking(span: SpanRecord) -> Framework | None:
 
 def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = None) -> Framework | None:
     """The framework of a tool call: its span's (`framework_of`), else the one whose added
-    argument the call carries (`Framework.added_arguments`: specific enough to name it), else
+    argument the call carries (`Framework.added_arguments`: specific enough to name it) or the
+    parameter of its tool-calling method (`Framework.call_parameters`), else
     `run`'s, the framework of the run it was made in."""
     framework = framework_of(span)
     if framework is not None or not isinstance(call.arguments, dict):
@@ -277,7 +271,9 @@ def framework_of_call(span: SpanRecord, call: ToolCall, run: Framework | None = 
     if _ADDED_ARGUMENTS.isdisjoint(call.arguments):  # most calls: one check, not one a framework
         return run
     for adding in _ADDING:
-        if _adds_to(call.arguments, adding):
+        if adds_to(call.arguments, adding.added_arguments) or calls_with(
+            call.arguments, adding.call_parameters
+        ):
             return adding
     return run
 

@@ -60,6 +60,7 @@ def test_shipped_descriptions_are_read_before_genai_and_after_the_user_s() -> No
         "promptflow",
         "promptflow",
         "traceai",
+        "traceai-smolagents",
         "mcp_agent",
         "wayflow",
     ]

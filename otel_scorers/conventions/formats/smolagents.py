@@ -24,6 +24,8 @@ from typing import Any
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats.messages import python_literal, text_of
 
+#: `Tool.__call__`'s own parameter, beside the tool's arguments in its recorded bound arguments.
+CALL_PARAMETERS = frozenset({"sanitize_inputs_outputs"})
 CALLING_TOOLS = "Calling tools:\n"
 OBSERVATION = "Observation:\n"
 #: What smolagents tells the model of a tool that raised (`AgentToolExecutionError`).
