@@ -3,7 +3,9 @@ no rule found a run, though described readers claimed spans (their tool and mode
 the tracer's vocabulary, their run clauses found nothing), those readers' spans are read by the
 vocabulary the trace itself shows (`conventions.inferred_reader_without`): the rules that read a
 vocabulary nobody described, applied to the described one's spans, its namespace taken as
-unknown. The reading stands only when it finds runs; else the trace keeps its roles."""
+unknown. The reading stands only when it finds runs; else the trace keeps its roles. A trace whose
+only runs are agents tools invoked (`tool_invoked_agents`) is read so too: the agent that called
+the tools was not found."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Protocol, TypeVar
 from otel_scorers.conventions import Convention, SpanRole, inferred_reader_without
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.tool_invoked_agents import idle_invoked_runs, only_tool_invoked_runs
 from otel_scorers.span_record import SpanRecord
 
 
@@ -36,7 +39,9 @@ def runs_of_described_spans(trace: R) -> R:
     given = set(trace.roles.values())
     for _, role in given:
         if role == "run":
-            return trace
+            if not only_tool_invoked_runs(trace.by_id, trace.roles):
+                return trace
+            break
     claimed = set(trace.unroled.values())
     for reader, _ in given:
         claimed.add(reader)
@@ -66,6 +71,8 @@ def _read_by_inference(
     if inferred is None:
         return
     given = {span.span_id: inferred.role(span) for span in spans if inferred.detect(span)}
+    for span_id in idle_invoked_runs(by_id, roles, given):
+        given[span_id] = None
     if "run" not in given.values():
         return
     for span_id, role in given.items():
