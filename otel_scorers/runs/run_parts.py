@@ -156,6 +156,8 @@ def _content_of(parts: RunParts) -> RunSpanContent:
         content = replace(content, agent_name=parts.given_name)
     elif content.agent_name is None or parts.convention.agent_name_keys:
         name = agent_name(parts.span, content.agent_name)
+        if name is None and not parts.convention.absorbs_turns(parts.span):
+            name = named_by_keys(parts.span)  # a reader that names no agent; not a conversation
         if name != content.agent_name:
             content = replace(content, agent_name=name)
     if not parts.steps or (
