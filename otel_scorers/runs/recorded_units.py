@@ -34,10 +34,16 @@ def unit_of_work_name(span: SpanRecord, found: SpanRoles, request: str | None) -
         if around.span_id in found.roles:
             if found.roles[around.span_id][1] == "tool":
                 break
-        elif around.name and not labels_kind(around.name, ANY_RUN_KIND) and _records(around, request):
+        elif names_its_unit(around, request):
             named = around.name
         parent = around.parent_span_id
     return named
+
+
+def names_its_unit(span: SpanRecord, request: str) -> bool:
+    """The span's name names the unit of work it is: it recorded `request` as its input, and its
+    name says more than a run's kind."""
+    return bool(span.name) and not labels_kind(span.name, ANY_RUN_KIND) and _records(span, request)
 
 
 def _records(span: SpanRecord, request: str) -> bool:

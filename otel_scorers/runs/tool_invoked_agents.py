@@ -21,8 +21,7 @@ from otel_scorers.span_record import SpanRecord
 def only_tool_invoked_runs(
     by_id: Mapping[int, SpanRecord], roles: Mapping[int, tuple[Convention, SpanRole]]
 ) -> bool:
-    """Each run of the trace is directly under a tool span: no run called the tool (a trace with a
-    run is asked, so at least one is)."""
+    """Each run of the trace, if any, is directly under a tool span: no run called the tool."""
     for span_id, (_, role) in roles.items():
         if role != "run":
             continue

@@ -29,14 +29,18 @@ def top_level_runs(
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    any_reader: bool = False,
 ) -> None:
     """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
     model calls no run holds (see the module's docstring), or that reader reads as a tool call
-    (whichever reader: one inferred from the trace too)."""
+    (whichever reader: one inferred from the trace too); with `any_reader`, of each root span a
+    reader claimed without a role, whatever its vocabulary marks."""
     tools = {span_id for span_id in roots if _top_tool(span_id, by_id, roles)}
     roots = {
-        span_id for span_id in roots if span_id in unroled and unroled[span_id].run_at_top(by_id[span_id])
+        span_id
+        for span_id in roots
+        if span_id in unroled and (any_reader or unroled[span_id].run_at_top(by_id[span_id]))
     }
     if not roots and not tools:
         return

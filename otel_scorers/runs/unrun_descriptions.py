@@ -7,7 +7,8 @@ unknown. The reading stands only when it finds runs, its own or, when its kind k
 (`chain`, `span`), the root span around model calls no run holds, as for any vocabulary that marks
 none (`top_runs`); else the trace keeps its roles. A trace whose
 only runs are agents tools invoked (`tool_invoked_agents`) is read so too: the agent that called
-the tools was not found."""
+the tools was not found. Where this reading finds no run either, the unit of work at the top of
+the trace is (`described_tops`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Protocol, TypeVar
 from otel_scorers.conventions import Convention, SpanRole, inferred_reader_without
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.described_tops import described_top_runs
 from otel_scorers.runs.tool_invoked_agents import idle_invoked_runs, only_tool_invoked_runs
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.span_record import SpanRecord
@@ -51,6 +53,7 @@ def runs_of_described_spans(trace: R) -> R:
     for reader in claimed:
         if DescribedConvention in type(reader).__mro__:
             _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
+            described_top_runs(trace.by_id, trace.roles, trace.unroled)
             break
     return trace
 
