@@ -35,3 +35,12 @@ def test_a_conversation_is_named_after_its_turns_not_its_span() -> None:
     for truth_path in sorted((TRACES / "ag2-legacy").glob("*.truth.json")):
         tally = scenario_tally(truth_path, "ag2-legacy")
         assert (tally.right, tally.phantom) == (tally.truth, 0), tally.findings
+
+
+@pytest.mark.parametrize("corpus", ["langsmith-langchain", "langsmith015-langchain"])
+def test_a_graph_a_tool_ran_is_named_as_its_span_that_recorded_its_request(corpus: str) -> None:
+    # LangSmith's span of a LangGraph graph a tool runs (`LangGraph`), found by its place, its
+    # request in the GenAI key every reader reads for a run's (`gen_ai.prompt`).
+    conventions.use_descriptions((), runs_withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+    tally = scenario_tally(TRACES / corpus / "agent_in_tool.truth.json", corpus)
+    assert (tally.right, tally.phantom) == (tally.truth, 0), tally.findings
