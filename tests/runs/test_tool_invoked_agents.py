@@ -46,3 +46,12 @@ def test_a_run_holding_nothing_beside_the_loop_a_tool_ran_is_no_run() -> None:
         TRACES / "mlflow-openai-agents" / "agent_as_tool.truth.json", "mlflow-openai-agents"
     )
     assert (tally.right, tally.phantom) == (tally.truth, 0), tally.findings
+
+
+def test_an_agent_a_tool_ran_whose_tools_are_called_inside_its_model_calls_is_found() -> None:
+    # Mastra's `@mastra/laminar` exporter nests each step's tool calls in the step's model-call
+    # span (`step: 0` around `tool: 'get_weather'`): the agent the tool `agent-weatherAgent` ran
+    # holds a loop all the same.
+    conventions.use_descriptions((), runs_withheld=conventions.SHIPPED_DESCRIPTION_NAMES)
+    tally = scenario_tally(TRACES / "mastra-laminar" / "nested.truth.json", "mastra-laminar")
+    assert (tally.right, tally.phantom) == (tally.truth, 0), tally.findings
