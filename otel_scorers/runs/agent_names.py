@@ -10,7 +10,10 @@ its model calls) is named by the graph it ran in when no span around its calls n
 span holding a graph's messages state as its input, named after its operation as GenAI names spans
 (LoongSuite's `chain weather_agent` around a LangGraph `StateGraph`'s nodes), names the graph.
 A run whose reader named no agent, on a span its framework's metadata marks as an agent's graph,
-is named as its span is: LangChain names a graph's span after the graph.
+is named as its span is: LangChain names a graph's span after the graph. Any other such run, but
+a conversation named after its turns, is named by the keys and span-name forms every convention
+shares when its span holds one (`named_by_keys`, asked by `run_parts`), else as its span is when
+that span recorded the run's request (`recorded_units.names_its_unit`).
 """
 
 from __future__ import annotations

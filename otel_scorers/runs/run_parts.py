@@ -15,6 +15,7 @@ from otel_scorers.conventions.frameworks import Framework, framework_of
 from otel_scorers.model import Handoff, ToolCall
 from otel_scorers.runs.agent_names import agent_name, named_by_keys
 from otel_scorers.runs.generic_io import run_io
+from otel_scorers.runs.recorded_units import names_its_unit
 from otel_scorers.span_record import SpanRecord
 
 
@@ -156,6 +157,13 @@ def _content_of(parts: RunParts) -> RunSpanContent:
         content = replace(content, agent_name=parts.given_name)
     elif content.agent_name is None or parts.convention.agent_name_keys:
         name = agent_name(parts.span, content.agent_name)
+        if name is None and not parts.convention.absorbs_turns(parts.span):
+            # A reader that names no agent (not a conversation's): the shared keys and span-name
+            # forms, else the span's name when it recorded the request (`agent_names`).
+            span = parts.span
+            name = named_by_keys(span)
+            if name is None and content.input_text and names_its_unit(span, content.input_text):
+                name = span.name
         if name != content.agent_name:
             content = replace(content, agent_name=name)
     if not parts.steps or (

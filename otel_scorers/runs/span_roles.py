@@ -379,16 +379,19 @@ def _runs_under_tools(
     unroled: dict[int, Convention],
 ) -> None:
     """A span without a role directly under a tool span, above the model and tool calls of a
-    loop of its own (no run or tool span between), is the agent the tool invoked, whatever marks
-    it carries: a graph that its instrumentation marks as an agent only at the top (Langfuse's)."""
+    loop of its own (no run or tool span between; a tool call may sit in a model call's span, a
+    step of the loop: Mastra's), is the agent the tool invoked, whatever marks it carries: a graph
+    that its instrumentation marks as an agent only at the top (Langfuse's)."""
     above: dict[SpanRole, set[int]] = {"model": set(), "tool": set()}
     for span_id, (_, role) in list(roles.items()):
         if role not in above:
             continue
         current = by_id[span_id].parent_span_id
         for _ in range(MAX_DEPTH):
-            if current is None or current not in by_id or current in roles:
+            if current is None or current not in by_id:
                 break
+            if current in roles and (role != "tool" or roles[current][1] != "model"):
+                break  # a tool called inside a model call's span (a step of the loop) is the loop's
             if current in under_tool:
                 above[role].add(current)
                 break

@@ -29,11 +29,13 @@ def top_level_runs(
     by_id: Mapping[int, SpanRecord],
     roles: dict[int, tuple[Convention, SpanRole]],
     unroled: dict[int, Convention],
+    any_reader: bool = False,
 ) -> None:
     """Make a run of each root span (`roots`: the ids of the trace's spans without a parent,
     a trace's one or few) whose reader marks no agent (`Convention.run_at_top`) that holds
     model calls no run holds (see the module's docstring), or that reader reads as a tool call
-    (whichever reader: one inferred from the trace too)."""
+    (whichever reader: one inferred from the trace too); with `any_reader`, of each root span a
+    reader claimed without a role, whatever its vocabulary marks."""
     # One walk of the trace's few roots, in line: this runs for most traces, whose roots are none.
     tools: set[int] = set()
     tops: set[int] = set()
@@ -42,7 +44,7 @@ def top_level_runs(
         if given is not None and given[1] == "tool" and given[0].run_at_top(by_id[span_id]):
             tools.add(span_id)
         reader = unroled.get(span_id)
-        if reader is not None and reader.run_at_top(by_id[span_id]):
+        if reader is not None and (any_reader or reader.run_at_top(by_id[span_id])):
             tops.add(span_id)
     if not tops and not tools:
         return

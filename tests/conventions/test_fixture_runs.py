@@ -117,7 +117,9 @@ PENDING: dict[str, Pending] = {
         for scenario in ("nested", "agent_in_tool")
     },
     "mlflow-llamaindex/handoff": Pending(
-        "an AgentWorkflow's span is a CHAIN span: not read as a run", frozenset({RUNS, TOOL_RESULTS})
+        "an AgentWorkflow's span is a CHAIN span naming none of its agents: the run is the root "
+        "around the model calls, named after the workflow's method, its handoffs unseen",
+        frozenset({RUNS}),
     ),
     **{
         f"{framework}/no_content": Pending(_NO_RUN_SPAN, frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS}))
