@@ -232,20 +232,7 @@ PENDING: dict[str, Pending] = {
         _AGENTOPS_SMOLAGENTS + "; a CodeAgent's tool calls have no span, and its model spans record none",
         frozenset({RUNS, TOOL_RESULTS}),
     ),
-    **{
-        f"azure-langchain/{scenario}": Pending(_AZURE_LANGCHAIN, frozenset({RUNS}))
-        for scenario in (
-            "agent_in_tool",
-            "failing_tool",
-            "failing_tool_handled",
-            "multi_turn",
-            "nested",
-            "no_tool",
-            "react_agent",
-            "tool_then_answer",
-            "two_runs",
-        )
-    },
+    "azure-langchain/agent_in_tool": Pending(_AZURE_LANGCHAIN, frozenset({RUNS})),
     "azure-langchain/no_content": Pending(_AZURE_LANGCHAIN, frozenset({RUNS, TEXT_CHECKS})),
     "splunk-openai-agents/failing_tool": Pending(
         "Splunk's instrumentation records a tool that raised as one that returned the SDK's error text",
