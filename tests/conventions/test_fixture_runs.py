@@ -234,10 +234,6 @@ PENDING: dict[str, Pending] = {
     ),
     "azure-langchain/agent_in_tool": Pending(_AZURE_LANGCHAIN, frozenset({RUNS})),
     "azure-langchain/no_content": Pending(_AZURE_LANGCHAIN, frozenset({RUNS, TEXT_CHECKS})),
-    "splunk-openai-agents/failing_tool": Pending(
-        "Splunk's instrumentation records a tool that raised as one that returned the SDK's error text",
-        frozenset({RUNS, QUICK_CHECKS}),
-    ),
     "splunk-openai-agents/handoff_after_tool": Pending(
         "the run handed off is not joined with the agent it was handed to", frozenset({RUNS})
     ),
