@@ -237,9 +237,6 @@ PENDING: dict[str, Pending] = {
     "splunk-openai-agents/handoff_after_tool": Pending(
         "the run handed off is not joined with the agent it was handed to", frozenset({RUNS})
     ),
-    "splunk-openai-agents/responses_api": Pending(
-        "a Responses API model's calls are not read", frozenset({RUNS})
-    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",

@@ -12,7 +12,7 @@ import orjson
 from typing_extensions import TypeIs
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.conventions.formats import responses_api
+from otel_scorers.conventions.formats import aliased_parts, responses_api
 from otel_scorers.conventions.formats.bounded_json import too_deep
 from otel_scorers.conventions.formats.parsed_texts import parsed_so_far
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_ERROR_TYPE
@@ -129,8 +129,7 @@ def decode_messages(value: Any) -> Messages:
         and len(value) > _LONGEST_PLACEHOLDER
         and not (value[0].isspace() or value[-1].isspace())
     ):
-        # Captured content, too long to be a placeholder (`is_placeholder`): decoded at once,
-        # without the calls that decide it for any other value.
+        # Captured content, too long to be a placeholder (`is_placeholder`): decoded at once.
         try:
             decoded = orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -174,6 +173,8 @@ def decode_messages(value: Any) -> Messages:
         if is_mapping(item):
             shaped = False
             messages.append(_normalize_message(item))
+    if type(value) is str and aliased_parts.MARK in value:
+        aliased_parts.name_aliased_calls(messages)
     found = tuple(messages)
     # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call (one a text).
     return tuple.__new__(Messages, (found, (carried or no_parts) if shaped else carries_content(found)))
