@@ -234,9 +234,6 @@ PENDING: dict[str, Pending] = {
     ),
     "azure-langchain/agent_in_tool": Pending(_AZURE_LANGCHAIN, frozenset({RUNS})),
     "azure-langchain/no_content": Pending(_AZURE_LANGCHAIN, frozenset({RUNS, TEXT_CHECKS})),
-    "splunk-openai-agents/handoff_after_tool": Pending(
-        "the run handed off is not joined with the agent it was handed to", frozenset({RUNS})
-    ),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",
