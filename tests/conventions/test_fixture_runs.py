@@ -82,8 +82,9 @@ _AGENTOPS_SMOLAGENTS = (
 
 
 _AZURE_LANGCHAIN = (
-    "langchain-azure-ai writes each LangGraph node as an `invoke_agent` span: the graph's nodes "
-    "are read as runs of their own"
+    "langchain-azure-ai names the run of a graph built without a name, that a tool runs, after the "
+    "graph node it inherits in LangChain's metadata (`tools`): the graph's default name "
+    "(`LangGraph`) is nowhere in the trace"
 )
 
 
@@ -233,7 +234,6 @@ PENDING: dict[str, Pending] = {
         frozenset({RUNS, TOOL_RESULTS}),
     ),
     "azure-langchain/agent_in_tool": Pending(_AZURE_LANGCHAIN, frozenset({RUNS})),
-    "azure-langchain/no_content": Pending(_AZURE_LANGCHAIN, frozenset({RUNS, TEXT_CHECKS})),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",

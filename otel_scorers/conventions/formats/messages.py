@@ -89,7 +89,7 @@ def decode_json_strict(value: Any) -> Any:
 
 
 #: What instrumentations write in place of content when capture is off.
-PLACEHOLDERS = frozenset({"[REDACTED]", "__REDACTED__", "** MASKED **"})
+PLACEHOLDERS = frozenset({"[REDACTED]", "[redacted]", "__REDACTED__", "** MASKED **"})
 #: No placeholder is longer: a longer string that neither starts nor ends with whitespace is not one.
 _LONGEST_PLACEHOLDER = max(len(placeholder) for placeholder in PLACEHOLDERS)
 
