@@ -5,8 +5,8 @@ When neither a tool span nor the handing run's model calls record the handoff (a
 instrumentation that keeps no answer of a model call that asked for tools), the run of the agent
 handed to still shows it: its first model call is sent the conversation so far, whose last
 request for tools is the handoff tool its framework names after that agent
-(`transfer_to_{agent}`). That run, beside the handing one and starting after it, goes on with
-the conversation.
+(`transfer_to_{agent}`). That run, beside the handing one and starting after it ended, goes on
+with the conversation.
 """
 
 from __future__ import annotations
@@ -22,17 +22,16 @@ def conversation_handoff(
 ) -> tuple[str, int] | None:
     """(agent handed to, when) of the handoff from the run `parts` that the conversation a later
     run beside it was first sent ends with (the rule above); None when none does."""
+    ended = parts.span.end_ns
+    if ended is None:
+        return None
     around, name = outer.get(parts.span.span_id), agent_name_of(parts)
     for follower in later:
+        # The cheap tests first: the follower's conversation is read last, for a run after it.
+        if follower.span.start_ns < ended or not follower.models or follower is parts:
+            continue
         target = agent_name_of(follower)
-        if (
-            follower is parts
-            or not follower.models
-            or not target
-            or target == name
-            or follower.span.start_ns < parts.span.start_ns
-            or outer.get(follower.span.span_id) is not around
-        ):
+        if not target or target == name or outer.get(follower.span.span_id) is not around:
             continue
         if _last_request(follower) == handoff_tool_name(target):
             return target, follower.span.start_ns

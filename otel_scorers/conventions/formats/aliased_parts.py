@@ -6,22 +6,18 @@ part the conventions write, in place, where the part has no field of the convent
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
-from otel_scorers.conventions.base import Message
-
-#: What a messages attribute's JSON text holds when a part may name its tool so: asked first, in C.
-MARK = '"tool_name"'
+#: The field that names the tool in such a part: a part without it is none (one lookup).
+ALIAS = "tool_name"
 _ALIASES = (("tool_name", "name"), ("tool_call_id", "id"))
 
 
-def name_aliased_calls(messages: Sequence[Message]) -> None:
-    """Give each `tool_call` part that names its tool `tool_name` (its id `tool_call_id`) the
+def name_aliased_call(part: dict[str, Any]) -> None:
+    """Give a `tool_call` part that names its tool `tool_name` (its id `tool_call_id`) the
     conventions' `name` (and `id`)."""
-    for message in messages:
-        for part in message.get("parts", ()):
-            if part.get("type") != "tool_call" or not isinstance(part, dict):
-                continue
-            for alias, key in _ALIASES:
-                if key not in part and alias in part:
-                    part[key] = part[alias]
+    if part.get("type") != "tool_call":
+        return
+    for alias, key in _ALIASES:
+        if key not in part and alias in part:
+            part[key] = part[alias]

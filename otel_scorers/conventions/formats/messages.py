@@ -158,6 +158,8 @@ def decode_messages(value: Any) -> Messages:
                         shaped = False
                         break
                     no_parts = False
+                    if aliased_parts.ALIAS in part:  # one lookup: a part named otherwise is rare
+                        aliased_parts.name_aliased_call(part)
                     if not carried and not part.keys() <= _SHAPE_KEYS:
                         carried = True
                 if len(item) == 2 and parts is item["parts"] and next(iter(item)) == "role":
@@ -173,8 +175,6 @@ def decode_messages(value: Any) -> Messages:
         if is_mapping(item):
             shaped = False
             messages.append(_normalize_message(item))
-    if type(value) is str and aliased_parts.MARK in value:
-        aliased_parts.name_aliased_calls(messages)
     found = tuple(messages)
     # Made as a tuple: `Messages(...)`, a named tuple's constructor, is a Python call (one a text).
     return tuple.__new__(Messages, (found, (carried or no_parts) if shaped else carries_content(found)))
