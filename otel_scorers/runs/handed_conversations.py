@@ -25,13 +25,18 @@ def conversation_handoff(
     ended = parts.span.end_ns
     if ended is None:
         return None
-    around, name = outer.get(parts.span.span_id), agent_name_of(parts)
+    around = outer.get(parts.span.span_id)
     for follower in later:
-        # The cheap tests first: the follower's conversation is read last, for a run after it.
-        if follower.span.start_ns < ended or not follower.models or follower is parts:
+        # The cheap tests first: the runs' names and the follower's conversation are read last.
+        if (
+            follower.span.start_ns < ended
+            or not follower.models
+            or follower is parts
+            or outer.get(follower.span.span_id) is not around
+        ):
             continue
         target = agent_name_of(follower)
-        if not target or target == name or outer.get(follower.span.span_id) is not around:
+        if not target or target == agent_name_of(parts):
             continue
         if _last_request(follower) == handoff_tool_name(target):
             return target, follower.span.start_ns
