@@ -28,7 +28,15 @@ from typing import Any
 from otel_scorers.conventions import google_adk, openinference_frameworks
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.call_parameters import adds_to, calls_with, without_framework_arguments
-from otel_scorers.conventions.formats import ag2, crewai, haystack, qwen_agent, semantic_kernel, smolagents
+from otel_scorers.conventions.formats import (
+    ag2,
+    crewai,
+    haystack,
+    openai_agents,
+    qwen_agent,
+    semantic_kernel,
+    smolagents,
+)
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, ToolDefinition
@@ -158,7 +166,11 @@ FRAMEWORKS: Mapping[str, Framework] = {
         mark_keys=crewai.INSTRUMENTATION_KEYS,
     ),
     "google_adk": Framework(result_key="result", mark_keys=google_adk.ADK_KEYS),
-    "openai_agents": Framework(listing_tools=frozenset({"mcp_list_tools"})),
+    "openai_agents": Framework(
+        listing_tools=frozenset({"mcp_list_tools"}),
+        tool_error=openai_agents.tool_error,
+        tool_error_prefix=openai_agents.TOOL_ERROR_PREFIX,
+    ),
     "haystack": Framework(tool_error=haystack.tool_error, tool_error_prefix=haystack.TOOL_ERROR_PREFIX),
     "ag2": Framework(tool_error=ag2.tool_error, tool_error_prefix=ag2.TOOL_ERROR_PREFIX),
     "qwen_agent": Framework(tool_error=qwen_agent.tool_error, tool_error_prefix=qwen_agent.TOOL_ERROR_PREFIX),

@@ -21,7 +21,7 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
-from otel_scorers.conventions.formats import haystack, mcp
+from otel_scorers.conventions.formats import haystack, langchain, mcp
 from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
@@ -128,6 +128,8 @@ def role(span: SpanRecord) -> SpanRole | None:
     operation = attributes.get(OPERATION)
     if type(operation) is str:
         found = OPERATION_ROLES.get(operation)
+        if found == "run" and langchain.names_its_node(span, attributes.get(GEN_AI_AGENT_NAME)):
+            return None  # a graph's node recorded as an agent: its spans are the graph's run's
         if found is not None:
             return found
         if operation in MODEL_KINDS:

@@ -3,7 +3,8 @@ that agent's run (`join_handoffs`), and handoffs inside one run span are the run
 
 The handoff a run made is found, first, by its tool spans (`Convention.handoff_target`), then
 by what its last model call asked for (`transfer_to_{agent}`), by its last tool call naming an
-agent, and last by a run of another agent starting beside it (`untold_handoffs`).
+agent, by the conversation the next agent was sent (`handed_conversations`), and last by a run
+of another agent starting beside it (`untold_handoffs`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from otel_scorers.conventions.formats.messages import handoff_agent, handoff_too
 from otel_scorers.model import Handoff
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.generic_io import tool_call_io
+from otel_scorers.runs.handed_conversations import conversation_handoff
 from otel_scorers.runs.run_parts import RunParts, agent_name_of
 from otel_scorers.runs.span_roles import SpanRoles
 from otel_scorers.runs.untold_handoffs import untold_handoff
@@ -51,6 +53,7 @@ def join_handoffs(
             handoff := _last_handoff(current)
             or (None if last else _requested_handoff(current, ordered[index + 1 :], outer))
             or (None if last else _named_handoff(current, head, ordered[index + 1 :], outer))
+            or (None if last else conversation_handoff(current, ordered[index + 1 :], outer))
             or (None if last else untold_handoff(current, ordered[index + 1 :], outer, by_id))
         ) is not None:
             target, start_ns = handoff

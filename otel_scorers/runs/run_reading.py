@@ -26,6 +26,7 @@ from otel_scorers.runs.model_calls import model_calls
 from otel_scorers.runs.run_parts import RunParts, agent_name_of, content_of, framework_of_run, untraced_calls
 from otel_scorers.runs.run_text import FROM_MODEL_CALLS, span_text
 from otel_scorers.runs.tool_matching import missing_tool_content, run_tool_calls, without_answer_call
+from otel_scorers.runs.withheld_values import captured_calls, captured_text
 from otel_scorers.span_record import SpanRecord
 
 
@@ -41,9 +42,10 @@ def _fields(parts: RunParts) -> ReadFields:
     sources: dict[str, str] = {}
     models = model_calls(parts, sources)
     tool_calls, internal_parts = run_tool_calls(parts, models)
-    run_input = _input_text(content, models, parts, sources)
+    run_input = captured_text(_input_text(content, models, parts, sources))
     run_output, unrecorded = _run_output(parts, content, models, internal_parts, sources)
-    tool_calls = without_answer_call(tool_calls, models, run_output)
+    run_output = captured_text(run_output)
+    tool_calls = captured_calls(without_answer_call(tool_calls, models, run_output))
     unnamed = False
     for call in tool_calls:  # a loop, not `any` over a generator: asked of every run
         if names_no_tool(call.name):

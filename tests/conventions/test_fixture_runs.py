@@ -81,6 +81,13 @@ _AGENTOPS_SMOLAGENTS = (
 )
 
 
+_AZURE_LANGCHAIN = (
+    "langchain-azure-ai names the run of a graph built without a name, that a tool runs, after the "
+    "graph node it inherits in LangChain's metadata (`tools`): the graph's default name "
+    "(`LangGraph`) is nowhere in the trace"
+)
+
+
 def corpora_running(package: str) -> frozenset[str]:
     """The corpora whose generator ran `package` (the `versions` of their truth): what a trace is,
     whatever its corpus is called."""
@@ -244,6 +251,7 @@ PENDING: dict[str, Pending] = {
         _AGENTOPS_SMOLAGENTS + "; a CodeAgent's tool calls have no span, and its model spans record none",
         frozenset({RUNS, TOOL_RESULTS}),
     ),
+    "azure-langchain/agent_in_tool": Pending(_AZURE_LANGCHAIN, frozenset({RUNS})),
     "loongsuite-crewai/agent_kickoff": Pending(
         "LoongSuite records `Agent.kickoff` as a flow's entry span "
         "(`enter_ai_application_system`, named `flow.kickoff`) holding neither the agent, its request nor its answer",

@@ -250,6 +250,14 @@ def is_graph_node(metadata: Mapping[str, Any], span_name: str) -> bool:
     return "langgraph_node" in metadata and metadata.get("lc_agent_name") != span_name
 
 
+def names_its_node(span: SpanRecord, agent_name: Any) -> bool:
+    """The span is named as an agent by the graph node it ran in (LangChain's metadata
+    `langgraph_node` is its agent's name: a `create_agent` graph's `model` and `tools`, each
+    recorded as an agent of its own): a step of the graph's run. An agent a node runs (a graph
+    a tool calls) inherits the node in its metadata under a name of its own."""
+    return isinstance(agent_name, str) and span_metadata(span).get("langgraph_node") == agent_name
+
+
 def marks_agent_graph(span: SpanRecord) -> bool:
     """The span is an agent graph by its LangChain metadata, whichever instrumentation recorded it
     without marking it an agent (MLflow's CHAIN spans, Langfuse's chain observations)."""

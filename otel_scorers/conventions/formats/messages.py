@@ -12,7 +12,7 @@ import orjson
 from typing_extensions import TypeIs
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.conventions.formats import responses_api
+from otel_scorers.conventions.formats import aliased_parts, responses_api
 from otel_scorers.conventions.formats.bounded_json import too_deep
 from otel_scorers.conventions.formats.parsed_texts import parsed_so_far
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_ERROR_TYPE
@@ -89,7 +89,7 @@ def decode_json_strict(value: Any) -> Any:
 
 
 #: What instrumentations write in place of content when capture is off.
-PLACEHOLDERS = frozenset({"[REDACTED]", "__REDACTED__", "** MASKED **"})
+PLACEHOLDERS = frozenset({"[REDACTED]", "[redacted]", "__REDACTED__", "** MASKED **"})
 #: No placeholder is longer: a longer string that neither starts nor ends with whitespace is not one.
 _LONGEST_PLACEHOLDER = max(len(placeholder) for placeholder in PLACEHOLDERS)
 
@@ -145,8 +145,7 @@ def decode_messages(value: Any) -> Messages:
         and len(value) > _LONGEST_PLACEHOLDER
         and not (value[0].isspace() or value[-1].isspace())
     ):
-        # Captured content, too long to be a placeholder (`is_placeholder`): decoded at once,
-        # without the calls that decide it for any other value.
+        # Captured content, too long to be a placeholder (`is_placeholder`): decoded at once.
         try:
             decoded = orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -175,6 +174,8 @@ def decode_messages(value: Any) -> Messages:
                         shaped = False
                         break
                     no_parts = False
+                    if aliased_parts.ALIAS in part:  # one lookup: a part named otherwise is rare
+                        aliased_parts.name_aliased_call(part)
                     if not carried and not part.keys() <= _SHAPE_KEYS:
                         carried = True
                 if len(item) == 2 and parts is item["parts"] and next(iter(item)) == "role":
