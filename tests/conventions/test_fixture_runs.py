@@ -205,18 +205,18 @@ PENDING: dict[str, Pending] = {
     "traceai-smolagents/code_agent": Pending(
         "a CodeAgent's tools run in the code it wrote, outside the run's trace: traceAI writes each "
         "call as a trace of its own, which nothing joins to the run",
-        frozenset({RUNS}),
+        frozenset({RUNS, TOOL_RESULTS}),
     ),
     "traceai-smolagents/nested": Pending(
         "traceAI writes no span of the call of a managed agent: the manager's call is missing, and "
         "the inner run, named by nothing, is not told apart as the managed agent's",
-        frozenset({RUNS}),
+        frozenset({RUNS, TOOL_RESULTS}),
     ),
     "lmnr-langchainjs": Pending(
         "Laminar's LangChain.js instrumentation (OpenLLMetry JS's) loses each LangChain.js "
         "callback's parent: the graph, its nodes, model and tool calls are each a trace of its own, "
         "and the model calls' messages keep no tool call: nothing joins them",
-        frozenset({RUNS, QUICK_CHECKS}),
+        frozenset({RUNS, QUICK_CHECKS, TOOL_RESULTS}),
     ),
     "honeyhive-openai/failing_tool": Pending(
         "HoneyHive records a tool that raised twice: its span, failed, and after it a sibling tool "
