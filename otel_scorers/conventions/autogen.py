@@ -17,7 +17,8 @@ from typing import Any
 from otel_scorers.conventions import genai
 from otel_scorers.conventions.base import Convention
 from otel_scorers.conventions.formats.autogen import result_part
-from otel_scorers.conventions.formats.messages import as_str, decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import as_str
 from otel_scorers.gen_ai_names import GEN_AI_SYSTEM, GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
 from otel_scorers.span_record import SpanRecord
 

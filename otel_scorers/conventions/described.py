@@ -34,10 +34,10 @@ from otel_scorers.conventions.description import (
     ConventionDescription,
 )
 from otel_scorers.conventions.formats.genai_events import listed_messages
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_json,
     handoff_tool_name,
     is_placeholder,
     span_tool_call,

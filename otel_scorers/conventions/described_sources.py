@@ -15,7 +15,8 @@ import orjson
 from otel_scorers.conventions import described_text as text
 from otel_scorers.conventions.description import ANY_VALUE, FIRST_VALUE, Source, When, parse_path
 from otel_scorers.conventions.flat_records import nested_record
-from otel_scorers.conventions.formats.messages import decode_json, is_mapping
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_mapping
 from otel_scorers.span_record import SpanRecord
 
 MISSING: Any = object()

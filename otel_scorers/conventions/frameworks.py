@@ -38,7 +38,7 @@ from otel_scorers.conventions.formats import (
     smolagents,
 )
 from otel_scorers.conventions.openinference_scopes import BEEAI_CLASS, BEEAI_EVENT, DSPY_RUN_SUFFIXES
-from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_NAME
+from otel_scorers.gen_ai_names import GEN_AI_TOOL_DESCRIPTION
 from otel_scorers.model import ToolCall, ToolDefinition
 from otel_scorers.span_record import SpanRecord
 
@@ -197,9 +197,6 @@ _STEP_FIELDS = frozenset(field for f in FRAMEWORKS.values() for field in f.step_
 _ADDING = tuple(f for f in FRAMEWORKS.values() if f.added_arguments or f.call_parameters)
 #: Every key by which a call's arguments may be a listed framework's (one check for most calls).
 _ADDED_ARGUMENTS = frozenset(key for f in _ADDING for key in f.added_arguments | f.call_parameters)
-_LISTING_TOOLS = frozenset(name for f in FRAMEWORKS.values() for name in f.listing_tools)
-#: Where an OpenInference tool span keeps its tool's name (GenAI's: `gen_ai.tool.name`).
-_OPENINFERENCE_TOOL_NAME = "tool.name"
 _MARKED = tuple(f for f in FRAMEWORKS.values() if f.mark_keys or f.mark_name is not None)
 #: Every framework's mark keys and name endings together: a span carrying none of them (most
 #: spans) is no listed framework's by its marks, two checks instead of one per framework.
@@ -230,7 +227,7 @@ _scope_frameworks: dict[str, Framework | None] = {}
 _UNDECIDED = Framework()
 
 
-def _scope_framework(scope: str) -> Framework | None:
+def scope_framework(scope: str) -> Framework | None:
     """The listed framework `scope` names (`framework_name`), decided once per scope."""
     framework = _scope_frameworks.get(scope, _UNDECIDED)
     if framework is not _UNDECIDED:
@@ -245,11 +242,11 @@ def framework_of(span: SpanRecord) -> Framework | None:
     """The framework the span's instrumentation scope names, when it is one listed, else the one
     whose marks the span carries (`Framework.marks`). Read where it is needed, once per span:
     a run's is its `RunParts.framework`."""
-    # `_scope_framework`'s lookup inline, as `framework_marking`'s check below: this runs for
+    # `scope_framework`'s lookup inline, as `framework_marking`'s check below: this runs for
     # most spans.
     framework = _scope_frameworks.get(span.scope, _UNDECIDED)
     if framework is _UNDECIDED:
-        framework = _scope_framework(span.scope)
+        framework = scope_framework(span.scope)
     if framework is not None:
         return framework
     # `framework_marking`, its cheap check inline: this runs for most spans, marked by none.
@@ -317,39 +314,6 @@ def agent_in_span_name(name: str) -> str:
         if name.endswith(method) and len(name) > len(method):
             return name[: -len(method)]
     return name
-
-
-def lists_tools(span: SpanRecord, read_call: Callable[[SpanRecord], ToolCall]) -> bool:
-    """The tool span is its framework's listing of a server's tools, not a tool call
-    (`Framework.listing_tools`); `read_call`, its reader's, is asked only of a framework that
-    lists tools. Asked of every tool span: a framework's marks are looked for only on a span
-    named as a listing is."""
-    framework = _scope_framework(span.scope)
-    if framework is None:
-        # Under a scope naming no listed framework, a listing is known by its name, which is
-        # the framework's own (`mcp_list_tools`), where a tool span keeps its tool's name, and
-        # by taking no arguments (a tool of that name given arguments ran). Most tool spans are
-        # of no listed framework: two lookups, not a walk of their values.
-        attributes = span.attributes
-        if (
-            attributes.get(GEN_AI_TOOL_NAME) not in _LISTING_TOOLS
-            and attributes.get(_OPENINFERENCE_TOOL_NAME) not in _LISTING_TOOLS
-            and span.name not in _LISTING_TOOLS
-        ):
-            return False
-        framework = framework_marking(span)  # a span a framework's marks claim is its own
-        if framework is None:
-            call = read_call(span)
-            return call.name in _LISTING_TOOLS and not call.arguments
-    if not framework.listing_tools:
-        return False
-    listing = framework.listing_tools
-    # Reading the call decodes its arguments and result: first, the name anywhere on the span.
-    if span.name not in listing and not any(
-        type(value) is str and value in listing for value in span.attributes.values()
-    ):
-        return False
-    return read_call(span).name in listing
 
 
 def loop_tool(framework: Framework | None, span: SpanRecord, name: str, result: Any = None) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.conventions.description import ConventionDescription
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.inferred_description import INFERRED, TAILS, last_part, longest_prefix
 from otel_scorers.conventions.inferred_handoffs import HANDOFF_TO
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from otel_scorers.conventions.base import NAME_KEYS
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.span_record import SpanRecord
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.inferred_kinds import normalised
 from otel_scorers.span_record import SpanRecord
 

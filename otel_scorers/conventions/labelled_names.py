@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.inferred_kinds import TOOL_KINDS, normalised
 from otel_scorers.gen_ai_names import GEN_AI_TOOL_NAME
 from otel_scorers.model import ToolCall, made_tool_call

@@ -34,13 +34,8 @@ from otel_scorers.conventions.base import (
     SpanRole,
 )
 from otel_scorers.conventions.formats.genai_events import listed_messages
-from otel_scorers.conventions.formats.messages import (
-    as_int,
-    as_str,
-    decode_json,
-    last_assistant_text,
-    tool_call_parts,
-)
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import as_int, as_str, last_assistant_text, tool_call_parts
 from otel_scorers.conventions.genai import model_call as genai_model_call
 from otel_scorers.conventions.genai import name_suffix, span_messages
 from otel_scorers.conventions.genai import tool_call as genai_tool_call

@@ -15,10 +15,10 @@ from typing import Any
 
 from otel_scorers.conventions.base import Convention, Markers, Messages, ModelCall, RunSpanContent, SpanRole
 from otel_scorers.conventions.formats.genai_events import event_list_messages, listed_messages
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_json,
     handoff_tool_name,
     span_tool_call,
     tool_state,

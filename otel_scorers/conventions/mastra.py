@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Convention, Markers, Messages, ModelCall, RunSpanContent, SpanRole
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_json,
     genai_messages,
     last_user_text,
     result_error_text,

@@ -27,10 +27,10 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import ag2 as ag2_objects
 from otel_scorers.conventions.formats import haystack, langchain, llamaindex
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_json,
     handoff_tool_name,
     span_tool_call,
     tool_state,

@@ -14,12 +14,8 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import ag2 as ag2_objects
 from otel_scorers.conventions.formats import crewai, haystack, langchain, llamaindex
-from otel_scorers.conventions.formats.messages import (
-    decode_json,
-    genai_messages,
-    last_assistant_text,
-    last_user_text,
-)
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import genai_messages, last_assistant_text, last_user_text
 from otel_scorers.conventions.frameworks import framework_of, step_fields
 from otel_scorers.conventions.openinference_frameworks import beeai_span, dspy_span, haystack_span
 from otel_scorers.conventions.openinference_scopes import (

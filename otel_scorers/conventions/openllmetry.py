@@ -29,9 +29,9 @@ from otel_scorers.conventions.base import (
     SpanRole,
 )
 from otel_scorers.conventions.formats import agno, langchain, llamaindex
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_str,
-    decode_json,
     genai_messages,
     handoff_tool_name,
     span_tool_call,

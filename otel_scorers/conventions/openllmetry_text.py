@@ -13,11 +13,8 @@ from otel_scorers.conventions.base import (
 )
 from otel_scorers.conventions.formats import langchain
 from otel_scorers.conventions.formats.genai_events import listed_messages
-from otel_scorers.conventions.formats.messages import (
-    decode_json,
-    last_assistant_text,
-    last_user_text,
-)
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import last_assistant_text, last_user_text
 
 _INDEXED_KEY = re.compile(r"(\d+)\.(.+)")
 

@@ -25,10 +25,10 @@ from otel_scorers.conventions.base import (
     RunSpanContent,
     SpanRole,
 )
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_int,
     as_str,
-    decode_json,
     is_mapping,
     last_user_text,
     span_tool_call,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from otel_scorers.conventions.base import NAME_KEYS
 from otel_scorers.conventions.formats import langchain
-from otel_scorers.conventions.formats.messages import decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.genai import agent_named
 from otel_scorers.conventions.inferred_kinds import ANY_RUN_KIND, normalised
 from otel_scorers.conventions.labelled_names import labelled_name

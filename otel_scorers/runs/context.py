@@ -17,7 +17,8 @@ from typing import Any
 
 from otel_scorers.conventions.base import Document, Message
 from otel_scorers.conventions.formats.bounded_json import within_depth
-from otel_scorers.conventions.formats.messages import decode_json, is_placeholder, text_of
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_placeholder, text_of
 from otel_scorers.errors import ConfigError
 from otel_scorers.gen_ai_names import GEN_AI_SYSTEM_INSTRUCTIONS
 from otel_scorers.model import AgentRun, ContextItem, ToolCall

@@ -22,8 +22,8 @@ from otel_scorers.conventions.described_sources import PATH_MISSES
 from otel_scorers.conventions.description import ConventionDescription
 from otel_scorers.conventions.formats import mcp
 from otel_scorers.conventions.formats.bounded_json import within_depth
-from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.inferred_description import INFERRED
+from otel_scorers.conventions.tool_listings import lists_tools
 from otel_scorers.model import AgentRun
 from otel_scorers.runs.call_chains import CallChains
 from otel_scorers.runs.handed_traces import HandedTraces

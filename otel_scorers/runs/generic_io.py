@@ -20,12 +20,8 @@ import orjson
 
 from otel_scorers.conventions.bare_keys import BARE_INPUT, BARE_OUTPUT
 from otel_scorers.conventions.base import RunSpanContent
-from otel_scorers.conventions.formats.messages import (
-    decode_json,
-    is_placeholder,
-    result_error_text,
-    result_has_error,
-)
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_placeholder, result_error_text, result_has_error
 from otel_scorers.conventions.formats.recorded_call import CALL_KEYS, call_arguments
 from otel_scorers.conventions.genai import NAMESPACE_OUTPUT
 from otel_scorers.model import ToolCall, changed_tool_call

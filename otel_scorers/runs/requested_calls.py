@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats.messages import decode_json, is_mapping, tool_call_parts
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_mapping, tool_call_parts
 from otel_scorers.model import ToolCall, changed_tool_call
 
 

@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from otel_scorers.conventions.base import Message, RunSpanContent
 from otel_scorers.conventions.formats import autogen, langchain
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.llamaindex import message_text
 from otel_scorers.conventions.formats.messages import (
-    decode_json,
     has_text,
     is_mapping,
     last_assistant_text,

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 from otel_scorers.conventions import Convention, SpanRole, detect, detect_with_kind_keys, inferred_reader
 from otel_scorers.conventions.formats import langchain
-from otel_scorers.conventions.frameworks import lists_tools
 from otel_scorers.conventions.genai import AGENT_RUN_PREFIXES, OPERATION, WORKFLOW
 from otel_scorers.conventions.kind_versions import KindKeys, kind_keys, versionless
 from otel_scorers.conventions.openinference_scopes import OPENINFERENCE
 from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
+from otel_scorers.conventions.tool_listings import lists_tools
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.forked_spans import read_as_fork
 from otel_scorers.runs.marked_calls import marked_model_calls

@@ -13,8 +13,8 @@ from typing import Any
 from otel_scorers.conventions import Convention
 from otel_scorers.conventions.base import ModelCall
 from otel_scorers.conventions.formats import ag2, converse, langchain, llamaindex, mcp
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
-    decode_json,
     handoff_tool_name,
     is_mapping,
     result_error_text,

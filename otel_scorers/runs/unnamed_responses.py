@@ -15,7 +15,8 @@ from itertools import pairwise
 from typing import Any
 
 from otel_scorers.conventions.base import ModelCall
-from otel_scorers.conventions.formats.messages import decode_content, decode_json, tool_response_value
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import decode_content, tool_response_value
 from otel_scorers.conventions.frameworks import Framework, sent_back_error
 from otel_scorers.model import ToolCall, ToolState, changed_tool_call
 

@@ -3,7 +3,7 @@ anything, within bounds, and kept as they are when the reading is not certain.""
 
 from __future__ import annotations
 
-from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS
+from otel_scorers.conventions.formats.json_values import MAX_LITERAL_CHARS
 from otel_scorers.conventions.formats.python_repr import decoded_value, object_fields
 
 TOOL_MESSAGE = "content='Sunny, 21°C' name='get_weather' tool_call_id='call_001'"

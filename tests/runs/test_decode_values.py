@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, decode_content, decode_json
+from otel_scorers.conventions.formats.json_values import MAX_LITERAL_CHARS, decode_json
+from otel_scorers.conventions.formats.messages import decode_content
 from otel_scorers.conventions.formats.python_repr import is_default_repr
 
 

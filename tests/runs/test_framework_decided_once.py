@@ -10,6 +10,7 @@ from pathlib import Path
 
 from otel_scorers.conventions import frameworks
 from otel_scorers.conventions.frameworks import FRAMEWORKS, Framework, framework_name, framework_of
+from otel_scorers.conventions.tool_listings import lists_tools
 from otel_scorers.model import ToolCall
 from otel_scorers.runs.otlp_files import InputProblem, read_spans
 from otel_scorers.span_record import SpanRecord
@@ -54,11 +55,11 @@ def test_a_listing_is_known_by_its_scope_framework_without_looking_for_marks() -
     def read_call(span: SpanRecord) -> ToolCall:
         return ToolCall(name=span.name)
 
-    assert frameworks.lists_tools(listing, read_call)
+    assert lists_tools(listing, read_call)
     # Under a scope naming no framework, the listing is known by its name and empty arguments.
-    assert frameworks.lists_tools(renamed, read_call)
+    assert lists_tools(renamed, read_call)
     ran = replace(renamed, name="get_weather")
-    assert not frameworks.lists_tools(ran, read_call)
+    assert not lists_tools(ran, read_call)
 
 
 def test_past_the_scopes_remembered_a_new_scope_still_names_its_framework() -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import decode_json, is_mapping
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_mapping
 
 _REQUEST_KEYS = frozenset({"name", "arguments"})
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import python_literal
+from otel_scorers.conventions.formats.json_values import python_literal
 
 _HEAD = re.compile(r"status='(\w+)' result=")
 _ERROR = " error="

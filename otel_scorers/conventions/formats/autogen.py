@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import as_str, decode_json
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import as_str
 
 #: autogen-core's model messages: their class, as `type` records it, and the role it plays.
 _MODEL_MESSAGE_ROLES = {

@@ -26,9 +26,9 @@ from typing import Any
 
 from otel_scorers.conventions.base import NOT_CAPTURED, Message, Messages
 from otel_scorers.conventions.formats import autogen, haystack, langchain, responses_api
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     carries_content,
-    decode_json,
     genai_messages,
     is_mapping,
     is_placeholder,

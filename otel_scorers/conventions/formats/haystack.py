@@ -21,14 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from otel_scorers.conventions.base import Message, Messages
-from otel_scorers.conventions.formats.messages import (
-    MAX_LITERAL_CHARS,
-    as_str,
-    decode_json,
-    text_of,
-    tool_call_parts,
-    tool_response_parts,
-)
+from otel_scorers.conventions.formats.json_values import MAX_LITERAL_CHARS, decode_json
+from otel_scorers.conventions.formats.messages import as_str, text_of, tool_call_parts, tool_response_parts
 
 #: `<ChatRole.USER: 'user'>` is not Python syntax: it is replaced by its value before parsing.
 _ROLE = re.compile(r"<ChatRole\.[A-Z_]+: '([a-z_]+)'>")

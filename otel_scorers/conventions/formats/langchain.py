@@ -14,7 +14,8 @@ from typing import Any
 
 from otel_scorers.conventions.base import Message
 from otel_scorers.conventions.formats import autogen
-from otel_scorers.conventions.formats.messages import decode_json, is_mapping, python_literal
+from otel_scorers.conventions.formats.json_values import decode_json, python_literal
+from otel_scorers.conventions.formats.messages import is_mapping
 from otel_scorers.conventions.formats.python_repr import constructed_fields
 from otel_scorers.span_record import SpanRecord
 

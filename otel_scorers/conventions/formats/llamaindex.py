@@ -15,7 +15,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import as_str, decode_json, is_mapping, python_literal
+from otel_scorers.conventions.formats.json_values import decode_json, python_literal
+from otel_scorers.conventions.formats.messages import as_str, is_mapping
 
 #: The tool `AgentWorkflow` gives each agent that may hand the conversation to another.
 HANDOFF_TOOL = "handoff"

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_scorers.conventions.formats.json_values import decode_json
 from otel_scorers.conventions.formats.messages import (
     as_str,
     decode_content,
-    decode_json,
     is_mapping,
     span_failed,
     span_tool_call,

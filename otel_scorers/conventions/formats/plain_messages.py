@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from otel_scorers.conventions.base import Messages
-from otel_scorers.conventions.formats.messages import decode_json, genai_messages, is_placeholder
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import genai_messages, is_placeholder
 
 #: The response's text in the GenAI namespace.
 RESPONSE_TEXT = "gen_ai.response.text"

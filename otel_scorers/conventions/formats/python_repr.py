@@ -1,7 +1,7 @@
 """Values an instrumentation wrote as Python's text of an object rather than as JSON.
 
 Three forms reach traces: the repr of JSON-like data (`{'temp_f': 72, 'sunny': True}`, read by
-`messages.python_literal`), the `str()` of a pydantic model, a framework's message object
+`json_values.python_literal`), the `str()` of a pydantic model, a framework's message object
 among them: `content='Sunny' name='get_weather' tool_call_id='call_1'`, and the `repr()` of an
 object built of keyword fields, a dataclass's or a pydantic model's, nested in another's or in
 data: `Command(update={'messages': [ToolMessage(content='Sunny', tool_call_id='call_1')]})`. All
@@ -15,7 +15,8 @@ import ast
 import re
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import MAX_LITERAL_CHARS, is_mapping, python_literal
+from otel_scorers.conventions.formats.json_values import MAX_LITERAL_CHARS, python_literal
+from otel_scorers.conventions.formats.messages import is_mapping
 
 _FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _NEXT_FIELD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*=")

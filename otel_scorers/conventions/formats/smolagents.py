@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_scorers.conventions.base import Message
-from otel_scorers.conventions.formats.messages import python_literal, text_of
+from otel_scorers.conventions.formats.json_values import python_literal
+from otel_scorers.conventions.formats.messages import text_of
 
 #: `Tool.__call__`'s own parameter, beside the tool's arguments in its recorded bound arguments.
 CALL_PARAMETERS = frozenset({"sanitize_inputs_outputs"})

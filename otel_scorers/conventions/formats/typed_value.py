@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from otel_scorers.conventions.formats.messages import decode_json, is_mapping
+from otel_scorers.conventions.formats.json_values import decode_json
+from otel_scorers.conventions.formats.messages import is_mapping
 
 #: The fields of a typed value, and nothing beside them.
 TYPED_FIELDS = frozenset({"type", "value"})
