@@ -32,6 +32,7 @@ from otel_scorers.runs.forked_spans import read_as_fork
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
+from otel_scorers.runs.turn_runs import join_turns
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.runs.unlisted_agents import unlisted_agent_operation, unlisted_agent_operations
 from otel_scorers.runs.unrun_descriptions import all_working, runs_of_described_spans
@@ -146,6 +147,7 @@ def _roles_without_runs(
     inferred = inferred_reader(roleless, lambda ids: all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
+        join_turns(by_id, roles, unroled, inferred)
     return inferred is not None
 
 

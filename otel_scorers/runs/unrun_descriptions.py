@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 from otel_scorers.conventions import Convention, SpanRole, inferred_reader_without
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.runs.ancestry import MAX_DEPTH
+from otel_scorers.runs.turn_runs import join_turns
 from otel_scorers.span_record import SpanRecord
 
 
@@ -75,6 +76,7 @@ def _read_by_inference(
             continue
         roles[span_id] = (inferred, role)
         unroled.pop(span_id, None)
+    join_turns(by_id, roles, unroled, inferred)
 
 
 def all_working(
