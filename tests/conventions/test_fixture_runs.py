@@ -117,7 +117,8 @@ PENDING: dict[str, Pending] = {
         for scenario in ("nested", "agent_in_tool")
     },
     "mlflow-llamaindex/handoff": Pending(
-        "an AgentWorkflow's span is a CHAIN span: not read as a run", frozenset({RUNS, TOOL_RESULTS})
+        "an AgentWorkflow's span is a CHAIN span, read as the unit of work around its loop: its handoffs are not read",
+        frozenset({RUNS}),
     ),
     **{
         f"{framework}/no_content": Pending(_NO_RUN_SPAN, frozenset({RUNS, QUICK_CHECKS, TEXT_CHECKS}))
