@@ -77,16 +77,31 @@ def loop_units(
     unroled: dict[int, Convention],
 ) -> None:
     """Make a run of the unit of work around the loop no run holds (module doc)."""
-    loose: dict[int, SpanRole] = {}  # calls no run or tool span holds, by span id
-    placed: list[int] = []  # runs under tool spans
-    for span_id, (reader, role) in roles.items():
+    # On every trace, so in loops rather than calls: the (reader, role) pairs, few, gathered in
+    # C, asked whether a described reader read a model call and a tool call (a class test: a
+    # protocol's `isinstance` is slow); most traces go no further.
+    given = set(roles.values())
+    described: set[SpanRole] = set()
+    runs = False
+    for reader, role in given:
         if role == "run":
+            runs = True
+        elif DescribedConvention in type(reader).__mro__:
+            described.add(role)
+    if "model" not in described or "tool" not in described:
+        return
+    if runs:
+        placed = [span_id for span_id, (_, role) in roles.items() if role == "run"]
+        for span_id in placed:
             if not _under_tool(span_id, by_id, roles):
                 return  # a run found at the top: the trace's loop is read
-            placed.append(span_id)
-        elif (
-            role in ("model", "tool")
-            and isinstance(reader, DescribedConvention)
+    else:
+        placed = []  # runs under tool spans
+    loose: dict[int, SpanRole] = {}  # calls no run or tool span holds, by span id
+    for span_id, (reader, role) in roles.items():
+        if (
+            (role == "model" or role == "tool")
+            and DescribedConvention in type(reader).__mro__
             and _loose(span_id, by_id, roles)
         ):
             loose[span_id] = role
