@@ -29,9 +29,11 @@ from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.conventions.tool_listings import lists_tools
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.forked_spans import read_as_fork
+from otel_scorers.runs.loop_units import loop_units
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
+from otel_scorers.runs.turn_runs import join_turns
 from otel_scorers.runs.unended_parents import reattach_unended_parents
 from otel_scorers.runs.unlisted_agents import unlisted_agent_operation, unlisted_agent_operations
 from otel_scorers.runs.unrun_descriptions import all_working, runs_of_described_spans
@@ -105,9 +107,11 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if forked is not None:
             return forked
         tool_roots = _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    return runs_of_described_spans(
+    trace = runs_of_described_spans(
         _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
     )
+    loop_units(trace.by_id, trace.roles, trace.unroled)
+    return trace
 
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:
@@ -146,6 +150,7 @@ def _roles_without_runs(
     inferred = inferred_reader(roleless, lambda ids: all_working(ids, by_id, roles), keyed, called)
     if inferred is not None:
         _inferred_roles(inferred, roleless, roles, unroled, flattened, pending)
+        join_turns(by_id, roles, unroled, inferred)
     return inferred is not None
 
 

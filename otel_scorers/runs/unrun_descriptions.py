@@ -21,6 +21,7 @@ from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.described_tops import described_top_runs
 from otel_scorers.runs.tool_invoked_agents import idle_invoked_runs, only_tool_invoked_runs
 from otel_scorers.runs.top_runs import top_level_runs
+from otel_scorers.runs.turn_runs import join_turns
 from otel_scorers.span_record import SpanRecord
 
 
@@ -83,6 +84,7 @@ def _read_by_inference(
         _read_at_top(by_id, roles, unroled, inferred, given)
         return
     _apply(roles, unroled, inferred, given)
+    join_turns(by_id, roles, unroled, inferred)
 
 
 def _read_at_top(
