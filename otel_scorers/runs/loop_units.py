@@ -55,7 +55,8 @@ class _UnitReader(DescribedConvention):
 _UNIT_READERS: dict[tuple[DescribedConvention, bool], _UnitReader] = {}
 
 
-def _unit_reader(reader: DescribedConvention, by_keys: bool) -> _UnitReader:
+def unit_reader(reader: DescribedConvention, by_keys: bool) -> DescribedConvention:
+    """`reader`, naming the units of work it reads as runs where its run clauses name nothing."""
     found = _UNIT_READERS.get((reader, by_keys))
     if found is None:
         if len(_UNIT_READERS) >= _MAX_REMEMBERED:
@@ -119,7 +120,7 @@ def loop_units(
         if not isinstance(claimed, DescribedConvention) or span_id in roles:
             continue
         del unroled[span_id]
-        roles[span_id] = (_unit_reader(claimed, by_keys), "run")
+        roles[span_id] = (unit_reader(claimed, by_keys), "run")
     for span_id in placed:  # agents the loop's tools ran, runs by their place: named alike
         reader = roles[span_id][0]
         if (
@@ -127,7 +128,7 @@ def loop_units(
             and isinstance(reader, DescribedConvention)
             and reader.role(by_id[span_id]) != "run"
         ):
-            roles[span_id] = (_unit_reader(reader, by_keys), "run")
+            roles[span_id] = (unit_reader(reader, by_keys), "run")
 
 
 def _under_tool(

@@ -29,7 +29,6 @@ from otel_scorers.conventions.openllmetry_bridged import KIND_NAME_ENDS
 from otel_scorers.conventions.tool_listings import lists_tools
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.forked_spans import read_as_fork
-from otel_scorers.runs.loop_units import loop_units
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
 from otel_scorers.runs.top_runs import top_level_runs
@@ -107,11 +106,9 @@ def span_roles(spans: Iterable[SpanRecord], forks: bool = True) -> SpanRoles:
         if forked is not None:
             return forked
         tool_roots = _roles_without_runs((roleless, keyed), trace, flattened, (workflows, unlisted, idle))
-    trace = runs_of_described_spans(
+    return runs_of_described_spans(
         _roles_by_place(trace, roots, flattened, workflows, unlisted, idle, tool_roots)
     )
-    loop_units(trace.by_id, trace.roles, trace.unroled)
-    return trace
 
 
 def _unforked(spans: list[SpanRecord]) -> SpanRoles:

@@ -19,6 +19,7 @@ from otel_scorers.conventions import Convention, SpanRole, inferred_reader_witho
 from otel_scorers.conventions.described import DescribedConvention
 from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.described_tops import described_top_runs
+from otel_scorers.runs.loop_units import loop_units
 from otel_scorers.runs.tool_invoked_agents import idle_invoked_runs, only_tool_invoked_runs
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.turn_runs import join_turns
@@ -54,7 +55,8 @@ def runs_of_described_spans(trace: R) -> R:
     for reader in claimed:
         if DescribedConvention in type(reader).__mro__:
             _read_by_inference(trace.by_id, trace.roles, trace.unroled, claimed)
-            described_top_runs(trace.by_id, trace.roles, trace.unroled)
+            loop_units(trace.by_id, trace.roles, trace.unroled)  # the loop's own span, if any,
+            described_top_runs(trace.by_id, trace.roles, trace.unroled)  # before the root's
             break
     return trace
 
