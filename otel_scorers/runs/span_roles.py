@@ -31,6 +31,7 @@ from otel_scorers.runs.ancestry import MAX_DEPTH
 from otel_scorers.runs.forked_spans import read_as_fork
 from otel_scorers.runs.marked_calls import marked_model_calls
 from otel_scorers.runs.relabelled_spans import reader_as_written, role_as_named
+from otel_scorers.runs.tool_invoked_agents import runs_under_tools, unroled_under_tools
 from otel_scorers.runs.top_runs import top_level_runs
 from otel_scorers.runs.turn_runs import join_turns
 from otel_scorers.runs.unended_parents import reattach_unended_parents
@@ -203,9 +204,9 @@ def _roles_by_place(
         unlisted_agent_operations(unlisted, by_id, roles, unroled)
     # Only a span without a role may be a run by its place under a tool span, and at the top of
     # the trace only one without a role or read as a tool: most traces' spans need no walk.
-    under_tool = _unroled_under_tools(by_id, roles, unroled) if unroled else None
+    under_tool = unroled_under_tools(by_id, roles, unroled) if unroled else None
     if under_tool:
-        _runs_under_tools(under_tool, by_id, roles, unroled)
+        runs_under_tools(under_tool, by_id, roles, unroled)
     if idle:
         _idle_work_units(idle, by_id, roles, unroled)
     if roots and (unroled or tool_roots):
@@ -278,33 +279,6 @@ def _inferred_roles(
                 waiting.remove(span_id)
 
 
-def _unroled_under_tools(
-    by_id: dict[int, SpanRecord],
-    roles: dict[int, tuple[Convention, SpanRole]],
-    unroled: dict[int, Convention],
-) -> dict[int, Convention]:
-    """An agent graph invoked from a tool may carry nothing that marks it a run: its place does.
-    Spans directly under a tool span that their convention says are runs there become runs; the
-    other unroled ones there are returned, for `_runs_under_tools` to look at."""
-    under_tool: dict[int, Convention] = {}
-    # The tool spans first (a run made below is no tool span): most traces' spans are under none.
-    tools = {span_id for span_id, (_, role) in roles.items() if role == "tool"}
-    if not tools:
-        return under_tool
-    for span_id, span in by_id.items():
-        if span.parent_span_id not in tools or span_id in roles:
-            continue
-        convention = unroled.get(span_id)
-        if convention is None:
-            continue
-        if convention.run_under_tool(span):
-            roles[span_id] = (convention, "run")
-            del unroled[span_id]
-        else:
-            under_tool[span_id] = convention
-    return under_tool
-
-
 def _idle_work_units(
     idle: list[int],
     by_id: Mapping[int, SpanRecord],
@@ -372,34 +346,3 @@ def _inside_run(
         parent = by_id.get(current)
         current = parent.parent_span_id if parent is not None else None
     return False
-
-
-def _runs_under_tools(
-    under_tool: Mapping[int, Convention],
-    by_id: Mapping[int, SpanRecord],
-    roles: dict[int, tuple[Convention, SpanRole]],
-    unroled: dict[int, Convention],
-) -> None:
-    """A span without a role directly under a tool span, above the model and tool calls of a
-    loop of its own (no run or tool span between; a tool call may sit in a model call's span, a
-    step of the loop: Mastra's), is the agent the tool invoked, whatever marks it carries: a graph
-    that its instrumentation marks as an agent only at the top (Langfuse's)."""
-    above: dict[SpanRole, set[int]] = {"model": set(), "tool": set()}
-    for span_id, (_, role) in list(roles.items()):
-        if role not in above:
-            continue
-        current = by_id[span_id].parent_span_id
-        for _ in range(MAX_DEPTH):
-            if current is None or current not in by_id:
-                break
-            if current in roles and (role != "tool" or roles[current][1] != "model"):
-                break  # a tool called inside a model call's span (a step of the loop) is the loop's
-            if current in under_tool:
-                above[role].add(current)
-                break
-            current = by_id[current].parent_span_id
-    # A loop: model calls and tool calls of its own (a tool that only asks a model, a query
-    # engine, is not an agent).
-    for span_id in above["model"] & above["tool"]:
-        roles[span_id] = (under_tool[span_id], "run")
-        unroled.pop(span_id, None)
