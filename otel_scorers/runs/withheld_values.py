@@ -7,20 +7,29 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from otel_scorers.conventions.formats.messages import is_placeholder
+from otel_scorers.conventions.formats.messages import PLACEHOLDERS, is_placeholder
 from otel_scorers.model import ToolCall
+
+#: No placeholder is longer: a longer text that neither starts nor ends with whitespace is none.
+_LONGEST = max(len(placeholder) for placeholder in PLACEHOLDERS)
 
 
 def captured_text(text: str | None) -> str | None:
-    """`text`, None when it is a placeholder."""
-    return None if text is None or is_placeholder(text) else text
+    """`text`, None when it is a placeholder (a captured text, long and unpadded, decided in line:
+    asked twice of every run)."""
+    if text is None or (len(text) > _LONGEST and not (text[0].isspace() or text[-1].isspace())):
+        return text
+    return None if is_placeholder(text) else text
 
 
 def captured_calls(calls: list[ToolCall]) -> list[ToolCall]:
     """The calls, each without the arguments or result that is a placeholder (the list itself
     when none is: a loop, not `any` over a generator, as it is asked of every run)."""
     for call in calls:
-        if is_placeholder(call.arguments) or is_placeholder(call.result):
+        arguments, result = call.arguments, call.result
+        if (type(arguments) is str or isinstance(arguments, str)) and is_placeholder(arguments):
+            break
+        if (type(result) is str or isinstance(result, str)) and is_placeholder(result):
             break
     else:
         return calls

@@ -256,7 +256,15 @@ def names_its_node(span: SpanRecord, agent_name: Any) -> bool:
     `langgraph_node` is its agent's name: a `create_agent` graph's `model` and `tools`, each
     recorded as an agent of its own): a step of the graph's run. An agent a node runs (a graph
     a tool calls) inherits the node in its metadata under a name of its own."""
-    return isinstance(agent_name, str) and span_metadata(span).get("langgraph_node") == agent_name
+    if not isinstance(agent_name, str):
+        return False
+    attributes = span.attributes
+    raw = attributes.get(METADATA)
+    if (raw is None or (type(raw) is str and "langgraph_node" not in raw)) and (
+        ".langgraph_node" not in "\n".join(attributes)
+    ):
+        return False  # asked of every agent span: no metadata can name a node, nothing decoded
+    return span_metadata(span).get("langgraph_node") == agent_name
 
 
 def marks_agent_graph(span: SpanRecord) -> bool:
